@@ -1,0 +1,63 @@
+"""The project's error types.
+
+One hierarchy for the whole library, so callers catch ``CtpluginError`` and know nothing else can
+escape from library code on bad input.
+"""
+
+from __future__ import annotations
+
+
+class CtpluginError(Exception):
+    """Base class of every error ctplugin raises on bad input."""
+
+
+class EncodingError(CtpluginError, ValueError):
+    """Bytes that do not encode the expected object (bad prefix, length, x >= p, not on curve...)."""
+
+
+class ParseError(CtpluginError, ValueError):
+    """Malformed serialized data, with the byte offset where parsing failed."""
+
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(f"{reason} at offset {offset}")
+        self.offset = offset
+        self.reason = reason
+
+
+class ProofError(CtpluginError, ValueError):
+    """A proof that cannot be parsed or whose parameters are out of the supported range.
+
+    Verification failure of a well-formed proof is a ``False`` verdict, not this error.
+    """
+
+
+class ValidationError(CtpluginError):
+    """A transaction or block breaks a consensus rule.
+
+    ``reason`` is a stable reject-reason string (Elements' own where one exists, e.g.
+    ``bad-txns-in-ne-out``); ``tx_index`` / ``output_index`` locate the culprit when known.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        tx_index: int | None = None,
+        output_index: int | None = None,
+        input_index: int | None = None,
+        detail: str = "",
+    ) -> None:
+        where = []
+        if tx_index is not None:
+            where.append(f"tx {tx_index}")
+        if input_index is not None:
+            where.append(f"input {input_index}")
+        if output_index is not None:
+            where.append(f"output {output_index}")
+        text = reason + (f" ({', '.join(where)})" if where else "") + (f": {detail}" if detail else "")
+        super().__init__(text)
+        self.reason = reason
+        self.tx_index = tx_index
+        self.output_index = output_index
+        self.input_index = input_index
+        self.detail = detail

@@ -1,0 +1,92 @@
+"""Hash functions used across Bitcoin, Elements, BIP340 and secp256k1-zkp.
+
+``sha256_midstate`` is the bare SHA-256 compression function of one 64-byte block (no padding,
+no finalization), as used by Elements' "fast Merkle root" (FMR) for withash and issuance ids.
+hashlib cannot expose it; a native version is used when the parser's C speedups are built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Sequence
+from functools import cache
+
+
+def sha256(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def sha256d(data: bytes) -> bytes:
+    """Bitcoin's double SHA-256."""
+    return hashlib.sha256(hashlib.sha256(data).digest()).digest()
+
+
+@cache
+def _tag_prefix(tag: str) -> bytes:
+    digest = hashlib.sha256(tag.encode()).digest()
+    return digest + digest
+
+
+def tagged_hash(tag: str, data: bytes) -> bytes:
+    """BIP340 tagged hash: SHA256(SHA256(tag) || SHA256(tag) || data)."""
+    return hashlib.sha256(_tag_prefix(tag) + data).digest()
+
+
+_K = (
+    0x428A2F98, 0x71374491, 0xB5C0FBCF, 0xE9B5DBA5, 0x3956C25B, 0x59F111F1, 0x923F82A4, 0xAB1C5ED5,
+    0xD807AA98, 0x12835B01, 0x243185BE, 0x550C7DC3, 0x72BE5D74, 0x80DEB1FE, 0x9BDC06A7, 0xC19BF174,
+    0xE49B69C1, 0xEFBE4786, 0x0FC19DC6, 0x240CA1CC, 0x2DE92C6F, 0x4A7484AA, 0x5CB0A9DC, 0x76F988DA,
+    0x983E5152, 0xA831C66D, 0xB00327C8, 0xBF597FC7, 0xC6E00BF3, 0xD5A79147, 0x06CA6351, 0x14292967,
+    0x27B70A85, 0x2E1B2138, 0x4D2C6DFC, 0x53380D13, 0x650A7354, 0x766A0ABB, 0x81C2C92E, 0x92722C85,
+    0xA2BFE8A1, 0xA81A664B, 0xC24B8B70, 0xC76C51A3, 0xD192E819, 0xD6990624, 0xF40E3585, 0x106AA070,
+    0x19A4C116, 0x1E376C08, 0x2748774C, 0x34B0BCB5, 0x391C0CB3, 0x4ED8AA4A, 0x5B9CCA4F, 0x682E6FF3,
+    0x748F82EE, 0x78A5636F, 0x84C87814, 0x8CC70208, 0x90BEFFFA, 0xA4506CEB, 0xBEF9A3F7, 0xC67178F2,
+)  # fmt: skip
+_IV = (0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19)
+_M32 = 0xFFFFFFFF
+
+
+def _rotr(x: int, n: int) -> int:
+    return ((x >> n) | (x << (32 - n))) & _M32
+
+
+def _sha256_midstate_py(block: bytes) -> bytes:
+    """FIPS 180-4 compression of one block from the standard IV; returns the 8 state words BE."""
+    if len(block) != 64:
+        raise ValueError("sha256_midstate takes exactly one 64-byte block")
+    w = list(struct.unpack(">16I", block))
+    for i in range(16, 64):
+        s0 = _rotr(w[i - 15], 7) ^ _rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+        s1 = _rotr(w[i - 2], 17) ^ _rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+        w.append((w[i - 16] + s0 + w[i - 7] + s1) & _M32)
+    a, b, c, d, e, f, g, h = _IV
+    for i in range(64):
+        t1 = (h + (_rotr(e, 6) ^ _rotr(e, 11) ^ _rotr(e, 25)) + ((e & f) ^ (~e & g)) + _K[i] + w[i])
+        t2 = (_rotr(a, 2) ^ _rotr(a, 13) ^ _rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))
+        h, g, f, e, d, c, b, a = g, f, e, (d + t1) & _M32, c, b, a, (t1 + t2) & _M32
+    return struct.pack(">8I", *((s + v) & _M32 for s, v in zip(_IV, (a, b, c, d, e, f, g, h))))
+
+
+try:  # the parser's C speedups carry a native compression function
+    from ctplugin.elements._speedups import sha256_midstate as _sha256_midstate_native
+except ImportError:  # pragma: no cover - only without the compiled extension
+    _sha256_midstate_native = None
+
+sha256_midstate = _sha256_midstate_native or _sha256_midstate_py
+
+
+def fast_merkle_root(leaves: Sequence[bytes]) -> bytes:
+    """Elements' fast Merkle root: inner node = sha256_midstate(left || right).
+
+    An odd node at the end of a level is paired with itself (as in Bitcoin); an empty list gives
+    32 zero bytes; a single leaf is its own root.
+    """
+    if not leaves:
+        return bytes(32)
+    level = list(leaves)
+    while len(level) > 1:
+        if len(level) & 1:
+            level.append(level[-1])
+        level = [sha256_midstate(level[i] + level[i + 1]) for i in range(0, len(level), 2)]
+    return level[0]
