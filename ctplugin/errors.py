@@ -12,7 +12,7 @@ class CtpluginError(Exception):
 
 
 class EncodingError(CtpluginError, ValueError):
-    """Bytes that do not encode the expected object (bad prefix, length, x >= p, not on curve...)."""
+    """Bytes that do not encode the expected object (bad prefix, length, x >= p, off curve)."""
 
 
 class ParseError(CtpluginError, ValueError):
@@ -54,7 +54,8 @@ class ValidationError(CtpluginError):
             where.append(f"input {input_index}")
         if output_index is not None:
             where.append(f"output {output_index}")
-        text = reason + (f" ({', '.join(where)})" if where else "") + (f": {detail}" if detail else "")
+        text = reason + (f" ({', '.join(where)})" if where else "")
+        text += f": {detail}" if detail else ""
         super().__init__(text)
         self.reason = reason
         self.tx_index = tx_index

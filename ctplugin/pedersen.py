@@ -1,0 +1,175 @@
+"""Pedersen commitments and asset generators, compatible with secp256k1-zkp / Elements.
+
+Notation (``../shared/notes/bulletproofs-format.md`` §4):
+
+- A value generator g (an Elements asset tag) encodes as 33 bytes ``0x0a | f(g)``, x; a
+  commitment V = v·g + r·G encodes as ``0x08 | f(V)``, x, where f(P) = 1 iff P.y is NOT a
+  quadratic residue mod p.
+- ``H`` is Elements' value generator: x = SHA256(uncompressed G), with the y that is NOT a
+  quadratic residue (encoding 0b50929b…; the shared note's "QR y" wording is wrong, the vectors
+  and wallycore agree on 0b).
+- ``generator_generate(key)`` is secp256k1-zkp's NUMS hash-to-curve: SvdW(t1) + SvdW(t2) with
+  t1 = SHA256("1st generation: " ‖ key), t2 = SHA256("2nd generation: " ‖ key).
+- Balance (Elements' tally): Σ inputs − Σ outputs = ∞, explicit amounts committed with blind 0.
+
+Value and blinding factor are secrets: commitments are formed with constant-time operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ctplugin.errors import EncodingError
+from ctplugin.hashes import sha256
+from ctplugin.secp256k1 import (
+    KIND_GENERATOR,
+    KIND_PEDERSEN,
+    G,
+    Point,
+    ct,
+    decode_points,
+    kernel,
+)
+from ctplugin.secp256k1._reference import sqrt_mod_p
+from ctplugin.secp256k1.params import N, P
+
+MAX_MONEY = 21_000_000 * 100_000_000
+
+# Shallue–van de Woestijne constants for secp256k1: c = sqrt(-3), d = (c - 1) / 2.
+_SVDW_C = 0x0A2D2BA93507F1DF233770C2A797962CC61F6D15DA14ECD47D8D27AE1CD5F852
+_SVDW_D = 0x851695D49A83F8EF919BB86153CBCB16630FB68AED0A766A3EC693D68E6AFA40
+
+
+@dataclass(frozen=True, slots=True)
+class Generator:
+    """A value generator (asset tag), serialized as 33 bytes 0a/0b ‖ x."""
+
+    point: Point
+
+    @classmethod
+    def parse(cls, data: bytes) -> Generator:
+        if len(data) != 33:
+            raise EncodingError(f"generator must be 33 bytes, got {len(data)}")
+        return cls(decode_points(data, KIND_GENERATOR)[0])
+
+    def serialize(self) -> bytes:
+        return _encode(self.point, 0x0A)
+
+
+@dataclass(frozen=True, slots=True)
+class Commitment:
+    """A Pedersen commitment v·g + r·G, serialized as 33 bytes 08/09 ‖ x."""
+
+    point: Point
+
+    @classmethod
+    def parse(cls, data: bytes) -> Commitment:
+        if len(data) != 33:
+            raise EncodingError(f"commitment must be 33 bytes, got {len(data)}")
+        return cls(decode_points(data, KIND_PEDERSEN)[0])
+
+    def serialize(self) -> bytes:
+        return _encode(self.point, 0x08)
+
+
+def _encode(point: Point, prefix: int) -> bytes:
+    if point.is_infinity:
+        raise EncodingError("the point at infinity cannot be serialized")
+    return bytes([prefix | (0 if point.has_square_y() else 1)]) + point.xonly()
+
+
+def _svdw(t: int) -> Point:
+    """The SvdW map F_p -> E used by secp256k1-zkp (y negated when the integer t is odd)."""
+    w = _SVDW_C * t * pow(1 + 7 + t * t, -1, P) % P
+    if w == 0:  # t = 0: the C maps to the x1 = d branch with w = 0; only reachable with t = 0
+        x_candidates = [_SVDW_D]
+    else:
+        x1 = (_SVDW_D - t * w) % P
+        x2 = (-(x1 + 1)) % P
+        x3 = (1 + pow(w * w, -1, P)) % P
+        x_candidates = [x1, x2, x3]
+    for x in x_candidates:
+        y = sqrt_mod_p(x * x * x + 7)
+        if y is not None:
+            return Point(x, P - y if t & 1 else y, _trusted=True)
+    raise AssertionError("SvdW: one of three candidates is always on the curve")
+
+
+@lru_cache(maxsize=4096)
+def generator_generate(key32: bytes) -> Generator:
+    """secp256k1_generator_generate: a NUMS generator for a 32-byte key (e.g. an asset id)."""
+    if len(key32) != 32:
+        raise EncodingError("generator key must be 32 bytes")
+    t1 = int.from_bytes(sha256(b"1st generation: " + key32), "big")
+    t2 = int.from_bytes(sha256(b"2nd generation: " + key32), "big")
+    if t1 >= P or t2 >= P:
+        raise EncodingError("generator hash not below the field size")
+    return Generator(_svdw(t1) + _svdw(t2))
+
+
+def generator_generate_blinded(key32: bytes, blind32: bytes) -> Generator:
+    """secp256k1_generator_generate_blinded: generator_generate(key) + blind·G (blind secret)."""
+    base = generator_generate(key32).point
+    blind = int.from_bytes(blind32, "big")
+    if blind >= N:
+        raise EncodingError("asset blinding factor not below the group order")
+    return Generator(base if blind == 0 else base + ct.base_mul(blind))
+
+
+def _elements_h() -> Point:
+    x = int.from_bytes(sha256(G.to_bytes(compressed=False)), "big")
+    return Point.from_x_qr(x, non_residue=True)
+
+
+H = _elements_h()
+"""Elements' value generator H (0b50929b…3ac0)."""
+
+H_GENERATOR = Generator(H)
+
+
+def commit(value: int, blind: int | bytes, generator: Generator) -> Commitment:
+    """secp256k1_pedersen_commit: value·generator + blind·G (constant time in value and blind).
+
+    Raises EncodingError if the result is infinity (e.g. value = blind = 0), as the C does.
+    """
+    if not 0 <= value < 2**64:
+        raise EncodingError("value must fit in 64 bits")
+    blind_int = int.from_bytes(blind, "big") if isinstance(blind, bytes) else int(blind)
+    if not 0 <= blind_int < N:
+        raise EncodingError("blinding factor not below the group order")
+    point = ct.mul_or_zero(value, generator.point) + ct.mul_or_zero(blind_int, G)
+    if point.is_infinity:
+        raise EncodingError("commitment is the point at infinity")
+    return Commitment(point)
+
+
+def verify_tally(inputs: Sequence[Commitment], outputs: Sequence[Commitment]) -> bool:
+    """secp256k1_pedersen_verify_tally: Σ inputs − Σ outputs = ∞ (one MSM)."""
+    from ctplugin.secp256k1 import msm_var
+
+    points = [c.point for c in inputs] + [c.point for c in outputs]
+    scalars = [1] * len(inputs) + [N - 1] * len(outputs)
+    return msm_var(scalars, points).is_infinity
+
+
+def blind_sum(blinds: Sequence[int], n_positive: int) -> int:
+    """Σ_{i<n_positive} blinds_i − Σ_{i≥n_positive} blinds_i mod N (pedersen_blind_sum)."""
+    total = sum(blinds[:n_positive]) - sum(blinds[n_positive:])
+    return total % N
+
+
+__all__ = [
+    "H_GENERATOR",
+    "MAX_MONEY",
+    "Commitment",
+    "Generator",
+    "H",
+    "blind_sum",
+    "commit",
+    "generator_generate",
+    "generator_generate_blinded",
+    "kernel",
+    "verify_tally",
+]  # fmt: skip

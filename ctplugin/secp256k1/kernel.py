@@ -1,0 +1,97 @@
+"""The variable-time kernel: bulk secp256k1 work on PUBLIC data, over packed bytes.
+
+Two interchangeable backends implement exactly this API:
+
+- ``ctplugin.secp256k1._native`` (C, fast), used whenever it is built;
+- ``ctplugin.secp256k1._reference`` (pure Python), the executable specification that tests
+  cross-check the native one against. ``CTPLUGIN_PURE=1`` forces it.
+
+No secret may ever enter this kernel: its running time depends on its inputs. Secret-dependent
+operations go through ``ctplugin.secp256k1.ct`` (coincurve / libsecp256k1, constant time).
+
+Packed formats (all big-endian):
+
+- scalar: 32 bytes, an integer in [0, N). A scalar >= N is rejected with ``ValueError``
+  (callers reduce first; the high-level API in ``ctplugin.secp256k1.msm`` does).
+- point: 64 bytes affine ``x || y``; the point at infinity is 64 zero bytes ((0, 0) is not on the
+  curve, so the encoding is unambiguous). Points handed to the kernel must be on the curve
+  (precondition: they come from ``decode_points_var`` or from the kernel itself).
+- vectors are plain concatenations; n is implied by the length.
+
+API (``Kernel`` protocol below):
+
+``msm_var(scalars, points) -> point``
+    Σ scalars[i]·points[i].  len(scalars) = 32n, len(points) = 64n, n >= 0 (n = 0 gives infinity).
+
+``FixedBaseTable(points)``
+    Precomputation for points reused across many MSMs (G, the Bulletproof generators...).
+    ``table.msm_var(scalars, extra_scalars=b"", extra_points=b"") -> point`` computes
+    Σ scalars[i]·table[i] + Σ extra_scalars[j]·extra_points[j] as one multi-scalar
+    multiplication; ``len(scalars)`` may be shorter than the table (missing scalars are zero).
+    ``len(table)`` is the number of points.
+
+``decode_points_var(data, kind) -> points``
+    Batch decoding with full validation (x < p, on the curve, prefix byte). Kinds:
+    ``KIND_COMPRESSED`` 33 B 02/03 (y parity); ``KIND_PEDERSEN`` 33 B 08/09 and
+    ``KIND_GENERATOR`` 33 B 0a/0b (low bit = y is NOT a quadratic residue, secp256k1-zkp);
+    ``KIND_XONLY`` 32 B (BIP340 lift_x, even y); ``KIND_XQR`` 33 B: flag byte 0/1 then x
+    (flag 1 = y not a quadratic residue), used for Bulletproof points whose flags are packed
+    elsewhere. Errors: ``ValueError("point <i>: <reason>")``.
+
+``encode_points_var(points, kind) -> data``
+    The inverse for the same kinds (infinity cannot be encoded: ``ValueError``). KIND_XONLY gives
+    the x coordinate only (the caller tracks the y parity if it matters).
+
+``point_add_var(a, b) -> point``, ``point_neg(a) -> point``
+
+Scalar vectors (mod N):
+
+``scalar_powers(x, n)``            [1, x, x², …, x^(n-1)]
+``scalar_batch_inverse(v)``        [v_i^-1]; ``ValueError`` if any v_i = 0
+``scalar_challenge_products(xs)``  2^k scalars for k challenges: s[i] = Π_r x_r^(+1 if bit r of i
+                                   is set else -1), bit 0 = least significant; xs must be non-zero
+``scalar_vec_mul(a, b)``           elementwise a_i·b_i
+``scalar_vec_add(a, b)``           elementwise a_i + b_i
+``scalar_vec_scale(a, k)``         k·a_i
+``scalar_vec_axpy_into(acc, k, x)``  acc_i += k·x_i, in place on a ``bytearray`` (accumulators)
+``scalar_vec_sum(a) -> scalar``    Σ a_i
+``scalar_vec_inner(a, b) -> scalar``  Σ a_i·b_i
+
+``subset_sums_var(table, paths) -> points``
+    For each path (a sequence of indices into the point table), the sum of those table points.
+    Consecutive paths that share a prefix reuse its partial sum (a depth-first walk of the
+    digit trie: one point addition per trie node), and the results are normalized to affine
+    together. Used for DLC adaptor points over precomputed oracle signature points.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+KIND_COMPRESSED = 0
+KIND_PEDERSEN = 1
+KIND_GENERATOR = 2
+KIND_XONLY = 3
+KIND_XQR = 4
+
+INFINITY = bytes(64)
+
+
+def _load() -> ModuleType:
+    if os.environ.get("CTPLUGIN_PURE") != "1":
+        try:
+            from ctplugin.secp256k1 import _native
+
+            return _native
+        except ImportError:
+            pass
+    from ctplugin.secp256k1 import _reference
+
+    return _reference
+
+
+backend: ModuleType = _load()
+"""The module serving the kernel API (native C when built)."""
+
+IS_NATIVE = backend.__name__.endswith("_native")
