@@ -1,0 +1,116 @@
+"""The Python face of the engine: Scalar and Point value types, encodings, ct ops, MSM wrappers."""
+
+from __future__ import annotations
+
+import coincurve
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctplugin.errors import EncodingError
+from ctplugin.secp256k1 import (
+    INFINITY,
+    KIND_COMPRESSED,
+    KIND_GENERATOR,
+    KIND_PEDERSEN,
+    KIND_XQR,
+    FixedBase,
+    G,
+    N,
+    P,
+    Point,
+    Scalar,
+    ct,
+    decode_points,
+    encode_points,
+    msm_var,
+)
+
+scalars = st.integers(min_value=1, max_value=N - 1)
+any_ints = st.integers(min_value=-(2**300), max_value=2**300)
+
+
+def coincurve_point(k: int) -> Point:
+    return Point.from_bytes(coincurve.PublicKey.from_secret(k.to_bytes(32, "big")).format())
+
+
+@settings(max_examples=50, deadline=None)
+@given(a=scalars, b=scalars)
+def test_scalar_field_laws(a: int, b: int) -> None:
+    x, y = Scalar(a), Scalar(b)
+    assert int(x + y) == (a + b) % N
+    assert int(x * y) == a * b % N
+    assert x * x.inverse() == 1
+    assert -x + x == 0
+    assert Scalar.from_bytes(x.to_bytes()) == x
+
+
+def test_scalar_strict_and_reduced_decoding() -> None:
+    with pytest.raises(EncodingError):
+        Scalar.from_bytes(N.to_bytes(32, "big"))
+    with pytest.raises(EncodingError):
+        Scalar.from_bytes(b"\x01" * 31)
+    assert Scalar.from_bytes_reduced(N.to_bytes(32, "big")) == 0
+    with pytest.raises(ZeroDivisionError):
+        Scalar(0).inverse()
+    s = Scalar(5)
+    with pytest.raises(AttributeError):
+        s._v = 6  # type: ignore[misc]
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=scalars, b=scalars)
+def test_point_arithmetic_matches_coincurve(a: int, b: int) -> None:
+    pa, pb = coincurve_point(a), coincurve_point(b)
+    assert G.mul_var(a) == pa == ct.base_mul(a)
+    assert pa + pb == coincurve_point((a + b) % N) if (a + b) % N else (pa + pb).is_infinity
+    assert ct.mul(b, pa) == coincurve_point(a * b % N)
+    assert pa - pa == INFINITY
+    assert msm_var([a, b], [G, G]) == G.mul_var(a + b)
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=scalars)
+def test_every_encoding_round_trips(k: int) -> None:
+    point = G.mul_var(k)
+    for kind in (KIND_COMPRESSED, KIND_PEDERSEN, KIND_GENERATOR, KIND_XQR):
+        assert decode_points(encode_points([point], kind), kind) == [point]
+    assert Point.from_bytes(point.to_bytes()) == point
+    assert Point.from_bytes(point.to_bytes(compressed=False)) == point
+    lifted = Point.from_xonly(point.xonly())
+    assert lifted in (point, -point) and lifted.has_even_y()
+    assert Point.from_x_qr(point.x, not point.has_square_y()) == point
+
+
+@settings(max_examples=30, deadline=None)
+@given(ks=st.lists(any_ints, min_size=0, max_size=6), seeds=st.lists(scalars, min_size=6,
+                                                                      max_size=6))
+def test_msm_reduces_scalars_and_matches_loop(ks: list[int], seeds: list[int]) -> None:
+    points = [G.mul_var(s) for s in seeds[: len(ks)]]
+    expected = INFINITY
+    for k, p in zip(ks, points):
+        expected = expected + p.mul_var(k % N)
+    assert msm_var(ks, points) == expected
+    table = FixedBase(points)
+    assert table.msm_var(ks) == expected
+    assert table.msm_var([], ks, points) == expected
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"\x02" + bytes(31), b"\x04" + bytes(64), b"\x05" + G.xonly(),
+    b"\x02" + P.to_bytes(32, "big"), b"\x02" + bytes(32),
+])
+def test_malformed_public_keys(data: bytes) -> None:
+    with pytest.raises(EncodingError):
+        Point.from_bytes(data)
+
+
+def test_infinity_cannot_be_encoded_and_off_curve_rejected() -> None:
+    with pytest.raises(EncodingError):
+        INFINITY.to_bytes()
+    with pytest.raises(EncodingError):
+        Point(1, 1)
+    with pytest.raises(EncodingError):
+        Point.from_xonly(bytes(32))
+    with pytest.raises(EncodingError):
+        ct.mul(0, G)
