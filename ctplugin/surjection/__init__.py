@@ -1,0 +1,29 @@
+"""Asset surjection proofs (secp256k1-zkp / Elements): parse, serialize, verify, generate.
+
+- ``SurjectionProof``: the immutable parsed proof (``parse`` is strict: ``ProofError``).
+- ``verify(proof, input_generators, output_generator) -> bool``: public data, variable time.
+- ``generate(...)``: wallet side, deterministic from a caller-provided 32-byte seed.
+"""
+
+from ctplugin.surjection.generate import generate, select_inputs
+from ctplugin.surjection.proof import (
+    MAX_INPUTS,
+    MAX_USED_INPUTS,
+    WALLET_USED_INPUTS,
+    SurjectionProof,
+    serialized_size,
+)
+from ctplugin.surjection.verify import surjection_message, verify, verify_bytes
+
+__all__ = [
+    "MAX_INPUTS",
+    "MAX_USED_INPUTS",
+    "WALLET_USED_INPUTS",
+    "SurjectionProof",
+    "generate",
+    "select_inputs",
+    "serialized_size",
+    "surjection_message",
+    "verify",
+    "verify_bytes",
+]

@@ -1,0 +1,118 @@
+"""The asset surjection proof value type and its wire format (secp256k1-zkp).
+
+Serialization (``secp256k1_surjectionproof_serialize``)::
+
+    2 bytes   n_inputs, little-endian, 1 <= n_inputs <= 256
+    ceil(n_inputs / 8) bytes   bitmap of used inputs (bit i % 8 of byte i // 8), no bit >= n_inputs
+    32 bytes  e0, the Borromean ring signature's closing challenge hash
+    32 bytes  s_j for every used input j, in input order (big-endian scalars, 0 < s_j < n)
+
+Parsing here is stricter than the C parser, which accepts n_inputs = 0, no used input and
+out-of-range scalars and lets verification fail later: every such proof can never verify, so it is
+rejected up front with a ``ProofError`` and the verifier only ever sees well-formed proofs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctplugin.errors import ProofError
+from ctplugin.secp256k1.params import N
+
+MAX_INPUTS = 256
+"""SECP256K1_SURJECTIONPROOF_MAX_N_INPUTS: the largest target set a proof can cover."""
+
+MAX_USED_INPUTS = 256
+"""SECP256K1_SURJECTIONPROOF_MAX_USED_INPUTS of the standard build (Elements consensus)."""
+
+WALLET_USED_INPUTS = 3
+"""How many inputs Elements' wallet and libwally put into the ring (fewer if fewer inputs)."""
+
+
+def bitmap_len(n_inputs: int) -> int:
+    return (n_inputs + 7) // 8
+
+
+def serialized_size(n_inputs: int, n_used: int) -> int:
+    """SECP256K1_SURJECTIONPROOF_SERIALIZATION_BYTES(n_inputs, n_used)."""
+    return 2 + bitmap_len(n_inputs) + 32 * (1 + n_used)
+
+
+@dataclass(frozen=True, slots=True)
+class SurjectionProof:
+    """A parsed surjection proof: which inputs form the ring, and the ring signature (e0, s).
+
+    ``used`` holds the used input indices in increasing order; ``s`` the matching scalars as
+    32-byte big-endian strings (already checked to be in [1, n)).
+    """
+
+    n_inputs: int
+    used: tuple[int, ...]
+    e0: bytes
+    s: tuple[bytes, ...]
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.n_inputs <= MAX_INPUTS:
+            raise ProofError(f"surjection proof covers {self.n_inputs} inputs, not 1..{MAX_INPUTS}")
+        if not self.used or len(self.used) > MAX_USED_INPUTS:
+            raise ProofError(f"surjection proof uses {len(self.used)} inputs")
+        if list(self.used) != sorted(set(self.used)) or not 0 <= self.used[0] <= self.used[-1] < (
+            self.n_inputs
+        ):
+            raise ProofError("used input indices must be distinct, increasing and < n_inputs")
+        if len(self.s) != len(self.used):
+            raise ProofError("one s scalar per used input is required")
+        if len(self.e0) != 32:
+            raise ProofError("e0 must be 32 bytes")
+        for j, s in enumerate(self.s):
+            if len(s) != 32:
+                raise ProofError(f"s[{j}] must be 32 bytes")
+            if not 0 < int.from_bytes(s, "big") < N:
+                raise ProofError(f"s[{j}] is zero or not below the group order")
+
+    @property
+    def n_used(self) -> int:
+        return len(self.used)
+
+    @property
+    def bitmap(self) -> bytes:
+        out = bytearray(bitmap_len(self.n_inputs))
+        for i in self.used:
+            out[i >> 3] |= 1 << (i & 7)
+        return bytes(out)
+
+    @classmethod
+    def parse(cls, data: bytes | bytearray | memoryview) -> SurjectionProof:
+        """Strict ``secp256k1_surjectionproof_parse``; ``ProofError`` on any malformation."""
+        data = bytes(data)
+        if len(data) < 2:
+            raise ProofError(f"surjection proof of {len(data)} bytes is shorter than its header")
+        n_inputs = data[0] | data[1] << 8
+        if not 1 <= n_inputs <= MAX_INPUTS:
+            raise ProofError(f"surjection proof covers {n_inputs} inputs, not 1..{MAX_INPUTS}")
+        nbytes = bitmap_len(n_inputs)
+        if len(data) < 2 + nbytes:
+            raise ProofError("surjection proof truncated inside its used-input bitmap")
+        bitmap = data[2: 2 + nbytes]
+        if n_inputs % 8 and bitmap[-1] >> (n_inputs % 8):
+            raise ProofError("surjection proof bitmap marks inputs beyond n_inputs")
+        used = tuple(i for i in range(n_inputs) if bitmap[i >> 3] >> (i & 7) & 1)
+        if not used:
+            raise ProofError("surjection proof uses no input")
+        if len(used) > MAX_USED_INPUTS:
+            raise ProofError(f"surjection proof uses {len(used)} inputs, over {MAX_USED_INPUTS}")
+        expected = serialized_size(n_inputs, len(used))
+        if len(data) != expected:
+            raise ProofError(f"surjection proof is {len(data)} bytes, expected {expected}")
+        sig = 2 + nbytes
+        e0 = data[sig: sig + 32]
+        s = tuple(data[sig + 32 * (j + 1): sig + 32 * (j + 2)] for j in range(len(used)))
+        return cls(n_inputs, used, e0, s)
+
+    def serialize(self) -> bytes:
+        return (self.n_inputs.to_bytes(2, "little") + self.bitmap + self.e0 + b"".join(self.s))
+
+    @property
+    def size(self) -> int:
+        """Length of the serialization in bytes."""
+        return serialized_size(self.n_inputs, len(self.used))
