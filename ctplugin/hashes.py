@@ -78,17 +78,36 @@ except ImportError:  # pragma: no cover - only without the compiled extension
 sha256_midstate = _sha256_midstate_native or _sha256_midstate_py
 
 
-def fast_merkle_root(leaves: Sequence[bytes]) -> bytes:
-    """Elements' fast Merkle root: inner node = sha256_midstate(left || right).
+def _fast_merkle_root_py(leaves: Sequence[bytes]) -> bytes:
+    """Elements ComputeFastMerkleRoot, written as level-by-level reduction.
 
-    An odd node at the end of a level is paired with itself (as in Bitcoin); an empty list gives
-    32 zero bytes; a single leaf is its own root.
+    An odd node at the end of a level is carried up unchanged: unlike Bitcoin's Merkle tree it
+    is NOT paired with itself (Elements dropped that step; the withash vectors with 3 outputs in
+    ../shared/elements-vectors confirm it).
     """
     if not leaves:
         return bytes(32)
     level = list(leaves)
     while len(level) > 1:
+        paired = [sha256_midstate(level[i] + level[i + 1]) for i in range(0, len(level) - 1, 2)]
         if len(level) & 1:
-            level.append(level[-1])
-        level = [sha256_midstate(level[i] + level[i + 1]) for i in range(0, len(level), 2)]
+            paired.append(level[-1])
+        level = paired
     return level[0]
+
+
+try:  # the same tree computed natively over concatenated leaves
+    from ctplugin.elements._speedups import fast_merkle_root as _fast_merkle_root_native
+except ImportError:  # pragma: no cover - only without the compiled extension
+    _fast_merkle_root_native = None
+
+
+def fast_merkle_root(leaves: Sequence[bytes]) -> bytes:
+    """Elements' fast Merkle root: inner node = sha256_midstate(left || right).
+
+    An odd node at the end of a level is promoted unchanged (not paired with itself as in
+    Bitcoin); an empty list gives 32 zero bytes; a single leaf is its own root.
+    """
+    if _fast_merkle_root_native is not None and all(len(leaf) == 32 for leaf in leaves):
+        return _fast_merkle_root_native(b"".join(leaves))
+    return _fast_merkle_root_py(leaves)

@@ -1,0 +1,1159 @@
+/* Native kernel of ctplugin.elements: the one Elements transaction/block walker, plus SHA-256.
+ *
+ * The walker reads the consensus serialization (notes/elements-format.md §1) and builds the
+ * Python model objects directly: the model classes are frozen, slotted dataclasses defined in
+ * ctplugin/elements/model.py and registered here once (register_types), so a parsed transaction
+ * costs one allocation per object instead of a Python-level __init__ call.
+ *
+ * Hostile input: every count and length is compared with the bytes left BEFORE anything is
+ * allocated (a count of n items needs at least n * minimum-item-size bytes), compact sizes must
+ * be canonical and at most MAX_SIZE (as Bitcoin's ReadCompactSize), there is no recursion, and
+ * every failure becomes ParseError(offset, reason).  Preconditions of the internal functions are
+ * stated where they are not checked.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_SHANI_CODE 1
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* SHA-256 (FIPS 180-4)                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+static const uint32_t IV256[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static inline uint32_t be32(const uint8_t *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline uint32_t le32(const uint8_t *p) {
+    return ((uint32_t)p[3] << 24) | ((uint32_t)p[2] << 16) | ((uint32_t)p[1] << 8) | p[0];
+}
+
+/* Portable compression of `blocks` consecutive 64-byte blocks into state s. */
+static void sha256_compress_portable(uint32_t s[8], const uint8_t *p, size_t blocks) {
+    uint32_t w[64];
+    while (blocks--) {
+        uint32_t a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
+        for (int i = 0; i < 16; i++) w[i] = be32(p + 4 * i);
+        for (int i = 16; i < 64; i++) {
+            uint32_t s0 = ROTR(w[i - 15], 7) ^ ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            uint32_t s1 = ROTR(w[i - 2], 17) ^ ROTR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        for (int i = 0; i < 64; i++) {
+            uint32_t t1 = h + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) + ((e & f) ^ (~e & g)) +
+                          K256[i] + w[i];
+            uint32_t t2 = (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+        }
+        s[0] += a; s[1] += b; s[2] += c; s[3] += d; s[4] += e; s[5] += f; s[6] += g; s[7] += h;
+        p += 64;
+    }
+}
+
+#ifdef HAVE_SHANI_CODE
+/* Same function with the x86 SHA extensions (state kept as ABEF/CDGH lane pairs). */
+__attribute__((target("sha,sse4.1,ssse3")))
+static void sha256_compress_shani(uint32_t s[8], const uint8_t *p, size_t blocks) {
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&s[0]), 0xB1);
+    __m128i st1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&s[4]), 0x1B);
+    __m128i st0 = _mm_alignr_epi8(tmp, st1, 8);
+    st1 = _mm_blend_epi16(st1, tmp, 0xF0);
+    while (blocks--) {
+        __m128i save0 = st0, save1 = st1, w[16], msg;
+        for (int i = 0; i < 16; i++) {
+            if (i < 4) {
+                w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+            } else {
+                __m128i t = _mm_add_epi32(_mm_sha256msg1_epu32(w[i - 4], w[i - 3]),
+                                          _mm_alignr_epi8(w[i - 1], w[i - 2], 4));
+                w[i] = _mm_sha256msg2_epu32(t, w[i - 1]);
+            }
+            msg = _mm_add_epi32(w[i], _mm_loadu_si128((const __m128i *)&K256[4 * i]));
+            st1 = _mm_sha256rnds2_epu32(st1, st0, msg);
+            st0 = _mm_sha256rnds2_epu32(st0, st1, _mm_shuffle_epi32(msg, 0x0E));
+        }
+        st0 = _mm_add_epi32(st0, save0);
+        st1 = _mm_add_epi32(st1, save1);
+        p += 64;
+    }
+    tmp = _mm_shuffle_epi32(st0, 0x1B);
+    st1 = _mm_shuffle_epi32(st1, 0xB1);
+    st0 = _mm_blend_epi16(tmp, st1, 0xF0);
+    st1 = _mm_alignr_epi8(st1, tmp, 8);
+    _mm_storeu_si128((__m128i *)&s[0], st0);
+    _mm_storeu_si128((__m128i *)&s[4], st1);
+}
+#endif
+
+static void (*sha256_compress)(uint32_t s[8], const uint8_t *p, size_t blocks) =
+    sha256_compress_portable;
+
+typedef struct {
+    uint32_t s[8];
+    uint8_t buf[64];
+    size_t fill;
+    uint64_t total;
+} Sha256;
+
+static inline void sha256_init(Sha256 *c) {
+    memcpy(c->s, IV256, sizeof IV256);
+    c->fill = 0;
+    c->total = 0;
+}
+
+static void sha256_write(Sha256 *c, const uint8_t *p, size_t n) {
+    c->total += n;
+    if (c->fill) {
+        size_t take = 64 - c->fill < n ? 64 - c->fill : n;
+        memcpy(c->buf + c->fill, p, take);
+        c->fill += take; p += take; n -= take;
+        if (c->fill < 64) return;
+        sha256_compress(c->s, c->buf, 1);
+        c->fill = 0;
+    }
+    if (n >= 64) {
+        sha256_compress(c->s, p, n / 64);
+        p += n & ~(size_t)63;
+        n &= 63;
+    }
+    memcpy(c->buf, p, n);
+    c->fill = n;
+}
+
+static void sha256_final(Sha256 *c, uint8_t out[32]) {
+    uint64_t bits = c->total * 8;
+    uint8_t pad[72] = {0x80};
+    size_t padlen = (c->fill < 56 ? 56 : 120) - c->fill;
+    for (int i = 0; i < 8; i++) pad[padlen + i] = (uint8_t)(bits >> (56 - 8 * i));
+    sha256_write(c, pad, padlen + 8);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(c->s[i] >> 24); out[4 * i + 1] = (uint8_t)(c->s[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(c->s[i] >> 8); out[4 * i + 3] = (uint8_t)c->s[i];
+    }
+}
+
+/* sha256d over the concatenation of up to three byte ranges (NULL/0 allowed). */
+static void sha256d3(const uint8_t *a, size_t na, const uint8_t *b, size_t nb,
+                     const uint8_t *c3, size_t nc, uint8_t out[32]) {
+    Sha256 c;
+    uint8_t mid[32];
+    sha256_init(&c);
+    if (na) sha256_write(&c, a, na);
+    if (nb) sha256_write(&c, b, nb);
+    if (nc) sha256_write(&c, c3, nc);
+    sha256_final(&c, mid);
+    sha256_init(&c);
+    sha256_write(&c, mid, 32);
+    sha256_final(&c, out);
+}
+
+static inline void sha256d(const uint8_t *p, size_t n, uint8_t out[32]) {
+    sha256d3(p, n, NULL, 0, NULL, 0, out);
+}
+
+/* Elements' fast-Merkle inner node: SHA-256 compression of left||right from the IV, no padding,
+ * state written big-endian (CSHA256::Midstate). */
+static void midstate_node(const uint8_t left[32], const uint8_t right[32], uint8_t out[32]) {
+    uint8_t block[64];
+    uint32_t s[8];
+    memcpy(block, left, 32);
+    memcpy(block + 32, right, 32);
+    memcpy(s, IV256, sizeof IV256);
+    sha256_compress(s, block, 1);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(s[i] >> 24); out[4 * i + 1] = (uint8_t)(s[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(s[i] >> 8); out[4 * i + 3] = (uint8_t)s[i];
+    }
+}
+
+/* Elements ComputeFastMerkleRoot over n leaves (32 bytes each, consecutive).  Constant space:
+ * inner[level] holds the root of the complete subtree of 2^level leaves pending at that level.
+ * An odd node at the end of a level is carried up unchanged (Elements does NOT pair it with
+ * itself, unlike Bitcoin's Merkle tree).  Precondition: n < 2^32.  Empty input gives zeros. */
+static void fast_merkle_root_c(const uint8_t *leaves, size_t n, uint8_t out[32]) {
+    uint8_t inner[32][32], h[32];
+    uint32_t count = 0;
+    int level;
+    if (n == 0) { memset(out, 0, 32); return; }
+    while (count < n) {
+        memcpy(h, leaves + 32 * (size_t)count, 32);
+        count++;
+        for (level = 0; !(count & (1u << level)); level++) midstate_node(inner[level], h, h);
+        memcpy(inner[level], h, 32);
+    }
+    for (level = 0; !(count & (1u << level)); level++) {}
+    memcpy(h, inner[level], 32);
+    while (count != (1u << level)) {
+        count += 1u << level;
+        level++;
+        while (!(count & (1u << level))) {
+            midstate_node(inner[level], h, h);
+            level++;
+        }
+    }
+    memcpy(out, h, 32);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Model classes registered from Python                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { K_TX, K_TXIN, K_ISSUANCE, K_TXOUT, K_HEADER, K_DYNA_PARAMS, K_DYNA_ENTRY, K_BLOCK, K_COUNT };
+#define MAX_FIELDS 12
+
+typedef struct {
+    const char *name;
+    const char *fields[MAX_FIELDS + 1];
+    PyTypeObject *type;
+    int nfields;
+    Py_ssize_t offset[MAX_FIELDS];
+} Kind;
+
+/* Field order here is the order the walker fills them; model.py must declare these slots. */
+static Kind KINDS[K_COUNT] = {
+    {"Transaction", {"version", "inputs", "outputs", "locktime", "_raw", "_locktime_end",
+                     "_txid", "_wtxid", "_withash", NULL}, NULL, 0, {0}},
+    {"TxIn", {"prevout_hash", "prevout_index", "script_sig", "sequence", "is_pegin", "issuance",
+              "issuance_amount_rangeproof", "inflation_keys_rangeproof", "script_witness",
+              "pegin_witness", NULL}, NULL, 0, {0}},
+    {"AssetIssuance", {"asset_blinding_nonce", "asset_entropy", "amount", "inflation_keys", NULL},
+     NULL, 0, {0}},
+    {"TxOut", {"asset", "value", "nonce", "script_pubkey", "surjection_proof", "range_proof",
+               NULL}, NULL, 0, {0}},
+    {"BlockHeader", {"version", "prev_hash", "merkle_root", "time", "height", "challenge",
+                     "solution", "dynafed_params", "signblock_witness", "_raw", "_hash_end",
+                     "_hash", NULL}, NULL, 0, {0}},
+    {"DynafedParams", {"current", "proposed", NULL}, NULL, 0, {0}},
+    {"DynafedParamEntry", {"type", "signblockscript", "signblock_witness_limit", "elided_root",
+                           "fedpeg_program", "fedpegscript", "extension_space", NULL},
+     NULL, 0, {0}},
+    {"Block", {"header", "transactions", NULL}, NULL, 0, {0}},
+};
+
+/* Build an instance of kind k from vals (references stolen, also on failure).  A NULL in vals
+ * means an allocation already failed (exception set); the other values are released. */
+static PyObject *build(int k, PyObject **vals) {
+    Kind *kind = &KINDS[k];
+    PyObject *o = NULL;
+    int ok = kind->type != NULL;
+    for (int i = 0; i < kind->nfields; i++) ok &= vals[i] != NULL;
+    if (ok) o = kind->type->tp_alloc(kind->type, 0);
+    if (!o) {
+        if (!kind->type && !PyErr_Occurred())
+            PyErr_Format(PyExc_RuntimeError, "model class %s not registered", kind->name);
+        for (int i = 0; i < kind->nfields; i++) Py_XDECREF(vals[i]);
+        return NULL;
+    }
+    for (int i = 0; i < kind->nfields; i++)
+        *(PyObject **)((char *)o + kind->offset[i]) = vals[i];
+    return o;
+}
+
+/* Replace slot i of a freshly built, not yet shared object (steals v). */
+static inline void set_slot(int k, PyObject *o, int i, PyObject *v) {
+    PyObject **slot = (PyObject **)((char *)o + KINDS[k].offset[i]);
+    PyObject *old = *slot;
+    *slot = v;
+    Py_XDECREF(old);
+}
+
+static PyObject *register_types(PyObject *self, PyObject *mapping) {
+    (void)self;
+    if (!PyDict_Check(mapping)) {
+        PyErr_SetString(PyExc_TypeError, "register_types takes a dict name -> class");
+        return NULL;
+    }
+    for (int k = 0; k < K_COUNT; k++) {
+        Kind *kind = &KINDS[k];
+        PyObject *cls = PyDict_GetItemString(mapping, kind->name);
+        if (!cls || !PyType_Check(cls)) {
+            PyErr_Format(PyExc_TypeError, "missing model class %s", kind->name);
+            return NULL;
+        }
+        PyTypeObject *t = (PyTypeObject *)cls;
+        /* Only plain slotted classes: no __dict__, not variable-sized, so filling every slot
+         * after tp_alloc yields a complete object. */
+        if (t->tp_dictoffset != 0 || t->tp_itemsize != 0) {
+            PyErr_Format(PyExc_TypeError, "%s must be a slotted class without __dict__",
+                         kind->name);
+            return NULL;
+        }
+        int n = 0;
+        for (; kind->fields[n]; n++) {
+            PyObject *d = PyObject_GetAttrString(cls, kind->fields[n]);
+            if (!d) return NULL;
+            if (!PyObject_TypeCheck(d, &PyMemberDescr_Type) ||
+                ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+                Py_DECREF(d);
+                PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", kind->name,
+                             kind->fields[n]);
+                return NULL;
+            }
+            kind->offset[n] = ((PyMemberDescrObject *)d)->d_member->offset;
+            Py_DECREF(d);
+        }
+        /* every slot of the class must be one the walker fills */
+        PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
+        if (!slots) return NULL;
+        Py_ssize_t nslots = PyObject_Length(slots);
+        Py_DECREF(slots);
+        if (nslots != n) {
+            PyErr_Format(PyExc_TypeError, "%s has %zd slots, walker fills %d", kind->name,
+                         nslots, n);
+            return NULL;
+        }
+        kind->nfields = n;
+        Py_INCREF(cls);
+        Py_XSETREF(kind->type, t);
+    }
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reader                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+#define MAX_SIZE 0x02000000u /* Bitcoin's MAX_SIZE: largest compact size a reader accepts */
+#define MIN_TXIN_SIZE 41     /* 32 hash + 4 index + 1 script len + 4 sequence */
+#define MIN_TXOUT_SIZE 44    /* 33 asset + 9 value + 1 null nonce + 1 script len */
+#define MIN_TX_SIZE 11       /* version, flags, two empty counts, locktime */
+
+typedef struct {
+    const uint8_t *p;
+    Py_ssize_t len, pos;
+    const char *err; /* reason of a format error; NULL with an exception set = Python error */
+    Py_ssize_t err_off;
+} Rd;
+
+static int fail_at(Rd *r, Py_ssize_t off, const char *why) {
+    if (!r->err) { r->err = why; r->err_off = off; }
+    return -1;
+}
+#define LEFT(r) ((r)->len - (r)->pos)
+#define NEED(r, n, why) do { if (LEFT(r) < (Py_ssize_t)(n)) return fail_at(r, (r)->pos, why); } while (0)
+
+static inline int rd_u8(Rd *r, uint8_t *v, const char *why) {
+    NEED(r, 1, why);
+    *v = r->p[r->pos++];
+    return 0;
+}
+static inline int rd_u32(Rd *r, uint32_t *v, const char *why) {
+    NEED(r, 4, why);
+    *v = le32(r->p + r->pos);
+    r->pos += 4;
+    return 0;
+}
+
+/* CompactSize, canonical and <= MAX_SIZE (Bitcoin ReadCompactSize with range check). */
+static int rd_compact(Rd *r, uint64_t *v) {
+    Py_ssize_t at = r->pos;
+    uint8_t b;
+    if (rd_u8(r, &b, "truncated compact size") < 0) return -1;
+    if (b < 253) { *v = b; return 0; }
+    int n = b == 253 ? 2 : b == 254 ? 4 : 8;
+    NEED(r, n, "truncated compact size");
+    uint64_t x = 0;
+    for (int i = n - 1; i >= 0; i--) x = (x << 8) | r->p[r->pos + i];
+    r->pos += n;
+    if ((n == 2 && x < 253) || (n == 4 && x < 0x10000) || (n == 8 && x < 0x100000000ULL))
+        return fail_at(r, at, "non-canonical compact size");
+    if (x > MAX_SIZE) return fail_at(r, at, "compact size exceeds MAX_SIZE");
+    *v = x;
+    return 0;
+}
+
+/* Length-prefixed bytes: returns start offset and length of the payload. */
+static int rd_span(Rd *r, Py_ssize_t *start, Py_ssize_t *n, const char *why) {
+    uint64_t len;
+    if (rd_compact(r, &len) < 0) return -1;
+    if ((uint64_t)LEFT(r) < len) return fail_at(r, r->pos, why);
+    *start = r->pos;
+    *n = (Py_ssize_t)len;
+    r->pos += (Py_ssize_t)len;
+    return 0;
+}
+
+static inline PyObject *bytes_at(Rd *r, Py_ssize_t start, Py_ssize_t n) {
+    return PyBytes_FromStringAndSize((const char *)r->p + start, n);
+}
+
+static PyObject *rd_bytes(Rd *r, const char *why) {
+    Py_ssize_t s, n;
+    if (rd_span(r, &s, &n, why) < 0) return NULL;
+    return bytes_at(r, s, n);
+}
+
+static PyObject *rd_fixed(Rd *r, Py_ssize_t n, const char *why) {
+    if (LEFT(r) < n) { fail_at(r, r->pos, why); return NULL; }
+    PyObject *o = bytes_at(r, r->pos, n);
+    r->pos += n;
+    return o;
+}
+
+/* varint n + n length-prefixed items -> tuple of bytes.  Each item needs >= 1 byte. */
+static PyObject *rd_stack(Rd *r, const char *why) {
+    uint64_t n;
+    Py_ssize_t at = r->pos;
+    if (rd_compact(r, &n) < 0) return NULL;
+    if (n > (uint64_t)LEFT(r)) { fail_at(r, at, "stack item count exceeds remaining bytes"); return NULL; }
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    if (!t) return NULL;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)n; i++) {
+        PyObject *item = rd_bytes(r, why);
+        if (!item) { Py_DECREF(t); return NULL; }
+        PyTuple_SET_ITEM(t, i, item);
+    }
+    return t;
+}
+
+/* Skip a stack without building objects (hash walks). */
+static int skip_stack(Rd *r) {
+    uint64_t n;
+    Py_ssize_t s, len;
+    if (rd_compact(r, &n) < 0) return -1;
+    if (n > (uint64_t)LEFT(r)) return fail_at(r, r->pos, "stack item count exceeds remaining bytes");
+    for (uint64_t i = 0; i < n; i++)
+        if (rd_span(r, &s, &len, "truncated witness stack item") < 0) return -1;
+    return 0;
+}
+
+/* Confidential value: 00 null (only where allowed) | 01 + 8-byte BE amount -> int |
+ * 08/09 + 32 -> 33-byte commitment.  `*out` is None for null. */
+static int rd_conf_value(Rd *r, PyObject **out, int allow_null) {
+    Py_ssize_t at = r->pos;
+    uint8_t pre;
+    *out = NULL;
+    if (rd_u8(r, &pre, "truncated confidential value") < 0) return -1;
+    if (pre == 0) {
+        if (!allow_null) return fail_at(r, at, "confidential value may not be null");
+        Py_INCREF(Py_None);
+        *out = Py_None;
+        return 0;
+    }
+    if (pre == 1) {
+        NEED(r, 8, "truncated explicit value");
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++) v = (v << 8) | r->p[r->pos + i];
+        r->pos += 8;
+        *out = PyLong_FromUnsignedLongLong(v);
+        return *out ? 0 : -1;
+    }
+    if (pre == 8 || pre == 9) {
+        r->pos = at;
+        *out = rd_fixed(r, 33, "truncated value commitment");
+        return *out ? 0 : -1;
+    }
+    return fail_at(r, at, "unrecognized confidential value prefix");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Transaction walker                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { TX_VERSION, TX_INPUTS, TX_OUTPUTS, TX_LOCKTIME, TX_RAW, TX_LTEND, TX_TXID, TX_WTXID,
+       TX_WITHASH };
+enum { IN_HASH, IN_INDEX, IN_SCRIPT, IN_SEQ, IN_PEGIN, IN_ISSUANCE, IN_RP_AMOUNT, IN_RP_KEYS,
+       IN_WITNESS, IN_PEGIN_WITNESS };
+enum { OUT_ASSET, OUT_VALUE, OUT_NONCE, OUT_SPK, OUT_SURJ, OUT_RANGE };
+
+static PyObject *EMPTY_BYTES, *EMPTY_TUPLE;
+
+#define NEW_EMPTY_BYTES() (Py_INCREF(EMPTY_BYTES), EMPTY_BYTES)
+#define NEW_EMPTY_TUPLE() (Py_INCREF(EMPTY_TUPLE), EMPTY_TUPLE)
+
+static PyObject *walk_txin(Rd *r) {
+    PyObject *v[10] = {0};
+    uint32_t n, seq;
+    Py_ssize_t index_at;
+    v[IN_HASH] = rd_fixed(r, 32, "truncated prevout hash");
+    if (!v[IN_HASH]) return NULL;
+    index_at = r->pos;
+    if (rd_u32(r, &n, "truncated prevout index") < 0) goto err;
+    int has_issuance = 0, is_pegin = 0;
+    uint32_t index = n;
+    if (n != 0xffffffffu) { /* flags are not interpreted on a null (coinbase) prevout */
+        has_issuance = (n >> 31) & 1;
+        is_pegin = (n >> 30) & 1;
+        index = n & 0x3fffffffu;
+    }
+    (void)index_at;
+    v[IN_INDEX] = PyLong_FromUnsignedLong(index);
+    v[IN_SCRIPT] = rd_bytes(r, "truncated scriptSig");
+    if (!v[IN_INDEX] || !v[IN_SCRIPT]) goto err;
+    if (rd_u32(r, &seq, "truncated sequence") < 0) goto err;
+    v[IN_SEQ] = PyLong_FromUnsignedLong(seq);
+    if (!v[IN_SEQ]) goto err;
+    v[IN_PEGIN] = is_pegin ? Py_True : Py_False;
+    Py_INCREF(v[IN_PEGIN]);
+    if (has_issuance) {
+        PyObject *iv[4] = {0};
+        Py_ssize_t at = r->pos;
+        iv[0] = rd_fixed(r, 32, "truncated issuance blinding nonce");
+        iv[1] = iv[0] ? rd_fixed(r, 32, "truncated issuance entropy") : NULL;
+        if (iv[1] && rd_conf_value(r, &iv[2], 1) == 0 && rd_conf_value(r, &iv[3], 1) == 0 &&
+            iv[2] == Py_None && iv[3] == Py_None)
+            fail_at(r, at, "superfluous issuance record");
+        if (!iv[0] || !iv[1] || !iv[2] || !iv[3] || r->err) {
+            for (int i = 0; i < 4; i++) Py_XDECREF(iv[i]);
+            goto err;
+        }
+        v[IN_ISSUANCE] = build(K_ISSUANCE, iv);
+        if (!v[IN_ISSUANCE]) goto err;
+    } else {
+        Py_INCREF(Py_None);
+        v[IN_ISSUANCE] = Py_None;
+    }
+    v[IN_RP_AMOUNT] = NEW_EMPTY_BYTES();
+    v[IN_RP_KEYS] = NEW_EMPTY_BYTES();
+    v[IN_WITNESS] = NEW_EMPTY_TUPLE();
+    v[IN_PEGIN_WITNESS] = NEW_EMPTY_TUPLE();
+    return build(K_TXIN, v);
+err:
+    for (int i = 0; i < 10; i++) Py_XDECREF(v[i]);
+    return NULL;
+}
+
+static PyObject *walk_txout(Rd *r) {
+    PyObject *v[6] = {0};
+    Py_ssize_t at = r->pos;
+    uint8_t pre;
+    if (rd_u8(r, &pre, "truncated asset") < 0) return NULL;
+    if (pre == 1) {
+        v[OUT_ASSET] = rd_fixed(r, 32, "truncated explicit asset");
+    } else if (pre == 0x0a || pre == 0x0b) {
+        r->pos = at;
+        v[OUT_ASSET] = rd_fixed(r, 33, "truncated asset commitment");
+    } else {
+        fail_at(r, at, pre == 0 ? "confidential asset may not be null"
+                                : "unrecognized confidential asset prefix");
+        return NULL;
+    }
+    if (!v[OUT_ASSET]) return NULL;
+    if (rd_conf_value(r, &v[OUT_VALUE], 0) < 0) goto err;
+    at = r->pos;
+    if (rd_u8(r, &pre, "truncated nonce") < 0) goto err;
+    if (pre == 0) {
+        v[OUT_NONCE] = NEW_EMPTY_BYTES();
+    } else if (pre >= 1 && pre <= 3) {
+        r->pos = at;
+        v[OUT_NONCE] = rd_fixed(r, 33, "truncated nonce");
+        if (!v[OUT_NONCE]) goto err;
+    } else {
+        fail_at(r, at, "unrecognized confidential nonce prefix");
+        goto err;
+    }
+    v[OUT_SPK] = rd_bytes(r, "truncated scriptPubKey");
+    if (!v[OUT_SPK]) goto err;
+    v[OUT_SURJ] = NEW_EMPTY_BYTES();
+    v[OUT_RANGE] = NEW_EMPTY_BYTES();
+    return build(K_TXOUT, v);
+err:
+    for (int i = 0; i < 6; i++) Py_XDECREF(v[i]);
+    return NULL;
+}
+
+/* Walk one transaction starting at r->pos; returns a Transaction (owns a copy of its bytes). */
+static PyObject *walk_tx(Rd *r) {
+    PyObject *v[9] = {0};
+    Py_ssize_t start = r->pos;
+    uint32_t version, locktime;
+    uint8_t flags;
+    uint64_t n_in, n_out;
+    if (rd_u32(r, &version, "truncated version") < 0) return NULL;
+    Py_ssize_t flag_at = r->pos;
+    if (rd_u8(r, &flags, "truncated flags") < 0) return NULL;
+    if (flags & ~1u) return fail_at(r, flag_at, "unknown transaction optional data"), NULL;
+
+    Py_ssize_t at = r->pos;
+    if (rd_compact(r, &n_in) < 0) return NULL;
+    if (n_in > (uint64_t)(LEFT(r) / MIN_TXIN_SIZE))
+        return fail_at(r, at, "input count exceeds remaining bytes"), NULL;
+    v[TX_INPUTS] = PyTuple_New((Py_ssize_t)n_in);
+    if (!v[TX_INPUTS]) return NULL;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)n_in; i++) {
+        PyObject *in = walk_txin(r);
+        if (!in) goto err;
+        PyTuple_SET_ITEM(v[TX_INPUTS], i, in);
+    }
+    at = r->pos;
+    if (rd_compact(r, &n_out) < 0) goto err;
+    if (n_out > (uint64_t)(LEFT(r) / MIN_TXOUT_SIZE)) {
+        fail_at(r, at, "output count exceeds remaining bytes");
+        goto err;
+    }
+    v[TX_OUTPUTS] = PyTuple_New((Py_ssize_t)n_out);
+    if (!v[TX_OUTPUTS]) goto err;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)n_out; i++) {
+        PyObject *out = walk_txout(r);
+        if (!out) goto err;
+        PyTuple_SET_ITEM(v[TX_OUTPUTS], i, out);
+    }
+    if (rd_u32(r, &locktime, "truncated locktime") < 0) goto err;
+    Py_ssize_t locktime_end = r->pos;
+    if (flags & 1) {
+        int any = 0;
+        Py_ssize_t wit_at = r->pos;
+        for (Py_ssize_t i = 0; i < (Py_ssize_t)n_in; i++) {
+            PyObject *in = PyTuple_GET_ITEM(v[TX_INPUTS], i), *f;
+            static const int order[4] = {IN_RP_AMOUNT, IN_RP_KEYS, IN_WITNESS, IN_PEGIN_WITNESS};
+            for (int j = 0; j < 4; j++) {
+                f = j < 2 ? rd_bytes(r, "truncated issuance rangeproof")
+                          : rd_stack(r, "truncated witness stack item");
+                if (!f) goto err;
+                any |= j < 2 ? PyBytes_GET_SIZE(f) != 0 : PyTuple_GET_SIZE(f) != 0;
+                set_slot(K_TXIN, in, order[j], f);
+            }
+        }
+        for (Py_ssize_t i = 0; i < (Py_ssize_t)n_out; i++) {
+            PyObject *out = PyTuple_GET_ITEM(v[TX_OUTPUTS], i), *f;
+            for (int j = 0; j < 2; j++) {
+                f = rd_bytes(r, j == 0 ? "truncated surjection proof" : "truncated rangeproof");
+                if (!f) goto err;
+                any |= PyBytes_GET_SIZE(f) != 0;
+                set_slot(K_TXOUT, out, j == 0 ? OUT_SURJ : OUT_RANGE, f);
+            }
+        }
+        if (!any) {
+            fail_at(r, wit_at, "superfluous witness record");
+            goto err;
+        }
+    }
+    v[TX_VERSION] = PyLong_FromLong((long)(int32_t)version);
+    v[TX_LOCKTIME] = PyLong_FromUnsignedLong(locktime);
+    v[TX_RAW] = bytes_at(r, start, r->pos - start);
+    v[TX_LTEND] = PyLong_FromSsize_t(locktime_end - start);
+    Py_INCREF(Py_None); v[TX_TXID] = Py_None;
+    Py_INCREF(Py_None); v[TX_WTXID] = Py_None;
+    Py_INCREF(Py_None); v[TX_WITHASH] = Py_None;
+    return build(K_TX, v);
+err:
+    for (int i = 0; i < 9; i++) Py_XDECREF(v[i]);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Block walker                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { H_VERSION, H_PREV, H_MERKLE, H_TIME, H_HEIGHT, H_CHALLENGE, H_SOLUTION, H_DYNAFED,
+       H_SIGNWIT, H_RAW, H_HASH_END, H_HASH };
+
+static PyObject *walk_dynafed_entry(Rd *r) {
+    PyObject *v[7] = {0};
+    Py_ssize_t at = r->pos;
+    uint8_t type;
+    uint32_t limit = 0;
+    if (rd_u8(r, &type, "truncated dynafed entry type") < 0) return NULL;
+    if (type > 2) return fail_at(r, at, "invalid dynafed parameter entry type"), NULL;
+    if (type == 0) {
+        v[1] = NEW_EMPTY_BYTES();
+    } else {
+        v[1] = rd_bytes(r, "truncated signblockscript");
+        if (!v[1]) goto err;
+        if (rd_u32(r, &limit, "truncated signblock witness limit") < 0) goto err;
+    }
+    v[0] = PyLong_FromLong(type);
+    v[2] = PyLong_FromUnsignedLong(limit);
+    if (type == 1) {
+        v[3] = rd_fixed(r, 32, "truncated elided root");
+        if (!v[3]) goto err;
+    } else {
+        v[3] = NEW_EMPTY_BYTES();
+    }
+    if (type == 2) {
+        v[4] = rd_bytes(r, "truncated fedpeg program");
+        if (!v[4]) goto err;
+        v[5] = rd_bytes(r, "truncated fedpegscript");
+        if (!v[5]) goto err;
+        v[6] = rd_stack(r, "truncated extension space item");
+        if (!v[6]) goto err;
+    } else {
+        v[4] = NEW_EMPTY_BYTES();
+        v[5] = NEW_EMPTY_BYTES();
+        v[6] = NEW_EMPTY_TUPLE();
+    }
+    return build(K_DYNA_ENTRY, v);
+err:
+    for (int i = 0; i < 7; i++) Py_XDECREF(v[i]);
+    return NULL;
+}
+
+static PyObject *walk_header(Rd *r) {
+    PyObject *v[12] = {0};
+    Py_ssize_t start = r->pos, hash_end;
+    uint32_t version, time, height;
+    if (rd_u32(r, &version, "truncated block version") < 0) return NULL;
+    int dynafed = (version >> 31) & 1;
+    v[H_PREV] = rd_fixed(r, 32, "truncated previous block hash");
+    if (!v[H_PREV]) goto err;
+    v[H_MERKLE] = rd_fixed(r, 32, "truncated merkle root");
+    if (!v[H_MERKLE]) goto err;
+    if (rd_u32(r, &time, "truncated block time") < 0) goto err;
+    if (rd_u32(r, &height, "truncated block height") < 0) goto err;
+    if (dynafed) {
+        PyObject *pv[2] = {0};
+        pv[0] = walk_dynafed_entry(r);
+        pv[1] = pv[0] ? walk_dynafed_entry(r) : NULL;
+        if (!pv[1]) { Py_XDECREF(pv[0]); goto err; }
+        v[H_DYNAFED] = build(K_DYNA_PARAMS, pv);
+        if (!v[H_DYNAFED]) goto err;
+        hash_end = r->pos;
+        v[H_SIGNWIT] = rd_stack(r, "truncated signblock witness item");
+        if (!v[H_SIGNWIT]) goto err;
+        Py_INCREF(Py_None); v[H_CHALLENGE] = Py_None;
+        Py_INCREF(Py_None); v[H_SOLUTION] = Py_None;
+    } else {
+        v[H_CHALLENGE] = rd_bytes(r, "truncated block challenge");
+        if (!v[H_CHALLENGE]) goto err;
+        hash_end = r->pos;
+        v[H_SOLUTION] = rd_bytes(r, "truncated block solution");
+        if (!v[H_SOLUTION]) goto err;
+        Py_INCREF(Py_None); v[H_DYNAFED] = Py_None;
+        v[H_SIGNWIT] = NEW_EMPTY_TUPLE();
+    }
+    v[H_VERSION] = PyLong_FromUnsignedLong(version & 0x7fffffffu);
+    v[H_TIME] = PyLong_FromUnsignedLong(time);
+    v[H_HEIGHT] = PyLong_FromUnsignedLong(height);
+    v[H_RAW] = bytes_at(r, start, r->pos - start);
+    v[H_HASH_END] = PyLong_FromSsize_t(hash_end - start);
+    Py_INCREF(Py_None); v[H_HASH] = Py_None;
+    return build(K_HEADER, v);
+err:
+    for (int i = 0; i < 12; i++) Py_XDECREF(v[i]);
+    return NULL;
+}
+
+static PyObject *walk_block(Rd *r) {
+    PyObject *v[2] = {0};
+    uint64_t n;
+    v[0] = walk_header(r);
+    if (!v[0]) return NULL;
+    Py_ssize_t at = r->pos;
+    if (rd_compact(r, &n) < 0) goto err;
+    if (n > (uint64_t)(LEFT(r) / MIN_TX_SIZE)) {
+        fail_at(r, at, "transaction count exceeds remaining bytes");
+        goto err;
+    }
+    v[1] = PyTuple_New((Py_ssize_t)n);
+    if (!v[1]) goto err;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)n; i++) {
+        PyObject *tx = walk_tx(r);
+        if (!tx) goto err;
+        PyTuple_SET_ITEM(v[1], i, tx);
+    }
+    return build(K_BLOCK, v);
+err:
+    Py_XDECREF(v[0]);
+    Py_XDECREF(v[1]);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Python entry points                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyObject *ParseErrorType;
+
+static PyObject *raise_parse_error(Rd *r) {
+    if (r->err) {
+        PyErr_Clear(); /* a format error wins over nothing; Python errors leave err NULL */
+        PyObject *e = PyObject_CallFunction(ParseErrorType, "ns", r->err_off, r->err);
+        if (e) {
+            PyErr_SetObject(ParseErrorType, e);
+            Py_DECREF(e);
+        }
+    }
+    return NULL;
+}
+
+typedef PyObject *(*walker_fn)(Rd *);
+
+static PyObject *run_walker(PyObject *data, walker_fn fn, const char *trailing_why) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Rd r = {(const uint8_t *)view.buf, view.len, 0, NULL, 0};
+    PyObject *o = fn(&r);
+    if (o && r.pos != r.len) {
+        Py_CLEAR(o);
+        fail_at(&r, r.pos, trailing_why);
+    }
+    PyBuffer_Release(&view);
+    if (!o) return raise_parse_error(&r);
+    return o;
+}
+
+static PyObject *py_parse_transaction(PyObject *self, PyObject *data) {
+    (void)self;
+    return run_walker(data, walk_tx, "trailing bytes after transaction");
+}
+static PyObject *py_parse_block(PyObject *self, PyObject *data) {
+    (void)self;
+    return run_walker(data, walk_block, "trailing bytes after block");
+}
+static PyObject *py_parse_block_header(PyObject *self, PyObject *data) {
+    (void)self;
+    return run_walker(data, walk_header, "trailing bytes after block header");
+}
+
+/* txid = sha256d(version || 0x00 || raw[5:locktime_end]): the non-witness serialization keeps the
+ * flag byte, forced to zero (elements-format.md §1.2).  Preconditions checked: 5 <= end <= len. */
+static PyObject *py_txid(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t end;
+    uint8_t out[32], zero = 0;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &end)) return NULL;
+    if (end < 5 || end > view.len) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "locktime end outside the transaction");
+        return NULL;
+    }
+    const uint8_t *p = view.buf;
+    sha256d3(p, 4, &zero, 1, p + 5, (size_t)(end - 5), out);
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
+static PyObject *py_sha256d(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    uint8_t out[32];
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    sha256d(view.buf, (size_t)view.len, out);
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
+static PyObject *py_sha256_midstate(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    uint8_t out[32];
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len != 64) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "sha256_midstate takes exactly one 64-byte block");
+        return NULL;
+    }
+    midstate_node(view.buf, (const uint8_t *)view.buf + 32, out);
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
+static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    uint8_t out[32];
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len % 32 || (uint64_t)view.len / 32 >= 0xffffffffULL) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "leaves must be concatenated 32-byte hashes");
+        return NULL;
+    }
+    fast_merkle_root_c(view.buf, (size_t)view.len / 32, out);
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
+/* Bitcoin Merkle root over concatenated 32-byte hashes: pairs hashed with sha256d, an odd last
+ * node paired with itself.  Also reports CVE-2012-2459 "mutation" (two equal siblings). */
+static PyObject *py_merkle_root(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    uint8_t out[32];
+    int mutated = 0;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len % 32) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "hashes must be concatenated 32-byte hashes");
+        return NULL;
+    }
+    size_t n = (size_t)view.len / 32;
+    if (n == 0) {
+        memset(out, 0, 32);
+    } else {
+        uint8_t *level = PyMem_Malloc(n * 32);
+        if (!level) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
+        memcpy(level, view.buf, n * 32);
+        while (n > 1) {
+            for (size_t i = 0; i + 1 < n; i += 2)
+                if (!memcmp(level + 32 * i, level + 32 * (i + 1), 32)) mutated = 1;
+            size_t m = (n + 1) / 2;
+            for (size_t i = 0; i < m; i++) {
+                const uint8_t *left = level + 64 * i;
+                const uint8_t *right = 2 * i + 1 < n ? left + 32 : left;
+                sha256d3(left, 32, right, 32, NULL, 0, level + 32 * i);
+            }
+            n = m;
+        }
+        memcpy(out, level, 32);
+        PyMem_Free(level);
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("y#O", (const char *)out, (Py_ssize_t)32, mutated ? Py_True : Py_False);
+}
+
+/* withash (GetWitnessOnlyHash, elements-format.md §1.2).  Walks a transaction the walker already
+ * accepted (bounds are still checked).  Input leaf = FMR of sha256d of the serialized issuance
+ * amount rangeproof, inflation keys rangeproof, script witness stack and peg-in witness stack;
+ * null-prevout (coinbase) inputs use an empty witness.  Output leaf = FMR(sha256d(surjection
+ * proof), sha256d(rangeproof)).  Result = FMR(FMR(inputs), FMR(outputs)). */
+static PyObject *py_withash(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    uint8_t *in_leaves = NULL, *out_leaves = NULL, *null_in = NULL, out[32];
+    uint8_t empty_in[32], empty_out[32], roots[64], leaf4[128];
+    uint32_t u32;
+    uint8_t flags;
+    uint64_t n_in = 0, n_out = 0;
+    Py_ssize_t s, n;
+    PyObject *result = NULL;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Rd r = {(const uint8_t *)view.buf, view.len, 0, NULL, 0};
+    static const uint8_t zero = 0;
+    sha256d(&zero, 1, leaf4);
+    memcpy(leaf4 + 32, leaf4, 32);
+    memcpy(leaf4 + 64, leaf4, 64);
+    fast_merkle_root_c(leaf4, 4, empty_in);
+    fast_merkle_root_c(leaf4, 2, empty_out);
+
+    if (rd_u32(&r, &u32, "truncated version") < 0 || rd_u8(&r, &flags, "truncated flags") < 0 ||
+        rd_compact(&r, &n_in) < 0)
+        goto done;
+    if (n_in > (uint64_t)(LEFT(&r) / MIN_TXIN_SIZE)) { fail_at(&r, r.pos, "bad input count"); goto done; }
+    in_leaves = PyMem_Malloc(32 * (size_t)n_in + 1);
+    null_in = PyMem_Malloc((size_t)n_in + 1);
+    if (!in_leaves || !null_in) { PyErr_NoMemory(); goto done; }
+    for (uint64_t i = 0; i < n_in; i++) {
+        static const uint8_t zeros[32] = {0};
+        if (LEFT(&r) < 36) { fail_at(&r, r.pos, "truncated prevout"); goto done; }
+        uint32_t idx = le32(r.p + r.pos + 32);
+        null_in[i] = idx == 0xffffffffu && !memcmp(r.p + r.pos, zeros, 32);
+        r.pos += 36;
+        if (rd_span(&r, &s, &n, "truncated scriptSig") < 0 || rd_u32(&r, &u32, "seq") < 0) goto done;
+        if (idx != 0xffffffffu && (idx >> 31)) {
+            uint8_t pre;
+            if (LEFT(&r) < 64) { fail_at(&r, r.pos, "truncated issuance"); goto done; }
+            r.pos += 64;
+            for (int j = 0; j < 2; j++) {
+                if (rd_u8(&r, &pre, "truncated issuance value") < 0) goto done;
+                Py_ssize_t extra = pre == 0 ? 0 : pre == 1 ? 8 : 32;
+                if (LEFT(&r) < extra) { fail_at(&r, r.pos, "truncated issuance value"); goto done; }
+                r.pos += extra;
+            }
+        }
+    }
+    if (rd_compact(&r, &n_out) < 0) goto done;
+    if (n_out > (uint64_t)(LEFT(&r) / MIN_TXOUT_SIZE)) { fail_at(&r, r.pos, "bad output count"); goto done; }
+    out_leaves = PyMem_Malloc(32 * (size_t)n_out + 1);
+    if (!out_leaves) { PyErr_NoMemory(); goto done; }
+    for (uint64_t i = 0; i < n_out; i++) {
+        uint8_t pre;
+        if (rd_u8(&r, &pre, "asset") < 0) goto done;
+        if (LEFT(&r) < 32) { fail_at(&r, r.pos, "asset"); goto done; }
+        r.pos += 32;
+        if (rd_u8(&r, &pre, "value") < 0) goto done;
+        Py_ssize_t extra = pre == 1 ? 8 : 32;
+        if (LEFT(&r) < extra) { fail_at(&r, r.pos, "value"); goto done; }
+        r.pos += extra;
+        if (rd_u8(&r, &pre, "nonce") < 0) goto done;
+        extra = pre == 0 ? 0 : 32;
+        if (LEFT(&r) < extra) { fail_at(&r, r.pos, "nonce"); goto done; }
+        r.pos += extra;
+        if (rd_span(&r, &s, &n, "scriptPubKey") < 0) goto done;
+    }
+    if (rd_u32(&r, &u32, "locktime") < 0) goto done;
+    for (uint64_t i = 0; i < n_in; i++) {
+        if (flags & 1) {
+            Py_ssize_t mark[5];
+            mark[0] = r.pos;
+            if (rd_span(&r, &s, &n, "rp") < 0) goto done;
+            mark[1] = r.pos;
+            if (rd_span(&r, &s, &n, "rp") < 0) goto done;
+            mark[2] = r.pos;
+            if (skip_stack(&r) < 0) goto done;
+            mark[3] = r.pos;
+            if (skip_stack(&r) < 0) goto done;
+            mark[4] = r.pos;
+            if (null_in[i]) {
+                memcpy(in_leaves + 32 * i, empty_in, 32);
+            } else {
+                for (int j = 0; j < 4; j++)
+                    sha256d(r.p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf4 + 32 * j);
+                fast_merkle_root_c(leaf4, 4, in_leaves + 32 * i);
+            }
+        } else {
+            memcpy(in_leaves + 32 * i, empty_in, 32);
+        }
+    }
+    for (uint64_t i = 0; i < n_out; i++) {
+        if (flags & 1) {
+            Py_ssize_t mark[3];
+            mark[0] = r.pos;
+            if (rd_span(&r, &s, &n, "surjection proof") < 0) goto done;
+            mark[1] = r.pos;
+            if (rd_span(&r, &s, &n, "rangeproof") < 0) goto done;
+            mark[2] = r.pos;
+            for (int j = 0; j < 2; j++)
+                sha256d(r.p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf4 + 32 * j);
+            fast_merkle_root_c(leaf4, 2, out_leaves + 32 * i);
+        } else {
+            memcpy(out_leaves + 32 * i, empty_out, 32);
+        }
+    }
+    if (r.pos != r.len) { fail_at(&r, r.pos, "trailing bytes after transaction"); goto done; }
+    fast_merkle_root_c(in_leaves, (size_t)n_in, roots);
+    fast_merkle_root_c(out_leaves, (size_t)n_out, roots + 32);
+    fast_merkle_root_c(roots, 2, out);
+    result = PyBytes_FromStringAndSize((const char *)out, 32);
+done:
+    PyMem_Free(in_leaves);
+    PyMem_Free(out_leaves);
+    PyMem_Free(null_in);
+    PyBuffer_Release(&view);
+    if (!result && !PyErr_Occurred()) raise_parse_error(&r);
+    return result;
+}
+
+/* Public header of a Borromean (secp256k1-zkp "rangeproof") proof, as secp256k1_rangeproof_info:
+ * byte 0 = flags (bit 7 must be 0; bit 6: exponent/mantissa present; bit 5: min value present),
+ * exponent = flags & 31 (<= 18), mantissa = byte 1 + 1 (<= 64), then 8-byte BE min value.
+ * Returns (exponent, mantissa, min_value, max_value) or None when the header is not one. */
+static PyObject *py_rangeproof_info(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    PyObject *res = NULL;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const uint8_t *p = view.buf;
+    Py_ssize_t len = view.len, off = 0;
+    int exp = -1, mantissa = 0;
+    uint64_t max_value = 0, min_value = 0;
+    if (len < 65 || (p[0] & 128)) goto none;
+    int has_nz_range = p[0] & 64, has_min = p[0] & 32;
+    if (has_nz_range) {
+        exp = p[0] & 31;
+        off++;
+        if (exp > 18) goto none;
+        mantissa = p[off] + 1;
+        if (mantissa > 64) goto none;
+        max_value = UINT64_MAX >> (64 - mantissa);
+    }
+    off++;
+    for (int i = 0; i < exp; i++) {
+        if (max_value > UINT64_MAX / 10) goto none;
+        max_value *= 10;
+    }
+    if (has_min) {
+        if (len - off < 8) goto none;
+        for (int i = 0; i < 8; i++) min_value = (min_value << 8) | p[off + i];
+        off += 8;
+    }
+    if (max_value > UINT64_MAX - min_value) goto none;
+    max_value += min_value;
+    res = Py_BuildValue("iiKK", exp, mantissa, (unsigned long long)min_value,
+                        (unsigned long long)max_value);
+    PyBuffer_Release(&view);
+    return res;
+none:
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_sha_backend(PyObject *self, PyObject *unused) {
+    (void)self; (void)unused;
+    return PyUnicode_FromString(sha256_compress == sha256_compress_portable ? "portable" : "shani");
+}
+
+static PyObject *py_set_sha_backend(PyObject *self, PyObject *arg) {
+    (void)self;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name) return NULL;
+    if (!strcmp(name, "portable")) {
+        sha256_compress = sha256_compress_portable;
+#ifdef HAVE_SHANI_CODE
+    } else if (!strcmp(name, "shani")) {
+        unsigned a, b, c, d;
+        if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 29))) {
+            PyErr_SetString(PyExc_ValueError, "CPU lacks the SHA extensions");
+            return NULL;
+        }
+        sha256_compress = sha256_compress_shani;
+#endif
+    } else {
+        PyErr_SetString(PyExc_ValueError, "unknown SHA-256 backend");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"register_types", register_types, METH_O, "Register the model classes (dict name -> class)."},
+    {"parse_transaction", py_parse_transaction, METH_O, "Walk one whole transaction."},
+    {"parse_block", py_parse_block, METH_O, "Walk one whole block."},
+    {"parse_block_header", py_parse_block_header, METH_O, "Walk one whole block header."},
+    {"txid", py_txid, METH_VARARGS, "txid(raw, locktime_end) -> 32 bytes."},
+    {"withash", py_withash, METH_O, "withash(raw transaction) -> 32 bytes."},
+    {"sha256d", py_sha256d, METH_O, "Double SHA-256."},
+    {"sha256_midstate", py_sha256_midstate, METH_O,
+     "SHA-256 compression of one 64-byte block from the IV, state big-endian."},
+    {"fast_merkle_root", py_fast_merkle_root, METH_O, "Elements FMR over concatenated leaves."},
+    {"merkle_root", py_merkle_root, METH_O, "Bitcoin Merkle root -> (root, mutated)."},
+    {"rangeproof_info", py_rangeproof_info, METH_O, "Borromean rangeproof header or None."},
+    {"sha_backend", py_sha_backend, METH_NOARGS, "Name of the SHA-256 compression in use."},
+    {"set_sha_backend", py_set_sha_backend, METH_O, "Select 'portable' or 'shani'."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctplugin.elements._speedups",
+                                    "Native Elements walker and SHA-256.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    PyObject *errors = PyImport_ImportModule("ctplugin.errors");
+    if (!errors) return NULL;
+    ParseErrorType = PyObject_GetAttrString(errors, "ParseError");
+    Py_DECREF(errors);
+    if (!ParseErrorType) return NULL;
+    EMPTY_BYTES = PyBytes_FromStringAndSize(NULL, 0);
+    EMPTY_TUPLE = PyTuple_New(0);
+    if (!EMPTY_BYTES || !EMPTY_TUPLE) return NULL;
+#ifdef HAVE_SHANI_CODE
+    {
+        unsigned a, b, c, d;
+        if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29)) &&
+            __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19)) && (c & (1u << 9))) {
+            /* Use the SHA extensions only if they agree with the portable code on a test. */
+            uint32_t s1[8], s2[8];
+            uint8_t blk[128];
+            for (int i = 0; i < 128; i++) blk[i] = (uint8_t)(i * 7 + 3);
+            memcpy(s1, IV256, 32);
+            memcpy(s2, IV256, 32);
+            sha256_compress_portable(s1, blk, 2);
+            sha256_compress_shani(s2, blk, 2);
+            if (!memcmp(s1, s2, 32)) sha256_compress = sha256_compress_shani;
+        }
+    }
+#endif
+    return PyModule_Create(&module);
+}
