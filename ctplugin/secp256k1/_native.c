@@ -1,0 +1,931 @@
+/* ctplugin.secp256k1._native: the variable-time secp256k1 kernel (API in kernel.py's docstring;
+ * executable specification in _reference.py, which this module agrees with bit for bit).
+ *
+ * PUBLIC DATA ONLY.  Every function here runs in time that depends on its inputs (branches on
+ * scalar digits, infinity, equal coordinates...).  Secrets must go through ctplugin.secp256k1.ct.
+ *
+ * Conventions: inputs are bytes-like (buffer protocol), parsed and validated into C arrays while
+ * holding the GIL; long computations then run with the GIL released on those private copies.
+ * Bad input raises ValueError (lengths, encodings, scalars >= N, points off the curve) or
+ * TypeError (wrong Python types); allocation failure raises MemoryError.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "native/field.h"
+#include "native/scalar.h"
+#include "native/group.h"
+#include "native/msm.h"
+
+enum { KIND_COMPRESSED = 0, KIND_PEDERSEN = 1, KIND_GENERATOR = 2, KIND_XONLY = 3, KIND_XQR = 4 };
+
+/* Above this many elements a computation releases the GIL (below, the switch costs more). */
+#define GIL_RELEASE_MIN 32
+/* scalar_challenge_products returns 2^k scalars: cap k so the output stays bounded (32 MiB). */
+#define MAX_CHALLENGES 20
+
+/* --- parsing helpers (GIL held) ------------------------------------------------------------- */
+
+/* Parse a packed scalar vector; *out is malloc'ed (NULL for n = 0).  Returns -1 with an exception. */
+static int parse_scalars(const Py_buffer *buf, sc **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (buf->len % 32) {
+        PyErr_SetString(PyExc_ValueError, "scalar vector length is not a multiple of 32");
+        return -1;
+    }
+    size_t count = (size_t)buf->len / 32;
+    if (count == 0) return 0;
+    sc *v = malloc(count * sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const unsigned char *p = buf->buf;
+    for (size_t i = 0; i < count; i++) {
+        if (!sc_set_b32(&v[i], p + 32 * i)) {
+            free(v);
+            PyErr_Format(PyExc_ValueError, "scalar %zu: not below the group order", i);
+            return -1;
+        }
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+/* One scalar argument of exactly 32 bytes. */
+static int parse_one_scalar(const Py_buffer *buf, sc *out) {
+    if (buf->len != 32) {
+        PyErr_SetString(PyExc_ValueError, "a scalar is exactly 32 bytes");
+        return -1;
+    }
+    if (!sc_set_b32(out, buf->buf)) {
+        PyErr_SetString(PyExc_ValueError, "scalar 0: not below the group order");
+        return -1;
+    }
+    return 0;
+}
+
+/* Decode a 64-byte x||y point (64 zero bytes = infinity) and check it lies on the curve. */
+static const char *point_from_64(ge *r, const unsigned char *b) {
+    int zero = 1;
+    for (int i = 0; i < 64; i++) {
+        if (b[i]) {
+            zero = 0;
+            break;
+        }
+    }
+    if (zero) {
+        r->inf = 1;
+        r->x = FE_ZERO;
+        r->y = FE_ZERO;
+        return NULL;
+    }
+    r->inf = 0;
+    if (!fe_set_b32(&r->x, b) || !fe_set_b32(&r->y, b + 32)) {
+        return "coordinate not below the field size";
+    }
+    if (!ge_is_on_curve(r)) return "not on the curve";
+    return NULL;
+}
+
+static void point_to_64(unsigned char *b, const ge *a) {
+    if (a->inf) {
+        memset(b, 0, 64);
+        return;
+    }
+    fe_get_b32(b, &a->x);
+    fe_get_b32(b + 32, &a->y);
+}
+
+/* Parse a packed point vector; *out is malloc'ed (NULL for n = 0). */
+static int parse_points(const Py_buffer *buf, ge **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (buf->len % 64) {
+        PyErr_SetString(PyExc_ValueError, "point vector length is not a multiple of 64");
+        return -1;
+    }
+    size_t count = (size_t)buf->len / 64;
+    if (count == 0) return 0;
+    ge *v = malloc(count * sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const unsigned char *p = buf->buf;
+    for (size_t i = 0; i < count; i++) {
+        const char *err = point_from_64(&v[i], p + 64 * i);
+        if (err) {
+            free(v);
+            PyErr_Format(PyExc_ValueError, "point %zu: %s", i, err);
+            return -1;
+        }
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+static int parse_one_point(const Py_buffer *buf, ge *out) {
+    if (buf->len != 64) {
+        PyErr_SetString(PyExc_ValueError, "a point is exactly 64 bytes");
+        return -1;
+    }
+    const char *err = point_from_64(out, buf->buf);
+    if (err) {
+        PyErr_Format(PyExc_ValueError, "point 0: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *point_bytes(const ge *a) {
+    PyObject *res = PyBytes_FromStringAndSize(NULL, 64);
+    if (res) point_to_64((unsigned char *)PyBytes_AS_STRING(res), a);
+    return res;
+}
+
+static PyObject *gej_bytes(const gej *a) {
+    ge g;
+    ge_set_gej_var(&g, a);
+    return point_bytes(&g);
+}
+
+static PyObject *scalars_bytes(const sc *v, size_t n) {
+    PyObject *res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * n));
+    if (!res) return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(res);
+    for (size_t i = 0; i < n; i++) sc_get_b32(p + 32 * i, &v[i]);
+    return res;
+}
+
+/* --- multi-scalar multiplication ------------------------------------------------------------ */
+
+static PyObject *msm_of(const ge *pts, const sc *ks, size_t n) {
+    gej r;
+    int ok;
+    if (n >= GIL_RELEASE_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        ok = msm_var(&r, pts, ks, n);
+        Py_END_ALLOW_THREADS
+    } else {
+        ok = msm_var(&r, pts, ks, n);
+    }
+    if (!ok) return PyErr_NoMemory();
+    return gej_bytes(&r);
+}
+
+static PyObject *py_msm_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bs, bp;
+    if (!PyArg_ParseTuple(args, "y*y*:msm_var", &bs, &bp)) return NULL;
+    sc *ks = NULL;
+    ge *pts = NULL;
+    size_t nk, np;
+    PyObject *res = NULL;
+    if (parse_scalars(&bs, &ks, &nk) || parse_points(&bp, &pts, &np)) goto done;
+    if (nk != np) {
+        PyErr_SetString(PyExc_ValueError, "msm_var: scalar and point counts differ");
+        goto done;
+    }
+    res = msm_of(pts, ks, nk);
+done:
+    free(ks);
+    free(pts);
+    PyBuffer_Release(&bs);
+    PyBuffer_Release(&bp);
+    return res;
+}
+
+/* --- FixedBaseTable ------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    size_t n;
+    ge *pts;
+} FixedBaseTableObject;
+
+static void fbt_dealloc(FixedBaseTableObject *self) {
+    free(self->pts);
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *fbt_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"points", NULL};
+    Py_buffer bp;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*:FixedBaseTable", kwlist, &bp)) return NULL;
+    ge *pts = NULL;
+    size_t n;
+    if (parse_points(&bp, &pts, &n)) {
+        PyBuffer_Release(&bp);
+        return NULL;
+    }
+    PyBuffer_Release(&bp);
+    FixedBaseTableObject *self = (FixedBaseTableObject *)type->tp_alloc(type, 0);
+    if (!self) {
+        free(pts);
+        return NULL;
+    }
+    self->n = n;
+    self->pts = pts;
+    return (PyObject *)self;
+}
+
+static Py_ssize_t fbt_len(FixedBaseTableObject *self) { return (Py_ssize_t)self->n; }
+
+static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"scalars", "extra_scalars", "extra_points", NULL};
+    Py_buffer bs, bes = {0}, bep = {0};
+    int have_es = 0, have_ep = 0;
+    bes.len = bep.len = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|y*y*:msm_var", kwlist, &bs, &bes, &bep))
+        return NULL;
+    have_es = bes.obj != NULL;
+    have_ep = bep.obj != NULL;
+    sc *ks = NULL, *eks = NULL, *allk = NULL;
+    ge *eps = NULL, *allp = NULL;
+    size_t nk = 0, nek = 0, nep = 0;
+    PyObject *res = NULL;
+    if (bs.len > (Py_ssize_t)(32 * self->n)) {
+        PyErr_SetString(PyExc_ValueError, "more scalars than table points");
+        goto done;
+    }
+    if (parse_scalars(&bs, &ks, &nk)) goto done;
+    if (have_es && parse_scalars(&bes, &eks, &nek)) goto done;
+    if (have_ep && parse_points(&bep, &eps, &nep)) goto done;
+    if (nek != nep) {
+        PyErr_SetString(PyExc_ValueError, "msm_var: scalar and point counts differ");
+        goto done;
+    }
+    size_t total = nk + nek;
+    if (total == 0) {
+        ge inf = {FE_ZERO, FE_ZERO, 1};
+        res = point_bytes(&inf);
+        goto done;
+    }
+    allk = malloc(total * sizeof *allk);
+    allp = malloc(total * sizeof *allp);
+    if (!allk || !allp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (nk) memcpy(allk, ks, nk * sizeof *allk);
+    if (nk) memcpy(allp, self->pts, nk * sizeof *allp);
+    if (nek) memcpy(allk + nk, eks, nek * sizeof *allk);
+    if (nek) memcpy(allp + nk, eps, nek * sizeof *allp);
+    res = msm_of(allp, allk, total);
+done:
+    free(ks);
+    free(eks);
+    free(eps);
+    free(allk);
+    free(allp);
+    PyBuffer_Release(&bs);
+    if (have_es) PyBuffer_Release(&bes);
+    if (have_ep) PyBuffer_Release(&bep);
+    return res;
+}
+
+static PyMethodDef fbt_methods[] = {
+    {"msm_var", (PyCFunction)(void (*)(void))fbt_msm_var, METH_VARARGS | METH_KEYWORDS,
+     "msm_var(scalars, extra_scalars=b'', extra_points=b'') -> point: Σ scalars[i]·table[i] + "
+     "Σ extra_scalars[j]·extra_points[j]."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot fbt_slots[] = {
+    {Py_tp_dealloc, fbt_dealloc},
+    {Py_tp_new, fbt_new},
+    {Py_tp_methods, fbt_methods},
+    {Py_sq_length, fbt_len},
+    {Py_mp_length, fbt_len},
+    {Py_tp_doc, "FixedBaseTable(points): precomputation for points reused across many MSMs."},
+    {0, NULL},
+};
+
+static PyType_Spec fbt_spec = {
+    "ctplugin.secp256k1._native.FixedBaseTable",
+    sizeof(FixedBaseTableObject),
+    0,
+    Py_TPFLAGS_DEFAULT,
+    fbt_slots,
+};
+
+/* --- point encodings ------------------------------------------------------------------------ */
+
+static const char *decode_one(ge *r, const unsigned char *b, int kind) {
+    int flag = 0;
+    const unsigned char *xb = b;
+    if (kind != KIND_XONLY) {
+        int base = kind == KIND_COMPRESSED ? 0x02 : kind == KIND_PEDERSEN ? 0x08
+                 : kind == KIND_GENERATOR  ? 0x0a : 0x00;
+        if ((b[0] & ~1) != base) return "bad prefix byte";
+        flag = b[0] & 1;
+        xb = b + 1;
+    }
+    if (!fe_set_b32(&r->x, xb)) return "x coordinate not below the field size";
+    fe rhs, seven = {{7, 0, 0, 0}};
+    fe_sqr(&rhs, &r->x);
+    fe_mul(&rhs, &rhs, &r->x);
+    fe_add(&rhs, &rhs, &seven);
+    if (!fe_sqrt_var(&r->y, &rhs)) return "not on the curve";
+    fe_normalize(&r->y);
+    if (kind == KIND_COMPRESSED || kind == KIND_XONLY) {
+        if ((int)(r->y.n[0] & 1) != flag) fe_neg(&r->y, &r->y);
+    } else if (flag) {
+        fe_neg(&r->y, &r->y); /* the root found is the residue one; flag 1 asks for the other */
+    }
+    fe_normalize(&r->y);
+    r->inf = 0;
+    return NULL;
+}
+
+static PyObject *py_decode_points_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer b;
+    int kind;
+    if (!PyArg_ParseTuple(args, "y*i:decode_points_var", &b, &kind)) return NULL;
+    PyObject *res = NULL;
+    unsigned char *copy = NULL;
+    if (kind < 0 || kind > 4) {
+        PyErr_Format(PyExc_ValueError, "unknown point kind %d", kind);
+        goto done;
+    }
+    size_t width = kind == KIND_XONLY ? 32 : 33;
+    if ((size_t)b.len % width) {
+        PyErr_Format(PyExc_ValueError, "encoded point vector length is not a multiple of %zu",
+                     width);
+        goto done;
+    }
+    size_t n = (size_t)b.len / width;
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * n));
+    if (!res || n == 0) goto done;
+    copy = malloc((size_t)b.len);
+    if (!copy) {
+        Py_CLEAR(res);
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(copy, b.buf, (size_t)b.len);
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    const char *err = NULL;
+    size_t bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) {
+        ge g;
+        err = decode_one(&g, copy + width * i, kind);
+        if (err) {
+            bad = i;
+            break;
+        }
+        point_to_64(out + 64 * i, &g);
+    }
+    Py_END_ALLOW_THREADS
+    if (err) {
+        Py_CLEAR(res);
+        if (err[0] == 'b') {
+            PyErr_Format(PyExc_ValueError, "point %zu: bad prefix byte 0x%02x", bad,
+                         copy[width * bad]);
+        } else {
+            PyErr_Format(PyExc_ValueError, "point %zu: %s", bad, err);
+        }
+    }
+done:
+    free(copy);
+    PyBuffer_Release(&b);
+    return res;
+}
+
+/* y is a quadratic residue mod p (Euler's criterion through the square-root exponent). */
+static int fe_is_square_var(const fe *a) {
+    fe r;
+    return fe_sqrt_var(&r, a);
+}
+
+static PyObject *py_encode_points_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer b;
+    int kind;
+    if (!PyArg_ParseTuple(args, "y*i:encode_points_var", &b, &kind)) return NULL;
+    PyObject *res = NULL;
+    ge *pts = NULL;
+    size_t n;
+    if (kind < 0 || kind > 4) {
+        PyErr_Format(PyExc_ValueError, "unknown point kind %d", kind);
+        goto done;
+    }
+    if (parse_points(&b, &pts, &n)) goto done;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].inf) {
+            PyErr_Format(PyExc_ValueError, "point %zu: infinity has no encoding", i);
+            goto done;
+        }
+    }
+    size_t width = kind == KIND_XONLY ? 32 : 33;
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(width * n));
+    if (!res) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    int base = kind == KIND_COMPRESSED ? 0x02 : kind == KIND_PEDERSEN ? 0x08
+             : kind == KIND_GENERATOR  ? 0x0a : 0x00;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *o = out + width * i;
+        if (kind == KIND_XONLY) {
+            fe_get_b32(o, &pts[i].x);
+            continue;
+        }
+        int flag = kind == KIND_COMPRESSED ? fe_is_odd(&pts[i].y) : !fe_is_square_var(&pts[i].y);
+        o[0] = (unsigned char)(base | flag);
+        fe_get_b32(o + 1, &pts[i].x);
+    }
+    Py_END_ALLOW_THREADS
+done:
+    free(pts);
+    PyBuffer_Release(&b);
+    return res;
+}
+
+static PyObject *py_point_add_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer ba, bb;
+    if (!PyArg_ParseTuple(args, "y*y*:point_add_var", &ba, &bb)) return NULL;
+    PyObject *res = NULL;
+    ge a, b;
+    if (parse_one_point(&ba, &a) == 0 && parse_one_point(&bb, &b) == 0) {
+        gej r;
+        gej_set_ge(&r, &a);
+        gej_add_ge_var(&r, &r, &b);
+        res = gej_bytes(&r);
+    }
+    PyBuffer_Release(&ba);
+    PyBuffer_Release(&bb);
+    return res;
+}
+
+static PyObject *py_point_neg(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer ba;
+    if (!PyArg_ParseTuple(args, "y*:point_neg", &ba)) return NULL;
+    PyObject *res = NULL;
+    ge a;
+    if (parse_one_point(&ba, &a) == 0) {
+        if (!a.inf) fe_neg(&a.y, &a.y);
+        res = point_bytes(&a);
+    }
+    PyBuffer_Release(&ba);
+    return res;
+}
+
+/* --- scalar vectors ------------------------------------------------------------------------- */
+
+static PyObject *py_scalar_powers(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bx;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y*n:scalar_powers", &bx, &n)) return NULL;
+    PyObject *res = NULL;
+    sc x;
+    if (parse_one_scalar(&bx, &x)) goto done;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative length");
+        goto done;
+    }
+    if (n > PY_SSIZE_T_MAX / 32) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    res = PyBytes_FromStringAndSize(NULL, 32 * n);
+    if (!res) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    sc acc = SC_ONE;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        sc_get_b32(out + 32 * i, &acc);
+        sc_mul(&acc, &acc, &x);
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&bx);
+    return res;
+}
+
+/* Montgomery's trick: out[i] = v[i]^-1 with one inversion; v[i] != 0 (checked by callers). */
+static void sc_batch_inverse_var(sc *out, const sc *v, size_t n) {
+    if (n == 0) return;
+    sc acc = SC_ONE;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = acc;
+        sc_mul(&acc, &acc, &v[i]);
+    }
+    sc inv;
+    sc_inv_var(&inv, &acc);
+    for (size_t i = n; i-- > 0;) {
+        sc t;
+        sc_mul(&t, &inv, &out[i]);
+        sc_mul(&inv, &inv, &v[i]);
+        out[i] = t;
+    }
+}
+
+static PyObject *py_scalar_batch_inverse(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bv;
+    if (!PyArg_ParseTuple(args, "y*:scalar_batch_inverse", &bv)) return NULL;
+    PyObject *res = NULL;
+    sc *v = NULL, *out = NULL;
+    size_t n;
+    if (parse_scalars(&bv, &v, &n)) goto done;
+    for (size_t i = 0; i < n; i++) {
+        if (sc_is_zero(&v[i])) {
+            PyErr_SetString(PyExc_ValueError, "cannot invert zero");
+            goto done;
+        }
+    }
+    out = malloc((n ? n : 1) * sizeof *out);
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    sc_batch_inverse_var(out, v, n);
+    Py_END_ALLOW_THREADS
+    res = scalars_bytes(out, n);
+done:
+    free(v);
+    free(out);
+    PyBuffer_Release(&bv);
+    return res;
+}
+
+static PyObject *py_scalar_challenge_products(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bx;
+    if (!PyArg_ParseTuple(args, "y*:scalar_challenge_products", &bx)) return NULL;
+    PyObject *res = NULL;
+    sc *x = NULL, *xinv = NULL, *out = NULL;
+    size_t k;
+    if (parse_scalars(&bx, &x, &k)) goto done;
+    if (k > MAX_CHALLENGES) {
+        PyErr_Format(PyExc_ValueError, "too many challenges (%zu > %d)", k, MAX_CHALLENGES);
+        goto done;
+    }
+    for (size_t r = 0; r < k; r++) {
+        if (sc_is_zero(&x[r])) {
+            PyErr_SetString(PyExc_ValueError, "challenge is zero");
+            goto done;
+        }
+    }
+    size_t count = (size_t)1 << k;
+    out = malloc(count * sizeof *out);
+    xinv = malloc((k ? k : 1) * sizeof *xinv);
+    if (!out || !xinv) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    /* s[0] = Π x_r^-1; setting bit r multiplies by x_r / x_r^-1 = x_r^2. */
+    sc_batch_inverse_var(xinv, x, k);
+    out[0] = SC_ONE;
+    for (size_t r = 0; r < k; r++) sc_mul(&out[0], &out[0], &xinv[r]);
+    for (size_t r = 0; r < k; r++) {
+        sc sq;
+        sc_mul(&sq, &x[r], &x[r]);
+        size_t half = (size_t)1 << r;
+        for (size_t j = 0; j < half; j++) sc_mul(&out[j + half], &out[j], &sq);
+    }
+    Py_END_ALLOW_THREADS
+    res = scalars_bytes(out, count);
+done:
+    free(x);
+    free(xinv);
+    free(out);
+    PyBuffer_Release(&bx);
+    return res;
+}
+
+/* Parse two vectors of the same length. */
+static int parse_pair(const Py_buffer *ba, const Py_buffer *bb, sc **a, sc **b, size_t *n) {
+    size_t na, nb;
+    *a = *b = NULL;
+    if (parse_scalars(ba, a, &na)) return -1;
+    if (parse_scalars(bb, b, &nb)) return -1;
+    if (na != nb) {
+        PyErr_SetString(PyExc_ValueError, "vector lengths differ");
+        return -1;
+    }
+    *n = na;
+    return 0;
+}
+
+typedef enum { OP_MUL, OP_ADD } pair_op;
+
+static PyObject *pairwise(PyObject *args, const char *fmt, pair_op op) {
+    Py_buffer ba, bb;
+    if (!PyArg_ParseTuple(args, fmt, &ba, &bb)) return NULL;
+    PyObject *res = NULL;
+    sc *a = NULL, *b = NULL;
+    size_t n;
+    if (parse_pair(&ba, &bb, &a, &b, &n)) goto done;
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * n));
+    if (!res) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    for (size_t i = 0; i < n; i++) {
+        sc r;
+        if (op == OP_MUL) sc_mul(&r, &a[i], &b[i]);
+        else sc_add(&r, &a[i], &b[i]);
+        sc_get_b32(out + 32 * i, &r);
+    }
+done:
+    free(a);
+    free(b);
+    PyBuffer_Release(&ba);
+    PyBuffer_Release(&bb);
+    return res;
+}
+
+static PyObject *py_scalar_vec_mul(PyObject *self, PyObject *args) {
+    (void)self;
+    return pairwise(args, "y*y*:scalar_vec_mul", OP_MUL);
+}
+
+static PyObject *py_scalar_vec_add(PyObject *self, PyObject *args) {
+    (void)self;
+    return pairwise(args, "y*y*:scalar_vec_add", OP_ADD);
+}
+
+static PyObject *py_scalar_vec_scale(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer ba, bk;
+    if (!PyArg_ParseTuple(args, "y*y*:scalar_vec_scale", &ba, &bk)) return NULL;
+    PyObject *res = NULL;
+    sc *a = NULL, k;
+    size_t n;
+    if (parse_scalars(&ba, &a, &n) || parse_one_scalar(&bk, &k)) goto done;
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * n));
+    if (!res) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    for (size_t i = 0; i < n; i++) {
+        sc r;
+        sc_mul(&r, &a[i], &k);
+        sc_get_b32(out + 32 * i, &r);
+    }
+done:
+    free(a);
+    PyBuffer_Release(&ba);
+    PyBuffer_Release(&bk);
+    return res;
+}
+
+static PyObject *py_scalar_vec_axpy_into(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bacc, bk, bx;
+    if (!PyArg_ParseTuple(args, "w*y*y*:scalar_vec_axpy_into", &bacc, &bk, &bx)) return NULL;
+    PyObject *res = NULL;
+    sc *acc = NULL, *x = NULL, k;
+    size_t n;
+    if (parse_pair(&bacc, &bx, &acc, &x, &n) || parse_one_scalar(&bk, &k)) goto done;
+    /* all validated: now write (no partial write on error) */
+    unsigned char *out = bacc.buf;
+    for (size_t i = 0; i < n; i++) {
+        sc r;
+        sc_mul(&r, &x[i], &k);
+        sc_add(&r, &r, &acc[i]);
+        sc_get_b32(out + 32 * i, &r);
+    }
+    res = Py_NewRef(Py_None);
+done:
+    free(acc);
+    free(x);
+    PyBuffer_Release(&bacc);
+    PyBuffer_Release(&bk);
+    PyBuffer_Release(&bx);
+    return res;
+}
+
+static PyObject *py_scalar_vec_sum(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer ba;
+    if (!PyArg_ParseTuple(args, "y*:scalar_vec_sum", &ba)) return NULL;
+    PyObject *res = NULL;
+    sc *a = NULL;
+    size_t n;
+    if (parse_scalars(&ba, &a, &n)) goto done;
+    sc acc = SC_ZERO;
+    for (size_t i = 0; i < n; i++) sc_add(&acc, &acc, &a[i]);
+    res = scalars_bytes(&acc, 1);
+done:
+    free(a);
+    PyBuffer_Release(&ba);
+    return res;
+}
+
+static PyObject *py_scalar_vec_inner(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer ba, bb;
+    if (!PyArg_ParseTuple(args, "y*y*:scalar_vec_inner", &ba, &bb)) return NULL;
+    PyObject *res = NULL;
+    sc *a = NULL, *b = NULL;
+    size_t n;
+    if (parse_pair(&ba, &bb, &a, &b, &n)) goto done;
+    sc acc = SC_ZERO;
+    for (size_t i = 0; i < n; i++) {
+        sc t;
+        sc_mul(&t, &a[i], &b[i]);
+        sc_add(&acc, &acc, &t);
+    }
+    res = scalars_bytes(&acc, 1);
+done:
+    free(a);
+    free(b);
+    PyBuffer_Release(&ba);
+    PyBuffer_Release(&bb);
+    return res;
+}
+
+/* --- subset sums ---------------------------------------------------------------------------- */
+
+/* out[i] = Σ table[idx[j]] for j in [off[i], off[i+1]); a depth-first trie walk: the prefix this
+ * path shares with the previous one is reused from the stack of partial sums. */
+static int subset_sums_run(ge *out, const ge *table, const uint32_t *idx, const size_t *off,
+                           size_t npaths, size_t maxlen) {
+    gej *stack = malloc((maxlen + 1) * sizeof *stack);
+    gej *res = malloc((npaths ? npaths : 1) * sizeof *res);
+    fe *scratch = malloc((npaths ? npaths : 1) * sizeof *scratch);
+    if (!stack || !res || !scratch) {
+        free(stack);
+        free(res);
+        free(scratch);
+        return 0;
+    }
+    gej_set_inf(&stack[0]);
+    size_t prev_off = 0, prev_len = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        size_t len = off[i + 1] - off[i];
+        const uint32_t *path = idx + off[i];
+        size_t common = 0;
+        while (common < len && common < prev_len && path[common] == idx[prev_off + common]) common++;
+        for (size_t d = common; d < len; d++) gej_add_ge_var(&stack[d + 1], &stack[d], &table[path[d]]);
+        res[i] = stack[len];
+        prev_off = off[i];
+        prev_len = len;
+    }
+    ge_set_all_gej_var(out, res, npaths, scratch);
+    free(stack);
+    free(res);
+    free(scratch);
+    return 1;
+}
+
+static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bt;
+    PyObject *paths_obj;
+    if (!PyArg_ParseTuple(args, "y*O:subset_sums_var", &bt, &paths_obj)) return NULL;
+    PyObject *res = NULL, *paths = NULL;
+    ge *table = NULL, *out = NULL;
+    uint32_t *idx = NULL;
+    size_t *off = NULL;
+    size_t nt;
+    if (parse_points(&bt, &table, &nt)) goto done;
+    paths = PySequence_Fast(paths_obj, "paths must be a sequence of index sequences");
+    if (!paths) goto done;
+    size_t npaths = (size_t)PySequence_Fast_GET_SIZE(paths);
+    off = malloc((npaths + 1) * sizeof *off);
+    if (!off) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t cap = 64, total = 0, maxlen = 0;
+    idx = malloc(cap * sizeof *idx);
+    if (!idx) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    off[0] = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        PyObject *path = PySequence_Fast(PySequence_Fast_GET_ITEM(paths, i),
+                                         "each path must be a sequence of indices");
+        if (!path) goto done;
+        size_t len = (size_t)PySequence_Fast_GET_SIZE(path);
+        if (total + len > cap) {
+            while (total + len > cap) cap *= 2;
+            uint32_t *grown = realloc(idx, cap * sizeof *idx);
+            if (!grown) {
+                Py_DECREF(path);
+                PyErr_NoMemory();
+                goto done;
+            }
+            idx = grown;
+        }
+        for (size_t j = 0; j < len; j++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(path, j);
+            if (!PyLong_Check(item)) {
+                Py_DECREF(path);
+                PyErr_Format(PyExc_TypeError, "path index must be an int, not %.100s",
+                             Py_TYPE(item)->tp_name);
+                goto done;
+            }
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+            if (v == -1 && PyErr_Occurred()) {
+                Py_DECREF(path);
+                goto done;
+            }
+            if (overflow || v < 0 || (unsigned long long)v >= nt) {
+                PyObject *repr = PyObject_Repr(item);
+                Py_DECREF(path);
+                if (repr) {
+                    PyErr_Format(PyExc_ValueError, "path index %U out of range", repr);
+                    Py_DECREF(repr);
+                }
+                goto done;
+            }
+            idx[total + j] = (uint32_t)v;
+        }
+        Py_DECREF(path);
+        total += len;
+        if (len > maxlen) maxlen = len;
+        off[i + 1] = total;
+    }
+    out = malloc((npaths ? npaths : 1) * sizeof *out);
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = subset_sums_run(out, table, idx, off, npaths, maxlen);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * npaths));
+    if (!res) goto done;
+    for (size_t i = 0; i < npaths; i++) point_to_64((unsigned char *)PyBytes_AS_STRING(res) + 64 * i, &out[i]);
+done:
+    Py_XDECREF(paths);
+    free(table);
+    free(out);
+    free(idx);
+    free(off);
+    PyBuffer_Release(&bt);
+    return res;
+}
+
+/* --- module --------------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"msm_var", py_msm_var, METH_VARARGS, "msm_var(scalars, points) -> point: Σ k_i·P_i."},
+    {"decode_points_var", py_decode_points_var, METH_VARARGS,
+     "decode_points_var(data, kind) -> points (64 B each), with full validation."},
+    {"encode_points_var", py_encode_points_var, METH_VARARGS,
+     "encode_points_var(points, kind) -> encoded points."},
+    {"point_add_var", py_point_add_var, METH_VARARGS, "point_add_var(a, b) -> a + b."},
+    {"point_neg", py_point_neg, METH_VARARGS, "point_neg(a) -> -a."},
+    {"scalar_powers", py_scalar_powers, METH_VARARGS, "scalar_powers(x, n) -> [x^0 .. x^(n-1)]."},
+    {"scalar_batch_inverse", py_scalar_batch_inverse, METH_VARARGS,
+     "scalar_batch_inverse(v) -> [v_i^-1]."},
+    {"scalar_challenge_products", py_scalar_challenge_products, METH_VARARGS,
+     "scalar_challenge_products(xs) -> 2^k products Π x_r^(±1)."},
+    {"scalar_vec_mul", py_scalar_vec_mul, METH_VARARGS, "elementwise a_i·b_i"},
+    {"scalar_vec_add", py_scalar_vec_add, METH_VARARGS, "elementwise a_i + b_i"},
+    {"scalar_vec_scale", py_scalar_vec_scale, METH_VARARGS, "k·a_i"},
+    {"scalar_vec_axpy_into", py_scalar_vec_axpy_into, METH_VARARGS,
+     "acc_i += k·x_i in place (acc: writable buffer)"},
+    {"scalar_vec_sum", py_scalar_vec_sum, METH_VARARGS, "Σ a_i"},
+    {"scalar_vec_inner", py_scalar_vec_inner, METH_VARARGS, "Σ a_i·b_i"},
+    {"subset_sums_var", py_subset_sums_var, METH_VARARGS,
+     "subset_sums_var(table, paths) -> for each path the sum of its table points."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_native",
+    "Variable-time secp256k1 kernel over public data (see ctplugin.secp256k1.kernel).", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m) return NULL;
+    PyObject *fbt = PyType_FromSpec(&fbt_spec);
+    if (!fbt || PyModule_AddObject(m, "FixedBaseTable", fbt) < 0) {
+        Py_XDECREF(fbt);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "KIND_COMPRESSED", KIND_COMPRESSED) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_PEDERSEN", KIND_PEDERSEN) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_GENERATOR", KIND_GENERATOR) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_XONLY", KIND_XONLY) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_XQR", KIND_XQR) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

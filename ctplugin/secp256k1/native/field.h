@@ -1,0 +1,316 @@
+/* Field arithmetic mod p = 2^256 - 2^32 - 977 (secp256k1), 4 x 64-bit limbs, little-endian limbs.
+ *
+ * PUBLIC DATA ONLY: every function here may branch on its inputs (variable time).
+ *
+ * Representation invariant ("weakly reduced"): a fe holds a value v < 2^256 with v ≡ x (mod p);
+ * v may lie in [p, 2^256).  fe_normalize makes it canonical (< p).  Every operation accepts and
+ * returns weakly reduced values, so no magnitude bookkeeping is needed.
+ *
+ * Reduction: 2^256 ≡ C = 2^32 + 977 = 0x1000003D1 (mod p), so hi·2^256 + lo ≡ hi·C + lo.
+ */
+#ifndef CTPLUGIN_FIELD_H
+#define CTPLUGIN_FIELD_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef unsigned __int128 u128;
+typedef uint64_t u64;
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+typedef struct {
+    u64 n[4];
+} fe;
+
+#define FE_C 0x1000003D1ULL
+#define FE_P0 0xFFFFFFFEFFFFFC2FULL
+#define FE_ONES 0xFFFFFFFFFFFFFFFFULL
+
+static const fe FE_ZERO = {{0, 0, 0, 0}};
+static const fe FE_ONE = {{1, 0, 0, 0}};
+/* BETA: a cube root of unity mod p; (x, y) -> (BETA·x, y) is multiplication by LAMBDA. */
+static const fe FE_BETA = {{0xc1396c28719501eeULL, 0x9cf0497512f58995ULL, 0x6e64479eac3434e9ULL,
+                            0x7ae96a2b657c0710ULL}};
+
+/* r = (r0..r3) + c·2^256 reduced: adds c·C; c < 2^64. */
+static inline void fe_fold_(fe *r, u64 r0, u64 r1, u64 r2, u64 r3, u64 c) {
+    u128 t = (u128)r0 + (u128)c * FE_C;
+    r->n[0] = (u64)t;
+    t >>= 64;
+    t += r1;
+    r->n[1] = (u64)t;
+    t >>= 64;
+    t += r2;
+    r->n[2] = (u64)t;
+    t >>= 64;
+    t += r3;
+    r->n[3] = (u64)t;
+    if (UNLIKELY(t >> 64)) {
+        /* Wrapped past 2^256 again: the value is now below c·C < 2^98, adding C cannot wrap. */
+        t = (u128)r->n[0] + FE_C;
+        r->n[0] = (u64)t;
+        t = (t >> 64) + r->n[1];
+        r->n[1] = (u64)t;
+        t = (t >> 64) + r->n[2];
+        r->n[2] = (u64)t;
+        r->n[3] += (u64)(t >> 64);
+    }
+}
+
+static inline void fe_add(fe *r, const fe *a, const fe *b) {
+    u128 t = (u128)a->n[0] + b->n[0];
+    u64 r0 = (u64)t;
+    t = (t >> 64) + a->n[1] + b->n[1];
+    u64 r1 = (u64)t;
+    t = (t >> 64) + a->n[2] + b->n[2];
+    u64 r2 = (u64)t;
+    t = (t >> 64) + a->n[3] + b->n[3];
+    fe_fold_(r, r0, r1, r2, (u64)t, (u64)(t >> 64));
+}
+
+/* r = a - b.  A borrow means the 256-bit result is a - b + 2^256 ≡ a - b + C: subtract C. */
+static inline void fe_sub(fe *r, const fe *a, const fe *b) {
+    u64 r0, r1, r2, r3;
+    unsigned char bo = 0;
+    bo = __builtin_sub_overflow(a->n[0], b->n[0], &r0);
+    {
+        u64 t1;
+        unsigned char b1 = __builtin_sub_overflow(a->n[1], b->n[1], &t1);
+        b1 |= __builtin_sub_overflow(t1, (u64)bo, &r1);
+        bo = b1;
+    }
+    {
+        u64 t2;
+        unsigned char b2 = __builtin_sub_overflow(a->n[2], b->n[2], &t2);
+        b2 |= __builtin_sub_overflow(t2, (u64)bo, &r2);
+        bo = b2;
+    }
+    {
+        u64 t3;
+        unsigned char b3 = __builtin_sub_overflow(a->n[3], b->n[3], &t3);
+        b3 |= __builtin_sub_overflow(t3, (u64)bo, &r3);
+        bo = b3;
+    }
+    u64 m = (u64)0 - (u64)bo; /* all ones on borrow */
+    u64 s = FE_C & m;
+    unsigned char b0 = __builtin_sub_overflow(r0, s, &r0);
+    unsigned char c1 = __builtin_sub_overflow(r1, (u64)b0, &r1);
+    unsigned char c2 = __builtin_sub_overflow(r2, (u64)c1, &r2);
+    unsigned char c3 = __builtin_sub_overflow(r3, (u64)c2, &r3);
+    if (UNLIKELY(c3)) {
+        /* r was below C: the true value is r - C + p = r - 2C + 2^256, i.e. subtract C again. */
+        b0 = __builtin_sub_overflow(r0, FE_C, &r0);
+        c1 = __builtin_sub_overflow(r1, (u64)b0, &r1);
+        c2 = __builtin_sub_overflow(r2, (u64)c1, &r2);
+        r3 -= c2;
+    }
+    r->n[0] = r0;
+    r->n[1] = r1;
+    r->n[2] = r2;
+    r->n[3] = r3;
+}
+
+static inline void fe_neg(fe *r, const fe *a) { fe_sub(r, &FE_ZERO, a); }
+
+/* r = a·k for a small constant k (k < 2^31). */
+static inline void fe_mul_small(fe *r, const fe *a, u64 k) {
+    u128 t = (u128)a->n[0] * k;
+    u64 r0 = (u64)t;
+    t = (t >> 64) + (u128)a->n[1] * k;
+    u64 r1 = (u64)t;
+    t = (t >> 64) + (u128)a->n[2] * k;
+    u64 r2 = (u64)t;
+    t = (t >> 64) + (u128)a->n[3] * k;
+    fe_fold_(r, r0, r1, r2, (u64)t, (u64)(t >> 64));
+}
+
+/* Reduce the 512-bit l[0..7]: lo + hi·C (< 2^290), then fold the top limb once more. */
+static inline void fe_reduce512_(fe *r, const u64 l[8]) {
+    u128 t = (u128)l[4] * FE_C + l[0];
+    u64 r0 = (u64)t;
+    t = (t >> 64) + (u128)l[5] * FE_C + l[1];
+    u64 r1 = (u64)t;
+    t = (t >> 64) + (u128)l[6] * FE_C + l[2];
+    u64 r2 = (u64)t;
+    t = (t >> 64) + (u128)l[7] * FE_C + l[3];
+    fe_fold_(r, r0, r1, r2, (u64)t, (u64)(t >> 64));
+}
+
+static inline void fe_mul(fe *r, const fe *a, const fe *b) {
+    u64 l[8];
+    const u64 a0 = a->n[0], a1 = a->n[1], a2 = a->n[2], a3 = a->n[3];
+    const u64 b0 = b->n[0], b1 = b->n[1], b2 = b->n[2], b3 = b->n[3];
+    u128 t;
+    u64 c;
+    /* row 0 */
+    t = (u128)a0 * b0; l[0] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a0 * b1 + c; l[1] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a0 * b2 + c; l[2] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a0 * b3 + c; l[3] = (u64)t; l[4] = (u64)(t >> 64);
+    /* row 1 */
+    t = (u128)a1 * b0 + l[1]; l[1] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a1 * b1 + l[2] + c; l[2] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a1 * b2 + l[3] + c; l[3] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a1 * b3 + l[4] + c; l[4] = (u64)t; l[5] = (u64)(t >> 64);
+    /* row 2 */
+    t = (u128)a2 * b0 + l[2]; l[2] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a2 * b1 + l[3] + c; l[3] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a2 * b2 + l[4] + c; l[4] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a2 * b3 + l[5] + c; l[5] = (u64)t; l[6] = (u64)(t >> 64);
+    /* row 3 */
+    t = (u128)a3 * b0 + l[3]; l[3] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a3 * b1 + l[4] + c; l[4] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a3 * b2 + l[5] + c; l[5] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a3 * b3 + l[6] + c; l[6] = (u64)t; l[7] = (u64)(t >> 64);
+    fe_reduce512_(r, l);
+}
+
+/* Squaring: the 6 cross products once, doubled, plus the 4 squares. */
+static inline void fe_sqr(fe *r, const fe *a) {
+    u64 l[8];
+    const u64 a0 = a->n[0], a1 = a->n[1], a2 = a->n[2], a3 = a->n[3];
+    u128 t;
+    u64 c;
+    /* cross products: a0a1, a0a2, a0a3, a1a2, a1a3, a2a3 at positions 1..5 */
+    t = (u128)a0 * a1; l[1] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a0 * a2 + c; l[2] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a0 * a3 + c; l[3] = (u64)t; l[4] = (u64)(t >> 64);
+    t = (u128)a1 * a2 + l[3]; l[3] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a1 * a3 + l[4] + c; l[4] = (u64)t; l[5] = (u64)(t >> 64);
+    t = (u128)a2 * a3 + l[5]; l[5] = (u64)t; l[6] = (u64)(t >> 64);
+    /* double */
+    l[7] = l[6] >> 63;
+    l[6] = (l[6] << 1) | (l[5] >> 63);
+    l[5] = (l[5] << 1) | (l[4] >> 63);
+    l[4] = (l[4] << 1) | (l[3] >> 63);
+    l[3] = (l[3] << 1) | (l[2] >> 63);
+    l[2] = (l[2] << 1) | (l[1] >> 63);
+    l[1] = l[1] << 1;
+    /* squares on the diagonal */
+    t = (u128)a0 * a0; l[0] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)l[1] + c; l[1] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a1 * a1 + l[2] + c; l[2] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)l[3] + c; l[3] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a2 * a2 + l[4] + c; l[4] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)l[5] + c; l[5] = (u64)t; c = (u64)(t >> 64);
+    t = (u128)a3 * a3 + l[6] + c; l[6] = (u64)t; c = (u64)(t >> 64);
+    l[7] += c;
+    fe_reduce512_(r, l);
+}
+
+/* Canonical form: subtract p once if v >= p (v < 2^256 < 2p). */
+static inline void fe_normalize(fe *r) {
+    if (UNLIKELY(r->n[3] == FE_ONES && r->n[2] == FE_ONES && r->n[1] == FE_ONES &&
+                 r->n[0] >= FE_P0)) {
+        r->n[0] -= FE_P0;
+        r->n[1] = r->n[2] = r->n[3] = 0;
+    }
+}
+
+static inline int fe_is_zero(const fe *a) {
+    fe t = *a;
+    fe_normalize(&t);
+    return (t.n[0] | t.n[1] | t.n[2] | t.n[3]) == 0;
+}
+
+static inline int fe_equal(const fe *a, const fe *b) {
+    fe t;
+    fe_sub(&t, a, b);
+    return fe_is_zero(&t);
+}
+
+/* Parity of the canonical value. */
+static inline int fe_is_odd(const fe *a) {
+    fe t = *a;
+    fe_normalize(&t);
+    return (int)(t.n[0] & 1);
+}
+
+/* 32 big-endian bytes -> fe; returns 0 if the value is >= p (r then holds v mod 2^256, still a
+ * valid weakly reduced fe). */
+static inline int fe_set_b32(fe *r, const unsigned char *b) {
+    for (int i = 0; i < 4; i++) {
+        u64 v = 0;
+        for (int j = 0; j < 8; j++) v = (v << 8) | b[(3 - i) * 8 + j];
+        r->n[i] = v;
+    }
+    return !(r->n[3] == FE_ONES && r->n[2] == FE_ONES && r->n[1] == FE_ONES && r->n[0] >= FE_P0);
+}
+
+/* Canonical big-endian bytes. */
+static inline void fe_get_b32(unsigned char *b, const fe *a) {
+    fe t = *a;
+    fe_normalize(&t);
+    for (int i = 0; i < 4; i++) {
+        u64 v = t.n[i];
+        for (int j = 7; j >= 0; j--) {
+            b[(3 - i) * 8 + j] = (unsigned char)v;
+            v >>= 8;
+        }
+    }
+}
+
+static inline void fe_sqr_n_(fe *r, const fe *a, int n) {
+    fe_sqr(r, a);
+    for (int i = 1; i < n; i++) fe_sqr(r, r);
+}
+
+/* a^(2^k - 1) for the chain blocks shared by inversion and square root:
+ * out x2, x22, x223 (x_k = a^(2^k - 1)). */
+static void fe_pow_blocks_(const fe *a, fe *x2, fe *x22, fe *x223) {
+    fe x3, x6, x9, x11, x44, x88, x176, x220, t;
+    fe_sqr(x2, a);
+    fe_mul(x2, x2, a);
+    fe_sqr(&x3, x2);
+    fe_mul(&x3, &x3, a);
+    fe_sqr_n_(&t, &x3, 3);
+    fe_mul(&x6, &t, &x3);
+    fe_sqr_n_(&t, &x6, 3);
+    fe_mul(&x9, &t, &x3);
+    fe_sqr_n_(&t, &x9, 2);
+    fe_mul(&x11, &t, x2);
+    fe_sqr_n_(&t, &x11, 11);
+    fe_mul(x22, &t, &x11);
+    fe_sqr_n_(&t, x22, 22);
+    fe_mul(&x44, &t, x22);
+    fe_sqr_n_(&t, &x44, 44);
+    fe_mul(&x88, &t, &x44);
+    fe_sqr_n_(&t, &x88, 88);
+    fe_mul(&x176, &t, &x88);
+    fe_sqr_n_(&t, &x176, 44);
+    fe_mul(&x220, &t, &x44);
+    fe_sqr_n_(&t, &x220, 3);
+    fe_mul(x223, &t, &x3);
+}
+
+/* r = a^(p-2) = a^-1 (0 maps to 0).  p-2 in binary: 223 ones, 0, 22 ones, 0000 1 0 11 0 1. */
+static void fe_inv_var(fe *r, const fe *a) {
+    fe x2, x22, x223, t;
+    fe_pow_blocks_(a, &x2, &x22, &x223);
+    fe_sqr_n_(&t, &x223, 23);
+    fe_mul(&t, &t, &x22);
+    fe_sqr_n_(&t, &t, 5);
+    fe_mul(&t, &t, a);
+    fe_sqr_n_(&t, &t, 3);
+    fe_mul(&t, &t, &x2);
+    fe_sqr_n_(&t, &t, 2);
+    fe_mul(r, &t, a);
+}
+
+/* r = a^((p+1)/4); returns 1 iff r^2 = a (a is a square).  Since (p+1)/4 is even, r is itself a
+ * square: this is the "quadratic residue" root of secp256k1-zkp. */
+static int fe_sqrt_var(fe *r, const fe *a) {
+    fe x2, x22, x223, t;
+    fe_pow_blocks_(a, &x2, &x22, &x223);
+    fe_sqr_n_(&t, &x223, 23);
+    fe_mul(&t, &t, &x22);
+    fe_sqr_n_(&t, &t, 6);
+    fe_mul(&t, &t, &x2);
+    fe_sqr_n_(r, &t, 2);
+    fe_sqr(&t, r);
+    return fe_equal(&t, a);
+}
+
+#endif

@@ -1,0 +1,236 @@
+/* secp256k1 group law, y^2 = x^3 + 7: affine (ge) and Jacobian (gej, x = X/Z^2, y = Y/Z^3) points.
+ *
+ * PUBLIC DATA ONLY (variable time: branches on infinity, equal x, ...).
+ * Preconditions: every input point is on the curve (the kernel validates points at its entry).
+ * secp256k1 has no point of order 2 (y = 0 is not on the curve), so doubling never divides by 0.
+ */
+#ifndef CTPLUGIN_GROUP_H
+#define CTPLUGIN_GROUP_H
+
+#include "field.h"
+
+typedef struct {
+    fe x, y;
+    int inf;
+} ge;
+
+typedef struct {
+    fe x, y, z;
+    int inf;
+} gej;
+
+static inline void gej_set_inf(gej *r) {
+    r->inf = 1;
+    r->x = FE_ZERO;
+    r->y = FE_ZERO;
+    r->z = FE_ZERO;
+}
+
+static inline void gej_set_ge(gej *r, const ge *a) {
+    r->inf = a->inf;
+    r->x = a->x;
+    r->y = a->y;
+    r->z = FE_ONE;
+}
+
+static inline void ge_neg(ge *r, const ge *a) {
+    r->inf = a->inf;
+    r->x = a->x;
+    fe_neg(&r->y, &a->y);
+}
+
+/* lambda·(x, y) = (beta·x, y) */
+static inline void ge_mul_lambda(ge *r, const ge *a) {
+    r->inf = a->inf;
+    fe_mul(&r->x, &a->x, &FE_BETA);
+    r->y = a->y;
+}
+
+/* y^2 == x^3 + 7 (affine, not infinity) */
+static inline int ge_is_on_curve(const ge *a) {
+    fe y2, x3;
+    fe_sqr(&y2, &a->y);
+    fe_sqr(&x3, &a->x);
+    fe_mul(&x3, &x3, &a->x);
+    fe seven = {{7, 0, 0, 0}};
+    fe_add(&x3, &x3, &seven);
+    return fe_equal(&y2, &x3);
+}
+
+/* dbl-2009-l (a = 0): 2M + 5S */
+static inline void gej_double_var(gej *r, const gej *a) {
+    if (a->inf) {
+        gej_set_inf(r);
+        return;
+    }
+    fe A, B, C, D, E, F, t;
+    fe_sqr(&A, &a->x);
+    fe_sqr(&B, &a->y);
+    fe_sqr(&C, &B);
+    fe_add(&t, &a->x, &B);
+    fe_sqr(&t, &t);
+    fe_sub(&t, &t, &A);
+    fe_sub(&t, &t, &C);
+    fe_add(&D, &t, &t);
+    fe_add(&E, &A, &A);
+    fe_add(&E, &E, &A);
+    fe_sqr(&F, &E);
+    fe z3;
+    fe_mul(&z3, &a->y, &a->z);
+    fe_add(&r->z, &z3, &z3);
+    fe_sub(&r->x, &F, &D);
+    fe_sub(&r->x, &r->x, &D);
+    fe_sub(&t, &D, &r->x);
+    fe_mul(&t, &E, &t);
+    fe_add(&C, &C, &C);
+    fe_add(&C, &C, &C);
+    fe_add(&C, &C, &C);
+    fe_sub(&r->y, &t, &C);
+    r->inf = 0;
+}
+
+/* r = a + b, b affine ("mixed" addition, 8M + 3S).  r may alias a. */
+static inline void gej_add_ge_var(gej *r, const gej *a, const ge *b) {
+    if (b->inf) {
+        if (r != a) *r = *a;
+        return;
+    }
+    if (a->inf) {
+        gej_set_ge(r, b);
+        return;
+    }
+    fe z1z1, u2, s2, h, rr;
+    fe_sqr(&z1z1, &a->z);
+    fe_mul(&u2, &b->x, &z1z1);
+    fe_mul(&s2, &b->y, &a->z);
+    fe_mul(&s2, &s2, &z1z1);
+    fe_sub(&h, &u2, &a->x);
+    fe_sub(&rr, &s2, &a->y);
+    if (UNLIKELY(fe_is_zero(&h))) {
+        if (fe_is_zero(&rr)) {
+            gej_double_var(r, a);
+        } else {
+            gej_set_inf(r);
+        }
+        return;
+    }
+    fe hh, hhh, v, t;
+    fe_sqr(&hh, &h);
+    fe_mul(&hhh, &h, &hh);
+    fe_mul(&v, &a->x, &hh);
+    fe_mul(&r->z, &a->z, &h);
+    fe_sqr(&t, &rr);
+    fe_sub(&t, &t, &hhh);
+    fe_sub(&t, &t, &v);
+    fe_sub(&t, &t, &v);
+    fe_mul(&hhh, &a->y, &hhh);
+    fe_sub(&v, &v, &t);
+    fe_mul(&v, &rr, &v);
+    fe_sub(&r->y, &v, &hhh);
+    r->x = t;
+    r->inf = 0;
+}
+
+/* r = a + b, both Jacobian (12M + 4S).  r may alias a or b. */
+static inline void gej_add_var(gej *r, const gej *a, const gej *b) {
+    if (b->inf) {
+        if (r != a) *r = *a;
+        return;
+    }
+    if (a->inf) {
+        if (r != b) *r = *b;
+        return;
+    }
+    fe z1z1, z2z2, u1, u2, s1, s2, h, rr;
+    fe_sqr(&z1z1, &a->z);
+    fe_sqr(&z2z2, &b->z);
+    fe_mul(&u1, &a->x, &z2z2);
+    fe_mul(&u2, &b->x, &z1z1);
+    fe_mul(&s1, &a->y, &b->z);
+    fe_mul(&s1, &s1, &z2z2);
+    fe_mul(&s2, &b->y, &a->z);
+    fe_mul(&s2, &s2, &z1z1);
+    fe_sub(&h, &u2, &u1);
+    fe_sub(&rr, &s2, &s1);
+    if (UNLIKELY(fe_is_zero(&h))) {
+        if (fe_is_zero(&rr)) {
+            gej_double_var(r, a);
+        } else {
+            gej_set_inf(r);
+        }
+        return;
+    }
+    fe hh, hhh, v, t, z;
+    fe_sqr(&hh, &h);
+    fe_mul(&hhh, &h, &hh);
+    fe_mul(&v, &u1, &hh);
+    fe_mul(&z, &a->z, &b->z);
+    fe_mul(&r->z, &z, &h);
+    fe_sqr(&t, &rr);
+    fe_sub(&t, &t, &hhh);
+    fe_sub(&t, &t, &v);
+    fe_sub(&t, &t, &v);
+    fe_mul(&hhh, &s1, &hhh);
+    fe_sub(&v, &v, &t);
+    fe_mul(&v, &rr, &v);
+    fe_sub(&r->y, &v, &hhh);
+    r->x = t;
+    r->inf = 0;
+}
+
+/* Affine from Jacobian given zi = 1/Z. */
+static inline void ge_set_gej_zinv(ge *r, const gej *a, const fe *zi) {
+    fe zi2, zi3;
+    fe_sqr(&zi2, zi);
+    fe_mul(&zi3, &zi2, zi);
+    fe_mul(&r->x, &a->x, &zi2);
+    fe_mul(&r->y, &a->y, &zi3);
+    fe_normalize(&r->x);
+    fe_normalize(&r->y);
+    r->inf = 0;
+}
+
+/* Batch normalization with one inversion (Montgomery's trick); scratch holds n fe.
+ * Points at infinity (or with Z = 0, which cannot occur for on-curve inputs) become infinity. */
+static void ge_set_all_gej_var(ge *r, const gej *a, size_t n, fe *scratch) {
+    fe acc = FE_ONE;
+    size_t last = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].inf || fe_is_zero(&a[i].z)) continue;
+        scratch[i] = acc;
+        fe_mul(&acc, &acc, &a[i].z);
+        last = i;
+    }
+    if (last == (size_t)-1) {
+        for (size_t i = 0; i < n; i++) r[i].inf = 1, r[i].x = FE_ZERO, r[i].y = FE_ZERO;
+        return;
+    }
+    fe inv;
+    fe_inv_var(&inv, &acc);
+    for (size_t i = n; i-- > 0;) {
+        if (a[i].inf || fe_is_zero(&a[i].z)) {
+            r[i].inf = 1;
+            r[i].x = FE_ZERO;
+            r[i].y = FE_ZERO;
+            continue;
+        }
+        fe zi;
+        fe_mul(&zi, &inv, &scratch[i]);
+        fe_mul(&inv, &inv, &a[i].z);
+        ge_set_gej_zinv(&r[i], &a[i], &zi);
+    }
+}
+
+static inline void ge_set_gej_var(ge *r, const gej *a) {
+    if (a->inf || fe_is_zero(&a->z)) {
+        r->inf = 1;
+        r->x = FE_ZERO;
+        r->y = FE_ZERO;
+        return;
+    }
+    fe zi;
+    fe_inv_var(&zi, &a->z);
+    ge_set_gej_zinv(r, a, &zi);
+}
+
+#endif

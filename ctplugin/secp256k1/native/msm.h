@@ -1,0 +1,293 @@
+/* Multi-scalar multiplication Σ k_i·P_i over PUBLIC data (variable time).
+ *
+ * Pipeline:
+ *  1. GLV split (endomorphism): k = k1 + k2·λ (mod N) with |k1|, |k2| ≈ 2^128; the term k·P
+ *     becomes k1·P + k2·λP where λP = (β·x, y).  Signs are folded into the points (−P = (x, −y)),
+ *     so every term is (affine point, non-negative magnitude of about 128 bits).
+ *  2. Small inputs: Straus (interleaved wNAF, shared doublings, per-point odd-multiple tables
+ *     normalised to affine with one inversion).  Large inputs: Pippenger with signed c-bit digits
+ *     and 2^(c-1) buckets per window, bucket sums accumulated in affine coordinates by batched
+ *     pairwise addition (one field inversion per round, Montgomery's trick).
+ *
+ * Preconditions: points are on the curve (or flagged infinity); scalars are canonical (< N).
+ * Memory: O(n) scratch, allocated with malloc (callable without the GIL); functions return 0 on
+ * allocation failure.
+ */
+#ifndef CTPLUGIN_MSM_H
+#define CTPLUGIN_MSM_H
+
+#include <stdlib.h>
+
+#include "group.h"
+#include "scalar.h"
+
+/* --- GLV decomposition --------------------------------------------------------------------- */
+
+static const sc SC_LAMBDA = {{0xdf02967c1b23bd72ULL, 0x122e22ea20816678ULL, 0xa5261c028812645aULL,
+                              0x5363ad4cc05c30e0ULL}};
+/* Lattice basis (a1, b1), (a2, b2) of {(x, y): x + y·λ ≡ 0}: −b1 and −b2 mod N, and
+ * g1 = round(2^384·b2/N), g2 = round(2^384·(−b1)/N) (Guide to ECC, §3.5; values checked against
+ * params.py in the tests via the decomposition identity). */
+static const sc SC_MINUS_B1 = {{0x6f547fa90abfe4c3ULL, 0xe4437ed6010e8828ULL, 0, 0}};
+static const sc SC_MINUS_B2 = {{0xd765cda83db1562cULL, 0x8a280ac50774346dULL, 0xfffffffffffffffeULL,
+                                0xffffffffffffffffULL}};
+static const u64 GLV_G1[4] = {0xe893209a45dbb031ULL, 0x3daa8a1471e8ca7fULL, 0xe86c90e49284eb15ULL,
+                              0x3086d221a7d46bcdULL};
+static const u64 GLV_G2[4] = {0x1571b4ae8ac47f71ULL, 0x221208ac9df506c6ULL, 0x6f547fa90abfe4c4ULL,
+                              0xe4437ed6010e8828ULL};
+/* (N - 1) / 2 */
+static const u64 SC_HALF_N[4] = {0xdfe92f46681b20a0ULL, 0x5d576e7357a4501dULL, 0xffffffffffffffffULL,
+                                 0x7fffffffffffffffULL};
+
+/* round(k·g / 2^384) */
+static inline void glv_mul_shift_(sc *r, const sc *k, const u64 g[4]) {
+    u64 l[8];
+    sc gg = {{g[0], g[1], g[2], g[3]}};
+    sc_mul512_(l, k, &gg);
+    u128 t = (u128)l[6] + (l[5] >> 63);
+    r->n[0] = (u64)t;
+    r->n[1] = l[7] + (u64)(t >> 64);
+    r->n[2] = r->n[3] = 0;
+}
+
+static inline int limbs_gt_(const u64 *a, const u64 *b) {
+    for (int i = 3; i >= 0; i--) {
+        if (a[i] != b[i]) return a[i] > b[i];
+    }
+    return 0;
+}
+
+/* Signed representative: if v > (N-1)/2 use N - v and report the sign. */
+static inline int sc_signed_abs_(sc *v) {
+    if (limbs_gt_(v->n, SC_HALF_N)) {
+        sc_neg(v, v);
+        return 1;
+    }
+    return 0;
+}
+
+/* k ≡ (-1)^neg1·m1 + (-1)^neg2·m2·λ (mod N) with m1, m2 of about 128 bits. */
+static void sc_split_lambda_var(sc *m1, int *neg1, sc *m2, int *neg2, const sc *k) {
+    sc c1, c2, t;
+    glv_mul_shift_(&c1, k, GLV_G1);
+    glv_mul_shift_(&c2, k, GLV_G2);
+    sc_mul(&c1, &c1, &SC_MINUS_B1);
+    sc_mul(&c2, &c2, &SC_MINUS_B2);
+    sc_add(m2, &c1, &c2); /* k2 = -(c1·b1 + c2·b2) */
+    sc_mul(&t, m2, &SC_LAMBDA);
+    sc_neg(&t, &t);
+    sc_add(m1, k, &t); /* k1 = k - k2·λ */
+    *neg1 = sc_signed_abs_(m1);
+    *neg2 = sc_signed_abs_(m2);
+}
+
+static inline int limbs_bitlen_(const u64 *n, int limbs) {
+    for (int i = limbs - 1; i >= 0; i--) {
+        if (n[i]) return 64 * i + 64 - __builtin_clzll(n[i]);
+    }
+    return 0;
+}
+
+/* --- terms ---------------------------------------------------------------------------------- */
+
+/* One term m·P of the expanded sum: P affine (sign already applied), m a non-negative magnitude. */
+typedef struct {
+    ge p;
+    sc m;
+    int neg; /* p is the negation of the input point (or of its lambda image) */
+} msm_term;
+
+/* Expand (k_i, P_i) into 2n GLV terms; returns the largest magnitude bit length. Zero scalars and
+ * infinity points give zero-magnitude terms (skipped by the algorithms). */
+static int msm_expand_glv_(msm_term *out, const ge *pts, const sc *ks, size_t n) {
+    int maxbits = 0;
+    for (size_t i = 0; i < n; i++) {
+        msm_term *a = &out[2 * i], *b = &out[2 * i + 1];
+        if (pts[i].inf || sc_is_zero(&ks[i])) {
+            a->m = SC_ZERO;
+            b->m = SC_ZERO;
+            a->p = pts[i];
+            b->p = pts[i];
+            a->p.inf = b->p.inf = 1;
+            a->neg = b->neg = 0;
+            continue;
+        }
+        int n1, n2;
+        sc_split_lambda_var(&a->m, &n1, &b->m, &n2, &ks[i]);
+        a->p = pts[i];
+        if (n1) fe_neg(&a->p.y, &a->p.y);
+        ge_mul_lambda(&b->p, &pts[i]);
+        if (n2) fe_neg(&b->p.y, &b->p.y);
+        a->neg = n1;
+        b->neg = n2;
+        int b1 = limbs_bitlen_(a->m.n, 4), b2 = limbs_bitlen_(b->m.n, 4);
+        if (b1 > maxbits) maxbits = b1;
+        if (b2 > maxbits) maxbits = b2;
+    }
+    return maxbits;
+}
+
+/* --- wNAF / Straus -------------------------------------------------------------------------- */
+
+/* Width-w NAF of m into d[0..len): odd digits in (-2^(w-1), 2^(w-1)), at least w-1 zeros between
+ * non-zero digits.  Precondition: len >= bitlen(m) + 1 (the NAF is at most one digit longer). */
+static void wnaf_var(int *d, int len, const sc *m, int w) {
+    memset(d, 0, (size_t)len * sizeof(int));
+    int carry = 0, bit = 0;
+    while (bit < len) {
+        if ((int)limbs_bits_(m->n, 4, bit, 1) == carry) {
+            bit++;
+            continue;
+        }
+        int word = (int)limbs_bits_(m->n, 4, bit, w) + carry;
+        carry = (word >> (w - 1)) & 1;
+        word -= carry << w;
+        d[bit] = word;
+        bit += w;
+    }
+}
+
+#define STRAUS_W 5
+#define STRAUS_TABLE (1 << (STRAUS_W - 2)) /* odd multiples 1, 3, ..., 2^(w-1) - 1 */
+
+/* r = Σ k_i·P_i by interleaved wNAF. */
+static int msm_straus_var(gej *r, const ge *pts, const sc *ks, size_t n) {
+    gej_set_inf(r);
+    if (n == 0) return 1;
+    const size_t T = STRAUS_TABLE;
+    msm_term *terms = malloc(2 * n * sizeof *terms);
+    gej *tj = malloc(n * T * sizeof *tj);
+    ge *tab = malloc(n * T * sizeof *tab);
+    fe *scratch = malloc(n * T * sizeof *scratch);
+    int *digits = NULL;
+    int ok = 0;
+    if (!terms || !tj || !tab || !scratch) goto done;
+    int maxbits = msm_expand_glv_(terms, pts, ks, n);
+    int len = maxbits + 1;
+    digits = malloc(2 * n * (size_t)len * sizeof *digits);
+    if (!digits) goto done;
+    /* odd multiples of every base point: P, P + 2P, ... (Jacobian), then one batch inversion */
+    for (size_t i = 0; i < n; i++) {
+        gej *row = &tj[i * T];
+        if (pts[i].inf) {
+            for (size_t j = 0; j < T; j++) gej_set_inf(&row[j]);
+            continue;
+        }
+        gej d;
+        gej_set_ge(&row[0], &pts[i]);
+        gej_double_var(&d, &row[0]);
+        for (size_t j = 1; j < T; j++) gej_add_var(&row[j], &row[j - 1], &d);
+    }
+    ge_set_all_gej_var(tab, tj, n * T, scratch);
+    for (size_t t = 0; t < 2 * n; t++) wnaf_var(&digits[t * len], len, &terms[t].m, STRAUS_W);
+    for (int bit = len - 1; bit >= 0; bit--) {
+        gej_double_var(r, r);
+        for (size_t t = 0; t < 2 * n; t++) {
+            int d = digits[t * len + bit];
+            if (!d) continue;
+            size_t i = t >> 1;
+            ge q = tab[i * T + (size_t)((d < 0 ? -d : d) >> 1)];
+            if (t & 1) fe_mul(&q.x, &q.x, &FE_BETA);
+            if ((d < 0) ^ terms[t].neg) fe_neg(&q.y, &q.y);
+            gej_add_ge_var(r, r, &q);
+        }
+    }
+    ok = 1;
+done:
+    free(terms);
+    free(tj);
+    free(tab);
+    free(scratch);
+    free(digits);
+    return ok;
+}
+
+/* --- Pippenger ------------------------------------------------------------------------------ */
+
+/* Signed c-bit digits of m into d[0..windows): digits in [-2^(c-1), 2^(c-1)], Σ d_j 2^(cj) = m.
+ * Precondition: windows·c >= bitlen(m) + 1 (so the last carry is absorbed). */
+static inline void signed_digits_var(int16_t *d, int windows, const sc *m, int c) {
+    int carry = 0;
+    const int half = 1 << (c - 1);
+    for (int j = 0; j < windows; j++) {
+        int v = (int)limbs_bits_(m->n, 4, j * c, c) + carry;
+        carry = v > half;
+        d[j] = (int16_t)(v - (carry << c));
+    }
+}
+
+/* Estimated cost (in field multiplications) of Pippenger with window c over nterms terms. */
+static double pippenger_cost_(size_t nterms, int bits, int c) {
+    int windows = (bits + 1 + c - 1) / c;
+    return (double)windows * ((double)nterms * 11.0 + (double)(1 << (c - 1)) * 27.0) + bits * 7.0;
+}
+
+static int pippenger_best_window_(size_t nterms, int bits) {
+    int best = 2;
+    double best_cost = pippenger_cost_(nterms, bits, 2);
+    for (int c = 3; c <= 16; c++) {
+        double cost = pippenger_cost_(nterms, bits, c);
+        if (cost < best_cost) best_cost = cost, best = c;
+    }
+    return best;
+}
+
+/* r = Σ m_t·P_t over prepared terms (Jacobian buckets). */
+static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int maxbits) {
+    gej_set_inf(r);
+    if (nt == 0 || maxbits == 0) return 1;
+    int c = pippenger_best_window_(nt, maxbits);
+    int windows = (maxbits + 1 + c - 1) / c;
+    size_t nb = (size_t)1 << (c - 1);
+    int16_t *digits = malloc(nt * (size_t)windows * sizeof *digits);
+    gej *buckets = malloc(nb * sizeof *buckets);
+    if (!digits || !buckets) {
+        free(digits);
+        free(buckets);
+        return 0;
+    }
+    for (size_t t = 0; t < nt; t++) signed_digits_var(&digits[t * windows], windows, &terms[t].m, c);
+    for (int w = windows - 1; w >= 0; w--) {
+        for (int k = 0; k < c && !r->inf; k++) gej_double_var(r, r);
+        for (size_t b = 0; b < nb; b++) gej_set_inf(&buckets[b]);
+        for (size_t t = 0; t < nt; t++) {
+            int d = digits[t * windows + w];
+            if (!d || terms[t].p.inf) continue;
+            if (d > 0) {
+                gej_add_ge_var(&buckets[d - 1], &buckets[d - 1], &terms[t].p);
+            } else {
+                ge q;
+                ge_neg(&q, &terms[t].p);
+                gej_add_ge_var(&buckets[-d - 1], &buckets[-d - 1], &q);
+            }
+        }
+        gej running, sum;
+        gej_set_inf(&running);
+        gej_set_inf(&sum);
+        for (size_t b = nb; b-- > 0;) {
+            gej_add_var(&running, &running, &buckets[b]);
+            gej_add_var(&sum, &sum, &running);
+        }
+        gej_add_var(r, r, &sum);
+    }
+    free(digits);
+    free(buckets);
+    return 1;
+}
+
+static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n) {
+    msm_term *terms = malloc((2 * n + 1) * sizeof *terms);
+    if (!terms) return 0;
+    int maxbits = msm_expand_glv_(terms, pts, ks, n);
+    int ok = msm_pippenger_terms_var(r, terms, 2 * n, maxbits);
+    free(terms);
+    return ok;
+}
+
+/* Σ k_i·P_i, choosing the algorithm by size. */
+static int msm_var(gej *r, const ge *pts, const sc *ks, size_t n) {
+    if (n < 64) return msm_straus_var(r, pts, ks, n);
+    return msm_pippenger_var(r, pts, ks, n);
+}
+
+#endif

@@ -1,0 +1,178 @@
+/* Scalars mod the group order N, 4 x 64-bit limbs (little-endian limbs), always canonical (< N).
+ *
+ * PUBLIC DATA ONLY (variable time).
+ *
+ * Reduction: 2^256 ≡ NC = 2^256 - N (a 129-bit number) mod N, so hi·2^256 + lo ≡ hi·NC + lo; three
+ * folds bring a 512-bit product below 2^256 + 2^134, and one conditional subtraction finishes.
+ */
+#ifndef CTPLUGIN_SCALAR_H
+#define CTPLUGIN_SCALAR_H
+
+#include "field.h"
+
+typedef struct {
+    u64 n[4];
+} sc;
+
+static const sc SC_N = {{0xbfd25e8cd0364141ULL, 0xbaaedce6af48a03bULL, 0xfffffffffffffffeULL,
+                         0xffffffffffffffffULL}};
+#define SC_NC0 0x402da1732fc9bebfULL
+#define SC_NC1 0x4551231950b75fc4ULL /* NC2 = 1 */
+
+static const sc SC_ZERO = {{0, 0, 0, 0}};
+static const sc SC_ONE = {{1, 0, 0, 0}};
+
+static inline int sc_is_zero(const sc *a) { return (a->n[0] | a->n[1] | a->n[2] | a->n[3]) == 0; }
+
+/* a >= N for a 256-bit a */
+static inline int sc_ge_n_(const u64 a[4]) {
+    for (int i = 3; i >= 0; i--) {
+        if (a[i] != SC_N.n[i]) return a[i] > SC_N.n[i];
+    }
+    return 1;
+}
+
+/* 32 big-endian bytes -> sc; returns 0 (and leaves r unspecified) if the value is >= N. */
+static inline int sc_set_b32(sc *r, const unsigned char *b) {
+    for (int i = 0; i < 4; i++) {
+        u64 v = 0;
+        for (int j = 0; j < 8; j++) v = (v << 8) | b[(3 - i) * 8 + j];
+        r->n[i] = v;
+    }
+    return !sc_ge_n_(r->n);
+}
+
+static inline void sc_get_b32(unsigned char *b, const sc *a) {
+    for (int i = 0; i < 4; i++) {
+        u64 v = a->n[i];
+        for (int j = 7; j >= 0; j--) {
+            b[(3 - i) * 8 + j] = (unsigned char)v;
+            v >>= 8;
+        }
+    }
+}
+
+/* r = a - N (mod 2^256), i.e. a + NC */
+static inline void sc_sub_n_(u64 r[4]) {
+    u128 t = (u128)r[0] + SC_NC0;
+    r[0] = (u64)t;
+    t = (t >> 64) + r[1] + SC_NC1;
+    r[1] = (u64)t;
+    t = (t >> 64) + r[2] + 1;
+    r[2] = (u64)t;
+    t = (t >> 64) + r[3];
+    r[3] = (u64)t;
+}
+
+static inline void sc_add(sc *r, const sc *a, const sc *b) {
+    u128 t = (u128)a->n[0] + b->n[0];
+    u64 v[4];
+    v[0] = (u64)t;
+    t = (t >> 64) + a->n[1] + b->n[1];
+    v[1] = (u64)t;
+    t = (t >> 64) + a->n[2] + b->n[2];
+    v[2] = (u64)t;
+    t = (t >> 64) + a->n[3] + b->n[3];
+    v[3] = (u64)t;
+    if ((t >> 64) || sc_ge_n_(v)) sc_sub_n_(v);
+    memcpy(r->n, v, sizeof v);
+}
+
+static inline void sc_neg(sc *r, const sc *a) {
+    if (sc_is_zero(a)) {
+        *r = SC_ZERO;
+        return;
+    }
+    u128 t = (u128)SC_N.n[0] - a->n[0];
+    u64 v[4];
+    v[0] = (u64)t;
+    /* borrow propagation through two's complement of the high half */
+    t = (u128)SC_N.n[1] - a->n[1] - (u64)((t >> 64) & 1);
+    v[1] = (u64)t;
+    t = (u128)SC_N.n[2] - a->n[2] - (u64)((t >> 64) & 1);
+    v[2] = (u64)t;
+    t = (u128)SC_N.n[3] - a->n[3] - (u64)((t >> 64) & 1);
+    v[3] = (u64)t;
+    memcpy(r->n, v, sizeof v);
+}
+
+/* out[0..lo_n+hi_n+2] = lo + hi·NC, where lo has 4 limbs and hi has hi_n limbs; out has
+ * hi_n + 4 limbs (NC has 129 bits so hi·NC fits hi_n + 3 limbs, +1 for the final carry). */
+static inline void sc_fold_(u64 *out, const u64 lo[4], const u64 *hi, int hi_n) {
+    int out_n = hi_n + 4;
+    for (int i = 0; i < out_n; i++) out[i] = i < 4 ? lo[i] : 0;
+    for (int i = 0; i < hi_n; i++) {
+        /* add hi[i]·(NC0 + NC1·2^64 + 2^128) at limb i */
+        u128 t = (u128)hi[i] * SC_NC0 + out[i];
+        out[i] = (u64)t;
+        t = (t >> 64) + (u128)hi[i] * SC_NC1 + out[i + 1];
+        out[i + 1] = (u64)t;
+        t = (t >> 64) + (u128)hi[i] + out[i + 2];
+        out[i + 2] = (u64)t;
+        t >>= 64;
+        for (int k = i + 3; t && k < out_n; k++) {
+            t += out[k];
+            out[k] = (u64)t;
+            t >>= 64;
+        }
+    }
+}
+
+/* r = l mod N for a 512-bit l. */
+static inline void sc_reduce512_(sc *r, const u64 l[8]) {
+    u64 m[8], p[7], q[5];
+    sc_fold_(m, l, l + 4, 4);   /* < 2^386: m[0..6] significant */
+    sc_fold_(p, m, m + 4, 3);   /* < 2^260: p[0..4] significant */
+    sc_fold_(q, p, p + 4, 1);   /* < 2^256 + 2^134: q[0..4], q[4] in {0, 1} */
+    if (q[4]) sc_sub_n_(q);      /* q - N = (q mod 2^256) + NC, below N */
+    else if (sc_ge_n_(q)) sc_sub_n_(q);
+    memcpy(r->n, q, 4 * sizeof(u64));
+}
+
+static inline void sc_mul512_(u64 l[8], const sc *a, const sc *b) {
+    for (int i = 0; i < 8; i++) l[i] = 0;
+    for (int i = 0; i < 4; i++) {
+        u64 c = 0;
+        for (int j = 0; j < 4; j++) {
+            u128 t = (u128)a->n[i] * b->n[j] + l[i + j] + c;
+            l[i + j] = (u64)t;
+            c = (u64)(t >> 64);
+        }
+        l[i + 4] = c;
+    }
+}
+
+static inline void sc_mul(sc *r, const sc *a, const sc *b) {
+    u64 l[8];
+    sc_mul512_(l, a, b);
+    sc_reduce512_(r, l);
+}
+
+/* r = a^(N-2) = a^-1 (0 maps to 0); 4-bit fixed window over the public exponent. */
+static void sc_inv_var(sc *r, const sc *a) {
+    static const u64 e[4] = {0xbfd25e8cd036413fULL, 0xbaaedce6af48a03bULL, 0xfffffffffffffffeULL,
+                             0xffffffffffffffffULL};
+    sc tab[16];
+    tab[0] = SC_ONE;
+    for (int i = 1; i < 16; i++) sc_mul(&tab[i], &tab[i - 1], a);
+    sc acc = SC_ONE;
+    for (int i = 63; i >= 0; i--) {
+        int d = (int)((e[i / 16] >> (4 * (i % 16))) & 15);
+        if (i != 63) {
+            for (int k = 0; k < 4; k++) sc_mul(&acc, &acc, &acc);
+        }
+        if (d) sc_mul(&acc, &acc, &tab[d]);
+    }
+    *r = acc;
+}
+
+/* Bits [pos, pos+count) of a 4-limb number, count <= 32. */
+static inline u64 limbs_bits_(const u64 *n, int limbs, int pos, int count) {
+    int li = pos >> 6, sh = pos & 63;
+    if (li >= limbs) return 0;
+    u64 v = n[li] >> sh;
+    if (sh + count > 64 && li + 1 < limbs) v |= n[li + 1] << (64 - sh);
+    return v & ((1ULL << count) - 1);
+}
+
+#endif
