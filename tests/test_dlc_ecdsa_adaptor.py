@@ -28,7 +28,8 @@ def _compact(hex_sig: str) -> tuple[int, int]:
     return int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")
 
 
-@pytest.mark.parametrize("vector", _by_kind("verification"), ids=lambda v: v.get("comment", v.get("error")))
+@pytest.mark.parametrize("vector", _by_kind("verification"),
+                         ids=lambda v: v.get("comment", v.get("error")))
 def test_verification_vectors(vector: dict) -> None:
     sig = ea.AdaptorSignature.from_bytes(bytes.fromhex(vector["adaptor_sig"]))
     pubkey = Point.from_bytes(bytes.fromhex(vector["public_signing_key"]))
@@ -48,7 +49,8 @@ def test_verification_vectors(vector: dict) -> None:
     assert ea.recover(enc, sig, decrypted) == int(vector["decryption_key"], 16)
 
 
-@pytest.mark.parametrize("vector", _by_kind("recovery"), ids=lambda v: v.get("comment", v.get("error")))
+@pytest.mark.parametrize("vector", _by_kind("recovery"),
+                         ids=lambda v: v.get("comment", v.get("error")))
 def test_recovery_vectors(vector: dict) -> None:
     sig = ea.AdaptorSignature.from_bytes(bytes.fromhex(vector["adaptor_sig"]))
     enc = Point.from_bytes(bytes.fromhex(vector["encryption_key"]))
@@ -88,10 +90,11 @@ def test_encrypt_verify_decrypt_recover(msg: bytes, x: int, y: int, deterministi
 
 def test_deterministic_nonce_is_deterministic_and_aux_masks_it() -> None:
     x, enc, msg = b"\x07" * 32, ct.base_mul(5), b"\x42" * 32
-    assert ea.encrypt(x, enc, msg, deterministic=True) == ea.encrypt(x, enc, msg, deterministic=True)
+    det = ea.encrypt(x, enc, msg, deterministic=True)
+    assert det == ea.encrypt(x, enc, msg, deterministic=True)
     a = ea.encrypt(x, enc, msg, aux_rand=b"\x01" * 32)
     assert a == ea.encrypt(x, enc, msg, aux_rand=b"\x01" * 32)
-    assert a != ea.encrypt(x, enc, msg, deterministic=True)
+    assert a != det
     assert ea.encrypt(x, enc, msg) != ea.encrypt(x, enc, msg)  # fresh aux randomness
 
 

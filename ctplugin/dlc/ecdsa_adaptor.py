@@ -186,7 +186,7 @@ def _u_scalars(sig: AdaptorSignature, msg32: bytes) -> tuple[int, int]:
 
 
 def verify(sig: AdaptorSignature, pubkey: Point, msg32: bytes, enc_point: Point) -> bool:
-    """True iff ``sig`` is a valid adaptor signature of ``msg32`` by ``pubkey`` for ``enc_point``."""
+    """True iff ``sig`` adaptor-signs ``msg32`` under ``pubkey`` for ``enc_point``."""
     if len(msg32) != 32 or pubkey.is_infinity or enc_point.is_infinity:
         return False
     if not _dleq_holds(sig, enc_point, enc_point.to_bytes()):
@@ -196,7 +196,8 @@ def verify(sig: AdaptorSignature, pubkey: Point, msg32: bytes, enc_point: Point)
     return derived != kernel.INFINITY and derived == sig.ra_point.packed
 
 
-def verify_many(pubkey: Point, items: Sequence[tuple[AdaptorSignature, bytes, Point]]) -> list[bool]:
+def verify_many(pubkey: Point,
+                items: Sequence[tuple[AdaptorSignature, bytes, Point]]) -> list[bool]:
     """Verify many adaptor signatures by one signer: ``items`` are (sig, msg32, enc_point).
 
     Each DLEQ proof needs its own A_G, A_Y (they are hashed); the final equations

@@ -1,0 +1,223 @@
+"""Oracles: announcements, attestations and signature points (dlcspecs Oracle.md).
+
+Keys and nonces are BIP340 x-only (even y). For nonce R and oracle key P, the signature on outcome
+string o has s·G = S(o) = R + e·P with e = int(TH("BIP0340/challenge", R.x ‖ P.x ‖ m(o))) mod n
+(the *signature point*, public before the attestation). The message m(o) is configurable:
+
+- ``UNTAGGED`` (default): m = SHA256(utf8(NFC(o))), rust-dlc's convention, used by the P2PD
+  ecosystem and every dlcspecs ``test_vectors`` file;
+- ``TAGGED``: m = TH("DLC/oracle/attestation/v0", utf8(NFC(o))), the dlcspecs text.
+
+The oracle side (``Oracle``) signs with pre-committed nonces (BIP340 with an injected nonce).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from ctplugin.dlc.digits import attested_digits
+from ctplugin.dlc.errors import DlcError
+from ctplugin.errors import EncodingError
+from ctplugin.hashes import tagged_hash
+from ctplugin.secp256k1 import KIND_XONLY, G, Point, ct, decode_points, msm_var
+from ctplugin.secp256k1.params import N
+from ctplugin.secp256k1.params import P as FIELD_P
+
+
+class MessageHash(Enum):
+    """How an outcome string becomes the 32-byte message the oracle signs."""
+
+    UNTAGGED = "sha256"
+    TAGGED = "tagged"
+
+
+def outcome_message(outcome: str, scheme: MessageHash = MessageHash.UNTAGGED) -> bytes:
+    """m(o): the hash of the NFC-normalised UTF-8 outcome string."""
+    data = unicodedata.normalize("NFC", outcome).encode()
+    if scheme is MessageHash.TAGGED:
+        return tagged_hash("DLC/oracle/attestation/v0", data)
+    return hashlib.sha256(data).digest()
+
+
+_CHALLENGE_PREFIX = hashlib.sha256(hashlib.sha256(b"BIP0340/challenge").digest() * 2)
+
+
+def bip340_challenge(r_x: bytes, p_x: bytes, msg: bytes) -> int:
+    """e = int(TH("BIP0340/challenge", R.x ‖ P.x ‖ m)) mod n (the tag prefix is pre-hashed)."""
+    h = _CHALLENGE_PREFIX.copy()
+    h.update(r_x + p_x + msg)
+    return int.from_bytes(h.digest(), "big") % N
+
+
+# --- event descriptors and announcements ---------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class EnumEvent:
+    outcomes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DigitDecompositionEvent:
+    base: int
+    is_signed: bool
+    unit: str
+    precision: int
+    nb_digits: int
+
+    @property
+    def nb_nonces(self) -> int:
+        return self.nb_digits + (1 if self.is_signed else 0)
+
+
+EventDescriptor = EnumEvent | DigitDecompositionEvent
+
+
+@dataclass(frozen=True, slots=True)
+class OracleEvent:
+    nonces: tuple[bytes, ...]
+    """x-only nonces, one per signed string (digit events: most significant digit first)."""
+    maturity_epoch: int
+    descriptor: EventDescriptor
+    event_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class OracleAnnouncement:
+    signature: bytes
+    public_key: bytes
+    event: OracleEvent
+
+
+@dataclass(frozen=True, slots=True)
+class OracleAttestation:
+    event_id: str
+    public_key: bytes
+    signatures: tuple[bytes, ...]
+    outcomes: tuple[str, ...]
+
+    def verify(self, nonces: Sequence[bytes] | None = None,
+               scheme: MessageHash = MessageHash.UNTAGGED) -> bool:
+        """BIP340-verify every signature; with ``nonces``, also that each used the announced R."""
+        if len(self.signatures) != len(self.outcomes) or not self.signatures:
+            return False
+        if nonces is not None and (len(nonces) < len(self.signatures) or any(
+                sig[:32] != nonce for sig, nonce in zip(self.signatures, nonces))):
+            return False
+        return all(bip340_verify(self.public_key, outcome_message(o, scheme), sig)
+                   for sig, o in zip(self.signatures, self.outcomes))
+
+    def secret(self, count: int | None = None) -> int:
+        """Σ s_j mod n over the first ``count`` signatures: the decryption key's share."""
+        sigs = self.signatures if count is None else self.signatures[:count]
+        return sum(int.from_bytes(sig[32:], "big") for sig in sigs) % N
+
+
+def bip340_verify(public_key: bytes, msg: bytes, signature: bytes) -> bool:
+    """BIP340 verification of a 64-byte signature (public data: variable time is fine)."""
+    if len(signature) != 64 or len(public_key) != 32:
+        return False
+    s = int.from_bytes(signature[32:], "big")
+    r_x = int.from_bytes(signature[:32], "big")
+    if s >= N or r_x >= FIELD_P:
+        return False
+    try:
+        pub = Point.from_xonly(public_key)
+    except EncodingError:
+        return False
+    e = bip340_challenge(signature[:32], public_key, msg)
+    point = msm_var([s, N - e], [G, pub])
+    return not point.is_infinity and point.has_even_y() and point.x == r_x
+
+
+# --- oracle info as used by contracts (decoded once) ------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class OracleInfo:
+    """An oracle's key and an event's nonces, decoded to points once (public data)."""
+
+    public_key: bytes
+    nonces: tuple[bytes, ...]
+    key_point: Point
+    nonce_points: tuple[Point, ...]
+
+    @classmethod
+    def from_xonly(cls, public_key: bytes, nonces: Sequence[bytes]) -> OracleInfo:
+        if len(public_key) != 32 or any(len(n) != 32 for n in nonces):
+            raise DlcError("bad-oracle-key", "oracle keys and nonces are 32-byte x-only")
+        try:
+            points = decode_points(public_key + b"".join(nonces), KIND_XONLY)
+        except EncodingError as exc:
+            raise DlcError("bad-oracle-key", str(exc)) from None
+        return cls(public_key, tuple(nonces), points[0], tuple(points[1:]))
+
+    @classmethod
+    def from_announcement(cls, announcement: OracleAnnouncement) -> OracleInfo:
+        return cls.from_xonly(announcement.public_key, announcement.event.nonces)
+
+    def signature_point(self, nonce_index: int, msg: bytes) -> Point:
+        """S = R_j + e·P (variable time: everything here is public)."""
+        e = bip340_challenge(self.nonces[nonce_index], self.public_key, msg)
+        return msm_var([1, e], [self.nonce_points[nonce_index], self.key_point])
+
+
+# --- the oracle side -------------------------------------------------------------------------
+
+def _even_y_secret(secret: int) -> tuple[int, bytes]:
+    """(d, x-only P) with d·G having even y (BIP340 key/nonce normalisation)."""
+    point = ct.base_mul(secret)
+    return (secret if point.has_even_y() else N - secret), point.xonly()
+
+
+def bip340_sign_with_nonce(secret_key: int, nonce: int, msg: bytes) -> bytes:
+    """BIP340 signature with a pre-committed nonce k: (R.x, k + e·d mod n), even-y normalised."""
+    d, p_x = _even_y_secret(secret_key)
+    k, r_x = _even_y_secret(nonce)
+    e = bip340_challenge(r_x, p_x, msg)
+    return r_x + ((k + e * d) % N).to_bytes(32, "big")
+
+
+class Oracle:
+    """An oracle holding its key and per-event nonces (tests, examples, the benchmark)."""
+
+    def __init__(self, secret_key: int | bytes, scheme: MessageHash = MessageHash.UNTAGGED) -> None:
+        self._secret = int.from_bytes(ct.secret_bytes(secret_key), "big")
+        self.public_key = ct.base_mul(self._secret).xonly()
+        self.scheme = scheme
+        self._nonces: dict[str, list[int]] = {}
+
+    def announce(self, event_id: str, descriptor: EventDescriptor, maturity_epoch: int = 0,
+                 nonce_secrets: Sequence[int] | None = None) -> OracleAnnouncement:
+        """Commit to nonces for an event. The announcement signature is BIP340 (random nonce)
+        over SHA256(event_id ‖ nonces), a local convention: contracts here never rely on it."""
+        count = (descriptor.nb_nonces if isinstance(descriptor, DigitDecompositionEvent) else 1)
+        ks = list(nonce_secrets) if nonce_secrets is not None else [
+            secrets.randbelow(N - 1) + 1 for _ in range(count)]
+        if len(ks) != count:
+            raise DlcError("bad-nonces", f"event needs {count} nonces")
+        self._nonces[event_id] = ks
+        nonces = tuple(ct.base_mul(k).xonly() for k in ks)
+        event = OracleEvent(nonces, maturity_epoch, descriptor, event_id)
+        digest = hashlib.sha256(event_id.encode() + b"".join(nonces)).digest()
+        signature = bip340_sign_with_nonce(self._secret, secrets.randbelow(N - 1) + 1, digest)
+        return OracleAnnouncement(signature, self.public_key, event)
+
+    def attest(self, announcement: OracleAnnouncement, outcome: int | str) -> OracleAttestation:
+        """Sign the outcome: every digit (digit events) or the outcome string (enum events)."""
+        event = announcement.event
+        ks = self._nonces[event.event_id]
+        descriptor = event.descriptor
+        if isinstance(descriptor, DigitDecompositionEvent):
+            strings = attested_digits(int(outcome), descriptor.base, descriptor.nb_digits,
+                                      descriptor.is_signed)
+        else:
+            if str(outcome) not in descriptor.outcomes:
+                raise DlcError("unknown-outcome", f"{outcome!r} is not an outcome of the event")
+            strings = [str(outcome)]
+        sigs = tuple(bip340_sign_with_nonce(self._secret, k, outcome_message(o, self.scheme))
+                     for k, o in zip(ks, strings))
+        return OracleAttestation(event.event_id, self.public_key, sigs, tuple(strings))
