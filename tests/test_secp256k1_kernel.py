@@ -1,0 +1,460 @@
+"""The native secp256k1 kernel against its executable specification (``_reference``) and coincurve.
+
+The pure-Python reference is slow, so it is cross-checked on small sizes; large sizes are checked
+against coincurve through known discrete logarithms: with P_i = d_i·G, Σ k_i·P_i = (Σ k_i·d_i)·G.
+"""
+
+from __future__ import annotations
+
+import random
+
+import coincurve
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctplugin.secp256k1 import _reference as ref
+from ctplugin.secp256k1 import kernel
+from ctplugin.secp256k1.params import BETA, GX, GY, LAMBDA, N, P
+
+nat = pytest.importorskip("ctplugin.secp256k1._native")
+
+INF = bytes(64)
+KINDS = [kernel.KIND_COMPRESSED, kernel.KIND_PEDERSEN, kernel.KIND_GENERATOR, kernel.KIND_XONLY,
+         kernel.KIND_XQR]
+scalars_st = st.integers(min_value=0, max_value=N - 1)
+secrets_st = st.integers(min_value=1, max_value=N - 1)
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def sc(v: int) -> bytes:
+    return v.to_bytes(32, "big")
+
+
+def scs(values: list[int]) -> bytes:
+    return b"".join(sc(v) for v in values)
+
+
+def pt(d: int) -> bytes:
+    """d·G packed as x||y (infinity for d ≡ 0), through libsecp256k1."""
+    d %= N
+    if d == 0:
+        return INF
+    return coincurve.PublicKey.from_secret(sc(d)).format(compressed=False)[1:]
+
+
+def pts(ds: list[int]) -> bytes:
+    return b"".join(pt(d) for d in ds)
+
+
+def neg_pt(p: bytes) -> bytes:
+    if p == INF:
+        return INF
+    return p[:32] + sc((P - int.from_bytes(p[32:], "big")) % P)
+
+
+def off_curve_point() -> bytes:
+    g = pt(1)
+    return g[:32] + sc((int.from_bytes(g[32:], "big") + 1) % P)
+
+
+# --- backend selection ----------------------------------------------------------------------------
+
+def test_kernel_uses_the_native_backend_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CTPLUGIN_PURE", raising=False)
+    assert kernel._load() is nat
+    monkeypatch.setenv("CTPLUGIN_PURE", "1")
+    assert kernel._load() is ref
+
+
+# --- multi-scalar multiplication -----------------------------------------------------------------
+
+@SLOW
+@given(st.lists(st.tuples(scalars_st, secrets_st), max_size=3))
+def test_msm_matches_reference_small(terms: list[tuple[int, int]]) -> None:
+    ks = scs([k for k, _ in terms])
+    ps = pts([d for _, d in terms])
+    assert nat.msm_var(ks, ps) == ref.msm_var(ks, ps)
+
+
+@FAST
+@given(st.lists(st.tuples(scalars_st, secrets_st), max_size=80))
+def test_msm_matches_known_discrete_logs(terms: list[tuple[int, int]]) -> None:
+    ks = [k for k, _ in terms]
+    ds = [d for _, d in terms]
+    assert nat.msm_var(scs(ks), pts(ds)) == pt(sum(k * d for k, d in terms))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 511, 1500])
+def test_msm_sizes_across_algorithm_switches(n: int) -> None:
+    rng = random.Random(n)
+    ks = [rng.randrange(N) for _ in range(n)]
+    ds = [rng.randrange(1, N) for _ in range(n)]
+    assert nat.msm_var(scs(ks), pts(ds)) == pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+
+
+def test_msm_large_n_against_coincurve() -> None:
+    rng = random.Random(4096)
+    n = 4096
+    ks = [rng.randrange(N) for _ in range(n)]
+    ds = [rng.randrange(1, N) for _ in range(n)]
+    assert nat.msm_var(scs(ks), pts(ds)) == pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+
+
+def test_msm_matches_coincurve_combine_and_multiply() -> None:
+    rng = random.Random(7)
+    for n in (1, 2, 5, 17):
+        ks = [rng.randrange(1, N) for _ in range(n)]
+        keys = [coincurve.PublicKey.from_secret(sc(rng.randrange(1, N))) for _ in range(n)]
+        packed = b"".join(k.format(compressed=False)[1:] for k in keys)
+        expected = coincurve.PublicKey.combine_keys(
+            [key.multiply(sc(k)) for key, k in zip(keys, ks, strict=True)])
+        assert nat.msm_var(scs(ks), packed) == expected.format(compressed=False)[1:]
+
+
+SPECIAL_SCALARS = [0, 1, 2, 3, N - 1, N - 2, (N - 1) // 2, (N + 1) // 2, LAMBDA, N - LAMBDA,
+                   LAMBDA * LAMBDA % N, 2**128 - 1, 2**128, 2**129 + 1, 2**255, N - 2**128,
+                   0x5555 << 200, 7 << 250]
+
+
+@pytest.mark.parametrize("k", SPECIAL_SCALARS)
+def test_msm_special_scalars(k: int) -> None:
+    # GLV edge values (λ, -λ, n/2, powers of two), alone and inside a Pippenger-sized batch
+    assert nat.msm_var(sc(k), pt(5)) == pt(5 * k)
+    rng = random.Random(k)
+    ds = [rng.randrange(1, N) for _ in range(100)]
+    ks = [k] * 100
+    assert nat.msm_var(scs(ks), pts(ds)) == pt(k * sum(ds))
+
+
+def test_msm_lambda_is_the_endomorphism() -> None:
+    # multiplying by λ must equal (β·x, y): checks the GLV constants against params.py
+    g = pt(1)
+    assert nat.msm_var(sc(LAMBDA), g) == sc(BETA * GX % P) + sc(GY)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 40, 300])
+def test_msm_zero_scalars_and_infinity_points(n: int) -> None:
+    rng = random.Random(n)
+    ds = [rng.randrange(1, N) for _ in range(n)]
+    assert nat.msm_var(bytes(32 * n), pts(ds)) == INF
+    ks = [rng.randrange(N) for _ in range(n)]
+    assert nat.msm_var(scs(ks), INF * n) == INF
+    # mix: every third term zero, every fifth point infinity
+    ks2 = [0 if i % 3 == 0 else k for i, k in enumerate(ks)]
+    ds2 = [0 if i % 5 == 0 else d for i, d in enumerate(ds)]
+    expected = pt(sum(k * d for k, d in zip(ks2, ds2, strict=True)))
+    assert nat.msm_var(scs(ks2), pts(ds2)) == expected
+
+
+@pytest.mark.parametrize("n", [2, 10, 64, 400])
+def test_msm_cancelling_terms_reach_infinity(n: int) -> None:
+    # P and -P with equal scalars: buckets receive P + (-P) = infinity, and the total is infinity
+    rng = random.Random(n)
+    half = n // 2
+    ds = [rng.randrange(1, N) for _ in range(half)]
+    ks = [rng.randrange(1, N) for _ in range(half)]
+    points = b"".join(pt(d) + neg_pt(pt(d)) for d in ds)
+    scalars = b"".join(sc(k) * 2 for k in ks)
+    assert nat.msm_var(scalars, points) == INF
+    # same through negated scalars on the same point
+    points2 = b"".join(pt(d) * 2 for d in ds)
+    scalars2 = b"".join(sc(k) + sc(N - k) for k in ks)
+    assert nat.msm_var(scalars2, points2) == INF
+
+
+@pytest.mark.parametrize("n", [2, 16, 100, 1000])
+def test_msm_repeated_points_double_inside_buckets(n: int) -> None:
+    rng = random.Random(n)
+    d = rng.randrange(1, N)
+    ks = [rng.randrange(N) for _ in range(n)]
+    assert nat.msm_var(scs(ks), pt(d) * n) == pt(d * sum(ks))
+    # identical (scalar, point) pairs: same digits land in the same bucket
+    k = rng.randrange(N)
+    assert nat.msm_var(sc(k) * n, pt(d) * n) == pt(d * k * n)
+    # a few points repeated many times
+    ds = [rng.randrange(1, N) for _ in range(3)]
+    idx = [rng.randrange(3) for _ in range(n)]
+    assert nat.msm_var(scs(ks), pts([ds[i] for i in idx])) == pt(
+        sum(k * ds[i] for k, i in zip(ks, idx, strict=True)))
+
+
+def test_msm_rejects_bad_input() -> None:
+    g = pt(1)
+    with pytest.raises(ValueError, match="group order"):
+        nat.msm_var(sc(N), g)
+    with pytest.raises(ValueError, match="scalar 1: not below the group order"):
+        nat.msm_var(sc(1) + sc(2**256 - 1), g * 2)
+    with pytest.raises(ValueError, match="counts differ"):
+        nat.msm_var(sc(1) * 2, g)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        nat.msm_var(b"\x01" * 31, g)
+    with pytest.raises(ValueError, match="multiple of 64"):
+        nat.msm_var(sc(1), g[:63])
+    with pytest.raises(ValueError, match="point 0: not on the curve"):
+        nat.msm_var(sc(1), off_curve_point())
+    with pytest.raises(ValueError, match="field size"):
+        nat.msm_var(sc(1), b"\xff" * 64)
+    with pytest.raises(TypeError):
+        nat.msm_var("00" * 32, g)  # type: ignore[arg-type]
+    assert nat.msm_var(b"", b"") == INF
+    assert nat.msm_var(bytearray(sc(3)), memoryview(g)) == pt(3)
+
+
+# --- FixedBaseTable ------------------------------------------------------------------------------
+
+def test_fixed_base_table() -> None:
+    rng = random.Random(11)
+    ds = [rng.randrange(1, N) for _ in range(257)]
+    table = nat.FixedBaseTable(pts(ds))
+    assert len(table) == 257
+    for m in (0, 1, 2, 100, 257):
+        ks = [rng.randrange(N) for _ in range(m)]
+        eds = [rng.randrange(1, N) for _ in range(rng.randrange(0, 40))]
+        eks = [rng.randrange(N) for _ in eds]
+        expected = pt(sum(k * d for k, d in zip(ks, ds, strict=False))
+                      + sum(k * d for k, d in zip(eks, eds, strict=True)))
+        assert table.msm_var(scs(ks), scs(eks), pts(eds)) == expected
+        assert table.msm_var(scs(ks)) == pt(sum(k * d for k, d in zip(ks, ds, strict=False)))
+    with pytest.raises(ValueError, match="more scalars"):
+        table.msm_var(bytes(32 * 258))
+    with pytest.raises(ValueError, match="counts differ"):
+        table.msm_var(b"", sc(1), b"")
+    with pytest.raises(ValueError, match="group order"):
+        table.msm_var(sc(N))
+    with pytest.raises(ValueError, match="not on the curve"):
+        nat.FixedBaseTable(off_curve_point())
+    assert len(nat.FixedBaseTable(b"")) == 0
+    assert nat.FixedBaseTable(b"").msm_var(b"") == INF
+
+
+def test_fixed_base_table_matches_reference_small() -> None:
+    rng = random.Random(12)
+    ps = pts([rng.randrange(1, N) for _ in range(3)])
+    ks = scs([rng.randrange(N) for _ in range(2)])
+    eks, eps = scs([rng.randrange(N)]), pt(rng.randrange(1, N))
+    assert nat.FixedBaseTable(ps).msm_var(ks, eks, eps) == ref.FixedBaseTable(ps).msm_var(
+        ks, eks, eps)
+
+
+# --- encodings -----------------------------------------------------------------------------------
+
+@FAST
+@given(st.lists(secrets_st, max_size=6), st.sampled_from(KINDS))
+def test_encode_decode_match_reference(ds: list[int], kind: int) -> None:
+    points = pts(ds)
+    enc = nat.encode_points_var(points, kind)
+    assert enc == ref.encode_points_var(points, kind)
+    dec = nat.decode_points_var(enc, kind)
+    assert dec == ref.decode_points_var(enc, kind)
+    if kind == kernel.KIND_XONLY:
+        # x-only decoding picks the even y
+        assert all(int.from_bytes(dec[64 * i + 32: 64 * i + 64], "big") % 2 == 0
+                   for i in range(len(ds)))
+    else:
+        assert dec == points
+
+
+def test_compressed_matches_coincurve() -> None:
+    rng = random.Random(5)
+    ds = [rng.randrange(1, N) for _ in range(200)]
+    comp = b"".join(coincurve.PublicKey.from_secret(sc(d)).format() for d in ds)
+    assert nat.encode_points_var(pts(ds), kernel.KIND_COMPRESSED) == comp
+    assert nat.decode_points_var(comp, kernel.KIND_COMPRESSED) == pts(ds)
+
+
+def test_elements_h_generator_encoding() -> None:
+    # bulletproofs-format.md §4: Elements' H is 0b50929b…3ac0 with y = 31d3c686…8904
+    enc = bytes.fromhex("0b50929b74c1a04954b78b4b6035e97a5e078a5a0f28ec96d547bfee9ace803ac0")
+    dec = nat.decode_points_var(enc, kernel.KIND_GENERATOR)
+    assert dec[32:].hex() == "31d3c6863973926e049e637cb1b5f40a36dac28af1766968c30c2313f3a38904"
+    assert nat.encode_points_var(dec, kernel.KIND_GENERATOR) == enc
+
+
+def _x_not_on_curve() -> int:
+    x = 5
+    while ref.sqrt_mod_p(x**3 + 7) is not None:
+        x += 1
+    return x
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_decode_rejects_malformed(kind: int) -> None:
+    width = 32 if kind == kernel.KIND_XONLY else 33
+    good = nat.encode_points_var(pt(9), kind)
+    prefix = good[:width - 32]
+    with pytest.raises(ValueError, match="multiple of"):
+        nat.decode_points_var(good[:-1], kind)
+    with pytest.raises(ValueError, match="multiple of"):
+        nat.decode_points_var(good + b"\x00", kind)
+    with pytest.raises(ValueError, match="point 1: x coordinate not below the field size"):
+        nat.decode_points_var(good + prefix + sc(P), kind)
+    with pytest.raises(ValueError, match="point 0: x coordinate not below the field size"):
+        nat.decode_points_var(prefix + b"\xff" * 32, kind)
+    with pytest.raises(ValueError, match="point 0: not on the curve"):
+        nat.decode_points_var(prefix + sc(_x_not_on_curve()), kind)
+    if kind != kernel.KIND_XONLY:
+        for head in (0x00, 0x01, 0x02, 0x03, 0x04, 0x06, 0x08, 0x09, 0x0A, 0x0B, 0xFF):
+            if head & ~1 == good[0] & ~1:
+                continue
+            with pytest.raises(ValueError, match="point 0: bad prefix byte"):
+                nat.decode_points_var(bytes([head]) + good[1:], kind)
+    assert nat.decode_points_var(b"", kind) == b""
+
+
+def test_decode_encode_errors() -> None:
+    with pytest.raises(ValueError, match="unknown point kind"):
+        nat.decode_points_var(b"", 5)
+    with pytest.raises(ValueError, match="unknown point kind"):
+        nat.encode_points_var(pt(1), 7)
+    with pytest.raises(ValueError, match="infinity has no encoding"):
+        nat.encode_points_var(pt(1) + INF, kernel.KIND_COMPRESSED)
+    with pytest.raises(ValueError, match="not on the curve"):
+        nat.encode_points_var(off_curve_point(), kernel.KIND_XQR)
+
+
+# --- point helpers -------------------------------------------------------------------------------
+
+@FAST
+@given(secrets_st, secrets_st)
+def test_point_add_and_neg_match_reference(a: int, b: int) -> None:
+    pa, pb = pt(a), pt(b)
+    for x, y in ((pa, pb), (pa, pa), (pa, neg_pt(pa)), (pa, INF), (INF, pb), (INF, INF)):
+        assert nat.point_add_var(x, y) == ref.point_add_var(x, y)
+    assert nat.point_add_var(pa, pb) == pt(a + b)
+    assert nat.point_neg(pa) == ref.point_neg(pa) == pt(-a)
+    assert nat.point_neg(INF) == INF
+
+
+def test_point_helpers_reject_bad_lengths() -> None:
+    with pytest.raises(ValueError):
+        nat.point_add_var(pt(1)[:63], pt(1))
+    with pytest.raises(ValueError):
+        nat.point_neg(pt(1) * 2)
+    with pytest.raises(ValueError, match="not on the curve"):
+        nat.point_neg(off_curve_point())
+
+
+# --- scalar vectors ------------------------------------------------------------------------------
+
+vectors_st = st.lists(scalars_st, max_size=40)
+
+
+@FAST
+@given(vectors_st, scalars_st)
+def test_scalar_vector_ops_match_reference(a: list[int], k: int) -> None:
+    b = [(x * 0x1234567 + k) % N for x in a]
+    va, vb, vk = scs(a), scs(b), sc(k)
+    assert nat.scalar_vec_mul(va, vb) == ref.scalar_vec_mul(va, vb)
+    assert nat.scalar_vec_add(va, vb) == ref.scalar_vec_add(va, vb)
+    assert nat.scalar_vec_scale(va, vk) == ref.scalar_vec_scale(va, vk)
+    assert nat.scalar_vec_sum(va) == ref.scalar_vec_sum(va)
+    assert nat.scalar_vec_inner(va, vb) == ref.scalar_vec_inner(va, vb)
+    acc_n, acc_r = bytearray(va), bytearray(va)
+    nat.scalar_vec_axpy_into(acc_n, vk, vb)
+    ref.scalar_vec_axpy_into(acc_r, vk, vb)
+    assert acc_n == acc_r
+
+
+@FAST
+@given(scalars_st, st.integers(min_value=0, max_value=70))
+def test_scalar_powers_match_reference(x: int, n: int) -> None:
+    assert nat.scalar_powers(sc(x), n) == ref.scalar_powers(sc(x), n)
+
+
+@FAST
+@given(st.lists(secrets_st, max_size=30))
+def test_scalar_batch_inverse_matches_reference(v: list[int]) -> None:
+    out = nat.scalar_batch_inverse(scs(v))
+    assert out == ref.scalar_batch_inverse(scs(v))
+    assert out == scs([pow(x, -1, N) for x in v])
+
+
+@FAST
+@given(st.lists(secrets_st, max_size=7))
+def test_scalar_challenge_products_match_reference(xs: list[int]) -> None:
+    assert nat.scalar_challenge_products(scs(xs)) == ref.scalar_challenge_products(scs(xs))
+
+
+def test_scalar_edge_values() -> None:
+    extremes = [0, 1, 2, N - 1, N - 2, 2**255, 2**128, (N - 1) // 2]
+    v = scs(extremes)
+    w = scs(list(reversed(extremes)))
+    for fn in ("scalar_vec_mul", "scalar_vec_add", "scalar_vec_inner"):
+        assert getattr(nat, fn)(v, w) == getattr(ref, fn)(v, w), fn
+    assert nat.scalar_vec_sum(v) == ref.scalar_vec_sum(v)
+    assert nat.scalar_vec_sum(sc(N - 1) * 1000) == sc((N - 1) * 1000 % N)
+    assert nat.scalar_challenge_products(b"") == sc(1)
+    assert nat.scalar_powers(sc(0), 3) == sc(1) + sc(0) + sc(0)
+    assert nat.scalar_vec_sum(b"") == sc(0)
+    assert nat.scalar_vec_inner(b"", b"") == sc(0)
+
+
+def test_scalar_vector_errors() -> None:
+    with pytest.raises(ValueError, match="lengths differ"):
+        nat.scalar_vec_mul(sc(1), sc(1) * 2)
+    with pytest.raises(ValueError, match="group order"):
+        nat.scalar_vec_add(sc(N), sc(1))
+    with pytest.raises(ValueError, match="multiple of 32"):
+        nat.scalar_vec_sum(b"\x00" * 33)
+    with pytest.raises(ValueError, match="cannot invert zero"):
+        nat.scalar_batch_inverse(sc(1) + sc(0))
+    with pytest.raises(ValueError, match="challenge is zero"):
+        nat.scalar_challenge_products(sc(3) + sc(0))
+    with pytest.raises(ValueError, match="too many challenges"):
+        nat.scalar_challenge_products(sc(3) * 40)
+    with pytest.raises(ValueError, match="negative"):
+        nat.scalar_powers(sc(2), -1)
+    with pytest.raises(ValueError):
+        nat.scalar_vec_scale(sc(1), sc(1) * 2)
+    with pytest.raises(TypeError):
+        nat.scalar_vec_axpy_into(sc(1), sc(1), sc(1))  # bytes is not writable
+    acc = bytearray(sc(5) + sc(6))
+    with pytest.raises(ValueError, match="scalar 1: not below the group order"):
+        nat.scalar_vec_axpy_into(acc, sc(1), sc(1) + sc(N))
+    assert acc == sc(5) + sc(6)  # no partial write
+
+
+# --- subset sums ---------------------------------------------------------------------------------
+
+@SLOW
+@given(st.lists(st.lists(st.integers(min_value=0, max_value=5), max_size=4), max_size=6))
+def test_subset_sums_match_reference(paths: list[list[int]]) -> None:
+    rng = random.Random(len(paths))
+    table = pts([rng.randrange(1, N) for _ in range(6)])
+    assert nat.subset_sums_var(table, paths) == ref.subset_sums_var(table, paths)
+
+
+def test_subset_sums_dlc_shape_against_known_logs() -> None:
+    # 1024 paths of 30 digits over a 60-point table (30 digit positions x 2 outcomes), sorted so
+    # that consecutive paths share prefixes; plus repeats, cancellations and an empty path
+    rng = random.Random(60)
+    ds = [rng.randrange(1, N) for _ in range(60)]
+    ds[1] = N - ds[0]  # table[0] + table[1] = infinity
+    table = pts(ds)
+    paths = sorted([[2 * j + rng.randrange(2) for j in range(30)] for _ in range(1024)])
+    paths += [[], [0, 1], [0, 1, 0], [5, 5, 5], [59]]
+    out = nat.subset_sums_var(table, paths)
+    assert len(out) == 64 * len(paths)
+    for i, path in enumerate(paths):
+        assert out[64 * i: 64 * i + 64] == pt(sum(ds[j] for j in path)), path
+
+
+def test_subset_sums_errors() -> None:
+    table = pts([1, 2, 3])
+    with pytest.raises(ValueError, match="out of range"):
+        nat.subset_sums_var(table, [[0, 3]])
+    with pytest.raises(ValueError, match="out of range"):
+        nat.subset_sums_var(table, [[-1]])
+    with pytest.raises(ValueError, match="out of range"):
+        nat.subset_sums_var(table, [[2**70]])
+    with pytest.raises(TypeError):
+        nat.subset_sums_var(table, [[0.5]])
+    with pytest.raises(TypeError):
+        nat.subset_sums_var(table, [1])
+    with pytest.raises(TypeError):
+        nat.subset_sums_var(table, None)
+    assert nat.subset_sums_var(table, []) == b""
+    assert nat.subset_sums_var(b"", [[]]) == INF
+    assert nat.subset_sums_var(table, ((0, 1), range(3))) == pt(3) + pt(6)
