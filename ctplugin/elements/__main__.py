@@ -1,0 +1,53 @@
+"""``python -m ctplugin.elements decode [HEX|-]`` / ``python -m ctplugin.elements check FILE``.
+
+decode: prints elementsd ``decoderawtransaction`` JSON for a hex transaction (argument, or
+stdin when absent or ``-``); exit 1 with ``TX decode failed`` on bad input.
+check: runs a vectors file (transactions.json or blocks.json schema); exit 0 only if every
+entry parses, round-trips byte-identically and matches every stated hash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ctplugin.elements.model import Transaction
+from ctplugin.elements.rpcjson import decode_transaction, dumps
+from ctplugin.elements.vectors import check_file
+from ctplugin.errors import ParseError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ctplugin.elements", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    decode = sub.add_parser("decode", help="decoderawtransaction-style JSON")
+    decode.add_argument("hex", nargs="?", default="-", help="transaction hex, or - for stdin")
+    check = sub.add_parser("check", help="run a vectors file")
+    check.add_argument("file", type=Path)
+    args = parser.parse_args(argv)
+
+    if args.command == "decode":
+        text = sys.stdin.read() if args.hex == "-" else args.hex
+        try:
+            tx = Transaction.from_hex("".join(text.split()))
+        except ParseError as exc:
+            print(f"TX decode failed: {exc}", file=sys.stderr)
+            return 1
+        print(dumps(decode_transaction(tx)))
+        return 0
+
+    try:
+        count, problems = check_file(args.file)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"cannot check {args.file}: {exc}", file=sys.stderr)
+        return 2
+    for line in problems:
+        print(f"FAIL {line}")
+    print(f"{args.file}: {count} entries, {len(problems)} failures")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

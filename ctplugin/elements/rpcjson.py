@@ -1,0 +1,156 @@
+"""elementsd-style ``decoderawtransaction`` JSON (elements-format.md §3, TxToUniv).
+
+Amounts are ``decimal.Decimal`` with 8 places (elementsd's ValueFromAmount) and ``dumps`` prints
+them as plain JSON numbers (``0.00010000``), as the node does.  Omitted on purpose: address and
+``desc`` of scriptPubKeys (they need network parameters and descriptor inference), pegout
+details, and the discount-CT size fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+from ctplugin.elements import _speedups
+from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.elements.model import Transaction, TxIn, TxOut
+from ctplugin.elements.script import script_to_asm, script_type
+
+COIN = 100_000_000
+
+
+def value_from_amount(amount: int) -> Decimal:
+    """ValueFromAmount: signed 64-bit satoshis as a decimal with 8 places."""
+    if amount >= 1 << 63:  # CAmount is int64_t; explicit values are read as uint64
+        amount -= 1 << 64
+    sign = "-" if amount < 0 else ""
+    quotient, remainder = divmod(abs(amount), COIN)
+    return Decimal(f"{sign}{quotient}.{remainder:08d}")
+
+
+def _pubkey_fully_valid(data: bytes) -> bool:
+    """CPubKey::IsFullyValid for a nonce: a valid compressed secp256k1 point."""
+    if len(data) != 33 or data[0] not in (2, 3):
+        return False
+    try:
+        import coincurve
+
+        coincurve.PublicKey(data)
+    except ValueError:
+        return False
+    return True
+
+
+def _issuance_json(txin: TxIn) -> dict[str, Any]:
+    issuance = txin.issuance
+    assert issuance is not None
+    ids = input_issuance_ids(txin)
+    assert ids is not None
+    out: dict[str, Any] = {"assetBlindingNonce": issuance.asset_blinding_nonce[::-1].hex()}
+    if issuance.is_reissuance:
+        out["assetEntropy"] = issuance.asset_entropy[::-1].hex()
+        out["isreissuance"] = True
+    else:
+        out["assetEntropy"] = ids.entropy[::-1].hex()
+        out["isreissuance"] = False
+        out["token"] = ids.token[::-1].hex()
+    out["asset"] = ids.asset[::-1].hex()
+    if isinstance(issuance.amount, int):
+        out["assetamount"] = value_from_amount(issuance.amount)
+    elif isinstance(issuance.amount, bytes):
+        out["assetamountcommitment"] = issuance.amount.hex()
+    if isinstance(issuance.inflation_keys, int):
+        out["tokenamount"] = value_from_amount(issuance.inflation_keys)
+    elif isinstance(issuance.inflation_keys, bytes):
+        out["tokenamountcommitment"] = issuance.inflation_keys.hex()
+    return out
+
+
+def _vin_json(tx: Transaction, txin: TxIn) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    if tx.is_coinbase:
+        entry["coinbase"] = txin.script_sig.hex()
+    else:
+        entry["txid"] = txin.prevout_txid_hex
+        entry["vout"] = txin.prevout_index
+        entry["scriptSig"] = {"asm": script_to_asm(txin.script_sig, True),
+                              "hex": txin.script_sig.hex()}
+        entry["is_pegin"] = txin.is_pegin
+    if txin.script_witness:
+        entry["txinwitness"] = [item.hex() for item in txin.script_witness]
+    if txin.pegin_witness:
+        entry["pegin_witness"] = [item.hex() for item in txin.pegin_witness]
+    entry["sequence"] = txin.sequence
+    if txin.issuance is not None:
+        entry["issuance"] = _issuance_json(txin)
+    return entry
+
+
+def _vout_json(n: int, out: TxOut) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    if isinstance(out.value, int):
+        entry["value"] = value_from_amount(out.value)
+    else:
+        info = _speedups.rangeproof_info(out.range_proof) if out.range_proof else None
+        if info is not None:
+            exponent, mantissa, min_value, max_value = info
+            if exponent == -1:
+                entry["value"] = value_from_amount(min_value)
+            else:
+                entry["value-minimum"] = value_from_amount(min_value)
+                entry["value-maximum"] = value_from_amount(max_value)
+            entry["ct-exponent"] = exponent
+            entry["ct-bits"] = mantissa
+        if out.surjection_proof:
+            entry["surjectionproof"] = out.surjection_proof.hex()
+        entry["valuecommitment"] = out.value.hex()
+    if out.asset_is_explicit:
+        entry["asset"] = out.asset[::-1].hex()
+    else:
+        entry["assetcommitment"] = out.asset.hex()
+    entry["commitmentnonce"] = out.nonce.hex()
+    entry["commitmentnonce_fully_valid"] = _pubkey_fully_valid(out.nonce)
+    entry["n"] = n
+    entry["scriptPubKey"] = {"asm": script_to_asm(out.script_pubkey),
+                             "hex": out.script_pubkey.hex(),
+                             "type": script_type(out.script_pubkey)}
+    return entry
+
+
+def decode_transaction(tx: Transaction) -> dict[str, Any]:
+    """The ``decoderawtransaction`` object for ``tx``."""
+    return {
+        "txid": tx.txid_hex,
+        "hash": tx.wtxid_hex,
+        "wtxid": tx.wtxid_hex,
+        "withash": tx.withash_hex,
+        "version": tx.version & 0xFFFF_FFFF,
+        "size": tx.size,
+        "vsize": tx.vsize,
+        "weight": tx.weight,
+        "locktime": tx.locktime,
+        "vin": [_vin_json(tx, txin) for txin in tx.inputs],
+        "vout": [_vout_json(n, out) for n, out in enumerate(tx.outputs)],
+        "fee": {asset[::-1].hex(): value_from_amount(total) for asset, total in tx.fees().items()},
+    }
+
+
+_AMOUNT_MARK = "__ctplugin_amount__"
+_AMOUNT_RE = re.compile(f'"{_AMOUNT_MARK}(-?[0-9]+\\.[0-9]{{8}})"')
+
+
+def dumps(obj: Any, indent: int | None = 2) -> str:
+    """JSON text with Decimal amounts printed as exact numbers (e.g. ``0.00010000``)."""
+    return _AMOUNT_RE.sub(r"\1", json.dumps(_mark_amounts(obj), indent=indent))
+
+
+def _mark_amounts(obj: Any) -> Any:
+    if isinstance(obj, Decimal):
+        return f"{_AMOUNT_MARK}{obj:f}"
+    if isinstance(obj, dict):
+        return {k: _mark_amounts(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_mark_amounts(v) for v in obj]
+    return obj

@@ -1,0 +1,84 @@
+"""Run a vectors file in the schema of ../shared/elements-vectors/{transactions,blocks}.json.
+
+Every entry must parse, re-serialize byte-identically, and match each hash the entry states
+(``expected_*`` from the source, else the offline ``computed`` value).  Returns one line per
+failure; an empty list means the whole file passed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ctplugin.elements.model import parse_block, parse_block_header, parse_transaction
+from ctplugin.errors import ParseError
+
+
+def _expected(entry: dict[str, Any], key: str) -> str | None:
+    return entry.get(f"expected_{key}") or entry.get("computed", {}).get(key)
+
+
+def check_transaction_entry(entry: dict[str, Any]) -> list[str]:
+    name = entry.get("id", "?")
+    raw = bytes.fromhex(entry["hex"])
+    try:
+        tx = parse_transaction(raw)
+    except ParseError as exc:
+        return [f"{name}: parse error: {exc}"]
+    problems = []
+    if tx.serialize() != raw:
+        problems.append(f"{name}: re-serialization differs")
+    for key, got in (("txid", tx.txid_hex), ("wtxid", tx.wtxid_hex), ("withash", tx.withash_hex)):
+        want = _expected(entry, key)
+        if want is not None and got != want:
+            problems.append(f"{name}: {key} {got} != expected {want}")
+    return problems
+
+
+def check_block_entry(entry: dict[str, Any], index: int) -> list[str]:
+    name = entry.get("id") or entry.get("source", {}).get("locator") or f"block {index}"
+    raw = bytes.fromhex(entry["hex"])
+    try:
+        if entry.get("kind") == "block_header":
+            header = parse_block_header(raw)
+            block = None
+        else:
+            block = parse_block(raw)
+            header = block.header
+    except ParseError as exc:
+        return [f"{name}: parse error: {exc}"]
+    problems = []
+    if (block.serialize() if block else header.serialize()) != raw:
+        problems.append(f"{name}: re-serialization differs")
+    for want in {entry.get("expected_block_hash"), entry.get("computed", {}).get("hash")} - {None}:
+        if header.hash_hex != want:
+            problems.append(f"{name}: block hash {header.hash_hex} != expected {want}")
+    if block is not None:
+        txids = entry.get("computed", {}).get("txids")
+        if txids is not None and [t.txid_hex for t in block.transactions] != txids:
+            problems.append(f"{name}: txids differ")
+        if not block.merkle_root_matches():
+            problems.append(f"{name}: merkle root mismatch")
+        if block.witness_commitment_index() is not None and not block.check_witness_commitment():
+            problems.append(f"{name}: witness commitment mismatch")
+    return problems
+
+
+def check_file(path: Path) -> tuple[int, list[str]]:
+    """(number of entries checked, failures) for a transactions or blocks vectors file."""
+    data = json.loads(Path(path).read_text())
+    problems: list[str] = []
+    if "transactions" in data:
+        entries = data["transactions"]
+        for entry in entries:
+            problems += check_transaction_entry(entry)
+    elif "blocks" in data:
+        entries = data["blocks"]
+        for i, entry in enumerate(entries):
+            problems += check_block_entry(entry, i)
+    else:
+        raise ValueError(f"{path}: neither a 'transactions' nor a 'blocks' vectors file")
+    if not entries:
+        problems.append(f"{path}: no entries")
+    return len(entries), problems
