@@ -1,0 +1,373 @@
+"""The proof cache: keys of proofs that verified, so block connection can skip re-verifying them.
+
+Rules (design.md "Proof caches"; elements-format.md §2.3):
+
+- Only successes are stored. A key is SHA256(salt ‖ domain tag ‖ every verification input),
+  each field length-prefixed, so two different verifications can never share a key. Leaving an
+  input out of the key would let a proof valid in one context pass in another (an inflation
+  bug), so ``rangeproof_key`` / ``surjection_key`` take every input the verifier takes.
+- Mempool acceptance ``insert``s; block connection ``lookup_and_erase``s (a hit is consumed).
+- Bounded size, oldest-first eviction: entries carry an insertion sequence number.
+- The cache is an optimization. Anything unexpected (foreign files in its directory, an unknown
+  format version, a different salt, a LevelDB corruption error, an unparsable record, counts
+  that do not add up) wipes it and starts empty; it is never trusted partially. ``wipes``
+  counts those events and ``last_wipe_reason`` says why.
+
+Key layout::
+
+    b"V"                  format version ‖ SHA256(domain ‖ salt) (binds the cache to its salt)
+    b"N"                  entry count (u64 BE) ‖ next sequence number (u64 BE)
+    b"k" ‖ key (32)       sequence number (u64 BE)
+    b"q" ‖ seq (u64 BE)   key (32)   -- iteration order = insertion order, for eviction
+
+Every insert/erase/eviction updates ``N`` in the same write batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import struct
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TypeVar
+
+import plyvel
+
+from validator.store.errors import DataDirLockedError, StoreError
+from validator.store.leveldb import is_leveldb_file, open_db
+
+FORMAT_VERSION = b"\x01"
+DEFAULT_MAX_ENTRIES = 262_144  # about Elements' 8 MiB CuckooCache (elements-format.md §2.3)
+_KEY_VERSION = b"V"
+_KEY_COUNT = b"N"
+_PREFIX_KEY = b"k"
+_PREFIX_SEQ = b"q"
+_U64 = struct.Struct(">Q")
+_COUNT = struct.Struct(">QQ")
+_SALT_BINDING_TAG = b"ctplugin/proofcache/salt-binding"
+
+DOMAIN_RANGEPROOF = b"ctplugin/proofcache/rangeproof/v1"
+DOMAIN_SURJECTION = b"ctplugin/proofcache/surjection/v1"
+
+T = TypeVar("T")
+
+
+class CacheCorrupt(Exception):
+    """Internal signal: the cache cannot be trusted; it gets wiped."""
+
+
+BytesLike = bytes | bytearray | memoryview
+
+
+def _field(value: object) -> bytes:
+    """A verification input as bytes: raw bytes, or a value type with ``serialize()``."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    serialize = getattr(value, "serialize", None)
+    if serialize is None:
+        raise TypeError(f"cannot use {type(value).__name__} in a cache key")
+    return bytes(serialize())
+
+
+def _lp(data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + data
+
+
+def cache_key(salt: bytes, domain: bytes, fields: Iterable[bytes]) -> bytes:
+    """SHA256(salt ‖ lp(domain) ‖ lp(field_0) ‖ …), lp = u32 BE length ‖ bytes."""
+    h = hashlib.sha256(salt)
+    h.update(_lp(domain))
+    for data in fields:
+        h.update(_lp(data))
+    return h.digest()
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    entries: int
+    max_entries: int
+    hits: int
+    misses: int
+    inserts: int
+    evictions: int
+    wipes: int
+
+
+class ProofCache:
+    """A persistent, bounded set of 32-byte keys of verified proofs."""
+
+    def __init__(self, path: str, salt: bytes, max_entries: int, sync: bool) -> None:
+        if len(salt) != 32:
+            raise ValueError("proof cache salt must be 32 bytes")
+        if max_entries < 1:
+            raise ValueError("proof cache needs room for at least one entry")
+        self.path = path
+        self.salt = bytes(salt)
+        self.max_entries = max_entries
+        self.sync = sync
+        self.hits = 0
+        self.misses = 0
+        self.inserts = 0
+        self.evictions = 0
+        self.wipes = 0
+        self.last_wipe_reason: str | None = None
+        self._binding = FORMAT_VERSION + hashlib.sha256(_SALT_BINDING_TAG + self.salt).digest()
+        self._db: plyvel.DB | None = None
+        self._count = 0
+        self._next_seq = 0
+        self._open_checked()
+
+    @classmethod
+    def open(cls, path: str, salt: bytes, *, max_entries: int = DEFAULT_MAX_ENTRIES,
+             sync: bool = False) -> ProofCache:
+        """Open the cache at ``path``; a corrupt or foreign one is wiped and rebuilt empty.
+
+        ``sync`` defaults to False: losing the last entries in a power cut only costs a
+        re-verification. ``DataDirLockedError`` if another owner holds it.
+        """
+        return cls(path, salt, max_entries, sync)
+
+    # --- keys ------------------------------------------------------------------------------
+
+    def rangeproof_key(self, proof: BytesLike, commitment: object, value_generator: object,
+                       extra_commit: BytesLike, nbits: int, n_gens: int) -> bytes:
+        """Key of one range proof verification: every input of the verifier."""
+        return cache_key(self.salt, DOMAIN_RANGEPROOF, (
+            _field(proof), _field(commitment), _field(value_generator), _field(extra_commit),
+            _U64.pack(nbits), _U64.pack(n_gens)))
+
+    def surjection_key(self, proof: BytesLike, output_generator: object,
+                       input_generators: Iterable[object]) -> bytes:
+        """Key of one surjection proof verification: proof, output and the full target list."""
+        inputs = [_field(g) for g in input_generators]
+        return cache_key(self.salt, DOMAIN_SURJECTION, (
+            _field(proof), _field(output_generator), _U64.pack(len(inputs)), *inputs))
+
+    # --- operations ------------------------------------------------------------------------
+
+    def contains(self, key: bytes) -> bool:
+        return self._guard(lambda db: self._seq_of(db, key) is not None, False)
+
+    __contains__ = contains
+
+    def insert(self, key: bytes) -> None:
+        """Record a successful verification (mempool acceptance). Evicts the oldest if full."""
+        self._check_key(key)
+        self._guard(lambda db: self._insert(db, key), None)
+
+    def lookup_and_erase(self, key: bytes) -> bool:
+        """True (and the entry is removed) if ``key`` was cached (block connection)."""
+        self._check_key(key)
+        hit = self._guard(lambda db: self._erase(db, key), False)
+        if hit:
+            self.hits += 1
+        else:
+            self.misses += 1
+        return hit
+
+    def __len__(self) -> int:
+        return self._count
+
+    def stats(self) -> CacheStats:
+        return CacheStats(self._count, self.max_entries, self.hits, self.misses, self.inserts,
+                          self.evictions, self.wipes)
+
+    def clear(self, reason: str = "cleared by caller") -> None:
+        self._wipe(reason)
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def closed(self) -> bool:
+        return self._db is None
+
+    def __enter__(self) -> ProofCache:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # --- internals -------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_key(key: bytes) -> None:
+        if len(key) != 32:
+            raise ValueError("proof cache keys are 32 bytes")
+
+    def _guard(self, operation: Callable[[plyvel.DB], T], on_wipe: T) -> T:
+        """Run an operation; on corruption wipe the cache and answer as an empty cache would."""
+        if self._db is None:
+            raise StoreError("proof cache is closed")
+        try:
+            return operation(self._db)
+        except (CacheCorrupt, plyvel.CorruptionError) as exc:
+            self._wipe(f"{type(exc).__name__}: {exc}")
+            return on_wipe
+
+    def _seq_of(self, db: plyvel.DB, key: bytes) -> bytes | None:
+        seq = db.get(_PREFIX_KEY + key)
+        if seq is not None and len(seq) != 8:
+            raise CacheCorrupt("malformed entry")
+        return seq
+
+    def _write_count(self, batch: plyvel.WriteBatch, count: int, next_seq: int) -> None:
+        batch.put(_KEY_COUNT, _COUNT.pack(count, next_seq))
+
+    def _insert(self, db: plyvel.DB, key: bytes) -> None:
+        if self._seq_of(db, key) is not None:
+            return
+        seq = _U64.pack(self._next_seq)
+        count, next_seq = self._count + 1, self._next_seq + 1
+        batch = db.write_batch(sync=self.sync)
+        batch.put(_PREFIX_KEY + key, seq)
+        batch.put(_PREFIX_SEQ + seq, key)
+        evicted = 0
+        if count > self.max_entries:
+            with db.iterator(prefix=_PREFIX_SEQ) as it:
+                for old_seq_key, old_key in it:
+                    if count - evicted <= self.max_entries:
+                        break
+                    if len(old_seq_key) != 9 or len(old_key) != 32:
+                        raise CacheCorrupt("malformed sequence record")
+                    batch.delete(old_seq_key)
+                    batch.delete(_PREFIX_KEY + old_key)
+                    evicted += 1
+            if count - evicted > self.max_entries:
+                raise CacheCorrupt("entry count exceeds the records present")
+        self._write_count(batch, count - evicted, next_seq)
+        batch.write()
+        self._count, self._next_seq = count - evicted, next_seq
+        self.inserts += 1
+        self.evictions += evicted
+
+    def _erase(self, db: plyvel.DB, key: bytes) -> bool:
+        seq = self._seq_of(db, key)
+        if seq is None:
+            return False
+        if db.get(_PREFIX_SEQ + seq) != key or self._count < 1:
+            raise CacheCorrupt("entry and sequence records disagree")
+        batch = db.write_batch(sync=self.sync)
+        batch.delete(_PREFIX_KEY + key)
+        batch.delete(_PREFIX_SEQ + seq)
+        self._write_count(batch, self._count - 1, self._next_seq)
+        batch.write()
+        self._count -= 1
+        return True
+
+    def _open_checked(self) -> None:
+        """Open and fully validate; any problem → wipe and reopen empty.
+
+        The LevelDB lock is taken first, so a cache another process owns is reported
+        (``DataDirLockedError``) and never wiped.
+        """
+        if os.path.lexists(self.path) and not os.path.isdir(self.path):
+            self._wipe("cache path is not a directory")
+            return
+        try:
+            self._db = open_db(self.path, paranoid=True)
+        except DataDirLockedError:
+            raise
+        except (StoreError, plyvel.Error) as exc:  # corruption, unreadable files
+            self._wipe(f"{type(exc).__name__}: {exc}")
+            return
+        try:
+            reason = self._foreign_files()
+            if reason is None:
+                self._load_and_validate()
+                return
+        except (CacheCorrupt, plyvel.CorruptionError) as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+        self._wipe(reason)
+
+    def _foreign_files(self) -> str | None:
+        for name in os.listdir(self.path):
+            if not is_leveldb_file(name) or not os.path.isfile(os.path.join(self.path, name)):
+                return f"unexpected file {name!r} in the cache directory"
+        return None
+
+    def _load_and_validate(self) -> None:
+        db = self.db_or_raise()
+        version = db.get(_KEY_VERSION)
+        if version is None:
+            if next(db.iterator(include_value=False), None) is not None:
+                raise CacheCorrupt("cache has records but no format version")
+            self._initialize(db)
+            return
+        if version != self._binding:
+            raise CacheCorrupt("unknown format version or a different salt")
+        raw = db.get(_KEY_COUNT)
+        if raw is None or len(raw) != 16:
+            raise CacheCorrupt("missing or malformed entry count")
+        count, next_seq = _COUNT.unpack(raw)
+        # Every record must parse and the two indexes must mirror each other exactly.
+        by_key: dict[bytes, bytes] = {}
+        n_seq = 0
+        with db.iterator() as it:
+            for k, v in it:
+                tag = k[:1]
+                if tag == _PREFIX_KEY:
+                    if len(k) != 33 or len(v) != 8:
+                        raise CacheCorrupt("malformed entry record")
+                    by_key[k[1:]] = v
+                elif tag == _PREFIX_SEQ:
+                    if len(k) != 9 or len(v) != 32 or _U64.unpack_from(k, 1)[0] >= next_seq:
+                        raise CacheCorrupt("malformed sequence record")
+                    n_seq += 1
+                    if by_key.get(v, k[1:]) != k[1:]:
+                        raise CacheCorrupt("entry and sequence records disagree")
+                    by_key.setdefault(v, k[1:])
+                elif k not in (_KEY_VERSION, _KEY_COUNT):
+                    raise CacheCorrupt(f"unknown record {k[:8].hex()}")
+        if len(by_key) != count or n_seq != count:
+            raise CacheCorrupt(f"count {count} does not match {len(by_key)}/{n_seq} records")
+        for key, seq in by_key.items():
+            if db.get(_PREFIX_SEQ + seq) != key:
+                raise CacheCorrupt("entry without its sequence record")
+        self._count, self._next_seq = count, next_seq
+        if count > self.max_entries:  # the bound shrank since last time: evict down to it
+            self._shrink(db)
+
+    def _shrink(self, db: plyvel.DB) -> None:
+        excess = self._count - self.max_entries
+        batch = db.write_batch(sync=self.sync)
+        with db.iterator(prefix=_PREFIX_SEQ) as it:
+            for _, (seq_key, key) in zip(range(excess), it):
+                batch.delete(seq_key)
+                batch.delete(_PREFIX_KEY + key)
+        self._write_count(batch, self.max_entries, self._next_seq)
+        batch.write()
+        self.evictions += excess
+        self._count = self.max_entries
+
+    def _initialize(self, db: plyvel.DB) -> None:
+        batch = db.write_batch(sync=True)
+        batch.put(_KEY_VERSION, self._binding)
+        self._write_count(batch, 0, 0)
+        batch.write()
+        self._count, self._next_seq = 0, 0
+
+    def db_or_raise(self) -> plyvel.DB:
+        if self._db is None:
+            raise StoreError("proof cache is closed")
+        return self._db
+
+    def _wipe(self, reason: str) -> None:
+        """Delete everything and reopen empty (the directory's lock is re-taken at once)."""
+        self.close()
+        self.wipes += 1
+        self.last_wipe_reason = reason
+        if os.path.isdir(self.path) and not os.path.islink(self.path):
+            shutil.rmtree(self.path)
+        elif os.path.lexists(self.path):
+            os.remove(self.path)
+        self._db = open_db(self.path)
+        self._initialize(self._db)
