@@ -1,0 +1,44 @@
+"""Bulletproof range proofs in the secp256k1-zkp production format (Grin; 675 bytes at 64 bits).
+
+Modules (split like dalek's bulletproofs): ``generators`` (generator sets, cached), ``transcript``
+(Fiat–Shamir), ``nonces`` (the reference's ChaCha20 randomness), ``layout`` (byte layout and
+limits), ``prover``, ``verifier`` (single verify and batch claims over ``ctplugin.batch``),
+``rewind`` (owner recovery of value, blind and message), ``consensus`` (our chain's parameters).
+Spec: ../shared/notes/bulletproofs-format.md.
+"""
+
+from ctplugin.bulletproofs.consensus import (
+    CONSENSUS_BLINDING_GEN,
+    CONSENSUS_M,
+    CONSENSUS_N_GENS,
+    CONSENSUS_NBITS,
+    CONSENSUS_PROOF_LENGTH,
+)
+from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
+from ctplugin.bulletproofs.layout import MAX_AGGREGATION, MAX_NBITS, MAX_PROOF_LENGTH, proof_length
+from ctplugin.bulletproofs.prover import prove
+from ctplugin.bulletproofs.verifier import (
+    default_generators,
+    range_proof_claim,
+    verify,
+    verify_batch,
+)
+
+__all__ = [
+    "CONSENSUS_BLINDING_GEN",
+    "CONSENSUS_M",
+    "CONSENSUS_NBITS",
+    "CONSENSUS_N_GENS",
+    "CONSENSUS_PROOF_LENGTH",
+    "MAX_AGGREGATION",
+    "MAX_NBITS",
+    "MAX_PROOF_LENGTH",
+    "GeneratorSet",
+    "default_generators",
+    "generator_set",
+    "proof_length",
+    "prove",
+    "range_proof_claim",
+    "verify",
+    "verify_batch",
+]

@@ -1,0 +1,278 @@
+"""Bulletproof range-proof prover, reproducing the secp256k1-zkp reference byte for byte
+(bulletproofs-format.md §7).
+
+For m values of nbits bits (N = nbits·m), with h the blinding generator and g the value
+generator:
+
+- randomness: (α0, ρ) = chacha(nonce, 0), (τ1, τ2) = chacha(private_nonce or nonce, 1),
+  (sL_k, sR_k) = chacha(nonce, k + 2) (nonces.py); for m = 1, α = α0 − vs where vs is the 32-byte
+  big-endian word 0^4 ‖ message(20) ‖ value(8) (recoverable by ``rewind``); else α = α0;
+- aL_k = bit i of (v_j − min_j) for k = j·nbits + i, aR_k = aL_k − 1;
+- A = α·h + Σ_k (aL_k ? G_k : −H_k), S = ρ·h + Σ_k (sL_k·G_k + sR_k·H_k);
+- y, z; l(X) = aL − z + sL·X, r(X)_k = y^k·(aR_k + z + sR_k·X) + z^{2+j}·2^i;
+  t(X) = ⟨l, r⟩ = t0 + t1·X + t2·X²; T1 = t1·g + τ1·h, T2 = t2·g + τ2·h;
+- x; τx = τ1·x + τ2·x² + Σ_j z^{2+j}·γ_j, μ = α + ρ·x, stored negated;
+- inner product on a = l(x), b = r(x) with generators G_k, H'_k = y^{−k}·H_k and u·h, folding
+  even/odd pairs, down to two elements (a1, a2, b1, b2).
+
+Constant time where secrets meet points: A, S, T1, T2 and the commitments are formed with
+coincurve (libsecp256k1's constant-time multiplication); in A the secret bits only select the
+multiplier 1 or 2 of the public point Q_k = G_k + H_k (``GeneratorSet.a_offset``). The inner
+product works on l(x), r(x), which the basic (non-IPA) protocol would publish in the clear (they
+are blinded by sL, sR), so its multi-scalar multiplications use the variable-time kernel over the
+fixed generator table. The prover inverts only public challenges (y, x_k), so there is no secret
+inversion to blind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import coincurve
+
+from ctplugin.bulletproofs.generators import GeneratorSet
+from ctplugin.bulletproofs.layout import layout
+from ctplugin.bulletproofs.nonces import chacha_pair, chacha_pairs
+from ctplugin.bulletproofs.transcript import Transcript, challenge
+from ctplugin.bulletproofs.verifier import default_generators
+from ctplugin.errors import EncodingError, ProofError
+from ctplugin.pedersen import Generator
+from ctplugin.secp256k1 import KIND_PEDERSEN, KIND_XQR, Point, kernel
+from ctplugin.secp256k1.ct import from_coincurve, to_coincurve
+from ctplugin.secp256k1.params import N
+
+_k = kernel.backend
+_ONE = (1).to_bytes(32, "big")
+_TWO = (2).to_bytes(32, "big")
+
+
+def _b(v: int) -> bytes:
+    return (v % N).to_bytes(32, "big")
+
+
+def _secret_int(value: int | bytes, what: str) -> int:
+    v = int.from_bytes(value, "big") if isinstance(value, bytes | bytearray) else int(value)
+    if not 0 <= v < N:
+        raise ProofError(f"{what} not below the group order")
+    return v
+
+
+def _ct_sum(terms: list[coincurve.PublicKey]) -> Point:
+    try:
+        return from_coincurve(coincurve.PublicKey.combine_keys(terms))
+    except ValueError:  # the sum is infinity: only with negligible probability for honest input
+        raise ProofError("degenerate proof point; use another nonce") from None
+
+
+def _ct_mul_or_none(key: coincurve.PublicKey, scalar: int) -> coincurve.PublicKey | None:
+    return key.multiply(scalar.to_bytes(32, "big")) if scalar % N else None
+
+
+def _lincomb(pairs: Sequence[tuple[coincurve.PublicKey, int]]) -> Point:
+    """Σ scalar·key in constant time per term (zero scalars contribute nothing)."""
+    terms = [t for t in (_ct_mul_or_none(key, s % N) for key, s in pairs) if t is not None]
+    if not terms:
+        raise ProofError("degenerate proof point; use another nonce")
+    return _ct_sum(terms)
+
+
+def _flags_and_x(points: Sequence[Point]) -> tuple[int, list[bytes]]:
+    """QR flags (bit i = f(points[i])) and x coordinates, with one kernel encode."""
+    enc = _k.encode_points_var(b"".join(p.packed for p in points), KIND_XQR)
+    flags = 0
+    xs = []
+    for i in range(len(points)):
+        flags |= enc[33 * i] << i
+        xs.append(enc[33 * i + 1: 33 * i + 33])
+    return flags, xs
+
+
+def prove(
+    values: Sequence[int],
+    blinds: Sequence[int | bytes],
+    value_gen: Generator,
+    nonce: bytes,
+    *,
+    extra_commit: bytes | None = None,
+    nbits: int = 64,
+    gens: GeneratorSet | None = None,
+    message: bytes | None = None,
+    min_value: Sequence[int] | None = None,
+    private_nonce: bytes | None = None,
+) -> bytes:
+    """A range proof that each value − min lies in [0, 2^nbits), for the commitments
+    values[j]·g + blinds[j]·h. ``message`` (20 bytes, m = 1 only) is hidden in μ for ``rewind``.
+
+    Deterministic in its inputs (the nonce must be secret and never reused with other data).
+    ProofError on unsupported parameters or out-of-range values.
+    """
+    if gens is None:
+        gens = default_generators()
+    m = len(values)
+    lay = layout(nbits, m)
+    n, lg = lay.n, lay.lg
+    if n > gens.capacity:
+        raise ProofError(f"generator set of {gens.n_gens} is too small for N = {n}")
+    if len(blinds) != m:
+        raise ProofError("one blinding factor per value")
+    if len(nonce) != 32 or (private_nonce is not None and len(private_nonce) != 32):
+        raise ProofError("nonces must be 32 bytes")
+    if message is not None and (len(message) != 20 or m != 1):
+        raise ProofError("message must be 20 bytes, and only for m = 1")
+    mins = [0] * m if min_value is None else [int(v) for v in min_value]
+    if len(mins) != m:
+        raise ProofError("min_value needs one entry per value")
+    vals = [int(v) for v in values]
+    for v, lo in zip(vals, mins):
+        if not (0 <= lo <= v < 1 << 64 and v - lo < 1 << nbits):
+            raise ProofError("value out of range")
+    gammas = [_secret_int(bl, "blinding factor") for bl in blinds]
+    h_point = gens.blinding_gen
+    g_point = value_gen.point
+    h_cc, g_cc = to_coincurve(h_point), to_coincurve(g_point)
+
+    # Commitments V_j = v_j·g + γ_j·h (constant time), encoded for the transcript.
+    commits = [_lincomb([(g_cc, v), (h_cc, gm)]) for v, gm in zip(vals, gammas)]
+    try:
+        commit_enc = _k.encode_points_var(b"".join(c.packed for c in commits), KIND_PEDERSEN)
+        value_gen_enc = value_gen.serialize()
+    except (ValueError, EncodingError) as exc:
+        raise ProofError(str(exc)) from None
+    tr = Transcript()
+    if min_value is not None:
+        tr.absorb_min_values(mins)
+    tr.absorb_commitments([commit_enc[33 * j: 33 * j + 33] for j in range(m)], value_gen_enc)
+    if extra_commit is not None:
+        tr.absorb(bytes(extra_commit))
+
+    # Randomness and A, S.
+    alpha, rho = chacha_pair(nonce, 0)
+    tau1, tau2 = chacha_pair(private_nonce if private_nonce is not None else nonce, 1)
+    s_pairs = chacha_pairs(nonce, 2, n)
+    if m == 1:
+        vs = (int.from_bytes(message or bytes(20), "big") << 64) | vals[0]
+        alpha = (alpha - vs) % N
+    bits = [((vals[j] - mins[j]) >> i) & 1 for j in range(m) for i in range(nbits)]
+    g_keys, h_keys, q_keys = gens.coincurve_keys()
+    a_terms = [q_keys[k].multiply(_TWO if bit else _ONE) for k, bit in enumerate(bits)]
+    a_terms.append(gens.a_offset(n))
+    if alpha:
+        a_terms.append(h_cc.multiply(alpha.to_bytes(32, "big")))
+    point_a = _ct_sum(a_terms)
+    s_terms: list[tuple[coincurve.PublicKey, int]] = [(h_cc, rho)]
+    for k, (sl, sr) in enumerate(s_pairs):
+        s_terms.append((g_keys[k], sl))
+        s_terms.append((h_keys[k], sr))
+    point_s = _lincomb(s_terms)
+    f_as, x_as = _flags_and_x([point_a, point_s])
+    f_a, f_s = f_as & 1, f_as >> 1
+    y = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
+    z = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
+
+    # t(X) coefficients.
+    zz = z * z % N
+    z_weights = [zz]
+    for _ in range(m - 1):
+        z_weights.append(z_weights[-1] * z % N)
+    y_pow = 1
+    t1 = t2 = 0
+    l0: list[int] = []
+    r0: list[int] = []
+    r1: list[int] = []
+    for k in range(n):
+        j, i = divmod(k, nbits)
+        sl, sr = s_pairs[k]
+        bit = bits[k]
+        l0_k = bit - z
+        r0_k = (y_pow * (bit - 1 + z) + (z_weights[j] << i)) % N
+        r1_k = y_pow * sr % N
+        t1 += l0_k * r1_k + sl * r0_k
+        t2 += sl * r1_k
+        l0.append(l0_k)
+        r0.append(r0_k)
+        r1.append(r1_k)
+        y_pow = y_pow * y % N
+    t1 %= N
+    t2 %= N
+    point_t1 = _lincomb([(g_cc, t1), (h_cc, tau1)])
+    point_t2 = _lincomb([(g_cc, t2), (h_cc, tau2)])
+    f_t, x_t = _flags_and_x([point_t1, point_t2])
+    x = challenge(tr.absorb_pair(f_t & 1, x_t[0], f_t >> 1, x_t[1]))
+
+    tau_x = (tau1 * x + tau2 * x % N * x + sum(zw * gm for zw, gm in zip(z_weights, gammas))) % N
+    mu = (alpha + rho * x) % N
+    head = _b(-tau_x) + _b(-mu)
+    tr.absorb(head)
+
+    a_vec = [(l0[k] + s_pairs[k][0] * x) % N for k in range(n)]
+    b_vec = [(r0[k] + r1[k] * x) % N for k in range(n)]
+    t = sum(av * bv for av, bv in zip(a_vec, b_vec)) % N
+    u = challenge(tr.absorb(_b(t)))
+    a_vec, b_vec, lr_points = _inner_product(gens, tr, n, y, u, a_vec, b_vec)
+
+    flags = f_as | (f_t << 2)
+    lr_flags, lr_x = _flags_and_x(lr_points) if lr_points else (0, [])
+    assert len(lr_points) == 2 * lg
+    return b"".join([
+        head, bytes((flags,)), x_as[0], x_as[1], x_t[0], x_t[1], _b(t),
+        _b(a_vec[0]), _b(a_vec[1]), _b(b_vec[0]), _b(b_vec[1]),
+        lr_flags.to_bytes(lay.lr_flag_bytes, "little"), *lr_x,
+    ])
+
+
+def _inner_product(gens: GeneratorSet, tr: Transcript, n: int, y: int, u: int,
+                   a: list[int], b: list[int]) -> tuple[list[int], list[int], list[Point]]:
+    """The inner-product rounds (even/odd folding) down to two elements.
+
+    The folded generators are kept as coefficient vectors over the original ones
+    (G'_i = Σ_{k in block i} gf_k·G_k, H'_i = Σ hf_k·H_k with hf starting at y^{−k}), so every L
+    and R is one multi-scalar multiplication over the fixed generator table.
+    """
+    y_inv = pow(y, -1, N)
+    gf = [1] * n
+    hf = [0] * n
+    acc = 1
+    for k in range(n):
+        hf[k] = acc
+        acc = acc * y_inv % N
+    k_cap = gens.capacity
+    gap = bytes(32 * (k_cap - n))
+    table = gens.fixed.table
+    lr_points: list[Point] = []
+    size = 1  # original indices per current element
+    while len(a) > 2:
+        half = len(a) // 2
+        c_l = sum(a[2 * j] * b[2 * j + 1] for j in range(half)) % N
+        c_r = sum(a[2 * j + 1] * b[2 * j] for j in range(half)) % N
+        gl, gr, hl, hr = [], [], [], []
+        zero = bytes(32 * size)
+        for i in range(len(a)):
+            blk = range(i * size, (i + 1) * size)
+            if i & 1:  # odd element: G'_i is in L (with a_{i−1}), H'_i in R (with b_{i−1})
+                gl.append(b"".join(_b(a[i - 1] * gf[k]) for k in blk))
+                gr.append(zero)
+                hl.append(zero)
+                hr.append(b"".join(_b(b[i - 1] * hf[k]) for k in blk))
+            else:  # even element: G'_i in R (with a_{i+1}), H'_i in L (with b_{i+1})
+                gl.append(zero)
+                gr.append(b"".join(_b(a[i + 1] * gf[k]) for k in blk))
+                hl.append(b"".join(_b(b[i + 1] * hf[k]) for k in blk))
+                hr.append(zero)
+        point_l = table.msm_var(_b(u * c_l) + b"".join(gl) + gap + b"".join(hl))
+        point_r = table.msm_var(_b(u * c_r) + b"".join(gr) + gap + b"".join(hr))
+        pl, pr = Point.from_packed(point_l), Point.from_packed(point_r)
+        if pl.is_infinity or pr.is_infinity:
+            raise ProofError("degenerate inner-product point; use another nonce")
+        lr_points += [pl, pr]
+        f_lr, x_lr = _flags_and_x([pl, pr])
+        xr = challenge(tr.absorb_pair(f_lr & 1, x_lr[0], f_lr >> 1, x_lr[1]))
+        xr_inv = pow(xr, -1, N)
+        a = [(a[2 * j] * xr + a[2 * j + 1] * xr_inv) % N for j in range(half)]
+        b = [(b[2 * j] * xr_inv + b[2 * j + 1] * xr) % N for j in range(half)]
+        for i in range(2 * half):
+            fg, fh = (xr, xr_inv) if i & 1 else (xr_inv, xr)
+            for k in range(i * size, (i + 1) * size):
+                gf[k] = gf[k] * fg % N
+                hf[k] = hf[k] * fh % N
+        size *= 2
+    return a, b, lr_points

@@ -1,0 +1,248 @@
+"""Bulletproof range-proof verification: one multi-scalar multiplication per proof, and claims for
+batch verification (bulletproofs-format.md §8, strict parsing per design.md).
+
+A proof is valid iff, for the transcript weight w (= SHA256 of the state after −τx‖−μ):
+
+    A + x·S + Σ_k (−z − sG_k)·G_k + Σ_k (z + (z^{2+j(k)}·2^{i(k)} − sH_k)·y^{−k})·H_k
+      + Σ_r (x_r²·L_r + x_r^{−2}·R_r) + (u·(t − a1·b1 − a2·b2) + (−μ) + w·(−τx))·h
+      + w·((δ − t)·g + x·T1 + x²·T2 + Σ_j z^{2+j}·V_j)  =  ∞
+
+with sG_k = a_sel(k)·Π_r x_r^{±1} (+1 where bit r of k is set; a_sel = a1 for k < N/2, else a2),
+sH_k = b_sel(k)·Π_r x_r^{∓1}, δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min.
+
+``range_proof_claim`` parses strictly (exact length; zero unused flag bits; x < p and on the
+curve; every scalar and challenge in [1, n)) and returns that equation as a ``batch.Claim`` over
+the generator set's fixed base ``[h, G_i…, H_i…]`` — the value generator g is a shared term so
+a batch of one asset multiplies it once. Malformed input raises ``ProofError``; a well-formed
+wrong proof gives a claim that fails (``verify`` → False).
+
+min_value: supported for m = 1 and min < 2^32 only, which is where the reference verifier is
+correct (§9.2); anything else is a ``ProofError`` (unsupported), matching the reference's
+rejections. Our chain forbids min_value altogether (consensus.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from ctplugin.batch import BatchVerifier, Claim, Label
+from ctplugin.bulletproofs.consensus import CONSENSUS_N_GENS
+from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
+from ctplugin.bulletproofs.layout import OFF_AB, OFF_FLAGS, OFF_LR_FLAGS, OFF_POINTS, OFF_T, layout
+from ctplugin.bulletproofs.transcript import Transcript, challenge
+from ctplugin.errors import ProofError
+from ctplugin.pedersen import Commitment, Generator
+from ctplugin.secp256k1 import KIND_GENERATOR, KIND_XQR, kernel
+from ctplugin.secp256k1.params import N
+
+_k = kernel.backend
+
+CommitmentLike = bytes | bytearray | memoryview | Commitment
+GeneratorLike = bytes | bytearray | memoryview | Generator
+
+
+def _b(v: int) -> bytes:
+    return v.to_bytes(32, "big")
+
+
+@lru_cache(maxsize=16)
+def _pow2_vector(nbits: int) -> bytes:
+    """[2^0, 2^1, …, 2^(nbits−1)] packed."""
+    return b"".join(_b(1 << i) for i in range(nbits))
+
+
+@lru_cache(maxsize=1024)
+def _decode_value_gen(encoded: bytes) -> bytes:
+    try:
+        return _k.decode_points_var(encoded, KIND_GENERATOR)
+    except ValueError as exc:
+        raise ProofError(f"value generator: {exc}") from None
+
+
+@lru_cache(maxsize=1024)
+def _serialize_generator(gen: Generator) -> bytes:
+    return gen.serialize()
+
+
+def _value_gen_bytes(value_gen: GeneratorLike) -> bytes:
+    if isinstance(value_gen, Generator):
+        return _serialize_generator(value_gen)
+    encoded = bytes(value_gen)
+    if len(encoded) != 33:
+        raise ProofError("value generator must be 33 bytes")
+    return encoded
+
+
+def _commitment_bytes(c: CommitmentLike) -> bytes:
+    encoded = c.serialize() if isinstance(c, Commitment) else bytes(c)
+    if len(encoded) != 33 or encoded[0] not in (8, 9):
+        raise ProofError("commitment must be 33 bytes starting 08 or 09")
+    return encoded
+
+
+def _scalar(proof: bytes, offset: int, name: str) -> int:
+    v = int.from_bytes(proof[offset: offset + 32], "big")
+    if v == 0 or v >= N:
+        raise ProofError(f"{name} (offset {offset}) is zero or not below n")
+    return v
+
+
+def default_generators() -> GeneratorSet:
+    return generator_set(CONSENSUS_N_GENS)
+
+
+def range_proof_claim(
+    proof: bytes,
+    commitments: Sequence[CommitmentLike],
+    value_gen: GeneratorLike,
+    extra_commit: bytes | None = None,
+    nbits: int = 64,
+    gens: GeneratorSet | None = None,
+    *,
+    min_value: Sequence[int] | None = None,
+    label: Label = None,
+) -> Claim:
+    """The verification equation of one (possibly aggregated) proof as a batch claim.
+
+    ``commitments`` are 33-byte encodings (or ``Commitment``), one per aggregated value;
+    ``extra_commit`` None and b"" differ (§6 step 4). Raises ProofError on malformed input.
+    """
+    if gens is None:
+        gens = default_generators()
+    proof = bytes(proof)
+    m = len(commitments)
+    if m == 0:
+        raise ProofError("no commitments")
+    lay = layout(nbits, m)
+    n, lg = lay.n, lay.lg
+    if n > gens.capacity:
+        raise ProofError(f"generator set of {gens.n_gens} is too small for N = {n}")
+    if len(proof) != lay.length:
+        raise ProofError(f"proof is {len(proof)} bytes, expected {lay.length}")
+    if min_value is not None:
+        if len(min_value) != m:
+            raise ProofError("min_value needs one entry per commitment")
+        if m != 1 or not 0 <= min_value[0] < 1 << 32:
+            raise ProofError("min_value is supported for m = 1 and min < 2^32 only")
+    vg = _value_gen_bytes(value_gen)
+    vg_point = _decode_value_gen(vg)
+    cbytes = [_commitment_bytes(c) for c in commitments]
+
+    flags = proof[OFF_FLAGS]
+    if flags & 0xF0:
+        raise ProofError("unused flag bits of byte 64 are not zero")
+    lr_end = OFF_LR_FLAGS + lay.lr_flag_bytes
+    lr_flags = int.from_bytes(proof[OFF_LR_FLAGS:lr_end], "little")
+    if lr_flags >> (2 * lg):
+        raise ProofError("unused L/R flag bits are not zero")
+
+    # One batch decode: V_j (08/09 -> flag 0/1), A, S, T1, T2, L0, R0, L1, R1, ...
+    parts = [bytes((c[0] & 1,)) + c[1:] for c in cbytes]
+    xs4 = [proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32] for i in range(4)]
+    parts += [bytes(((flags >> i) & 1,)) + xs4[i] for i in range(4)]
+    lr_x = [proof[lr_end + 32 * j: lr_end + 32 * j + 32] for j in range(2 * lg)]
+    parts += [bytes(((lr_flags >> j) & 1,)) + lr_x[j] for j in range(2 * lg)]
+    try:
+        points = _k.decode_points_var(b"".join(parts), KIND_XQR)
+    except ValueError as exc:
+        raise ProofError(f"proof point: {exc}") from None
+
+    taux_s = _scalar(proof, 0, "-tau_x")
+    mu_s = _scalar(proof, 32, "-mu")
+    t = _scalar(proof, OFF_T, "t")
+    a1 = _scalar(proof, OFF_AB, "a1")
+    a2 = _scalar(proof, OFF_AB + 32, "a2")
+    b1 = _scalar(proof, OFF_AB + 64, "b1")
+    b2 = _scalar(proof, OFF_AB + 96, "b2")
+
+    # Transcript (§6).
+    tr = Transcript()
+    if min_value is not None:
+        tr.absorb_min_values(min_value)
+    tr.absorb_commitments(cbytes, vg)
+    if extra_commit is not None:
+        tr.absorb(bytes(extra_commit))
+    f_a, f_s, f_t1, f_t2 = flags & 1, (flags >> 1) & 1, (flags >> 2) & 1, (flags >> 3) & 1
+    y = challenge(tr.absorb_pair(f_a, xs4[0], f_s, xs4[1]))
+    z = challenge(tr.absorb_pair(f_a, xs4[0], f_s, xs4[1]))
+    x = challenge(tr.absorb_pair(f_t1, xs4[2], f_t2, xs4[3]))
+    tr.absorb(proof[0:64])
+    w = challenge(tr.peek())
+    u = challenge(tr.absorb(proof[OFF_T: OFF_T + 32]))
+    xs_states = []
+    for j in range(lg):
+        state = tr.absorb_pair((lr_flags >> (2 * j)) & 1, lr_x[2 * j],
+                               (lr_flags >> (2 * j + 1)) & 1, lr_x[2 * j + 1])
+        challenge(state)
+        xs_states.append(state)
+    xs = b"".join(xs_states)
+
+    # Generator coefficients, vectorized in the kernel.
+    inverses = _k.scalar_batch_inverse(_b(y) + xs)
+    y_inv, xs_inv = inverses[:32], inverses[32:]
+    prod = _k.scalar_challenge_products(xs)  # Π_r x_r^{±1}, N/2 entries
+    prod_inv = _k.scalar_challenge_products(xs_inv)  # Π_r x_r^{∓1}
+    scale = _k.scalar_vec_scale
+    g_coef = _k.scalar_vec_add(_b(N - z) * n, scale(prod, _b(N - a1)) + scale(prod, _b(N - a2)))
+    zz = z * z % N
+    pow2 = _pow2_vector(nbits)
+    if m == 1:
+        z_pow2 = scale(pow2, _b(zz))
+        z_weights = [zz]
+    else:
+        z_weights = [zz]
+        for _ in range(m - 1):
+            z_weights.append(z_weights[-1] * z % N)
+        z_pow2 = b"".join(scale(pow2, _b(zj)) for zj in z_weights)
+    sh = scale(prod_inv, _b(N - b1)) + scale(prod_inv, _b(N - b2))
+    h_coef = _k.scalar_vec_add(
+        _b(z) * n, _k.scalar_vec_mul(_k.scalar_vec_add(z_pow2, sh), _k.scalar_powers(y_inv, n)))
+
+    # δ and the scalars of the free points.
+    sum_y = n % N if y == 1 else (pow(y, n, N) - 1) * pow(y - 1, -1, N) % N
+    sum_z = sum(z_weights)
+    delta = (z - zz) * sum_y - z * sum_z * ((1 << nbits) - 1)
+    if min_value is not None:
+        delta -= zz * min_value[0]
+    h_scalar = (u * (t - a1 * b1 - a2 * b2) + mu_s + w * taux_s) % N
+    x2 = _k.scalar_vec_mul(xs, xs)
+    xm2 = _k.scalar_vec_mul(xs_inv, xs_inv)
+    lr_scalars = b"".join(x2[i: i + 32] + xm2[i: i + 32] for i in range(0, 32 * lg, 32))
+    free_scalars = (b"".join(_b(w * zj % N) for zj in z_weights)
+                    + _b(1) + _b(x) + _b(w * x % N) + _b(w * x % N * x % N) + lr_scalars)
+    return Claim(
+        label=label,
+        base=gens.fixed,
+        fixed=((0, _b(h_scalar) + g_coef), (gens.h_offset, h_coef)),
+        free_scalars=free_scalars,
+        free_points=points,
+        shared=((vg_point, (w * (delta - t)) % N),),
+    )
+
+
+def verify(
+    proof: bytes,
+    commitments: Sequence[CommitmentLike],
+    value_gen: GeneratorLike,
+    extra_commit: bytes | None = None,
+    nbits: int = 64,
+    gens: GeneratorSet | None = None,
+    *,
+    min_value: Sequence[int] | None = None,
+) -> bool:
+    """Verify one proof (a batch of one: a single MSM). ProofError if malformed."""
+    if gens is None:
+        gens = default_generators()
+    claim = range_proof_claim(proof, commitments, value_gen, extra_commit, nbits, gens,
+                              min_value=min_value)
+    batch = BatchVerifier(gens.fixed)
+    batch.add(claim)
+    return batch.verify()
+
+
+def verify_batch(claims: Iterable[Claim], gens: GeneratorSet | None = None) -> bool:
+    """Check many claims (from ``range_proof_claim``) in one MSM."""
+    batch = BatchVerifier((gens or default_generators()).fixed)
+    batch.extend(claims)
+    return batch.verify()
