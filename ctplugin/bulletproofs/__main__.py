@@ -1,0 +1,223 @@
+"""``python -m ctplugin.bulletproofs check FILE``: run a vectors file (schema of
+../shared/bulletproofs/vectors.json) and print one verdict line per case.
+
+Per case: the prover's bytes (cases with openings and a nonce), verify alone, verify in a batch
+(the case's claim together with every valid case's claim; a failing batch must name exactly this
+case), and rewind (cases with a ``rewind`` entry). Quirk cases check the reference's own verdicts
+with and without min_value. The ``generators`` section and each ``batches`` entry are checked
+too. Exit status 0 only if everything matches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ctplugin.batch import BatchVerifier, Claim
+from ctplugin.bulletproofs.generators import generator_set, rfc6979_stream
+from ctplugin.bulletproofs.prover import prove
+from ctplugin.bulletproofs.rewind import rewind
+from ctplugin.bulletproofs.verifier import range_proof_claim
+from ctplugin.errors import CtpluginError
+from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
+from ctplugin.secp256k1 import G
+
+Case = dict[str, Any]
+
+
+def _hex(value: str | None) -> bytes | None:
+    return None if value is None else bytes.fromhex(value)
+
+
+def _claim(case: Case, min_value: Any = "case", label: Any = None) -> Claim:
+    mins = case.get("min_value") if min_value == "case" else min_value
+    return range_proof_claim(
+        bytes.fromhex(case["proof"]), [bytes.fromhex(c) for c in case["commitments"]],
+        bytes.fromhex(case["value_gen"]), _hex(case.get("extra_commit")), case["nbits"],
+        generator_set(case["gens_n"]), min_value=mins, label=label if label else case["id"])
+
+
+def _verdict(make: Callable[[], Claim]) -> bool:
+    """Verify one claim alone; a malformed proof (ProofError) is a reject."""
+    try:
+        claim = make()
+    except CtpluginError:
+        return False
+    batch = BatchVerifier(claim.base) if claim.base is not None else None
+    if batch is None:
+        return False
+    batch.add(claim)
+    return batch.verify()
+
+
+def _prover_bytes(case: Case) -> bool:
+    openings = case["openings"]
+    proof = prove(
+        [int(o["value"]) for o in openings], [bytes.fromhex(o["blind"]) for o in openings],
+        Generator.parse(bytes.fromhex(case["value_gen"])), bytes.fromhex(case["prover_nonce"]),
+        extra_commit=_hex(case.get("extra_commit")), nbits=case["nbits"],
+        gens=generator_set(case["gens_n"]), message=_hex(case.get("message")),
+        min_value=case.get("min_value"))
+    return proof.hex() == case["proof"]
+
+
+def _rewind_matches(case: Case) -> bool:
+    want = case["rewind"]
+    got = rewind(
+        bytes.fromhex(case["proof"]), bytes.fromhex(case["commitments"][0]),
+        bytes.fromhex(case["value_gen"]), bytes.fromhex(case["prover_nonce"]),
+        _hex(case.get("extra_commit")), case["nbits"], generator_set(case["gens_n"]),
+        min_value=(case.get("min_value") or [0])[0])
+    if not want.get("result"):
+        return got is None
+    return (got is not None and got.value == int(want["value"])
+            and got.blind.hex() == want["blind"] and got.message.hex() == want["message"])
+
+
+def _batch_verdict(case: Case, good: list[Claim]) -> tuple[bool, bool]:
+    """(verdict of the case batched with all valid cases, bisection named exactly this case)."""
+    try:
+        claim = _claim(case, label=("case", case["id"]))
+    except CtpluginError:
+        return False, True  # rejected at parse time: never reaches a batch
+    if not good:
+        return _verdict(lambda: claim), True
+    batch = BatchVerifier(good[0].base)  # type: ignore[arg-type]
+    batch.extend(good)
+    batch.add(claim)
+    ok = batch.verify()
+    named = ok or batch.failures() == [("case", case["id"])]
+    return ok, named
+
+
+def _check_generators(section: dict[str, Any]) -> list[tuple[str, bool]]:
+    results = []
+    stream = rfc6979_stream(G.x.to_bytes(32, "big") + G.y.to_bytes(32, "big"))  # type: ignore[union-attr]
+    first = [next(stream).hex() for _ in range(len(section.get("rfc6979_stream_first3", [])))]
+    results.append(("rfc6979 stream", first == section.get("rfc6979_stream_first3", [])))
+    if "custom_value_gen_key32" in section:
+        gen = generator_generate(bytes.fromhex(section["custom_value_gen_key32"]))
+        results.append(("generator_generate", gen.serialize().hex() == section["custom_value_gen_33"]))
+    if "blinded_asset_gen_33" in section:
+        from ctplugin.hashes import sha256
+
+        gen = generator_generate_blinded(sha256(b"asset-tag" + bytes(4)),
+                                         sha256(b"asset-blind" + bytes(4)))
+        results.append(("generator_generate_blinded",
+                        gen.serialize().hex() == section["blinded_asset_gen_33"]))
+    for key, n_gens in (("gens256_sample_xy", 256), ("gens1024_sample_xy", 1024)):
+        samples = section.get(key, {})
+        if samples:
+            gens = generator_set(n_gens)
+            ok = all(gens.fixed.points[1 + int(name[5:-1])].packed.hex() == xy
+                     for name, xy in samples.items())
+            results.append((f"generator set {n_gens}", ok))
+    return results
+
+
+def check(path: str, out: Any = sys.stdout) -> bool:
+    with open(path) as handle:
+        data = json.load(handle)
+    all_ok = True
+
+    def report(name: str, ok: bool, detail: str) -> None:
+        nonlocal all_ok
+        all_ok &= ok
+        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", file=out, flush=True)
+
+    for name, ok in _check_generators(data.get("generators", {})):
+        report(name, ok, "matches" if ok else "differs")
+
+    valid = data.get("valid", [])
+    by_id = {c["id"]: c for c in [*valid, *data.get("invalid", []), *data.get("quirks", [])]}
+    good_by_gens: dict[int, list[Claim]] = {}
+    for case in valid:
+        try:
+            good_by_gens.setdefault(case["gens_n"], []).append(
+                _claim(case, label=("good", case["id"])))
+        except CtpluginError:
+            pass  # reported as a verify failure below
+
+    for section in ("valid", "invalid"):
+        for case in data.get(section, []):
+            parts = []
+            ok = True
+            try:
+                if "openings" in case and "prover_nonce" in case:
+                    same = _prover_bytes(case)
+                    ok &= same
+                    parts.append(f"prover {'bytes match' if same else 'BYTES DIFFER'}")
+                expected = bool(case["expected"])
+                got = _verdict(lambda c=case: _claim(c))
+                ok &= got == expected
+                parts.append(f"verify {got} (expected {expected})")
+                good = [c for c in good_by_gens.get(case["gens_n"], [])
+                        if c.label != ("good", case["id"])]
+                got_b, named = _batch_verdict(case, good)
+                want_b = bool(case.get("reference_verify_multi", expected))
+                ok &= got_b == want_b and named
+                parts.append(f"batch {got_b} (expected {want_b}"
+                             f"{'' if named else ', bisection did not name it'})")
+                if case.get("rewind"):
+                    same = _rewind_matches(case)
+                    ok &= same
+                    parts.append(f"rewind {'matches' if same else 'DIFFERS'}")
+            except (CtpluginError, KeyError, ValueError, TypeError) as exc:
+                ok = False
+                parts.append(f"error {type(exc).__name__}: {exc}")
+            report(case["id"], ok, "; ".join(parts))
+
+    for case in data.get("quirks", []):
+        parts = []
+        ok = True
+        try:
+            if "openings" in case and "prover_nonce" in case:
+                same = _prover_bytes(case)
+                ok &= same
+                parts.append(f"prover {'bytes match' if same else 'BYTES DIFFER'}")
+            for key, mins in (("reference_verify_with_min_value", "case"),
+                              ("reference_verify_with_min_value_NULL", None)):
+                if key in case:
+                    got = _verdict(lambda c=case, mv=mins: _claim(c, min_value=mv))
+                    ok &= got == bool(case[key])
+                    parts.append(f"{key.removeprefix('reference_')} {got} "
+                                 f"(reference {case[key]})")
+        except (CtpluginError, KeyError, ValueError, TypeError) as exc:
+            ok = False
+            parts.append(f"error {type(exc).__name__}: {exc}")
+        report(case["id"], ok, "; ".join(parts))
+
+    for i, entry in enumerate(data.get("batches", [])):
+        try:
+            claims = [_claim(by_id[cid], label=cid) for cid in entry["ids"]]
+            batch = BatchVerifier(generator_set(entry["gens_n"]).fixed)
+            batch.extend(claims)
+            got = batch.verify()
+            ok = got == bool(entry["expected"])
+            detail = f"{len(claims)} proofs, verdict {got} (expected {entry['expected']})"
+        except (CtpluginError, KeyError, ValueError, TypeError) as exc:
+            ok, detail = False, f"error {type(exc).__name__}: {exc}"
+        report(f"batch[{i}]", ok, detail)
+    return all_ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ctplugin.bulletproofs")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_check = sub.add_parser("check", help="run a vectors file; exit 0 only if all cases match")
+    p_check.add_argument("file")
+    args = parser.parse_args(argv)
+    try:
+        ok = check(args.file)
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    print("all cases match" if ok else "MISMATCHES", flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
