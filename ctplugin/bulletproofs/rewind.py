@@ -3,7 +3,7 @@
 
 With (α0, ρ) = chacha(nonce, 0), (τ1, τ2) = chacha(nonce, 1) and z, x from the transcript:
 
-    vs = (−μ)_stored + ρ·x + α0     (32 bytes BE: 0^4 ‖ message(20) ‖ value(8); bytes 0..3 must be 0)
+    vs = (−μ)_stored + ρ·x + α0     (32 bytes BE: 0^4 ‖ message(20) ‖ value(8); 0^4 checked)
     γ  = −((−τx)_stored + τ1·x + τ2·x²) / z²
 
 Stricter than Grin: the recovered (value, γ) must open the commitment (v·g + γ·h = V, computed in
@@ -38,7 +38,7 @@ from ctplugin.secp256k1.params import N
 
 @dataclass(frozen=True, slots=True)
 class Rewound:
-    """What the owner recovers: the value, its blinding factor (32 bytes) and the 20-byte message."""
+    """What the owner recovers: value, blinding factor (32 bytes) and the 20-byte message."""
 
     value: int
     blind: bytes
