@@ -36,7 +36,7 @@ from ctplugin.surjection.verify import (
     _INFINITY,
     borromean_hash,
     compressed,
-    ring_public_key,
+    ring_public_keys,
     surjection_message,
 )
 
@@ -190,7 +190,7 @@ def generate(*, input_assets: Sequence[bytes], input_blinds: Sequence[bytes],
         # secp256k1-zkp refuses: an identical tag would put infinity into the ring.
         raise ProofError("an input asset generator equals the output generator")
     secret = _ct_sub(output_blind, blinds[real])
-    pubs = [ring_public_key(output, input_generators[i].point.packed) for i in used]
+    pubs = ring_public_keys(output, [input_generators[i].point.packed for i in used])
     ring_index = used.index(real)
     message = surjection_message(input_generators, output_generator)
 

@@ -54,9 +54,17 @@ def borromean_hash(message: bytes, e: bytes, position: int) -> bytes:
     return hashlib.sha256(e + message + _RING0 + position.to_bytes(4, "big")).digest()
 
 
-def ring_public_key(output_packed: bytes, input_packed: bytes) -> bytes:
-    """P = A − T as packed bytes (infinity when the tags are equal)."""
-    return _k.point_add_var(output_packed, _k.point_neg(input_packed))
+def ring_public_keys(output_packed: bytes, inputs_packed: Sequence[bytes]) -> list[bytes]:
+    """P_j = A − T_j for each input (packed bytes), normalized to affine with one shared
+    inversion (the kernel's subset sums over the table [A, −T_0, −T_1, …]).
+
+    Precondition: no T_j equals A (P_j would be infinity; callers check first).
+    """
+    if len(inputs_packed) == 1:
+        return [_k.point_add_var(output_packed, _k.point_neg(inputs_packed[0]))]
+    table = b"".join([output_packed, *(_k.point_neg(t) for t in inputs_packed)])
+    sums = _k.subset_sums_var(table, [(0, j) for j in range(1, len(inputs_packed) + 1)])
+    return [sums[i: i + 64] for i in range(0, len(sums), 64)]
 
 
 def verify(proof: SurjectionProof, input_generators: Sequence[Generator],
@@ -71,16 +79,16 @@ def verify(proof: SurjectionProof, input_generators: Sequence[Generator],
         return False
     message = surjection_message(input_generators, output_generator)
     output = output_generator.point.packed
+    used_inputs = [input_generators[i].point.packed for i in proof.used]
+    if output in used_inputs:  # some P_j would be infinity
+        return False
+    pubs = ring_public_keys(output, used_inputs)
     e = borromean_hash(message, proof.e0, 0)
-    last = len(proof.used) - 1
+    last = len(pubs) - 1
     r_ser = b""
-    for j, (index, s) in enumerate(zip(proof.used, proof.s)):
+    for j, (pub, s) in enumerate(zip(pubs, proof.s)):
         if not 0 < int.from_bytes(e, "big") < N:
             return False
-        input_packed = input_generators[index].point.packed
-        if input_packed == output:  # P_j would be infinity
-            return False
-        pub = ring_public_key(output, input_packed)
         r = _G_TABLE.msm_var(s, e, pub)  # s_j·G + e_j·P_j
         if r == _INFINITY:
             return False

@@ -1,0 +1,149 @@
+"""Surjection proof benchmarks: verify with 2 and 3 inputs (Elements' typical rings), generate.
+
+Rows: ``surjection_verify_2in`` (reference 3.2 t: secp256k1-zkp, design.md),
+``surjection_verify_3in``, ``surjection_generate`` (3 inputs), and ``*_libsecp`` rows: the same
+proofs checked by the secp256k1-zkp bundled in wallycore through ctypes, measured in this run
+(when wallycore is installed), so the ratio to the C reference is visible on any machine.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import random
+from collections.abc import Sequence
+from functools import cache
+
+from bench.common import Row, make_row, median_time
+from ctplugin.pedersen import Generator, generator_generate_blinded
+from ctplugin.surjection import SurjectionProof, generate, verify
+
+REFERENCE_T_2IN = 3.2
+_CONTEXT_VERIFY_SIGN = 0x0301  # SECP256K1_CONTEXT_VERIFY | SECP256K1_CONTEXT_SIGN
+_PROOF_STRUCT_BYTES = 16384  # secp256k1_surjectionproof is 8264 bytes on x86-64; room to spare
+
+
+class LibsecpSurjection:
+    """secp256k1-zkp's surjection verifier from wallycore's bundled library (ctypes).
+
+    For cross-checks and the reference benchmark only (elements-format.md §6).
+    """
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self._lib = lib
+        lib.secp256k1_context_create.restype = ctypes.c_void_p
+        lib.secp256k1_context_create.argtypes = [ctypes.c_uint]
+        for name in ("secp256k1_generator_parse", "secp256k1_surjectionproof_parse",
+                     "secp256k1_surjectionproof_verify"):
+            getattr(lib, name).restype = ctypes.c_int
+        lib.secp256k1_generator_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                  ctypes.c_char_p]
+        lib.secp256k1_surjectionproof_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                        ctypes.c_char_p, ctypes.c_size_t]
+        lib.secp256k1_surjectionproof_verify.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
+        self._ctx = lib.secp256k1_context_create(_CONTEXT_VERIFY_SIGN)
+
+    def parse_generators(self, serialized: Sequence[bytes]) -> bytes | None:
+        """Concatenated 64-byte internal generators, or None if any fails to parse."""
+        out = ctypes.create_string_buffer(64 * len(serialized))
+        for i, data in enumerate(serialized):
+            one = ctypes.create_string_buffer(64)
+            if not self._lib.secp256k1_generator_parse(self._ctx, one, bytes(data)):
+                return None
+            ctypes.memmove(ctypes.addressof(out) + 64 * i, one, 64)
+        return out.raw
+
+    def parse_proof(self, proof: bytes) -> ctypes.Array[ctypes.c_char] | None:
+        buf = ctypes.create_string_buffer(_PROOF_STRUCT_BYTES)
+        ok = self._lib.secp256k1_surjectionproof_parse(self._ctx, buf, bytes(proof), len(proof))
+        return buf if ok else None
+
+    def verify_parsed(self, proof: ctypes.Array[ctypes.c_char], inputs: bytes, n: int,
+                      output: bytes) -> bool:
+        return bool(self._lib.secp256k1_surjectionproof_verify(self._ctx, proof, inputs, n,
+                                                                 output))
+
+    def verify(self, proof: bytes, input_generators: Sequence[bytes],
+               output_generator: bytes) -> bool:
+        """Parse everything and verify, like Elements does (False on any parse failure)."""
+        parsed = self.parse_proof(proof)
+        inputs = self.parse_generators(input_generators)
+        output = self.parse_generators([output_generator])
+        if parsed is None or inputs is None or output is None:
+            return False
+        return self.verify_parsed(parsed, inputs, len(input_generators), output)
+
+
+@cache
+def libsecp_surjection() -> LibsecpSurjection | None:
+    """The wallycore-bundled verifier, or None when wallycore is not installed."""
+    try:
+        import _wallycore  # the extension module that carries secp256k1-zkp
+    except ImportError:
+        return None
+    path = _wallycore.__file__
+    if not path or not os.path.exists(path):  # pragma: no cover - unusual installs
+        candidates = glob.glob(os.path.join(os.path.dirname(path or ""), "_wallycore*.so"))
+        if not candidates:
+            return None
+        path = candidates[0]
+    return LibsecpSurjection(ctypes.CDLL(path))
+
+
+def _case(n_inputs: int, seed: int) -> tuple[SurjectionProof, list[Generator], Generator,
+                                              dict[str, object]]:
+    rng = random.Random(seed)
+    assets = [rng.randbytes(32) for _ in range(n_inputs)]
+    blinds = [rng.randbytes(32) for _ in range(n_inputs)]
+    gens = [generator_generate_blinded(a, b) for a, b in zip(assets, blinds)]
+    out_blind = rng.randbytes(32)
+    out_asset = assets[n_inputs - 1]
+    out_gen = generator_generate_blinded(out_asset, out_blind)
+    kwargs: dict[str, object] = dict(input_assets=assets, input_blinds=blinds,
+                                     input_generators=gens, output_asset=out_asset,
+                                     output_blind=out_blind, output_generator=out_gen,
+                                     seed=rng.randbytes(32))
+    return generate(**kwargs), gens, out_gen, kwargs  # type: ignore[arg-type]
+
+
+def _libsecp_row(name: str, proof: SurjectionProof, gens: list[Generator], out_gen: Generator,
+                 t_us: float, reference_t: float | None, repeat: int, number: int) -> Row | None:
+    wally = libsecp_surjection()
+    if wally is None:
+        return None
+    parsed = wally.parse_proof(proof.serialize())
+    inputs = wally.parse_generators([g.serialize() for g in gens])
+    output = wally.parse_generators([out_gen.serialize()])
+    assert parsed is not None and inputs is not None and output is not None
+    n = len(gens)
+    assert wally.verify_parsed(parsed, inputs, n, output)
+    seconds = median_time(lambda: wally.verify_parsed(parsed, inputs, n, output),
+                          repeat=repeat, number=number)
+    return make_row(name, n, seconds, t_us, reference_t,
+                    note="secp256k1-zkp (wallycore) via ctypes, parsed inputs, this run")
+
+
+def run(quick: bool, t_us: float) -> list[Row]:
+    number = 100 if quick else 1000
+    repeat = 3 if quick else 7
+    rows = []
+    for n_inputs, ref in ((2, REFERENCE_T_2IN), (3, None)):
+        name = f"surjection_verify_{n_inputs}in"
+        proof, gens, out_gen, _ = _case(n_inputs, n_inputs)
+        assert verify(proof, gens, out_gen)
+        seconds = median_time(lambda p=proof, g=gens, o=out_gen: verify(p, g, o),
+                              repeat=repeat, number=number)
+        rows.append(make_row(name, n_inputs, seconds, t_us, ref,
+                             note=f"{proof.n_used} used inputs, parsed proof and generators"))
+        libsecp = _libsecp_row(f"{name}_libsecp", proof, gens, out_gen, t_us, ref, repeat,
+                               number)
+        if libsecp is not None:
+            rows.append(libsecp)
+    _, _, _, kwargs = _case(3, 7)
+    seconds = median_time(lambda: generate(**kwargs),  # type: ignore[arg-type]
+                          repeat=repeat, number=max(number // 4, 10))
+    rows.append(make_row("surjection_generate", 3, seconds, t_us, None,
+                         note="3 inputs, all used; output generator given"))
+    return rows
