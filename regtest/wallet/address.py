@@ -1,0 +1,114 @@
+"""Confidential addresses: blech32 (Elements' bech32 variant for blinded segwit addresses).
+
+A confidential segwit address is ``blech32(hrp, [witness version] ‖ to5bit(blinding pubkey ‖
+witness program))``. Blech32 is bech32 with a 60-bit checksum (12 characters) over the generator
+polynomial below; the constant XORed into the checksum is 1 for witness version 0 (blech32) and
+0x455972a3350f7a1 for later versions (blech32m, as BIP350 does for bech32m).
+
+HRPs: ``el`` (confidential) / ``ert`` (unconfidential) on Elements regtest, which our regtest
+chain reuses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctplugin.errors import EncodingError
+
+CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_GEN = (0x7D52FBA40BD886, 0x5E8DBF1A03950C, 0x1C3A3C74072A18, 0x385D72FA0E5139, 0x7093E5A608865B)
+_BLECH32_CONST = 1
+_BLECH32M_CONST = 0x455972A3350F7A1
+CONFIDENTIAL_HRP = "el"
+UNCONFIDENTIAL_HRP = "ert"
+
+
+def _polymod(values: list[int]) -> int:
+    chk = 1
+    for value in values:
+        top = chk >> 55
+        chk = ((chk & 0x7FFFFFFFFFFFFF) << 5) ^ value
+        for i in range(5):
+            if (top >> i) & 1:
+                chk ^= _GEN[i]
+    return chk
+
+
+def _hrp_expand(hrp: str) -> list[int]:
+    return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+
+
+def _convert_bits(data: bytes | list[int], frm: int, to: int, pad: bool) -> list[int]:
+    acc = bits = 0
+    out = []
+    maxv = (1 << to) - 1
+    for value in data:
+        if value >> frm:
+            raise EncodingError("invalid data for bit conversion")
+        acc = (acc << frm) | value
+        bits += frm
+        while bits >= to:
+            bits -= to
+            out.append((acc >> bits) & maxv)
+    if pad:
+        if bits:
+            out.append((acc << (to - bits)) & maxv)
+    elif bits >= frm or (acc << (to - bits)) & maxv:
+        raise EncodingError("invalid padding in address data")
+    return out
+
+
+def blech32_encode(hrp: str, witness_version: int, payload: bytes) -> str:
+    data = [witness_version, *_convert_bits(payload, 8, 5, True)]
+    const = _BLECH32_CONST if witness_version == 0 else _BLECH32M_CONST
+    mod = _polymod([*_hrp_expand(hrp), *data, *[0] * 12]) ^ const
+    checksum = [(mod >> 5 * (11 - i)) & 31 for i in range(12)]
+    return hrp + "1" + "".join(CHARSET[d] for d in data + checksum)
+
+
+def blech32_decode(hrp: str, address: str) -> tuple[int, bytes]:
+    """(witness version, payload) of a blech32/blech32m string with this HRP."""
+    if address.lower() != address and address.upper() != address:
+        raise EncodingError("mixed-case address")
+    address = address.lower()
+    pos = address.rfind("1")
+    if address[:pos] != hrp or pos + 13 > len(address) or len(address) > 1000:
+        raise EncodingError("wrong address prefix or length")
+    try:
+        data = [CHARSET.index(c) for c in address[pos + 1:]]
+    except ValueError:
+        raise EncodingError("invalid character in address") from None
+    version = data[0]
+    const = _BLECH32_CONST if version == 0 else _BLECH32M_CONST
+    if _polymod([*_hrp_expand(hrp), *data]) != const:
+        raise EncodingError("bad address checksum")
+    return version, bytes(_convert_bits(data[1:-12], 5, 8, False))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidentialAddress:
+    """A receiving address: the scriptPubKey to pay and the blinding public key to blind to."""
+
+    script_pubkey: bytes
+    blinding_pubkey: bytes
+
+    def __post_init__(self) -> None:
+        if len(self.blinding_pubkey) != 33 or self.blinding_pubkey[0] not in (2, 3):
+            raise EncodingError("blinding public key must be 33 bytes compressed")
+
+    def encode(self, hrp: str = CONFIDENTIAL_HRP) -> str:
+        spk = self.script_pubkey
+        if not (4 <= len(spk) <= 42 and spk[1] == len(spk) - 2
+                and (spk[0] == 0 or 0x51 <= spk[0] <= 0x60)):
+            raise EncodingError("only segwit scripts have blech32 confidential addresses")
+        version = 0 if spk[0] == 0 else spk[0] - 0x50
+        return blech32_encode(hrp, version, self.blinding_pubkey + spk[2:])
+
+    @classmethod
+    def decode(cls, address: str, hrp: str = CONFIDENTIAL_HRP) -> ConfidentialAddress:
+        version, payload = blech32_decode(hrp, address)
+        if not 0 <= version <= 16 or not 33 + 2 <= len(payload) <= 33 + 40:
+            raise EncodingError("bad confidential segwit address payload")
+        program = payload[33:]
+        op = 0 if version == 0 else 0x50 + version
+        return cls(bytes((op, len(program))) + program, payload[:33])

@@ -1,0 +1,113 @@
+"""Wallet keys: spending keys, SLIP-77 blinding keys and P2WPKH scripts, all from one seed.
+
+- Spending key i: ``k_i = int(tagged_hash("ctplugin/wallet/spend", seed ‖ be32(i))) mod n``
+  (retried with the next counter in the negligible case k_i = 0). Deterministic, so a test chain
+  built from a seed reproduces byte for byte.
+- Blinding keys follow SLIP-0077 (the scheme Elements/Liquid wallets use): the master blinding key
+  is bytes 32..64 of HMAC-SHA512(key = HMAC-SHA512("Symmetric key seed", seed)[0:32],
+  msg = 0x00 ‖ "SLIP-0077"), and the blinding private key of a scriptPubKey is
+  HMAC-SHA256(master blinding key, scriptPubKey).
+- Scripts are P2WPKH: ``OP_0 <20-byte HASH160(compressed pubkey)>``.
+
+Secrets only meet constant-time code (coincurve); public keys become ``Point`` values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from ctplugin.hashes import sha256, tagged_hash
+from ctplugin.secp256k1 import ct
+from ctplugin.secp256k1.params import N
+
+
+def hash160(data: bytes) -> bytes:
+    return hashlib.new("ripemd160", sha256(data)).digest()
+
+
+def p2wpkh_script(pubkey: bytes) -> bytes:
+    """OP_0 PUSH20 HASH160(pubkey)."""
+    if len(pubkey) != 33:
+        raise ValueError("P2WPKH needs a 33-byte compressed public key")
+    return b"\x00\x14" + hash160(pubkey)
+
+
+def scalar_from_hash(tag: str, data: bytes) -> int:
+    """A non-zero scalar from a tagged hash (counter appended until the value is in [1, n))."""
+    counter = 0
+    while True:
+        value = int.from_bytes(tagged_hash(tag, data + counter.to_bytes(4, "big")), "big")
+        if 0 < value < N:
+            return value
+        counter += 1
+
+
+def slip77_master_blinding_key(seed: bytes) -> bytes:
+    """SLIP-0077 master blinding key (32 bytes) of a wallet seed."""
+    root = hmac.digest(b"Symmetric key seed", seed, "sha512")
+    node = hmac.digest(root[:32], b"\x00SLIP-0077", "sha512")
+    return node[32:]
+
+
+def slip77_blinding_secret(master: bytes, script_pubkey: bytes) -> int:
+    """SLIP-0077 blinding private key of a scriptPubKey."""
+    value = int.from_bytes(hmac.digest(master, script_pubkey, "sha256"), "big")
+    if not 0 < value < N:  # probability ~2^-128; SLIP-77 has no retry rule, so refuse
+        raise ValueError("SLIP-77 blinding key out of range for this script")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPair:
+    """One receiving slot: spending key, its P2WPKH script, and the script's blinding key."""
+
+    index: int
+    secret: int
+    pubkey: bytes
+    script_pubkey: bytes
+    blinding_secret: int
+    blinding_pubkey: bytes
+
+    def __repr__(self) -> str:  # never print secrets
+        return f"KeyPair(index={self.index}, script={self.script_pubkey.hex()})"
+
+
+class KeyChain:
+    """Deterministic keys of one wallet seed (see the module docstring)."""
+
+    __slots__ = ("_by_script", "_keys", "master_blinding_key", "seed")
+
+    def __init__(self, seed: bytes) -> None:
+        if len(seed) < 16:
+            raise ValueError("wallet seed must be at least 16 bytes")
+        self.seed = bytes(seed)
+        self.master_blinding_key = slip77_master_blinding_key(self.seed)
+        self._keys: list[KeyPair] = []
+        self._by_script: dict[bytes, KeyPair] = {}
+
+    def key(self, index: int) -> KeyPair:
+        while len(self._keys) <= index:
+            i = len(self._keys)
+            secret = scalar_from_hash("ctplugin/wallet/spend", self.seed + i.to_bytes(4, "big"))
+            pubkey = ct.base_mul(secret).to_bytes()
+            script = p2wpkh_script(pubkey)
+            blinding = slip77_blinding_secret(self.master_blinding_key, script)
+            pair = KeyPair(i, secret, pubkey, script, blinding, ct.base_mul(blinding).to_bytes())
+            self._keys.append(pair)
+            self._by_script[script] = pair
+        return self._keys[index]
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def owner_of(self, script_pubkey: bytes) -> KeyPair | None:
+        return self._by_script.get(script_pubkey)
+
+    def blinding_secret_for(self, script_pubkey: bytes) -> int:
+        """Blinding key of any script (SLIP-77 derives one for every script, owned or not)."""
+        pair = self._by_script.get(script_pubkey)
+        if pair is not None:
+            return pair.blinding_secret
+        return slip77_blinding_secret(self.master_blinding_key, script_pubkey)

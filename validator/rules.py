@@ -1,0 +1,392 @@
+"""Consensus rules of our chain for transactions (elements-format.md §2) and their reject reasons.
+
+Two stages, as in Elements:
+
+- ``check_transaction`` — context-free (CheckTransaction): shape, explicit amounts, duplicate
+  inputs, coinbase script length, peg-ins (rejected on our chain).
+- ``plan_amounts`` — contextual (CheckTxInputs → VerifyAmounts), given the spent outputs: fee
+  range, explicit/blinded encodings, issuance and reissuance, and the cryptographic work turned
+  into *items* the caller batches: one balance claim per transaction, one range-proof item per
+  blinded value (outputs, issuance amounts, inflation keys) and one surjection item per blinded
+  asset. Nothing cryptographic is verified here, so a block's items all go into one batch.
+
+Reject reasons (``ValidationError.reason``): Elements' strings where Elements has one —
+``bad-txns-vin-empty``, ``bad-txns-vout-empty``, ``bad-txns-oversize``,
+``bad-txns-vout-negative``, ``bad-txns-vout-toolarge``, ``bad-txns-txouttotal-toolarge``,
+``bad-txns-inputs-duplicate``, ``bad-txns-prevout-null``, ``bad-cb-length``, ``bad-cb-fee``,
+``bad-txns-fee-outofrange``, ``bad-txns-in-ne-out`` (the balance), ``bad-cb-amount``,
+``bad-cb-witness``, ``bad-txns-inputs-missingorspent``,
+``bad-txns-premature-spend-of-coinbase``, ``bad-pegin-unsupported`` (design.md). Where Elements
+folds a failure into ``bad-txns-in-ne-out`` without saying which check failed, we name it
+(VerifyAmounts returns false for all of these):
+
+- ``bad-txns-rangeproof-invalid``: a range proof that is malformed or does not verify;
+- ``bad-txns-rangeproof-missing``: a blinded value without a range proof;
+- ``bad-txns-rangeproof-unexpected``: an explicit value with a non-empty range proof;
+- ``bad-txns-surjectionproof-invalid`` / ``-missing`` / ``-unexpected``: the same for assets;
+- ``bad-txns-asset-invalid`` / ``bad-txns-value-invalid``: an asset generator or value
+  commitment that does not decode (x ≥ p, not on the curve), or an explicit input value outside
+  (0, MAX_MONEY];
+- ``bad-txns-vout-zero-spendable``: an explicit zero value on a spendable script;
+- ``bad-txns-issuance-invalid``: an explicit issuance amount that is 0 or out of range, a
+  blinded one without its proof, or a non-empty proof on an explicit one;
+- ``bad-txns-reissuance-token``: a reissuance whose spent input is not the blinded token
+  (generator_generate_blinded(token, assetBlindingNonce) byte-compared);
+- ``bad-txns-reissuance-inflation``: inflation keys on a reissuance.
+
+Scripts are not executed (issue 6 covers the confidential-amount rules; script and signature
+checks belong to the node layer above).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ctplugin.batch import Claim
+from ctplugin.elements import Transaction, TxOut
+from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.errors import EncodingError, ValidationError
+from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
+from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, Point, kernel
+from ctplugin.secp256k1.params import N
+
+_k = kernel.backend
+
+COIN = 100_000_000
+MAX_MONEY = 21_000_000 * COIN
+MAX_BLOCK_WEIGHT = 4_000_000
+WITNESS_SCALE_FACTOR = 4
+COINBASE_MATURITY = 100
+MAX_SCRIPT_SIZE = 10_000
+_INT64_MAX = (1 << 63) - 1
+_MINUS_ONE = (N - 1).to_bytes(32, "big")
+_ONE = (1).to_bytes(32, "big")
+
+
+def money_range(value: int) -> bool:
+    return 0 <= value <= MAX_MONEY
+
+
+def is_unspendable(script: bytes) -> bool:
+    """Elements' CScript::IsUnspendable: OP_RETURN first, over 10,000 bytes, or EMPTY."""
+    return not script or script[0] == 0x6A or len(script) > MAX_SCRIPT_SIZE
+
+
+# ------------------------------------------------------------------------------------------------
+# Labels of the cryptographic items (what bisection names on failure)
+# ------------------------------------------------------------------------------------------------
+
+KIND_BALANCE = "balance"
+KIND_OUTPUT = "output"
+KIND_ISSUANCE = "issuance"
+KIND_INFLATION = "inflation"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ItemLabel:
+    """Where a batched item comes from: transaction index, kind, output or input index.
+
+    Ordered by transaction then position, so the first failing label is the culprit to name.
+    """
+
+    tx_index: int
+    kind: str
+    index: int = -1
+
+    def error(self, reason_if_range: str = "bad-txns-rangeproof-invalid",
+              detail: str = "") -> ValidationError:
+        if self.kind == KIND_BALANCE:
+            return ValidationError("bad-txns-in-ne-out", tx_index=self.tx_index,
+                                   detail=detail or "value in != value out")
+        if self.kind == KIND_OUTPUT:
+            return ValidationError(reason_if_range, tx_index=self.tx_index,
+                                   output_index=self.index, detail=detail)
+        what = "issuance amount" if self.kind == KIND_ISSUANCE else "inflation keys"
+        return ValidationError(reason_if_range, tx_index=self.tx_index, input_index=self.index,
+                               detail=detail or what)
+
+
+@dataclass(frozen=True, slots=True)
+class RangeItem:
+    """One range proof to check: proof, commitment (33 B), value generator (33 B), extra commit."""
+
+    label: ItemLabel
+    proof: bytes
+    commitment: bytes
+    value_gen: bytes
+    extra_commit: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SurjectionItem:
+    """One surjection proof: the output's generator against the transaction's target list."""
+
+    label: ItemLabel
+    proof: bytes
+    output_gen: Generator
+    targets: tuple[Generator, ...]
+
+
+@dataclass(slots=True)
+class AmountPlan:
+    """Everything ``plan_amounts`` found to check for one transaction."""
+
+    tx_index: int
+    fees: dict[bytes, int]
+    balance: Claim
+    ranges: list[RangeItem] = field(default_factory=list)
+    surjections: list[SurjectionItem] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------------
+# Context-free rules
+# ------------------------------------------------------------------------------------------------
+
+
+def check_transaction(tx: Transaction, tx_index: int | None = None) -> None:
+    """CheckTransaction (elements-format.md §2.1), plus our chain's peg-in ban."""
+    if not tx.inputs:
+        raise ValidationError("bad-txns-vin-empty", tx_index=tx_index)
+    if not tx.outputs:
+        raise ValidationError("bad-txns-vout-empty", tx_index=tx_index)
+    if tx.base_size * WITNESS_SCALE_FACTOR > MAX_BLOCK_WEIGHT:
+        raise ValidationError("bad-txns-oversize", tx_index=tx_index)
+    total = 0
+    for j, out in enumerate(tx.outputs):
+        value = out.value
+        if isinstance(value, int):
+            if value > _INT64_MAX:  # a negative CAmount in Elements' signed 64-bit view
+                raise ValidationError("bad-txns-vout-negative", tx_index=tx_index,
+                                      output_index=j)
+            if value > MAX_MONEY:
+                raise ValidationError("bad-txns-vout-toolarge", tx_index=tx_index,
+                                      output_index=j)
+            total += value
+            if total > MAX_MONEY:
+                raise ValidationError("bad-txns-txouttotal-toolarge", tx_index=tx_index,
+                                      output_index=j)
+    seen: set[tuple[bytes, int]] = set()
+    for i, txin in enumerate(tx.inputs):
+        key = (txin.prevout_hash, txin.prevout_index)
+        if key in seen:
+            raise ValidationError("bad-txns-inputs-duplicate", tx_index=tx_index, input_index=i)
+        seen.add(key)
+        if txin.is_pegin or txin.pegin_witness:
+            raise ValidationError("bad-pegin-unsupported", tx_index=tx_index, input_index=i)
+    if tx.is_coinbase:
+        if not 2 <= len(tx.inputs[0].script_sig) <= 100:
+            raise ValidationError("bad-cb-length", tx_index=tx_index)
+        if any(out.is_fee for out in tx.outputs):
+            raise ValidationError("bad-cb-fee", tx_index=tx_index)
+    else:
+        for i, txin in enumerate(tx.inputs):
+            if txin.is_null_prevout:
+                raise ValidationError("bad-txns-prevout-null", tx_index=tx_index, input_index=i)
+
+
+def check_fees(tx: Transaction, tx_index: int | None = None) -> dict[bytes, int]:
+    """HasValidFee: every fee output in (0, MAX_MONEY], per-asset sums in range; the fee map."""
+    fees: dict[bytes, int] = {}
+    for j, out in enumerate(tx.outputs):
+        if out.is_fee:
+            value = out.value
+            assert isinstance(value, int)
+            if not 0 < value <= MAX_MONEY:
+                raise ValidationError("bad-txns-fee-outofrange", tx_index=tx_index,
+                                      output_index=j)
+            total = fees.get(out.asset, 0) + value
+            if total > MAX_MONEY:
+                raise ValidationError("bad-txns-fee-outofrange", tx_index=tx_index,
+                                      output_index=j)
+            fees[out.asset] = total
+    return fees
+
+
+def check_coinbase_outputs(coinbase: Transaction, block_fees: dict[bytes, int]) -> None:
+    """VerifyCoinbaseAmount (§2.2 item 5): explicit outputs only, no witnesses, per asset the
+    outputs sum to at most the block's fees (block subsidy is 0 on our chain)."""
+    txin = coinbase.inputs[0]
+    if txin.issuance_amount_rangeproof or txin.inflation_keys_rangeproof or txin.pegin_witness:
+        raise ValidationError("bad-cb-witness", tx_index=0, input_index=0)
+    remaining = dict(block_fees)
+    for j, out in enumerate(coinbase.outputs):
+        if out.surjection_proof or out.range_proof:
+            raise ValidationError("bad-cb-witness", tx_index=0, output_index=j)
+        if not out.asset_is_explicit or not out.value_is_explicit:
+            raise ValidationError("bad-cb-amount", tx_index=0, output_index=j,
+                                  detail="coinbase outputs must be explicit")
+        value = out.value
+        assert isinstance(value, int)
+        if not money_range(value):
+            raise ValidationError("bad-cb-amount", tx_index=0, output_index=j)
+        if value == 0:
+            if not is_unspendable(out.script_pubkey):
+                raise ValidationError("bad-cb-amount", tx_index=0, output_index=j,
+                                      detail="zero-value coinbase output must be unspendable")
+            continue
+        left = remaining.get(out.asset, 0) - value
+        if left < 0:
+            raise ValidationError("bad-cb-amount", tx_index=0, output_index=j,
+                                  detail="coinbase pays more than the block's fees")
+        remaining[out.asset] = left
+
+
+# ------------------------------------------------------------------------------------------------
+# Contextual rules: VerifyAmounts as a plan of batchable items
+# ------------------------------------------------------------------------------------------------
+
+
+def _decode_generator(asset: bytes) -> bytes:
+    """Packed point of an asset field: explicit id → generator_generate, 0a/0b → decoded."""
+    if len(asset) == 32:
+        return generator_generate(asset).point.packed
+    return _k.decode_points_var(asset, KIND_GENERATOR)
+
+
+class _Tally:
+    """Accumulates one transaction's balance Σ inputs − Σ outputs = ∞ as a batch claim.
+
+    Blinded amounts are free terms (+1 / −1); explicit amounts v·A are *shared* terms keyed by
+    the generator point, so equal assets merge (within the claim and across the block batch).
+    """
+
+    __slots__ = ("commit_points", "commit_scalars", "explicit")
+
+    def __init__(self) -> None:
+        self.commit_points: list[bytes] = []
+        self.commit_scalars: list[bytes] = []
+        self.explicit: dict[bytes, int] = {}
+
+    def add_commitment(self, packed: bytes, sign: int) -> None:
+        self.commit_points.append(packed)
+        self.commit_scalars.append(_ONE if sign > 0 else _MINUS_ONE)
+
+    def add_explicit(self, generator_packed: bytes, amount: int) -> None:
+        self.explicit[generator_packed] = self.explicit.get(generator_packed, 0) + amount
+
+    def claim(self, label: ItemLabel) -> Claim:
+        shared = tuple((p, s % N) for p, s in self.explicit.items() if s % N)
+        return Claim(label=label, base=None, fixed=(),
+                     free_scalars=b"".join(self.commit_scalars),
+                     free_points=b"".join(self.commit_points), shared=shared)
+
+
+def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
+                 policy_asset: bytes) -> AmountPlan:
+    """CheckTxInputs + VerifyAmounts (§2.2) without the cryptography: the balance claim, range
+    items and surjection items to batch. ``spent[i]`` is the output input i spends.
+
+    Raises ``ValidationError`` for every non-cryptographic failure.
+    """
+    fees = check_fees(tx, tx_index)
+    tally = _Tally()
+    targets: list[bytes] = []  # packed generators, Elements' order
+    ranges: list[RangeItem] = []
+    plan_surjections: list[SurjectionItem] = []
+
+    for i, (txin, prev) in enumerate(zip(tx.inputs, spent, strict=True)):
+        try:
+            gen = _decode_generator(prev.asset)
+        except (ValueError, EncodingError):
+            raise ValidationError("bad-txns-asset-invalid", tx_index=tx_index, input_index=i,
+                                  detail="spent output's asset does not decode") from None
+        targets.append(gen)
+        value = prev.value
+        if isinstance(value, int):
+            if not 0 < value <= MAX_MONEY:  # pedersen_commit refuses 0; MoneyRange
+                raise ValidationError("bad-txns-value-invalid", tx_index=tx_index,
+                                      input_index=i, detail="spent explicit value out of range")
+            tally.add_explicit(gen, value)
+        else:
+            try:
+                tally.add_commitment(_k.decode_points_var(value, KIND_PEDERSEN), +1)
+            except ValueError:
+                raise ValidationError("bad-txns-value-invalid", tx_index=tx_index,
+                                      input_index=i) from None
+        issuance = txin.issuance
+        if issuance is None:
+            continue
+        ids = input_issuance_ids(txin)
+        assert ids is not None
+        if issuance.is_reissuance:
+            nonce = issuance.asset_blinding_nonce
+            if int.from_bytes(nonce, "big") >= N or len(prev.asset) != 33:
+                raise ValidationError("bad-txns-reissuance-token", tx_index=tx_index,
+                                      input_index=i)
+            expected = generator_generate_blinded(ids.token, nonce).serialize()
+            if expected != prev.asset:
+                raise ValidationError("bad-txns-reissuance-token", tx_index=tx_index,
+                                      input_index=i)
+            if issuance.inflation_keys is not None:
+                raise ValidationError("bad-txns-reissuance-inflation", tx_index=tx_index,
+                                      input_index=i)
+        for kind, amount, asset_id, proof in (
+                (KIND_ISSUANCE, issuance.amount, ids.asset, txin.issuance_amount_rangeproof),
+                (KIND_INFLATION, issuance.inflation_keys, ids.token,
+                 txin.inflation_keys_rangeproof)):
+            if amount is None:
+                continue
+            issued_gen = generator_generate(asset_id)
+            label = ItemLabel(tx_index, kind, i)
+            if isinstance(amount, int):
+                limit = MAX_MONEY if asset_id == policy_asset else _INT64_MAX
+                if not 0 < amount <= limit or proof:
+                    raise label.error("bad-txns-issuance-invalid")
+                tally.add_explicit(issued_gen.point.packed, amount)
+            else:
+                if not proof:
+                    raise label.error("bad-txns-issuance-invalid", "blinded amount without proof")
+                try:
+                    tally.add_commitment(_k.decode_points_var(amount, KIND_PEDERSEN), +1)
+                except ValueError:
+                    raise label.error("bad-txns-value-invalid") from None
+                # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
+                ranges.append(RangeItem(label, proof, amount, issued_gen.serialize(), b""))
+            targets.append(issued_gen.point.packed)
+
+    for j, out in enumerate(tx.outputs):
+        label = ItemLabel(tx_index, KIND_OUTPUT, j)
+        try:
+            gen = _decode_generator(out.asset)
+        except (ValueError, EncodingError):
+            raise label.error("bad-txns-asset-invalid") from None
+        value = out.value
+        if isinstance(value, int):
+            if out.range_proof:
+                raise label.error("bad-txns-rangeproof-unexpected")
+            if value == 0:
+                if not is_unspendable(out.script_pubkey):
+                    raise label.error("bad-txns-vout-zero-spendable")
+            else:
+                tally.add_explicit(gen, -value)
+        else:
+            try:
+                tally.add_commitment(_k.decode_points_var(value, KIND_PEDERSEN), -1)
+            except ValueError:
+                raise label.error("bad-txns-value-invalid") from None
+            if not out.range_proof:
+                raise label.error("bad-txns-rangeproof-missing")
+            value_gen = out.asset if len(out.asset) == 33 else \
+                generator_generate(out.asset).serialize()
+            ranges.append(RangeItem(label, out.range_proof, value, value_gen,
+                                    out.script_pubkey))
+        if len(out.asset) == 32:
+            if out.surjection_proof:
+                raise label.error("bad-txns-surjectionproof-unexpected")
+        else:
+            if not out.surjection_proof:
+                raise label.error("bad-txns-surjectionproof-missing")
+            plan_surjections.append(SurjectionItem(label, out.surjection_proof,
+                                                   _generator_from_packed(gen), ()))
+
+    if plan_surjections:
+        target_gens = tuple(_generator_from_packed(p) for p in targets)
+        plan_surjections = [SurjectionItem(s.label, s.proof, s.output_gen, target_gens)
+                            for s in plan_surjections]
+    return AmountPlan(tx_index, fees, tally.claim(ItemLabel(tx_index, KIND_BALANCE)), ranges,
+                      plan_surjections)
+
+
+def _generator_from_packed(packed: bytes) -> Generator:
+    return Generator(Point.from_packed(packed))
