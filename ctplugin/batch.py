@@ -43,28 +43,39 @@ Label = Hashable
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """One equation "… = ∞" (see the module docstring).
+    """One equation "… = ∞" over a fixed base F (see the module docstring):
 
-    ``base`` is the FixedBase the ``fixed`` segments index into; ``fixed`` holds
-    ``(start, packed scalars)`` segments; ``free_scalars`` / ``free_points`` are packed kernel
-    vectors of equal count; ``shared`` holds ``(packed point, scalar int)`` pairs. All scalars are
-    already reduced (< n) and all points are valid kernel points (decoded or computed by it).
+        Σ_(start, c, v) in fixed  c·Σ_i v[i]·F[start + i]
+      + Σ_(start, count, s) in fixed_const  s·Σ_{i<count} F[start + i]
+      + Σ_j free_scalars[j]·free_points[j]  +  Σ_(P, s) in shared  s·P   =  ∞
+
+    ``fixed`` segments are (start index, multiplier int, packed scalar vector) — the multiplier
+    lets a claim reuse one kernel vector for several generator ranges without scaling it
+    first; ``fixed_const`` adds one scalar to a run of fixed coefficients (e.g. the −z on every
+    G_i of a range proof). ``free_scalars`` / ``free_points`` are packed kernel vectors of equal
+    count; ``shared`` holds (packed point, scalar int) pairs merged across claims by identity.
+    ``base`` is the FixedBase the indices refer to. Scalars must be reduced (< n), points valid
+    kernel points (decoded or computed by the kernel).
     """
 
     label: Label
     base: FixedBase | None
-    fixed: tuple[tuple[int, bytes], ...]
-    free_scalars: bytes
-    free_points: bytes
+    fixed: tuple[tuple[int, int, bytes], ...] = ()
+    free_scalars: bytes = b""
+    free_points: bytes = b""
     shared: tuple[tuple[bytes, int], ...] = ()
+    fixed_const: tuple[tuple[int, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.free_scalars) % 32 or len(self.free_points) != 2 * len(self.free_scalars):
             raise ValueError("claim: free scalar and point vectors do not match")
         size = 0 if self.base is None else len(self.base)
-        for start, vec in self.fixed:
-            if start < 0 or len(vec) % 32 or start + len(vec) // 32 > size:
-                raise ValueError("claim: fixed segment outside the fixed base")
+        for start, mult, vec in self.fixed:
+            if start < 0 or len(vec) % 32 or start + len(vec) // 32 > size or not 0 <= mult < N:
+                raise ValueError("claim: bad fixed segment")
+        for start, count, scalar in self.fixed_const:
+            if start < 0 or count < 0 or start + count > size or not 0 <= scalar < N:
+                raise ValueError("claim: bad fixed constant segment")
         for point, scalar in self.shared:
             if len(point) != 64 or not 0 <= scalar < N:
                 raise ValueError("claim: bad shared term")
@@ -141,61 +152,59 @@ class BatchVerifier:
         fixed = self.fixed
         scale, axpy = _k.scalar_vec_scale, _k.scalar_vec_axpy_into
         acc: dict[tuple[int, int], bytearray] = {}
+        consts: dict[tuple[int, int], int] = {}
         free_s: list[bytes] = []
         free_p: list[bytes] = []
         shared: dict[bytes, int] = {}
         for claim in claims:
             w = 1 if single else _random_weight()
-            wb = w.to_bytes(32, "big")
             if claim.base is fixed:
-                for start, vec in claim.fixed:
-                    key = (start, len(vec) // 32)
+                for start, mult, vec in claim.fixed:
+                    key = (start, len(vec) >> 5)
+                    mb = (w * mult % N).to_bytes(32, "big")
                     a = acc.get(key)
                     if a is None:
-                        acc[key] = bytearray(vec if single else scale(vec, wb))
+                        acc[key] = bytearray(scale(vec, mb))
                     else:
-                        axpy(a, wb, vec)
-            elif claim.base is not None:
+                        axpy(a, mb, vec)
+                for start, count, value in claim.fixed_const:
+                    key = (start, count)
+                    consts[key] = consts.get(key, 0) + w * value
+            elif claim.base is not None:  # another base: its points become free terms
                 points = self._base_points(claim.base)
-                for start, vec in claim.fixed:
-                    free_s.append(vec if single else scale(vec, wb))
+                for start, mult, vec in claim.fixed:
+                    free_s.append(scale(vec, (w * mult % N).to_bytes(32, "big")))
                     free_p.append(points[64 * start: 64 * start + 2 * len(vec)])
+                for start, count, value in claim.fixed_const:
+                    free_s.append((w * value % N).to_bytes(32, "big") * count)
+                    free_p.append(points[64 * start: 64 * (start + count)])
             if claim.free_scalars:
-                free_s.append(claim.free_scalars if single else scale(claim.free_scalars, wb))
+                free_s.append(claim.free_scalars if single
+                              else scale(claim.free_scalars, w.to_bytes(32, "big")))
                 free_p.append(claim.free_points)
             for point, s in claim.shared:
-                shared[point] = (shared.get(point, 0) + w * s) % N
+                shared[point] = shared.get(point, 0) + w * s
         for point, s in shared.items():
-            free_s.append(s.to_bytes(32, "big"))
+            free_s.append((s % N).to_bytes(32, "big"))
             free_p.append(point)
-        total = _combine_segments(acc)
+        total = _combine_segments(acc, consts)
         result = fixed.table.msm_var(total, b"".join(free_s), b"".join(free_p))
         return result == kernel.INFINITY
 
 
-def _combine_segments(acc: dict[tuple[int, int], bytearray]) -> bytes:
-    """Sum the per-segment accumulators into one scalar vector over the fixed base."""
-    if not acc:
+def _combine_segments(acc: dict[tuple[int, int], bytearray],
+                      consts: dict[tuple[int, int], int]) -> bytes:
+    """Sum the per-segment accumulators and constant runs into one fixed-base scalar vector."""
+    spans = [*acc, *consts]
+    if not spans:
         return b""
-    if len(acc) == 1:
-        ((start, _), vec), = acc.items()
-        return bytes(32 * start) + bytes(vec)
-    length = max(start + n for start, n in acc)
-    # Disjoint segments (the usual case: h‖G_i and H_i) are laid side by side; overlapping
-    # ones are added with axpy.
-    ordered = sorted(acc.items())
-    disjoint = all(ordered[i][0][0] + ordered[i][0][1] <= ordered[i + 1][0][0]
-                   for i in range(len(ordered) - 1))
-    if disjoint:
-        parts: list[bytes] = []
-        pos = 0
-        for (start, n), vec in ordered:
-            parts.append(bytes(32 * (start - pos)))
-            parts.append(bytes(vec))
-            pos = start + n
-        return b"".join(parts)
+    length = max(start + count for start, count in spans)
     total = bytearray(32 * length)
-    for (start, n), vec in ordered:
-        padded = bytes(32 * start) + bytes(vec) + bytes(32 * (length - start - n))
+    for (start, count), vec in acc.items():
+        padded = bytes(32 * start) + vec + bytes(32 * (length - start - count))
+        _k.scalar_vec_axpy_into(total, _ONE, padded)
+    for (start, count), value in consts.items():
+        run = (value % N).to_bytes(32, "big") * count
+        padded = bytes(32 * start) + run + bytes(32 * (length - start - count))
         _k.scalar_vec_axpy_into(total, _ONE, padded)
     return bytes(total)

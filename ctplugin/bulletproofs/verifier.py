@@ -42,14 +42,11 @@ CommitmentLike = bytes | bytearray | memoryview | Commitment
 GeneratorLike = bytes | bytearray | memoryview | Generator
 
 
+_ONE = (1).to_bytes(32, "big")
+
+
 def _b(v: int) -> bytes:
     return v.to_bytes(32, "big")
-
-
-@lru_cache(maxsize=16)
-def _pow2_vector(nbits: int) -> bytes:
-    """[2^0, 2^1, …, 2^(nbits−1)] packed."""
-    return b"".join(_b(1 << i) for i in range(nbits))
 
 
 @lru_cache(maxsize=1024)
@@ -178,43 +175,65 @@ def range_proof_claim(
         xs_states.append(state)
     xs = b"".join(xs_states)
 
-    # Generator coefficients, vectorized in the kernel.
-    inverses = _k.scalar_batch_inverse(_b(y) + xs)
-    y_inv, xs_inv = inverses[:32], inverses[32:]
-    prod = _k.scalar_challenge_products(xs)  # Π_r x_r^{±1}, N/2 entries
-    prod_inv = _k.scalar_challenge_products(xs_inv)  # Π_r x_r^{∓1}
-    scale = _k.scalar_vec_scale
-    g_coef = _k.scalar_vec_add(_b(N - z) * n, scale(prod, _b(N - a1)) + scale(prod, _b(N - a2)))
-    zz = z * z % N
-    pow2 = _pow2_vector(nbits)
-    if m == 1:
-        z_pow2 = scale(pow2, _b(zz))
-        z_weights = [zz]
-    else:
-        z_weights = [zz]
-        for _ in range(m - 1):
-            z_weights.append(z_weights[-1] * z % N)
-        z_pow2 = b"".join(scale(pow2, _b(zj)) for zj in z_weights)
-    sh = scale(prod_inv, _b(N - b1)) + scale(prod_inv, _b(N - b2))
-    h_coef = _k.scalar_vec_add(
-        _b(z) * n, _k.scalar_vec_mul(_k.scalar_vec_add(z_pow2, sh), _k.scalar_powers(y_inv, n)))
+    # One kernel call gives every challenge product (and one inversion for all): with the
+    # challenges (x_0 … x_{lg−1}, y), E[k] = Π_r x_r^{±1} · y^{±1} (+1 where bit r of k is set;
+    # bit lg is y). Writing P_k = Π_r x_r^{±1} (k < N/2), E_lo = y^{−1}·P and E_hi = y·P, so
+    #   y^{−2} = E_lo[0]·E_lo[mask], x_r² = E_hi[2^r]·E_lo[mask], x_r^{−2} = E_lo[mask⊕2^r]·E_hi[0]
+    # (mask = N/2 − 1), and P_{¬k} = y·E_lo[mask − k] is E_lo reversed.
+    half = n >> 1
+    mask = half - 1
+    prods = _k.scalar_challenge_products(xs + _b(y))
+    e_lo, e_hi = prods[: 32 * half], prods[32 * half:]
+    e_lo_0 = int.from_bytes(e_lo[:32], "big")
+    e_lo_mask = e_lo[32 * mask: 32 * half]
+    y_inv = y * e_lo_0 * int.from_bytes(e_lo_mask, "big") % N
+    lr_raw = b"".join(e_hi[32 << r: (32 << r) + 32]
+                      + e_lo[32 * (mask ^ (1 << r)): 32 * (mask ^ (1 << r)) + 32]
+                      for r in range(lg))
+    lr_scalars = _k.scalar_vec_mul(lr_raw, (e_lo_mask + e_hi[:32]) * lg)
 
-    # δ and the scalars of the free points.
-    sum_y = n % N if y == 1 else (pow(y, n, N) - 1) * pow(y - 1, -1, N) % N
-    sum_z = sum(z_weights)
-    delta = (z - zz) * sum_y - z * sum_z * ((1 << nbits) - 1)
+    # G_k coefficient −z − sG_k, sG_k = a_sel·P_k = a_sel·y^{−1}·E_hi[k mod N/2].
+    # H_k coefficient z + z^{2+j}·2^i·y^{−k} − sH_k·y^{−k}, with sH_k = b_sel·P_{¬(k mod N/2)}:
+    #   sH_k·y^{−k} = b_sel·y·y^{−N/2·[k ≥ N/2]}·R_{k mod N/2},  R = reverse(E_lo) ∘ y^{−k};
+    #   z^{2+j}·2^i·y^{−(j·nbits+i)} = (z^{2+j}·y^{−j·nbits})·(2/y)^i.
+    y_inv_pows = _k.scalar_powers(_b(y_inv), half)
+    rev_lo = b"".join(e_lo[i: i + 32] for i in range(32 * mask, -32, -32))
+    r_vec = _k.scalar_vec_mul(rev_lo, y_inv_pows)
+    y_inv_half = pow(y_inv, half, N)
+    two_over_y = _k.scalar_powers(_b(2 * y_inv % N), nbits)
+    gi, hi = gens.G_OFFSET, gens.h_offset
+    zz = z * z % N
+    z_weights = [zz]
+    for _ in range(m - 1):
+        z_weights.append(z_weights[-1] * z % N)
+    fixed = [
+        (gi, (-a1 * y_inv) % N, e_hi),
+        (gi + half, (-a2 * y_inv) % N, e_hi),
+        (hi, (-b1 * y) % N, r_vec),
+        (hi + half, (-b2 * y % N) * y_inv_half % N, r_vec),
+    ]
+    y_inv_nbits = pow(y_inv, nbits, N)
+    step = 1
+    for j in range(m):
+        fixed.append((hi + j * nbits, z_weights[j] * step % N, two_over_y))
+        step = step * y_inv_nbits % N
+
+    # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min, where
+    # Σ_{k<N} y^k = y^{N−1}·(1 + y^{−N/2})·Σ_{k<N/2} y^{−k}.
+    sum_y_inv_half = int.from_bytes(_k.scalar_vec_sum(y_inv_pows), "big")
+    sum_y = pow(y, n - 1, N) * (1 + y_inv_half) % N * sum_y_inv_half % N
+    delta = (z - zz) * sum_y - z * sum(z_weights) * ((1 << nbits) - 1)
     if min_value is not None:
         delta -= zz * min_value[0]
     h_scalar = (u * (t - a1 * b1 - a2 * b2) + mu_s + w * taux_s) % N
-    x2 = _k.scalar_vec_mul(xs, xs)
-    xm2 = _k.scalar_vec_mul(xs_inv, xs_inv)
-    lr_scalars = b"".join(x2[i: i + 32] + xm2[i: i + 32] for i in range(0, 32 * lg, 32))
+    wx = w * x % N
     free_scalars = (b"".join(_b(w * zj % N) for zj in z_weights)
-                    + _b(1) + _b(x) + _b(w * x % N) + _b(w * x % N * x % N) + lr_scalars)
+                    + _ONE + _b(x) + _b(wx) + _b(wx * x % N) + lr_scalars)
     return Claim(
         label=label,
         base=gens.fixed,
-        fixed=((0, _b(h_scalar) + g_coef), (gens.h_offset, h_coef)),
+        fixed=tuple(fixed),
+        fixed_const=((0, 1, h_scalar), (gi, n, N - z), (hi, n, z)),
         free_scalars=free_scalars,
         free_points=points,
         shared=((vg_point, (w * (delta - t)) % N),),

@@ -1,0 +1,103 @@
+"""Bulletproof benchmarks (issue 3): verify, batch verify, prove, proof sizes.
+
+Rows (design.md names; ``us``/``t`` per item as named):
+``verify_single`` (one 64-bit proof), ``batch_single`` (n proofs, per range), ``batch_agg8`` and
+``batch_agg64`` (n aggregated proofs, per range), ``prove_single``, ``prove_agg8`` (per proof),
+``proof_size`` (n = m; the size is in the note).
+
+A batch timing covers everything the validator pays: parsing each proof, its transcript and
+claim, and the one multi-scalar multiplication. Proofs are distinct where generation time allows;
+large aggregate batches cycle through a smaller pool of distinct proofs (stated in the note: the
+work per proof does not depend on whether proofs repeat, since nothing is deduplicated except the
+shared value generator, which is the same for every proof anyway).
+"""
+
+from __future__ import annotations
+
+import os
+
+from bench.common import Row, make_row, median_time
+from ctplugin.batch import BatchVerifier
+from ctplugin.bulletproofs import generator_set, proof_length, prove, range_proof_claim, verify
+from ctplugin.pedersen import H_GENERATOR, commit
+from ctplugin.secp256k1 import kernel
+
+REF_VERIFY_SINGLE = 63.0
+REF_BATCH_SINGLE = {1: 62.0, 10: 13.7, 100: 7.6, 1000: 6.6}  # t per range, bulletproofs-format §3
+REF_BATCH_AGG8 = 1.8
+REF_BATCH_AGG64 = 1.06
+REF_PROVE_SINGLE = 540.0
+REF_PROVE_AGG8 = 140_000 / 34.0  # 140 ms per 8-aggregate at t ≈ 34 µs
+SIZES = {1: 675, 2: 739, 4: 803, 8: 867, 16: 932, 64: 1060}
+
+
+def _make_proofs(count: int, m: int, gens_n: int, seed: int) -> list[tuple[bytes, list[bytes]]]:
+    gens = generator_set(gens_n)
+    out = []
+    for i in range(count):
+        values = [(seed * 1_000_003 + i * 7919 + j * 104729) % (1 << 64) for j in range(m)]
+        blinds = [int.from_bytes(os.urandom(32), "big") % (1 << 250) + 1 for _ in range(m)]
+        proof = prove(values, blinds, H_GENERATOR, os.urandom(32), gens=gens)
+        commits = [commit(v, b, H_GENERATOR).serialize() for v, b in zip(values, blinds)]
+        out.append((proof, commits))
+    return out
+
+
+def _batch_seconds(pool: list[tuple[bytes, list[bytes]]], n: int, gens_n: int,
+                   repeat: int) -> float:
+    gens = generator_set(gens_n)
+    vg = H_GENERATOR.serialize()
+    items = [pool[i % len(pool)] for i in range(n)]
+
+    def run() -> None:
+        batch = BatchVerifier(gens.fixed)
+        for i, (proof, commits) in enumerate(items):
+            batch.add(range_proof_claim(proof, commits, vg, None, 64, gens, label=i))
+        if not batch.verify():
+            raise AssertionError("benchmark batch failed to verify")
+
+    return median_time(run, repeat=repeat)
+
+
+def run(quick: bool, t_us: float) -> list[Row]:
+    rows: list[Row] = []
+    native = "" if kernel.IS_NATIVE else "PURE-PYTHON kernel"
+    gens256 = generator_set(256)
+    vg = H_GENERATOR.serialize()
+
+    n_single = [1, 10, 100] if quick else [1, 10, 100, 1000]
+    singles = _make_proofs(max(n_single), 1, 256, seed=1)
+    proof, commits = singles[0]
+    s = median_time(lambda: verify(proof, commits, vg, None, 64, gens256),
+                    repeat=21 if quick else 101)
+    rows.append(make_row("verify_single", 1, s, t_us, REF_VERIFY_SINGLE, native))
+    for n in n_single:
+        s = _batch_seconds(singles, n, 256, repeat=3 if n >= 100 else 11)
+        rows.append(make_row("batch_single", n, s / n, t_us, REF_BATCH_SINGLE[n], native))
+
+    # 8-aggregates need n_gens >= 2·512 = 1024; 64-aggregates need 8192.
+    agg8_pool = _make_proofs(10 if quick else 50, 8, 1024, seed=2)
+    n8 = 100 if quick else 1000
+    s = _batch_seconds(agg8_pool, n8, 1024, repeat=3)
+    rows.append(make_row("batch_agg8", n8, s / (8 * n8), t_us, REF_BATCH_AGG8,
+                         f"pool of {len(agg8_pool)} distinct proofs {native}".strip()))
+    agg64_pool = _make_proofs(2 if quick else 4, 64, 8192, seed=3)
+    n64 = 10 if quick else 100
+    s = _batch_seconds(agg64_pool, n64, 8192, repeat=3)
+    rows.append(make_row("batch_agg64", n64, s / (64 * n64), t_us, REF_BATCH_AGG64,
+                         f"pool of {len(agg64_pool)} distinct proofs {native}".strip()))
+
+    nonce = bytes(range(32))
+    s = median_time(lambda: prove([123456789], [0x1234], H_GENERATOR, nonce, gens=gens256),
+                    repeat=5 if quick else 21)
+    rows.append(make_row("prove_single", 1, s, t_us, REF_PROVE_SINGLE, native))
+    gens1024 = generator_set(1024)
+    s = median_time(lambda: prove(list(range(8)), list(range(1, 9)), H_GENERATOR, nonce,
+                                  gens=gens1024), repeat=3 if quick else 5)
+    rows.append(make_row("prove_agg8", 1, s, t_us, REF_PROVE_AGG8, native))
+
+    for m, want in SIZES.items():
+        got = proof_length(64, m)
+        rows.append(Row("proof_size", m, 0.0, 0.0, None,
+                        f"{got} bytes (target {want}){'' if got == want else ' MISMATCH'}"))
+    return rows
