@@ -254,6 +254,10 @@ class Chainstate:
         """The whole UTXO set as a dict (tests and tools; O(size) memory)."""
         return dict(self.iter_utxos())
 
+    def undo_block_hashes(self) -> list[bytes]:
+        """Hashes of every block that has undo data (exactly the connected blocks)."""
+        return [key[1:] for key in self.db.iterator(prefix=_PREFIX_UNDO, include_value=False)]
+
     def undo(self, block_hash: bytes) -> BlockUndo | None:
         value = self.db.get(_PREFIX_UNDO + block_hash)
         return None if value is None else _decode_undo(value)

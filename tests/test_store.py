@@ -1,0 +1,460 @@
+"""LevelDB stores on real LevelDB in tmp_path: chainstate, proof cache, data directory."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import plyvel
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REPO
+from validator.store.leveldb import is_leveldb_file
+from validator.store import (
+    BlockRef,
+    Chainstate,
+    ChainstateConflictError,
+    ChainstateCorruptError,
+    DataDir,
+    DataDirLockedError,
+    DuplicateOutputError,
+    MissingInputError,
+    Outpoint,
+    ProofCache,
+    StoreError,
+    UtxoEntry,
+    cache_key,
+)
+
+NULL = bytes(32)
+
+
+def h(label: object) -> bytes:
+    return hashlib.sha256(repr(label).encode()).digest()
+
+
+def op(label: object, index: int = 0) -> Outpoint:
+    return Outpoint(h(("tx", label)), index)
+
+
+def entry(height: int, payload: bytes = b"out", coinbase: bool = False) -> UtxoEntry:
+    return UtxoEntry(height, coinbase, payload)
+
+
+@pytest.fixture
+def cs(tmp_path: Path) -> Chainstate:
+    with Chainstate.open(str(tmp_path / "chainstate"), sync=False) as chainstate:
+        yield chainstate
+
+
+def _genesis(cs: Chainstate) -> list[Outpoint]:
+    outs = [op("g", i) for i in range(4)]
+    cs.connect_block(h("b0"), 0, NULL, [], [(o, entry(0, b"g%d" % o.index, True)) for o in outs])
+    return outs
+
+
+def _state(cs: Chainstate) -> tuple[object, ...]:
+    return cs.best_block(), cs.utxo_snapshot(), sorted(cs.undo_block_hashes())
+
+
+# --- chainstate ------------------------------------------------------------------------------
+
+def test_connect_get_and_reopen(tmp_path: Path) -> None:
+    path = str(tmp_path / "cs")
+    with Chainstate.open(path) as cs:
+        assert cs.best_block() is None and cs.utxo_snapshot() == {}
+        outs = _genesis(cs)
+        new = op("t1")
+        tip = cs.connect_block(h("b1"), 1, h("b0"), [outs[0], outs[2]], [(new, entry(1, b"x"))])
+        assert tip == BlockRef(h("b1"), 1) == cs.best_block()
+        assert cs.get(outs[0]) is None and cs.get(outs[1]) == entry(0, b"g1", True)
+        assert cs.get(new) == entry(1, b"x")
+        assert cs.get_many([outs[0], new]) == {outs[0]: None, new: entry(1, b"x")}
+        assert new in cs and outs[0] not in cs
+        snapshot = cs.utxo_snapshot()
+    with Chainstate.open(path) as cs:
+        assert cs.best_block() == BlockRef(h("b1"), 1)
+        assert cs.utxo_snapshot() == snapshot
+        undo = cs.undo(h("b1"))
+        assert undo is not None and undo.prev_hash == h("b0") and undo.created == (new,)
+        assert dict(undo.spent) == {outs[0]: entry(0, b"g0", True),
+                                    outs[2]: entry(0, b"g2", True)}
+
+
+def test_txout_bytes_stored_verbatim(cs: Chainstate) -> None:
+    blob = bytes(range(256)) * 40  # an opaque 10 KiB serialized TxOut
+    cs.connect_block(h("b0"), 0, NULL, [], [(op("big"), UtxoEntry(0, False, blob)),
+                                            (op("empty"), UtxoEntry(0, True, b""))])
+    assert cs.get(op("big")).txout == blob
+    assert cs.get(op("empty")) == UtxoEntry(0, True, b"")
+
+
+def test_first_block_and_tip_rules(cs: Chainstate) -> None:
+    with pytest.raises(ChainstateConflictError):
+        cs.connect_block(h("b0"), 1, NULL, [], [])
+    with pytest.raises(ChainstateConflictError):
+        cs.connect_block(h("b0"), 0, h("x"), [], [])
+    _genesis(cs)
+    before = _state(cs)
+    with pytest.raises(ChainstateConflictError, match="does not extend"):
+        cs.connect_block(h("b1"), 1, h("not-the-tip"), [], [(op("n"), entry(1))])
+    with pytest.raises(ChainstateConflictError, match="does not extend"):
+        cs.connect_block(h("b1"), 2, h("b0"), [], [(op("n"), entry(2))])
+    with pytest.raises(ChainstateConflictError):
+        cs.connect_block(h("b0"), 1, h("b0"), [], [])  # a block cannot be connected twice
+    assert _state(cs) == before
+
+
+@pytest.mark.parametrize("case", ["missing", "double-in-block", "spent-earlier", "dup-created",
+                                  "created-exists", "spend-then-create-same"])
+def test_invalid_block_writes_nothing(tmp_path: Path, case: str) -> None:
+    path = str(tmp_path / "cs")
+    with Chainstate.open(path) as cs:
+        outs = _genesis(cs)
+        cs.connect_block(h("b1"), 1, h("b0"), [outs[3]], [(op("t1"), entry(1))])
+        before = _state(cs)
+        spent: list[Outpoint] = [outs[0]]
+        created = [(op("t2", 0), entry(2)), (op("t2", 1), entry(2))]
+        error: type[Exception] = MissingInputError
+        if case == "missing":
+            spent.append(op("nowhere"))
+        elif case == "double-in-block":
+            spent.append(outs[0])
+        elif case == "spent-earlier":
+            spent.append(outs[3])
+        elif case == "dup-created":
+            created.append((op("t2", 0), entry(2, b"other")))
+            error = DuplicateOutputError
+        elif case == "created-exists":
+            created.append((outs[1], entry(2)))
+            error = DuplicateOutputError
+        else:
+            spent.append(outs[1])
+            created.append((outs[1], entry(2)))
+            error = DuplicateOutputError
+        with pytest.raises(error) as info:
+            cs.connect_block(h("b2"), 2, h("b1"), spent, created)
+        if error is MissingInputError:
+            assert info.value.reason == "bad-txns-inputs-missingorspent"
+        assert _state(cs) == before
+    with Chainstate.open(path) as cs:  # and nothing reached the disk
+        assert _state(cs) == before
+
+
+def test_spend_inside_block_nets_out_and_disconnects_cleanly(cs: Chainstate) -> None:
+    outs = _genesis(cs)
+    before = _state(cs)
+    child = op("child")
+    grandchild = op("grandchild")
+    cs.connect_block(h("b1"), 1, h("b0"), [outs[0], child],
+                     [(child, entry(1)), (grandchild, entry(1))])
+    assert cs.get(child) is None and cs.get(grandchild) == entry(1)
+    undo = cs.undo(h("b1"))
+    assert undo is not None and undo.created == (grandchild,)
+    assert [o for o, _ in undo.spent] == [outs[0]]
+    assert cs.disconnect_tip() == BlockRef(h("b1"), 1)
+    assert _state(cs) == before
+
+
+def test_disconnect_to_empty_and_errors(cs: Chainstate) -> None:
+    with pytest.raises(ChainstateConflictError):
+        cs.disconnect_tip()
+    _genesis(cs)
+    assert cs.disconnect_tip() == BlockRef(h("b0"), 0)
+    assert _state(cs) == (None, {}, [])
+    _genesis(cs)  # the same genesis connects again
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.booleans()),
+                     min_size=1, max_size=12),
+       disconnects=st.integers(0, 12))
+def test_disconnect_restores_exact_previous_sets(tmp_path_factory: pytest.TempPathFactory,
+                                                 plan: list[tuple[int, int, bool]],
+                                                 disconnects: int) -> None:
+    """Connect random blocks (spends of random live outputs, creates, in-block spends);
+    every disconnect must give back exactly the set that existed before that block."""
+    path = str(tmp_path_factory.mktemp("cs"))
+    with Chainstate.open(path, sync=False) as cs:
+        history = [_state(cs)]
+        prev = NULL
+        for height, (n_spend, n_create, in_block) in enumerate(plan):
+            live = sorted(cs.utxo_snapshot(), key=lambda o: (o.txid, o.index))
+            spent = [live[(height * 7 + 3 * k) % len(live)] for k in range(n_spend)] if live else []
+            spent = list(dict.fromkeys(spent))
+            created = [(op((height, "c"), i), entry(height, bytes([i]) * i, i == 0))
+                       for i in range(n_create + (1 if in_block else 0))]
+            if in_block:
+                spent.append(created[-1][0])
+            block = h(("block", height))
+            cs.connect_block(block, height, prev, spent, created)
+            prev = block
+            history.append(_state(cs))
+        for _ in range(min(disconnects, len(plan))):
+            cs.disconnect_tip()
+            history.pop()
+            assert _state(cs) == history[-1]
+    with Chainstate.open(path) as cs:
+        assert _state(cs) == history[-1]
+
+
+def test_chainstate_refuses_unknown_format(tmp_path: Path) -> None:
+    path = str(tmp_path / "cs")
+    db = plyvel.DB(path, create_if_missing=True)
+    db.put(b"V", b"\x09")
+    db.close()
+    with pytest.raises(ChainstateCorruptError, match="format version"):
+        Chainstate.open(path)
+    db = plyvel.DB(path)
+    db.delete(b"V")
+    db.put(b"c" + bytes(36), b"\x00")
+    db.close()
+    with pytest.raises(ChainstateCorruptError, match="no format version"):
+        Chainstate.open(path)
+
+
+def test_closed_chainstate_raises_typed_error(tmp_path: Path) -> None:
+    cs = Chainstate.open(str(tmp_path / "cs"))
+    cs.close()
+    cs.close()
+    with pytest.raises(StoreError):
+        cs.get(op("x"))
+
+
+def test_outpoint_and_entry_validation() -> None:
+    with pytest.raises(ValueError):
+        Outpoint(b"\x00" * 31, 0)
+    with pytest.raises(ValueError):
+        Outpoint(NULL, 2**32)
+    with pytest.raises(ValueError):
+        UtxoEntry(-1, False, b"")
+    o = Outpoint(h("t"), 7)
+    assert Outpoint.from_key(o.key()) == o
+    assert UtxoEntry.decode(entry(5, b"abc", True).encode()) == entry(5, b"abc", True)
+    with pytest.raises(ChainstateCorruptError):
+        UtxoEntry.decode(b"\x00\x00\x00\x00\x02")
+
+
+# --- data directory --------------------------------------------------------------------------
+
+def test_second_opener_in_process_is_refused(tmp_path: Path) -> None:
+    with DataDir.open(tmp_path / "node") as node:
+        with pytest.raises(DataDirLockedError) as info:
+            DataDir.open(tmp_path / "node")
+        assert str(tmp_path / "node") in str(info.value)
+        _genesis(node.chainstate)  # the owner is unaffected
+    with DataDir.open(tmp_path / "node") as node:  # free again after close
+        assert node.chainstate.best_block() == BlockRef(h("b0"), 0)
+
+
+def test_second_opener_in_another_process_is_refused(tmp_path: Path) -> None:
+    code = ("import sys\nfrom validator.store import DataDir, DataDirLockedError\n"
+            "try:\n    DataDir.open(sys.argv[1])\nexcept DataDirLockedError:\n    sys.exit(42)\n"
+            "sys.exit(0)\n")
+    with DataDir.open(tmp_path / "node"):
+        result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "node")],
+                                cwd=REPO, timeout=60)
+        assert result.returncode == 42
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "node")], cwd=REPO,
+                            timeout=60)
+    assert result.returncode == 0
+
+
+def test_salt_is_random_persistent_and_atomic(tmp_path: Path) -> None:
+    with DataDir.open(tmp_path / "a") as a:
+        salt_a, created = a.salt, a.salt_created
+    assert created and len(salt_a) == 32
+    with DataDir.open(tmp_path / "a") as a:
+        assert a.salt == salt_a and not a.salt_created
+    with DataDir.open(tmp_path / "b") as b:
+        assert b.salt != salt_a
+    assert sorted(os.listdir(tmp_path / "a")) == ["chainstate", "proofcache", "salt"]
+
+
+def test_damaged_salt_is_replaced_and_cache_rebuilt(tmp_path: Path) -> None:
+    with DataDir.open(tmp_path / "n") as node:
+        node.proof_cache.insert(h("k"))
+        old = node.salt
+    (tmp_path / "n" / "salt").write_bytes(b"short")
+    with DataDir.open(tmp_path / "n") as node:
+        assert node.salt != old and node.salt_created
+        assert len(node.proof_cache) == 0 and node.proof_cache.wipes == 1
+        assert not node.proof_cache.contains(h("k"))
+
+
+def test_datadir_path_that_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(StoreError):
+        DataDir.open(tmp_path / "f")
+
+
+# --- proof cache -----------------------------------------------------------------------------
+
+SALT = bytes(range(32))
+
+
+def _cache(tmp_path: Path, max_entries: int = 1000, salt: bytes = SALT) -> ProofCache:
+    return ProofCache.open(str(tmp_path / "cache"), salt, max_entries=max_entries)
+
+
+def test_cache_insert_lookup_erase_and_counters(tmp_path: Path) -> None:
+    with _cache(tmp_path) as cache:
+        k1, k2 = h(1), h(2)
+        assert not cache.contains(k1)
+        cache.insert(k1)
+        cache.insert(k1)  # idempotent
+        assert k1 in cache and len(cache) == 1
+        assert cache.lookup_and_erase(k1) is True
+        assert cache.lookup_and_erase(k1) is False  # consumed by the block
+        assert cache.lookup_and_erase(k2) is False
+        stats = cache.stats()
+        assert (stats.hits, stats.misses, stats.inserts, stats.entries) == (1, 2, 1, 0)
+        cache.insert(k2)
+    with _cache(tmp_path) as cache:
+        assert cache.contains(k2) and len(cache) == 1 and cache.wipes == 0
+    with pytest.raises(ValueError):
+        cache.insert(b"short")
+
+
+def test_cache_eviction_bound_oldest_first(tmp_path: Path) -> None:
+    keys = [h(("k", i)) for i in range(40)]
+    with _cache(tmp_path, max_entries=10) as cache:
+        for i, key in enumerate(keys):
+            cache.insert(key)
+            assert len(cache) == min(i + 1, 10)
+        assert [cache.contains(k) for k in keys] == [False] * 30 + [True] * 10
+        assert cache.stats().evictions == 30
+        cache.lookup_and_erase(keys[35])
+        cache.insert(h("new"))  # room again: nothing evicted
+        assert cache.contains(keys[30]) and len(cache) == 10
+        cache.insert(h("newer"))
+        assert not cache.contains(keys[30]) and cache.contains(keys[31])
+    with _cache(tmp_path, max_entries=4) as cache:  # a smaller bound on reopen shrinks it
+        assert len(cache) == 4 and cache.wipes == 0
+        assert cache.contains(h("newer")) and not cache.contains(keys[33])
+    db = plyvel.DB(str(tmp_path / "cache"))
+    assert sum(1 for _ in db.iterator(prefix=b"k")) == 4
+    assert sum(1 for _ in db.iterator(prefix=b"q")) == 4
+    db.close()
+
+
+def _corrupt_and_reopen(tmp_path: Path, damage: object) -> ProofCache:
+    with _cache(tmp_path) as cache:
+        for i in range(5):
+            cache.insert(h(i))
+    damage(tmp_path / "cache")  # type: ignore[operator]
+    return _cache(tmp_path)
+
+
+def _put(path: Path, key: bytes, value: bytes) -> None:
+    db = plyvel.DB(str(path))
+    db.put(key, value)
+    db.close()
+
+
+def _delete(path: Path, key: bytes) -> None:
+    db = plyvel.DB(str(path))
+    db.delete(key)
+    db.close()
+
+
+@pytest.mark.parametrize("damage", [
+    pytest.param(lambda p: (p / "garbage.txt").write_bytes(b"junk"), id="garbage-file"),
+    pytest.param(lambda p: (p / "subdir").mkdir(), id="garbage-dir"),
+    pytest.param(lambda p: (p / "CURRENT").write_bytes(b"MANIFEST-999999\n"), id="bad-current"),
+    pytest.param(lambda p: [f.write_bytes(os.urandom(f.stat().st_size or 64))
+                            for f in p.iterdir() if f.name.startswith("MANIFEST")],
+                 id="garbled-manifest"),
+    pytest.param(lambda p: _put(p, b"V", b"\x07" + bytes(32)), id="bad-version"),
+    pytest.param(lambda p: _put(p, b"N", b"\x00"), id="bad-count-record"),
+    pytest.param(lambda p: _put(p, b"N", (9).to_bytes(8, "big") + (5).to_bytes(8, "big")),
+                 id="count-mismatch"),
+    pytest.param(lambda p: _put(p, b"k" + h(0), b"\x01"), id="unparsable-entry"),
+    pytest.param(lambda p: _delete(p, b"q" + (2).to_bytes(8, "big")), id="missing-seq-record"),
+    pytest.param(lambda p: _put(p, b"zz", b""), id="unknown-record"),
+])
+def test_corrupt_cache_is_wiped_and_rebuilt_empty(tmp_path: Path, damage: object) -> None:
+    with _corrupt_and_reopen(tmp_path, damage) as cache:
+        assert cache.wipes == 1 and cache.last_wipe_reason
+        assert len(cache) == 0 and not any(cache.contains(h(i)) for i in range(5))
+        cache.insert(h("after"))  # usable afterwards
+    with _cache(tmp_path) as cache:
+        assert cache.wipes == 0 and cache.contains(h("after")) and len(cache) == 1
+        assert all(is_leveldb_file(name) for name in os.listdir(tmp_path / "cache"))
+
+
+def test_cache_with_another_salt_is_not_trusted(tmp_path: Path) -> None:
+    with _cache(tmp_path) as cache:
+        cache.insert(h(1))
+    with _cache(tmp_path, salt=bytes(32)) as cache:
+        assert cache.wipes == 1 and len(cache) == 0
+
+
+def test_corruption_during_operation_wipes(tmp_path: Path) -> None:
+    with _cache(tmp_path) as cache:
+        cache.insert(h(1))
+        cache.db_or_raise().put(b"k" + h(2), b"bad")  # a record that cannot be parsed
+        assert cache.lookup_and_erase(h(2)) is False
+        assert cache.wipes == 1 and len(cache) == 0 and not cache.contains(h(1))
+
+
+def test_locked_cache_is_reported_not_wiped(tmp_path: Path) -> None:
+    with _cache(tmp_path) as cache:
+        cache.insert(h(1))
+        (tmp_path / "cache" / "garbage").write_bytes(b"x")
+        with pytest.raises(DataDirLockedError):
+            _cache(tmp_path)
+        assert cache.contains(h(1))
+
+
+# --- cache keys ------------------------------------------------------------------------------
+
+RP_ARGS = dict(proof=b"proof", commitment=b"\x08" + bytes(32), value_generator=b"\x0a" + bytes(32),
+               extra_commit=b"\x51", nbits=64, n_gens=256)
+
+
+def test_rangeproof_key_commits_to_every_input(tmp_path: Path) -> None:
+    with _cache(tmp_path) as cache:
+        base = cache.rangeproof_key(**RP_ARGS)
+        assert base == cache.rangeproof_key(**RP_ARGS)
+        changed = {
+            "proof": b"proog", "commitment": b"\x09" + bytes(32),
+            "value_generator": b"\x0b" + bytes(32), "extra_commit": b"",
+            "nbits": 32, "n_gens": 128,
+        }
+        keys = {cache.rangeproof_key(**{**RP_ARGS, name: value})
+                for name, value in changed.items()}
+        assert len(keys) == len(changed) and base not in keys
+        # Length prefixes: moving bytes between adjacent fields changes the key.
+        assert cache.rangeproof_key(**{**RP_ARGS, "proof": b"proof\x51", "extra_commit": b""}) \
+            != cache.rangeproof_key(**{**RP_ARGS, "proof": b"proof", "extra_commit": b"\x51"})
+    with _cache(tmp_path / "other", salt=bytes(32)) as other:
+        assert other.rangeproof_key(**RP_ARGS) != base
+
+
+def test_surjection_key_commits_to_the_whole_target_list(tmp_path: Path) -> None:
+    from ctplugin.pedersen import generator_generate
+
+    gens = [generator_generate(bytes([i]) * 32) for i in range(3)]
+    out = generator_generate(b"\x09" * 32)
+    with _cache(tmp_path) as cache:
+        base = cache.surjection_key(b"proof", out, gens)
+        assert base == cache.surjection_key(b"proof", out.serialize(),
+                                            [g.serialize() for g in gens])
+        variants = [cache.surjection_key(b"proog", out, gens),
+                    cache.surjection_key(b"proof", gens[0], gens),
+                    cache.surjection_key(b"proof", out, gens[::-1]),
+                    cache.surjection_key(b"proof", out, gens[:2]),
+                    cache.surjection_key(b"proof", out, [*gens, gens[0]]),
+                    cache.surjection_key(b"proof", out, [])]
+        assert len(set(variants)) == len(variants) and base not in variants
+        # Domain separation: a surjection key never equals a range proof key of similar bytes.
+        assert cache_key(SALT, b"a", [b"bc"]) != cache_key(SALT, b"ab", [b"c"])
+        with pytest.raises(TypeError):
+            cache.surjection_key(b"proof", 5, gens)  # type: ignore[arg-type]
