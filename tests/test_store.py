@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from validator.store.leveldb import is_leveldb_file
 from validator.store import (
     BlockRef,
     Chainstate,
@@ -30,6 +29,7 @@ from validator.store import (
     UtxoEntry,
     cache_key,
 )
+from validator.store.leveldb import is_leveldb_file
 
 NULL = bytes(32)
 
