@@ -1,4 +1,4 @@
-"""Adaptor points of CETs: Y = Σ over oracles i, Σ over digits j < len(prefix_i) of S_ij(prefix_i[j]).
+"""CET adaptor points: Y = Σ_i Σ_{j < len(prefix_i)} S_ij(prefix_i[j]) over the covering oracles.
 
 An *entry* says which oracles cover a CET and with which digit prefix each: a tuple of
 (oracle index, prefix) pairs. ``S_ij(d) = R_ij + e_ij(d)·P_i`` is the signature point of oracle i,
