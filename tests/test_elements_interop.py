@@ -8,10 +8,25 @@ from typing import Any
 import pytest
 
 from ctplugin.elements import _speedups, parse_transaction
-from ctplugin.elements.interop import from_elementstx, from_wally, to_elementstx, to_wally
-from tests.elements_helpers import WALLY_FLAGS, our_view, transaction_entries, wally_view
+from ctplugin.elements.interop import (
+    from_elementstx,
+    from_wally,
+    model_fields,
+    to_elementstx,
+    to_wally,
+    wally_fields,
+)
+from ctplugin.elements.vectors import load_entries
+from tests.conftest import FIXTURES, SHARED
 
 wallycore = pytest.importorskip("wallycore")
+WALLY_FLAGS = wallycore.WALLY_TX_FLAG_USE_ELEMENTS | wallycore.WALLY_TX_FLAG_USE_WITNESS
+
+
+def transaction_entries() -> list[dict[str, Any]]:
+    return load_entries([FIXTURES / "elements_transactions.json",
+                         SHARED / "elements-vectors" / "transactions.json"], "transactions")
+
 
 ENTRIES = [pytest.param(e, id=e.get("id", str(i))) for i, e in enumerate(transaction_entries())]
 
@@ -21,7 +36,7 @@ def test_wallycore_agrees(entry: dict[str, Any]) -> None:
     raw = bytes.fromhex(entry["hex"])
     tx = parse_transaction(raw)
     wtx = wallycore.tx_from_bytes(raw, WALLY_FLAGS)
-    assert wally_view(wtx) == our_view(tx)
+    assert wally_fields(wtx) == model_fields(tx)
     assert wallycore.tx_get_weight(wtx) == tx.weight
     if tx.inputs:  # wally refuses to serialize or hash zero-input transactions
         assert bytes(wallycore.tx_to_bytes(wtx, WALLY_FLAGS)) == raw

@@ -82,3 +82,14 @@ def check_file(path: Path) -> tuple[int, list[str]]:
     if not entries:
         problems.append(f"{path}: no entries")
     return len(entries), problems
+
+
+def load_entries(paths: list[Path], key: str) -> list[dict[str, Any]]:
+    """Entries under ``key`` ("transactions" or "blocks") of the existing files among
+    ``paths``, deduplicated by hex, first occurrence kept."""
+    seen: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        if Path(path).exists():
+            for entry in json.loads(Path(path).read_text())[key]:
+                seen.setdefault(entry["hex"], entry)
+    return list(seen.values())
