@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut
 from ctplugin.hashes import sha256, tagged_hash
+from validator.block import ChainParams
 
 if TYPE_CHECKING:
     from regtest.wallet.keys import KeyPair
@@ -61,3 +62,9 @@ def genesis_block() -> Block:
                          time=GENESIS_TIME, height=0, challenge=BLOCK_CHALLENGE, solution=b"")
     return Block(header=header, transactions=(coinbase,))
 
+
+
+def chain_params() -> ChainParams:
+    """What the validator needs to know about our regtest chain."""
+    return ChainParams(policy_asset=POLICY_ASSET, block_challenge=BLOCK_CHALLENGE,
+                       coinbase_maturity=COINBASE_MATURITY)

@@ -50,6 +50,7 @@ from ctplugin.errors import EncodingError, ValidationError
 from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, Point, kernel
 from ctplugin.secp256k1.params import N
+from validator.balance import BalanceTally
 
 _k = kernel.backend
 
@@ -60,8 +61,6 @@ WITNESS_SCALE_FACTOR = 4
 COINBASE_MATURITY = 100
 MAX_SCRIPT_SIZE = 10_000
 _INT64_MAX = (1 << 63) - 1
-_MINUS_ONE = (N - 1).to_bytes(32, "big")
-_ONE = (1).to_bytes(32, "big")
 
 
 def money_range(value: int) -> bool:
@@ -126,6 +125,10 @@ class SurjectionItem:
     proof: bytes
     output_gen: Generator
     targets: tuple[Generator, ...]
+    output_encoding: bytes
+    target_encodings: tuple[bytes, ...]
+    """Asset fields as serialized (0x01 ‖ id, or the 0a/0b commitment): 33 bytes each, a
+    one-to-one encoding of the generators, used for cache keys without re-serializing points."""
 
 
 @dataclass(slots=True)
@@ -244,34 +247,6 @@ def _decode_generator(asset: bytes) -> bytes:
     return _k.decode_points_var(asset, KIND_GENERATOR)
 
 
-class _Tally:
-    """Accumulates one transaction's balance Σ inputs − Σ outputs = ∞ as a batch claim.
-
-    Blinded amounts are free terms (+1 / −1); explicit amounts v·A are *shared* terms keyed by
-    the generator point, so equal assets merge (within the claim and across the block batch).
-    """
-
-    __slots__ = ("commit_points", "commit_scalars", "explicit")
-
-    def __init__(self) -> None:
-        self.commit_points: list[bytes] = []
-        self.commit_scalars: list[bytes] = []
-        self.explicit: dict[bytes, int] = {}
-
-    def add_commitment(self, packed: bytes, sign: int) -> None:
-        self.commit_points.append(packed)
-        self.commit_scalars.append(_ONE if sign > 0 else _MINUS_ONE)
-
-    def add_explicit(self, generator_packed: bytes, amount: int) -> None:
-        self.explicit[generator_packed] = self.explicit.get(generator_packed, 0) + amount
-
-    def claim(self, label: ItemLabel) -> Claim:
-        shared = tuple((p, s % N) for p, s in self.explicit.items() if s % N)
-        return Claim(label=label, base=None, fixed=(),
-                     free_scalars=b"".join(self.commit_scalars),
-                     free_points=b"".join(self.commit_points), shared=shared)
-
-
 def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
                  policy_asset: bytes) -> AmountPlan:
     """CheckTxInputs + VerifyAmounts (§2.2) without the cryptography: the balance claim, range
@@ -280,8 +255,9 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
     Raises ``ValidationError`` for every non-cryptographic failure.
     """
     fees = check_fees(tx, tx_index)
-    tally = _Tally()
+    tally = BalanceTally()
     targets: list[bytes] = []  # packed generators, Elements' order
+    target_encodings: list[bytes] = []
     ranges: list[RangeItem] = []
     plan_surjections: list[SurjectionItem] = []
 
@@ -292,6 +268,7 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
             raise ValidationError("bad-txns-asset-invalid", tx_index=tx_index, input_index=i,
                                   detail="spent output's asset does not decode") from None
         targets.append(gen)
+        target_encodings.append(_asset_encoding(prev.asset))
         value = prev.value
         if isinstance(value, int):
             if not 0 < value <= MAX_MONEY:  # pedersen_commit refuses 0; MoneyRange
@@ -300,7 +277,7 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
             tally.add_explicit(gen, value)
         else:
             try:
-                tally.add_commitment(_k.decode_points_var(value, KIND_PEDERSEN), +1)
+                tally.add_input_commitment(_k.decode_points_var(value, KIND_PEDERSEN))
             except ValueError:
                 raise ValidationError("bad-txns-value-invalid", tx_index=tx_index,
                                       input_index=i) from None
@@ -338,12 +315,13 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
                 if not proof:
                     raise label.error("bad-txns-issuance-invalid", "blinded amount without proof")
                 try:
-                    tally.add_commitment(_k.decode_points_var(amount, KIND_PEDERSEN), +1)
+                    tally.add_input_commitment(_k.decode_points_var(amount, KIND_PEDERSEN))
                 except ValueError:
                     raise label.error("bad-txns-value-invalid") from None
                 # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
                 ranges.append(RangeItem(label, proof, amount, issued_gen.serialize(), b""))
             targets.append(issued_gen.point.packed)
+            target_encodings.append(b"\x01" + asset_id)
 
     for j, out in enumerate(tx.outputs):
         label = ItemLabel(tx_index, KIND_OUTPUT, j)
@@ -362,7 +340,7 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
                 tally.add_explicit(gen, -value)
         else:
             try:
-                tally.add_commitment(_k.decode_points_var(value, KIND_PEDERSEN), -1)
+                tally.add_output_commitment(_k.decode_points_var(value, KIND_PEDERSEN))
             except ValueError:
                 raise label.error("bad-txns-value-invalid") from None
             if not out.range_proof:
@@ -378,14 +356,21 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
             if not out.surjection_proof:
                 raise label.error("bad-txns-surjectionproof-missing")
             plan_surjections.append(SurjectionItem(label, out.surjection_proof,
-                                                   _generator_from_packed(gen), ()))
+                                                   _generator_from_packed(gen), (), out.asset,
+                                                   ()))
 
     if plan_surjections:
         target_gens = tuple(_generator_from_packed(p) for p in targets)
-        plan_surjections = [SurjectionItem(s.label, s.proof, s.output_gen, target_gens)
+        encodings = tuple(target_encodings)
+        plan_surjections = [SurjectionItem(s.label, s.proof, s.output_gen, target_gens,
+                                           s.output_encoding, encodings)
                             for s in plan_surjections]
     return AmountPlan(tx_index, fees, tally.claim(ItemLabel(tx_index, KIND_BALANCE)), ranges,
                       plan_surjections)
+
+
+def _asset_encoding(asset: bytes) -> bytes:
+    return b"\x01" + asset if len(asset) == 32 else asset
 
 
 def _generator_from_packed(packed: bytes) -> Generator:

@@ -1,0 +1,202 @@
+"""Regtest chain builder: blocks of confidential transactions made by the wallet, written to a
+file (``python -m regtest.chain --blocks N --txs M --out FILE``).
+
+Blocks follow our chain's rules (``regtest.params``): coinbase with the BIP34 height push,
+claiming exactly the block's fees per asset for the miner, and the witness commitment
+(OP_RETURN aa21a9ed ‖ sha256d(witness root ‖ 32 zero bytes), witness root = fast Merkle root of
+every transaction's withash, coinbase included) whose reserved value is the coinbase input's
+single script-witness item. Chain files use Bitcoin's blk*.dat framing:
+``NETWORK_MAGIC ‖ LE32 length ‖ block`` per block, genesis first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
+from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.errors import ParseError
+from ctplugin.hashes import fast_merkle_root, sha256d
+from regtest.params import (
+    BLOCK_CHALLENGE,
+    BLOCK_VERSION,
+    COIN,
+    GENESIS_TIME,
+    NETWORK_MAGIC,
+    POLICY_ASSET,
+    REGTEST_SEED,
+    genesis_block,
+)
+from regtest.wallet import Issuance, Payment, Reissuance, Wallet
+from validator.block import script_num, witness_commitment_script
+
+BLOCK_INTERVAL = 60
+WITNESS_RESERVED = bytes(32)
+
+
+def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: bytes,
+                         others: Sequence[Transaction]) -> Transaction:
+    """The coinbase of a block at ``height`` holding ``others``: pays ``fees`` to the miner and
+    commits to every transaction's witness data."""
+    script_sig = script_num(height)
+    if len(script_sig) < 2:
+        script_sig += b"\x00"  # bad-cb-length wants 2..100 bytes
+    txin = TxIn(prevout_hash=bytes(32), prevout_index=0xFFFF_FFFF, script_sig=script_sig,
+                script_witness=(WITNESS_RESERVED,))
+    outputs = [TxOut(asset=asset, value=amount, script_pubkey=miner_script)
+               for asset, amount in sorted(fees.items())]
+    # The coinbase's withash covers only its witness (the reserved value), never its outputs.
+    draft = Transaction(version=2, inputs=[txin], outputs=[*outputs, _commitment_out(bytes(32))])
+    root = fast_merkle_root([draft.withash, *(tx.withash for tx in others)])
+    commitment = sha256d(root + WITNESS_RESERVED)
+    return Transaction(version=2, inputs=[txin], outputs=[*outputs, _commitment_out(commitment)])
+
+
+def _commitment_out(commitment: bytes) -> TxOut:
+    return TxOut(asset=POLICY_ASSET, value=0, script_pubkey=witness_commitment_script(commitment))
+
+
+def make_block(prev_hash: bytes, height: int, time: int, txs: Sequence[Transaction],
+               miner_script: bytes) -> Block:
+    fees: dict[bytes, int] = {}
+    for tx in txs:
+        for asset, amount in tx.fees().items():
+            fees[asset] = fees.get(asset, 0) + amount
+    coinbase = coinbase_transaction(height, fees, miner_script, txs)
+    all_txs = (coinbase, *txs)
+    root, _ = _speedups.merkle_root(b"".join(tx.txid for tx in all_txs))
+    header = BlockHeader(version=BLOCK_VERSION, prev_hash=prev_hash, merkle_root=root, time=time,
+                         height=height, challenge=BLOCK_CHALLENGE, solution=b"")
+    return Block(header=header, transactions=all_txs)
+
+
+class ChainBuilder:
+    """Mines blocks of wallet transactions on top of our genesis (all in memory)."""
+
+    def __init__(self, wallets: Sequence[Wallet], miner_script: bytes | None = None) -> None:
+        self.wallets = list(wallets)
+        self.genesis = genesis_block()
+        for w in self.wallets:
+            w.scan_block(self.genesis)
+        self.miner_script = miner_script or self.wallets[0].new_address().script_pubkey
+        self.blocks: list[Block] = [self.genesis]
+        self.pending: list[Transaction] = []
+
+    @property
+    def tip(self) -> Block:
+        return self.blocks[-1]
+
+    @property
+    def next_height(self) -> int:
+        return self.tip.header.height + 1
+
+    def add(self, tx: Transaction) -> Transaction:
+        """Queue a transaction for the next block; every wallet learns its outputs now."""
+        for w in self.wallets:
+            w.scan_transaction(tx, None)
+        self.pending.append(tx)
+        return tx
+
+    def mine(self) -> Block:
+        height = self.next_height
+        block = make_block(self.tip.hash, height, GENESIS_TIME + BLOCK_INTERVAL * height,
+                           self.pending, self.miner_script)
+        self.pending = []
+        for w in self.wallets:
+            w.scan_block(block)
+        self.blocks.append(block)
+        return block
+
+
+def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
+                     seed: bytes = b"ctplugin demo wallet seed") -> ChainBuilder:
+    """A reproducible chain: the regtest-key wallet funds a second wallet, both pay each other
+    with two blinded outputs per transaction, one block issues an asset and a later one
+    reissues it."""
+    alice = Wallet(REGTEST_SEED)
+    bob = Wallet(seed)
+    chain = ChainBuilder([alice, bob])
+    fee = 1000
+    for _ in range(txs_per_block):
+        chain.add(alice.build_transaction([Payment(10 * COIN, bob.new_address())], fee=fee,
+                                          height=chain.next_height))
+    chain.mine()
+    asset = None
+    for b in range(1, n_blocks):
+        height = chain.next_height
+        for t in range(txs_per_block):
+            payer, payee = (bob, alice) if (b + t) % 2 else (alice, bob)
+            amount = (1 + (b * 7 + t * 3) % 5) * COIN // 10
+            chain.add(payer.build_transaction([Payment(amount, payee.new_address())], fee=fee,
+                                              height=height))
+        if b == 2:
+            tx = alice.build_transaction([], fee=fee, height=height,
+                                         issuance=Issuance(amount=1_000_000, tokens=10))
+            chain.add(tx)
+            ids = input_issuance_ids(tx.inputs[0])
+            assert ids is not None
+            asset = ids.asset
+            bob.add_known_asset(asset)
+        elif b == 3 and asset is not None:
+            chain.add(alice.build_transaction([Payment(400_000, bob.new_address(), asset=asset)],
+                                              fee=fee, height=height))
+        elif b == 4 and asset is not None:
+            chain.add(alice.build_transaction([], fee=fee, height=height,
+                                              reissuance=Reissuance(asset, 500_000)))
+        chain.mine()
+    return chain
+
+
+# ------------------------------------------------------------------------------------------------
+# Chain files
+# ------------------------------------------------------------------------------------------------
+
+
+def write_chain(path: str | os.PathLike[str], blocks: Sequence[Block]) -> None:
+    """Write blocks in blk*.dat framing, atomically (temporary file, then rename)."""
+    tmp = Path(f"{os.fspath(path)}.tmp")
+    with tmp.open("wb") as handle:
+        for block in blocks:
+            raw = block.serialize()
+            handle.write(NETWORK_MAGIC + len(raw).to_bytes(4, "little") + raw)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+MAX_BLOCK_SERIALIZED = 4_000_000
+
+
+def read_chain(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """Raw blocks of a chain file; ``ParseError`` on bad framing."""
+    data = Path(path).read_bytes()
+    pos = 0
+    while pos < len(data):
+        if data[pos: pos + 4] != NETWORK_MAGIC or pos + 8 > len(data):
+            raise ParseError(pos, "bad chain-file magic or truncated frame header")
+        size = int.from_bytes(data[pos + 4: pos + 8], "little")
+        if size > MAX_BLOCK_SERIALIZED or pos + 8 + size > len(data):
+            raise ParseError(pos + 4, "chain-file frame length out of range")
+        yield data[pos + 8: pos + 8 + size]
+        pos += 8 + size
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m regtest.chain", description=__doc__)
+    parser.add_argument("--blocks", type=int, default=6)
+    parser.add_argument("--txs", type=int, default=4, help="wallet transactions per block")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    chain = build_demo_chain(args.blocks, args.txs)
+    write_chain(args.out, chain.blocks)
+    n_txs = sum(len(b.transactions) for b in chain.blocks)
+    print(f"wrote {len(chain.blocks)} blocks ({n_txs} transactions) to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Mempool acceptance against a UTXO view (chainstate + unconfirmed parents), writing the proof
+cache (design.md "Proof caches"; elements-format.md §2.3: mempool checks store successes).
+
+``Mempool.accept(tx)`` runs the same rules as block connection for one transaction:
+``check_transaction``, input resolution (the chainstate, or outputs of transactions already in
+the pool), coinbase maturity for the next block, ``plan_amounts``, then ONE batch with the
+balance equation and every range proof not already cached, and the surjection proofs. On success
+every verified proof's salted key is inserted into the cache, so connecting the block that
+confirms the transaction skips those proofs.
+
+Mempool-only reasons (Bitcoin's): ``coinbase``, ``txn-already-in-mempool``,
+``txn-already-known`` (outputs already in the UTXO set), ``txn-mempool-conflict``.
+Reject reasons carry no transaction index here (there is no block); output/input indexes stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ctplugin.elements import Block, Transaction, TxOut
+from ctplugin.errors import ValidationError
+from validator.block import (
+    ChainParams,
+    range_cache_key,
+    run_batch,
+    surjection_cache_key,
+    verify_surjection,
+)
+from validator.coins import Coin
+from validator.rules import check_transaction, plan_amounts
+from validator.store import Chainstate, Outpoint, ProofCache
+
+
+@dataclass(frozen=True, slots=True)
+class MempoolEntry:
+    tx: Transaction
+    fees: dict[bytes, int]
+    n_range_verified: int
+    n_range_cached: int
+    n_surjection_verified: int
+    n_surjection_cached: int
+
+
+def _without_tx_index(error: ValidationError) -> ValidationError:
+    return ValidationError(error.reason, output_index=error.output_index,
+                           input_index=error.input_index, detail=error.detail)
+
+
+class Mempool:
+    """Unconfirmed transactions that passed every consensus check against the current tip."""
+
+    def __init__(self, chainstate: Chainstate, cache: ProofCache | None,
+                 params: ChainParams) -> None:
+        self.chainstate = chainstate
+        self.cache = cache
+        self.params = params
+        self.entries: dict[bytes, MempoolEntry] = {}
+        self.spent_by: dict[Outpoint, bytes] = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, txid: object) -> bool:
+        return txid in self.entries
+
+    def transactions(self) -> list[Transaction]:
+        """In acceptance order (parents before children)."""
+        return [e.tx for e in self.entries.values()]
+
+    def accept(self, tx: Transaction) -> MempoolEntry:
+        try:
+            return self._accept(tx)
+        except ValidationError as exc:
+            raise _without_tx_index(exc) from None
+
+    def _accept(self, tx: Transaction) -> MempoolEntry:
+        check_transaction(tx, 0)
+        if tx.is_coinbase:
+            raise ValidationError("coinbase", detail="coinbase is only valid in a block")
+        txid = tx.txid
+        if txid in self.entries:
+            raise ValidationError("txn-already-in-mempool")
+        if self.chainstate.get(Outpoint(txid, 0)) is not None:
+            raise ValidationError("txn-already-known")
+        tip = self.chainstate.best_block()
+        height = (tip.height + 1) if tip is not None else 0
+        outpoints = [Outpoint(t.prevout_hash, t.prevout_index) for t in tx.inputs]
+        for n, outpoint in enumerate(outpoints):
+            if outpoint in self.spent_by:
+                raise ValidationError("txn-mempool-conflict", input_index=n,
+                                      detail=f"{outpoint} already spent in the mempool")
+        from_db = self.chainstate.get_many(
+            o for o in outpoints if o.txid not in self.entries)
+        spent: list[TxOut] = []
+        for n, outpoint in enumerate(outpoints):
+            parent = self.entries.get(outpoint.txid)
+            if parent is not None:
+                if outpoint.index >= len(parent.tx.outputs):
+                    raise ValidationError("bad-txns-inputs-missingorspent", input_index=n)
+                spent.append(parent.tx.outputs[outpoint.index])
+                continue
+            entry = from_db.get(outpoint)
+            if entry is None:
+                raise ValidationError("bad-txns-inputs-missingorspent", input_index=n,
+                                      detail=str(outpoint))
+            if entry.coinbase and height - entry.height < self.params.coinbase_maturity:
+                raise ValidationError("bad-txns-premature-spend-of-coinbase", input_index=n)
+            spent.append(Coin.from_entry(outpoint, entry).out)
+
+        plan = plan_amounts(tx, 0, spent, self.params.policy_asset)
+        cache = self.cache
+        range_keys = [range_cache_key(cache, r) for r in plan.ranges] if cache else []
+        surj_keys = [surjection_cache_key(cache, s) for s in plan.surjections] if cache else []
+        to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache] \
+            if cache else list(plan.ranges)
+        run_batch([plan], to_verify)
+        surj_to_verify = [s for s, k in zip(plan.surjections, surj_keys) if k not in cache] \
+            if cache else list(plan.surjections)
+        for item in surj_to_verify:
+            verify_surjection(item)
+        if cache is not None:
+            for key in (*range_keys, *surj_keys):
+                cache.insert(key)
+        entry = MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
+                             len(surj_to_verify), len(plan.surjections) - len(surj_to_verify))
+        self.entries[txid] = entry
+        for outpoint in outpoints:
+            self.spent_by[outpoint] = txid
+        return entry
+
+    def remove(self, txids: Iterable[bytes]) -> None:
+        """Drop transactions and, recursively, everything spending their outputs."""
+        pending = list(txids)
+        while pending:
+            txid = pending.pop()
+            entry = self.entries.pop(txid, None)
+            if entry is None:
+                continue
+            for txin in entry.tx.inputs:
+                outpoint = Outpoint(txin.prevout_hash, txin.prevout_index)
+                if self.spent_by.get(outpoint) == txid:
+                    del self.spent_by[outpoint]
+            for n in range(len(entry.tx.outputs)):
+                child = self.spent_by.get(Outpoint(txid, n))
+                if child is not None:
+                    pending.append(child)
+
+    def remove_for_block(self, block: Block) -> None:
+        """After connecting ``block``: drop its transactions (their children stay, now spending
+        confirmed outputs) and every pool transaction that conflicts with it."""
+        confirmed = {tx.txid for tx in block.transactions}
+        for txid in confirmed:
+            entry = self.entries.pop(txid, None)
+            if entry is not None:
+                for txin in entry.tx.inputs:
+                    self.spent_by.pop(Outpoint(txin.prevout_hash, txin.prevout_index), None)
+        conflicts = []
+        for tx in block.transactions[1:]:
+            for txin in tx.inputs:
+                other = self.spent_by.get(Outpoint(txin.prevout_hash, txin.prevout_index))
+                if other is not None and other not in confirmed:
+                    conflicts.append(other)
+        self.remove(conflicts)
