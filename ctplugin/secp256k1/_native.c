@@ -877,6 +877,23 @@ done:
     return res;
 }
 
+/* Private: force the Pippenger window (0 = automatic) and the Straus/Pippenger switch, for the
+ * tuning runs behind bench/msm.py; returns the previous values. */
+static PyObject *py_tune(PyObject *self, PyObject *args) {
+    (void)self;
+    int window;
+    Py_ssize_t straus_max;
+    if (!PyArg_ParseTuple(args, "in:_tune", &window, &straus_max)) return NULL;
+    if (window < 0 || window > 16 || window == 1 || straus_max < 0) {
+        PyErr_SetString(PyExc_ValueError, "window must be 0 or 2..16, straus_max >= 0");
+        return NULL;
+    }
+    PyObject *prev = Py_BuildValue("(in)", g_pippenger_window, (Py_ssize_t)g_straus_max);
+    g_pippenger_window = window;
+    g_straus_max = (size_t)straus_max;
+    return prev;
+}
+
 /* --- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -901,6 +918,7 @@ static PyMethodDef methods[] = {
     {"scalar_vec_inner", py_scalar_vec_inner, METH_VARARGS, "Σ a_i·b_i"},
     {"subset_sums_var", py_subset_sums_var, METH_VARARGS,
      "subset_sums_var(table, paths) -> for each path the sum of its table points."},
+    {"_tune", py_tune, METH_VARARGS, "_tune(window, straus_max) -> previous (tuning only)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -138,32 +138,53 @@ static inline void fe_reduce512_(fe *r, const u64 l[8]) {
     fe_fold_(r, r0, r1, r2, (u64)t, (u64)(t >> 64));
 }
 
+/* Column-wise (product scanning) accumulation into a 192-bit accumulator (c0, c1, c2): the
+ * products of one column are independent, which shortens the carry chains of row-wise schoolbook. */
+#define FE_MULADD_(a, b)                                  \
+    do {                                                  \
+        u128 t_ = (u128)(a) * (b);                        \
+        u64 lo_ = (u64)t_, hi_ = (u64)(t_ >> 64);         \
+        c0 += lo_;                                        \
+        hi_ += (c0 < lo_);                                \
+        c1 += hi_;                                        \
+        c2 += (c1 < hi_);                                 \
+    } while (0)
+#define FE_EXTRACT_(out) \
+    do {                 \
+        out = c0;        \
+        c0 = c1;         \
+        c1 = c2;         \
+        c2 = 0;          \
+    } while (0)
+
 static inline void fe_mul(fe *r, const fe *a, const fe *b) {
-    u64 l[8];
+    u64 l[8], c0 = 0, c1 = 0, c2 = 0;
     const u64 a0 = a->n[0], a1 = a->n[1], a2 = a->n[2], a3 = a->n[3];
     const u64 b0 = b->n[0], b1 = b->n[1], b2 = b->n[2], b3 = b->n[3];
-    u128 t;
-    u64 c;
-    /* row 0 */
-    t = (u128)a0 * b0; l[0] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a0 * b1 + c; l[1] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a0 * b2 + c; l[2] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a0 * b3 + c; l[3] = (u64)t; l[4] = (u64)(t >> 64);
-    /* row 1 */
-    t = (u128)a1 * b0 + l[1]; l[1] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a1 * b1 + l[2] + c; l[2] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a1 * b2 + l[3] + c; l[3] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a1 * b3 + l[4] + c; l[4] = (u64)t; l[5] = (u64)(t >> 64);
-    /* row 2 */
-    t = (u128)a2 * b0 + l[2]; l[2] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a2 * b1 + l[3] + c; l[3] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a2 * b2 + l[4] + c; l[4] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a2 * b3 + l[5] + c; l[5] = (u64)t; l[6] = (u64)(t >> 64);
-    /* row 3 */
-    t = (u128)a3 * b0 + l[3]; l[3] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a3 * b1 + l[4] + c; l[4] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a3 * b2 + l[5] + c; l[5] = (u64)t; c = (u64)(t >> 64);
-    t = (u128)a3 * b3 + l[6] + c; l[6] = (u64)t; l[7] = (u64)(t >> 64);
+    FE_MULADD_(a0, b0);
+    FE_EXTRACT_(l[0]);
+    FE_MULADD_(a0, b1);
+    FE_MULADD_(a1, b0);
+    FE_EXTRACT_(l[1]);
+    FE_MULADD_(a0, b2);
+    FE_MULADD_(a1, b1);
+    FE_MULADD_(a2, b0);
+    FE_EXTRACT_(l[2]);
+    FE_MULADD_(a0, b3);
+    FE_MULADD_(a1, b2);
+    FE_MULADD_(a2, b1);
+    FE_MULADD_(a3, b0);
+    FE_EXTRACT_(l[3]);
+    FE_MULADD_(a1, b3);
+    FE_MULADD_(a2, b2);
+    FE_MULADD_(a3, b1);
+    FE_EXTRACT_(l[4]);
+    FE_MULADD_(a2, b3);
+    FE_MULADD_(a3, b2);
+    FE_EXTRACT_(l[5]);
+    FE_MULADD_(a3, b3);
+    FE_EXTRACT_(l[6]);
+    l[7] = c0;
     fe_reduce512_(r, l);
 }
 

@@ -157,14 +157,15 @@ static int msm_straus_var(gej *r, const ge *pts, const sc *ks, size_t n) {
     const size_t T = STRAUS_TABLE;
     msm_term *terms = malloc(2 * n * sizeof *terms);
     gej *tj = malloc(n * T * sizeof *tj);
-    ge *tab = malloc(n * T * sizeof *tab);
+    ge *tab = malloc(2 * n * T * sizeof *tab); /* [P table | λP table] per base point */
     fe *scratch = malloc(n * T * sizeof *scratch);
+    int *wnaf = malloc(2 * 257 * sizeof *wnaf);
     int *digits = NULL;
     int ok = 0;
-    if (!terms || !tj || !tab || !scratch) goto done;
+    if (!terms || !tj || !tab || !scratch || !wnaf) goto done;
     int maxbits = msm_expand_glv_(terms, pts, ks, n);
     int len = maxbits + 1;
-    digits = malloc(2 * n * (size_t)len * sizeof *digits);
+    digits = malloc(2 * n * (size_t)len * sizeof *digits); /* bit-major: digits[bit·2n + t] */
     if (!digits) goto done;
     /* odd multiples of every base point: P, P + 2P, ... (Jacobian), then one batch inversion */
     for (size_t i = 0; i < n; i++) {
@@ -179,15 +180,23 @@ static int msm_straus_var(gej *r, const ge *pts, const sc *ks, size_t n) {
         for (size_t j = 1; j < T; j++) gej_add_var(&row[j], &row[j - 1], &d);
     }
     ge_set_all_gej_var(tab, tj, n * T, scratch);
-    for (size_t t = 0; t < 2 * n; t++) wnaf_var(&digits[t * len], len, &terms[t].m, STRAUS_W);
+    for (size_t i = n; i-- > 0;) {
+        /* spread to [P table | λP table] rows of 2T (in place, from the end) */
+        for (size_t j = T; j-- > 0;) tab[2 * i * T + j] = tab[i * T + j];
+        for (size_t j = 0; j < T; j++) ge_mul_lambda(&tab[2 * i * T + T + j], &tab[2 * i * T + j]);
+    }
+    for (size_t t = 0; t < 2 * n; t++) {
+        wnaf_var(wnaf, len, &terms[t].m, STRAUS_W);
+        for (int bit = 0; bit < len; bit++) digits[(size_t)bit * 2 * n + t] = wnaf[bit];
+    }
     for (int bit = len - 1; bit >= 0; bit--) {
         gej_double_var(r, r);
+        const int *row = &digits[(size_t)bit * 2 * n];
         for (size_t t = 0; t < 2 * n; t++) {
-            int d = digits[t * len + bit];
+            int d = row[t];
             if (!d) continue;
-            size_t i = t >> 1;
-            ge q = tab[i * T + (size_t)((d < 0 ? -d : d) >> 1)];
-            if (t & 1) fe_mul(&q.x, &q.x, &FE_BETA);
+            /* term t uses table row t: base point t/2, λ image when t is odd */
+            ge q = tab[t * T + (size_t)((d < 0 ? -d : d) >> 1)];
             if ((d < 0) ^ terms[t].neg) fe_neg(&q.y, &q.y);
             gej_add_ge_var(r, r, &q);
         }
@@ -198,6 +207,7 @@ done:
     free(tj);
     free(tab);
     free(scratch);
+    free(wnaf);
     free(digits);
     return ok;
 }
@@ -216,13 +226,19 @@ static inline void signed_digits_var(int16_t *d, int windows, const sc *m, int c
     }
 }
 
-/* Estimated cost (in field multiplications) of Pippenger with window c over nterms terms. */
+/* Window override for tuning (0 = automatic). */
+static int g_pippenger_window = 0;
+
+/* Estimated cost (in field multiplications) of batch-affine Pippenger with window c over nterms
+ * terms: ~6.5M per bucket insertion (affine add sharing one inversion per round), 27M per bucket in
+ * the running sums, 7M per doubling. */
 static double pippenger_cost_(size_t nterms, int bits, int c) {
     int windows = (bits + 1 + c - 1) / c;
-    return (double)windows * ((double)nterms * 11.0 + (double)(1 << (c - 1)) * 27.0) + bits * 7.0;
+    return (double)windows * ((double)nterms * 6.5 + (double)(1 << (c - 1)) * 27.0) + bits * 7.0;
 }
 
 static int pippenger_best_window_(size_t nterms, int bits) {
+    if (g_pippenger_window) return g_pippenger_window;
     int best = 2;
     double best_cost = pippenger_cost_(nterms, bits, 2);
     for (int c = 3; c <= 16; c++) {
@@ -232,47 +248,174 @@ static int pippenger_best_window_(size_t nterms, int bits) {
     return best;
 }
 
-/* r = Σ m_t·P_t over prepared terms (Jacobian buckets). */
+/* Entries of the bucket lists live in one array, bucket b in [start[b], start[b] + len[b]). */
+#define PIP_MAX_GROUP_ENTRIES ((size_t)1 << 18) /* bounds the scratch to ~40 MB */
+
+/* Reduce every bucket list to at most one point by rounds of pairwise affine additions; all the
+ * additions of a round share one field inversion (Montgomery's trick).
+ * entries: affine points (not infinity); start/len per bucket; inv, den: scratch of >= total/2 fe.
+ * Pairs with equal x are doublings (denominator 2·y1) or cancel to infinity (dropped). */
+static void pip_reduce_buckets_var(ge *entries, const size_t *start, size_t *len, size_t nbuckets,
+                                   fe *inv, fe *den) {
+    for (;;) {
+        /* pass 1: denominators and their prefix products */
+        size_t npairs = 0;
+        fe acc = FE_ONE;
+        for (size_t b = 0; b < nbuckets; b++) {
+            size_t L = len[b];
+            if (L < 2) continue;
+            const ge *seg = entries + start[b];
+            for (size_t k = 0; k + 1 < L; k += 2) {
+                fe *d = &den[npairs];
+                fe_sub(d, &seg[k + 1].x, &seg[k].x);
+                if (UNLIKELY(fe_is_zero(d))) {
+                    fe s;
+                    fe_add(&s, &seg[k].y, &seg[k + 1].y);
+                    if (fe_is_zero(&s)) *d = FE_ONE; /* P + (-P): infinity, nothing to invert */
+                    else fe_add(d, &seg[k].y, &seg[k].y);
+                }
+                inv[npairs++] = acc;
+                fe_mul(&acc, &acc, d);
+            }
+        }
+        if (npairs == 0) return;
+        /* pass 2 (backward): inv[i] = 1 / den[i] */
+        fe ai;
+        fe_inv_var(&ai, &acc);
+        for (size_t i = npairs; i-- > 0;) {
+            fe t;
+            fe_mul(&t, &ai, &inv[i]);
+            fe_mul(&ai, &ai, &den[i]);
+            inv[i] = t;
+        }
+        /* pass 3 (forward): affine sums, compacted to the front of each bucket's segment (the
+         * write index never passes the read index) */
+        size_t i = 0;
+        int again = 0;
+        for (size_t b = 0; b < nbuckets; b++) {
+            size_t L = len[b];
+            if (L < 2) continue;
+            ge *seg = entries + start[b];
+            size_t w = 0;
+            for (size_t k = 0; k + 1 < L; k += 2) {
+                const ge *p1 = &seg[k], *p2 = &seg[k + 1];
+                const fe *di = &inv[i++];
+                fe lam, t;
+                fe_sub(&t, &p2->x, &p1->x);
+                if (UNLIKELY(fe_is_zero(&t))) {
+                    fe_add(&t, &p1->y, &p2->y);
+                    if (fe_is_zero(&t)) continue; /* infinity: dropped from the bucket */
+                    fe_sqr(&t, &p1->x);           /* doubling: λ = 3·x1² / (2·y1) */
+                    fe_mul_small(&t, &t, 3);
+                    fe_mul(&lam, &t, di);
+                } else {
+                    fe_sub(&t, &p2->y, &p1->y); /* λ = (y2 - y1) / (x2 - x1) */
+                    fe_mul(&lam, &t, di);
+                }
+                ge r;
+                fe_sqr(&r.x, &lam);
+                fe_sub(&r.x, &r.x, &p1->x);
+                fe_sub(&r.x, &r.x, &p2->x);
+                fe_sub(&t, &p1->x, &r.x);
+                fe_mul(&r.y, &lam, &t);
+                fe_sub(&r.y, &r.y, &p1->y);
+                r.inf = 0;
+                seg[w++] = r;
+            }
+            if (L & 1) seg[w++] = seg[L - 1];
+            len[b] = w;
+            if (w >= 2) again = 1;
+        }
+        if (!again) return;
+    }
+}
+
+/* r = Σ m_t·P_t over prepared terms: signed c-bit digits, batch-affine bucket accumulation,
+ * Jacobian running sums per window. */
 static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int maxbits) {
     gej_set_inf(r);
     if (nt == 0 || maxbits == 0) return 1;
     int c = pippenger_best_window_(nt, maxbits);
     int windows = (maxbits + 1 + c - 1) / c;
     size_t nb = (size_t)1 << (c - 1);
+    /* windows per group: the group's entries (<= nt per window) stay under the cap */
+    size_t group = PIP_MAX_GROUP_ENTRIES / nt;
+    if (group < 1) group = 1;
+    if (group > (size_t)windows) group = (size_t)windows;
+    size_t cap_entries = nt * group;
     int16_t *digits = malloc(nt * (size_t)windows * sizeof *digits);
-    gej *buckets = malloc(nb * sizeof *buckets);
-    if (!digits || !buckets) {
-        free(digits);
-        free(buckets);
-        return 0;
+    ge *entries = malloc(cap_entries * sizeof *entries);
+    fe *inv = malloc((cap_entries / 2 + 1) * sizeof *inv);
+    fe *den = malloc((cap_entries / 2 + 1) * sizeof *den);
+    size_t *start = malloc((group * nb + 1) * sizeof *start);
+    size_t *len = malloc(group * nb * sizeof *len);
+    gej *wsum = malloc((size_t)windows * sizeof *wsum);
+    int ok = 0;
+    if (!digits || !entries || !inv || !den || !start || !len || !wsum) goto done;
+    for (size_t t = 0; t < nt; t++) {
+        if (terms[t].p.inf) {
+            memset(&digits[t * windows], 0, (size_t)windows * sizeof *digits);
+        } else {
+            signed_digits_var(&digits[t * windows], windows, &terms[t].m, c);
+        }
     }
-    for (size_t t = 0; t < nt; t++) signed_digits_var(&digits[t * windows], windows, &terms[t].m, c);
-    for (int w = windows - 1; w >= 0; w--) {
-        for (int k = 0; k < c && !r->inf; k++) gej_double_var(r, r);
-        for (size_t b = 0; b < nb; b++) gej_set_inf(&buckets[b]);
+    for (int w0 = 0; w0 < windows; w0 += (int)group) {
+        int w1 = w0 + (int)group < windows ? w0 + (int)group : windows;
+        size_t gb = (size_t)(w1 - w0) * nb;
+        /* counting sort of the (bucket, point) insertions by bucket */
+        memset(len, 0, gb * sizeof *len);
         for (size_t t = 0; t < nt; t++) {
-            int d = digits[t * windows + w];
-            if (!d || terms[t].p.inf) continue;
-            if (d > 0) {
-                gej_add_ge_var(&buckets[d - 1], &buckets[d - 1], &terms[t].p);
-            } else {
-                ge q;
-                ge_neg(&q, &terms[t].p);
-                gej_add_ge_var(&buckets[-d - 1], &buckets[-d - 1], &q);
+            const int16_t *d = &digits[t * windows];
+            for (int w = w0; w < w1; w++) {
+                int v = d[w];
+                if (v) len[(size_t)(w - w0) * nb + (size_t)(v < 0 ? -v : v) - 1]++;
             }
         }
-        gej running, sum;
-        gej_set_inf(&running);
-        gej_set_inf(&sum);
-        for (size_t b = nb; b-- > 0;) {
-            gej_add_var(&running, &running, &buckets[b]);
-            gej_add_var(&sum, &sum, &running);
+        start[0] = 0;
+        for (size_t b = 0; b < gb; b++) start[b + 1] = start[b] + len[b];
+        for (size_t b = 0; b < gb; b++) len[b] = 0;
+        for (size_t t = 0; t < nt; t++) {
+            const int16_t *d = &digits[t * windows];
+            for (int w = w0; w < w1; w++) {
+                int v = d[w];
+                if (!v) continue;
+                size_t b = (size_t)(w - w0) * nb + (size_t)(v < 0 ? -v : v) - 1;
+                ge *e = &entries[start[b] + len[b]++];
+                e->x = terms[t].p.x;
+                if (v < 0) fe_neg(&e->y, &terms[t].p.y);
+                else e->y = terms[t].p.y;
+                e->inf = 0;
+            }
         }
-        gej_add_var(r, r, &sum);
+        pip_reduce_buckets_var(entries, start, len, gb, inv, den);
+        /* running sums: S_w = Σ_j j·B_j = Σ_j (B_top + ... + B_j) */
+        for (int w = w0; w < w1; w++) {
+            gej running, sum;
+            gej_set_inf(&running);
+            gej_set_inf(&sum);
+            size_t base = (size_t)(w - w0) * nb;
+            for (size_t j = nb; j-- > 0;) {
+                if (len[base + j]) gej_add_ge_var(&running, &running, &entries[start[base + j]]);
+                gej_add_var(&sum, &sum, &running);
+            }
+            wsum[w] = sum;
+        }
     }
+    *r = wsum[windows - 1];
+    for (int w = windows - 2; w >= 0; w--) {
+        for (int k = 0; k < c && !r->inf; k++) gej_double_var(r, r);
+        gej_add_var(r, r, &wsum[w]);
+    }
+    ok = 1;
+done:
     free(digits);
-    free(buckets);
-    return 1;
+    free(entries);
+    free(inv);
+    free(den);
+    free(start);
+    free(len);
+    free(wsum);
+    return ok;
 }
 
 static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n) {
@@ -285,8 +428,10 @@ static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n) {
 }
 
 /* Σ k_i·P_i, choosing the algorithm by size. */
+static size_t g_straus_max = 63; /* largest n handled by Straus (tunable) */
+
 static int msm_var(gej *r, const ge *pts, const sc *ks, size_t n) {
-    if (n < 64) return msm_straus_var(r, pts, ks, n);
+    if (n <= g_straus_max) return msm_straus_var(r, pts, ks, n);
     return msm_pippenger_var(r, pts, ks, n);
 }
 
