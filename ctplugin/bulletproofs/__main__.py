@@ -120,7 +120,9 @@ def _check_generators(section: dict[str, Any]) -> list[tuple[str, bool]]:
     return results
 
 
-def check(path: str, out: Any = sys.stdout) -> bool:
+def check(path: str, out: Any = None) -> bool:
+    """Run every case of a vectors file, printing verdict lines to ``out`` (default stdout)."""
+    out = sys.stdout if out is None else out
     with open(path) as handle:
         data = json.load(handle)
     all_ok = True
