@@ -157,6 +157,8 @@ class Contract:
     """Every adaptor signature's (global CET index, oracle prefixes), in message order."""
     points: list[Point]
     index: OutcomeIndex
+    local_cet_indices: list[int]
+    """Each adaptor signature's CET index within its own contract-info item."""
 
     @classmethod
     def build(cls, offer: OfferDlc, accept: AcceptDlc | txs.PartyParams, *,
@@ -192,11 +194,13 @@ class Contract:
         entries: list[AdaptorEntry] = []
         points: list[Point] = []
         offset = 0
+        local: list[int] = []
         for number, prepared in enumerate(items):
             if number > 0:
                 cets += [txs.create_cet(outpoint, offer_params, accept_params, o, a, 0, sequence)
                          for o, a in prepared.payouts]
             entries += [AdaptorEntry(e.cet_index + offset, e.paths) for e in prepared.entries]
+            local += [e.cet_index for e in prepared.entries]
             if prepared.digit_points is not None:
                 points += ap.compute(prepared.digit_points,
                                      [e.paths for e in prepared.entries], strategy)
@@ -207,18 +211,32 @@ class Contract:
                      for cet in cets]
         index = OutcomeIndex(items, entries)
         return cls(offer, offer_params, accept_params, items, dlc, cets, sighashes, entries,
-                   points, index)
+                   points, index, local)
 
     # --- adaptor signatures ------------------------------------------------------------------
 
-    def sign_adaptor_signatures(self, funding_secret: bytes, *,
+    def message_hashes(self, offerer: bool) -> list[bytes]:
+        """The sighash each adaptor signature signs, in message order.
+
+        The accepter signs every CET of every item. rust-dlc's offerer, for items after the first
+        (disjoint contracts), signs the CET at the item-local index of the *whole* CET list, i.e.
+        a CET of the first item (``verify_accepted_and_sign_contract_internal`` passes all CETs
+        with item-local indices). Its counterparties verify the same way, so signatures by the
+        offer key follow that rule to interoperate; for single contracts both rules agree.
+        """
+        if offerer:
+            return [self.sighashes[i] for i in self.local_cet_indices]
+        return [self.sighashes[e.cet_index] for e in self.entries]
+
+    def sign_adaptor_signatures(self, funding_secret: bytes, *, offerer: bool,
                                 deterministic: bool = False) -> list[ea.AdaptorSignature]:
-        return [ea.encrypt(funding_secret, point, self.sighashes[entry.cet_index],
-                           deterministic=deterministic)
-                for entry, point in zip(self.entries, self.points)]
+        return [ea.encrypt(funding_secret, point, msg, deterministic=deterministic)
+                for msg, point in zip(self.message_hashes(offerer), self.points)]
 
     def verify_adaptor_signatures(self, funding_pubkey: bytes,
-                                  signatures: Sequence[bytes | ea.AdaptorSignature]) -> list[bool]:
+                                  signatures: Sequence[bytes | ea.AdaptorSignature], *,
+                                  offerer: bool) -> list[bool]:
+        """Verify the counterparty's adaptor signatures (``offerer``: made by the offerer)."""
         if len(signatures) != len(self.entries):
             raise DlcError("bad-signature-count",
                            f"{len(signatures)} adaptor signatures for {len(self.entries)} points")
@@ -227,9 +245,8 @@ class Contract:
         parsed = [s if isinstance(s, ea.AdaptorSignature) else next(parsed_raw)
                   for s in signatures]
         pubkey = Point.from_bytes(funding_pubkey)
-        return ea.verify_many(pubkey, [(sig, self.sighashes[e.cet_index], point)
-                                       for sig, e, point in zip(parsed, self.entries,
-                                                                self.points)])
+        return ea.verify_many(pubkey, list(zip(parsed, self.message_hashes(offerer),
+                                               self.points)))
 
     # --- refund and funding --------------------------------------------------------------------
 
