@@ -16,6 +16,7 @@
 #include "native/scalar.h"
 #include "native/group.h"
 #include "native/msm.h"
+#include "native/fixed.h"
 
 enum { KIND_COMPRESSED = 0, KIND_PEDERSEN = 1, KIND_GENERATOR = 2, KIND_XONLY = 3, KIND_XQR = 4 };
 
@@ -203,12 +204,15 @@ done:
 
 typedef struct {
     PyObject_HEAD
-    size_t n;
-    ge *pts;
+    fixed_table tab;
 } FixedBaseTableObject;
 
+/* Below this many table scalars the shared bucket set costs more than it saves: the table points
+ * then simply join the generic MSM. */
+#define FIXED_MIN_SCALARS 24
+
 static void fbt_dealloc(FixedBaseTableObject *self) {
-    free(self->pts);
+    fixed_table_free(&self->tab);
     PyTypeObject *tp = Py_TYPE(self);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -230,12 +234,48 @@ static PyObject *fbt_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
         free(pts);
         return NULL;
     }
-    self->n = n;
-    self->pts = pts;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = fixed_table_build(&self->tab, pts, n);
+    Py_END_ALLOW_THREADS
+    free(pts);
+    if (!ok) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
     return (PyObject *)self;
 }
 
-static Py_ssize_t fbt_len(FixedBaseTableObject *self) { return (Py_ssize_t)self->n; }
+static Py_ssize_t fbt_len(FixedBaseTableObject *self) { return (Py_ssize_t)self->tab.n; }
+
+/* Σ ks[i]·table[i] + Σ eks[j]·eps[j]: the table part through the shifted tables, the extra part
+ * through the generic MSM (GIL released by the caller). */
+static int fbt_compute(gej *r, const fixed_table *tab, const sc *ks, size_t nk, const sc *eks,
+                       const ge *eps, size_t ne) {
+    gej fixed, extra;
+    int st = nk >= FIXED_MIN_SCALARS ? fixed_msm_var(&fixed, tab, ks, nk) : 2;
+    if (st == 0) return 0;
+    if (st == 2) {
+        /* generic: the table's points join the extra terms */
+        size_t total = nk + ne;
+        sc *allk = malloc((total + 1) * sizeof *allk);
+        ge *allp = malloc((total + 1) * sizeof *allp);
+        int ok = allk && allp;
+        if (ok) {
+            if (nk) memcpy(allk, ks, nk * sizeof *allk);
+            if (nk) memcpy(allp, tab->base, nk * sizeof *allp);
+            if (ne) memcpy(allk + nk, eks, ne * sizeof *allk);
+            if (ne) memcpy(allp + nk, eps, ne * sizeof *allp);
+            ok = msm_var(r, allp, allk, total);
+        }
+        free(allk);
+        free(allp);
+        return ok;
+    }
+    if (!msm_var(&extra, eps, eks, ne)) return 0;
+    gej_add_var(r, &fixed, &extra);
+    return 1;
+}
 
 static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"scalars", "extra_scalars", "extra_points", NULL};
@@ -246,11 +286,11 @@ static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObjec
         return NULL;
     have_es = bes.obj != NULL;
     have_ep = bep.obj != NULL;
-    sc *ks = NULL, *eks = NULL, *allk = NULL;
-    ge *eps = NULL, *allp = NULL;
+    sc *ks = NULL, *eks = NULL;
+    ge *eps = NULL;
     size_t nk = 0, nek = 0, nep = 0;
     PyObject *res = NULL;
-    if (bs.len > (Py_ssize_t)(32 * self->n)) {
+    if (bs.len > (Py_ssize_t)(32 * self->tab.n)) {
         PyErr_SetString(PyExc_ValueError, "more scalars than table points");
         goto done;
     }
@@ -261,29 +301,16 @@ static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObjec
         PyErr_SetString(PyExc_ValueError, "msm_var: scalar and point counts differ");
         goto done;
     }
-    size_t total = nk + nek;
-    if (total == 0) {
-        ge inf = {FE_ZERO, FE_ZERO, 1};
-        res = point_bytes(&inf);
-        goto done;
-    }
-    allk = malloc(total * sizeof *allk);
-    allp = malloc(total * sizeof *allp);
-    if (!allk || !allp) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (nk) memcpy(allk, ks, nk * sizeof *allk);
-    if (nk) memcpy(allp, self->pts, nk * sizeof *allp);
-    if (nek) memcpy(allk + nk, eks, nek * sizeof *allk);
-    if (nek) memcpy(allp + nk, eps, nek * sizeof *allp);
-    res = msm_of(allp, allk, total);
+    gej r;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = fbt_compute(&r, &self->tab, ks, nk, eks, eps, nek);
+    Py_END_ALLOW_THREADS
+    res = ok ? gej_bytes(&r) : PyErr_NoMemory();
 done:
     free(ks);
     free(eks);
     free(eps);
-    free(allk);
-    free(allp);
     PyBuffer_Release(&bs);
     if (have_es) PyBuffer_Release(&bes);
     if (have_ep) PyBuffer_Release(&bep);
