@@ -22,8 +22,10 @@ Strategies (all give identical points; see tests/test_dlc_adaptor_points.py):
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from typing import Literal
 
 from ctplugin.dlc.errors import DlcError
@@ -40,7 +42,16 @@ _ONE = (1).to_bytes(32, "big")
 
 
 class DigitPoints:
-    """The signature points S_ij(d) of a set of oracles, for digit events in one base."""
+    """The signature points S_ij(d) of a set of oracles (digit events in one base), packed for
+    the kernel in one growing table of sections:
+
+    - the *individual* section: S_ij(d) for every oracle, nonce and digit value (one two-point
+      MSM R_ij + e·P_i each), built on first use;
+    - *combined* sections, one per oracle set used with a common prefix (exact t-of-n):
+      T_j(d) = Σ_i S_ij(d). Built from the individual section by point additions when that
+      exists (several oracle sets share it), else directly as one (t+1)-point MSM per (j, d):
+      (Σ_i R_ij) + Σ_i e_ij(d)·P_i, which is cheaper than t separate products.
+    """
 
     def __init__(self, oracles: Sequence[OracleInfo], base: int,
                  scheme: MessageHash = MessageHash.UNTAGGED) -> None:
@@ -56,21 +67,24 @@ class DigitPoints:
             self.offsets.append(offset)
             offset += len(info.nonces) * base
         self.size = offset
-        self._table: bytes | None = None
+        self._sections: list[bytes] = []
+        self._length = 0
+        self._individual: int | None = None
         self._combined: dict[tuple[int, ...], int] = {}
-        self._combined_table = b""
+        self._rows: dict[tuple[int, ...], list[int]] = {}
 
     def challenge(self, oracle: int, nonce: int, digit: int) -> int:
         info = self.oracles[oracle]
         return bip340_challenge(info.nonces[nonce], info.public_key, self.messages[digit])
 
-    def index(self, oracle: int, nonce: int, digit: int) -> int:
-        return self.offsets[oracle] + nonce * self.base + digit
+    def _append(self, section: bytes) -> int:
+        offset = self._length
+        self._sections.append(section)
+        self._length += len(section) // 64
+        return offset
 
-    @property
-    def table(self) -> bytes:
-        """All S_ij(d), packed, computed once: one two-point MSM R_ij + e·P_i each."""
-        if self._table is None:
+    def individual_offset(self) -> int:
+        if self._individual is None:
             parts = []
             for info in self.oracles:
                 key = info.key_point.packed
@@ -79,34 +93,61 @@ class DigitPoints:
                     for msg in self.messages:
                         e = bip340_challenge(info.nonces[j], info.public_key, msg)
                         parts.append(_k.msm_var(_ONE + e.to_bytes(32, "big"), pair))
-            self._table = b"".join(parts)
-        return self._table
+            self._individual = self._append(b"".join(parts))
+        return self._individual
+
+    @property
+    def table(self) -> bytes:
+        """Every section built so far, concatenated (what ``subset_sums_var`` indexes)."""
+        if len(self._sections) > 1:
+            self._sections = [b"".join(self._sections)]
+        return self._sections[0] if self._sections else b""
+
+    def index(self, oracle: int, nonce: int, digit: int) -> int:
+        return self.individual_offset() + self.offsets[oracle] + nonce * self.base + digit
 
     def combined_offset(self, oracles: tuple[int, ...]) -> int:
         """Index of T_0(0) for Σ over ``oracles`` of their digit tables (built on first use)."""
         offset = self._combined.get(oracles)
-        if offset is None:
-            depth = min(len(self.oracles[i].nonces) for i in oracles)
+        if offset is not None:
+            return offset
+        depth = min(len(self.oracles[i].nonces) for i in oracles)
+        if self._individual is not None:
             paths = [[self.index(i, j, d) for i in oracles]
                      for j in range(depth) for d in range(self.base)]
-            offset = self.size + len(self._combined_table) // 64
-            self._combined_table += _k.subset_sums_var(self.table, paths)
-            self._combined[oracles] = offset
+            section = _k.subset_sums_var(self.table, paths)
+        else:
+            nonce_table = b"".join(self.oracles[i].nonce_points[j].packed
+                                   for i in oracles for j in range(depth))
+            nonce_sums = _k.subset_sums_var(
+                nonce_table, [[n * depth + j for n in range(len(oracles))] for j in range(depth)])
+            keys = b"".join(self.oracles[i].key_point.packed for i in oracles)
+            parts = []
+            for j in range(depth):
+                points = nonce_sums[64 * j: 64 * j + 64] + keys
+                for d in range(self.base):
+                    scalars = _ONE + b"".join(
+                        self.challenge(i, j, d).to_bytes(32, "big") for i in oracles)
+                    parts.append(_k.msm_var(scalars, points))
+            section = b"".join(parts)
+        offset = self._append(section)
+        self._combined[oracles] = offset
+        self._rows[oracles] = [offset + j * self.base for j in range(depth)]
         return offset
-
-    def full_table(self) -> bytes:
-        return self.table + self._combined_table
 
     # --- path construction -------------------------------------------------------------------
 
     def path(self, entry: Entry) -> list[int]:
         """Table indices whose sum is the entry's adaptor point, in trie (depth-first) order."""
-        prefixes = [prefix for _, prefix in entry]
-        if len(entry) > 1 and all(p == prefixes[0] for p in prefixes):
+        first = entry[0][1]
+        if len(entry) > 1 and all(prefix == first for _, prefix in entry):
             oracles = tuple(i for i, _ in entry)
-            offset = self.combined_offset(oracles)
-            return [offset + j * self.base + d for j, d in enumerate(prefixes[0])]
-        longest = max(len(p) for p in prefixes)
+            rows = self._rows.get(oracles)
+            if rows is None:
+                self.combined_offset(oracles)
+                rows = self._rows[oracles]
+            return list(map(operator.add, rows, first))
+        longest = max(len(p) for _, p in entry)
         return [self.index(i, j, prefix[j])
                 for j in range(longest) for i, prefix in entry if j < len(prefix)]
 
@@ -156,28 +197,43 @@ def _factorized(points: DigitPoints, entries: Sequence[Entry]) -> list[bytes]:
 
 
 def _precompute(points: DigitPoints, entries: Sequence[Entry]) -> list[bytes]:
+    points.individual_offset()
     table = points.table
     return [_k.subset_sums_var(table, [[points.index(i, j, d) for i, prefix in entry
                                         for j, d in enumerate(prefix)]])
             for entry in entries]
 
 
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dlc-points")
+    return _POOL
+
+
 def _memo(points: DigitPoints, entries: Sequence[Entry], chunks: int = 1) -> list[bytes]:
     paths = [points.path(entry) for entry in entries]
-    order = sorted(range(len(paths)), key=paths.__getitem__)
-    sorted_paths = [paths[i] for i in order]
-    table = points.full_table()
+    ordered = all(a <= b for a, b in pairwise(paths))
+    order = range(len(paths)) if ordered else sorted(range(len(paths)), key=paths.__getitem__)
+    sorted_paths = paths if ordered else [paths[i] for i in order]
+    table = points.table
     if chunks <= 1 or len(sorted_paths) < 2 * chunks:
         packed = _k.subset_sums_var(table, sorted_paths)
     else:
         size = -(-len(sorted_paths) // chunks)
         parts = [sorted_paths[c: c + size] for c in range(0, len(sorted_paths), size)]
-        with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-            packed = b"".join(pool.map(lambda part: _k.subset_sums_var(table, part), parts))
-    out: list[bytes] = [b""] * len(paths)
+        futures = [_pool().submit(_k.subset_sums_var, table, part) for part in parts[1:]]
+        packed = _k.subset_sums_var(table, parts[0]) + b"".join(f.result() for f in futures)
+    out: list[bytes] = [packed[64 * i: 64 * i + 64] for i in range(len(paths))]
+    if ordered:
+        return out
+    unsorted: list[bytes] = [b""] * len(paths)
     for position, index in enumerate(order):
-        out[index] = packed[64 * position: 64 * position + 64]
-    return out
+        unsorted[index] = out[position]
+    return unsorted
 
 
 def compute_packed(points: DigitPoints, entries: Sequence[Entry], strategy: Strategy = "memo",
