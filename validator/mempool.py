@@ -110,13 +110,17 @@ class Mempool:
 
         plan = plan_amounts(tx, 0, spent, self.params.policy_asset)
         cache = self.cache
-        range_keys = [range_cache_key(cache, r) for r in plan.ranges] if cache else []
-        surj_keys = [surjection_cache_key(cache, s) for s in plan.surjections] if cache else []
-        to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache] \
-            if cache else list(plan.ranges)
+        if cache is None:
+            range_keys: list[bytes] = []
+            surj_keys: list[bytes] = []
+            to_verify = list(plan.ranges)
+            surj_to_verify = list(plan.surjections)
+        else:
+            range_keys = [range_cache_key(cache, r) for r in plan.ranges]
+            surj_keys = [surjection_cache_key(cache, s) for s in plan.surjections]
+            to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
+            surj_to_verify = [s for s, k in zip(plan.surjections, surj_keys) if k not in cache]
         run_batch([plan], to_verify)
-        surj_to_verify = [s for s, k in zip(plan.surjections, surj_keys) if k not in cache] \
-            if cache else list(plan.surjections)
         for item in surj_to_verify:
             verify_surjection(item)
         if cache is not None:

@@ -1,0 +1,407 @@
+"""Block validator: one batch per block, culprits named, proof cache, chainstate undo.
+
+Every test opens a real LevelDB data directory in a temporary directory. The regtest chain is
+built once per module (proving costs ~30 ms per range proof).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ctplugin.bulletproofs import prove
+from ctplugin.elements import Block, Transaction, TxIn, TxOut
+from ctplugin.errors import ValidationError
+from ctplugin.pedersen import Commitment, Generator, commit
+from ctplugin.secp256k1 import KIND_PEDERSEN, Point
+from ctplugin.secp256k1.params import N
+from regtest.chain import ChainBuilder, build_demo_chain, make_block
+from regtest.params import (
+    COIN,
+    GENESIS_TIME,
+    POLICY_ASSET,
+    REGTEST_SEED,
+    chain_params,
+    genesis_block,
+)
+from regtest.wallet import Issuance, Payment, Reissuance, Wallet
+from regtest.wallet.blinding import rewind_nonce
+from validator.node import Node
+from validator.store import DataDirLockedError
+
+PARAMS = chain_params()
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """A 5-block chain: 3 wallet txs per block (two blinded outputs each), an issuance at 3 and
+    a transfer of the issued asset at 4."""
+    return build_demo_chain(n_blocks=5, txs_per_block=3, seed=b"test_validator wallet seed")
+
+
+@pytest.fixture
+def node(tmp_path: Path):
+    with Node.open(tmp_path / "node", genesis_block(), PARAMS) as n:
+        yield n
+
+
+def rebuild(block: Block, txs: list[Transaction]) -> Block:
+    """The same block position with other transactions (new coinbase, Merkle root, commitment)."""
+    miner = block.transactions[0].outputs[0].script_pubkey
+    return make_block(block.header.prev_hash, block.header.height, block.header.time, txs, miner)
+
+
+def with_output(tx: Transaction, j: int, **changes) -> Transaction:
+    outs = list(tx.outputs)
+    outs[j] = replace(outs[j], **changes)
+    return Transaction(version=tx.version, inputs=tx.inputs, outputs=outs, locktime=tx.locktime)
+
+
+def opening(wallets: list[Wallet], tx: Transaction, j: int):
+    """(asset, value, abf, vbf, nonce) of output j from whichever wallet owns it."""
+    out = tx.outputs[j]
+    for w in wallets:
+        opened = w.unblind(out)
+        if opened is not None:
+            pair = w.keys.owner_of(out.script_pubkey)
+            return (*opened, rewind_nonce(pair.blinding_secret, out.nonce))
+    raise AssertionError("no wallet owns this output")
+
+
+def connect_upto(node: Node, demo: ChainBuilder, height: int) -> None:
+    for block in demo.blocks[1:height + 1]:
+        node.submit_block(block.serialize())
+
+
+# ------------------------------------------------------------------------------------------------
+# The valid chain
+# ------------------------------------------------------------------------------------------------
+
+
+def test_demo_chain_connects_with_one_batch_per_block(node: Node, demo: ChainBuilder) -> None:
+    for block in demo.blocks[1:]:
+        report = node.submit_block(block.serialize())
+        assert report.n_range_proofs >= 6 and report.n_range_cached == 0
+        # one claim per balance equation + one per range proof, all in the block's one batch
+        assert report.n_msm_items == report.n_balance + report.n_range_proofs
+    assert node.tip.hash == demo.tip.hash
+
+
+def test_disconnect_restores_the_exact_utxo_set(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 2)
+    before = node.data.chainstate.utxo_snapshot()
+    tip_before = node.tip
+    node.submit_block(demo.blocks[3].serialize())
+    assert node.data.chainstate.utxo_snapshot() != before
+    assert node.disconnect_tip().hash == demo.blocks[3].hash
+    assert node.tip == tip_before
+    assert node.data.chainstate.utxo_snapshot() == before
+    node.submit_block(demo.blocks[3].serialize())  # and it connects again
+    assert node.tip.hash == demo.blocks[3].hash
+
+
+def test_second_opener_of_the_data_directory_gets_a_clear_error(tmp_path: Path) -> None:
+    with Node.open(tmp_path / "d", genesis_block(), PARAMS), pytest.raises(DataDirLockedError):
+        Node.open(tmp_path / "d", genesis_block(), PARAMS)
+
+
+# ------------------------------------------------------------------------------------------------
+# Done-when: culprits
+# ------------------------------------------------------------------------------------------------
+
+
+def test_one_bad_range_proof_among_many_is_named(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    assert sum(len(t.outputs) for t in txs) >= 9
+    victim_tx, victim_out = 2, 1  # index among non-coinbase txs, output index
+    proof = bytearray(txs[victim_tx].outputs[victim_out].range_proof)
+    # Bump the stored −τx scalar: the proof stays well-formed, its equation no longer holds.
+    proof[0:32] = ((int.from_bytes(proof[0:32], "big") + 1) % N).to_bytes(32, "big")
+    txs[victim_tx] = with_output(txs[victim_tx], victim_out, range_proof=bytes(proof))
+    with pytest.raises(ValidationError) as err:
+        node.submit_block(rebuild(block, txs).serialize())
+    assert err.value.reason == "bad-txns-rangeproof-invalid"
+    assert (err.value.tx_index, err.value.output_index) == (victim_tx + 1, victim_out)
+    assert node.tip.hash == demo.blocks[1].hash  # nothing written
+    node.submit_block(block.serialize())  # the genuine block still connects
+
+
+def test_malformed_range_proof_is_named(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    txs[0] = with_output(txs[0], 0, range_proof=txs[0].outputs[0].range_proof[:-1])
+    with pytest.raises(ValidationError) as err:
+        node.submit_block(rebuild(block, txs).serialize())
+    assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
+        ("bad-txns-rangeproof-invalid", 1, 0)
+
+
+def _inflate(demo: ChainBuilder, tx: Transaction, j: int, delta: int) -> Transaction:
+    """Output j re-committed to value + delta (same blinds) with a VALID new range proof."""
+    asset, value, _abf, vbf, nonce = opening(demo.wallets, tx, j)
+    out = tx.outputs[j]
+    gen = Generator.parse(out.asset)
+    new_commit = commit(value + delta, vbf, gen).serialize()
+    proof = prove([value + delta], [vbf], gen, nonce, extra_commit=out.script_pubkey,
+                  message=asset[:20])
+    return with_output(tx, j, value=new_commit, range_proof=proof)
+
+
+def test_inflating_an_output_by_one_unit_is_bad_txns_in_ne_out(node: Node,
+                                                                demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    txs[1] = _inflate(demo, txs[1], 0, +1)
+    with pytest.raises(ValidationError) as err:
+        node.submit_block(rebuild(block, txs).serialize())
+    assert err.value.reason == "bad-txns-in-ne-out"
+    assert err.value.tx_index == 2
+    # and in the mempool too
+    with pytest.raises(ValidationError) as err:
+        node.accept_transaction(txs[1].serialize())
+    assert err.value.reason == "bad-txns-in-ne-out"
+
+
+def test_cached_proof_reattached_to_another_commitment_is_rejected(
+        node: Node, demo: ChainBuilder) -> None:
+    """Grin's 2021 bug: a cache keyed on the proof alone accepts a cached proof on a shifted
+    commitment. Shift value t from output 1 to output 0 (the balance still holds, output 1 goes
+    'negative', i.e. wraps mod n) and keep both cached proofs."""
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    for tx in txs:
+        entry = node.accept_transaction(tx.serialize())
+        assert entry.n_range_verified == 2
+    assert len(node.data.proof_cache) >= 2 * len(txs)
+    tx = txs[0]
+    shift = Generator.parse(tx.outputs[0].asset).point.mul_var(10**15)
+    c0 = Point.decode(tx.outputs[0].value, KIND_PEDERSEN) + shift
+    c1 = Point.decode(tx.outputs[1].value, KIND_PEDERSEN) - shift
+    forged = with_output(with_output(tx, 0, value=_commitment_bytes(c0)), 1,
+                         value=_commitment_bytes(c1))
+    # the forged outputs keep their (cached) range proofs and surjection proofs
+    with pytest.raises(ValidationError) as err:
+        node.submit_block(rebuild(block, [forged, *txs[1:]]).serialize())
+    assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
+        ("bad-txns-rangeproof-invalid", 1, 0)
+
+
+def _commitment_bytes(point: Point) -> bytes:
+    return Commitment(point).serialize()
+
+
+# ------------------------------------------------------------------------------------------------
+# Done-when: the cache
+# ------------------------------------------------------------------------------------------------
+
+
+def test_mempool_then_block_skips_cached_proofs(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 2)
+    block = demo.blocks[3]
+    for tx in block.transactions[1:]:
+        node.accept_transaction(tx.serialize())
+    cache = node.data.proof_cache
+    hits_before = cache.hits
+    entries_before = len(cache)
+    report = node.submit_block(block.serialize())
+    assert report.n_range_proofs > 0 and report.n_range_cached == report.n_range_proofs
+    assert report.n_surjection_cached == report.n_surjection_proofs
+    assert cache.hits - hits_before == report.n_range_proofs + report.n_surjection_proofs
+    # block connection consumed (erased) what it used; the balance was still checked
+    assert len(cache) == entries_before - report.n_range_proofs - report.n_surjection_proofs
+    assert report.n_msm_items == report.n_balance
+    assert len(node.mempool) == 0
+
+
+def test_garbage_in_the_cache_directory_rebuilds_an_empty_cache(tmp_path: Path,
+                                                                 demo: ChainBuilder) -> None:
+    path = tmp_path / "node"
+    with Node.open(path, genesis_block(), PARAMS) as node:
+        connect_upto(node, demo, 1)
+        for tx in demo.blocks[2].transactions[1:]:
+            node.accept_transaction(tx.serialize())
+        assert len(node.data.proof_cache) > 0
+    cache_dir = path / "proofcache"
+    for name in os.listdir(cache_dir):  # scribble over every LevelDB file
+        if name.endswith((".log", ".ldb")) or name.startswith("MANIFEST"):
+            (cache_dir / name).write_bytes(os.urandom(300))
+    (cache_dir / "junk").write_bytes(b"garbage")
+    with Node.open(path, genesis_block(), PARAMS) as node:
+        cache = node.data.proof_cache
+        assert len(cache) == 0 and cache.stats().wipes >= 1
+        # a forged block is still rejected (nothing trusted from the old cache) ...
+        block = demo.blocks[2]
+        txs = list(block.transactions[1:])
+        txs[0] = _inflate(demo, txs[0], 1, +1)
+        with pytest.raises(ValidationError):
+            node.submit_block(rebuild(block, txs).serialize())
+        # ... and the genuine one is verified in full
+        report = node.submit_block(block.serialize())
+        assert report.n_range_cached == 0 and report.n_surjection_cached == 0
+
+
+# ------------------------------------------------------------------------------------------------
+# Other consensus rules
+# ------------------------------------------------------------------------------------------------
+
+
+def _reject(node: Node, block: Block) -> ValidationError:
+    with pytest.raises(ValidationError) as err:
+        node.submit_block(block.serialize())
+    return err.value
+
+
+def test_missing_and_double_spent_inputs(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    ghost = TxIn(prevout_hash=b"\x42" * 32, prevout_index=0)
+    missing = Transaction(version=2, inputs=[ghost, *txs[0].inputs[1:]], outputs=txs[0].outputs)
+    err = _reject(node, rebuild(block, [missing, *txs[1:]]))
+    assert (err.reason, err.tx_index, err.input_index) == ("bad-txns-inputs-missingorspent", 1, 0)
+    # spend tx 0's first input again from another tx
+    twin = Transaction(version=2, inputs=[txs[0].inputs[0]], outputs=txs[1].outputs)
+    err = _reject(node, rebuild(block, [txs[0], twin]))
+    assert (err.reason, err.tx_index) == ("bad-txns-inputs-missingorspent", 2)
+    # a spent output stays spent in the next block
+    node.submit_block(block.serialize())
+    err = _reject(node, rebuild(demo.blocks[3], [txs[0]]))
+    assert err.reason == "bad-txns-inputs-missingorspent"
+
+
+def test_duplicate_transaction_and_header_rules(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    assert _reject(node, rebuild(block, [*txs, txs[0]])).reason in (
+        "bad-txns-duplicate", "bad-txns-inputs-missingorspent")
+    bad_root = Block(replace(block.header, merkle_root=b"\x00" * 32), block.transactions)
+    assert _reject(node, bad_root).reason == "bad-txnmrklroot"
+    wrong_prev = Block(replace(block.header, prev_hash=b"\x11" * 32), block.transactions)
+    assert _reject(node, wrong_prev).reason == "bad-prevblk"
+    solution = Block(replace(block.header, solution=b"\x01"), block.transactions)
+    assert _reject(node, solution).reason == "block-proof-invalid"
+    # a witness change without recomputing the commitment
+    tampered = list(block.transactions)
+    tampered[1] = with_output(tampered[1], 0, surjection_proof=tampered[1].outputs[0]
+                              .surjection_proof[:-1] + b"\x00")
+    assert _reject(node, Block(block.header, tampered)).reason == "bad-witness-merkle-match"
+
+
+def test_coinbase_may_claim_only_the_fees(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    coinbase = block.transactions[0]
+    greedy = with_output(coinbase, 0, value=coinbase.outputs[0].value + 1)
+    rebuilt = Block(block.header, (greedy, *block.transactions[1:]))
+    root, _ = rebuilt.compute_merkle_root()
+    rebuilt = Block(replace(block.header, merkle_root=root), rebuilt.transactions)
+    err = _reject(node, rebuilt)
+    assert (err.reason, err.tx_index, err.output_index) == ("bad-cb-amount", 0, 0)
+
+
+def _explicit_tx(spend: TxIn, value: int, fee: int, script: bytes) -> Transaction:
+    return Transaction(version=2, inputs=[spend], outputs=[
+        TxOut(asset=POLICY_ASSET, value=value - fee, script_pubkey=script),
+        TxOut(asset=POLICY_ASSET, value=fee)])
+
+
+def test_fee_peg_in_and_explicit_rules(node: Node) -> None:
+    genesis = genesis_block()
+    coin = genesis.transactions[0]
+    spend = TxIn(prevout_hash=coin.txid, prevout_index=0)
+    total = coin.outputs[0].value
+    script = coin.outputs[0].script_pubkey
+
+    def block_of(*txs: Transaction) -> Block:
+        return make_block(genesis.hash, 1, GENESIS_TIME + 60, list(txs), script)
+
+    ok = _explicit_tx(spend, total, 1000, script)
+    zero_fee = Transaction(version=2, inputs=[spend], outputs=[
+        TxOut(asset=POLICY_ASSET, value=total, script_pubkey=script),
+        TxOut(asset=POLICY_ASSET, value=0)])
+    err = _reject(node, block_of(zero_fee))
+    assert (err.reason, err.tx_index, err.output_index) == ("bad-txns-fee-outofrange", 1, 1)
+    pegin = Transaction(version=2, inputs=[replace(spend, is_pegin=True)], outputs=ok.outputs)
+    assert _reject(node, block_of(pegin)).reason == "bad-pegin-unsupported"
+    with_proof = with_output(ok, 0, range_proof=b"\x01")
+    err = _reject(node, block_of(with_proof))
+    assert (err.reason, err.output_index) == ("bad-txns-rangeproof-unexpected", 0)
+    zero_spendable = Transaction(version=2, inputs=[spend], outputs=[
+        *ok.outputs, TxOut(asset=POLICY_ASSET, value=0, script_pubkey=script)])
+    assert _reject(node, block_of(zero_spendable)).reason == "bad-txns-vout-zero-spendable"
+    other_asset = with_output(ok, 0, asset=b"\x07" * 32)  # amounts match, assets do not
+    assert _reject(node, block_of(other_asset)).reason == "bad-txns-in-ne-out"
+    too_much = _explicit_tx(spend, total + 1, 1000, script)  # the genesis coin is MAX_MONEY
+    assert _reject(node, block_of(too_much)).reason == "bad-txns-txouttotal-toolarge"
+    node.submit_block(block_of(ok).serialize())
+
+
+def test_mempool_rules(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    txs = demo.blocks[2].transactions[1:]
+    node.accept_transaction(txs[0].serialize())
+    with pytest.raises(ValidationError) as err:
+        node.accept_transaction(txs[0].serialize())
+    assert err.value.reason == "txn-already-in-mempool"
+    conflict = Transaction(version=2, inputs=[txs[0].inputs[0]], outputs=txs[1].outputs)
+    with pytest.raises(ValidationError) as err:
+        node.accept_transaction(conflict.serialize())
+    assert err.value.reason == "txn-mempool-conflict"
+    with pytest.raises(ValidationError) as err:
+        node.accept_transaction(demo.blocks[1].transactions[0].serialize())
+    assert err.value.reason == "coinbase"
+
+
+def test_issuance_and_reissuance_rules(tmp_path: Path) -> None:
+    alice = Wallet(REGTEST_SEED)
+    chain = ChainBuilder([alice])
+    issue = chain.add(alice.build_transaction([], fee=500, height=1,
+                                              issuance=Issuance(amount=5000, tokens=2)))
+    chain.mine()
+    asset = next(a for a, t in alice.token_of.items())
+    reissue = alice.build_transaction([], fee=500, height=2,
+                                      reissuance=Reissuance(asset, 700))
+    with Node.open(tmp_path / "n", genesis_block(), PARAMS) as node:
+        node.submit_block(chain.blocks[1].serialize())
+        assert issue.inputs[0].issuance is not None
+        # a reissuance whose blinding nonce is not the token's asset blinding factor
+        bad_nonce = replace(reissue.inputs[0].issuance, asset_blinding_nonce=b"\x01" * 32)
+        forged = Transaction(version=2, inputs=[replace(reissue.inputs[0], issuance=bad_nonce),
+                                                *reissue.inputs[1:]], outputs=reissue.outputs)
+        with pytest.raises(ValidationError) as err:
+            node.accept_transaction(forged.serialize())
+        assert (err.value.reason, err.value.input_index) == ("bad-txns-reissuance-token", 0)
+        # issuing more than declared breaks the balance
+        greedy = replace(reissue.inputs[0].issuance, amount=699)
+        forged = Transaction(version=2, inputs=[replace(reissue.inputs[0], issuance=greedy),
+                                                *reissue.inputs[1:]], outputs=reissue.outputs)
+        with pytest.raises(ValidationError) as err:
+            node.accept_transaction(forged.serialize())
+        assert err.value.reason == "bad-txns-in-ne-out"
+        node.accept_transaction(reissue.serialize())
+        chain.add(reissue)
+        node.submit_block(chain.mine().serialize())
+    assert alice.balance(asset) == 5700
+
+
+def test_wallet_pays_and_receives_through_the_validator(tmp_path: Path) -> None:
+    alice, bob = Wallet(REGTEST_SEED), Wallet(b"bob's seed for the validator test")
+    chain = ChainBuilder([alice, bob])
+    chain.add(alice.build_transaction([Payment(3 * COIN, bob.new_address())], fee=700,
+                                      height=1))
+    chain.mine()
+    chain.add(bob.build_transaction([Payment(COIN, alice.new_address())], fee=300, height=2))
+    chain.mine()
+    with Node.open(tmp_path / "n", genesis_block(), PARAMS) as node:
+        for block in chain.blocks[1:]:
+            node.submit_block(block.serialize())
+    assert bob.balance(POLICY_ASSET) == 3 * COIN - COIN - 300
