@@ -310,7 +310,7 @@ class Contract:
         if ct.base_mul(y) != point:
             raise DlcError("bad-attestation", "attested secrets do not open the adaptor point")
         theirs = ea.der_encode(ea.decrypt(counterparty_signature, y))
-        cet = self.cets[entry.cet_index].copy()
+        cet = self.cets[entry.cet_index].clone()
         sighash = self.sighashes[entry.cet_index]
         mine = coincurve.PrivateKey(own_secret).sign(sighash, hasher=None)
         own_pubkey = coincurve.PrivateKey(own_secret).public_key.format()
