@@ -224,19 +224,15 @@ def _inner_product(gens: GeneratorSet, tr: Transcript, n: int, y: int, u: int,
                    a: list[int], b: list[int]) -> tuple[list[int], list[int], list[Point]]:
     """The inner-product rounds (even/odd folding) down to two elements.
 
-    The folded generators are kept as coefficient vectors over the original ones
-    (G'_i = Σ_{k in block i} gf_k·G_k, H'_i = Σ hf_k·H_k with hf starting at y^{−k}), so every L
-    and R is one multi-scalar multiplication over the fixed generator table.
+    The folded generators are kept as coefficient vectors over the original ones: after r
+    rounds element i stands for the block k ∈ [i·2^r, (i+1)·2^r) with G'_i = Σ gf_k·G_k and
+    H'_i = Σ hf_k·H_k (hf starts at y^{−k}). L = Σ_j a_{2j}·G'_{2j+1} + b_{2j+1}·H'_{2j} + u·c_L·h
+    and R likewise are then single multi-scalar multiplications over the fixed generator table,
+    and the per-round vector work is done by the kernel on packed vectors.
     """
-    y_inv = pow(y, -1, N)
-    gf = [1] * n
-    hf = [0] * n
-    acc = 1
-    for k in range(n):
-        hf[k] = acc
-        acc = acc * y_inv % N
-    k_cap = gens.capacity
-    gap = bytes(32 * (k_cap - n))
+    gf = _ONE * n
+    hf = _k.scalar_powers(_b(pow(y, -1, N)), n)
+    gap = bytes(32 * (gens.capacity - n))
     table = gens.fixed.table
     lr_points: list[Point] = []
     size = 1  # original indices per current element
@@ -244,22 +240,19 @@ def _inner_product(gens: GeneratorSet, tr: Transcript, n: int, y: int, u: int,
         half = len(a) // 2
         c_l = sum(a[2 * j] * b[2 * j + 1] for j in range(half)) % N
         c_r = sum(a[2 * j + 1] * b[2 * j] for j in range(half)) % N
-        gl, gr, hl, hr = [], [], [], []
         zero = bytes(32 * size)
-        for i in range(len(a)):
-            blk = range(i * size, (i + 1) * size)
-            if i & 1:  # odd element: G'_i is in L (with a_{i−1}), H'_i in R (with b_{i−1})
-                gl.append(b"".join(_b(a[i - 1] * gf[k]) for k in blk))
-                gr.append(zero)
-                hl.append(zero)
-                hr.append(b"".join(_b(b[i - 1] * hf[k]) for k in blk))
-            else:  # even element: G'_i in R (with a_{i+1}), H'_i in L (with b_{i+1})
-                gl.append(zero)
-                gr.append(b"".join(_b(a[i + 1] * gf[k]) for k in blk))
-                hl.append(b"".join(_b(b[i + 1] * hf[k]) for k in blk))
-                hr.append(zero)
-        point_l = table.msm_var(_b(u * c_l) + b"".join(gl) + gap + b"".join(hl))
-        point_r = table.msm_var(_b(u * c_r) + b"".join(gr) + gap + b"".join(hr))
+        # Per-block multipliers: L takes a_{2j} on odd G-blocks and b_{2j+1} on even H-blocks;
+        # R takes a_{2j+1} on even G-blocks and b_{2j} on odd H-blocks.
+        a_even = [_b(a[2 * j]) * size for j in range(half)]
+        a_odd = [_b(a[2 * j + 1]) * size for j in range(half)]
+        b_even = [_b(b[2 * j]) * size for j in range(half)]
+        b_odd = [_b(b[2 * j + 1]) * size for j in range(half)]
+        gl = _k.scalar_vec_mul(gf, b"".join(zero + v for v in a_even))
+        gr = _k.scalar_vec_mul(gf, b"".join(v + zero for v in a_odd))
+        hl = _k.scalar_vec_mul(hf, b"".join(v + zero for v in b_odd))
+        hr = _k.scalar_vec_mul(hf, b"".join(zero + v for v in b_even))
+        point_l = table.msm_var(_b(u * c_l) + gl + gap + hl)
+        point_r = table.msm_var(_b(u * c_r) + gr + gap + hr)
         pl, pr = Point.from_packed(point_l), Point.from_packed(point_r)
         if pl.is_infinity or pr.is_infinity:
             raise ProofError("degenerate inner-product point; use another nonce")
@@ -269,10 +262,8 @@ def _inner_product(gens: GeneratorSet, tr: Transcript, n: int, y: int, u: int,
         xr_inv = pow(xr, -1, N)
         a = [(a[2 * j] * xr + a[2 * j + 1] * xr_inv) % N for j in range(half)]
         b = [(b[2 * j] * xr_inv + b[2 * j + 1] * xr) % N for j in range(half)]
-        for i in range(2 * half):
-            fg, fh = (xr, xr_inv) if i & 1 else (xr_inv, xr)
-            for k in range(i * size, (i + 1) * size):
-                gf[k] = gf[k] * fg % N
-                hf[k] = hf[k] * fh % N
+        xb, xib = _b(xr) * size, _b(xr_inv) * size
+        gf = _k.scalar_vec_mul(gf, (xib + xb) * half)  # G'_j = x⁻¹·G'_{2j} + x·G'_{2j+1}
+        hf = _k.scalar_vec_mul(hf, (xb + xib) * half)  # H'_j = x·H'_{2j} + x⁻¹·H'_{2j+1}
         size *= 2
     return a, b, lr_points
