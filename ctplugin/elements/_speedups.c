@@ -191,7 +191,7 @@ static void midstate_node(const uint8_t left[32], const uint8_t right[32], uint8
 /* Elements ComputeFastMerkleRoot over n leaves (32 bytes each, consecutive).  Constant space:
  * inner[level] holds the root of the complete subtree of 2^level leaves pending at that level.
  * An odd node at the end of a level is carried up unchanged (Elements does NOT pair it with
- * itself, unlike Bitcoin's Merkle tree).  Precondition: n < 2^32.  Empty input gives zeros. */
+ * itself, unlike Bitcoin's Merkle tree).  Precondition: n < 2^31 (callers bound it).  Empty input gives zeros. */
 static void fast_merkle_root_c(const uint8_t *leaves, size_t n, uint8_t out[32]) {
     uint8_t inner[32][32], h[32];
     uint32_t count = 0;
@@ -486,10 +486,8 @@ static PyObject *EMPTY_BYTES, *EMPTY_TUPLE;
 static PyObject *walk_txin(Rd *r) {
     PyObject *v[10] = {0};
     uint32_t n, seq;
-    Py_ssize_t index_at;
     v[IN_HASH] = rd_fixed(r, 32, "truncated prevout hash");
     if (!v[IN_HASH]) return NULL;
-    index_at = r->pos;
     if (rd_u32(r, &n, "truncated prevout index") < 0) goto err;
     int has_issuance = 0, is_pegin = 0;
     uint32_t index = n;
@@ -498,7 +496,6 @@ static PyObject *walk_txin(Rd *r) {
         is_pegin = (n >> 30) & 1;
         index = n & 0x3fffffffu;
     }
-    (void)index_at;
     v[IN_INDEX] = PyLong_FromUnsignedLong(index);
     v[IN_SCRIPT] = rd_bytes(r, "truncated scriptSig");
     if (!v[IN_INDEX] || !v[IN_SCRIPT]) goto err;
@@ -866,7 +863,7 @@ static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
     Py_buffer view;
     uint8_t out[32];
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
-    if (view.len % 32 || (uint64_t)view.len / 32 >= 0xffffffffULL) {
+    if (view.len % 32 || (uint64_t)view.len / 32 > 0x7fffffffULL) { /* keeps count < 2^31 */
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "leaves must be concatenated 32-byte hashes");
         return NULL;

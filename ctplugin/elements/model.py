@@ -203,6 +203,10 @@ class TxIn:
                 raise EncodingError("a null prevout index cannot carry issuance or peg-in flags")
         elif self.prevout_index > OUTPOINT_INDEX_MASK:
             raise EncodingError("prevout_index above 2**30-1 collides with the flag bits")
+        elif (self.prevout_index == OUTPOINT_INDEX_MASK and self.issuance is not None
+              and self.is_pegin):
+            # index | both flags == 0xffffffff, which readers take for the null prevout
+            raise EncodingError("index 2**30-1 with issuance and peg-in flags is unencodable")
         _check_bytes("issuance_amount_rangeproof", self.issuance_amount_rangeproof)
         _check_bytes("inflation_keys_rangeproof", self.inflation_keys_rangeproof)
         _check_stack("script_witness", self.script_witness)
