@@ -248,3 +248,27 @@ def test_hostile_overwrites(offset: int, junk: bytes) -> None:
     tampered = _with(PROOF, offset, junk)
     if tampered != PROOF:
         assert not verdict(tampered)
+
+
+def test_consensus_helpers() -> None:
+    from ctplugin.bulletproofs import (
+        consensus_generators,
+        output_range_proof_claim,
+        prove_output,
+        rewind_output,
+        verify_output,
+    )
+
+    script = bytes.fromhex("0014") + bytes(range(20))
+    proof = prove_output(42, 99, CUSTOM, b"\x05" * 32, script, message=b"m" * 20)
+    c = commit(42, 99, CUSTOM).serialize()
+    g = CUSTOM.serialize()
+    assert len(proof) == CONSENSUS_PROOF_LENGTH and consensus_generators() is GENS
+    assert verify_output(proof, c, g, script)
+    assert not verify_output(proof, c, g, b"")  # the script is bound into the transcript
+    got = rewind_output(proof, c, g, b"\x05" * 32, script)
+    assert got is not None and (got.value, got.message) == (42, b"m" * 20)
+    batch = BatchVerifier(consensus_generators().fixed)
+    batch.add(output_range_proof_claim(proof, c, g, script, label=(0, 1, "rangeproof")))
+    batch.add(output_range_proof_claim(proof, c, g, script + b"\x00", label=(0, 2, "rangeproof")))
+    assert batch.failures() == [(0, 2, "rangeproof")]

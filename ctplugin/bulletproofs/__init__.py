@@ -3,19 +3,27 @@
 Modules (split like dalek's bulletproofs): ``generators`` (generator sets, cached), ``transcript``
 (Fiat–Shamir), ``nonces`` (the reference's ChaCha20 randomness), ``layout`` (byte layout and
 limits), ``prover``, ``verifier`` (single verify and batch claims over ``ctplugin.batch``),
-``rewind`` (owner recovery of value, blind and message), ``consensus`` (our chain's parameters).
+``rewind`` (owner recovery of value, blind and message), ``params`` / ``consensus`` (our chain's
+parameters and the helpers the validator and wallet use).
 Spec: ../shared/notes/bulletproofs-format.md.
 """
 
 from ctplugin.bulletproofs.consensus import (
+    consensus_generators,
+    output_range_proof_claim,
+    prove_output,
+    rewind_output,
+    verify_output,
+)
+from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
+from ctplugin.bulletproofs.layout import MAX_AGGREGATION, MAX_NBITS, MAX_PROOF_LENGTH, proof_length
+from ctplugin.bulletproofs.params import (
     CONSENSUS_BLINDING_GEN,
     CONSENSUS_M,
     CONSENSUS_N_GENS,
     CONSENSUS_NBITS,
     CONSENSUS_PROOF_LENGTH,
 )
-from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
-from ctplugin.bulletproofs.layout import MAX_AGGREGATION, MAX_NBITS, MAX_PROOF_LENGTH, proof_length
 from ctplugin.bulletproofs.prover import prove
 from ctplugin.bulletproofs.verifier import (
     default_generators,
@@ -34,11 +42,16 @@ __all__ = [
     "MAX_NBITS",
     "MAX_PROOF_LENGTH",
     "GeneratorSet",
+    "consensus_generators",
     "default_generators",
     "generator_set",
+    "output_range_proof_claim",
     "proof_length",
     "prove",
+    "prove_output",
     "range_proof_claim",
+    "rewind_output",
     "verify",
     "verify_batch",
+    "verify_output",
 ]

@@ -1,10 +1,9 @@
-"""Our chain's range-proof parameters (design.md "Chain parameters"), in one place.
+"""Our chain's range-proof parameters (design.md "Chain parameters"), as constants.
 
 m = 1, nbits = 64, n_gens = 256 seeded from G (Grin-compatible), blinding generator G, value
 generator = the output's asset generator, extra_commit = the output's scriptPubKey (always
 passed: an empty script is an empty, non-null extra commit), no min_value, strict parsing. The
-validator and the wallet use exactly these through ``consensus_generators`` /
-``consensus_range_proof_claim`` / ``consensus_prove``.
+validator and the wallet use exactly these through ``ctplugin.bulletproofs.consensus``.
 """
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from ctplugin.batch import BatchVerifier, Claim, Label
-from ctplugin.bulletproofs.consensus import CONSENSUS_N_GENS
 from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
 from ctplugin.bulletproofs.layout import OFF_AB, OFF_FLAGS, OFF_LR_FLAGS, OFF_POINTS, OFF_T, layout
+from ctplugin.bulletproofs.params import CONSENSUS_N_GENS
 from ctplugin.bulletproofs.transcript import Transcript, challenge
 from ctplugin.errors import ProofError
 from ctplugin.pedersen import Commitment, Generator

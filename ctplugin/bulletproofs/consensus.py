@@ -1,0 +1,53 @@
+"""Range proofs exactly as our chain uses them (design.md "Chain parameters"; params.py).
+
+One confidential output carries one proof: m = 1, nbits = 64, the n_gens = 256 generator set
+seeded from G, blinding generator G, value generator = the output's asset generator (33-byte
+0a/0b encoding), extra_commit = the output's scriptPubKey (always passed; b"" for an empty
+script, never None), no min_value. The validator builds its block batch from
+``output_range_proof_claim``; the wallet proves with ``prove_output`` and recovers its outputs
+with ``rewind_output``.
+"""
+
+from __future__ import annotations
+
+from ctplugin.batch import Claim, Label
+from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
+from ctplugin.bulletproofs.params import CONSENSUS_BLINDING_GEN, CONSENSUS_N_GENS, CONSENSUS_NBITS
+from ctplugin.bulletproofs.prover import prove
+from ctplugin.bulletproofs.rewind import Rewound, rewind
+from ctplugin.bulletproofs.verifier import range_proof_claim, verify
+from ctplugin.pedersen import Generator
+
+
+def consensus_generators() -> GeneratorSet:
+    """The chain's generator set (built once per process); its ``fixed`` base is the one the
+    block's BatchVerifier should use."""
+    return generator_set(CONSENSUS_N_GENS, CONSENSUS_BLINDING_GEN)
+
+
+def output_range_proof_claim(proof: bytes, commitment: bytes, asset_generator: bytes,
+                             script_pubkey: bytes, label: Label = None) -> Claim:
+    """The batch claim of one output's range proof; ProofError if malformed or not 675 bytes."""
+    return range_proof_claim(proof, [commitment], asset_generator, bytes(script_pubkey),
+                             CONSENSUS_NBITS, consensus_generators(), label=label)
+
+
+def verify_output(proof: bytes, commitment: bytes, asset_generator: bytes,
+                  script_pubkey: bytes) -> bool:
+    """Verify one output's range proof on its own (ProofError if malformed)."""
+    return verify(proof, [commitment], asset_generator, bytes(script_pubkey), CONSENSUS_NBITS,
+                  consensus_generators())
+
+
+def prove_output(value: int, blind: int | bytes, asset_generator: Generator, nonce: bytes,
+                 script_pubkey: bytes, message: bytes | None = None) -> bytes:
+    """The wallet side: a 675-byte proof for value·asset + blind·G bound to the script."""
+    return prove([value], [blind], asset_generator, nonce, extra_commit=bytes(script_pubkey),
+                 nbits=CONSENSUS_NBITS, gens=consensus_generators(), message=message)
+
+
+def rewind_output(proof: bytes, commitment: bytes, asset_generator: bytes, nonce: bytes,
+                  script_pubkey: bytes) -> Rewound | None:
+    """Recover (value, blind, message) of an output we proved with ``nonce``."""
+    return rewind(proof, commitment, asset_generator, nonce, bytes(script_pubkey),
+                  CONSENSUS_NBITS, consensus_generators())
