@@ -8,6 +8,14 @@
 #define CTPLUGIN_GROUP_H
 
 #include "field.h"
+#include "modinv.h"
+
+/* r = a^-1 (0 maps to 0), variable time (safegcd). */
+static inline void fe_inv_var(fe *r, const fe *a) {
+    fe t = *a;
+    fe_normalize(&t);
+    modinv_var(r->n, t.n, &MODINV_P);
+}
 
 typedef struct {
     fe x, y;
