@@ -99,7 +99,8 @@ def prepare_item(item: ContractInfoItem, total_collateral: int,
         if any(sorted(d.outcomes) != sorted(first.outcomes) for d in descriptors
                if isinstance(d, EnumEvent)):
             raise DlcError("enum-outcomes-mismatch", "oracles announce different outcomes")
-        rows = enum_payouts(item.descriptor.payouts, first.outcomes, total_collateral)
+        rows = enum_payouts(item.descriptor.payouts, first.outcomes, total_collateral,
+                            item.descriptor.accept_payouts)
         combos = oracle_combinations(n, t)
         entries = [AdaptorEntry(cet, tuple((i, (0,)) for i in combo))
                    for cet in range(len(rows)) for combo in combos]
@@ -129,6 +130,23 @@ def prepare_item(item: ContractInfoItem, total_collateral: int,
         raise DlcError("too-many-signatures", f"{len(entries)} adaptor signatures")
     return PreparedItem(item, infos, [(r.offer, r.accept) for r in ranges], entries,
                         ranges=ranges, digit_points=ap.DigitPoints(infos, base, scheme))
+
+
+def validate_offer(offer: OfferDlc, scheme: MessageHash = MessageHash.UNTAGGED
+                   ) -> list[PreparedItem]:
+    """Everything checkable from the offer alone; the prepared items (CET sets, entries)."""
+    if offer.protocol_version != 1:
+        raise DlcError("bad-version", f"protocol version {offer.protocol_version}")
+    total = offer.contract_info.total_collateral
+    if offer.offer_collateral > total:
+        raise DlcError("bad-collateral", "offer collateral exceeds the total collateral")
+    if offer.cet_locktime >= offer.refund_locktime:
+        raise DlcError("bad-locktime", "cet_locktime must be below refund_locktime")
+    if (offer.cet_locktime < 500_000_000) != (offer.refund_locktime < 500_000_000):
+        raise DlcError("bad-locktime", "both locktimes must be heights or both timestamps")
+    if not 0 <= offer.fee_rate_per_vb <= txs.MAX_FEE_RATE:
+        raise DlcError("bad-fee-rate", f"fee rate {offer.fee_rate_per_vb} sat/vB")
+    return [prepare_item(item, total, scheme) for item in offer.contract_info.items]
 
 
 def _enum_points(prepared: PreparedItem, scheme: MessageHash) -> list[Point]:
@@ -164,12 +182,8 @@ class Contract:
     def build(cls, offer: OfferDlc, accept: AcceptDlc | txs.PartyParams, *,
               scheme: MessageHash = MessageHash.UNTAGGED,
               strategy: ap.Strategy = "memo") -> Contract:
-        if offer.protocol_version != 1:
-            raise DlcError("bad-version", f"protocol version {offer.protocol_version}")
-        info = offer.contract_info
-        total = info.total_collateral
-        if offer.offer_collateral > total:
-            raise DlcError("bad-collateral", "offer collateral exceeds the total collateral")
+        items = validate_offer(offer, scheme)
+        total = offer.contract_info.total_collateral
         offer_params = txs.PartyParams(offer.funding_pubkey, offer.change_spk,
                                        offer.change_serial_id, offer.payout_spk,
                                        offer.payout_serial_id, offer.funding_inputs,
@@ -179,11 +193,6 @@ class Contract:
             accept.payout_serial_id, accept.funding_inputs, accept.accept_collateral)
         if offer_params.collateral + accept_params.collateral != total:
             raise DlcError("bad-collateral", "offer + accept collateral != total collateral")
-        if offer.cet_locktime >= offer.refund_locktime:
-            raise DlcError("bad-locktime", "cet_locktime must be below refund_locktime")
-        if (offer.cet_locktime < 500_000_000) != (offer.refund_locktime < 500_000_000):
-            raise DlcError("bad-locktime", "both locktimes must be heights or both timestamps")
-        items = [prepare_item(item, total, scheme) for item in info.items]
         dlc = txs.create_transactions(
             offer_params, accept_params, items[0].payouts, fee_rate=offer.fee_rate_per_vb,
             cet_locktime=offer.cet_locktime, refund_locktime=offer.refund_locktime,

@@ -114,6 +114,9 @@ def parse_announcement(obj: Any, where: str = "announcement") -> OracleAnnouncem
 @dataclass(frozen=True, slots=True)
 class EnumDescriptor:
     payouts: tuple[tuple[str, int], ...]
+    """(outcome, offer payout) in CET order."""
+    accept_payouts: tuple[int, ...] | None = None
+    """The accepter's payouts when the source states them (rust-dlc's internal form)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,3 +327,76 @@ def parse_sign(obj: Any) -> SignDlc:
                                for e in _list(entry, "witnessElements", w)))
     return SignDlc(_hex(m, "contractId", w, 32), _adaptor_sigs(m, w),
                    _hex(m, "refundSignature", w), tuple(witnesses))
+
+
+# --- rust-dlc's internal OfferedContract JSON (dlc-manager test_inputs) ----------------------
+
+def _internal_piece(obj: Any, where: str) -> PayoutPiece:
+    kind, piece = _one_of(obj, where, ("polynomialPayoutCurvePiece",
+                                       "hyperbolaPayoutCurvePiece"))
+    if kind == "polynomialPayoutCurvePiece":
+        return PolynomialPiece(tuple(_payout_point(p, where)
+                                     for p in _list(piece, "payoutPoints", where)))
+    return HyperbolaPiece(
+        _payout_point(_field(piece, "leftEndPoint", dict, where), where),
+        _payout_point(_field(piece, "rightEndPoint", dict, where), where),
+        bool(_field(piece, "usePositivePiece", bool, where)),
+        _float(piece, "translateOutcome", where), _float(piece, "translatePayout", where),
+        _float(piece, "a", where), _float(piece, "b", where), _float(piece, "c", where),
+        _float(piece, "d", where))
+
+
+def _internal_item(obj: Any, where: str) -> ContractInfoItem:
+    kind, desc = _one_of(_field(obj, "contractDescriptor", dict, where), where,
+                         ("enum", "numerical"))
+    announcements = tuple(parse_announcement(a, f"{where}.oracleAnnouncements")
+                          for a in _list(obj, "oracleAnnouncements", where))
+    threshold = _uint(obj, "threshold", where, 16)
+    descriptor: EnumDescriptor | NumericDescriptor
+    params = None
+    if kind == "enum":
+        rows = _list(desc, "outcomePayouts", where)
+        payouts = [_field(r, "payout", dict, where) for r in rows]
+        descriptor = EnumDescriptor(
+            tuple((_field(r, "outcome", str, where), _uint(p, "offer", where))
+                  for r, p in zip(rows, payouts)),
+            tuple(_uint(p, "accept", where) for p in payouts))
+    else:
+        function = PayoutFunction(tuple(
+            _internal_piece(p, f"{where}.payoutFunction")
+            for p in _list(_field(desc, "payoutFunction", dict, where), "payoutFunctionPieces",
+                           where)))
+        rounding = parse_rounding(_field(desc, "roundingIntervals", dict, where), where)
+        infos = _field(desc, "oracleNumericInfos", dict, where)
+        digits = _list(infos, "nbDigits", where)
+        if not digits or not all(isinstance(d, int) and 0 < d < 1 << 16 for d in digits):
+            raise DlcError("bad-message", f"{where}.oracleNumericInfos.nbDigits")
+        diff = desc.get("differenceParams")
+        if diff is not None:
+            params = DifferenceParams(_uint(diff, "maxErrorExp", where, 16),
+                                      _uint(diff, "minSupportExp", where, 16),
+                                      bool(_field(diff, "maximizeCoverage", bool, where)))
+        descriptor = NumericDescriptor(min(digits), function, rounding)
+    return ContractInfoItem(descriptor, OracleSet(threshold, announcements, params))
+
+
+def parse_offered_contract(obj: Any) -> OfferDlc:
+    """rust-dlc's serialized ``OfferedContract`` (dlc-manager ``test_inputs``) as an offer."""
+    w = "offeredContract"
+    items = tuple(_internal_item(i, f"{w}.contractInfo") for i in _list(obj, "contractInfo", w))
+    if not items:
+        raise DlcError("bad-message", "no contract info")
+    total = _uint(obj, "totalCollateral", w)
+    params = _field(obj, "offerParams", dict, w)
+    pw = f"{w}.offerParams"
+    raw_id = _list(obj, "id", w)
+    if len(raw_id) != 32 or not all(isinstance(b, int) and 0 <= b < 256 for b in raw_id):
+        raise DlcError("bad-message", f"{w}.id: 32 bytes expected")
+    return OfferDlc(
+        1, 0, bytes(32), bytes(raw_id), ContractInfo(total, items, len(items) > 1),
+        _hex(params, "fundPubkey", pw, 33), _hex(params, "payoutScriptPubkey", pw),
+        _uint(params, "payoutSerialId", pw), _uint(params, "collateral", pw),
+        _funding_inputs(obj, w), _hex(params, "changeScriptPubkey", pw),
+        _uint(params, "changeSerialId", pw), _uint(obj, "fundOutputSerialId", w),
+        _uint(obj, "feeRatePerVb", w), _uint(obj, "cetLocktime", w, 32),
+        _uint(obj, "refundLocktime", w, 32))

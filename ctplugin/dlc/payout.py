@@ -264,13 +264,17 @@ def validate_numeric(function: PayoutFunction, rounding: RoundingIntervals, base
 
 
 def enum_payouts(outcomes: Sequence[tuple[str, int]], event_outcomes: Sequence[str],
-                 total_collateral: int) -> list[tuple[str, int, int]]:
+                 total_collateral: int, accept_payouts: Sequence[int] | None = None
+                 ) -> list[tuple[str, int, int]]:
     """(outcome, offer payout, accept payout) per enum outcome, checked against the event."""
     if sorted(o for o, _ in outcomes) != sorted(event_outcomes):
         raise DlcError("enum-outcomes-mismatch",
                        "every oracle outcome must have exactly one payout")
     result = []
-    for outcome, payout in outcomes:
+    for index, (outcome, payout) in enumerate(outcomes):
+        if accept_payouts is not None and payout + accept_payouts[index] != total_collateral:
+            raise DlcError("payout-sum-mismatch",
+                           f"payouts of {outcome!r} do not add up to the total collateral")
         if not 0 <= payout <= total_collateral:
             raise DlcError("payout-above-collateral", f"payout of {outcome!r} exceeds collateral")
         result.append((outcome, payout, total_collateral - payout))

@@ -1,0 +1,104 @@
+"""Invalid contracts are rejected with clear, typed errors (rust-dlc's invalid-offer inputs)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from ctplugin.dlc import messages
+from ctplugin.dlc.contract import validate_offer
+from ctplugin.dlc.errors import DlcError
+from tests.conftest import FIXTURES, load_json
+
+# rust-dlc dlc-manager/test_inputs: file -> the reason we must give.
+INVALID = {
+    "offer_numerical_bad_first_payout.json": "payout-not-covering",
+    "offer_numerical_bad_last_payout.json": "payout-not-covering",
+    "offer_numerical_collateral_less_than_payout.json": "payout-above-collateral",
+    "offer_numerical_empty_rounding_interval.json": "bad-rounding",
+    "offer_numerical_invalid_rounding_interval.json": "bad-rounding",
+    "offer_numerical_non_continuous.json": "payout-not-continuous",
+    "offer_enum_collateral_not_equal_payout.json": "payout-sum-mismatch",
+    "offer_enum_missing_payout.json": "enum-outcomes-mismatch",
+    "offer_enum_oracle_with_diff_payout.json": "enum-outcomes-mismatch",
+}
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_rust_dlc_invalid_offers_are_rejected(name: str) -> None:
+    offer = messages.parse_offered_contract(load_json(FIXTURES / f"dlc_rust_{name}"))
+    with pytest.raises(DlcError) as info:
+        validate_offer(offer)
+    assert info.value.reason == INVALID[name], str(info.value)
+
+
+def test_rust_dlc_valid_offer_passes() -> None:
+    offer = messages.parse_offer(load_json(FIXTURES / "dlc_rust_offer_contract.json"))
+    items = validate_offer(offer)
+    assert items and all(item.entries for item in items)
+
+
+def _base_offer() -> dict:
+    return load_json(FIXTURES / "dlc_three_of_three_oracle_numerical_test.json")["offer_message"]
+
+
+def _descriptor(offer: dict) -> dict:
+    info = offer["message"]["contractInfo"]["singleContractInfo"]["contractInfo"]
+    return info
+
+
+@pytest.mark.parametrize("mutate, reason", [
+    (lambda o: o["message"].__setitem__("protocolVersion", 2), "bad-version"),
+    (lambda o: o["message"].__setitem__("refundLocktime", 1), "bad-locktime"),
+    (lambda o: o["message"].__setitem__("offerCollateral", 10**9), "bad-collateral"),
+    (lambda o: _descriptor(o)["oracleInfo"]["multi"].__setitem__("threshold", 4),
+     "bad-threshold"),
+    (lambda o: _descriptor(o)["oracleInfo"]["multi"].__setitem__("threshold", 0),
+     "bad-threshold"),
+    (lambda o: _descriptor(o)["oracleInfo"]["multi"]["oracleAnnouncements"][0]["oracleEvent"][
+        "oracleNonces"].pop(), "bad-announcement"),
+    (lambda o: _descriptor(o)["oracleInfo"]["multi"]["oracleAnnouncements"][1][
+        "oraclePublicKey"].__class__, None),
+    (lambda o: _descriptor(o)["oracleInfo"]["multi"].__setitem__(
+        "oracleParams", {"maxErrorExp": 2, "minFailExp": 3, "maximizeCoverage": False}),
+     "bad-oracle-params"),
+    (lambda o: _descriptor(o)["contractDescriptor"]["numericOutcomeContractDescriptor"][
+        "payoutFunction"]["lastEndpoint"].__setitem__("eventOutcome", 2000),
+     "payout-not-covering"),
+    (lambda o: _descriptor(o)["contractDescriptor"]["numericOutcomeContractDescriptor"][
+        "payoutFunction"]["payoutFunctionPieces"][0]["payoutCurvePiece"][
+        "polynomialPayoutCurvePiece"]["payoutPoints"][0].__setitem__("eventOutcome", 0),
+     "bad-payout-curve"),
+])
+def test_mutated_offers_are_rejected(mutate, reason: str | None) -> None:
+    offer = copy.deepcopy(_base_offer())
+    mutate(offer)
+    if reason is None:
+        validate_offer(messages.parse_offer(offer))  # control: an untouched offer is fine
+        return
+    with pytest.raises(DlcError) as info:
+        validate_offer(messages.parse_offer(offer))
+    assert info.value.reason == reason, str(info.value)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("chainHash", "zz"), ("fundingPubkey", "02"), ("payoutSerialId", -1),
+    ("payoutSerialId", 1 << 64), ("feeRatePerVb", "2"), ("contractInfo", []),
+    ("fundingInputs", {}), ("cetLocktime", True),
+])
+def test_malformed_messages_are_typed_errors(field: str, value: object) -> None:
+    offer = copy.deepcopy(_base_offer())
+    offer["message"][field] = value
+    with pytest.raises(DlcError) as info:
+        messages.parse_offer(offer)
+    assert info.value.reason == "bad-message"
+
+
+def test_garbage_json_shapes() -> None:
+    for junk in (None, 3, "x", [], {"message": []}, json.loads('{"message": {}}')):
+        with pytest.raises(DlcError):
+            messages.parse_offer(junk)
+    with pytest.raises(DlcError):
+        messages.parse_accept({"message": {"temporaryContractId": "00" * 32}})
