@@ -122,6 +122,11 @@ class GeneratorSet:
 
 
 @lru_cache(maxsize=8)
-def generator_set(n_gens: int, blinding_gen: Point = G) -> GeneratorSet:
-    """The cached generator set for ``n_gens`` (build cost grows linearly; 256 takes ~0.1 s)."""
+def _cached_set(n_gens: int, blinding_gen: Point) -> GeneratorSet:
     return GeneratorSet(n_gens, blinding_gen)
+
+
+def generator_set(n_gens: int, blinding_gen: Point = G) -> GeneratorSet:
+    """The generator set for ``n_gens``, built once per process and then always the same object
+    (so claims and a BatchVerifier share one fixed base). Build cost grows linearly in n_gens."""
+    return _cached_set(n_gens, blinding_gen)
