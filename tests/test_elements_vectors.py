@@ -14,6 +14,8 @@ import pytest
 
 from ctplugin.elements import (
     Block,
+    DynafedParamEntry,
+    DynafedParams,
     Transaction,
     TxIn,
     TxOut,
@@ -156,3 +158,27 @@ def test_constructed_transaction_round_trips() -> None:
                                outputs=[TxOut(asset=asset, value=1)])
     assert bare.serialize()[4] == 0
     assert bare.wtxid == bare.txid
+
+
+def test_dynafed_param_roots() -> None:
+    """Values from rust-elements src/dynafed.rs test_param_roots / into_compact_test (taken
+    from Elements Core's own test); shown reversed as those tests print them."""
+    compact = DynafedParamEntry(type=1, signblockscript=b"\x01", signblock_witness_limit=2,
+                                elided_root=bytes(32))
+    full = DynafedParamEntry(type=2, signblockscript=b"\x01", signblock_witness_limit=2,
+                             fedpeg_program=b"\x03", fedpegscript=b"\x04",
+                             extension_space=[b"\x05\x06", b"\x07"])
+    assert compact.root()[::-1].hex() == (
+        "f98f149fd11da6fbe26d0ee53cadd28372fa9eed2cb7080f41da7ca311531777")
+    assert full.root()[::-1].hex() == (
+        "8eb1b83cce69a3d8b0bfb7fbe77ae8f1d24b57a9cae047b8c0aba084ad878249")
+    assert DynafedParams(compact, full).root()[::-1].hex() == (
+        "113160f76dc17fe367a2def79aefe06feeea9c795310c9e88aeedc23e145982e")
+    other = DynafedParamEntry(type=2, signblockscript=b"\x01\x02", signblock_witness_limit=3,
+                              fedpeg_program=b"\x04\x05", fedpegscript=b"\x06\x07",
+                              extension_space=[b"\x08\x09", b"\x0a"])
+    pruned = other.to_pruned()
+    assert pruned.elided_root[::-1].hex() == (
+        "c3058c822b22a13bb7c47cf50d3f3c7817e7d9075ff55a7d16c85b9673e7e553")
+    assert pruned.root() == other.root()
+    assert DynafedParamEntry().root() == bytes(32)

@@ -507,23 +507,35 @@ class DynafedParamEntry:
                     + _stack(self.extension_space))
         return out
 
+    def extra_root(self) -> bytes:
+        """FMR(H(fedpeg_program), H(fedpegscript), H(extension_space)) for a full entry, the
+        stored ``elided_root`` for a pruned one, zeros for null; H = sha256d of the
+        serialization (elements-format.md §1.4)."""
+        if self.type == 0:
+            return _ZERO32
+        if self.type == 1:
+            return self.elided_root
+        return hashes.fast_merkle_root([
+            hashes.sha256d(_var(self.fedpeg_program)), hashes.sha256d(_var(self.fedpegscript)),
+            hashes.sha256d(_stack(self.extension_space))])
+
     def root(self) -> bytes:
-        """Params root as getblockheader's ``root``: FMR(compact_root, extra_root) with
-        compact = FMR(H(signblockscript), H(witness_limit)), extra = FMR(H(fedpeg_program),
-        H(fedpegscript), H(extension_space)) (pruned entries give extra = elided_root);
-        H = sha256d of the serialization.  A null entry has root 0."""
+        """Entry root (getblockheader ``root``): FMR(compact_root, extra_root) with
+        compact_root = FMR(H(signblockscript), H(signblock_witness_limit)); zeros for null."""
         if self.type == 0:
             return _ZERO32
         limit = self.signblock_witness_limit.to_bytes(4, "little")
         compact = hashes.sha256_midstate(hashes.sha256d(_var(self.signblockscript))
                                          + hashes.sha256d(limit))
-        if self.type == 1:
-            extra = self.elided_root
-        else:
-            extra = hashes.fast_merkle_root([
-                hashes.sha256d(_var(self.fedpeg_program)), hashes.sha256d(_var(self.fedpegscript)),
-                hashes.sha256d(_stack(self.extension_space))])
-        return hashes.sha256_midstate(compact + extra)
+        return hashes.sha256_midstate(compact + self.extra_root())
+
+    def to_pruned(self) -> DynafedParamEntry:
+        """The pruned (type 1) form of a full entry, as later headers carry it."""
+        if self.type != 2:
+            return self
+        return DynafedParamEntry(type=1, signblockscript=self.signblockscript,
+                                 signblock_witness_limit=self.signblock_witness_limit,
+                                 elided_root=self.extra_root())
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,6 +545,10 @@ class DynafedParams:
 
     def serialize(self) -> bytes:
         return self.current.serialize() + self.proposed.serialize()
+
+    def root(self) -> bytes:
+        """DynaFedParams::CalculateRoot: FMR(current.root(), proposed.root())."""
+        return hashes.sha256_midstate(self.current.root() + self.proposed.root())
 
 
 @dataclass(frozen=True, slots=True)
