@@ -775,36 +775,159 @@ done:
 
 /* --- subset sums ---------------------------------------------------------------------------- */
 
-/* out[i] = Σ table[idx[j]] for j in [off[i], off[i+1]); a depth-first trie walk: the prefix this
- * path shares with the previous one is reused from the stack of partial sums. */
+/* Trie node ids are 32-bit; the Python wrapper caps the total number of path indices. */
+#define SUBSET_NONE ((uint32_t)0xFFFFFFFFu)
+
+/* Denominator of the affine addition a + b: x_b - x_a, or 2·y_a for a doubling; returns 0 if the
+ * sum needs no inversion (an operand at infinity or b = -a). */
+static int ge_add_denominator(fe *den, const ge *a, const ge *b) {
+    if (a->inf || b->inf) return 0;
+    fe_sub(den, &b->x, &a->x);
+    if (LIKELY(!fe_is_zero(den))) return 1;
+    fe s;
+    fe_add(&s, &a->y, &b->y);
+    if (fe_is_zero(&s)) return 0;
+    fe_add(den, &a->y, &a->y);
+    return 1;
+}
+
+/* r = a + b given inv = 1 / ge_add_denominator(a, b) when that returned 1.  r may alias a or b. */
+static void ge_add_with_inverse(ge *r, const ge *a, const ge *b, const fe *inv, int has_den) {
+    if (!has_den) {
+        if (a->inf) *r = *b;
+        else if (b->inf) *r = *a;
+        else r->inf = 1, r->x = FE_ZERO, r->y = FE_ZERO; /* b = -a */
+        return;
+    }
+    fe lam, t;
+    fe_sub(&t, &b->x, &a->x);
+    if (UNLIKELY(fe_is_zero(&t))) {
+        fe_sqr(&t, &a->x); /* doubling: λ = 3·x² / (2·y) */
+        fe_mul_small(&t, &t, 3);
+    } else {
+        fe_sub(&t, &b->y, &a->y);
+    }
+    fe_mul(&lam, &t, inv);
+    fe x3, y3;
+    fe_sqr(&x3, &lam);
+    fe_sub(&x3, &x3, &a->x);
+    fe_sub(&x3, &x3, &b->x);
+    fe_sub(&t, &a->x, &x3);
+    fe_mul(&y3, &lam, &t);
+    fe_sub(&y3, &y3, &a->y);
+    fe_normalize(&x3);
+    fe_normalize(&y3);
+    r->x = x3;
+    r->y = y3;
+    r->inf = 0;
+}
+
+/* out[i] = Σ table[idx[j]] for j in [off[i], off[i+1]).  The paths form a trie (a path shares
+ * with the previous one its common prefix); every trie node is parent + one table point, and the
+ * nodes of one depth are added in affine coordinates sharing one inversion, so each node costs
+ * about 6 field multiplications and the results come out affine. */
 static int subset_sums_run(ge *out, const ge *table, const uint32_t *idx, const size_t *off,
                            size_t npaths, size_t maxlen) {
-    gej *stack = malloc((maxlen + 1) * sizeof *stack);
-    gej *res = malloc((npaths ? npaths : 1) * sizeof *res);
-    fe *scratch = malloc((npaths ? npaths : 1) * sizeof *scratch);
-    if (!stack || !res || !scratch) {
-        free(stack);
-        free(res);
-        free(scratch);
-        return 0;
-    }
-    gej_set_inf(&stack[0]);
-    size_t prev_off = 0, prev_len = 0;
+    size_t total = off[npaths];
+    uint32_t *parent = malloc((total + 1) * sizeof *parent);
+    uint32_t *order = malloc((total + 1) * sizeof *order);
+    uint32_t *depth = malloc((total + 1) * sizeof *depth);
+    uint32_t *node_of_path = malloc((npaths + 1) * sizeof *node_of_path);
+    uint32_t *stack = malloc((maxlen + 1) * sizeof *stack);
+    size_t *level_start = malloc((maxlen + 2) * sizeof *level_start);
+    uint32_t *point_of = malloc((total + 1) * sizeof *point_of);
+    ge *val = malloc((total + 1) * sizeof *val);
+    fe *inv = malloc((total + 1) * sizeof *inv);
+    fe *den = malloc((total + 1) * sizeof *den);
+    unsigned char *has = malloc(total + 1);
+    int ok = 0;
+    if (!parent || !order || !depth || !node_of_path || !stack || !level_start || !point_of ||
+        !val || !inv || !den || !has)
+        goto done;
+    /* trie nodes in depth-first order */
+    size_t nn = 0, prev_off = 0, prev_len = 0;
     for (size_t i = 0; i < npaths; i++) {
         size_t len = off[i + 1] - off[i];
         const uint32_t *path = idx + off[i];
         size_t common = 0;
         while (common < len && common < prev_len && path[common] == idx[prev_off + common]) common++;
-        for (size_t d = common; d < len; d++) gej_add_ge_var(&stack[d + 1], &stack[d], &table[path[d]]);
-        res[i] = stack[len];
+        for (size_t d = common; d < len; d++) {
+            parent[nn] = d ? stack[d - 1] : SUBSET_NONE;
+            point_of[nn] = path[d];
+            depth[nn] = (uint32_t)d;
+            stack[d] = (uint32_t)nn++;
+        }
+        node_of_path[i] = len ? stack[len - 1] : SUBSET_NONE;
         prev_off = off[i];
         prev_len = len;
     }
-    ge_set_all_gej_var(out, res, npaths, scratch);
+    /* counting sort of the nodes by depth */
+    memset(level_start, 0, (maxlen + 2) * sizeof *level_start);
+    for (size_t k = 0; k < nn; k++) level_start[depth[k] + 1]++;
+    for (size_t d = 0; d < maxlen; d++) level_start[d + 1] += level_start[d];
+    {
+        size_t *fill = malloc((maxlen + 1) * sizeof *fill);
+        if (!fill) goto done;
+        memcpy(fill, level_start, (maxlen + 1) * sizeof *fill);
+        for (size_t k = 0; k < nn; k++) order[fill[depth[k]]++] = (uint32_t)k;
+        free(fill);
+    }
+    for (size_t d = 0; d < maxlen; d++) {
+        size_t lo = level_start[d], hi = level_start[d + 1];
+        if (d == 0) {
+            for (size_t j = lo; j < hi; j++) val[order[j]] = table[point_of[order[j]]];
+            continue;
+        }
+        fe acc = FE_ONE;
+        size_t m = 0;
+        for (size_t j = lo; j < hi; j++) {
+            uint32_t k = order[j];
+            has[j] = (unsigned char)ge_add_denominator(&den[j], &val[parent[k]], &table[point_of[k]]);
+            if (has[j]) {
+                inv[j] = acc;
+                fe_mul(&acc, &acc, &den[j]);
+                m++;
+            }
+        }
+        if (m) {
+            fe ai;
+            fe_inv_var(&ai, &acc);
+            for (size_t j = hi; j-- > lo;) {
+                if (!has[j]) continue;
+                fe t;
+                fe_mul(&t, &ai, &inv[j]);
+                fe_mul(&ai, &ai, &den[j]);
+                inv[j] = t;
+            }
+        }
+        for (size_t j = lo; j < hi; j++) {
+            uint32_t k = order[j];
+            ge_add_with_inverse(&val[k], &val[parent[k]], &table[point_of[k]], &inv[j], has[j]);
+        }
+    }
+    for (size_t i = 0; i < npaths; i++) {
+        if (node_of_path[i] == SUBSET_NONE) {
+            out[i].inf = 1;
+            out[i].x = FE_ZERO;
+            out[i].y = FE_ZERO;
+        } else {
+            out[i] = val[node_of_path[i]];
+        }
+    }
+    ok = 1;
+done:
+    free(parent);
+    free(order);
+    free(depth);
+    free(node_of_path);
     free(stack);
-    free(res);
-    free(scratch);
-    return 1;
+    free(level_start);
+    free(point_of);
+    free(val);
+    free(inv);
+    free(den);
+    free(has);
+    return ok;
 }
 
 static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
@@ -838,6 +961,11 @@ static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
                                          "each path must be a sequence of indices");
         if (!path) goto done;
         size_t len = (size_t)PySequence_Fast_GET_SIZE(path);
+        if (total + len >= (size_t)SUBSET_NONE) {
+            Py_DECREF(path);
+            PyErr_SetString(PyExc_ValueError, "too many path indices in total");
+            goto done;
+        }
         if (total + len > cap) {
             while (total + len > cap) cap *= 2;
             uint32_t *grown = realloc(idx, cap * sizeof *idx);

@@ -97,50 +97,106 @@ static inline void sc_neg(sc *r, const sc *a) {
     memcpy(r->n, v, sizeof v);
 }
 
-/* out[0..lo_n+hi_n+2] = lo + hi·NC, where lo has 4 limbs and hi has hi_n limbs; out has
- * hi_n + 4 limbs (NC has 129 bits so hi·NC fits hi_n + 3 limbs, +1 for the final carry). */
-static inline void sc_fold_(u64 *out, const u64 lo[4], const u64 *hi, int hi_n) {
-    int out_n = hi_n + 4;
-    for (int i = 0; i < out_n; i++) out[i] = i < 4 ? lo[i] : 0;
-    for (int i = 0; i < hi_n; i++) {
-        /* add hi[i]·(NC0 + NC1·2^64 + 2^128) at limb i */
-        u128 t = (u128)hi[i] * SC_NC0 + out[i];
-        out[i] = (u64)t;
-        t = (t >> 64) + (u128)hi[i] * SC_NC1 + out[i + 1];
-        out[i + 1] = (u64)t;
-        t = (t >> 64) + (u128)hi[i] + out[i + 2];
-        out[i + 2] = (u64)t;
-        t >>= 64;
-        for (int k = i + 3; t && k < out_n; k++) {
-            t += out[k];
-            out[k] = (u64)t;
-            t >>= 64;
-        }
-    }
-}
+#define SC_SUMADD_(a)          \
+    do {                       \
+        u64 a_ = (a);          \
+        c0 += a_;              \
+        u64 o_ = (c0 < a_);    \
+        c1 += o_;              \
+        c2 += (c1 < o_);       \
+    } while (0)
 
-/* r = l mod N for a 512-bit l. */
+/* r = l mod N for a 512-bit l: three column-wise folds hi·NC + lo, NC = NC0 + NC1·2^64 + 2^128. */
 static inline void sc_reduce512_(sc *r, const u64 l[8]) {
-    u64 m[8], p[7], q[5];
-    sc_fold_(m, l, l + 4, 4);   /* < 2^386: m[0..6] significant */
-    sc_fold_(p, m, m + 4, 3);   /* < 2^260: p[0..4] significant */
-    sc_fold_(q, p, p + 4, 1);   /* < 2^256 + 2^134: q[0..4], q[4] in {0, 1} */
-    if (q[4]) sc_sub_n_(q);      /* q - N = (q mod 2^256) + NC, below N */
-    else if (sc_ge_n_(q)) sc_sub_n_(q);
-    memcpy(r->n, q, 4 * sizeof(u64));
+    u64 c0, c1 = 0, c2 = 0;
+    const u64 l4 = l[4], l5 = l[5], l6 = l[6], l7 = l[7];
+    u64 m0, m1, m2, m3, m4, m5, m6;
+    /* m = l[0..3] + l[4..7]·NC  (< 2^386) */
+    c0 = l[0];
+    FE_MULADD_(l4, SC_NC0);
+    FE_EXTRACT_(m0);
+    SC_SUMADD_(l[1]);
+    FE_MULADD_(l5, SC_NC0);
+    FE_MULADD_(l4, SC_NC1);
+    FE_EXTRACT_(m1);
+    SC_SUMADD_(l[2]);
+    FE_MULADD_(l6, SC_NC0);
+    FE_MULADD_(l5, SC_NC1);
+    SC_SUMADD_(l4);
+    FE_EXTRACT_(m2);
+    SC_SUMADD_(l[3]);
+    FE_MULADD_(l7, SC_NC0);
+    FE_MULADD_(l6, SC_NC1);
+    SC_SUMADD_(l5);
+    FE_EXTRACT_(m3);
+    FE_MULADD_(l7, SC_NC1);
+    SC_SUMADD_(l6);
+    FE_EXTRACT_(m4);
+    SC_SUMADD_(l7);
+    FE_EXTRACT_(m5);
+    m6 = c0;
+    /* p = m[0..3] + m[4..6]·NC  (< 2^260) */
+    u64 p0, p1, p2, p3, p4;
+    c0 = m0;
+    c1 = c2 = 0;
+    FE_MULADD_(m4, SC_NC0);
+    FE_EXTRACT_(p0);
+    SC_SUMADD_(m1);
+    FE_MULADD_(m5, SC_NC0);
+    FE_MULADD_(m4, SC_NC1);
+    FE_EXTRACT_(p1);
+    SC_SUMADD_(m2);
+    FE_MULADD_(m6, SC_NC0);
+    FE_MULADD_(m5, SC_NC1);
+    SC_SUMADD_(m4);
+    FE_EXTRACT_(p2);
+    SC_SUMADD_(m3);
+    FE_MULADD_(m6, SC_NC1);
+    SC_SUMADD_(m5);
+    FE_EXTRACT_(p3);
+    p4 = c0 + m6;
+    /* q = p[0..3] + p4·NC  (< 2^256 + 2^134) */
+    u64 q[4];
+    u128 t = (u128)p4 * SC_NC0 + p0;
+    q[0] = (u64)t;
+    t = (t >> 64) + (u128)p4 * SC_NC1 + p1;
+    q[1] = (u64)t;
+    t = (t >> 64) + (u128)p4 + p2;
+    q[2] = (u64)t;
+    t = (t >> 64) + p3;
+    q[3] = (u64)t;
+    if ((u64)(t >> 64) || sc_ge_n_(q)) sc_sub_n_(q); /* q - N = (q mod 2^256) + NC, below N */
+    memcpy(r->n, q, sizeof q);
 }
 
 static inline void sc_mul512_(u64 l[8], const sc *a, const sc *b) {
-    for (int i = 0; i < 8; i++) l[i] = 0;
-    for (int i = 0; i < 4; i++) {
-        u64 c = 0;
-        for (int j = 0; j < 4; j++) {
-            u128 t = (u128)a->n[i] * b->n[j] + l[i + j] + c;
-            l[i + j] = (u64)t;
-            c = (u64)(t >> 64);
-        }
-        l[i + 4] = c;
-    }
+    u64 c0 = 0, c1 = 0, c2 = 0;
+    const u64 a0 = a->n[0], a1 = a->n[1], a2 = a->n[2], a3 = a->n[3];
+    const u64 b0 = b->n[0], b1 = b->n[1], b2 = b->n[2], b3 = b->n[3];
+    FE_MULADD_(a0, b0);
+    FE_EXTRACT_(l[0]);
+    FE_MULADD_(a0, b1);
+    FE_MULADD_(a1, b0);
+    FE_EXTRACT_(l[1]);
+    FE_MULADD_(a0, b2);
+    FE_MULADD_(a1, b1);
+    FE_MULADD_(a2, b0);
+    FE_EXTRACT_(l[2]);
+    FE_MULADD_(a0, b3);
+    FE_MULADD_(a1, b2);
+    FE_MULADD_(a2, b1);
+    FE_MULADD_(a3, b0);
+    FE_EXTRACT_(l[3]);
+    FE_MULADD_(a1, b3);
+    FE_MULADD_(a2, b2);
+    FE_MULADD_(a3, b1);
+    FE_EXTRACT_(l[4]);
+    FE_MULADD_(a2, b3);
+    FE_MULADD_(a3, b2);
+    FE_EXTRACT_(l[5]);
+    FE_MULADD_(a3, b3);
+    FE_EXTRACT_(l[6]);
+    l[7] = c0;
 }
 
 static inline void sc_mul(sc *r, const sc *a, const sc *b) {
