@@ -80,9 +80,25 @@ class Claim:
             if len(point) != 64 or not 0 <= scalar < N:
                 raise ValueError("claim: bad shared term")
 
+    @classmethod
+    def trusted(cls, label: Label, base: FixedBase | None,
+                fixed: tuple[tuple[int, int, bytes], ...], free_scalars: bytes,
+                free_points: bytes, shared: tuple[tuple[bytes, int], ...],
+                fixed_const: tuple[tuple[int, int, int], ...]) -> Claim:
+        """Construct without re-checking the invariants, for builders that guarantee them by
+        construction (the range-proof verifier); a per-proof saving on the batch hot path."""
+        claim = object.__new__(cls)
+        for name, value in (("label", label), ("base", base), ("fixed", fixed),
+                            ("free_scalars", free_scalars), ("free_points", free_points),
+                            ("shared", shared), ("fixed_const", fixed_const)):
+            object.__setattr__(claim, name, value)
+        return claim
 
-def _random_weight() -> int:
-    return secrets.randbits(128) or 1
+
+def _random_weights(count: int) -> list[int]:
+    """Independent uniform non-zero 128-bit weights, from one call to the OS generator."""
+    pool = secrets.token_bytes(16 * count)
+    return [int.from_bytes(pool[16 * i: 16 * i + 16], "big") or 1 for i in range(count)]
 
 
 class BatchVerifier:
@@ -156,8 +172,8 @@ class BatchVerifier:
         free_s: list[bytes] = []
         free_p: list[bytes] = []
         shared: dict[bytes, int] = {}
-        for claim in claims:
-            w = 1 if single else _random_weight()
+        weights = [1] if single else _random_weights(len(claims))
+        for claim, w in zip(claims, weights):
             if claim.base is fixed:
                 for start, mult, vec in claim.fixed:
                     key = (start, len(vec) >> 5)

@@ -23,6 +23,8 @@ rejections. Our chain forbids min_value altogether (consensus.py).
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -30,7 +32,7 @@ from ctplugin.batch import BatchVerifier, Claim, Label
 from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
 from ctplugin.bulletproofs.layout import OFF_AB, OFF_FLAGS, OFF_LR_FLAGS, OFF_POINTS, OFF_T, layout
 from ctplugin.bulletproofs.params import CONSENSUS_N_GENS
-from ctplugin.bulletproofs.transcript import Transcript, challenge
+from ctplugin.bulletproofs.transcript import challenge
 from ctplugin.errors import ProofError
 from ctplugin.pedersen import Commitment, Generator
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_XQR, kernel
@@ -43,6 +45,8 @@ GeneratorLike = bytes | bytearray | memoryview | Generator
 
 
 _ONE = (1).to_bytes(32, "big")
+_SCALAR_OFFSETS = (0, 32, OFF_T, OFF_AB, OFF_AB + 32, OFF_AB + 64, OFF_AB + 96)
+_sha256 = hashlib.sha256
 
 
 def _b(v: int) -> bytes:
@@ -136,43 +140,51 @@ def range_proof_claim(
 
     # One batch decode: V_j (08/09 -> flag 0/1), A, S, T1, T2, L0, R0, L1, R1, ...
     parts = [bytes((c[0] & 1,)) + c[1:] for c in cbytes]
-    xs4 = [proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32] for i in range(4)]
-    parts += [bytes(((flags >> i) & 1,)) + xs4[i] for i in range(4)]
-    lr_x = [proof[lr_end + 32 * j: lr_end + 32 * j + 32] for j in range(2 * lg)]
-    parts += [bytes(((lr_flags >> j) & 1,)) + lr_x[j] for j in range(2 * lg)]
+    for i in range(4):
+        parts.append(bytes(((flags >> i) & 1,)))
+        parts.append(proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32])
+    for j in range(2 * lg):
+        parts.append(bytes(((lr_flags >> j) & 1,)))
+        parts.append(proof[lr_end + 32 * j: lr_end + 32 * j + 32])
     try:
         points = _k.decode_points_var(b"".join(parts), KIND_XQR)
     except ValueError as exc:
         raise ProofError(f"proof point: {exc}") from None
 
-    taux_s = _scalar(proof, 0, "-tau_x")
-    mu_s = _scalar(proof, 32, "-mu")
-    t = _scalar(proof, OFF_T, "t")
-    a1 = _scalar(proof, OFF_AB, "a1")
-    a2 = _scalar(proof, OFF_AB + 32, "a2")
-    b1 = _scalar(proof, OFF_AB + 64, "b1")
-    b2 = _scalar(proof, OFF_AB + 96, "b2")
+    scalars = [int.from_bytes(proof[o: o + 32], "big") for o in _SCALAR_OFFSETS]
+    for v, o in zip(scalars, _SCALAR_OFFSETS):
+        if v == 0 or v >= N:
+            raise ProofError(f"scalar at offset {o} is zero or not below n")
+    taux_s, mu_s, t, a1, a2, b1, b2 = scalars
 
-    # Transcript (§6).
-    tr = Transcript()
+    # Transcript (§6), inlined: c = SHA256(c ‖ …); A‖S, T1‖T2 and L_r‖R_r are contiguous in
+    # the proof, so upd(c, P, Q) hashes c ‖ flag byte ‖ a 64-byte slice.
+    c = bytes(32)
     if min_value is not None:
-        tr.absorb_min_values(min_value)
-    tr.absorb_commitments(cbytes, vg)
+        c = _sha256(c + struct.pack("<IQ", 1, min_value[0])).digest()
+    gflag, gx = vg[0] & 1, vg[1:]
+    for cb in cbytes:
+        c = _sha256(c + bytes((2 * (cb[0] & 1) + gflag,)) + cb[1:] + gx).digest()
     if extra_commit is not None:
-        tr.absorb(bytes(extra_commit))
-    f_a, f_s, f_t1, f_t2 = flags & 1, (flags >> 1) & 1, (flags >> 2) & 1, (flags >> 3) & 1
-    y = challenge(tr.absorb_pair(f_a, xs4[0], f_s, xs4[1]))
-    z = challenge(tr.absorb_pair(f_a, xs4[0], f_s, xs4[1]))
-    x = challenge(tr.absorb_pair(f_t1, xs4[2], f_t2, xs4[3]))
-    tr.absorb(proof[0:64])
-    w = challenge(tr.peek())
-    u = challenge(tr.absorb(proof[OFF_T: OFF_T + 32]))
+        c = _sha256(c + bytes(extra_commit)).digest()
+    as_data = bytes((2 * (flags & 1) + ((flags >> 1) & 1),)) + proof[65:129]
+    c = _sha256(c + as_data).digest()
+    y = challenge(c)
+    c = _sha256(c + as_data).digest()
+    z = challenge(c)
+    c = _sha256(c + bytes((2 * ((flags >> 2) & 1) + (flags >> 3),)) + proof[129:193]).digest()
+    x = challenge(c)
+    c = _sha256(c + proof[0:64]).digest()
+    w = challenge(_sha256(c).digest())
+    c = _sha256(c + proof[OFF_T: OFF_T + 32]).digest()
+    u = challenge(c)
     xs_states = []
     for j in range(lg):
-        state = tr.absorb_pair((lr_flags >> (2 * j)) & 1, lr_x[2 * j],
-                               (lr_flags >> (2 * j + 1)) & 1, lr_x[2 * j + 1])
-        challenge(state)
-        xs_states.append(state)
+        fl = (lr_flags >> (2 * j)) & 3
+        c = _sha256(c + bytes((2 * (fl & 1) + (fl >> 1),))
+                    + proof[lr_end + 64 * j: lr_end + 64 * j + 64]).digest()
+        challenge(c)
+        xs_states.append(c)
     xs = b"".join(xs_states)
 
     # One kernel call gives every challenge product (and one inversion for all): with the
@@ -199,7 +211,7 @@ def range_proof_claim(
     y_inv_pows = _k.scalar_powers(_b(y_inv), half)
     rev_lo = b"".join(e_lo[i: i + 32] for i in range(32 * mask, -32, -32))
     r_vec = _k.scalar_vec_mul(rev_lo, y_inv_pows)
-    y_inv_half = pow(y_inv, half, N)
+    y_inv_half = int.from_bytes(y_inv_pows[-32:], "big") * y_inv % N
     two_over_y = _k.scalar_powers(_b(2 * y_inv % N), nbits)
     gi, hi = gens.G_OFFSET, gens.h_offset
     zz = z * z % N
@@ -211,17 +223,20 @@ def range_proof_claim(
         (gi + half, (-a2 * y_inv) % N, e_hi),
         (hi, (-b1 * y) % N, r_vec),
         (hi + half, (-b2 * y % N) * y_inv_half % N, r_vec),
+        (hi, zz, two_over_y),
     ]
-    y_inv_nbits = pow(y_inv, nbits, N)
-    step = 1
-    for j in range(m):
-        fixed.append((hi + j * nbits, z_weights[j] * step % N, two_over_y))
-        step = step * y_inv_nbits % N
+    if m > 1:
+        y_inv_nbits = pow(y_inv, nbits, N)
+        step = 1
+        for j in range(1, m):
+            step = step * y_inv_nbits % N
+            fixed.append((hi + j * nbits, z_weights[j] * step % N, two_over_y))
 
     # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min, where
-    # Σ_{k<N} y^k = y^{N−1}·(1 + y^{−N/2})·Σ_{k<N/2} y^{−k}.
+    # Σ_{k<N} y^k = (1 + y^{N/2})·y^{N/2−1}·Σ_{k<N/2} y^{−k}.
     sum_y_inv_half = int.from_bytes(_k.scalar_vec_sum(y_inv_pows), "big")
-    sum_y = pow(y, n - 1, N) * (1 + y_inv_half) % N * sum_y_inv_half % N
+    y_half_1 = pow(y, half - 1, N)
+    sum_y = (1 + y_half_1 * y) * y_half_1 % N * sum_y_inv_half % N
     delta = (z - zz) * sum_y - z * sum(z_weights) * ((1 << nbits) - 1)
     if min_value is not None:
         delta -= zz * min_value[0]
@@ -229,15 +244,9 @@ def range_proof_claim(
     wx = w * x % N
     free_scalars = (b"".join(_b(w * zj % N) for zj in z_weights)
                     + _ONE + _b(x) + _b(wx) + _b(wx * x % N) + lr_scalars)
-    return Claim(
-        label=label,
-        base=gens.fixed,
-        fixed=tuple(fixed),
-        fixed_const=((0, 1, h_scalar), (gi, n, N - z), (hi, n, z)),
-        free_scalars=free_scalars,
-        free_points=points,
-        shared=((vg_point, (w * (delta - t)) % N),),
-    )
+    return Claim.trusted(
+        label, gens.fixed, tuple(fixed), free_scalars, points,
+        ((vg_point, (w * (delta - t)) % N),), ((0, 1, h_scalar), (gi, n, N - z), (hi, n, z)))
 
 
 def verify(
