@@ -103,3 +103,21 @@ def test_rangeproof_header_matches_secp256k1_zkp() -> None:
             assert _speedups.rangeproof_info(mutated) == reference(mutated), (first, second)
     for cut in (0, 1, 2, 9, 10, 64, 65):
         assert _speedups.rangeproof_info(base[:cut]) == reference(base[:cut])
+
+
+def test_pegin_with_issuance_keeps_both_flags() -> None:
+    """Index flags are independent bits (elements-format.md §1.1); python-elementstx agrees.
+    wallycore drops the peg-in bit when it re-serializes such an input, so it is not used here."""
+    pytest.importorskip("elementstx")
+    from ctplugin.elements import AssetIssuance, Transaction, TxIn, TxOut
+
+    tx = Transaction(version=2, inputs=[TxIn(
+        prevout_hash=b"\x05" * 32, prevout_index=7, is_pegin=True,
+        issuance=AssetIssuance(bytes(32), b"\x01" * 32, amount=5, inflation_keys=None),
+        pegin_witness=[b"\x00" * 8])], outputs=[TxOut(asset=bytes(32), value=1)])
+    raw = tx.serialize()
+    assert int.from_bytes(raw[6 + 32:6 + 36], "little") == 0xC000_0007
+    etx = to_elementstx(tx)
+    assert etx.serialize() == raw
+    assert etx.GetTxid() == tx.txid and etx.GetHash() == tx.wtxid
+    assert etx.vin[0].is_pegin and not etx.vin[0].assetIssuance.is_null()

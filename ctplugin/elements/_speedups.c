@@ -809,6 +809,11 @@ static PyObject *py_parse_block(PyObject *self, PyObject *data) {
     (void)self;
     return run_walker(data, walk_block, "trailing bytes after block");
 }
+/* One output in its non-witness serialization (asset, value, nonce, scriptPubKey). */
+static PyObject *py_parse_txout(PyObject *self, PyObject *data) {
+    (void)self;
+    return run_walker(data, walk_txout, "trailing bytes after output");
+}
 static PyObject *py_parse_block_header(PyObject *self, PyObject *data) {
     (void)self;
     return run_walker(data, walk_header, "trailing bytes after block header");
@@ -1109,6 +1114,7 @@ static PyMethodDef methods[] = {
     {"parse_transaction", py_parse_transaction, METH_O, "Walk one whole transaction."},
     {"parse_block", py_parse_block, METH_O, "Walk one whole block."},
     {"parse_block_header", py_parse_block_header, METH_O, "Walk one whole block header."},
+    {"parse_txout", py_parse_txout, METH_O, "Walk one output (non-witness serialization)."},
     {"txid", py_txid, METH_VARARGS, "txid(raw, locktime_end) -> 32 bytes."},
     {"withash", py_withash, METH_O, "withash(raw transaction) -> 32 bytes."},
     {"sha256d", py_sha256d, METH_O, "Double SHA-256."},

@@ -213,6 +213,11 @@ class TxIn:
         _check_stack("pegin_witness", self.pegin_witness)
 
     @property
+    def prevout(self) -> tuple[bytes, int]:
+        """(prevout_hash, prevout_index): the outpoint this input spends."""
+        return self.prevout_hash, self.prevout_index
+
+    @property
     def is_null_prevout(self) -> bool:
         """COutPoint::IsNull: zero hash and index 0xffffffff (the coinbase input)."""
         return self.prevout_index == NULL_INDEX and self.prevout_hash == _ZERO32
@@ -289,6 +294,12 @@ class TxOut:
     @property
     def has_witness(self) -> bool:
         return bool(self.surjection_proof or self.range_proof)
+
+    @staticmethod
+    def parse(data: bytes | bytearray | memoryview) -> TxOut:
+        """Parse one output from its non-witness serialization (``serialize()``), e.g. a stored
+        UTXO; the proofs of the result are empty."""
+        return _speedups.parse_txout(data)
 
     def serialize(self) -> bytes:
         return (serialize_conf_asset(self.asset) + serialize_conf_value(self.value)
