@@ -20,7 +20,8 @@ Model (frozen, slotted dataclasses; build them with keywords, lists are accepted
          issuance=None, issuance_amount_rangeproof=b"", inflation_keys_rangeproof=b"",
          script_witness=(), pegin_witness=())
         prevout_index is the real index (flag bits stripped); 0xffffffff = null prevout.
-        .is_null_prevout .prevout_txid_hex .has_witness .serialized_prevout()
+        .prevout -> (hash, index) .is_null_prevout .prevout_txid_hex .has_witness
+        .serialized_prevout()
     AssetIssuance(asset_blinding_nonce, asset_entropy, amount=None, inflation_keys=None)
         .is_reissuance .amount_is_blinded .inflation_keys_are_blinded
     TxOut(asset, value, nonce=b"", script_pubkey=b"", surjection_proof=b"", range_proof=b"")
@@ -28,11 +29,13 @@ Model (frozen, slotted dataclasses; build them with keywords, lists are accepted
         value: int explicit amount | 33-byte Pedersen commitment (prefix 08/09)
         nonce: b"" null | 33 bytes (prefix 01/02/03)
         .is_fee .asset_is_explicit .value_is_explicit .has_witness
+        TxOut.parse(data) reads one output's non-witness serialization (e.g. a stored UTXO)
     BlockHeader(version, prev_hash, merkle_root, time, height, challenge=None, solution=None,
                 dynafed_params=None, signblock_witness=())
         .hash .hash_hex .is_dynafed .serialize() .serialize_for_hash()
-    DynafedParams(current, proposed); DynafedParamEntry(type, signblockscript,
-        signblock_witness_limit, elided_root, fedpeg_program, fedpegscript, extension_space).root()
+    DynafedParams(current, proposed).root(); DynafedParamEntry(type, signblockscript,
+        signblock_witness_limit, elided_root, fedpeg_program, fedpegscript, extension_space)
+        .root() .extra_root() .to_pruned()
     Block(header, transactions)
         .hash .compute_merkle_root() -> (root, mutated) .merkle_root_matches()
         .witness_root() .witness_commitment_index() .expected_witness_commitment()
@@ -42,7 +45,24 @@ Issuance (``ctplugin.elements.issuance``)
     issuance_entropy(prevout_hash, prevout_index, contract_hash), issuance_asset_id(entropy),
     reissuance_token_id(entropy, amount_is_blinded), input_issuance_ids(txin) -> IssuanceIds
 
-Hashes: ``ctplugin.hashes.fast_merkle_root`` / ``sha256_midstate`` (native here).
+Other modules
+    ``rpcjson``   decode_transaction(tx) -> dict (elementsd decoderawtransaction), dumps(obj)
+    ``script``    script_to_asm(script, attempt_sighash_decode), script_type(script)
+    ``interop``   to/from python-elementstx and wallycore; wally_fields/model_fields views
+    ``vectors``   check_file(path), load_entries(paths, key)
+    Hashes: ``ctplugin.hashes.fast_merkle_root`` / ``sha256_midstate`` (native here; an odd node
+    of the fast Merkle tree is promoted, not paired with itself).
+
+Notes for users
+    * Hashes are bytes in internal order; ``*_hex`` properties give elementsd's reversed text.
+    * Readers follow Elements exactly, stricter than wallycore: canonical compact sizes <=
+      MAX_SIZE, no trailing bytes, no superfluous witness/issuance records, only the known
+      prefixes, null asset/value refused in outputs; an index of 0xffffffff is the null prevout
+      whatever the hash (no issuance/peg-in flags).
+    * Headers are Liquid signed-block headers with height (legacy challenge/solution or
+      dynafed); proof-of-work Elements headers (nBits/nNonce) are not read.
+    * Parsed objects keep a copy of their consensus bytes (serialize() returns it; hashes are
+      computed from it once).  ``dataclasses.replace`` gives a value whose bytes are rebuilt.
 
 Command line: ``python -m ctplugin.elements decode [HEX|-]`` prints elementsd
 ``decoderawtransaction`` JSON; ``python -m ctplugin.elements check FILE`` runs a vectors file.
