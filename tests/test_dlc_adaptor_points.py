@@ -71,3 +71,27 @@ def test_adaptor_point_is_the_attested_secret_times_g() -> None:
             assert ct.base_mul(secret) == point
     assert all(att.verify([n for n in a.event.nonces]) for att, a in zip(attestations,
                                                                          ANNOUNCEMENTS))
+
+
+def test_grouped_form_matches_entries() -> None:
+    prefixes = [decompose(v, BASE, DIGITS)[: 1 + v % DIGITS] for v in range(BASE**DIGITS)]
+    for oracles in ((0, 1, 2), (1, 2), (2,)):
+        entries = [tuple((i, p) for i in oracles) for p in prefixes]
+        reference = ap.compute_packed(POINTS, entries, "naive")
+        for threads in (1, 2):
+            assert ap.compute_grouped_packed(ap.DigitPoints(INFOS, BASE), oracles, prefixes,
+                                             threads) == reference
+
+
+def test_bad_entries_are_typed_errors() -> None:
+    import pytest
+
+    from ctplugin.dlc.errors import DlcError
+
+    for bad in ([((0, (2,)),)], [((5, (0,)),)], [((0, (0,) * 5),)], [()],
+                [((0, (0, 1)), (0, (0, 1)))], [((0, (-1,)), (1, (-1,)))]):
+        for strategy in ap.STRATEGIES:
+            with pytest.raises(DlcError):
+                ap.compute_packed(ap.DigitPoints(INFOS, BASE), bad, strategy)
+    with pytest.raises(DlcError):
+        ap.compute_grouped_packed(POINTS, (0, 1), [(0, 2)])

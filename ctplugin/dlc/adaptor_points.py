@@ -51,7 +51,8 @@ class DigitPoints:
     - *combined* sections, one per oracle set used with a common prefix (exact t-of-n):
       T_j(d) = Σ_i S_ij(d). Built from the individual section by point additions when that
       exists (several oracle sets share it), else directly as one (t+1)-point MSM per (j, d):
-      (Σ_i R_ij) + Σ_i e_ij(d)·P_i, which is cheaper than t separate products.
+      (Σ_i R_ij) + Σ_i e_ij(d)·P_i over a fixed-base table of the keys, which is cheaper than
+      t separate products.
     """
 
     def __init__(self, oracles: Sequence[OracleInfo], base: int,
@@ -122,14 +123,15 @@ class DigitPoints:
                                    for i in oracles for j in range(depth))
             nonce_sums = _k.subset_sums_var(
                 nonce_table, [[n * depth + j for n in range(len(oracles))] for j in range(depth)])
-            keys = b"".join(self.oracles[i].key_point.packed for i in oracles)
+            # The keys are the same in every MSM: precompute them once for the kernel.
+            keys = _k.FixedBaseTable(b"".join(self.oracles[i].key_point.packed for i in oracles))
             parts = []
             for j in range(depth):
-                points = nonce_sums[64 * j: 64 * j + 64] + keys
+                nonce_sum = nonce_sums[64 * j: 64 * j + 64]
                 for d in range(self.base):
-                    scalars = _ONE + b"".join(
-                        self.challenge(i, j, d).to_bytes(32, "big") for i in oracles)
-                    parts.append(_k.msm_var(scalars, points))
+                    scalars = b"".join(self.challenge(i, j, d).to_bytes(32, "big")
+                                       for i in oracles)
+                    parts.append(keys.msm_var(scalars, _ONE, nonce_sum))
             section = b"".join(parts)
         offset = self._append(section)
         self._combined[oracles] = offset
@@ -139,30 +141,38 @@ class DigitPoints:
     # --- path construction -------------------------------------------------------------------
 
     def path(self, entry: Entry) -> list[int]:
-        """Table indices whose sum is the entry's adaptor point, in trie (depth-first) order."""
+        """Table indices whose sum is the entry's adaptor point, in trie (depth-first) order.
+
+        Validates the entry on the way (oracle indices, prefix lengths, digit range), so bad
+        input is a ``DlcError`` rather than a silently wrong point.
+        """
+        if not entry:
+            raise DlcError("bad-entry", "an adaptor point needs at least one oracle")
         first = entry[0][1]
         if len(entry) > 1 and all(prefix == first for _, prefix in entry):
             oracles = tuple(i for i, _ in entry)
             rows = self._rows.get(oracles)
             if rows is None:
+                self._check_oracles(oracles)
                 self.combined_offset(oracles)
                 rows = self._rows[oracles]
+            if len(first) > len(rows) or (first and (min(first) < 0
+                                                     or max(first) >= self.base)):
+                raise DlcError("bad-entry", f"prefix {first} does not fit the oracles' digits")
             return list(map(operator.add, rows, first))
+        self._check_oracles(tuple(i for i, _ in entry))
+        for i, prefix in entry:
+            if len(prefix) > len(self.oracles[i].nonces) or (
+                    prefix and (min(prefix) < 0 or max(prefix) >= self.base)):
+                raise DlcError("bad-entry", f"prefix {prefix} does not fit oracle {i}'s digits")
         longest = max(len(p) for _, p in entry)
         return [self.index(i, j, prefix[j])
                 for j in range(longest) for i, prefix in entry if j < len(prefix)]
 
-    def check(self, entries: Sequence[Entry]) -> None:
-        for entry in entries:
-            if not entry:
-                raise DlcError("bad-entry", "an adaptor point needs at least one oracle")
-            for i, prefix in entry:
-                if not 0 <= i < len(self.oracles):
-                    raise DlcError("bad-entry", f"oracle index {i} out of range")
-                if len(prefix) > len(self.oracles[i].nonces):
-                    raise DlcError("bad-entry", "prefix longer than the oracle's nonces")
-                if any(not 0 <= d < self.base for d in prefix):
-                    raise DlcError("bad-entry", f"digit out of base {self.base}")
+    def _check_oracles(self, oracles: tuple[int, ...]) -> None:
+        if any(not 0 <= i < len(self.oracles) for i in oracles) or len(set(oracles)) != len(
+                oracles):
+            raise DlcError("bad-entry", f"bad oracle indices {oracles}")
 
 
 # --- strategies ------------------------------------------------------------------------------
@@ -220,8 +230,43 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
+def _paths(points: DigitPoints, entries: Sequence[Entry]) -> list[list[int]]:
+    """``points.path`` for many entries, with the common case (every oracle of an entry on the
+    same prefix, exact t-of-n) kept to a few C-level calls per entry: this loop is the Python
+    part of the memo strategies' cost."""
+    rows_by_oracles = points._rows
+    base = points.base
+    add = operator.add
+    checked: set[tuple[int, ...]] = set()
+    out = []
+    for entry in entries:
+        count = len(entry)
+        first = entry[0][1] if count else ()
+        if count == 3:
+            uniform = entry[1][1] == first and entry[2][1] == first
+            key = (entry[0][0], entry[1][0], entry[2][0]) if uniform else ()
+        elif count > 1:
+            uniform = all(p == first for _, p in entry)
+            key = tuple(i for i, _ in entry) if uniform else ()
+        else:
+            uniform = False
+        rows = rows_by_oracles.get(key) if uniform else None
+        if rows is None or len(first) > len(rows):
+            out.append(points.path(entry))  # builds tables, validates, or raises
+            continue
+        if first not in checked:
+            if first and (min(first) < 0 or max(first) >= base):
+                raise DlcError("bad-entry", f"digit out of base {base} in {first}")
+            checked.add(first)
+        out.append(list(map(add, rows, first)))
+    return out
+
+
 def _memo(points: DigitPoints, entries: Sequence[Entry], chunks: int = 1) -> list[bytes]:
-    paths = [points.path(entry) for entry in entries]
+    return _memo_paths(points, _paths(points, entries), chunks)
+
+
+def _memo_paths(points: DigitPoints, paths: list[list[int]], chunks: int) -> list[bytes]:
     ordered = all(a <= b for a, b in pairwise(paths))
     order = range(len(paths)) if ordered else sorted(range(len(paths)), key=paths.__getitem__)
     sorted_paths = paths if ordered else [paths[i] for i in order]
@@ -245,7 +290,9 @@ def _memo(points: DigitPoints, entries: Sequence[Entry], chunks: int = 1) -> lis
 def compute_packed(points: DigitPoints, entries: Sequence[Entry], strategy: Strategy = "memo",
                    threads: int = 2) -> list[bytes]:
     """Adaptor points of ``entries`` as kernel-packed 64-byte points, in entry order."""
-    points.check(entries)
+    if strategy in ("naive", "factorized", "precompute"):
+        for entry in entries:  # the same validation the memo strategies do while building paths
+            points.path(entry)
     if strategy == "naive":
         return _naive(points, entries)
     if strategy == "factorized":
@@ -257,6 +304,28 @@ def compute_packed(points: DigitPoints, entries: Sequence[Entry], strategy: Stra
     if strategy == "memo_parallel":
         return _memo(points, entries, chunks=threads)
     raise DlcError("bad-strategy", f"unknown adaptor point strategy {strategy!r}")
+
+
+def compute_grouped_packed(points: DigitPoints, oracles: Sequence[int],
+                           prefixes: Sequence[tuple[int, ...]], threads: int = 1) -> list[bytes]:
+    """Adaptor points of the entries ((i, prefix) for i in ``oracles``), one per prefix: the
+    form exact t-of-n contracts produce (every oracle of a combination on the same prefix).
+    Memoized like ``memo`` (``threads`` > 1: ``memo_parallel``) without per-entry grouping work."""
+    key = tuple(oracles)
+    if not key:
+        raise DlcError("bad-entry", "an adaptor point needs at least one oracle")
+    points._check_oracles(key)
+    offset = points.combined_offset(key) if len(key) > 1 else points.index(key[0], 0, 0)
+    depth = min(len(points.oracles[i].nonces) for i in key)
+    rows = [offset + j * points.base for j in range(depth)]
+    if prefixes:
+        if max(map(len, prefixes)) > depth:
+            raise DlcError("bad-entry", "prefix longer than the oracles' digits")
+        if min(map(min, filter(None, prefixes)), default=0) < 0 or max(
+                map(max, filter(None, prefixes)), default=0) >= points.base:
+            raise DlcError("bad-entry", f"digit out of base {points.base}")
+    add = operator.add
+    return _memo_paths(points, [list(map(add, rows, p)) for p in prefixes], threads)
 
 
 def compute(points: DigitPoints, entries: Sequence[Entry], strategy: Strategy = "memo",
