@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import Row, make_row, median_time
-from ctplugin.elements import parse_block, parse_transaction
+from ctplugin.elements import Transaction, parse_block, parse_transaction
 from ctplugin.elements.vectors import load_entries
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,6 +52,8 @@ def run(quick: bool, t_us: float) -> list[Row]:
 
     ours = _per_tx_median(parse_transaction, raws, repeat, number)
     ours_txid = _per_tx_median(lambda r: parse_transaction(r).txid, raws, repeat, number)
+    hexes = {raw: raw.hex() for raw in raws}
+    ours_hex = _per_tx_median(lambda r: Transaction.from_hex(hexes[r]), raws, repeat, number)
     # throughput over the whole set (total bytes / total time), not per-tx medians
     all_ours = median_time(lambda: [parse_transaction(r) for r in raws], repeat=repeat)
 
@@ -69,11 +71,13 @@ def run(quick: bool, t_us: float) -> list[Row]:
             return wallycore.tx_get_txid(tx) if wallycore.tx_get_num_inputs(tx) else None
 
         wally = _per_tx_median(wally_parse, raws, repeat, number)
+        wally_hex = _per_tx_median(lambda r: wallycore.tx_from_hex(hexes[r], flags), raws,
+                                   repeat, number)
         wally_t = _per_tx_median(wally_txid, raws, repeat, number)
         all_wally = median_time(lambda: [wally_parse(r) for r in raws], repeat=repeat)
         wally_row = wally
     except ImportError:
-        wally = wally_t = all_wally = None
+        wally = wally_t = all_wally = wally_hex = None
 
     etx = None
     try:
@@ -105,6 +109,10 @@ def run(quick: bool, t_us: float) -> list[Row]:
     add("parse_txid_ctplugin", ours_txid, len(raws), "parse + txid (SHA-256 in C)")
     if wally_t is not None:
         add("parse_txid_wallycore", wally_t, len(raws), "tx_from_bytes + tx_get_txid")
+    add("parse_hex_ctplugin", ours_hex, len(raws), "Transaction.from_hex (hex decoding included)")
+    if wally_hex is not None:
+        add("parse_hex_wallycore", wally_hex, len(raws),
+            "tx_from_hex, as design.md's 7.5 us reference")
 
     if blocks:
         big = max(blocks, key=len)
