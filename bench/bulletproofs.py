@@ -82,7 +82,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
     rows.append(make_row("batch_agg8", n8, s / (8 * n8), t_us, REF_BATCH_AGG8,
                          f"pool of {len(agg8_pool)} distinct proofs {native}".strip()))
     agg64_pool = _make_proofs(2 if quick else 4, 64, 8192, seed=3)
-    n64 = 10 if quick else 100
+    n64 = 20 if quick else 1000
     s = _batch_seconds(agg64_pool, n64, 8192, repeat=3)
     rows.append(make_row("batch_agg64", n64, s / (64 * n64), t_us, REF_BATCH_AGG64,
                          f"pool of {len(agg64_pool)} distinct proofs {native}".strip()))

@@ -223,14 +223,17 @@ def range_proof_claim(
         (gi + half, (-a2 * y_inv) % N, e_hi),
         (hi, (-b1 * y) % N, r_vec),
         (hi + half, (-b2 * y % N) * y_inv_half % N, r_vec),
-        (hi, zz, two_over_y),
     ]
-    if m > 1:
+    if m == 1:
+        fixed.append((hi, zz, two_over_y))
+    else:  # one vector over all N: block j is (z^{2+j}·y^{−j·nbits})·(2/y)^i
         y_inv_nbits = pow(y_inv, nbits, N)
         step = 1
-        for j in range(1, m):
+        blocks = []
+        for j in range(m):
+            blocks.append(_k.scalar_vec_scale(two_over_y, _b(z_weights[j] * step % N)))
             step = step * y_inv_nbits % N
-            fixed.append((hi + j * nbits, z_weights[j] * step % N, two_over_y))
+        fixed.append((hi, 1, b"".join(blocks)))
 
     # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min, where
     # Σ_{k<N} y^k = (1 + y^{N/2})·y^{N/2−1}·Σ_{k<N/2} y^{−k}.
