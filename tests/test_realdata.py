@@ -41,8 +41,9 @@ def check(tx: Transaction, spent: list[TxOut]) -> tuple[bool, list[bool]]:
     plan: AmountPlan = plan_amounts(tx, 0, spent, LIQUID_POLICY_ASSET)
     batch = BatchVerifier(default_generators().fixed)
     batch.add(plan.balance)
-    return batch.verify(), [surjection.verify_bytes(s.proof, s.targets, s.output_gen)
-                            for s in plan.surjections]
+    return batch.verify(), [
+        surjection.verify_bytes(s.proof, s.targets.generators(), s.output_generator())
+        for s in plan.surjections]
 
 
 def _case(entry: dict[str, Any]) -> tuple[Transaction, list[TxOut]]:

@@ -39,7 +39,7 @@ from ctplugin.elements import Block, TxOut, parse_block
 from ctplugin.errors import ProofError, ValidationError
 from ctplugin.surjection import SurjectionProof
 from ctplugin.surjection import verify as surjection_verify
-from validator.coins import Coin, encode_txout
+from validator.coins import decode_spent, encode_txout
 from validator.rules import (
     COINBASE_MATURITY,
     MAX_BLOCK_WEIGHT,
@@ -47,6 +47,7 @@ from validator.rules import (
     AmountPlan,
     ItemLabel,
     RangeItem,
+    SpentOutput,
     SurjectionItem,
     check_coinbase_outputs,
     check_transaction,
@@ -118,7 +119,7 @@ def range_cache_key(cache: ProofCache, item: RangeItem) -> bytes:
 
 
 def surjection_cache_key(cache: ProofCache, item: SurjectionItem) -> bytes:
-    return cache.surjection_key(item.proof, item.output_encoding, item.target_encodings)
+    return cache.surjection_key(item.proof, item.output_encoding, item.targets.encodings)
 
 
 def range_claim(item: RangeItem) -> Claim:
@@ -131,11 +132,17 @@ def range_claim(item: RangeItem) -> Claim:
 
 
 def verify_surjection(item: SurjectionItem) -> None:
+    output_gen = item.output_generator()
+    if output_gen is None:
+        raise item.label.error("bad-txns-asset-invalid", "asset commitment does not decode")
+    targets = item.targets.generators()
+    if targets is None:
+        raise item.label.error("bad-txns-asset-invalid", "a target generator does not decode")
     try:
         proof = SurjectionProof.parse(item.proof)
     except ProofError as exc:
         raise item.label.error("bad-txns-surjectionproof-invalid", f"malformed: {exc}") from None
-    if not surjection_verify(proof, item.targets, item.output_gen):
+    if not surjection_verify(proof, targets, output_gen):
         raise item.label.error("bad-txns-surjectionproof-invalid")
 
 
@@ -220,51 +227,59 @@ class BlockValidator:
 
     # --- UTXO resolution -----------------------------------------------------------------
 
-    def resolve_inputs(self, block: Block) -> tuple[list[list[TxOut]], list[Outpoint],
+    def resolve_inputs(self, block: Block) -> tuple[list[list[SpentOutput]], list[Outpoint],
                                                     list[tuple[Outpoint, UtxoEntry]]]:
         """Spent outputs per transaction (coinbase: none), the spent outpoints in block order and
-        the created UTXO entries; missing / double-spent / immature inputs are named."""
+        the created UTXO entries; missing / double-spent / immature inputs are named.
+
+        Prevouts not created earlier in the block are read in one ``get_many`` snapshot read.
+        """
         txs = block.transactions
         height = block.header.height
         position = {tx.txid: i for i, tx in enumerate(txs)}
+        n_txs = len(txs)
         wanted = [Outpoint(txin.prevout_hash, txin.prevout_index)
                   for tx in txs[1:] for txin in tx.inputs
-                  if position.get(txin.prevout_hash, len(txs)) >= len(txs)]
-        from_db = self.chainstate.get_many(wanted)
-        created: dict[Outpoint, tuple[TxOut, bool]] = {}
-        spent_outs: list[list[TxOut]] = [[]]
+                  if position.get(txin.prevout_hash, n_txs) >= n_txs]
+        found = self.chainstate.get_many(wanted)
+        from_db = {(o.txid, o.index): (o, found[o]) for o in wanted}
+        created: dict[tuple[bytes, int], tuple[TxOut, bool]] = {}
+        spent_outs: list[list[SpentOutput]] = [[]]
         spent_points: list[Outpoint] = []
-        used: set[Outpoint] = set()
+        used: set[tuple[bytes, int]] = set()
         maturity = self.params.coinbase_maturity
         for i, tx in enumerate(txs):
             if i:
-                outs = []
+                outs: list[SpentOutput] = []
                 for n, txin in enumerate(tx.inputs):
-                    outpoint = Outpoint(txin.prevout_hash, txin.prevout_index)
-                    if outpoint in used:
+                    key = (txin.prevout_hash, txin.prevout_index)
+                    if key in used:
                         raise ValidationError("bad-txns-inputs-missingorspent", tx_index=i,
-                                              input_index=n, detail=f"{outpoint} spent twice")
-                    here = created.get(outpoint)
+                                              input_index=n, detail="spent twice in the block")
+                    used.add(key)
+                    here = created.get(key)
                     if here is not None:
                         outs.append(here[0])
-                    else:
-                        entry = from_db.get(outpoint)
-                        if entry is None:
-                            raise ValidationError("bad-txns-inputs-missingorspent", tx_index=i,
-                                                  input_index=n, detail=str(outpoint))
-                        if entry.coinbase and height - entry.height < maturity:
-                            raise ValidationError("bad-txns-premature-spend-of-coinbase",
-                                                  tx_index=i, input_index=n)
-                        outs.append(Coin.from_entry(outpoint, entry).out)
-                    used.add(outpoint)
+                        spent_points.append(Outpoint(*key))
+                        continue
+                    outpoint, entry = from_db.get(key, (None, None))
+                    if entry is None or outpoint is None:
+                        raise ValidationError("bad-txns-inputs-missingorspent", tx_index=i,
+                                              input_index=n,
+                                              detail=f"{txin.prevout_hash[::-1].hex()}:"
+                                                     f"{txin.prevout_index}")
+                    if entry.coinbase and height - entry.height < maturity:
+                        raise ValidationError("bad-txns-premature-spend-of-coinbase",
+                                              tx_index=i, input_index=n)
+                    outs.append(decode_spent(entry.txout))
                     spent_points.append(outpoint)
                 spent_outs.append(outs)
             txid = tx.txid
             for n, out in enumerate(tx.outputs):
                 if not is_unspendable(out.script_pubkey):
-                    created[Outpoint(txid, n)] = (out, i == 0)
-        new_entries = [(o, UtxoEntry(height, coinbase, encode_txout(out)))
-                       for o, (out, coinbase) in created.items()]
+                    created[(txid, n)] = (out, i == 0)
+        new_entries = [(Outpoint(*key), UtxoEntry(height, coinbase, encode_txout(out)))
+                       for key, (out, coinbase) in created.items()]
         return spent_outs, spent_points, new_entries
 
     # --- connect / disconnect ------------------------------------------------------------

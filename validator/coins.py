@@ -9,6 +9,7 @@ bytes were written by this validator, so a decoding failure means a corrupt data
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ctplugin.elements import TxOut
 from ctplugin.errors import EncodingError
@@ -25,8 +26,28 @@ def encode_txout(out: TxOut) -> bytes:
     return out.serialize()
 
 
+class SpentRecord(NamedTuple):
+    """A stored output's fields in the model's encodings, without ``TxOut``'s validation (the
+    bytes were validated when the output was created); what the rules read of a spent output."""
+
+    asset: bytes
+    value: int | bytes
+    nonce: bytes
+    script_pubkey: bytes
+
+
 def decode_txout(data: bytes) -> TxOut:
     """Inverse of ``encode_txout``; ``ChainstateCorruptError`` on anything malformed."""
+    rec = decode_spent(data)
+    try:
+        return TxOut(asset=rec.asset, value=rec.value, nonce=rec.nonce,
+                     script_pubkey=rec.script_pubkey)
+    except EncodingError as exc:
+        raise ChainstateCorruptError(f"malformed UTXO output: {exc}") from None
+
+
+def decode_spent(data: bytes) -> SpentRecord:
+    """The fields of a stored output; ``ChainstateCorruptError`` on a malformed record."""
     try:
         pos = 0
         asset_len = _ASSET_LEN[data[pos]]
@@ -53,9 +74,8 @@ def decode_txout(data: bytes) -> TxOut:
         value: int | bytes = (int.from_bytes(value_raw[1:], "big") if value_raw[0] == 1
                               else value_raw)
         nonce = b"" if nonce_raw == b"\x00" else nonce_raw
-        return TxOut(asset=bytes(asset), value=value, nonce=bytes(nonce),
-                     script_pubkey=bytes(data[pos:]))
-    except (IndexError, KeyError, ValueError, EncodingError) as exc:
+        return SpentRecord(bytes(asset), value, bytes(nonce), bytes(data[pos:]))
+    except (IndexError, KeyError, ValueError) as exc:
         raise ChainstateCorruptError(f"malformed UTXO output: {exc}") from None
 
 

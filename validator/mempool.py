@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ctplugin.elements import Block, Transaction, TxOut
+from ctplugin.elements import Block, Transaction
 from ctplugin.errors import ValidationError
 from validator.block import (
     ChainParams,
@@ -27,8 +27,8 @@ from validator.block import (
     surjection_cache_key,
     verify_surjection,
 )
-from validator.coins import Coin
-from validator.rules import check_transaction, plan_amounts
+from validator.coins import decode_spent
+from validator.rules import SpentOutput, check_transaction, plan_amounts
 from validator.store import Chainstate, Outpoint, ProofCache
 
 
@@ -92,7 +92,7 @@ class Mempool:
                                       detail=f"{outpoint} already spent in the mempool")
         from_db = self.chainstate.get_many(
             o for o in outpoints if o.txid not in self.entries)
-        spent: list[TxOut] = []
+        spent: list[SpentOutput] = []
         for n, outpoint in enumerate(outpoints):
             parent = self.entries.get(outpoint.txid)
             if parent is not None:
@@ -106,7 +106,7 @@ class Mempool:
                                       detail=str(outpoint))
             if entry.coinbase and height - entry.height < self.params.coinbase_maturity:
                 raise ValidationError("bad-txns-premature-spend-of-coinbase", input_index=n)
-            spent.append(Coin.from_entry(outpoint, entry).out)
+            spent.append(decode_spent(entry.txout))
 
         plan = plan_amounts(tx, 0, spent, self.params.policy_asset)
         cache = self.cache

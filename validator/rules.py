@@ -42,11 +42,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ctplugin.batch import Claim
-from ctplugin.elements import Transaction, TxOut
+from ctplugin.elements import Transaction
 from ctplugin.elements.issuance import input_issuance_ids
-from ctplugin.errors import EncodingError, ValidationError
+from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, Point, kernel
 from ctplugin.secp256k1.params import N
@@ -117,18 +118,55 @@ class RangeItem:
     extra_commit: bytes
 
 
+class SurjectionTargets:
+    """A transaction's surjection target list, as serialized asset fields (``0x01 ‖ id`` or the
+    0a/0b commitment: 33 bytes each, one-to-one with the generators, used for cache keys), with
+    the generators decoded once, on first use (a cached proof never needs them)."""
+
+    __slots__ = ("_generators", "encodings")
+
+    def __init__(self, encodings: tuple[bytes, ...]) -> None:
+        self.encodings = encodings
+        self._generators: tuple[Generator, ...] | None = None
+
+    def generators(self) -> tuple[Generator, ...] | None:
+        """The target generators, or None if one does not decode."""
+        if self._generators is None:
+            out = []
+            for enc in self.encodings:
+                if enc[0] == 1:
+                    out.append(generator_generate(enc[1:]))
+                else:
+                    packed = _decode_one(enc, KIND_GENERATOR)
+                    if packed is None:
+                        return None
+                    out.append(Generator(Point.from_packed(packed)))
+            self._generators = tuple(out)
+        return self._generators
+
+
 @dataclass(frozen=True, slots=True)
 class SurjectionItem:
-    """One surjection proof: the output's generator against the transaction's target list."""
+    """One surjection proof: the output's asset commitment against the transaction's targets."""
 
     label: ItemLabel
     proof: bytes
-    output_gen: Generator
-    targets: tuple[Generator, ...]
     output_encoding: bytes
-    target_encodings: tuple[bytes, ...]
-    """Asset fields as serialized (0x01 ‖ id, or the 0a/0b commitment): 33 bytes each, a
-    one-to-one encoding of the generators, used for cache keys without re-serializing points."""
+    targets: SurjectionTargets
+
+    def output_generator(self) -> Generator | None:
+        packed = _decode_one(self.output_encoding, KIND_GENERATOR)
+        return None if packed is None else Generator(Point.from_packed(packed))
+
+
+class SpentOutput(Protocol):
+    """What the rules read of a spent output: ``TxOut`` or the chainstate's light record."""
+
+    @property
+    def asset(self) -> bytes: ...
+
+    @property
+    def value(self) -> int | bytes: ...
 
 
 @dataclass(slots=True)
@@ -240,47 +278,53 @@ def check_coinbase_outputs(coinbase: Transaction, block_fees: dict[bytes, int]) 
 # ------------------------------------------------------------------------------------------------
 
 
-def _decode_generator(asset: bytes) -> bytes:
-    """Packed point of an asset field: explicit id → generator_generate, 0a/0b → decoded."""
-    if len(asset) == 32:
-        return generator_generate(asset).point.packed
-    return _k.decode_points_var(asset, KIND_GENERATOR)
+def _explicit_generator(asset_id: bytes) -> bytes:
+    """Packed point of an explicit asset's generator (generator_generate is cached)."""
+    return generator_generate(asset_id).point.packed
 
 
-def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
+def _decode_one(data: bytes, kind: int) -> bytes | None:
+    try:
+        return _k.decode_points_var(data, kind)
+    except ValueError:
+        return None
+
+
+def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                  policy_asset: bytes) -> AmountPlan:
     """CheckTxInputs + VerifyAmounts (§2.2) without the cryptography: the balance claim, range
-    items and surjection items to batch. ``spent[i]`` is the output input i spends.
+    items and surjection items to batch. ``spent[i]`` is the output input i spends (anything
+    with ``asset`` and ``value`` in the model's encodings).
 
-    Raises ``ValidationError`` for every non-cryptographic failure.
+    Asset commitments are not decoded here: a range or surjection proof that is verified decodes
+    them (a bad one fails there, named), and a cached proof was verified with these very bytes.
+    Only what the balance needs is decoded: value commitments and the generators of explicit
+    amounts. Raises ``ValidationError`` for every non-cryptographic failure.
     """
     fees = check_fees(tx, tx_index)
     tally = BalanceTally()
-    targets: list[bytes] = []  # packed generators, Elements' order
-    target_encodings: list[bytes] = []
+    target_encodings: list[bytes] = []  # Elements' order: input, [issued asset], [token], ...
     ranges: list[RangeItem] = []
-    plan_surjections: list[SurjectionItem] = []
+    surjection_outputs: list[tuple[ItemLabel, bytes, bytes]] = []
 
     for i, (txin, prev) in enumerate(zip(tx.inputs, spent, strict=True)):
-        try:
-            gen = _decode_generator(prev.asset)
-        except (ValueError, EncodingError):
-            raise ValidationError("bad-txns-asset-invalid", tx_index=tx_index, input_index=i,
-                                  detail="spent output's asset does not decode") from None
-        targets.append(gen)
-        target_encodings.append(_asset_encoding(prev.asset))
+        asset = prev.asset
+        target_encodings.append(b"\x01" + asset if len(asset) == 32 else asset)
         value = prev.value
         if isinstance(value, int):
             if not 0 < value <= MAX_MONEY:  # pedersen_commit refuses 0; MoneyRange
                 raise ValidationError("bad-txns-value-invalid", tx_index=tx_index,
                                       input_index=i, detail="spent explicit value out of range")
+            gen = (_explicit_generator(asset) if len(asset) == 32
+                   else _decode_one(asset, KIND_GENERATOR))
+            if gen is None:
+                raise ValidationError("bad-txns-asset-invalid", tx_index=tx_index, input_index=i)
             tally.add_explicit(gen, value)
         else:
-            try:
-                tally.add_input_commitment(_k.decode_points_var(value, KIND_PEDERSEN))
-            except ValueError:
-                raise ValidationError("bad-txns-value-invalid", tx_index=tx_index,
-                                      input_index=i) from None
+            point = _decode_one(value, KIND_PEDERSEN)
+            if point is None:
+                raise ValidationError("bad-txns-value-invalid", tx_index=tx_index, input_index=i)
+            tally.add_input_commitment(point)
         issuance = txin.issuance
         if issuance is None:
             continue
@@ -288,11 +332,8 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
         assert ids is not None
         if issuance.is_reissuance:
             nonce = issuance.asset_blinding_nonce
-            if int.from_bytes(nonce, "big") >= N or len(prev.asset) != 33:
-                raise ValidationError("bad-txns-reissuance-token", tx_index=tx_index,
-                                      input_index=i)
-            expected = generator_generate_blinded(ids.token, nonce).serialize()
-            if expected != prev.asset:
+            if int.from_bytes(nonce, "big") >= N or len(asset) != 33 \
+                    or generator_generate_blinded(ids.token, nonce).serialize() != asset:
                 raise ValidationError("bad-txns-reissuance-token", tx_index=tx_index,
                                       input_index=i)
             if issuance.inflation_keys is not None:
@@ -304,74 +345,66 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[TxOut],
                  txin.inflation_keys_rangeproof)):
             if amount is None:
                 continue
-            issued_gen = generator_generate(asset_id)
             label = ItemLabel(tx_index, kind, i)
             if isinstance(amount, int):
                 limit = MAX_MONEY if asset_id == policy_asset else _INT64_MAX
                 if not 0 < amount <= limit or proof:
                     raise label.error("bad-txns-issuance-invalid")
-                tally.add_explicit(issued_gen.point.packed, amount)
+                tally.add_explicit(_explicit_generator(asset_id), amount)
             else:
                 if not proof:
                     raise label.error("bad-txns-issuance-invalid", "blinded amount without proof")
-                try:
-                    tally.add_input_commitment(_k.decode_points_var(amount, KIND_PEDERSEN))
-                except ValueError:
-                    raise label.error("bad-txns-value-invalid") from None
+                point = _decode_one(amount, KIND_PEDERSEN)
+                if point is None:
+                    raise label.error("bad-txns-value-invalid")
+                tally.add_input_commitment(point)
                 # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
-                ranges.append(RangeItem(label, proof, amount, issued_gen.serialize(), b""))
-            targets.append(issued_gen.point.packed)
+                ranges.append(RangeItem(label, proof, amount,
+                                        generator_generate(asset_id).serialize(), b""))
             target_encodings.append(b"\x01" + asset_id)
 
     for j, out in enumerate(tx.outputs):
-        label = ItemLabel(tx_index, KIND_OUTPUT, j)
-        try:
-            gen = _decode_generator(out.asset)
-        except (ValueError, EncodingError):
-            raise label.error("bad-txns-asset-invalid") from None
+        asset = out.asset
         value = out.value
+        explicit_asset = len(asset) == 32
         if isinstance(value, int):
             if out.range_proof:
-                raise label.error("bad-txns-rangeproof-unexpected")
+                raise ItemLabel(tx_index, KIND_OUTPUT, j).error("bad-txns-rangeproof-unexpected")
             if value == 0:
                 if not is_unspendable(out.script_pubkey):
-                    raise label.error("bad-txns-vout-zero-spendable")
+                    raise ItemLabel(tx_index, KIND_OUTPUT, j).error(
+                        "bad-txns-vout-zero-spendable")
             else:
+                gen = (_explicit_generator(asset) if explicit_asset
+                       else _decode_one(asset, KIND_GENERATOR))
+                if gen is None:
+                    raise ItemLabel(tx_index, KIND_OUTPUT, j).error("bad-txns-asset-invalid")
                 tally.add_explicit(gen, -value)
         else:
-            try:
-                tally.add_output_commitment(_k.decode_points_var(value, KIND_PEDERSEN))
-            except ValueError:
-                raise label.error("bad-txns-value-invalid") from None
+            label = ItemLabel(tx_index, KIND_OUTPUT, j)
+            point = _decode_one(value, KIND_PEDERSEN)
+            if point is None:
+                raise label.error("bad-txns-value-invalid")
+            tally.add_output_commitment(point)
             if not out.range_proof:
                 raise label.error("bad-txns-rangeproof-missing")
-            value_gen = out.asset if len(out.asset) == 33 else \
-                generator_generate(out.asset).serialize()
+            value_gen = asset if not explicit_asset else generator_generate(asset).serialize()
             ranges.append(RangeItem(label, out.range_proof, value, value_gen,
                                     out.script_pubkey))
-        if len(out.asset) == 32:
+        if explicit_asset:
             if out.surjection_proof:
-                raise label.error("bad-txns-surjectionproof-unexpected")
+                raise ItemLabel(tx_index, KIND_OUTPUT, j).error(
+                    "bad-txns-surjectionproof-unexpected")
         else:
+            label = ItemLabel(tx_index, KIND_OUTPUT, j)
             if not out.surjection_proof:
                 raise label.error("bad-txns-surjectionproof-missing")
-            plan_surjections.append(SurjectionItem(label, out.surjection_proof,
-                                                   _generator_from_packed(gen), (), out.asset,
-                                                   ()))
+            surjection_outputs.append((label, out.surjection_proof, asset))
 
-    if plan_surjections:
-        target_gens = tuple(_generator_from_packed(p) for p in targets)
-        encodings = tuple(target_encodings)
-        plan_surjections = [SurjectionItem(s.label, s.proof, s.output_gen, target_gens,
-                                           s.output_encoding, encodings)
-                            for s in plan_surjections]
+    surjections: list[SurjectionItem] = []
+    if surjection_outputs:
+        targets = SurjectionTargets(tuple(target_encodings))
+        surjections = [SurjectionItem(label, proof, asset, targets)
+                       for label, proof, asset in surjection_outputs]
     return AmountPlan(tx_index, fees, tally.claim(ItemLabel(tx_index, KIND_BALANCE)), ranges,
-                      plan_surjections)
-
-
-def _asset_encoding(asset: bytes) -> bytes:
-    return b"\x01" + asset if len(asset) == 32 else asset
-
-
-def _generator_from_packed(packed: bytes) -> Generator:
-    return Generator(Point.from_packed(packed))
+                      surjections)
