@@ -15,8 +15,9 @@ shared value generator, which is the same for every proof anyway).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
-from bench.common import Row, make_row, median_time
+from bench.common import Row, make_row, measure_t_us, median_time
 from ctplugin.batch import BatchVerifier
 from ctplugin.bulletproofs import generator_set, proof_length, prove, range_proof_claim, verify
 from ctplugin.pedersen import H_GENERATOR, commit
@@ -43,8 +44,20 @@ def _make_proofs(count: int, m: int, gens_n: int, seed: int) -> list[tuple[bytes
     return out
 
 
+def _timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(median seconds of fn, t in µs measured right before and after it).
+
+    The machine is shared and its load changes within a run, so each row is expressed in a t
+    measured around that row rather than only the t measured once at start-up.
+    """
+    before = measure_t_us(500)
+    seconds = median_time(fn, repeat=repeat)
+    after = measure_t_us(500)
+    return seconds, (before + after) / 2
+
+
 def _batch_seconds(pool: list[tuple[bytes, list[bytes]]], n: int, gens_n: int,
-                   repeat: int) -> float:
+                   repeat: int) -> tuple[float, float]:
     gens = generator_set(gens_n)
     vg = H_GENERATOR.serialize()
     items = [pool[i % len(pool)] for i in range(n)]
@@ -56,10 +69,13 @@ def _batch_seconds(pool: list[tuple[bytes, list[bytes]]], n: int, gens_n: int,
         if not batch.verify():
             raise AssertionError("benchmark batch failed to verify")
 
-    return median_time(run, repeat=repeat)
+    return _timed(run, repeat)
 
 
 def run(quick: bool, t_us: float) -> list[Row]:
+    """All rows; the start-up ``t_us`` is superseded per row by a t measured around that row's
+    timing (see ``_timed``), so each row's t and us agree even when the load changes."""
+    del t_us
     rows: list[Row] = []
     native = "" if kernel.IS_NATIVE else "PURE-PYTHON kernel"
     gens256 = generator_set(256)
@@ -68,33 +84,33 @@ def run(quick: bool, t_us: float) -> list[Row]:
     n_single = [1, 10, 100] if quick else [1, 10, 100, 1000]
     singles = _make_proofs(max(n_single), 1, 256, seed=1)
     proof, commits = singles[0]
-    s = median_time(lambda: verify(proof, commits, vg, None, 64, gens256),
-                    repeat=21 if quick else 101)
-    rows.append(make_row("verify_single", 1, s, t_us, REF_VERIFY_SINGLE, native))
+    s, t = _timed(lambda: verify(proof, commits, vg, None, 64, gens256),
+                  repeat=21 if quick else 101)
+    rows.append(make_row("verify_single", 1, s, t, REF_VERIFY_SINGLE, native))
     for n in n_single:
-        s = _batch_seconds(singles, n, 256, repeat=3 if n >= 100 else 11)
-        rows.append(make_row("batch_single", n, s / n, t_us, REF_BATCH_SINGLE[n], native))
+        s, t = _batch_seconds(singles, n, 256, repeat=3 if n >= 100 else 11)
+        rows.append(make_row("batch_single", n, s / n, t, REF_BATCH_SINGLE[n], native))
 
     # 8-aggregates need n_gens >= 2·512 = 1024; 64-aggregates need 8192.
     agg8_pool = _make_proofs(10 if quick else 50, 8, 1024, seed=2)
     n8 = 100 if quick else 1000
-    s = _batch_seconds(agg8_pool, n8, 1024, repeat=3)
-    rows.append(make_row("batch_agg8", n8, s / (8 * n8), t_us, REF_BATCH_AGG8,
+    s, t = _batch_seconds(agg8_pool, n8, 1024, repeat=3)
+    rows.append(make_row("batch_agg8", n8, s / (8 * n8), t, REF_BATCH_AGG8,
                          f"pool of {len(agg8_pool)} distinct proofs {native}".strip()))
     agg64_pool = _make_proofs(2 if quick else 4, 64, 8192, seed=3)
     n64 = 20 if quick else 1000
-    s = _batch_seconds(agg64_pool, n64, 8192, repeat=3)
-    rows.append(make_row("batch_agg64", n64, s / (64 * n64), t_us, REF_BATCH_AGG64,
+    s, t = _batch_seconds(agg64_pool, n64, 8192, repeat=3)
+    rows.append(make_row("batch_agg64", n64, s / (64 * n64), t, REF_BATCH_AGG64,
                          f"pool of {len(agg64_pool)} distinct proofs {native}".strip()))
 
     nonce = bytes(range(32))
-    s = median_time(lambda: prove([123456789], [0x1234], H_GENERATOR, nonce, gens=gens256),
-                    repeat=5 if quick else 21)
-    rows.append(make_row("prove_single", 1, s, t_us, REF_PROVE_SINGLE, native))
+    s, t = _timed(lambda: prove([123456789], [0x1234], H_GENERATOR, nonce, gens=gens256),
+                  repeat=5 if quick else 21)
+    rows.append(make_row("prove_single", 1, s, t, REF_PROVE_SINGLE, native))
     gens1024 = generator_set(1024)
-    s = median_time(lambda: prove(list(range(8)), list(range(1, 9)), H_GENERATOR, nonce,
-                                  gens=gens1024), repeat=3 if quick else 5)
-    rows.append(make_row("prove_agg8", 1, s, t_us, REF_PROVE_AGG8, native))
+    s, t = _timed(lambda: prove(list(range(8)), list(range(1, 9)), H_GENERATOR, nonce,
+                                gens=gens1024), repeat=3 if quick else 5)
+    rows.append(make_row("prove_agg8", 1, s, t, REF_PROVE_AGG8, native))
 
     for m, want in SIZES.items():
         got = proof_length(64, m)
