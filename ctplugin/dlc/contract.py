@@ -132,9 +132,13 @@ def prepare_item(item: ContractInfoItem, total_collateral: int,
                         ranges=ranges, digit_points=ap.DigitPoints(infos, base, scheme))
 
 
-def validate_offer(offer: OfferDlc, scheme: MessageHash = MessageHash.UNTAGGED
-                   ) -> list[PreparedItem]:
-    """Everything checkable from the offer alone; the prepared items (CET sets, entries)."""
+def validate_offer(offer: OfferDlc, scheme: MessageHash = MessageHash.UNTAGGED, *,
+                   check_announcements: bool = True) -> list[PreparedItem]:
+    """Everything checkable from the offer alone; the prepared items (CET sets, entries).
+
+    ``check_announcements`` verifies each oracle announcement's signature over its event
+    (rust-dlc's ``OracleAnnouncement::validate``); turn it off only for test data whose events
+    were edited after signing."""
     if offer.protocol_version != 1:
         raise DlcError("bad-version", f"protocol version {offer.protocol_version}")
     total = offer.contract_info.total_collateral
@@ -146,6 +150,11 @@ def validate_offer(offer: OfferDlc, scheme: MessageHash = MessageHash.UNTAGGED
         raise DlcError("bad-locktime", "both locktimes must be heights or both timestamps")
     if not 0 <= offer.fee_rate_per_vb <= txs.MAX_FEE_RATE:
         raise DlcError("bad-fee-rate", f"fee rate {offer.fee_rate_per_vb} sat/vB")
+    for item in offer.contract_info.items if check_announcements else ():
+        for number, announcement in enumerate(item.oracles.announcements):
+            if not announcement.verify(scheme):
+                raise DlcError("bad-announcement",
+                               f"oracle announcement {number} has an invalid signature")
     return [prepare_item(item, total, scheme) for item in offer.contract_info.items]
 
 

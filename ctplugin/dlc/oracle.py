@@ -86,11 +86,73 @@ class OracleEvent:
     event_id: str
 
 
+def bigsize(value: int) -> bytes:
+    """Lightning BigSize (big-endian varint), used by the DLC TLV formats."""
+    if value < 0xFD:
+        return bytes((value,))
+    if value <= 0xFFFF:
+        return b"\xfd" + value.to_bytes(2, "big")
+    if value <= 0xFFFFFFFF:
+        return b"\xfe" + value.to_bytes(4, "big")
+    return b"\xff" + value.to_bytes(8, "big")
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode()
+    return bigsize(len(raw)) + raw
+
+
+ENUM_EVENT_TYPE = 55302
+DIGIT_DECOMPOSITION_EVENT_TYPE = 55306
+ORACLE_EVENT_TYPE = 55330
+
+
+def serialize_descriptor(descriptor: EventDescriptor) -> bytes:
+    """The event descriptor as a TLV (type, length, value; BigSize type and length)."""
+    if isinstance(descriptor, EnumEvent):
+        body = len(descriptor.outcomes).to_bytes(2, "big") + b"".join(
+            _string(o) for o in descriptor.outcomes)
+        kind = ENUM_EVENT_TYPE
+    else:
+        body = (descriptor.base.to_bytes(2, "big") + bytes((int(descriptor.is_signed),))
+                + _string(descriptor.unit) + descriptor.precision.to_bytes(4, "big", signed=True)
+                + descriptor.nb_digits.to_bytes(2, "big"))
+        kind = DIGIT_DECOMPOSITION_EVENT_TYPE
+    return bigsize(kind) + bigsize(len(body)) + body
+
+
+def serialize_event(event: OracleEvent) -> bytes:
+    """oracle_event (Messaging.md): u16 nb_nonces, nonces, u32 maturity, descriptor TLV,
+    event_id string; without its own TLV header (what announcements sign)."""
+    return (len(event.nonces).to_bytes(2, "big") + b"".join(event.nonces)
+            + event.maturity_epoch.to_bytes(4, "big") + serialize_descriptor(event.descriptor)
+            + _string(event.event_id))
+
+
+def announcement_message(event: OracleEvent, scheme: MessageHash = MessageHash.UNTAGGED) -> bytes:
+    """What the announcement signature signs: SHA256(event) (rust-dlc) or the spec's tagged
+    hash "DLC/oracle/announcement/v0"."""
+    data = serialize_event(event)
+    if scheme is MessageHash.TAGGED:
+        return tagged_hash("DLC/oracle/announcement/v0", data)
+    return hashlib.sha256(data).digest()
+
+
 @dataclass(frozen=True, slots=True)
 class OracleAnnouncement:
     signature: bytes
     public_key: bytes
     event: OracleEvent
+
+    def verify(self, scheme: MessageHash = MessageHash.UNTAGGED) -> bool:
+        """The oracle's BIP340 signature over the event, and nonce count vs descriptor."""
+        descriptor = self.event.descriptor
+        expected = (descriptor.nb_nonces if isinstance(descriptor, DigitDecompositionEvent)
+                    else 1)
+        if len(self.event.nonces) != expected or len(set(self.event.nonces)) != expected:
+            return False
+        return bip340_verify(self.public_key, announcement_message(self.event, scheme),
+                             self.signature)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +254,7 @@ class Oracle:
 
     def announce(self, event_id: str, descriptor: EventDescriptor, maturity_epoch: int = 0,
                  nonce_secrets: Sequence[int] | None = None) -> OracleAnnouncement:
-        """Commit to nonces for an event. The announcement signature is BIP340 (random nonce)
-        over SHA256(event_id ‖ nonces), a local convention: contracts here never rely on it."""
+        """Commit to nonces for an event and sign it (BIP340, fresh random nonce)."""
         count = (descriptor.nb_nonces if isinstance(descriptor, DigitDecompositionEvent) else 1)
         ks = list(nonce_secrets) if nonce_secrets is not None else [
             secrets.randbelow(N - 1) + 1 for _ in range(count)]
@@ -202,8 +263,8 @@ class Oracle:
         self._nonces[event_id] = ks
         nonces = tuple(ct.base_mul(k).xonly() for k in ks)
         event = OracleEvent(nonces, maturity_epoch, descriptor, event_id)
-        digest = hashlib.sha256(event_id.encode() + b"".join(nonces)).digest()
-        signature = bip340_sign_with_nonce(self._secret, secrets.randbelow(N - 1) + 1, digest)
+        signature = bip340_sign_with_nonce(self._secret, secrets.randbelow(N - 1) + 1,
+                                           announcement_message(event, self.scheme))
         return OracleAnnouncement(signature, self.public_key, event)
 
     def attest(self, announcement: OracleAnnouncement, outcome: int | str) -> OracleAttestation:

@@ -1,0 +1,99 @@
+"""Oracles: announcements (rust-dlc serialization), attestations, digit events, message hashes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ctplugin.dlc import messages
+from ctplugin.dlc.adaptor_points import DigitPoints, compute
+from ctplugin.dlc.oracle import (
+    DigitDecompositionEvent,
+    EnumEvent,
+    MessageHash,
+    Oracle,
+    OracleInfo,
+    bip340_sign_with_nonce,
+    bip340_verify,
+    outcome_message,
+    serialize_event,
+)
+from ctplugin.hashes import sha256, tagged_hash
+from ctplugin.secp256k1 import ct
+from ctplugin.secp256k1.params import N
+from tests.conftest import FIXTURES, load_json
+
+
+def _announcements():
+    for name in ("dlc_three_of_three_oracle_numerical_test.json", "dlc_enum_3_of_3_test.json"):
+        offer = messages.parse_offer(load_json(FIXTURES / name)["offer_message"])
+        yield from offer.contract_info.items[0].oracles.announcements
+
+
+def test_vector_announcements_verify_and_tampering_fails() -> None:
+    for announcement in _announcements():
+        assert announcement.verify()
+        event = dataclasses.replace(announcement.event, event_id="other")
+        assert not dataclasses.replace(announcement, event=event).verify()
+        assert not announcement.verify(MessageHash.TAGGED)
+
+
+def test_digit_event_serialization_layout() -> None:
+    event = next(_announcements()).event
+    raw = serialize_event(event)
+    assert raw[:2] == (10).to_bytes(2, "big") and raw[2:34] == event.nonces[0]
+    tail = raw[2 + 320 + 4:]
+    assert tail[:3] == bytes.fromhex("fdd80a")  # 55306 as BigSize
+    assert tail.endswith(b"\x04Test")
+
+
+def test_bip340_sign_verify_and_vectors_style() -> None:
+    secret, nonce, msg = 0x1234, 0x5678, sha256(b"m")
+    sig = bip340_sign_with_nonce(secret, nonce, msg)
+    pub = ct.base_mul(secret).xonly()
+    assert bip340_verify(pub, msg, sig)
+    assert sig[:32] == ct.base_mul(nonce).xonly()
+    assert not bip340_verify(pub, sha256(b"n"), sig)
+    assert not bip340_verify(pub, msg, sig[:32] + N.to_bytes(32, "big"))
+    import coincurve
+
+    assert coincurve.PublicKeyXOnly(pub).verify(sig, msg)
+
+
+@pytest.mark.parametrize("scheme", list(MessageHash))
+@pytest.mark.parametrize("base, nb_digits, value, signed", [
+    (2, 10, 613, False), (10, 4, 1234, False), (10, 3, -42, True), (2, 5, 999, False)])
+def test_attestation_opens_signature_points(scheme, base, nb_digits, value, signed) -> None:
+    oracle = Oracle(sha256(b"oracle"), scheme)
+    event = DigitDecompositionEvent(base, signed, "usd", 0, nb_digits)
+    announcement = oracle.announce("e", event)
+    assert announcement.verify(scheme)
+    attestation = oracle.attest(announcement, value)
+    assert attestation.verify(announcement.event.nonces, scheme)
+    info = OracleInfo.from_announcement(announcement)
+    for j, (sig, outcome) in enumerate(zip(attestation.signatures, attestation.outcomes)):
+        point = info.signature_point(j, outcome_message(outcome, scheme))
+        assert ct.base_mul(int.from_bytes(sig[32:], "big")) == point
+    if not signed:
+        digits = tuple(int(d) for d in attestation.outcomes)
+        (point,) = compute(DigitPoints([info], base, scheme), [((0, digits),)])
+        assert ct.base_mul(attestation.secret()) == point
+
+
+def test_message_hash_schemes() -> None:
+    assert outcome_message("1") == sha256(b"1")
+    assert outcome_message("1", MessageHash.TAGGED) == tagged_hash("DLC/oracle/attestation/v0",
+                                                                   b"1")
+
+
+def test_enum_oracle() -> None:
+    oracle = Oracle(sha256(b"enum-oracle"))
+    announcement = oracle.announce("match", EnumEvent(("home", "draw", "away")))
+    assert announcement.verify()
+    attestation = oracle.attest(announcement, "draw")
+    assert attestation.outcomes == ("draw",) and attestation.verify(announcement.event.nonces)
+    with pytest.raises(Exception, match="unknown-outcome"):
+        oracle.attest(announcement, "rain")
+    forged = dataclasses.replace(attestation, outcomes=("home",))
+    assert not forged.verify()
