@@ -217,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         print(f"cannot read {args.file}: {exc}", file=sys.stderr)
         return 2
+    except (CtpluginError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        print(f"malformed vectors file {args.file}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 2
     print("all cases match" if ok else "MISMATCHES", flush=True)
     return 0 if ok else 1
 

@@ -33,7 +33,7 @@ from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
 from ctplugin.bulletproofs.layout import OFF_AB, OFF_FLAGS, OFF_LR_FLAGS, OFF_POINTS, OFF_T, layout
 from ctplugin.bulletproofs.params import CONSENSUS_N_GENS
 from ctplugin.bulletproofs.transcript import challenge
-from ctplugin.errors import ProofError
+from ctplugin.errors import EncodingError, ProofError
 from ctplugin.pedersen import Commitment, Generator
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_XQR, kernel
 from ctplugin.secp256k1.params import N
@@ -68,17 +68,27 @@ def _serialize_generator(gen: Generator) -> bytes:
 
 def _value_gen_bytes(value_gen: GeneratorLike) -> bytes:
     if isinstance(value_gen, Generator):
-        return _serialize_generator(value_gen)
-    encoded = bytes(value_gen)
-    if len(encoded) != 33:
+        try:
+            return _serialize_generator(value_gen)
+        except EncodingError as exc:
+            raise ProofError(f"value generator: {exc}") from None
+    if len(value_gen) != 33:
         raise ProofError("value generator must be 33 bytes")
-    return encoded
+    return bytes(value_gen)
 
 
 def _commitment_bytes(c: CommitmentLike) -> bytes:
-    encoded = c.serialize() if isinstance(c, Commitment) else bytes(c)
-    if len(encoded) != 33 or encoded[0] not in (8, 9):
-        raise ProofError("commitment must be 33 bytes starting 08 or 09")
+    if isinstance(c, Commitment):
+        try:
+            encoded = c.serialize()
+        except EncodingError as exc:
+            raise ProofError(f"commitment: {exc}") from None
+    else:
+        if len(c) != 33:
+            raise ProofError("commitment must be 33 bytes")
+        encoded = bytes(c)
+    if encoded[0] not in (8, 9):
+        raise ProofError("commitment must start with 08 or 09")
     return encoded
 
 
@@ -111,7 +121,6 @@ def range_proof_claim(
     """
     if gens is None:
         gens = default_generators()
-    proof = bytes(proof)
     m = len(commitments)
     if m == 0:
         raise ProofError("no commitments")
@@ -119,8 +128,9 @@ def range_proof_claim(
     n, lg = lay.n, lay.lg
     if n > gens.capacity:
         raise ProofError(f"generator set of {gens.n_gens} is too small for N = {n}")
-    if len(proof) != lay.length:
+    if len(proof) != lay.length:  # before any copy or allocation
         raise ProofError(f"proof is {len(proof)} bytes, expected {lay.length}")
+    proof = bytes(proof)
     if min_value is not None:
         if len(min_value) != m:
             raise ProofError("min_value needs one entry per commitment")
