@@ -36,7 +36,6 @@ from ctplugin.secp256k1 import FixedBase, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
-_ONE = (1).to_bytes(32, "big")
 
 Label = Hashable
 
@@ -210,17 +209,18 @@ class BatchVerifier:
 
 def _combine_segments(acc: dict[tuple[int, int], bytearray],
                       consts: dict[tuple[int, int], int]) -> bytes:
-    """Sum the per-segment accumulators and constant runs into one fixed-base scalar vector."""
+    """Sum the per-segment accumulators and constant runs into one fixed-base scalar vector
+    (additions over each segment's own range only)."""
     spans = [*acc, *consts]
     if not spans:
         return b""
     length = max(start + count for start, count in spans)
     total = bytearray(32 * length)
+    add = _k.scalar_vec_add
     for (start, count), vec in acc.items():
-        padded = bytes(32 * start) + vec + bytes(32 * (length - start - count))
-        _k.scalar_vec_axpy_into(total, _ONE, padded)
+        lo, hi = 32 * start, 32 * (start + count)
+        total[lo:hi] = add(bytes(total[lo:hi]), bytes(vec))
     for (start, count), value in consts.items():
-        run = (value % N).to_bytes(32, "big") * count
-        padded = bytes(32 * start) + run + bytes(32 * (length - start - count))
-        _k.scalar_vec_axpy_into(total, _ONE, padded)
+        lo, hi = 32 * start, 32 * (start + count)
+        total[lo:hi] = add(bytes(total[lo:hi]), (value % N).to_bytes(32, "big") * count)
     return bytes(total)
