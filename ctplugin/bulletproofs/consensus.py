@@ -6,6 +6,13 @@ seeded from G, blinding generator G, value generator = the output's asset genera
 script, never None), no min_value. The validator builds its block batch from
 ``output_range_proof_claim``; the wallet proves with ``prove_output`` and recovers its outputs
 with ``rewind_output``.
+
+For the block batch (design.md "Batch verification"): create one
+``BatchVerifier(consensus_generators().fixed)`` and add every output's
+``output_range_proof_claim`` and every balance equation as a ``Claim`` on the same base. Index
+``GeneratorSet.H_INDEX`` (0) of that base is G, so a balance equation's G coefficient (e.g. the
+sum of blinding factors of explicit amounts) can be a ``fixed_const=((0, 1, scalar),)`` term,
+and asset generators / H can be ``shared`` terms (merged across the block).
 """
 
 from __future__ import annotations

@@ -67,6 +67,7 @@ class GeneratorSet:
 
     __slots__ = ("_a_offsets", "_cc", "blinding_gen", "capacity", "fixed", "g_packed", "h_offset",
                  "h_packed", "n_gens")
+    H_INDEX = 0  # the blinding generator h (G on our chain) in ``fixed``
     G_OFFSET = 1
 
     def __init__(self, n_gens: int, blinding_gen: Point = G) -> None:
