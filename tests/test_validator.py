@@ -405,3 +405,28 @@ def test_wallet_pays_and_receives_through_the_validator(tmp_path: Path) -> None:
         for block in chain.blocks[1:]:
             node.submit_block(block.serialize())
     assert bob.balance(POLICY_ASSET) == 3 * COIN - COIN - 300
+
+
+def test_blinded_issuance_amount_is_range_checked(tmp_path: Path) -> None:
+    alice = Wallet(REGTEST_SEED)
+    chain = ChainBuilder([alice])
+    issue = alice.build_transaction([], fee=400, height=1,
+                                    issuance=Issuance(amount=9_999, tokens=1, blind_amount=True))
+    record = issue.inputs[0].issuance
+    assert record is not None and record.amount_is_blinded
+    assert len(issue.inputs[0].issuance_amount_rangeproof) == 675
+    genesis = chain.tip
+    with Node.open(tmp_path / "n", genesis_block(), PARAMS) as node:
+        proof = bytearray(issue.inputs[0].issuance_amount_rangeproof)
+        proof[40] ^= 1  # inside the stored μ scalar: well-formed, wrong
+        bad_in = replace(issue.inputs[0], issuance_amount_rangeproof=bytes(proof))
+        bad = Transaction(version=2, inputs=[bad_in, *issue.inputs[1:]], outputs=issue.outputs)
+        block = make_block(genesis.hash, 1, GENESIS_TIME + 60, [bad],
+                           genesis.transactions[0].outputs[0].script_pubkey)
+        err = _reject(node, block)
+        assert (err.reason, err.tx_index, err.input_index) == ("bad-txns-rangeproof-invalid", 1, 0)
+        chain.add(issue)
+        report = node.submit_block(chain.mine().serialize())
+        assert report.n_range_proofs == 1 + sum(1 for o in issue.outputs if not o.is_fee)
+    (asset, token), = alice.token_of.items()
+    assert alice.balance(asset) == 9_999 and alice.balance(token) == 1

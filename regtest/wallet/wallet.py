@@ -108,11 +108,14 @@ class Payment:
 @dataclass(frozen=True, slots=True)
 class Issuance:
     """A new asset issuance on the first input: ``amount`` of the asset and ``tokens``
-    reissuance tokens (explicit amounts), paid to the wallet's own new addresses."""
+    reissuance tokens, paid to the wallet's own new addresses. With ``blind_amount`` the issued
+    amount is a Pedersen commitment under the unblinded asset generator with a Bulletproof whose
+    extra commit is empty (Elements' issuance rule); the token amount stays explicit."""
 
     amount: int
     tokens: int = 0
     contract_hash: bytes = _ZERO32
+    blind_amount: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,15 +329,24 @@ class Wallet:
         outs: list[_OutSpec] = []
         for i, coin in enumerate(coins):
             record = None
+            amount_proof = b""
             targets.append(_InSpec(coin.asset, coin.abf, coin.generator, coin.value, coin.vbf))
             if i == 0 and issuance is not None:
                 entropy = issuance_entropy(coin.txid, coin.index, issuance.contract_hash)
                 asset = issuance_asset_id(entropy)
-                token = reissuance_token_id(entropy, False)
-                record = AssetIssuance(_ZERO32, issuance.contract_hash, issuance.amount,
+                token = reissuance_token_id(entropy, issuance.blind_amount)
+                asset_gen = generator_generate(asset)
+                amount: int | bytes = issuance.amount
+                issue_vbf = 0
+                if issuance.blind_amount:
+                    issue_vbf = self._random_scalar()
+                    amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
+                    amount_proof = prove([issuance.amount], [issue_vbf], asset_gen,
+                                         self._random(), extra_commit=b"")
+                record = AssetIssuance(_ZERO32, issuance.contract_hash, amount,
                                        issuance.tokens or None)
                 self._learn_issuance(asset, token, entropy)
-                targets.append(_InSpec(asset, 0, generator_generate(asset)))
+                targets.append(_InSpec(asset, 0, asset_gen, issuance.amount, issue_vbf))
                 issued[asset] = issuance.amount
                 if issuance.tokens:
                     targets.append(_InSpec(token, 0, generator_generate(token)))
@@ -349,7 +361,7 @@ class Wallet:
                                        generator_generate(reissuance.asset)))
                 issued[reissuance.asset] = reissuance.amount
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index,
-                              issuance=record))
+                              issuance=record, issuance_amount_rangeproof=amount_proof))
 
         for p in payments:
             outs.append(_OutSpec(p.script, p.asset, p.amount,
