@@ -272,3 +272,32 @@ def test_consensus_helpers() -> None:
     batch.add(output_range_proof_claim(proof, c, g, script, label=(0, 1, "rangeproof")))
     batch.add(output_range_proof_claim(proof, c, g, script + b"\x00", label=(0, 2, "rangeproof")))
     assert batch.failures() == [(0, 2, "rangeproof")]
+
+
+def test_block_style_batch_with_balance_equation() -> None:
+    """Range proofs and a Pedersen balance equation in ONE batch (design.md)."""
+    from ctplugin.batch import Claim
+    from ctplugin.bulletproofs import consensus_generators, output_range_proof_claim
+    from ctplugin.secp256k1 import N, decode_points, kernel
+
+    def pedersen_point(c: bytes) -> bytes:
+        return kernel.backend.decode_points_var(c, kernel.KIND_PEDERSEN)
+
+    h_point = decode_points(HG, kernel.KIND_GENERATOR)[0].packed
+    in_c = commit(1000, 11, H_GENERATOR).serialize()
+    out_values, out_blinds = [600, 390], [5, 6]  # fee 10; blinds 11 = 5 + 6
+    outs = [make(v, b, bytes([b]) * 32, extra=b"") for v, b in zip(out_values, out_blinds)]
+
+    def balance(fee: int, label: str) -> Claim:
+        points = pedersen_point(in_c) + b"".join(pedersen_point(c) for _, c in outs)
+        scalars = (1).to_bytes(32, "big") + (N - 1).to_bytes(32, "big") * 2
+        return Claim(label=label, base=consensus_generators().fixed, free_scalars=scalars,
+                     free_points=points, shared=((h_point, N - fee),))
+
+    batch = BatchVerifier(consensus_generators().fixed)
+    for i, (proof, c) in enumerate(outs):
+        batch.add(output_range_proof_claim(proof, c, HG, b"", label=(0, i, "rangeproof")))
+    batch.add(balance(10, "balance"))
+    assert batch.verify()
+    batch.add(balance(11, "inflation"))
+    assert batch.failures() == ["inflation"]
