@@ -38,6 +38,7 @@ def test_wallycore_agrees(entry: dict[str, Any]) -> None:
     wtx = wallycore.tx_from_bytes(raw, WALLY_FLAGS)
     assert wally_fields(wtx) == model_fields(tx)
     assert wallycore.tx_get_weight(wtx) == tx.weight
+    assert tx.weight - wallycore.tx_get_elements_weight_discount(wtx, 0) == tx.discount_weight
     if tx.inputs:  # wally refuses to serialize or hash zero-input transactions
         assert bytes(wallycore.tx_to_bytes(wtx, WALLY_FLAGS)) == raw
         assert bytes(wallycore.tx_get_txid(wtx)) == tx.txid

@@ -172,3 +172,21 @@ def test_cli_check_shared_vectors(name: str) -> None:
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 failures" in done.stdout
+
+
+def test_decode_pegout_and_discount_fields() -> None:
+    decoded = _decoded("tx004")
+    pegouts = [v for v in decoded["vout"] if "pegout_chain" in v]
+    assert len(pegouts) == 1
+    # Elements regtest parent (bitcoin regtest) genesis hash
+    assert pegouts[0]["pegout_chain"] == (
+        "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206")
+    assert pegouts[0]["pegout_type"] == "pubkeyhash"
+    assert pegouts[0]["scriptPubKey"]["type"] == "nulldata"
+    confidential = _decoded("tx001")
+    tx = parse_transaction(bytes.fromhex(ENTRIES["tx001"]["hex"]))
+    assert confidential["discountweight"] == tx.discount_weight < tx.weight
+    assert confidential["discountvsize"] == (tx.discount_weight + 3) // 4
+    # two blinded outputs: proofs, value and nonce commitments are all discounted
+    proofs = sum(len(o.serialize_witness()) - 2 for o in tx.outputs)
+    assert tx.weight - tx.discount_weight == proofs + 2 * (24 + 32) * 4

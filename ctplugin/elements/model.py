@@ -403,6 +403,26 @@ class Transaction:
     def vsize(self) -> int:
         return (self.weight + WITNESS_SCALE_FACTOR - 1) // WITNESS_SCALE_FACTOR
 
+    @property
+    def discount_weight(self) -> int:
+        """Elements' discounted-CT weight (ELIP-200, GetDiscountTransactionWeight): the weight
+        minus, per output, its witness beyond the 2 bytes of empty proofs, 24 * 4 for a value
+        commitment (33 vs 9 bytes) and 32 * 4 for a nonce commitment (33 vs 1 byte)."""
+        weight = self.weight
+        witness = self.has_witness
+        for out in self.outputs:
+            if witness:
+                weight -= len(_var(out.surjection_proof)) + len(_var(out.range_proof)) - 2
+            if isinstance(out.value, bytes):
+                weight -= (33 - 9) * WITNESS_SCALE_FACTOR
+            if out.nonce and out.nonce[0] in (2, 3):
+                weight -= 32 * WITNESS_SCALE_FACTOR
+        return weight
+
+    @property
+    def discount_vsize(self) -> int:
+        return (self.discount_weight + WITNESS_SCALE_FACTOR - 1) // WITNESS_SCALE_FACTOR
+
     # -- hashes ---------------------------------------------------------------------------------
 
     @property

@@ -2,8 +2,8 @@
 
 Amounts are ``decimal.Decimal`` with 8 places (elementsd's ValueFromAmount) and ``dumps`` prints
 them as plain JSON numbers (``0.00010000``), as the node does.  Omitted on purpose: address and
-``desc`` of scriptPubKeys (they need network parameters and descriptor inference), pegout
-details, and the discount-CT size fields.
+``desc`` of scriptPubKeys (they need network parameters and descriptor inference), also for the
+``pegout_*`` fields.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from ctplugin.elements import _speedups
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.model import Transaction, TxIn, TxOut
-from ctplugin.elements.script import script_to_asm, script_type
+from ctplugin.elements.script import OP_RETURN, script_ops, script_to_asm, script_type
 
 COIN = 100_000_000
 
@@ -113,10 +113,31 @@ def _vout_json(n: int, out: TxOut) -> dict[str, Any]:
     entry["commitmentnonce"] = out.nonce.hex()
     entry["commitmentnonce_fully_valid"] = _pubkey_fully_valid(out.nonce)
     entry["n"] = n
-    entry["scriptPubKey"] = {"asm": script_to_asm(out.script_pubkey),
-                             "hex": out.script_pubkey.hex(),
-                             "type": script_type(out.script_pubkey)}
+    entry["scriptPubKey"] = _script_pubkey_json(out.script_pubkey)
+    pegout = pegout_script(out.script_pubkey)
+    if pegout is not None:
+        genesis_hash, script = pegout
+        for key, value in _script_pubkey_json(script).items():
+            entry[f"pegout_{key}"] = value
+        entry["pegout_chain"] = genesis_hash[::-1].hex()
     return entry
+
+
+def _script_pubkey_json(script: bytes) -> dict[str, str]:
+    return {"asm": script_to_asm(script), "hex": script.hex(), "type": script_type(script)}
+
+
+def pegout_script(script: bytes) -> tuple[bytes, bytes] | None:
+    """CScript::IsPegoutScript: OP_RETURN, a 32-byte push (parent genesis hash), a non-empty
+    push (the parent-chain scriptPubKey); more data (PAK proof) may follow.  Returns
+    (genesis hash, scriptPubKey) or None."""
+    ops = script_ops(script)
+    if ops is None or len(ops) < 3 or ops[0] != (OP_RETURN, None):
+        return None
+    (_, genesis), (_, target) = ops[1], ops[2]
+    if genesis is None or len(genesis) != 32 or not target:
+        return None
+    return genesis, target
 
 
 def decode_transaction(tx: Transaction) -> dict[str, Any]:
@@ -130,6 +151,8 @@ def decode_transaction(tx: Transaction) -> dict[str, Any]:
         "size": tx.size,
         "vsize": tx.vsize,
         "weight": tx.weight,
+        "discountvsize": tx.discount_vsize,
+        "discountweight": tx.discount_weight,
         "locktime": tx.locktime,
         "vin": [_vin_json(tx, txin) for txin in tx.inputs],
         "vout": [_vout_json(n, out) for n, out in enumerate(tx.outputs)],
