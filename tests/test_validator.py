@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ctplugin.bulletproofs import prove
+from ctplugin.bulletproofs import prove_output
 from ctplugin.elements import Block, Transaction, TxIn, TxOut
 from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Commitment, Generator, commit
@@ -148,8 +148,7 @@ def _inflate(demo: ChainBuilder, tx: Transaction, j: int, delta: int) -> Transac
     out = tx.outputs[j]
     gen = Generator.parse(out.asset)
     new_commit = commit(value + delta, vbf, gen).serialize()
-    proof = prove([value + delta], [vbf], gen, nonce, extra_commit=out.script_pubkey,
-                  message=asset[:20])
+    proof = prove_output(value + delta, vbf, gen, nonce, out.script_pubkey, message=asset[:20])
     return with_output(tx, j, value=new_commit, range_proof=proof)
 
 

@@ -32,8 +32,8 @@ from ctplugin.batch import BatchVerifier, Claim
 from ctplugin.bulletproofs import (
     CONSENSUS_N_GENS,
     CONSENSUS_NBITS,
-    default_generators,
-    range_proof_claim,
+    consensus_generators,
+    output_range_proof_claim,
 )
 from ctplugin.elements import Block, TxOut, parse_block
 from ctplugin.errors import ProofError, ValidationError
@@ -125,8 +125,8 @@ def surjection_cache_key(cache: ProofCache, item: SurjectionItem) -> bytes:
 def range_claim(item: RangeItem) -> Claim:
     """The consensus range-proof equation of one item (ProofError → named as invalid)."""
     try:
-        return range_proof_claim(item.proof, [item.commitment], item.value_gen,
-                                 item.extra_commit, CONSENSUS_NBITS, label=item.label)
+        return output_range_proof_claim(item.proof, item.commitment, item.value_gen,
+                                        item.extra_commit, label=item.label)
     except ProofError as exc:
         raise item.label.error("bad-txns-rangeproof-invalid", f"malformed: {exc}") from None
 
@@ -153,7 +153,7 @@ def run_batch(plans: Sequence[AmountPlan], ranges: Sequence[RangeItem],
     number of claims. ``timings`` (if given) receives "claims" (parsing proofs, transcripts,
     scalars) and "msm" (the multi-scalar multiplication, plus bisection on failure)."""
     start = time.perf_counter()
-    batch = BatchVerifier(default_generators().fixed)
+    batch = BatchVerifier(consensus_generators().fixed)
     for plan in plans:
         batch.add(plan.balance)
     for item in ranges:

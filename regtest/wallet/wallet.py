@@ -23,8 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ctplugin import surjection
-from ctplugin.bulletproofs import prove
-from ctplugin.bulletproofs.rewind import rewind
+from ctplugin.bulletproofs import prove_output, rewind_output
 from ctplugin.elements import AssetIssuance, Block, Transaction, TxIn, TxOut
 from ctplugin.elements.issuance import (
     issuance_asset_id,
@@ -218,10 +217,11 @@ class Wallet:
         if len(out.nonce) != 33 or out.nonce[0] not in (2, 3):
             return None
         nonce = rewind_nonce(pair.blinding_secret, out.nonce)
-        value_gen = out.asset if len(out.asset) == 33 else generator_generate(out.asset)
+        value_gen = (out.asset if len(out.asset) == 33
+                     else generator_generate(out.asset).serialize())
         try:
-            opened = rewind(out.range_proof, out.value, value_gen, nonce,
-                            extra_commit=out.script_pubkey)
+            opened = rewind_output(out.range_proof, out.value, value_gen, nonce,
+                                   out.script_pubkey)
         except (ProofError, CtpluginError):
             return None
         if opened is None:
@@ -341,8 +341,9 @@ class Wallet:
                 if issuance.blind_amount:
                     issue_vbf = self._random_scalar()
                     amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
-                    amount_proof = prove([issuance.amount], [issue_vbf], asset_gen,
-                                         self._random(), extra_commit=b"")
+                    # Elements' issuance rule: the proof's extra commit is an EMPTY script.
+                    amount_proof = prove_output(issuance.amount, issue_vbf, asset_gen,
+                                                self._random(), b"")
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, amount,
                                        issuance.tokens or None)
                 self._learn_issuance(asset, token, entropy)
@@ -427,8 +428,8 @@ class Wallet:
             abf_bytes = abf.to_bytes(32, "big")
             asset_gen = generator_generate_blinded(o.asset, abf_bytes)
             commitment = commit(o.amount, vbf, asset_gen)
-            proof = prove([o.amount], [vbf], asset_gen, nonce, extra_commit=o.script,
-                          message=o.asset[:20])
+            proof = prove_output(o.amount, vbf, asset_gen, nonce, o.script,
+                                 message=o.asset[:20])
             surj = self._surjection(input_assets, input_blinds, input_gens, o.asset, abf_bytes,
                                     asset_gen)
             result.append(TxOut(asset=asset_gen.serialize(), value=commitment.serialize(),
