@@ -17,7 +17,7 @@ import pytest
 from ctplugin.dlc import messages
 from ctplugin.dlc.contract import Contract
 from ctplugin.dlc.oracle import outcome_message
-from ctplugin.dlc.transactions import FundingInput, PartyParams, contract_id
+from ctplugin.dlc.transactions import FundingInput, PartyParams, closing_sighash, contract_id
 from tests.conftest import FIXTURES, SHARED, load_json, shared_path
 
 VECTOR_DIR = SHARED / "dlc-vectors" / "dlcspecs" / "test_vectors"
@@ -40,6 +40,10 @@ def _check_set(data: dict) -> Contract:
     assert all(contract.verify_adaptor_signatures(offer.funding_pubkey,
                                                   sign.cet_adaptor_signatures, offerer=True))
     contract.verify_funding_witnesses(contract.offer_params, sign.funding_witnesses)
+    # Our direct BIP143 CET digests equal python-bitcointx's over the built transactions.
+    dlc = contract.transactions
+    for cet, digest in zip(contract.cets, contract.sighashes, strict=True):
+        assert closing_sighash(cet, dlc.funding_script, dlc.fund_output_value) == digest
     # Signatures are bound to their position: swapping two breaks both.
     if len(accept.cet_adaptor_signatures) > 1:
         swapped = list(accept.cet_adaptor_signatures)

@@ -74,6 +74,7 @@ class DigitPoints:
         self._individual: int | None = None
         self._combined: dict[tuple[int, ...], int] = {}
         self._rows: dict[tuple[int, ...], list[int]] = {}
+        self._individual_rows: list[list[int]] | None = None
 
     def challenge(self, oracle: int, nonce: int, digit: int) -> int:
         info = self.oracles[oracle]
@@ -141,7 +142,9 @@ class DigitPoints:
     # --- path construction -------------------------------------------------------------------
 
     def path(self, entry: Entry) -> list[int]:
-        """Table indices whose sum is the entry's adaptor point, in trie (depth-first) order.
+        """Table indices whose sum is the entry's adaptor point: the combined rows for a common
+        prefix, else oracle after oracle (entries sharing their leading oracles' prefixes then
+        share path prefixes, which the depth-first subset sums reuse).
 
         Validates the entry on the way (oracle indices, prefix lengths, digit range), so bad
         input is a ``DlcError`` rather than a silently wrong point.
@@ -161,13 +164,23 @@ class DigitPoints:
                 raise DlcError("bad-entry", f"prefix {first} does not fit the oracles' digits")
             return list(map(operator.add, rows, first))
         self._check_oracles(tuple(i for i, _ in entry))
+        rows = self._oracle_rows()
+        path: list[int] = []
         for i, prefix in entry:
-            if len(prefix) > len(self.oracles[i].nonces) or (
+            if len(prefix) > len(rows[i]) or (
                     prefix and (min(prefix) < 0 or max(prefix) >= self.base)):
                 raise DlcError("bad-entry", f"prefix {prefix} does not fit oracle {i}'s digits")
-        longest = max(len(p) for _, p in entry)
-        return [self.index(i, j, prefix[j])
-                for j in range(longest) for i, prefix in entry if j < len(prefix)]
+            path += map(operator.add, rows[i], prefix)
+        return path
+
+    def _oracle_rows(self) -> list[list[int]]:
+        """Per oracle, the table index of S_ij(0) for each nonce j (individual section)."""
+        if self._individual_rows is None:
+            start = self.individual_offset()
+            self._individual_rows = [
+                [start + self.offsets[i] + j * self.base for j in range(len(info.nonces))]
+                for i, info in enumerate(self.oracles)]
+        return self._individual_rows
 
     def _check_oracles(self, oracles: tuple[int, ...]) -> None:
         if any(not 0 <= i < len(self.oracles) for i in oracles) or len(set(oracles)) != len(

@@ -178,7 +178,8 @@ class Contract:
     accept_params: txs.PartyParams
     items: list[PreparedItem]
     transactions: txs.DlcTransactions
-    cets: list[txs.CMutableTransaction]
+    cet_terms: list[tuple[int, int, int]]
+    """Per CET: (offer payout, accept payout, nLockTime)."""
     sighashes: list[bytes]
     entries: list[AdaptorEntry]
     """Every adaptor signature's (global CET index, oracle prefixes), in message order."""
@@ -206,17 +207,16 @@ class Contract:
             offer_params, accept_params, items[0].payouts, fee_rate=offer.fee_rate_per_vb,
             cet_locktime=offer.cet_locktime, refund_locktime=offer.refund_locktime,
             fund_output_serial_id=offer.fund_output_serial_id)
-        cets = list(dlc.cets)
-        outpoint = (dlc.fund.GetTxid(), dlc.fund_output_index)
-        sequence = dlc.cets[0].vin[0].nSequence
+        # First item's CETs use cet_locktime; later (disjoint) items' CETs locktime 0, on the
+        # same input (rust-dlc).
+        terms = [(o, a, offer.cet_locktime) for o, a in items[0].payouts]
         entries: list[AdaptorEntry] = []
         points: list[Point] = []
         offset = 0
         local: list[int] = []
         for number, prepared in enumerate(items):
             if number > 0:
-                cets += [txs.create_cet(outpoint, offer_params, accept_params, o, a, 0, sequence)
-                         for o, a in prepared.payouts]
+                terms += [(o, a, 0) for o, a in prepared.payouts]
             entries += [AdaptorEntry(e.cet_index + offset, e.paths) for e in prepared.entries]
             local += [e.cet_index for e in prepared.entries]
             if prepared.digit_points is not None:
@@ -225,11 +225,23 @@ class Contract:
             else:
                 points += _enum_points(prepared, scheme)
             offset += len(prepared.payouts)
-        sighashes = [txs.closing_sighash(cet, dlc.funding_script, dlc.fund_output_value)
-                     for cet in cets]
+        hasher = txs.CetSighasher(dlc, offer_params, accept_params)
+        sighashes = [hasher.sighash(*term) for term in terms]
         index = OutcomeIndex(items, entries)
-        return cls(offer, offer_params, accept_params, items, dlc, cets, sighashes, entries,
+        return cls(offer, offer_params, accept_params, items, dlc, terms, sighashes, entries,
                    points, index, local)
+
+    def cet(self, index: int) -> txs.CMutableTransaction:
+        """CET ``index`` as a python-bitcointx transaction (built on demand)."""
+        offer_payout, accept_payout, lock_time = self.cet_terms[index]
+        dlc = self.transactions
+        return txs.create_cet((dlc.fund.GetTxid(), dlc.fund_output_index), self.offer_params,
+                              self.accept_params, offer_payout, accept_payout, lock_time,
+                              dlc.cet_sequence)
+
+    @property
+    def cets(self) -> list[txs.CMutableTransaction]:
+        return [self.cet(i) for i in range(len(self.cet_terms))]
 
     # --- adaptor signatures ------------------------------------------------------------------
 
@@ -328,7 +340,7 @@ class Contract:
         if ct.base_mul(y) != point:
             raise DlcError("bad-attestation", "attested secrets do not open the adaptor point")
         theirs = ea.der_encode(ea.decrypt(counterparty_signature, y))
-        cet = self.cets[entry.cet_index].clone()
+        cet = self.cet(entry.cet_index)
         sighash = self.sighashes[entry.cet_index]
         mine = coincurve.PrivateKey(own_secret).sign(sighash, hasher=None)
         own_pubkey = coincurve.PrivateKey(own_secret).public_key.format()
