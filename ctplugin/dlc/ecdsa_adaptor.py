@@ -28,6 +28,8 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import coincurve
+
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import sha256, tagged_hash
@@ -119,7 +121,7 @@ def parse_many(blobs: Sequence[bytes]) -> list[AdaptorSignature]:
 def _hardened_nonce(tag: str, key32: bytes, pk33: bytes, msg32: bytes, aux: bytes | None) -> int:
     if aux is not None:
         mask = tagged_hash("ECDSAadaptor/aux", aux)
-        key32 = bytes(a ^ b for a, b in zip(key32, mask))
+        key32 = (_int(key32) ^ _int(mask)).to_bytes(32, "big")
     return _int(tagged_hash(tag, key32 + pk33 + msg32)) % N
 
 
@@ -149,21 +151,25 @@ def encrypt(secret_key: bytes, enc_point: Point, msg32: bytes, *, aux_rand: byte
     k = _hardened_nonce("ECDSAadaptor/non", _b32(x), y33, msg32, aux)
     if k == 0:  # probability 2^-256; zkp fails the same way
         raise DlcError("nonce-zero", "derived nonce is zero")
-    r_point = ct.mul(k, enc_point)
-    ra_point = ct.base_mul(k)
-    r33, ra33 = r_point.to_bytes(), ra_point.to_bytes()
+    # Constant-time products through coincurve (libsecp256k1), Y converted once for both.
+    y_key = ct.to_coincurve(enc_point)
+    k32 = _b32(k)
+    r_key, ra_key = y_key.multiply(k32), coincurve.PublicKey.from_secret(k32)
+    r33, ra33 = r_key.format(), ra_key.format()
     # DLEQ proof that log_G(R_a) == log_Y(R) == k.
-    a = _hardened_nonce("DLEQ", _b32(k), y33, sha256(ra33 + r33), aux)
+    a = _hardened_nonce("DLEQ", k32, y33, sha256(ra33 + r33), aux)
     if a == 0:
         raise DlcError("nonce-zero", "derived DLEQ nonce is zero")
-    ag33, ay33 = ct.base_mul(a).to_bytes(), ct.mul(a, enc_point).to_bytes()
+    a32 = _b32(a)
+    ag33 = coincurve.PublicKey.from_secret(a32).format()
+    ay33 = y_key.multiply(a32).format()
     e = _dleq_challenge(ra33, y33, r33, ag33, ay33)
     dleq_s = (a + e * k) % N
     r = _int(r33[1:]) % N
     s_a = _blinded_inverse(k) * (_int(msg32) + r * x) % N
     if r == 0 or s_a == 0:
         raise DlcError("degenerate-signature", "r or s_a is zero")
-    return AdaptorSignature(r_point, ra_point, s_a, e, dleq_s)
+    return AdaptorSignature(ct.from_coincurve(r_key), ct.from_coincurve(ra_key), s_a, e, dleq_s)
 
 
 # --- verify ----------------------------------------------------------------------------------
