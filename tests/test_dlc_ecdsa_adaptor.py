@@ -121,3 +121,12 @@ def test_hostile_encodings_are_typed_errors() -> None:
         ea.der_decode(b"\x30\x02\x02\x00")
     with pytest.raises(DlcError):
         ea.encrypt(b"\x01" * 32, ct.base_mul(3), b"\x02" * 31)
+
+
+def test_hand_built_out_of_range_values_are_rejected_not_crashing() -> None:
+    x, enc, msg = 0x4242, ct.base_mul(77), b"\x05" * 32
+    good = ea.encrypt(x.to_bytes(32, "big"), enc, msg)
+    bad = ea.AdaptorSignature(good.r_point, good.ra_point, 0, good.dleq_e, good.dleq_s)
+    pubkey = ct.base_mul(x)
+    assert not ea.verify(bad, pubkey, msg, enc)
+    assert ea.verify_many(pubkey, [(good, msg, enc), (bad, msg, enc)]) == [True, False]
