@@ -90,7 +90,7 @@ def _flags_and_x(points: Sequence[Point]) -> tuple[int, list[bytes]]:
 def prove(
     values: Sequence[int],
     blinds: Sequence[int | bytes],
-    value_gen: Generator,
+    value_gen: Generator | bytes,
     nonce: bytes,
     *,
     extra_commit: bytes | None = None,
@@ -101,7 +101,8 @@ def prove(
     private_nonce: bytes | None = None,
 ) -> bytes:
     """A range proof that each value − min lies in [0, 2^nbits), for the commitments
-    values[j]·g + blinds[j]·h. ``message`` (20 bytes, m = 1 only) is hidden in μ for ``rewind``.
+    values[j]·g + blinds[j]·h (g: a ``Generator`` or its 33-byte encoding). ``message`` (20 bytes,
+    m = 1 only) is hidden in μ for ``rewind``.
 
     Deterministic in its inputs (the nonce must be secret and never reused with other data).
     ProofError on unsupported parameters or out-of-range values.
@@ -127,6 +128,11 @@ def prove(
         if not (0 <= lo <= v < 1 << 64 and v - lo < 1 << nbits):
             raise ProofError("value out of range")
     gammas = [_secret_int(bl, "blinding factor") for bl in blinds]
+    if not isinstance(value_gen, Generator):
+        try:
+            value_gen = Generator.parse(bytes(value_gen))
+        except EncodingError as exc:
+            raise ProofError(f"value generator: {exc}") from None
     h_point = gens.blinding_gen
     g_point = value_gen.point
     h_cc, g_cc = to_coincurve(h_point), to_coincurve(g_point)
