@@ -182,6 +182,16 @@ class DigitPoints:
                 for i, info in enumerate(self.oracles)]
         return self._individual_rows
 
+    def validate(self, entry: Entry) -> None:
+        """Raise ``DlcError`` unless every (oracle, prefix) of ``entry`` fits the oracles."""
+        if not entry:
+            raise DlcError("bad-entry", "an adaptor point needs at least one oracle")
+        self._check_oracles(tuple(i for i, _ in entry))
+        for i, prefix in entry:
+            if len(prefix) > len(self.oracles[i].nonces) or (
+                    prefix and (min(prefix) < 0 or max(prefix) >= self.base)):
+                raise DlcError("bad-entry", f"prefix {prefix} does not fit oracle {i}'s digits")
+
     def _check_oracles(self, oracles: tuple[int, ...]) -> None:
         if any(not 0 <= i < len(self.oracles) for i in oracles) or len(set(oracles)) != len(
                 oracles):
@@ -304,8 +314,8 @@ def compute_packed(points: DigitPoints, entries: Sequence[Entry], strategy: Stra
                    threads: int = 2) -> list[bytes]:
     """Adaptor points of ``entries`` as kernel-packed 64-byte points, in entry order."""
     if strategy in ("naive", "factorized", "precompute"):
-        for entry in entries:  # the same validation the memo strategies do while building paths
-            points.path(entry)
+        for entry in entries:  # the memo strategies validate while building their paths
+            points.validate(entry)
     if strategy == "naive":
         return _naive(points, entries)
     if strategy == "factorized":
