@@ -114,8 +114,9 @@ def headers(draw: st.DrawFn) -> BlockHeader:
                   merkle_root=draw(hash32), time=draw(st.integers(0, 2**32 - 1)),
                   height=draw(st.integers(0, 2**32 - 1)))
     if draw(st.booleans()):
-        return BlockHeader(**common, dynafed_params=DynafedParams(draw(dynafed_entries),
-                                                                  draw(dynafed_entries)),
+        params = draw(st.tuples(dynafed_entries, dynafed_entries).filter(
+            lambda p: not (p[0].is_null and p[1].is_null)))
+        return BlockHeader(**common, dynafed_params=DynafedParams(*params),
                            signblock_witness=draw(stack))
     return BlockHeader(**common, challenge=draw(small_bytes), solution=draw(small_bytes))
 
@@ -128,6 +129,23 @@ def test_block_round_trip(header: BlockHeader, txs: list[Transaction]) -> None:
     assert again == block
     assert again.hash == header.hash
     assert again.serialize() == block.serialize()
+    stripped = (header.serialize_for_hash() if header.is_dynafed else header.serialize())
+    stripped += bytes([len(txs)]) + b"".join(t.serialize_without_witness() for t in txs)
+    assert block.weight == 3 * len(stripped) + block.size
+
+
+def test_dynafed_header_needs_parameters() -> None:
+    header = BlockHeader(version=0, prev_hash=bytes(32), merkle_root=bytes(32), time=0,
+                         height=0, dynafed_params=DynafedParams(
+                             DynafedParamEntry(type=1, signblockscript=b"\x51",
+                                               elided_root=bytes(32)), DynafedParamEntry()))
+    raw = bytearray(header.serialize())
+    raw[4 + 32 + 32 + 8:] = b"\x00\x00\x00"  # both entries null, empty witness
+    with pytest.raises(ParseError, match="null current and proposed"):
+        BlockHeader.parse(bytes(raw))
+    with pytest.raises(EncodingError, match="non-null"):
+        dataclasses.replace(header, dynafed_params=DynafedParams(DynafedParamEntry(),
+                                                                 DynafedParamEntry()))
 
 
 @pytest.mark.parametrize(("build", "message"), [

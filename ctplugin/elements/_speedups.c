@@ -711,6 +711,14 @@ static PyObject *walk_header(Rd *r) {
     if (rd_u32(r, &height, "truncated block height") < 0) goto err;
     if (dynafed) {
         PyObject *pv[2] = {0};
+        Py_ssize_t params_at = r->pos;
+        /* Elements writes (and hashes) a header as dynafed only when its parameters are not
+         * both null, so such a header would not round-trip; its validation rejects it anyway
+         * (the current entry must be set).  Refuse it here. */
+        if (LEFT(r) >= 2 && r->p[r->pos] == 0 && r->p[r->pos + 1] == 0) {
+            fail_at(r, params_at, "dynafed header with null current and proposed parameters");
+            goto err;
+        }
         pv[0] = walk_dynafed_entry(r);
         pv[1] = pv[0] ? walk_dynafed_entry(r) : NULL;
         if (!pv[1]) { Py_XDECREF(pv[0]); goto err; }

@@ -621,6 +621,9 @@ class BlockHeader:
                 raise EncodingError("dynafed_params must be DynafedParams")
             if self.challenge is not None or self.solution is not None:
                 raise EncodingError("dynafed headers have no challenge/solution")
+            if self.dynafed_params.current.is_null and self.dynafed_params.proposed.is_null:
+                raise EncodingError("dynafed headers need non-null parameters (Elements "
+                                    "serializes null ones as a legacy header)")
             _check_stack("signblock_witness", self.signblock_witness)
 
     @property
@@ -687,6 +690,22 @@ class Block:
     @property
     def hash(self) -> bytes:
         return self.header.hash
+
+    @property
+    def size(self) -> int:
+        return len(self.serialize())
+
+    @property
+    def weight(self) -> int:
+        """GetBlockWeight: stripped size * (WITNESS_SCALE_FACTOR - 1) + total size, the stripped
+        form leaving out transaction witnesses and the dynafed signblock witness (Elements does
+        not serialize it for hashes or weight); a legacy header's solution stays in both."""
+        header = self.header
+        header.serialize()
+        header_stripped = header._hash_end if header.is_dynafed else len(header.serialize())
+        stripped = (header_stripped + len(compact_size(len(self.transactions)))
+                    + sum(t.base_size for t in self.transactions))
+        return stripped * (WITNESS_SCALE_FACTOR - 1) + self.size
 
     @property
     def hash_hex(self) -> str:
