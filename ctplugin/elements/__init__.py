@@ -14,7 +14,8 @@ Model (frozen, slotted dataclasses; build them with keywords, lists are accepted
     Transaction(version, inputs, outputs, locktime=0)
         .serialize() .serialize_without_witness() .hex()
         .txid .wtxid .withash (32 bytes, internal order; cached), .txid_hex .wtxid_hex .withash_hex
-        .size .base_size .weight .vsize .has_witness .is_coinbase .fee_outputs
+        .size .base_size .weight .vsize .discount_weight .discount_vsize (ELIP-200)
+        .has_witness .is_coinbase .fee_outputs
         .fees() -> {asset: sum}
     TxIn(prevout_hash, prevout_index, script_sig=b"", sequence=0xffffffff, is_pegin=False,
          issuance=None, issuance_amount_rangeproof=b"", inflation_keys_rangeproof=b"",
@@ -39,7 +40,7 @@ Model (frozen, slotted dataclasses; build them with keywords, lists are accepted
     Block(header, transactions)
         .hash .compute_merkle_root() -> (root, mutated) .merkle_root_matches()
         .witness_root() .witness_commitment_index() .expected_witness_commitment()
-        .check_witness_commitment() .serialize()
+        .check_witness_commitment() .serialize() .size .weight
 
 Issuance (``ctplugin.elements.issuance``)
     issuance_entropy(prevout_hash, prevout_index, contract_hash), issuance_asset_id(entropy),
@@ -58,7 +59,8 @@ Notes for users
     * Readers follow Elements exactly, stricter than wallycore: canonical compact sizes <=
       MAX_SIZE, no trailing bytes, no superfluous witness/issuance records, only the known
       prefixes, null asset/value refused in outputs; an index of 0xffffffff is the null prevout
-      whatever the hash (no issuance/peg-in flags).
+      whatever the hash (no issuance/peg-in flags); a dynafed header must not have both
+      parameter entries null (Elements would re-serialize it as a legacy header).
     * Headers are Liquid signed-block headers with height (legacy challenge/solution or
       dynafed); proof-of-work Elements headers (nBits/nNonce) are not read.
     * Parsed objects keep a copy of their consensus bytes (serialize() returns it; hashes are
