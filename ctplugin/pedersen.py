@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar, Self
 
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import sha256
@@ -43,41 +44,40 @@ _SVDW_D = 0x851695D49A83F8EF919BB86153CBCB16630FB68AED0A766A3EC693D68E6AFA40
 
 
 @dataclass(frozen=True, slots=True)
-class Generator:
-    """A value generator (asset tag), serialized as 33 bytes 0a/0b ‖ x."""
+class _FlaggedPoint:
+    """A point serialized secp256k1-zkp style: ``prefix | f(P)`` then x (33 bytes)."""
 
     point: Point
 
+    PREFIX: ClassVar[int]
+    KIND: ClassVar[int]
+
     @classmethod
-    def parse(cls, data: bytes) -> Generator:
+    def parse(cls, data: bytes) -> Self:
         if len(data) != 33:
-            raise EncodingError(f"generator must be 33 bytes, got {len(data)}")
-        return cls(decode_points(data, KIND_GENERATOR)[0])
+            raise EncodingError(f"{cls.__name__.lower()} must be 33 bytes, got {len(data)}")
+        return cls(decode_points(data, cls.KIND)[0])
 
     def serialize(self) -> bytes:
-        return _encode(self.point, 0x0A)
+        if self.point.is_infinity:
+            raise EncodingError("the point at infinity cannot be serialized")
+        return bytes([self.PREFIX | (0 if self.point.has_square_y() else 1)]) + self.point.xonly()
 
 
 @dataclass(frozen=True, slots=True)
-class Commitment:
+class Generator(_FlaggedPoint):
+    """A value generator (asset tag), serialized as 33 bytes 0a/0b ‖ x."""
+
+    PREFIX: ClassVar[int] = 0x0A
+    KIND: ClassVar[int] = KIND_GENERATOR
+
+
+@dataclass(frozen=True, slots=True)
+class Commitment(_FlaggedPoint):
     """A Pedersen commitment v·g + r·G, serialized as 33 bytes 08/09 ‖ x."""
 
-    point: Point
-
-    @classmethod
-    def parse(cls, data: bytes) -> Commitment:
-        if len(data) != 33:
-            raise EncodingError(f"commitment must be 33 bytes, got {len(data)}")
-        return cls(decode_points(data, KIND_PEDERSEN)[0])
-
-    def serialize(self) -> bytes:
-        return _encode(self.point, 0x08)
-
-
-def _encode(point: Point, prefix: int) -> bytes:
-    if point.is_infinity:
-        raise EncodingError("the point at infinity cannot be serialized")
-    return bytes([prefix | (0 if point.has_square_y() else 1)]) + point.xonly()
+    PREFIX: ClassVar[int] = 0x08
+    KIND: ClassVar[int] = KIND_PEDERSEN
 
 
 def _svdw(t: int) -> Point:
