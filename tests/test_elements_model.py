@@ -3,7 +3,9 @@ equal value, and wallycore reads the same fields; constructors refuse what canno
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -190,3 +192,6 @@ def test_model_is_immutable_and_hashable() -> None:
     parsed = parse_transaction(tx.serialize())
     assert hash(parsed) == hash(tx) and {parsed, tx} == {tx}
     assert tx.inputs[0].prevout == (bytes(32), 0)
+    for clone in (pickle.loads(pickle.dumps(parsed)), copy.deepcopy(parsed)):
+        assert clone == parsed and clone.serialize() == parsed.serialize()
+        assert clone.txid == parsed.txid
