@@ -76,7 +76,9 @@ def run(n_blocks: int, txs_per_block: int, out=sys.stdout) -> int:
 
         with Node.open(Path(tmp) / "node", genesis_block(), chain_params()) as node:
             say("")
-            say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'surj':>5} {'cached':>6} "
+            say("each block: ONE multi-scalar multiplication for all its range proofs and balance "
+                "equations (claims), then its surjection proofs, then one atomic LevelDB write")
+            say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'claims':>6} {'surj':>5} {'cached':>6} "
                 f"{'ms total':>8} {'parse':>8} {'utxo':>8} {'batch':>8} {'surj ms':>8} "
                 f"{'write':>8}  per-range")
             reports: list[ConnectReport] = []
@@ -135,7 +137,7 @@ def run(n_blocks: int, txs_per_block: int, out=sys.stdout) -> int:
 def _row(r: ConnectReport, t_us: float) -> str:
     t = r.timings
     per_range = r.total_seconds * 1e6 / max(r.n_range_proofs, 1) / t_us
-    return (f"{r.height:>6} {r.n_transactions:>4} {r.n_range_proofs:>6} "
+    return (f"{r.height:>6} {r.n_transactions:>4} {r.n_range_proofs:>6} {r.n_msm_items:>6} "
             f"{r.n_surjection_proofs:>5} {r.n_range_cached + r.n_surjection_cached:>6} "
             f"{_ms(r.total_seconds)} {_ms(t['parse'])} {_ms(t['utxo'])} "
             f"{_ms(t['batch'])} {_ms(t['surjection'])} {_ms(t['write'])}  {per_range:6.1f} t")
