@@ -113,3 +113,26 @@ def test_wrong_attestation_cannot_close() -> None:
     disagreeing[2] = wrong[2]
     with pytest.raises(DlcError):
         contract.find_adaptor_index(disagreeing)
+
+
+def test_spec_tagged_hash_option_end_to_end() -> None:
+    from ctplugin.dlc.oracle import MessageHash
+
+    oracles = [Oracle(sha256(f"tagged-{i}".encode()), MessageHash.TAGGED) for i in range(2)]
+    event = DigitDecompositionEvent(2, False, "usd/btc", 0, NB_DIGITS)
+    announcements = [o.announce("btcusd", event) for o in oracles]
+    function = PayoutFunction((PolynomialPiece((PayoutPoint(0, 0), PayoutPoint(1023, TOTAL))),))
+    rounding = RoundingIntervals((RoundingInterval(0, 10_000_000),))
+    alice = Wallet(sha256(b"alice-fund"), sha256(b"alice-coin"), 150_000_000, 1)
+    bob = Wallet(sha256(b"bob-fund"), sha256(b"bob-coin"), 150_000_000, 2)
+    offer = numeric_offer(alice, announcements, 2, function, rounding, total_collateral=TOTAL,
+                          offer_collateral=TOTAL // 2, num_digits=NB_DIGITS)
+    with pytest.raises(DlcError):  # rust-dlc's untagged convention rejects these announcements
+        Contract.build(offer, bob.params(TOTAL // 2))
+    contract = Contract.build(offer, bob.params(TOTAL // 2), scheme=MessageHash.TAGGED)
+    sigs = contract.sign_adaptor_signatures(bob.funding_secret, offerer=False)
+    attestations = {i: o.attest(a, 700) for i, (o, a) in enumerate(zip(oracles, announcements))}
+    index = contract.find_adaptor_index(attestations)
+    cet = contract.execute(index, attestations, sigs[index], alice.funding_secret,
+                           bob.funding_pubkey)
+    assert sum(o.nValue for o in cet.vout) == TOTAL
