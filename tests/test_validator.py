@@ -429,3 +429,16 @@ def test_blinded_issuance_amount_is_range_checked(tmp_path: Path) -> None:
         assert report.n_range_proofs == 1 + sum(1 for o in issue.outputs if not o.is_fee)
     (asset, token), = alice.token_of.items()
     assert alice.balance(asset) == 9_999 and alice.balance(token) == 1
+
+
+def test_several_bad_items_name_the_first(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    for t, j in ((2, 0), (1, 1)):
+        proof = bytearray(txs[t].outputs[j].range_proof)
+        proof[0:32] = ((int.from_bytes(proof[0:32], "big") + 5) % N).to_bytes(32, "big")
+        txs[t] = with_output(txs[t], j, range_proof=bytes(proof))
+    txs[2] = _inflate(demo, txs[2], 1, +1)  # and a balance failure after them
+    err = _reject(node, rebuild(block, txs))
+    assert (err.reason, err.tx_index, err.output_index) == ("bad-txns-rangeproof-invalid", 2, 1)
