@@ -14,7 +14,7 @@ import unicodedata
 
 import pytest
 
-from ctplugin.dlc import messages
+from ctplugin.dlc import messages, wire
 from ctplugin.dlc.contract import Contract
 from ctplugin.dlc.oracle import outcome_message
 from ctplugin.dlc.transactions import FundingInput, PartyParams, closing_sighash, contract_id
@@ -115,3 +115,14 @@ def test_fee_vectors_all() -> None:
     vectors = load_json(shared_path("dlc-vectors", "dlcspecs", "dlc_fee_test.json"))
     assert len(vectors) > 400
     _check_fees(vectors)
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_wire_serialization_matches_rust_dlc(name: str) -> None:
+    data = load_json(shared_path("dlc-vectors", "dlcspecs", "test_vectors", name))
+    offer = messages.parse_offer(data["offer_message"])
+    accept = messages.parse_accept(data["accept_message"])
+    sign = messages.parse_sign(data["sign_message"])
+    assert wire.serialize_offer(offer).hex() == data["offer_message"]["serialized"]
+    assert wire.serialize_accept(accept).hex() == data["accept_message"]["serialized"]
+    assert wire.serialize_sign(sign).hex() == data["sign_message"]["serialized"]

@@ -12,5 +12,8 @@ One module per concern:
 - ``ecdsa_adaptor``: ECDSA adaptor signatures (secp256k1-zkp compatible);
 - ``transactions``: funding, CETs, refund, fees, sighash, witnesses (python-bitcointx);
 - ``messages``: offer / accept / sign messages (rust-dlc JSON form);
-- ``contract``: the offer / accept / sign flow and execution on attestation.
+- ``wire``: their byte serialization (identical to rust-dlc's for every dlcspecs vector);
+- ``contract``: the offer / accept / sign flow and execution on attestation;
+- ``builder``: synthetic parties and offers (examples, tests, benchmarks);
+- ``errors``: ``DlcError`` (a ``CtpluginError``) with a stable ``reason``.
 """
