@@ -442,3 +442,24 @@ def test_several_bad_items_name_the_first(node: Node, demo: ChainBuilder) -> Non
     txs[2] = _inflate(demo, txs[2], 1, +1)  # and a balance failure after them
     err = _reject(node, rebuild(block, txs))
     assert (err.reason, err.tx_index, err.output_index) == ("bad-txns-rangeproof-invalid", 2, 1)
+
+
+def test_same_txid_with_other_witness_does_not_reuse_mempool_keys(node: Node,
+                                                                   demo: ChainBuilder) -> None:
+    """Keys computed at mempool acceptance are reused only for the same wtxid: a block carrying
+    the same transaction with another (bad) range proof has the same txid but is re-checked."""
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    for tx in txs:
+        node.accept_transaction(tx.serialize())
+    proof = bytearray(txs[0].outputs[1].range_proof)
+    proof[0:32] = ((int.from_bytes(proof[0:32], "big") + 1) % N).to_bytes(32, "big")
+    twin = with_output(txs[0], 1, range_proof=bytes(proof))
+    assert twin.txid == txs[0].txid and twin.wtxid != txs[0].wtxid
+    err = _reject(node, rebuild(block, [twin, *txs[1:]]))
+    assert (err.reason, err.tx_index, err.output_index) == ("bad-txns-rangeproof-invalid", 1, 1)
+    # the rejected block's cache hits were put back: the genuine block finds every proof
+    report = node.submit_block(block.serialize())
+    assert report.n_range_cached == report.n_range_proofs
+    assert report.n_surjection_cached == report.n_surjection_proofs

@@ -10,7 +10,9 @@
 3. ``plan_amounts`` per transaction (fees, encodings, issuance) → one balance claim per tx, and
    range-proof / surjection items;
 4. proof cache: each range and surjection item's salted key is looked up and erased on a hit
-   (block connection consumes mempool-verified proofs, as Elements does);
+   (block connection consumes mempool-verified proofs, as Elements does); if the block then
+   fails, the consumed keys are inserted again, so an invalid block cannot flush the entries of
+   valid transactions. Keys the mempool computed for the same wtxid are reused;
 5. ONE ``BatchVerifier`` over the Bulletproof fixed base [G, G_i, H_i] with every uncached range
    proof and every balance equation → one multi-scalar multiplication; if it fails, a halving search
    names the first failing item (lowest transaction index, then position);
@@ -25,7 +27,7 @@ Header time rules (median time past, future drift) are not checked on our regtes
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ctplugin.batch import BatchVerifier, Claim
@@ -35,7 +37,7 @@ from ctplugin.bulletproofs import (
     consensus_generators,
     output_range_proof_claim,
 )
-from ctplugin.elements import Block, TxOut, parse_block
+from ctplugin.elements import Block, Transaction, TxOut, parse_block
 from ctplugin.errors import ProofError, ValidationError
 from ctplugin.secp256k1 import FixedBase
 from ctplugin.surjection import SurjectionProof
@@ -123,6 +125,15 @@ def surjection_cache_key(cache: ProofCache, item: SurjectionItem) -> bytes:
     return cache.surjection_key(item.proof, item.output_encoding, item.targets.encodings)
 
 
+CacheKeys = tuple[list[bytes], list[bytes]]
+"""(range-proof keys, surjection-proof keys) of one transaction, in plan order."""
+
+
+def cache_keys(cache: ProofCache, plan: AmountPlan) -> CacheKeys:
+    return ([range_cache_key(cache, r) for r in plan.ranges],
+            [surjection_cache_key(cache, s) for s in plan.surjections])
+
+
 def range_claim(item: RangeItem) -> Claim:
     """The consensus range-proof equation of one item (ProofError → named as invalid)."""
     try:
@@ -194,10 +205,12 @@ class BlockValidator:
     """Connects and disconnects blocks on a chainstate, with an optional proof cache."""
 
     def __init__(self, chainstate: Chainstate, cache: ProofCache | None,
-                 params: ChainParams) -> None:
+                 params: ChainParams,
+                 known_keys: Callable[[Transaction], CacheKeys | None] | None = None) -> None:
         self.chainstate = chainstate
         self.cache = cache
         self.params = params
+        self.known_keys = known_keys
 
     # --- block-level checks --------------------------------------------------------------
 
@@ -300,6 +313,18 @@ class BlockValidator:
                        for key, (out, coinbase) in created.items()]
         return spent_outs, spent_points, new_entries
 
+    def _cache_keys(self, cache: ProofCache, tx: Transaction,
+                    plan: AmountPlan) -> CacheKeys:
+        """The salted cache keys of a transaction's proofs, in plan order. A transaction the
+        mempool accepted with the same wtxid has identical proofs, commitments, scripts and (its
+        txid fixes the prevouts) targets, so the keys computed then are reused."""
+        if self.known_keys is not None:
+            keys = self.known_keys(tx)
+            if keys is not None and len(keys[0]) == len(plan.ranges) \
+                    and len(keys[1]) == len(plan.surjections):
+                return keys
+        return cache_keys(cache, plan)
+
     # --- connect / disconnect ------------------------------------------------------------
 
     def connect(self, data: bytes | Block) -> ConnectReport:
@@ -333,31 +358,46 @@ class BlockValidator:
         cache = self.cache
         ranges: list[RangeItem] = []
         surjections: list[SurjectionItem] = []
+        consumed: list[bytes] = []
         for plan in plans:
-            for item in plan.ranges:
-                report.n_range_proofs += 1
-                if cache is not None and cache.lookup_and_erase(range_cache_key(cache, item)):
+            report.n_range_proofs += len(plan.ranges)
+            report.n_surjection_proofs += len(plan.surjections)
+            if cache is None:
+                ranges.extend(plan.ranges)
+                surjections.extend(plan.surjections)
+                continue
+            range_keys, surjection_keys = self._cache_keys(cache, txs[plan.tx_index], plan)
+            for item, key in zip(plan.ranges, range_keys, strict=True):
+                if cache.lookup_and_erase(key):
                     report.n_range_cached += 1
+                    consumed.append(key)
                 else:
                     ranges.append(item)
-            for sitem in plan.surjections:
-                report.n_surjection_proofs += 1
-                if cache is not None and cache.lookup_and_erase(
-                        surjection_cache_key(cache, sitem)):
+            for sitem, key in zip(plan.surjections, surjection_keys, strict=True):
+                if cache.lookup_and_erase(key):
                     report.n_surjection_cached += 1
+                    consumed.append(key)
                 else:
                     surjections.append(sitem)
         t5 = clock()
-        report.n_balance = len(plans)
-        batch_split: dict[str, float] = {}
-        report.n_msm_items = run_batch(plans, ranges, batch_split)
-        t6 = clock()
-        for sitem in surjections:
-            verify_surjection(sitem)
-        t7 = clock()
-        self.chainstate.connect_block(block.hash, block.header.height, block.header.prev_hash,
-                                      spent_points, created)
-        t8 = clock()
+        try:
+            report.n_balance = len(plans)
+            batch_split: dict[str, float] = {}
+            report.n_msm_items = run_batch(plans, ranges, batch_split)
+            t6 = clock()
+            for sitem in surjections:
+                verify_surjection(sitem)
+            t7 = clock()
+            self.chainstate.connect_block(block.hash, block.header.height,
+                                          block.header.prev_hash, spent_points, created)
+            t8 = clock()
+        except BaseException:
+            # The block failed: the proofs it consumed are still verified successes, so put them
+            # back (an invalid block must not flush the cache entries of valid transactions).
+            if cache is not None:
+                for key in consumed:
+                    cache.insert(key)
+            raise
         report.timings = {"parse": t1 - t0, "checks": (t2 - t1) + (t4 - t3), "utxo": t3 - t2,
                           "cache": t5 - t4, "batch": t6 - t5, "surjection": t7 - t6,
                           "write": t8 - t7}

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from ctplugin.elements import Block, Transaction
 from ctplugin.errors import ValidationError
 from validator.block import (
+    CacheKeys,
     ChainParams,
-    range_cache_key,
+    cache_keys,
     run_batch,
-    surjection_cache_key,
     verify_surjection,
 )
 from validator.coins import decode_spent
@@ -40,6 +40,7 @@ class MempoolEntry:
     n_range_cached: int
     n_surjection_verified: int
     n_surjection_cached: int
+    cache_keys: CacheKeys | None = None
 
 
 def _without_tx_index(error: ValidationError) -> ValidationError:
@@ -110,14 +111,14 @@ class Mempool:
 
         plan = plan_amounts(tx, 0, spent, self.params.policy_asset)
         cache = self.cache
+        keys: CacheKeys | None = None
         if cache is None:
             range_keys: list[bytes] = []
             surj_keys: list[bytes] = []
             to_verify = list(plan.ranges)
             surj_to_verify = list(plan.surjections)
         else:
-            range_keys = [range_cache_key(cache, r) for r in plan.ranges]
-            surj_keys = [surjection_cache_key(cache, s) for s in plan.surjections]
+            keys = range_keys, surj_keys = cache_keys(cache, plan)
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
             surj_to_verify = [s for s, k in zip(plan.surjections, surj_keys) if k not in cache]
         run_batch([plan], to_verify)
@@ -127,11 +128,19 @@ class Mempool:
             for key in (*range_keys, *surj_keys):
                 cache.insert(key)
         entry = MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
-                             len(surj_to_verify), len(plan.surjections) - len(surj_to_verify))
+                             len(surj_to_verify), len(plan.surjections) - len(surj_to_verify),
+                             keys)
         self.entries[txid] = entry
         for outpoint in outpoints:
             self.spent_by[outpoint] = txid
         return entry
+
+    def known_cache_keys(self, tx: Transaction) -> CacheKeys | None:
+        """The cache keys computed when this very transaction (same wtxid) was accepted."""
+        entry = self.entries.get(tx.txid)
+        if entry is None or entry.tx.wtxid != tx.wtxid:
+            return None
+        return entry.cache_keys
 
     def remove(self, txids: Iterable[bytes]) -> None:
         """Drop transactions and, recursively, everything spending their outputs."""

@@ -33,8 +33,9 @@ class Node:
         self.data = data
         self.params = params
         cache = data.proof_cache if use_cache else None
-        self.validator = BlockValidator(data.chainstate, cache, params)
         self.mempool = Mempool(data.chainstate, cache, params)
+        self.validator = BlockValidator(data.chainstate, cache, params,
+                                        known_keys=self.mempool.known_cache_keys)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], genesis: Block, params: ChainParams, *,
