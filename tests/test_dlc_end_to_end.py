@@ -136,3 +136,33 @@ def test_spec_tagged_hash_option_end_to_end() -> None:
     cet = contract.execute(index, attestations, sigs[index], alice.funding_secret,
                            bob.funding_pubkey)
     assert sum(o.nValue for o in cet.vout) == TOTAL
+
+
+def test_message_flow_through_the_wire() -> None:
+    """accept_offer → sign_accepted → check_signed, messages serialized like rust-dlc's."""
+    from ctplugin.dlc import wire
+    from ctplugin.dlc.contract import accept_offer, check_signed, sign_accepted
+
+    _oracles, _announcements, alice, bob, offer = _setup(2, None)
+    assert wire.serialize_offer(offer)[:2] == bytes.fromhex("a71a")
+    bob_contract, accept = accept_offer(offer, bob.params(TOTAL // 2), bob.funding_secret)
+    assert wire.serialize_accept(accept)[:2] == bytes.fromhex("a71c")
+    alice_contract, sign = sign_accepted(offer, accept, alice.funding_secret, alice.sign_funding)
+    assert wire.serialize_sign(sign)[:2] == bytes.fromhex("a71e")
+    check_signed(bob_contract, sign)
+    # Tampering is caught, each with its own reason.
+    bad_sigs = list(accept.cet_adaptor_signatures)
+    bad_sigs[3] = bad_sigs[4]
+    import dataclasses
+
+    with pytest.raises(DlcError, match="adaptor signature 3"):
+        sign_accepted(offer, dataclasses.replace(accept, cet_adaptor_signatures=tuple(bad_sigs)),
+                      alice.funding_secret, alice.sign_funding)
+    with pytest.raises(DlcError, match="refund"):
+        sign_accepted(offer, dataclasses.replace(accept, refund_signature=sign.refund_signature),
+                      alice.funding_secret, alice.sign_funding)
+    with pytest.raises(DlcError, match="contract id"):
+        check_signed(bob_contract, dataclasses.replace(sign, contract_id=bytes(32)))
+    with pytest.raises(DlcError):
+        check_signed(bob_contract, dataclasses.replace(sign, funding_witnesses=((b"", b""),)))
+    assert alice_contract.points == bob_contract.points

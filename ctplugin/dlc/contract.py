@@ -12,15 +12,21 @@ by combination; ``multi_oracle``). Then:
   decrypt it with the summed oracle secrets, add our own signature and return the signed CET,
   which passes python-bitcointx script verification.
 
+The message flow: ``accept_offer`` (accepter: contract + accept_dlc), ``sign_accepted``
+(offerer: checks the accept, returns contract + sign_dlc), ``check_signed`` (accepter: checks the
+sign_dlc). Every check raises ``DlcError`` naming what failed.
+
 rust-dlc conventions kept for interoperability: the untagged digit message SHA256(digit) (the
 ``MessageHash`` option switches to the spec's tagged hash); CETs of the first contract-info item
 use cet_locktime, CETs of further (disjoint) items locktime 0 on the same input; the bounded-
-difference algorithm always maximizes coverage (rust-dlc ignores the offer's flag).
+difference algorithm always maximizes coverage (rust-dlc ignores the offer's flag); for disjoint
+contracts the offerer's adaptor signatures of later items sign the CET at the item-local index of
+the whole CET list (``Contract.message_hashes``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import coincurve
@@ -35,6 +41,7 @@ from ctplugin.dlc.messages import (
     EnumDescriptor,
     NumericDescriptor,
     OfferDlc,
+    SignDlc,
 )
 from ctplugin.dlc.multi_oracle import (
     AdaptorEntry,
@@ -118,6 +125,9 @@ def prepare_item(item: ContractInfoItem, total_collateral: int,
     nb_digits = digit_events[0].nb_digits
     if any(d.nb_digits != nb_digits for d in digit_events):
         raise DlcError("unsupported", "oracles with different numbers of digits")
+    if descriptor.num_digits != nb_digits:
+        raise DlcError("descriptor-mismatch",
+                       f"contract has {descriptor.num_digits} digits, the events {nb_digits}")
     ranges = validate_numeric(descriptor.payout_function, descriptor.rounding, base, nb_digits,
                               total_collateral)
     params = oracles.params
@@ -349,3 +359,65 @@ class Contract:
                                  {own_pubkey: mine, counterparty_pubkey: theirs})
         txs.verify_input(cet, 0, bytes(txs.p2wsh(dlc.funding_script)), dlc.fund_output_value)
         return cet
+
+
+# --- message flow ------------------------------------------------------------------------------
+
+def accept_offer(offer: OfferDlc, params: txs.PartyParams, funding_secret: bytes, *,
+                 scheme: MessageHash = MessageHash.UNTAGGED,
+                 strategy: ap.Strategy = "memo") -> tuple[Contract, AcceptDlc]:
+    """The accepter's side: validate the offer, build the contract, adaptor-sign every CET and
+    sign the refund. ``params.fund_pubkey`` must be ``funding_secret``'s key."""
+    if coincurve.PrivateKey(funding_secret).public_key.format() != params.fund_pubkey:
+        raise DlcError("bad-key", "the funding secret does not match the funding pubkey")
+    contract = Contract.build(offer, params, scheme=scheme, strategy=strategy)
+    sigs = contract.sign_adaptor_signatures(funding_secret, offerer=False)
+    accept = AcceptDlc(offer.temporary_contract_id, params.collateral, params.fund_pubkey,
+                       params.payout_spk, params.payout_serial_id, params.inputs,
+                       params.change_spk, params.change_serial_id,
+                       tuple(s.to_bytes() for s in sigs), contract.sign_refund(funding_secret))
+    return contract, accept
+
+
+def _require_all(verdicts: list[bool], what: str) -> None:
+    if not all(verdicts):
+        raise DlcError("bad-adaptor-signature",
+                       f"{what} adaptor signature {verdicts.index(False)} does not verify")
+
+
+def sign_accepted(offer: OfferDlc, accept: AcceptDlc, funding_secret: bytes,
+                  funding_signer: Callable[[txs.CMutableTransaction], Sequence[Sequence[bytes]]],
+                  *,
+                  scheme: MessageHash = MessageHash.UNTAGGED,
+                  strategy: ap.Strategy = "memo") -> tuple[Contract, SignDlc]:
+    """The offerer's side: check the accept_dlc (every adaptor signature, the refund signature)
+    and answer with sign_dlc (own adaptor signatures, refund signature, and the witnesses
+    ``funding_signer`` (the offerer's wallet) returns for its inputs of the funding tx)."""
+    if accept.temporary_contract_id != offer.temporary_contract_id:
+        raise DlcError("bad-accept", "temporary contract id differs from the offer's")
+    contract = Contract.build(offer, accept, scheme=scheme, strategy=strategy)
+    _require_all(contract.verify_adaptor_signatures(accept.funding_pubkey,
+                                                    accept.cet_adaptor_signatures,
+                                                    offerer=False), "accept")
+    if not contract.verify_refund_signature(accept.funding_pubkey, accept.refund_signature):
+        raise DlcError("bad-refund-signature", "the accepter's refund signature does not verify")
+    funding_witnesses = funding_signer(contract.transactions.fund)
+    contract.verify_funding_witnesses(contract.offer_params, funding_witnesses)
+    sigs = contract.sign_adaptor_signatures(funding_secret, offerer=True)
+    sign = SignDlc(contract.contract_id(), tuple(s.to_bytes() for s in sigs),
+                   contract.sign_refund(funding_secret),
+                   tuple(tuple(w) for w in funding_witnesses))
+    return contract, sign
+
+
+def check_signed(contract: Contract, sign: SignDlc) -> None:
+    """The accepter's last step: the sign_dlc matches the contract (id, adaptor signatures,
+    refund signature, the offerer's funding witnesses)."""
+    if sign.contract_id != contract.contract_id():
+        raise DlcError("bad-sign", "contract id differs (another funding transaction?)")
+    offer_key = contract.offer.funding_pubkey
+    _require_all(contract.verify_adaptor_signatures(offer_key, sign.cet_adaptor_signatures,
+                                                    offerer=True), "offer")
+    if not contract.verify_refund_signature(offer_key, sign.refund_signature):
+        raise DlcError("bad-refund-signature", "the offerer's refund signature does not verify")
+    contract.verify_funding_witnesses(contract.offer_params, sign.funding_witnesses)
