@@ -52,6 +52,8 @@ class BalanceTally:
         self.explicit[generator_packed] = self.explicit.get(generator_packed, 0) + amount
 
     def claim(self, label: Hashable) -> Claim:
+        """The claim (built unchecked: every point came out of the kernel's decoder, every
+        scalar is reduced here)."""
         shared = tuple((p, s % N) for p, s in self.explicit.items() if s % N)
-        return Claim(label=label, base=None, fixed=(), free_scalars=b"".join(self.scalars),
-                     free_points=b"".join(self.points), shared=shared)
+        return Claim.trusted(label, None, (), b"".join(self.scalars), b"".join(self.points),
+                             shared, ())
