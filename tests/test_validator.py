@@ -463,3 +463,28 @@ def test_same_txid_with_other_witness_does_not_reuse_mempool_keys(node: Node,
     report = node.submit_block(block.serialize())
     assert report.n_range_cached == report.n_range_proofs
     assert report.n_surjection_cached == report.n_surjection_proofs
+
+
+def test_cache_keys_cover_every_verification_input(node: Node) -> None:
+    """Changing any input of a range or surjection verification changes its cache key."""
+    from validator.block import range_cache_key, surjection_cache_key
+    from validator.rules import ItemLabel, RangeItem, SurjectionItem, SurjectionTargets
+
+    cache = node.data.proof_cache
+    label = ItemLabel(1, "output", 0)
+    base = RangeItem(label, b"p" * 675, b"\x08" + b"c" * 32, b"\x0a" + b"g" * 32, b"script")
+    keys = {range_cache_key(cache, base)}
+    for field, value in (("proof", b"q" * 675), ("commitment", b"\x09" + b"c" * 32),
+                         ("value_gen", b"\x0b" + b"g" * 32), ("extra_commit", b"scripu"),
+                         ("extra_commit", b"")):
+        keys.add(range_cache_key(cache, base._replace(**{field: value})))
+    assert len(keys) == 6
+    targets = SurjectionTargets((b"\x01" + b"a" * 32, b"\x0a" + b"b" * 32))
+    sbase = SurjectionItem(label, b"s" * 67, b"\x0a" + b"o" * 32, targets)
+    skeys = {surjection_cache_key(cache, sbase)}
+    for changed in (sbase._replace(proof=b"t" * 67),
+                    sbase._replace(output_encoding=b"\x0b" + b"o" * 32),
+                    sbase._replace(targets=SurjectionTargets(targets.encodings[::-1])),
+                    sbase._replace(targets=SurjectionTargets(targets.encodings[:1]))):
+        skeys.add(surjection_cache_key(cache, changed))
+    assert len(skeys) == 5
