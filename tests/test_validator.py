@@ -488,3 +488,19 @@ def test_cache_keys_cover_every_verification_input(node: Node) -> None:
                     sbase._replace(targets=SurjectionTargets(targets.encodings[:1]))):
         skeys.add(surjection_cache_key(cache, changed))
     assert len(skeys) == 5
+
+
+def test_coinbase_outputs_mature_after_100_blocks(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    coinbase = demo.blocks[1].transactions[0]
+    fee = coinbase.outputs[0]
+    spend = Transaction(version=2, inputs=[TxIn(prevout_hash=coinbase.txid, prevout_index=0)],
+                        outputs=[TxOut(asset=fee.asset, value=fee.value - 10,
+                                       script_pubkey=fee.script_pubkey),
+                                 TxOut(asset=fee.asset, value=10)])
+    err = _reject(node, rebuild(demo.blocks[2], [spend]))
+    assert (err.reason, err.tx_index, err.input_index) == \
+        ("bad-txns-premature-spend-of-coinbase", 1, 0)
+    with pytest.raises(ValidationError) as exc:
+        node.accept_transaction(spend.serialize())
+    assert exc.value.reason == "bad-txns-premature-spend-of-coinbase"
