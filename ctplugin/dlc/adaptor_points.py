@@ -17,8 +17,14 @@ Strategies (all give identical points; see tests/test_dlc_adaptor_points.py):
   of the digit trie costs one point addition. When every oracle of an entry uses the same prefix
   (exact t-of-n), the t oracles' tables are first summed digit by digit (T_j(d) = Σ_i S_ij(d)),
   which divides the trie work by t;
-- ``memo_parallel``: ``memo`` with the sorted paths split into contiguous chunks computed on
-  threads: the native kernel releases the GIL, so the chunks run on separate cores.
+- ``memo_parallel``: ``memo`` on two threads: the combined-table MSMs split in halves and the
+  sorted paths split into contiguous chunks. The native kernel releases the GIL in
+  ``FixedBaseTable.msm_var`` and ``subset_sums_var``, so the halves run on separate cores;
+  Python-level work (hashing, path lists) stays serial. Processes were measured as the
+  alternative: shipping the table and paths costs more than the work saved at this size.
+
+``compute_grouped_packed`` is the memo path for the exact t-of-n form (one oracle set, a list of
+prefixes) without building per-entry tuples; ``Contract`` uses ``compute``.
 """
 
 from __future__ import annotations
@@ -40,7 +46,6 @@ Entry = tuple[tuple[int, tuple[int, ...]], ...]
 Strategy = Literal["naive", "factorized", "precompute", "memo", "memo_parallel"]
 STRATEGIES: tuple[Strategy, ...] = ("naive", "factorized", "precompute", "memo", "memo_parallel")
 _ONE = (1).to_bytes(32, "big")
-
 
 _POOL: ThreadPoolExecutor | None = None
 
