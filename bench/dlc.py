@@ -7,8 +7,8 @@ Every ``dlc_points_*`` run starts from the decoded announcements (keys and nonce
 includes building its tables. Rows are per job (``n`` says what a job is) except
 ``dlc_adaptor_sign`` and the ``dlc_contract_*`` rows (per signature). ``reference_t`` is the
 issue's target (in µs) divided by the nominal t of 34 µs (design.md), so "vs ref" compares
-load-independent t figures with the target. Each row's t is the mean of a t measurement right before and right
-after that row (the machine is shared: one t per run drifts with the load).
+load-independent t figures with the target. Each row's t is the mean of a t measurement right
+before and right after that row (the machine is shared: one t per run drifts with the load).
 """
 
 from __future__ import annotations
