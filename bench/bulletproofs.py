@@ -14,10 +14,15 @@ shared value generator, which is the same for every proof anyway).
 
 from __future__ import annotations
 
+import gc
 import os
+import statistics
+import time
 from collections.abc import Callable
 
-from bench.common import Row, make_row, measure_t_us, median_time
+import coincurve
+
+from bench.common import Row, make_row
 from ctplugin.batch import BatchVerifier
 from ctplugin.bulletproofs import generator_set, proof_length, prove, range_proof_claim, verify
 from ctplugin.pedersen import H_GENERATOR, commit
@@ -44,16 +49,44 @@ def _make_proofs(count: int, m: int, gens_n: int, seed: int) -> list[tuple[bytes
     return out
 
 
-def _timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """(median seconds of fn, t in µs measured right before and after it).
+def _cpu_t_us(samples: int = 300) -> float:
+    """CPU-time µs of one coincurve ``PublicKey.multiply`` (the unit t)."""
+    key = coincurve.PublicKey.from_secret(b"\x11" * 32)
+    scalar = bytes.fromhex("7d" * 32)
+    start = time.process_time()
+    for _ in range(samples):
+        key.multiply(scalar)
+    return (time.process_time() - start) / samples * 1e6
 
-    The machine is shared and its load changes within a run, so each row is expressed in a t
-    measured around that row rather than only the t measured once at start-up.
+
+def _timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(seconds of fn, t in µs), as medians over ``repeat`` interleaved samples.
+
+    The machine is shared with other jobs whose load changes within seconds, so both the work
+    and the unit t are measured in CPU time (``time.process_time``; equal to wall time on an
+    idle core), each sample of fn bracketed by a measurement of t; the row's t ratio is the
+    median of the per-sample ratios.
     """
-    before = measure_t_us(500)
-    seconds = median_time(fn, repeat=repeat)
-    after = measure_t_us(500)
-    return seconds, (before + after) / 2
+    fn()  # warm-up: caches, lazy tables
+    seconds, units, ratios = [], [], []
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            before = _cpu_t_us()
+            start = time.process_time()
+            fn()
+            elapsed = time.process_time() - start
+            unit = (before + _cpu_t_us()) / 2
+            seconds.append(elapsed)
+            units.append(unit)
+            ratios.append(elapsed * 1e6 / unit)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    ratio = statistics.median(ratios)
+    unit = statistics.median(units)
+    return ratio * unit / 1e6, unit
 
 
 def _batch_seconds(pool: list[tuple[bytes, list[bytes]]], n: int, gens_n: int,
