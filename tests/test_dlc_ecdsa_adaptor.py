@@ -130,3 +130,16 @@ def test_hand_built_out_of_range_values_are_rejected_not_crashing() -> None:
     pubkey = ct.base_mul(x)
     assert not ea.verify(bad, pubkey, msg, enc)
     assert ea.verify_many(pubkey, [(good, msg, enc), (bad, msg, enc)]) == [True, False]
+
+
+def test_nonce_tags_match_secp256k1_zkp_midstates() -> None:
+    """zkp hard-codes the SHA-256 midstates of its tagged hashes; ours must use the same tags."""
+    from ctplugin.hashes import sha256, sha256_midstate
+
+    expected = {
+        "ECDSAadaptor/non": "791dae43e52d3b4437f9edea9bfd2ab1cfb0f44dccf1d880d18f2c13a37b9024",
+        "ECDSAadaptor/aux": "d14c7bd9095d35e6b8490a88fb00ef740baa488f693666931c81c5bac33b296a",
+        "DLEQ": "8cc4beac2e011f3f355c75fb3ba6a2c5e96f3aef180530fd94582499577fd564",
+    }
+    for tag, midstate in expected.items():
+        assert sha256_midstate(sha256(tag.encode()) * 2).hex() == midstate
