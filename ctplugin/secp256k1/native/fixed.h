@@ -94,7 +94,7 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
     int *neg = malloc((2 * nk + 1) * sizeof *neg);
     size_t *start = malloc((nb + 1) * sizeof *start);
     size_t *len = malloc(nb * sizeof *len);
-    ge *entries = NULL;
+    ge_xy *entries = NULL;
     fe *inv = NULL, *den = NULL;
     int ok = 0;
     if (!digits || !neg || !start || !len) goto done;
@@ -140,11 +140,10 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
                 if (!v) continue;
                 size_t b = (size_t)(v < 0 ? -v : v) - 1;
                 const ge *p = &t->q[(i * (size_t)W + (size_t)w) * 2 + (size_t)h];
-                ge *e = &entries[start[b] + len[b]++];
+                ge_xy *e = &entries[start[b] + len[b]++];
                 e->x = p->x;
                 if ((v < 0) ^ neg[2 * i + h]) fe_neg(&e->y, &p->y);
                 else e->y = p->y;
-                e->inf = 0;
             }
         }
     }
@@ -152,7 +151,7 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
     gej running;
     gej_set_inf(&running);
     for (size_t j = nb; j-- > 0;) {
-        if (len[j]) gej_add_ge_var(&running, &running, &entries[start[j]]);
+        if (len[j]) gej_add_xy_var(&running, &running, &entries[start[j]]);
         gej_add_var(r, r, &running);
     }
     ok = 1;

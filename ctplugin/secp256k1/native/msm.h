@@ -229,33 +229,29 @@ static inline void signed_digits_var(int16_t *d, int windows, const sc *m, int c
 /* Window override for tuning (0 = automatic). */
 static int g_pippenger_window = 0;
 
-/* Estimated cost (in field multiplications) of batch-affine Pippenger with window c over nterms
- * terms: ~6.5M per bucket insertion (affine add sharing one inversion per round), 27M per bucket in
- * the running sums, 7M per doubling. */
-static double pippenger_cost_(size_t nterms, int bits, int c) {
-    int windows = (bits + 1 + c - 1) / c;
-    return (double)windows * ((double)nterms * 6.5 + (double)(1 << (c - 1)) * 27.0) + bits * 7.0;
-}
-
-static int pippenger_best_window_(size_t nterms, int bits) {
+/* Window width by number of input points, measured on this machine kind (thread CPU time, best
+ * of 5, bench/msm.py sizes): the optimum moves from 5 bits at 32 points to 13 at 32768. */
+static int pippenger_best_window_(size_t npoints) {
+    static const struct {
+        size_t below;
+        int c;
+    } steps[] = {{96, 5}, {300, 6}, {600, 7}, {1800, 8}, {3000, 9}, {6000, 10}, {12000, 11},
+                 {24000, 12}, {60000, 13}};
     if (g_pippenger_window) return g_pippenger_window;
-    int best = 2;
-    double best_cost = pippenger_cost_(nterms, bits, 2);
-    for (int c = 3; c <= 16; c++) {
-        double cost = pippenger_cost_(nterms, bits, c);
-        if (cost < best_cost) best_cost = cost, best = c;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (npoints < steps[i].below) return steps[i].c;
     }
-    return best;
+    return 14;
 }
 
 /* Entries of the bucket lists live in one array, bucket b in [start[b], start[b] + len[b]). */
-#define PIP_MAX_GROUP_ENTRIES ((size_t)1 << 18) /* bounds the scratch to ~40 MB */
+#define PIP_MAX_GROUP_ENTRIES ((size_t)1 << 16) /* 4 MB of entries: cache-friendlier scatter */
 
 /* Reduce every bucket list to at most one point by rounds of pairwise affine additions; all the
  * additions of a round share one field inversion (Montgomery's trick).
  * entries: affine points (not infinity); start/len per bucket; inv, den: scratch of >= total/2 fe.
  * Pairs with equal x are doublings (denominator 2·y1) or cancel to infinity (dropped). */
-static void pip_reduce_buckets_var(ge *entries, const size_t *start, size_t *len, size_t nbuckets,
+static void pip_reduce_buckets_var(ge_xy *entries, const size_t *start, size_t *len, size_t nbuckets,
                                    fe *inv, fe *den) {
     for (;;) {
         /* pass 1: denominators and their prefix products */
@@ -264,7 +260,7 @@ static void pip_reduce_buckets_var(ge *entries, const size_t *start, size_t *len
         for (size_t b = 0; b < nbuckets; b++) {
             size_t L = len[b];
             if (L < 2) continue;
-            const ge *seg = entries + start[b];
+            const ge_xy *seg = entries + start[b];
             for (size_t k = 0; k + 1 < L; k += 2) {
                 fe *d = &den[npairs];
                 fe_sub(d, &seg[k + 1].x, &seg[k].x);
@@ -295,10 +291,10 @@ static void pip_reduce_buckets_var(ge *entries, const size_t *start, size_t *len
         for (size_t b = 0; b < nbuckets; b++) {
             size_t L = len[b];
             if (L < 2) continue;
-            ge *seg = entries + start[b];
+            ge_xy *seg = entries + start[b];
             size_t w = 0;
             for (size_t k = 0; k + 1 < L; k += 2) {
-                const ge *p1 = &seg[k], *p2 = &seg[k + 1];
+                const ge_xy *p1 = &seg[k], *p2 = &seg[k + 1];
                 const fe *di = &inv[i++];
                 fe lam, t;
                 fe_sub(&t, &p2->x, &p1->x);
@@ -312,14 +308,13 @@ static void pip_reduce_buckets_var(ge *entries, const size_t *start, size_t *len
                     fe_sub(&t, &p2->y, &p1->y); /* λ = (y2 - y1) / (x2 - x1) */
                     fe_mul(&lam, &t, di);
                 }
-                ge r;
+                ge_xy r;
                 fe_sqr(&r.x, &lam);
                 fe_sub(&r.x, &r.x, &p1->x);
                 fe_sub(&r.x, &r.x, &p2->x);
                 fe_sub(&t, &p1->x, &r.x);
                 fe_mul(&r.y, &lam, &t);
                 fe_sub(&r.y, &r.y, &p1->y);
-                r.inf = 0;
                 seg[w++] = r;
             }
             if (L & 1) seg[w++] = seg[L - 1];
@@ -335,7 +330,7 @@ static void pip_reduce_buckets_var(ge *entries, const size_t *start, size_t *len
 static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int maxbits) {
     gej_set_inf(r);
     if (nt == 0 || maxbits == 0) return 1;
-    int c = pippenger_best_window_(nt, maxbits);
+    int c = pippenger_best_window_(nt / 2);
     int windows = (maxbits + 1 + c - 1) / c;
     size_t nb = (size_t)1 << (c - 1);
     /* windows per group: the group's entries (<= nt per window) stay under the cap */
@@ -344,7 +339,7 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
     if (group > (size_t)windows) group = (size_t)windows;
     size_t cap_entries = nt * group;
     int16_t *digits = malloc(nt * (size_t)windows * sizeof *digits);
-    ge *entries = malloc(cap_entries * sizeof *entries);
+    ge_xy *entries = malloc(cap_entries * sizeof *entries);
     fe *inv = malloc((cap_entries / 2 + 1) * sizeof *inv);
     fe *den = malloc((cap_entries / 2 + 1) * sizeof *den);
     size_t *start = malloc((group * nb + 1) * sizeof *start);
@@ -380,11 +375,10 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
                 int v = d[w];
                 if (!v) continue;
                 size_t b = (size_t)(w - w0) * nb + (size_t)(v < 0 ? -v : v) - 1;
-                ge *e = &entries[start[b] + len[b]++];
+                ge_xy *e = &entries[start[b] + len[b]++];
                 e->x = terms[t].p.x;
                 if (v < 0) fe_neg(&e->y, &terms[t].p.y);
                 else e->y = terms[t].p.y;
-                e->inf = 0;
             }
         }
         pip_reduce_buckets_var(entries, start, len, gb, inv, den);
@@ -395,7 +389,7 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
             gej_set_inf(&sum);
             size_t base = (size_t)(w - w0) * nb;
             for (size_t j = nb; j-- > 0;) {
-                if (len[base + j]) gej_add_ge_var(&running, &running, &entries[start[base + j]]);
+                if (len[base + j]) gej_add_xy_var(&running, &running, &entries[start[base + j]]);
                 gej_add_var(&sum, &sum, &running);
             }
             wsum[w] = sum;
@@ -428,7 +422,7 @@ static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n) {
 }
 
 /* Σ k_i·P_i, choosing the algorithm by size. */
-static size_t g_straus_max = 63; /* largest n handled by Straus (tunable) */
+static size_t g_straus_max = 28; /* largest n handled by Straus (measured crossover) */
 
 static int msm_var(gej *r, const ge *pts, const sc *ks, size_t n) {
     if (n <= g_straus_max) return msm_straus_var(r, pts, ks, n);
