@@ -504,3 +504,21 @@ def test_coinbase_outputs_mature_after_100_blocks(node: Node, demo: ChainBuilder
     with pytest.raises(ValidationError) as exc:
         node.accept_transaction(spend.serialize())
     assert exc.value.reason == "bad-txns-premature-spend-of-coinbase"
+
+
+def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuilder) -> None:
+    from validator.block import relabel
+
+    connect_upto(node, demo, 1)
+    txs = demo.blocks[2].transactions[1:]
+    for tx in txs:
+        node.accept_transaction(tx.serialize())
+    known = node.mempool.known_transaction(txs[1])
+    assert known is not None and known.keys is not None
+    plan = relabel(known.plan, 7)
+    assert plan.balance.label.tx_index == 7
+    assert {i.label.tx_index for i in (*plan.ranges, *plan.surjections)} == {7}
+    assert plan.balance.free_points == known.plan.balance.free_points
+    report = node.submit_block(demo.blocks[2].serialize())
+    assert report.n_range_cached == report.n_range_proofs
+    assert report.n_msm_items == report.n_balance == len(txs)

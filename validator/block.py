@@ -45,6 +45,7 @@ from ctplugin.surjection import verify as surjection_verify
 from validator.coins import decode_spent, encode_txout
 from validator.rules import (
     COINBASE_MATURITY,
+    KIND_BALANCE,
     MAX_BLOCK_WEIGHT,
     MAX_MONEY,
     AmountPlan,
@@ -129,6 +130,26 @@ CacheKeys = tuple[list[bytes], list[bytes]]
 """(range-proof keys, surjection-proof keys) of one transaction, in plan order."""
 
 
+@dataclass(frozen=True, slots=True)
+class KnownTransaction:
+    """What mempool acceptance computed for a transaction: its amount plan (labelled with
+    tx_index 0) and the cache keys of its proofs (None without a cache)."""
+
+    plan: AmountPlan
+    keys: CacheKeys | None
+
+
+def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
+    """The same plan for the transaction at ``tx_index`` of a block (labels name the culprit)."""
+    b = plan.balance
+    balance = Claim.trusted(ItemLabel(tx_index, KIND_BALANCE), b.base, b.fixed, b.free_scalars,
+                            b.free_points, b.shared, b.fixed_const)
+    ranges = [r._replace(label=r.label._replace(tx_index=tx_index)) for r in plan.ranges]
+    surjections = [s._replace(label=s.label._replace(tx_index=tx_index))
+                   for s in plan.surjections]
+    return AmountPlan(tx_index, plan.fees, balance, ranges, surjections)
+
+
 def cache_keys(cache: ProofCache, plan: AmountPlan) -> CacheKeys:
     return ([range_cache_key(cache, r) for r in plan.ranges],
             [surjection_cache_key(cache, s) for s in plan.surjections])
@@ -206,11 +227,11 @@ class BlockValidator:
 
     def __init__(self, chainstate: Chainstate, cache: ProofCache | None,
                  params: ChainParams,
-                 known_keys: Callable[[Transaction], CacheKeys | None] | None = None) -> None:
+                 known: Callable[[Transaction], KnownTransaction | None] | None = None) -> None:
         self.chainstate = chainstate
         self.cache = cache
         self.params = params
-        self.known_keys = known_keys
+        self.known = known
 
     # --- block-level checks --------------------------------------------------------------
 
@@ -313,16 +334,23 @@ class BlockValidator:
                        for key, (out, coinbase) in created.items()]
         return spent_outs, spent_points, new_entries
 
-    def _cache_keys(self, cache: ProofCache, tx: Transaction,
-                    plan: AmountPlan) -> CacheKeys:
-        """The salted cache keys of a transaction's proofs, in plan order. A transaction the
-        mempool accepted with the same wtxid has identical proofs, commitments, scripts and (its
-        txid fixes the prevouts) targets, so the keys computed then are reused."""
-        if self.known_keys is not None:
-            keys = self.known_keys(tx)
-            if keys is not None and len(keys[0]) == len(plan.ranges) \
-                    and len(keys[1]) == len(plan.surjections):
-                return keys
+    def _plan(self, tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
+              known: KnownTransaction | None) -> AmountPlan:
+        """The amount plan of a block transaction. For a transaction the mempool accepted with
+        the same wtxid, its plan is reused: ``plan_amounts`` is a pure function of the
+        transaction's bytes and of the spent outputs, which its txid fixes (an outpoint's
+        content never changes), so it would compute the same plan again. The balance claim is
+        still verified in this block's batch; only the decoding work is saved."""
+        if known is not None:
+            return relabel(known.plan, tx_index)
+        return plan_amounts(tx, tx_index, spent, self.params.policy_asset)
+
+    def _cache_keys(self, cache: ProofCache, plan: AmountPlan,
+                    known: KnownTransaction | None) -> CacheKeys:
+        """The salted cache keys of a transaction's proofs, in plan order (reused from mempool
+        acceptance for the same wtxid: same proofs, commitments, scripts and targets)."""
+        if known is not None and known.keys is not None:
+            return known.keys
         return cache_keys(cache, plan)
 
     # --- connect / disconnect ------------------------------------------------------------
@@ -344,9 +372,12 @@ class BlockValidator:
         txs = block.transactions
         report = ConnectReport(block.hash, block.header.height, len(txs), block)
         plans = []
+        knowns: list[KnownTransaction | None] = [None]
         block_fees: dict[bytes, int] = {}
         for i in range(1, len(txs)):
-            plan = plan_amounts(txs[i], i, spent_outs[i], self.params.policy_asset)
+            known = self.known(txs[i]) if self.known is not None else None
+            knowns.append(known)
+            plan = self._plan(txs[i], i, spent_outs[i], known)
             for asset, fee in plan.fees.items():
                 total = block_fees.get(asset, 0) + fee
                 if total > MAX_MONEY:
@@ -366,7 +397,7 @@ class BlockValidator:
                 ranges.extend(plan.ranges)
                 surjections.extend(plan.surjections)
                 continue
-            range_keys, surjection_keys = self._cache_keys(cache, txs[plan.tx_index], plan)
+            range_keys, surjection_keys = self._cache_keys(cache, plan, knowns[plan.tx_index])
             for item, key in zip(plan.ranges, range_keys, strict=True):
                 if cache.lookup_and_erase(key):
                     report.n_range_cached += 1

@@ -23,6 +23,7 @@ from ctplugin.errors import ValidationError
 from validator.block import (
     CacheKeys,
     ChainParams,
+    KnownTransaction,
     cache_keys,
     run_batch,
     verify_surjection,
@@ -40,7 +41,7 @@ class MempoolEntry:
     n_range_cached: int
     n_surjection_verified: int
     n_surjection_cached: int
-    cache_keys: CacheKeys | None = None
+    known: KnownTransaction | None = None
 
 
 def _without_tx_index(error: ValidationError) -> ValidationError:
@@ -129,18 +130,19 @@ class Mempool:
                 cache.insert(key)
         entry = MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
                              len(surj_to_verify), len(plan.surjections) - len(surj_to_verify),
-                             keys)
+                             KnownTransaction(plan, keys))
         self.entries[txid] = entry
         for outpoint in outpoints:
             self.spent_by[outpoint] = txid
         return entry
 
-    def known_cache_keys(self, tx: Transaction) -> CacheKeys | None:
-        """The cache keys computed when this very transaction (same wtxid) was accepted."""
+    def known_transaction(self, tx: Transaction) -> KnownTransaction | None:
+        """The plan and cache keys computed when this very transaction (same wtxid) was
+        accepted, for block connection to reuse."""
         entry = self.entries.get(tx.txid)
         if entry is None or entry.tx.wtxid != tx.wtxid:
             return None
-        return entry.cache_keys
+        return entry.known
 
     def remove(self, txids: Iterable[bytes]) -> None:
         """Drop transactions and, recursively, everything spending their outputs."""

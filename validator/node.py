@@ -35,7 +35,7 @@ class Node:
         cache = data.proof_cache if use_cache else None
         self.mempool = Mempool(data.chainstate, cache, params)
         self.validator = BlockValidator(data.chainstate, cache, params,
-                                        known_keys=self.mempool.known_cache_keys)
+                                        known=self.mempool.known_transaction)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], genesis: Block, params: ChainParams, *,
