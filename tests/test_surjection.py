@@ -23,7 +23,7 @@ from ctplugin.surjection import (
     verify,
     verify_bytes,
 )
-from ctplugin.surjection.generate import SeededIndexStream, nonce_scalars
+from ctplugin.surjection.prover import SeededIndexStream, nonce_scalars
 
 wally = pytest.importorskip("wallycore")
 LIBSECP = libsecp_surjection()

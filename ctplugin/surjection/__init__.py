@@ -5,7 +5,6 @@
 - ``generate(...)``: wallet side, deterministic from a caller-provided 32-byte seed.
 """
 
-from ctplugin.surjection.generate import generate, select_inputs
 from ctplugin.surjection.proof import (
     MAX_INPUTS,
     MAX_USED_INPUTS,
@@ -13,7 +12,8 @@ from ctplugin.surjection.proof import (
     SurjectionProof,
     serialized_size,
 )
-from ctplugin.surjection.verify import surjection_message, verify, verify_bytes
+from ctplugin.surjection.prover import generate, select_inputs
+from ctplugin.surjection.verifier import surjection_message, verify, verify_bytes
 
 __all__ = [
     "MAX_INPUTS",

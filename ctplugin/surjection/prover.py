@@ -31,7 +31,7 @@ from ctplugin.surjection.proof import (
     WALLET_USED_INPUTS,
     SurjectionProof,
 )
-from ctplugin.surjection.verify import (
+from ctplugin.surjection.verifier import (
     _G_TABLE,
     _INFINITY,
     borromean_hash,
