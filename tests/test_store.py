@@ -322,6 +322,17 @@ def test_cache_insert_lookup_erase_and_counters(tmp_path: Path) -> None:
         cache.insert(b"short")
 
 
+def test_cache_batch_lookup_erases_hits_in_one_write(tmp_path: Path) -> None:
+    with _cache(tmp_path) as cache:
+        cache.insert_many([h(1), h(2), h(3)])
+        assert cache.lookup_and_erase_many([h(2), h(9), h(2), h(3)]) == [True, False, False, True]
+        assert len(cache) == 1 and cache.contains(h(1))
+        assert (cache.hits, cache.misses) == (2, 2)
+        assert cache.lookup_and_erase_many([]) == []
+    with _cache(tmp_path) as cache:
+        assert cache.wipes == 0 and len(cache) == 1 and cache.contains(h(1))
+
+
 def test_cache_eviction_bound_oldest_first(tmp_path: Path) -> None:
     keys = [h(("k", i)) for i in range(40)]
     with _cache(tmp_path, max_entries=10) as cache:

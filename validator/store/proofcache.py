@@ -168,6 +168,22 @@ class ProofCache:
             self.misses += 1
         return hit
 
+    def insert_many(self, keys: Iterable[bytes]) -> None:
+        """``insert`` for several keys (each its own small batch; eviction as for one)."""
+        for key in keys:
+            self.insert(key)
+
+    def lookup_and_erase_many(self, keys: Iterable[bytes]) -> list[bool]:
+        """``lookup_and_erase`` for a whole block's keys, erasing every hit in ONE batch."""
+        keys = list(keys)
+        for key in keys:
+            self._check_key(key)
+        hits = self._guard(lambda db: self._erase_many(db, keys), [False] * len(keys))
+        n_hits = sum(hits)
+        self.hits += n_hits
+        self.misses += len(keys) - n_hits
+        return hits
+
     def __len__(self) -> int:
         return self._count
 
@@ -262,6 +278,28 @@ class ProofCache:
         batch.write()
         self._count -= 1
         return True
+
+    def _erase_many(self, db: plyvel.DB, keys: list[bytes]) -> list[bool]:
+        hits = []
+        erased: set[bytes] = set()
+        batch = db.write_batch(sync=self.sync)
+        for key in keys:
+            seq = None if key in erased else self._seq_of(db, key)
+            hits.append(seq is not None)
+            if seq is None:
+                continue
+            if db.get(_PREFIX_SEQ + seq) != key:
+                raise CacheCorrupt("entry and sequence records disagree")
+            erased.add(key)
+            batch.delete(_PREFIX_KEY + key)
+            batch.delete(_PREFIX_SEQ + seq)
+        if erased:
+            if len(erased) > self._count:
+                raise CacheCorrupt("more entries than the recorded count")
+            self._write_count(batch, self._count - len(erased), self._next_seq)
+            batch.write()
+            self._count -= len(erased)
+        return hits
 
     def _open_checked(self) -> None:
         """Open and fully validate; any problem → wipe and reopen empty.
