@@ -1,0 +1,21 @@
+"""Validation of our Elements-style chain: rules, block connect/disconnect, mempool, node.
+
+Modules (data flow of ``../shared/notes/design.md``):
+
+- ``rules``: consensus rules and reject reasons; ``check_transaction`` (context-free) and
+  ``plan_amounts`` (contextual: fees, encodings, issuance; the balance claim and the range /
+  surjection items to verify).
+- ``balance``: a transaction's Pedersen balance as a batch claim.
+- ``block``: ``BlockValidator.connect`` — parse, checks, batched UTXO lookups, proof cache,
+  ONE batch (one MSM) for every range proof and balance of the block with the first failing item
+  named, surjection proofs, one atomic chainstate write; ``disconnect_tip``.
+- ``mempool``: acceptance against chainstate + unconfirmed parents; writes the proof cache.
+- ``node``: ``Node.open(path, genesis, params)`` ties the data directory (``validator.store``),
+  the block validator and the mempool: ``submit_block(raw)``, ``accept_transaction(raw)``,
+  ``disconnect_tip()``, ``stats()``.
+- ``coins``: UTXO records; ``demo``: ``python -m validator.demo`` (``make demo``).
+
+Errors: ``ctplugin.errors.ParseError`` for undecodable bytes, ``ctplugin.errors.ValidationError``
+(``reason``, ``tx_index``, ``input_index``, ``output_index``) for rule violations,
+``validator.store`` errors for data-directory problems.
+"""
