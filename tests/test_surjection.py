@@ -257,6 +257,15 @@ def test_parse_rejects(mutate: object, reason: str) -> None:
         SurjectionProof.parse(mutate(raw))  # type: ignore[operator]
 
 
+def test_parse_ring_size_cap() -> None:
+    case = _wallet(random.Random(11), 6, 2)
+    raw = generate(**case, n_used=5).serialize()
+    assert SurjectionProof.parse(raw).n_used == 5
+    assert SurjectionProof.parse(raw, max_used=5).n_used == 5
+    with pytest.raises(ProofError, match="uses 5 inputs, over 3"):
+        SurjectionProof.parse(raw, max_used=3)
+
+
 def test_value_type_rejects_inconsistent_fields() -> None:
     proof = SurjectionProof.parse(_valid_raw())
     with pytest.raises(ProofError):

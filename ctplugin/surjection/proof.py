@@ -82,8 +82,14 @@ class SurjectionProof:
         return bytes(out)
 
     @classmethod
-    def parse(cls, data: bytes | bytearray | memoryview) -> SurjectionProof:
-        """Strict ``secp256k1_surjectionproof_parse``; ``ProofError`` on any malformation."""
+    def parse(cls, data: bytes | bytearray | memoryview, *,
+              max_used: int = MAX_USED_INPUTS) -> SurjectionProof:
+        """Strict ``secp256k1_surjectionproof_parse``; ``ProofError`` on any malformation.
+
+        ``max_used`` caps the ring size (verification cost is one double multiplication per
+        used input). The default is the consensus limit; a policy may pass a smaller one
+        (Elements' wallet never uses more than ``WALLET_USED_INPUTS``).
+        """
         data = bytes(data)
         if len(data) < 2:
             raise ProofError(f"surjection proof of {len(data)} bytes is shorter than its header")
@@ -99,8 +105,8 @@ class SurjectionProof:
         used = tuple(i for i in range(n_inputs) if bitmap[i >> 3] >> (i & 7) & 1)
         if not used:
             raise ProofError("surjection proof uses no input")
-        if len(used) > MAX_USED_INPUTS:
-            raise ProofError(f"surjection proof uses {len(used)} inputs, over {MAX_USED_INPUTS}")
+        if len(used) > max_used:
+            raise ProofError(f"surjection proof uses {len(used)} inputs, over {max_used}")
         expected = serialized_size(n_inputs, len(used))
         if len(data) != expected:
             raise ProofError(f"surjection proof is {len(data)} bytes, expected {expected}")
