@@ -16,16 +16,17 @@ from regtest.params import chain_params, genesis_block
 from tests.conftest import SLOW_SCALE
 from validator.node import Node
 
-CHAIN = build_demo_chain(n_blocks=2, txs_per_block=2, seed=b"validator fuzz wallet seed")
-BLOCK = CHAIN.blocks[2].serialize()
-TX = CHAIN.blocks[2].transactions[1].serialize()
+
+@pytest.fixture(scope="module")
+def chain():
+    return build_demo_chain(n_blocks=2, txs_per_block=2, seed=b"validator fuzz wallet seed")
 
 
 @pytest.fixture(scope="module")
-def node():
+def node(chain):
     with tempfile.TemporaryDirectory() as tmp, \
             Node.open(Path(tmp) / "n", genesis_block(), chain_params()) as n:
-        n.submit_block(CHAIN.blocks[1].serialize())
+        n.submit_block(chain.blocks[1].serialize())
         yield n
 
 
@@ -43,9 +44,9 @@ def _mutate(data: bytes, flips: list[tuple[int, int]]) -> bytes:
 @given(flips=_flips)
 @settings(max_examples=int(40 * SLOW_SCALE), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_corrupted_block_is_rejected_cleanly(node: Node, flips) -> None:
+def test_corrupted_block_is_rejected_cleanly(node: Node, chain, flips) -> None:
     before = node.tip
-    mutated = _mutate(BLOCK, flips)
+    mutated = _mutate(chain.blocks[2].serialize(), flips)
     try:
         node.submit_block(mutated)
     except (ParseError, ValidationError):
@@ -59,8 +60,8 @@ def test_corrupted_block_is_rejected_cleanly(node: Node, flips) -> None:
 @given(flips=_flips)
 @settings(max_examples=int(40 * SLOW_SCALE), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_corrupted_transaction_is_rejected_cleanly(node: Node, flips) -> None:
-    mutated = _mutate(TX, flips)
+def test_corrupted_transaction_is_rejected_cleanly(node: Node, chain, flips) -> None:
+    mutated = _mutate(chain.blocks[2].transactions[1].serialize(), flips)
     try:
         node.accept_transaction(mutated)
     except (ParseError, ValidationError):
@@ -68,9 +69,10 @@ def test_corrupted_transaction_is_rejected_cleanly(node: Node, flips) -> None:
     node.mempool.remove(list(node.mempool.entries))
 
 
-@given(cut=st.integers(0, len(BLOCK) - 1))
+@given(fraction=st.floats(0, 1, exclude_max=True))
 @settings(max_examples=int(20 * SLOW_SCALE), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_truncated_block_is_a_parse_error(node: Node, cut: int) -> None:
+def test_truncated_block_is_a_parse_error(node: Node, chain, fraction: float) -> None:
+    raw = chain.blocks[2].serialize()
     with pytest.raises(ParseError):
-        node.submit_block(BLOCK[:cut])
+        node.submit_block(raw[:int(fraction * len(raw))])
