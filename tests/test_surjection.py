@@ -103,6 +103,24 @@ def test_generate_max_inputs_and_explicit_input_assets() -> None:
     assert proof.serialize() == _wally_generate(case)
 
 
+def test_explicit_asset_proof_matches_libwally() -> None:
+    """A one-input proof from an explicit (unblinded) asset: libwally's explicit surjection
+    proof, byte for byte, and accepted by its verifier."""
+    rng = random.Random(12)
+    for _ in range(4):
+        asset, blind = rng.randbytes(32), rng.randbytes(32)
+        out = generator_generate_blinded(asset, blind)
+        ours = generate(input_assets=[asset], input_blinds=[bytes(32)],
+                        input_generators=[generator_generate(asset)], output_asset=asset,
+                        output_blind=blind, seed=rng.randbytes(32))
+        assert ours.serialize() == bytes(wally.explicit_surjectionproof(asset, blind,
+                                                                         out.serialize()))
+        wally.explicit_surjectionproof_verify(ours.serialize(), asset, out.serialize())
+        with pytest.raises(ValueError):
+            wally.explicit_surjectionproof_verify(ours.serialize(), rng.randbytes(32),
+                                                  out.serialize())
+
+
 def test_generate_output_generator_defaults_to_blinded_asset() -> None:
     case = _wallet(random.Random(3), 3, 2)
     explicit = generate(**case)

@@ -56,9 +56,8 @@ class SurjectionProof:
             raise ProofError(f"surjection proof covers {self.n_inputs} inputs, not 1..{MAX_INPUTS}")
         if not self.used or len(self.used) > MAX_USED_INPUTS:
             raise ProofError(f"surjection proof uses {len(self.used)} inputs")
-        if list(self.used) != sorted(set(self.used)) or not 0 <= self.used[0] <= self.used[-1] < (
-            self.n_inputs
-        ):
+        increasing = all(a < b for a, b in zip(self.used, self.used[1:]))
+        if not increasing or self.used[0] < 0 or self.used[-1] >= self.n_inputs:
             raise ProofError("used input indices must be distinct, increasing and < n_inputs")
         if len(self.s) != len(self.used):
             raise ProofError("one s scalar per used input is required")
