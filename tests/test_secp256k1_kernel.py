@@ -24,8 +24,8 @@ KINDS = [kernel.KIND_COMPRESSED, kernel.KIND_PEDERSEN, kernel.KIND_GENERATOR, ke
          kernel.KIND_XQR]
 scalars_st = st.integers(min_value=0, max_value=N - 1)
 secrets_st = st.integers(min_value=1, max_value=N - 1)
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def sc(v: int) -> bytes:
@@ -86,7 +86,8 @@ def test_msm_matches_known_discrete_logs(terms: list[tuple[int, int]]) -> None:
     assert nat.msm_var(scs(ks), pts(ds)) == pt(sum(k * d for k, d in terms))
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 8, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 511, 1500])
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 28, 29, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 200,
+                               300, 511, 600, 1500, 1800])
 def test_msm_sizes_across_algorithm_switches(n: int) -> None:
     rng = random.Random(n)
     ks = [rng.randrange(N) for _ in range(n)]
@@ -100,6 +101,36 @@ def test_msm_large_n_against_coincurve() -> None:
     ks = [rng.randrange(N) for _ in range(n)]
     ds = [rng.randrange(1, N) for _ in range(n)]
     assert nat.msm_var(scs(ks), pts(ds)) == pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+
+
+def test_msm_every_window_width_and_straus() -> None:
+    # force each Pippenger window (2..14) and Straus on the same inputs, including a repeated
+    # point, a cancelling pair and zero scalars, so every code path of the bucket machinery runs
+    rng = random.Random(99)
+    ds = [rng.randrange(1, N) for _ in range(150)]
+    ks = [rng.randrange(N) for _ in range(150)]
+    ds[7] = ds[3]
+    ks[7] = ks[3]
+    ds[9], ks[9] = N - ds[8], ks[8]
+    ks[10] = 0
+    expected = pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+    previous = nat._tune(0, 28)
+    try:
+        for window in [*range(2, 15), 0]:
+            nat._tune(window, 0)
+            assert nat.msm_var(scs(ks), pts(ds)) == expected, window
+        nat._tune(0, 10**6)
+        assert nat.msm_var(scs(ks), pts(ds)) == expected
+    finally:
+        nat._tune(*previous)
+
+
+def test_native_internal_cross_checks() -> None:
+    # safegcd inversions vs Fermat, square roots, GLV recomposition and bounds, wNAF, weakly
+    # reduced field inputs: all checked inside C on pseudo-random and edge values
+    report = nat._selftest(20000, 20240611)
+    assert report.pop("glv_max_bits") <= 129
+    assert report == {"fe_inv": 0, "sc_inv": 0, "sqrt": 0, "field": 0, "glv": 0, "wnaf": 0}
 
 
 def test_msm_matches_coincurve_combine_and_multiply() -> None:
@@ -209,7 +240,7 @@ def test_fixed_base_table() -> None:
     ds = [rng.randrange(1, N) for _ in range(257)]
     table = nat.FixedBaseTable(pts(ds))
     assert len(table) == 257
-    for m in (0, 1, 2, 100, 257):
+    for m in (0, 1, 2, 23, 24, 25, 100, 256, 257):
         ks = [rng.randrange(N) for _ in range(m)]
         eds = [rng.randrange(1, N) for _ in range(rng.randrange(0, 40))]
         eks = [rng.randrange(N) for _ in eds]

@@ -1049,6 +1049,120 @@ static PyObject *py_tune(PyObject *self, PyObject *args) {
     return prev;
 }
 
+/* Private: cross-checks of C internals that the Python API cannot reach directly (the fast
+ * inversions against Fermat, square roots, GLV bounds and recomposition, weakly reduced field
+ * inputs in [p, 2^256), wNAF recomposition).  Returns a dict of mismatch counts (all must be 0) and
+ * the largest GLV half seen, in bits. */
+static u64 selftest_rng_(u64 *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void selftest_value_(u64 out[4], u64 *st, int it) {
+    for (int i = 0; i < 4; i++) out[i] = selftest_rng_(st);
+    switch (it % 8) {
+    case 1: out[1] = out[2] = out[3] = 0; break;            /* small */
+    case 2: out[3] = out[2] = out[1] = FE_ONES; break;      /* near 2^256 (and p) */
+    case 3: out[0] &= 0xFF; out[3] >>= 60; break;
+    case 4: out[3] = FE_ONES; out[2] = FE_ONES; break;       /* near N */
+    default: break;
+    }
+}
+
+static PyObject *py_selftest(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t iterations;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "nK:_selftest", &iterations, &seed)) return NULL;
+    u64 st = seed | 1;
+    long bad_fe_inv = 0, bad_sc_inv = 0, bad_sqrt = 0, bad_field = 0, bad_glv = 0, bad_wnaf = 0;
+    int glv_max_bits = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t it = 0; it < iterations; it++) {
+        u64 v[4], w[4];
+        selftest_value_(v, &st, (int)it);
+        selftest_value_(w, &st, (int)(it / 8));
+        /* field: weakly reduced inputs (any 256-bit value) against canonical ones */
+        fe a = {{v[0], v[1], v[2], v[3]}}, b = {{w[0], w[1], w[2], w[3]}}, an = a, bn = b;
+        fe_normalize(&an);
+        fe_normalize(&bn);
+        fe r1, r2, r3;
+        fe_mul(&r1, &a, &b);
+        fe_mul(&r2, &an, &bn);
+        if (!fe_equal(&r1, &r2)) bad_field++;
+        fe_sqr(&r1, &a);
+        fe_mul(&r2, &an, &an);
+        if (!fe_equal(&r1, &r2)) bad_field++;
+        fe_add(&r1, &a, &b);
+        fe_sub(&r3, &r1, &b);
+        if (!fe_equal(&r3, &an)) bad_field++;
+        fe_sub(&r1, &a, &b);
+        fe_add(&r3, &r1, &b);
+        if (!fe_equal(&r3, &a)) bad_field++;
+        fe_neg(&r1, &a);
+        fe_add(&r1, &r1, &a);
+        if (!fe_is_zero(&r1)) bad_field++;
+        /* inversion */
+        fe_inv_var(&r1, &a);
+        fe_inv_fermat(&r2, &an);
+        if (!fe_equal(&r1, &r2)) bad_fe_inv++;
+        fe_mul(&r3, &r1, &a);
+        if (!fe_is_zero(&an) && !fe_equal(&r3, &FE_ONE)) bad_fe_inv++;
+        /* square roots: a² has the residue root ±a; consistency of the flag otherwise */
+        fe sq;
+        fe_sqr(&sq, &a);
+        if (!fe_sqrt_var(&r1, &sq)) bad_sqrt++;
+        fe_neg(&r2, &r1);
+        if (!fe_equal(&r1, &an) && !fe_equal(&r2, &an)) bad_sqrt++;
+        int has = fe_sqrt_var(&r1, &a);
+        fe_neg(&r3, &a);
+        int has_neg = fe_sqrt_var(&r2, &r3);
+        if (!fe_is_zero(&a) && has == has_neg) bad_sqrt++; /* -1 is a non-residue mod p */
+        /* scalars */
+        sc k = {{v[0], v[1], v[2], v[3]}};
+        if (sc_ge_n_(k.n)) sc_sub_n_(k.n);
+        sc i1, i2, one;
+        sc_inv_var(&i1, &k);
+        sc_inv_fermat(&i2, &k);
+        if (memcmp(i1.n, i2.n, sizeof i1.n)) bad_sc_inv++;
+        sc_mul(&one, &i1, &k);
+        if (!sc_is_zero(&k) && memcmp(one.n, SC_ONE.n, sizeof one.n)) bad_sc_inv++;
+        /* GLV: k = ±m1 ± m2·λ with small halves */
+        sc m1, m2, t1, t2;
+        int n1, n2;
+        sc_split_lambda_var(&m1, &n1, &m2, &n2, &k);
+        int b1 = limbs_bitlen_(m1.n, 4), b2 = limbs_bitlen_(m2.n, 4);
+        if (b1 > glv_max_bits) glv_max_bits = b1;
+        if (b2 > glv_max_bits) glv_max_bits = b2;
+        t1 = m1;
+        if (n1) sc_neg(&t1, &t1);
+        sc_mul(&t2, &m2, &SC_LAMBDA);
+        if (n2) sc_neg(&t2, &t2);
+        sc_add(&t1, &t1, &t2);
+        if (memcmp(t1.n, k.n, sizeof k.n)) bad_glv++;
+        /* wNAF of m1 recomposes to m1 (mod N) */
+        int digits[260];
+        int len = b1 + 1;
+        wnaf_var(digits, len, &m1, 5);
+        sc acc = SC_ZERO, two = {{2, 0, 0, 0}};
+        for (int j = len - 1; j >= 0; j--) {
+            sc_mul(&acc, &acc, &two);
+            if (digits[j]) {
+                sc d = {{(u64)(digits[j] < 0 ? -digits[j] : digits[j]), 0, 0, 0}};
+                if (digits[j] < 0) sc_neg(&d, &d);
+                sc_add(&acc, &acc, &d);
+            }
+        }
+        if (memcmp(acc.n, m1.n, sizeof acc.n)) bad_wnaf++;
+    }
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("{s:l,s:l,s:l,s:l,s:l,s:l,s:i}", "fe_inv", bad_fe_inv, "sc_inv",
+                         bad_sc_inv, "sqrt", bad_sqrt, "field", bad_field, "glv", bad_glv, "wnaf",
+                         bad_wnaf, "glv_max_bits", glv_max_bits);
+}
+
 /* --- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1074,6 +1188,8 @@ static PyMethodDef methods[] = {
     {"subset_sums_var", py_subset_sums_var, METH_VARARGS,
      "subset_sums_var(table, paths) -> for each path the sum of its table points."},
     {"_tune", py_tune, METH_VARARGS, "_tune(window, straus_max) -> previous (tuning only)"},
+    {"_selftest", py_selftest, METH_VARARGS,
+     "_selftest(iterations, seed) -> mismatch counts of internal cross-checks (testing only)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -321,7 +321,7 @@ static void fe_inv_fermat(fe *r, const fe *a) {
     fe_mul(r, &t, a);
 }
 
-/* r = a^((p+1)/4); returns 1 iff r^2 = a (a is a square).  Since (p+1)/4 is even, r is itself a
+/* r = a^((p+1)/4); returns 1 iff r^2 = a (a is a square).  r must not alias a.  Since (p+1)/4 is even, r is itself a
  * square: this is the "quadratic residue" root of secp256k1-zkp. */
 static int fe_sqrt_var(fe *r, const fe *a) {
     fe x2, x22, x223, t;
