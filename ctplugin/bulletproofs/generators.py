@@ -8,10 +8,10 @@
 3. ``G_i = P_i`` and ``H_i = P_{n_gens/2 + i}``: a proof over N = nbits·m needs n_gens ≥ 2N, and
    the proof depends on n_gens because the H_i start at the midpoint.
 
-A ``GeneratorSet`` also carries the ``FixedBase`` the verifier and the batch verifier use, laid
-out as ``[h, G_0 … G_{K−1}, H_0 … H_{K−1}]`` with K = n_gens/2, so that every generator a range
-proof touches except the value generator is fixed (precomputed) and only ~16 points per proof
-stay free. Sets are built once per process (``generator_set`` is cached).
+A ``GeneratorSet`` also carries the ``FixedBase`` the verifier and the batch verifier use (h,
+every G_i and every H_i; see the class), so that every generator a range proof touches except
+the value generator is fixed (precomputed) and only ~16 points per proof stay free. Sets are
+built once per process (``generator_set`` is cached).
 """
 
 from __future__ import annotations
@@ -57,16 +57,22 @@ _generate_uncached = generator_generate.__wrapped__  # keep the asset-generator 
 
 
 class GeneratorSet:
-    """The generators of one ``(blinding_gen, n_gens)`` pair, with their fixed-base table.
+    """The generators of one ``(blinding_gen, n_gens)`` pair, with their fixed-base tables.
 
-    Attributes: ``n_gens``; ``capacity`` = n_gens/2 (the largest N = nbits·m it supports);
-    ``blinding_gen`` (h); ``g_packed`` / ``h_packed`` (kernel 64-byte points G_i, H_i);
-    ``fixed`` (FixedBase ``[h, G_0…G_{K−1}, H_0…H_{K−1}]``); ``G_OFFSET`` = 1 and ``h_offset`` =
-    1 + K are the indices of G_0 and H_0 in it.
+    Attributes: ``n_gens``; ``capacity`` K = n_gens/2 (the largest N = nbits·m it supports);
+    ``blinding_gen`` (h); ``g_packed`` / ``h_packed`` (kernel 64-byte points G_i, H_i in order).
+
+    ``fixed`` is the verifier's (and batch's) base ``[h, G_0 … G_{K−1}, H_{K−1} … H_0]``: index
+    ``H_INDEX`` = 0 is h, G_i is at ``G_OFFSET + i`` and H_k at ``2K − k`` — the H_k are stored in
+    reverse because the verifier's H coefficients are naturally produced in reversed index order
+    (they involve Π_r x_r^{∓1}, the challenge products of the complemented index), so no vector
+    has to be reversed per proof. ``h_rev_start(N)`` is where H_{N−1} … H_0 begin.
+    ``prover_fixed`` (built on first use) is ``[h, G_0 … G_{K−1}, H_0 … H_{K−1}]`` for the
+    prover's inner-product rounds.
     """
 
-    __slots__ = ("_a_offsets", "_cc", "blinding_gen", "capacity", "fixed", "g_packed", "h_offset",
-                 "h_packed", "n_gens")
+    __slots__ = ("_a_offsets", "_cc", "_prover_fixed", "blinding_gen", "capacity", "fixed",
+                 "g_packed", "h_packed", "n_gens")
     H_INDEX = 0  # the blinding generator h (G on our chain) in ``fixed``
     G_OFFSET = 1
 
@@ -84,27 +90,40 @@ class GeneratorSet:
         self.blinding_gen = blinding_gen
         self.g_packed = b"".join(p.packed for p in points[:k])
         self.h_packed = b"".join(p.packed for p in points[k:])
-        self.fixed = FixedBase([blinding_gen, *points])
-        self.h_offset = 1 + k
+        self.fixed = FixedBase([blinding_gen, *points[:k], *reversed(points[k:])])
+        self._prover_fixed: FixedBase | None = None
         self._cc: tuple[list[coincurve.PublicKey], ...] | None = None
         self._a_offsets: dict[int, coincurve.PublicKey] = {}
 
     def __repr__(self) -> str:
         return f"GeneratorSet(n_gens={self.n_gens})"
 
-    def g_point(self, i: int) -> Point:
-        return self.fixed.points[self.G_OFFSET + i]
+    def h_rev_start(self, n: int) -> int:
+        """Index in ``fixed`` of H_{n−1}; H_{n−1} … H_0 follow contiguously."""
+        return 2 * self.capacity - n + 1
 
-    def h_point(self, i: int) -> Point:
-        return self.fixed.points[self.h_offset + i]
+    def generator(self, i: int) -> Point:
+        """P_i of the stream (G_i for i < K, H_{i−K} otherwise)."""
+        packed = self.g_packed if i < self.capacity else self.h_packed
+        j = i if i < self.capacity else i - self.capacity
+        return Point.from_packed(packed[64 * j: 64 * j + 64])
+
+    @property
+    def prover_fixed(self) -> FixedBase:
+        if self._prover_fixed is None:
+            k = self.capacity
+            self._prover_fixed = FixedBase(
+                [self.blinding_gen, *self.fixed.points[1: 1 + k],
+                 *reversed(self.fixed.points[1 + k:])])
+        return self._prover_fixed
 
     def coincurve_keys(self) -> tuple[list[coincurve.PublicKey], ...]:
         """(G_i, H_i, Q_i = G_i + H_i) as coincurve keys for the prover's constant-time
         multiplications, built once per set."""
         if self._cc is None:
-            pts = self.fixed.points
             k = self.capacity
-            g_pts, h_pts = pts[1: 1 + k], pts[1 + k: 1 + 2 * k]
+            g_pts = [self.generator(i) for i in range(k)]
+            h_pts = [self.generator(k + i) for i in range(k)]
             self._cc = ([to_coincurve(p) for p in g_pts],
                         [to_coincurve(p) for p in h_pts],
                         [to_coincurve(a + b) for a, b in zip(g_pts, h_pts)])
@@ -117,7 +136,7 @@ class GeneratorSet:
         key = self._a_offsets.get(n)
         if key is None:
             scalars = [0] + [N - 1] * n + [0] * (self.capacity - n) + [N - 2] * n
-            key = to_coincurve(self.fixed.msm_var(scalars))
+            key = to_coincurve(self.prover_fixed.msm_var(scalars))
             self._a_offsets[n] = key
         return key
 

@@ -239,7 +239,7 @@ def _inner_product(gens: GeneratorSet, tr: Transcript, n: int, y: int, u: int,
     gf = _ONE * n
     hf = _k.scalar_powers(_b(pow(y, -1, N)), n)
     gap = bytes(32 * (gens.capacity - n))
-    table = gens.fixed.table
+    table = gens.prover_fixed.table
     lr_points: list[Point] = []
     size = 1  # original indices per current element
     while len(a) > 2:

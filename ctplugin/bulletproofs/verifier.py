@@ -45,6 +45,7 @@ GeneratorLike = bytes | bytearray | memoryview | Generator
 
 
 _ONE = (1).to_bytes(32, "big")
+_INV2 = pow(2, -1, N)
 _SCALAR_OFFSETS = (0, 32, OFF_T, OFF_AB, OFF_AB + 32, OFF_AB + 64, OFF_AB + 96)
 _sha256 = hashlib.sha256
 
@@ -214,16 +215,19 @@ def range_proof_claim(
                       for r in range(lg))
     lr_scalars = _k.scalar_vec_mul(lr_raw, (e_lo_mask + e_hi[:32]) * lg)
 
-    # G_k coefficient −z − sG_k, sG_k = a_sel·P_k = a_sel·y^{−1}·E_hi[k mod N/2].
-    # H_k coefficient z + z^{2+j}·2^i·y^{−k} − sH_k·y^{−k}, with sH_k = b_sel·P_{¬(k mod N/2)}:
-    #   sH_k·y^{−k} = b_sel·y·y^{−N/2·[k ≥ N/2]}·R_{k mod N/2},  R = reverse(E_lo) ∘ y^{−k};
-    #   z^{2+j}·2^i·y^{−(j·nbits+i)} = (z^{2+j}·y^{−j·nbits})·(2/y)^i.
-    y_inv_pows = _k.scalar_powers(_b(y_inv), half)
-    rev_lo = b"".join(e_lo[i: i + 32] for i in range(32 * mask, -32, -32))
-    r_vec = _k.scalar_vec_mul(rev_lo, y_inv_pows)
-    y_inv_half = int.from_bytes(y_inv_pows[-32:], "big") * y_inv % N
-    two_over_y = _k.scalar_powers(_b(2 * y_inv % N), nbits)
-    gi, hi = gens.G_OFFSET, gens.h_offset
+    # G_k coefficient −z − sG_k with sG_k = a_sel·P_k = a_sel·y^{−1}·E_hi[k mod N/2].
+    # H_k coefficient z + (z^{2+j}·2^i − sH_k)·y^{−k}, sH_k = b_sel·P_{¬(k mod N/2)}. The fixed
+    # base holds H in reverse, H_k at position q = N−1−k of the segment from h_rev_start(N), and
+    # in q the H coefficients need no reversal (j = q mod N/2 below):
+    #   q <  N/2 (k ≥ N/2):  sH_k·y^{−k} = b2·y^{2−N}·W_j,      W_j = E_lo[j]·y^j,
+    #   q ≥ N/2 (k < N/2):   sH_k·y^{−k} = b1·y^{2−N/2}·W_j,
+    #   block jj = m−1−j of nbits entries: z^{2+j}·y^{−j·nbits}·(2/y)^{nbits−1}·(y/2)^{ii}.
+    y_pows = _k.scalar_powers(_b(y), half)
+    w_vec = _k.scalar_vec_mul(e_lo, y_pows)
+    y_half = int.from_bytes(y_pows[-32:], "big") * y % N  # y^{N/2}
+    y_inv_half = pow(y_inv, half, N)
+    y2 = y * y % N
+    gi, hs = gens.G_OFFSET, gens.h_rev_start(n)
     zz = z * z % N
     z_weights = [zz]
     for _ in range(m - 1):
@@ -231,25 +235,26 @@ def range_proof_claim(
     fixed = [
         (gi, (-a1 * y_inv) % N, e_hi),
         (gi + half, (-a2 * y_inv) % N, e_hi),
-        (hi, (-b1 * y) % N, r_vec),
-        (hi + half, (-b2 * y % N) * y_inv_half % N, r_vec),
+        (hs + half, (-b1 * y2) % N * y_inv_half % N, w_vec),
+        (hs, (-b2 * y2) % N * y_inv_half % N * y_inv_half % N, w_vec),
     ]
+    y_over_2 = _k.scalar_powers(_b(y * _INV2 % N), nbits)
+    y_inv_nbits = y_inv_half * y_inv_half % N if m == 1 else pow(y_inv, nbits, N)
+    two_over_y_top = pow(2, nbits - 1, N) * y_inv_nbits % N * y % N  # (2/y)^{nbits−1}
     if m == 1:
-        fixed.append((hi, zz, two_over_y))
-    else:  # one vector over all N: block j is (z^{2+j}·y^{−j·nbits})·(2/y)^i
-        y_inv_nbits = pow(y_inv, nbits, N)
-        step = 1
-        blocks = []
+        fixed.append((hs, zz * two_over_y_top % N, y_over_2))
+    else:
+        coefs = []
+        c = two_over_y_top
         for j in range(m):
-            blocks.append(_k.scalar_vec_scale(two_over_y, _b(z_weights[j] * step % N)))
-            step = step * y_inv_nbits % N
-        fixed.append((hi, 1, b"".join(blocks)))
+            coefs.append(z_weights[j] * c % N)
+            c = c * y_inv_nbits % N
+        fixed.append((hs, 1, b"".join(_k.scalar_vec_scale(y_over_2, _b(cj))
+                                      for cj in reversed(coefs))))
 
-    # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min, where
-    # Σ_{k<N} y^k = (1 + y^{N/2})·y^{N/2−1}·Σ_{k<N/2} y^{−k}.
-    sum_y_inv_half = int.from_bytes(_k.scalar_vec_sum(y_inv_pows), "big")
-    y_half_1 = pow(y, half - 1, N)
-    sum_y = (1 + y_half_1 * y) * y_half_1 % N * sum_y_inv_half % N
+    # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min,
+    # Σ_{k<N} y^k = (1 + y^{N/2})·Σ_{k<N/2} y^k.
+    sum_y = (1 + y_half) * int.from_bytes(_k.scalar_vec_sum(y_pows), "big") % N
     delta = (z - zz) * sum_y - z * sum(z_weights) * ((1 << nbits) - 1)
     if min_value is not None:
         delta -= zz * min_value[0]
@@ -259,7 +264,7 @@ def range_proof_claim(
                     + _ONE + _b(x) + _b(wx) + _b(wx * x % N) + lr_scalars)
     return Claim.trusted(
         label, gens.fixed, tuple(fixed), free_scalars, points,
-        ((vg_point, (w * (delta - t)) % N),), ((0, 1, h_scalar), (gi, n, N - z), (hi, n, z)))
+        ((vg_point, (w * (delta - t)) % N),), ((0, 1, h_scalar), (gi, n, N - z), (hs, n, z)))
 
 
 def verify(
