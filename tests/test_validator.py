@@ -522,3 +522,10 @@ def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuild
     report = node.submit_block(demo.blocks[2].serialize())
     assert report.n_range_cached == report.n_range_proofs
     assert report.n_msm_items == report.n_balance == len(txs)
+
+
+def test_confirmed_transaction_is_already_known(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 2)
+    with pytest.raises(ValidationError) as err:
+        node.accept_transaction(demo.blocks[2].transactions[1].serialize())
+    assert err.value.reason == "txn-already-known"

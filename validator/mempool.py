@@ -83,7 +83,8 @@ class Mempool:
         txid = tx.txid
         if txid in self.entries:
             raise ValidationError("txn-already-in-mempool")
-        if self.chainstate.get(Outpoint(txid, 0)) is not None:
+        existing = self.chainstate.get_many(Outpoint(txid, n) for n in range(len(tx.outputs)))
+        if any(entry is not None for entry in existing.values()):
             raise ValidationError("txn-already-known")
         tip = self.chainstate.best_block()
         height = (tip.height + 1) if tip is not None else 0
