@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctplugin.dlc import messages
-from ctplugin.dlc.contract import validate_offer
+from ctplugin.dlc.contract import Contract, validate_offer
 from ctplugin.dlc.errors import DlcError
+from ctplugin.errors import CtpluginError
 from tests.conftest import FIXTURES, load_json
 
 # rust-dlc dlc-manager/test_inputs: file -> the reason we must give.
@@ -109,3 +113,63 @@ def test_garbage_json_shapes() -> None:
             messages.parse_offer(junk)
     with pytest.raises(DlcError):
         messages.parse_accept({"message": {"temporaryContractId": "00" * 32}})
+
+
+def _leaves(obj: object, path: tuple = ()) -> list[tuple]:
+    if isinstance(obj, dict):
+        return [leaf for k, v in obj.items() for leaf in _leaves(v, (*path, k))]
+    if isinstance(obj, list):
+        return [leaf for i, v in enumerate(obj) for leaf in _leaves(v, (*path, i))] or [path]
+    return [path]
+
+
+_BASE_LEAVES = _leaves(load_json(FIXTURES / "dlc_three_of_three_oracle_numerical_test.json")[
+    "offer_message"]["message"])
+
+junk = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
+                 st.floats(allow_nan=True), st.text(max_size=8),
+                 st.sampled_from(["00" * 32, "02" + "11" * 32, "ff" * 33, "zz"]),
+                 st.lists(st.integers(0, 3), max_size=3), st.just({}))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(_BASE_LEAVES), junk), min_size=1, max_size=3))
+def test_fuzzed_offers_fail_only_with_typed_errors(mutations) -> None:
+    offer = copy.deepcopy(_base_offer())
+    for path, value in mutations:
+        node = offer["message"]
+        for key in path[:-1]:
+            node = node[key]
+        if path:
+            node[path[-1]] = value
+    with contextlib.suppress(CtpluginError):
+        validate_offer(messages.parse_offer(offer))
+
+
+_ACCEPT = load_json(FIXTURES / "dlc_three_of_three_oracle_numerical_test.json")["accept_message"]
+_ACCEPT_LEAVES = [p for p in _leaves(_ACCEPT["message"]) if "cetAdaptorSignatures" not in p]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(_ACCEPT_LEAVES), junk), min_size=1, max_size=2),
+       st.integers(0, 13), st.integers(0, 161), st.integers(1, 255))
+def test_fuzzed_accepts_fail_only_with_typed_errors(mutations, sig_index, byte, flip) -> None:
+    """Hostile accept messages (fields and adaptor-signature bytes) never crash the offerer."""
+    accept = copy.deepcopy(_ACCEPT)
+    for path, value in mutations:
+        node = accept["message"]
+        for key in path[:-1]:
+            node = node[key]
+        if path:
+            node[path[-1]] = value
+    sigs = accept["message"]["cetAdaptorSignatures"]["ecdsaAdaptorSignatures"]
+    raw = bytearray.fromhex(sigs[sig_index]["signature"])
+    raw[byte] ^= flip
+    sigs[sig_index]["signature"] = raw.hex()
+    offer = messages.parse_offer(_base_offer())
+    with contextlib.suppress(CtpluginError):
+        parsed = messages.parse_accept(accept)
+        contract = Contract.build(offer, parsed)
+        verdict = contract.verify_adaptor_signatures(parsed.funding_pubkey,
+                                                     parsed.cet_adaptor_signatures, offerer=False)
+        assert not all(verdict)  # a flipped byte must never verify
