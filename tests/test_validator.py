@@ -440,6 +440,7 @@ def test_several_bad_items_name_the_first(node: Node, demo: ChainBuilder) -> Non
         proof[0:32] = ((int.from_bytes(proof[0:32], "big") + 5) % N).to_bytes(32, "big")
         txs[t] = with_output(txs[t], j, range_proof=bytes(proof))
     txs[2] = _inflate(demo, txs[2], 1, +1)  # and a balance failure after them
+    txs[2] = with_output(txs[2], 0, range_proof=txs[2].outputs[0].range_proof[:100])  # malformed
     err = _reject(node, rebuild(block, txs))
     assert (err.reason, err.tx_index, err.output_index) == ("bad-txns-rangeproof-invalid", 2, 1)
 

@@ -188,19 +188,26 @@ def run_batch(plans: Sequence[AmountPlan], ranges: Sequence[RangeItem],
     start = time.perf_counter()
     fixed = consensus_generators().fixed
     claims = [plan.balance for plan in plans]
-    claims.extend(range_claim(item) for item in ranges)
+    malformed: list[tuple[ItemLabel, ValidationError]] = []
+    for item in ranges:
+        try:
+            claims.append(range_claim(item))
+        except ValidationError as exc:  # kept aside: an earlier item may fail the batch
+            malformed.append((item.label, exc))
     claims.sort(key=lambda claim: claim.label)  # culprit order: tx index, then position
     batch = BatchVerifier(fixed)
     batch.extend(claims)
     middle = time.perf_counter()
     ok = batch.verify()
-    if ok:
-        if timings is not None:
-            timings["claims"] = middle - start
-            timings["msm"] = time.perf_counter() - middle
+    if timings is not None:
+        timings["claims"] = middle - start
+        timings["msm"] = time.perf_counter() - middle
+    failures = [] if ok else [(first_failing(fixed, claims), None)]
+    culprits = sorted([*malformed, *failures], key=lambda pair: pair[0])
+    if not culprits:
         return len(claims)
-    first: ItemLabel = first_failing(fixed, claims)
-    raise first.error("bad-txns-rangeproof-invalid")
+    label, error = culprits[0]
+    raise error if error is not None else label.error("bad-txns-rangeproof-invalid")
 
 
 def first_failing(fixed: FixedBase, claims: Sequence[Claim]) -> ItemLabel:
