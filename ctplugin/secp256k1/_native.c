@@ -427,11 +427,8 @@ done:
     return res;
 }
 
-/* y is a quadratic residue mod p (Euler's criterion through the square-root exponent). */
-static int fe_is_square_var(const fe *a) {
-    fe r;
-    return fe_sqrt_var(&r, a);
-}
+/* y is a quadratic residue mod p (0 counts as one, as in the reference). */
+static int fe_is_square_var(const fe *a) { return fe_jacobi_var(a) >= 0; }
 
 static PyObject *py_encode_points_var(PyObject *self, PyObject *args) {
     (void)self;
@@ -1120,6 +1117,8 @@ static PyObject *py_selftest(PyObject *self, PyObject *args) {
         fe_neg(&r3, &a);
         int has_neg = fe_sqrt_var(&r2, &r3);
         if (!fe_is_zero(&a) && has == has_neg) bad_sqrt++; /* -1 is a non-residue mod p */
+        if (fe_jacobi_var(&a) != (fe_is_zero(&a) ? 0 : has ? 1 : -1)) bad_sqrt++;
+        if (fe_jacobi_var(&sq) != (fe_is_zero(&a) ? 0 : 1)) bad_sqrt++;
         /* scalars */
         sc k = {{v[0], v[1], v[2], v[3]}};
         if (sc_ge_n_(k.n)) sc_sub_n_(k.n);
