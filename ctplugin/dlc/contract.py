@@ -26,6 +26,7 @@ the whole CET list (``Contract.message_hashes``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -194,7 +195,6 @@ class Contract:
     entries: list[AdaptorEntry]
     """Every adaptor signature's (global CET index, oracle prefixes), in message order."""
     points: list[Point]
-    index: OutcomeIndex
     local_cet_indices: list[int]
     """Each adaptor signature's CET index within its own contract-info item."""
 
@@ -237,9 +237,13 @@ class Contract:
             offset += len(prepared.payouts)
         hasher = txs.CetSighasher(dlc, offer_params, accept_params)
         sighashes = [hasher.sighash(*term) for term in terms]
-        index = OutcomeIndex(items, entries)
         return cls(offer, offer_params, accept_params, items, dlc, terms, sighashes, entries,
-                   points, index, local)
+                   points, local)
+
+    @functools.cached_property
+    def index(self) -> OutcomeIndex:
+        """Outcome look-up (built on first use: only execution needs it)."""
+        return OutcomeIndex(self.items, self.entries)
 
     def cet(self, index: int) -> txs.CMutableTransaction:
         """CET ``index`` as a python-bitcointx transaction (built on demand)."""
