@@ -397,6 +397,8 @@ class BlockValidator:
         ranges: list[RangeItem] = []
         surjections: list[SurjectionItem] = []
         consumed: list[bytes] = []
+        all_keys: list[bytes] = []
+        all_items: list[RangeItem | SurjectionItem] = []
         for plan in plans:
             report.n_range_proofs += len(plan.ranges)
             report.n_surjection_proofs += len(plan.surjections)
@@ -405,18 +407,25 @@ class BlockValidator:
                 surjections.extend(plan.surjections)
                 continue
             range_keys, surjection_keys = self._cache_keys(cache, plan, knowns[plan.tx_index])
-            for item, key in zip(plan.ranges, range_keys, strict=True):
-                if cache.lookup_and_erase(key):
-                    report.n_range_cached += 1
+            all_keys += range_keys
+            all_keys += surjection_keys
+            all_items += plan.ranges
+            all_items += plan.surjections
+        if cache is not None and all_keys:
+            # One lookup pass and ONE write batch erasing every hit of the block.
+            hits = cache.lookup_and_erase_many(all_keys)
+            for item, key, hit in zip(all_items, all_keys, hits, strict=True):
+                is_range = isinstance(item, RangeItem)
+                if hit:
                     consumed.append(key)
+                    if is_range:
+                        report.n_range_cached += 1
+                    else:
+                        report.n_surjection_cached += 1
+                elif is_range:
+                    ranges.append(item)  # type: ignore[arg-type]
                 else:
-                    ranges.append(item)
-            for sitem, key in zip(plan.surjections, surjection_keys, strict=True):
-                if cache.lookup_and_erase(key):
-                    report.n_surjection_cached += 1
-                    consumed.append(key)
-                else:
-                    surjections.append(sitem)
+                    surjections.append(item)  # type: ignore[arg-type]
         t5 = clock()
         try:
             report.n_balance = len(plans)
@@ -432,9 +441,8 @@ class BlockValidator:
         except BaseException:
             # The block failed: the proofs it consumed are still verified successes, so put them
             # back (an invalid block must not flush the cache entries of valid transactions).
-            if cache is not None:
-                for key in consumed:
-                    cache.insert(key)
+            if cache is not None and consumed:
+                cache.insert_many(consumed)
             raise
         report.timings = {"parse": t1 - t0, "checks": (t2 - t1) + (t4 - t3), "utxo": t3 - t2,
                           "cache": t5 - t4, "batch": t6 - t5, "surjection": t7 - t6,

@@ -127,8 +127,7 @@ class Mempool:
         for item in surj_to_verify:
             verify_surjection(item)
         if cache is not None:
-            for key in (*range_keys, *surj_keys):
-                cache.insert(key)
+            cache.insert_many([*range_keys, *surj_keys])
         entry = MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
                              len(surj_to_verify), len(plan.surjections) - len(surj_to_verify),
                              KnownTransaction(plan, keys))
