@@ -36,7 +36,7 @@ from itertools import chain
 from typing import Literal
 
 from ctplugin.dlc.errors import DlcError
-from ctplugin.dlc.oracle import MessageHash, OracleInfo, bip340_challenge, outcome_message
+from ctplugin.dlc.oracle import MessageHash, OracleInfo, outcome_message
 from ctplugin.secp256k1 import Point, kernel
 from ctplugin.secp256k1.params import N
 
@@ -92,8 +92,7 @@ class DigitPoints:
         self._individual_rows: list[list[int]] | None = None
 
     def challenge(self, oracle: int, nonce: int, digit: int) -> int:
-        info = self.oracles[oracle]
-        return bip340_challenge(info.nonces[nonce], info.public_key, self.messages[digit])
+        return self.oracles[oracle].challenge(nonce, self.messages[digit])
 
     def _append(self, section: bytes) -> int:
         offset = self._length
@@ -109,7 +108,7 @@ class DigitPoints:
                 for j, nonce_point in enumerate(info.nonce_points):
                     pair = nonce_point.packed + key
                     for msg in self.messages:
-                        e = bip340_challenge(info.nonces[j], info.public_key, msg)
+                        e = info.challenge(j, msg)
                         parts.append(_k.msm_var(_ONE + e.to_bytes(32, "big"), pair))
             self._individual = self._append(b"".join(parts))
         return self._individual

@@ -56,7 +56,6 @@ from ctplugin.dlc.oracle import (
     MessageHash,
     OracleAttestation,
     OracleInfo,
-    bip340_challenge,
     outcome_message,
 )
 from ctplugin.dlc.payout import RangePayout, enum_payouts, validate_numeric
@@ -176,7 +175,7 @@ def _enum_points(prepared: PreparedItem, scheme: MessageHash) -> list[Point]:
         scalars, bases = [], []
         for i, _ in entry.paths:
             info = prepared.oracle_infos[i]
-            scalars += [1, bip340_challenge(info.nonces[0], info.public_key, msg)]
+            scalars += [1, info.challenge(0, msg)]
             bases += [info.nonce_points[0], info.key_point]
         points.append(msm_var(scalars, bases))
     return points

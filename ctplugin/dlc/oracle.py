@@ -17,8 +17,9 @@ import hashlib
 import secrets
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from ctplugin.dlc.digits import attested_digits
 from ctplugin.dlc.errors import DlcError
@@ -206,6 +207,9 @@ class OracleInfo:
     nonces: tuple[bytes, ...]
     key_point: Point
     nonce_points: tuple[Point, ...]
+    challenge_states: tuple[Any, ...] = field(compare=False, repr=False)
+    """Per nonce, SHA-256 having absorbed the BIP340 challenge tag prefix and R.x ‖ P.x (two full
+    blocks), so each challenge only hashes the 32-byte message."""
 
     @classmethod
     def from_xonly(cls, public_key: bytes, nonces: Sequence[bytes]) -> OracleInfo:
@@ -215,7 +219,18 @@ class OracleInfo:
             points = decode_points(public_key + b"".join(nonces), KIND_XONLY)
         except EncodingError as exc:
             raise DlcError("bad-oracle-key", str(exc)) from None
-        return cls(public_key, tuple(nonces), points[0], tuple(points[1:]))
+        states = []
+        for nonce in nonces:
+            state = _CHALLENGE_PREFIX.copy()
+            state.update(nonce + public_key)
+            states.append(state)
+        return cls(public_key, tuple(nonces), points[0], tuple(points[1:]), tuple(states))
+
+    def challenge(self, nonce_index: int, msg: bytes) -> int:
+        """e = int(TH("BIP0340/challenge", R_j.x ‖ P.x ‖ m)) mod n."""
+        state = self.challenge_states[nonce_index].copy()
+        state.update(msg)
+        return int.from_bytes(state.digest(), "big") % N
 
     @classmethod
     def from_announcement(cls, announcement: OracleAnnouncement) -> OracleInfo:
@@ -223,7 +238,7 @@ class OracleInfo:
 
     def signature_point(self, nonce_index: int, msg: bytes) -> Point:
         """S = R_j + e·P (variable time: everything here is public)."""
-        e = bip340_challenge(self.nonces[nonce_index], self.public_key, msg)
+        e = self.challenge(nonce_index, msg)
         return msm_var([1, e], [self.nonce_points[nonce_index], self.key_point])
 
 
