@@ -163,14 +163,17 @@ class Chainstate:
         self._tip = self._read_tip()
 
     @classmethod
-    def open(cls, path: str, *, sync: bool = True) -> Chainstate:
+    def open(cls, path: str, *, sync: bool = True, cache_bytes: int = 64 << 20) -> Chainstate:
         """Open (creating if needed) the chainstate at ``path``.
+
+        ``cache_bytes`` sizes LevelDB's block cache (and a quarter of it the write buffer).
 
         ``DataDirLockedError`` if another owner holds it; ``ChainstateCorruptError`` if the
         database is unreadable or of an unknown format (never wiped: it is consensus state).
         """
         try:
-            db = open_db(path, paranoid=True)
+            db = open_db(path, paranoid=True, cache_bytes=cache_bytes,
+                         write_buffer_bytes=max(cache_bytes // 4, 1 << 20))
         except StoreError:
             raise
         except plyvel.Error as exc:
