@@ -833,13 +833,11 @@ static int subset_sums_run(ge *out, const ge *table, const uint32_t *idx, const 
     uint32_t *stack = malloc((maxlen + 1) * sizeof *stack);
     size_t *level_start = malloc((maxlen + 2) * sizeof *level_start);
     uint32_t *point_of = malloc((total + 1) * sizeof *point_of);
-    ge *val = malloc((total + 1) * sizeof *val);
-    fe *inv = malloc((total + 1) * sizeof *inv);
-    fe *den = malloc((total + 1) * sizeof *den);
-    unsigned char *has = malloc(total + 1);
+    ge *val = NULL;
+    fe *inv = NULL, *den = NULL;
+    unsigned char *has = NULL;
     int ok = 0;
-    if (!parent || !order || !depth || !node_of_path || !stack || !level_start || !point_of ||
-        !val || !inv || !den || !has)
+    if (!parent || !order || !depth || !node_of_path || !stack || !level_start || !point_of)
         goto done;
     /* trie nodes in depth-first order */
     size_t nn = 0, prev_off = 0, prev_len = 0;
@@ -858,6 +856,12 @@ static int subset_sums_run(ge *out, const ge *table, const uint32_t *idx, const 
         prev_off = off[i];
         prev_len = len;
     }
+    /* per-node arrays sized by the trie, not by the (larger) number of path indices */
+    val = malloc((nn + 1) * sizeof *val);
+    inv = malloc((nn + 1) * sizeof *inv);
+    den = malloc((nn + 1) * sizeof *den);
+    has = malloc(nn + 1);
+    if (!val || !inv || !den || !has) goto done;
     /* counting sort of the nodes by depth */
     memset(level_start, 0, (maxlen + 2) * sizeof *level_start);
     for (size_t k = 0; k < nn; k++) level_start[depth[k] + 1]++;
@@ -953,15 +957,20 @@ static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
         goto done;
     }
     off[0] = 0;
+    /* The previous path stays referenced: an item that is the very object at the same position of
+     * the previous path (small ints are shared) reuses its already validated index, which skips
+     * most conversions when consecutive paths share prefixes. */
+    PyObject *prev = NULL;
+    size_t prev_len = 0, prev_off = 0;
     for (size_t i = 0; i < npaths; i++) {
         PyObject *path = PySequence_Fast(PySequence_Fast_GET_ITEM(paths, i),
                                          "each path must be a sequence of indices");
-        if (!path) goto done;
+        if (!path) goto parse_failed;
         size_t len = (size_t)PySequence_Fast_GET_SIZE(path);
         if (total + len >= (size_t)SUBSET_NONE) {
             Py_DECREF(path);
             PyErr_SetString(PyExc_ValueError, "too many path indices in total");
-            goto done;
+            goto parse_failed;
         }
         if (total + len > cap) {
             while (total + len > cap) cap *= 2;
@@ -969,23 +978,29 @@ static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
             if (!grown) {
                 Py_DECREF(path);
                 PyErr_NoMemory();
-                goto done;
+                goto parse_failed;
             }
             idx = grown;
         }
+        PyObject **items = PySequence_Fast_ITEMS(path);
+        PyObject **prev_items = prev ? PySequence_Fast_ITEMS(prev) : NULL;
         for (size_t j = 0; j < len; j++) {
-            PyObject *item = PySequence_Fast_GET_ITEM(path, j);
+            PyObject *item = items[j];
+            if (j < prev_len && item == prev_items[j]) {
+                idx[total + j] = idx[prev_off + j];
+                continue;
+            }
             if (!PyLong_Check(item)) {
                 Py_DECREF(path);
                 PyErr_Format(PyExc_TypeError, "path index must be an int, not %.100s",
                              Py_TYPE(item)->tp_name);
-                goto done;
+                goto parse_failed;
             }
             int overflow = 0;
             long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
             if (v == -1 && PyErr_Occurred()) {
                 Py_DECREF(path);
-                goto done;
+                goto parse_failed;
             }
             if (overflow || v < 0 || (unsigned long long)v >= nt) {
                 PyObject *repr = PyObject_Repr(item);
@@ -994,15 +1009,20 @@ static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
                     PyErr_Format(PyExc_ValueError, "path index %U out of range", repr);
                     Py_DECREF(repr);
                 }
-                goto done;
+                goto parse_failed;
             }
             idx[total + j] = (uint32_t)v;
         }
-        Py_DECREF(path);
+        Py_XDECREF(prev);
+        prev = path;
+        prev_len = len;
+        prev_off = total;
         total += len;
         if (len > maxlen) maxlen = len;
         off[i + 1] = total;
     }
+    Py_XDECREF(prev);
+    prev = NULL;
     out = malloc((npaths ? npaths : 1) * sizeof *out);
     if (!out) {
         PyErr_NoMemory();
@@ -1018,6 +1038,11 @@ static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
     }
     res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * npaths));
     if (!res) goto done;
+    goto fill;
+parse_failed:
+    Py_XDECREF(prev);
+    goto done;
+fill:
     for (size_t i = 0; i < npaths; i++) point_to_64((unsigned char *)PyBytes_AS_STRING(res) + 64 * i, &out[i]);
 done:
     Py_XDECREF(paths);
