@@ -346,7 +346,9 @@ class ProofCache:
         if raw is None or len(raw) != 16:
             raise CacheCorrupt("missing or malformed entry count")
         count, next_seq = _COUNT.unpack(raw)
-        # Every record must parse and the two indexes must mirror each other exactly.
+        # Every record must parse and the two indexes must mirror each other exactly. Keys sort
+        # before sequence records ("k" < "q"), so by the time a sequence record is read every
+        # entry is known; each must point back at it, and equal counts make that a bijection.
         by_key: dict[bytes, bytes] = {}
         n_seq = 0
         with db.iterator() as it:
@@ -359,17 +361,13 @@ class ProofCache:
                 elif tag == _PREFIX_SEQ:
                     if len(k) != 9 or len(v) != 32 or _U64.unpack_from(k, 1)[0] >= next_seq:
                         raise CacheCorrupt("malformed sequence record")
-                    n_seq += 1
-                    if by_key.get(v, k[1:]) != k[1:]:
+                    if by_key.get(v) != k[1:]:
                         raise CacheCorrupt("entry and sequence records disagree")
-                    by_key.setdefault(v, k[1:])
+                    n_seq += 1
                 elif k not in (_KEY_VERSION, _KEY_COUNT):
                     raise CacheCorrupt(f"unknown record {k[:8].hex()}")
         if len(by_key) != count or n_seq != count:
             raise CacheCorrupt(f"count {count} does not match {len(by_key)}/{n_seq} records")
-        for key, seq in by_key.items():
-            if db.get(_PREFIX_SEQ + seq) != key:
-                raise CacheCorrupt("entry without its sequence record")
         self._count, self._next_seq = count, next_seq
         if count > self.max_entries:  # the bound shrank since last time: evict down to it
             self._shrink(db)
