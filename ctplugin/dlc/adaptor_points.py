@@ -300,7 +300,8 @@ def _memo(points: DigitPoints, entries: Sequence[Entry], chunks: int = 1) -> lis
     return _memo_paths(points, _paths(points, entries), chunks)
 
 
-def _memo_paths(points: DigitPoints, paths: list[list[int]], chunks: int) -> list[bytes]:
+def _memo_blob(points: DigitPoints, paths: list[list[int]], chunks: int) -> bytes:
+    """The points of ``paths`` as one packed vector, in the given order."""
     ordered = paths == sorted(paths)  # C-level: n − 1 comparisons when already sorted
     order = range(len(paths)) if ordered else sorted(range(len(paths)), key=paths.__getitem__)
     sorted_paths = paths if ordered else [paths[i] for i in order]
@@ -312,13 +313,17 @@ def _memo_paths(points: DigitPoints, paths: list[list[int]], chunks: int) -> lis
         parts = [sorted_paths[c: c + size] for c in range(0, len(sorted_paths), size)]
         futures = [_pool().submit(_k.subset_sums_var, table, part) for part in parts[1:]]
         packed = _k.subset_sums_var(table, parts[0]) + b"".join(f.result() for f in futures)
-    out: list[bytes] = [packed[64 * i: 64 * i + 64] for i in range(len(paths))]
     if ordered:
-        return out
-    unsorted: list[bytes] = [b""] * len(paths)
+        return packed
+    unsorted = bytearray(len(packed))
     for position, index in enumerate(order):
-        unsorted[index] = out[position]
-    return unsorted
+        unsorted[64 * index: 64 * index + 64] = packed[64 * position: 64 * position + 64]
+    return bytes(unsorted)
+
+
+def _memo_paths(points: DigitPoints, paths: list[list[int]], chunks: int) -> list[bytes]:
+    packed = _memo_blob(points, paths, chunks)
+    return [packed[64 * i: 64 * i + 64] for i in range(len(paths))]
 
 
 def compute_packed(points: DigitPoints, entries: Sequence[Entry], strategy: Strategy = "memo",
@@ -341,10 +346,11 @@ def compute_packed(points: DigitPoints, entries: Sequence[Entry], strategy: Stra
 
 
 def compute_grouped_packed(points: DigitPoints, oracles: Sequence[int],
-                           prefixes: Sequence[tuple[int, ...]], threads: int = 1) -> list[bytes]:
-    """Adaptor points of the entries ((i, prefix) for i in ``oracles``), one per prefix: the
-    form exact t-of-n contracts produce (every oracle of a combination on the same prefix).
-    Memoized like ``memo`` (``threads`` > 1: ``memo_parallel``) without per-entry grouping work."""
+                           prefixes: Sequence[tuple[int, ...]], threads: int = 1) -> bytes:
+    """Adaptor points of the entries ((i, prefix) for i in ``oracles``), one per prefix, as one
+    packed vector (64 bytes per point, the kernel's format): the form exact t-of-n contracts
+    produce (every oracle of a combination on the same prefix). Memoized like ``memo``
+    (``threads`` > 1: ``memo_parallel``) without per-entry grouping work."""
     key = tuple(oracles)
     if not key:
         raise DlcError("bad-entry", "an adaptor point needs at least one oracle")
@@ -356,10 +362,10 @@ def compute_grouped_packed(points: DigitPoints, oracles: Sequence[int],
     if prefixes:
         if max(map(len, prefixes)) > depth:
             raise DlcError("bad-entry", "prefix longer than the oracles' digits")
-        if not set(chain.from_iterable(prefixes)) <= set(range(points.base)):
+        if not set(range(points.base)).issuperset(chain.from_iterable(prefixes)):
             raise DlcError("bad-entry", f"digit out of base {points.base}")
     add = operator.add
-    return _memo_paths(points, [list(map(add, rows, p)) for p in prefixes], threads)
+    return _memo_blob(points, [list(map(add, rows, p)) for p in prefixes], threads)
 
 
 def compute(points: DigitPoints, entries: Sequence[Entry], strategy: Strategy = "memo",
