@@ -508,7 +508,7 @@ def test_coinbase_outputs_mature_after_100_blocks(node: Node, demo: ChainBuilder
 
 
 def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuilder) -> None:
-    from validator.block import relabel
+    from validator.block import at_index, relabel
 
     connect_upto(node, demo, 1)
     txs = demo.blocks[2].transactions[1:]
@@ -518,7 +518,7 @@ def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuild
     assert known is not None and known.keys is not None
     plan = relabel(known.plan, 7)
     assert plan.balance.label.tx_index == 7
-    assert {i.label.tx_index for i in (*plan.ranges, *plan.surjections)} == {7}
+    assert {at_index(i, 7).label.tx_index for i in (*plan.ranges, *plan.surjections)} == {7}
     assert plan.balance.free_points == known.plan.balance.free_points
     report = node.submit_block(demo.blocks[2].serialize())
     assert report.n_range_cached == report.n_range_proofs
@@ -530,3 +530,14 @@ def test_confirmed_transaction_is_already_known(node: Node, demo: ChainBuilder) 
     with pytest.raises(ValidationError) as err:
         node.accept_transaction(demo.blocks[2].transactions[1].serialize())
     assert err.value.reason == "txn-already-known"
+
+
+def test_reused_plan_with_an_emptied_cache_verifies_everything(node: Node,
+                                                               demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    for tx in demo.blocks[2].transactions[1:]:
+        node.accept_transaction(tx.serialize())
+    node.data.proof_cache.clear("test: evicted between mempool and block")
+    report = node.submit_block(demo.blocks[2].serialize())
+    assert report.n_range_cached == 0 and report.n_surjection_cached == 0
+    assert report.n_msm_items == report.n_balance + report.n_range_proofs

@@ -140,14 +140,20 @@ class KnownTransaction:
 
 
 def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
-    """The same plan for the transaction at ``tx_index`` of a block (labels name the culprit)."""
+    """The same plan for the transaction at ``tx_index`` of a block. Only the balance claim is
+    relabelled here (it is always verified); range and surjection items keep their labels until
+    one has to be verified (a cache miss), when ``at_index`` relabels it: most are cache hits."""
     b = plan.balance
     balance = Claim.trusted(ItemLabel(tx_index, KIND_BALANCE), b.base, b.fixed, b.free_scalars,
                             b.free_points, b.shared, b.fixed_const)
-    ranges = [r._replace(label=r.label._replace(tx_index=tx_index)) for r in plan.ranges]
-    surjections = [s._replace(label=s.label._replace(tx_index=tx_index))
-                   for s in plan.surjections]
-    return AmountPlan(tx_index, plan.fees, balance, ranges, surjections)
+    return AmountPlan(tx_index, plan.fees, balance, plan.ranges, plan.surjections)
+
+
+def at_index(item: RangeItem | SurjectionItem, tx_index: int) -> RangeItem | SurjectionItem:
+    """``item`` labelled with the block position of its transaction."""
+    if item.label.tx_index == tx_index:
+        return item
+    return item._replace(label=item.label._replace(tx_index=tx_index))
 
 
 def cache_keys(cache: ProofCache, plan: AmountPlan) -> CacheKeys:
@@ -398,23 +404,24 @@ class BlockValidator:
         surjections: list[SurjectionItem] = []
         consumed: list[bytes] = []
         all_keys: list[bytes] = []
-        all_items: list[RangeItem | SurjectionItem] = []
+        all_items: list[tuple[RangeItem | SurjectionItem, int]] = []
         for plan in plans:
             report.n_range_proofs += len(plan.ranges)
             report.n_surjection_proofs += len(plan.surjections)
+            i = plan.tx_index
             if cache is None:
-                ranges.extend(plan.ranges)
-                surjections.extend(plan.surjections)
+                ranges.extend(at_index(r, i) for r in plan.ranges)  # type: ignore[misc]
+                surjections.extend(at_index(s, i) for s in plan.surjections)  # type: ignore[misc]
                 continue
-            range_keys, surjection_keys = self._cache_keys(cache, plan, knowns[plan.tx_index])
+            range_keys, surjection_keys = self._cache_keys(cache, plan, knowns[i])
             all_keys += range_keys
             all_keys += surjection_keys
-            all_items += plan.ranges
-            all_items += plan.surjections
+            all_items += [(r, i) for r in plan.ranges]
+            all_items += [(s, i) for s in plan.surjections]
         if cache is not None and all_keys:
             # One lookup pass and ONE write batch erasing every hit of the block.
             hits = cache.lookup_and_erase_many(all_keys)
-            for item, key, hit in zip(all_items, all_keys, hits, strict=True):
+            for (item, i), key, hit in zip(all_items, all_keys, hits, strict=True):
                 is_range = isinstance(item, RangeItem)
                 if hit:
                     consumed.append(key)
@@ -423,9 +430,9 @@ class BlockValidator:
                     else:
                         report.n_surjection_cached += 1
                 elif is_range:
-                    ranges.append(item)  # type: ignore[arg-type]
+                    ranges.append(at_index(item, i))  # type: ignore[arg-type]
                 else:
-                    surjections.append(item)  # type: ignore[arg-type]
+                    surjections.append(at_index(item, i))  # type: ignore[arg-type]
         t5 = clock()
         try:
             report.n_balance = len(plans)
