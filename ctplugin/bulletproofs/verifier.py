@@ -249,8 +249,8 @@ def range_proof_claim(
         for j in range(m):
             coefs.append(z_weights[j] * c % N)
             c = c * y_inv_nbits % N
-        fixed.append((hs, 1, b"".join(_k.scalar_vec_scale(y_over_2, _b(cj))
-                                      for cj in reversed(coefs))))
+        expanded = b"".join(_b(cj) * nbits for cj in reversed(coefs))
+        fixed.append((hs, 1, _k.scalar_vec_mul(y_over_2 * m, expanded)))
 
     # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min,
     # Σ_{k<N} y^k = (1 + y^{N/2})·Σ_{k<N/2} y^k.
