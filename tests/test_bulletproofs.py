@@ -301,3 +301,18 @@ def test_block_style_batch_with_balance_equation() -> None:
     assert batch.verify()
     batch.add(balance(11, "inflation"))
     assert batch.failures() == ["inflation"]
+
+
+def test_predecoded_commitment_points() -> None:
+    from ctplugin.secp256k1 import kernel
+
+    packed = kernel.backend.decode_points_var(COMMIT, kernel.KIND_PEDERSEN)
+    claim = range_proof_claim(PROOF, [COMMIT], HG, commitment_points=packed)
+    batch = BatchVerifier(GENS.fixed)
+    batch.add(claim)
+    assert batch.verify()
+    other = kernel.backend.decode_points_var(make(5)[1], kernel.KIND_PEDERSEN)
+    with pytest.raises(ProofError, match="do not match"):
+        range_proof_claim(PROOF, [COMMIT], HG, commitment_points=other)
+    with pytest.raises(ProofError, match="do not match"):
+        range_proof_claim(PROOF, [COMMIT], HG, commitment_points=packed[:32])

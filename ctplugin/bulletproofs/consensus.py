@@ -33,10 +33,14 @@ def consensus_generators() -> GeneratorSet:
 
 
 def output_range_proof_claim(proof: bytes, commitment: bytes, asset_generator: bytes,
-                             script_pubkey: bytes, label: Label = None) -> Claim:
-    """The batch claim of one output's range proof; ProofError if malformed or not 675 bytes."""
+                             script_pubkey: bytes, label: Label = None,
+                             commitment_point: bytes | None = None) -> Claim:
+    """The batch claim of one output's range proof; ProofError if malformed or not 675 bytes.
+    ``commitment_point``: the commitment as already decoded by the kernel (optional; saves one
+    square root)."""
     return range_proof_claim(proof, [commitment], asset_generator, bytes(script_pubkey),
-                             CONSENSUS_NBITS, consensus_generators(), label=label)
+                             CONSENSUS_NBITS, consensus_generators(), label=label,
+                             commitment_points=commitment_point)
 
 
 def verify_output(proof: bytes, commitment: bytes, asset_generator: bytes,

@@ -114,8 +114,14 @@ def range_proof_claim(
     *,
     min_value: Sequence[int] | None = None,
     label: Label = None,
+    commitment_points: bytes | None = None,
 ) -> Claim:
     """The verification equation of one (possibly aggregated) proof as a batch claim.
+
+    ``commitment_points`` optionally passes the commitments already decoded by the kernel
+    (``decode_points_var(…, KIND_PEDERSEN)`` of the same encodings, 64 bytes each), saving their
+    square roots when the caller decoded them anyway (the validator's balance equations);
+    their x coordinates are checked against the encodings.
 
     ``commitments`` are 33-byte encodings (or ``Commitment``), one per aggregated value;
     ``extra_commit`` None and b"" differ (§6 step 4). Raises ProofError on malformed input.
@@ -150,7 +156,15 @@ def range_proof_claim(
         raise ProofError("unused L/R flag bits are not zero")
 
     # One batch decode: V_j (08/09 -> flag 0/1), A, S, T1, T2, L0, R0, L1, R1, ...
-    parts = [bytes((c[0] & 1,)) + c[1:] for c in cbytes]
+    if commitment_points is None:
+        parts = [bytes((c[0] & 1,)) + c[1:] for c in cbytes]
+        known = b""
+    else:
+        known = bytes(commitment_points)
+        if len(known) != 64 * m or any(known[64 * j: 64 * j + 32] != cb[1:]
+                                       for j, cb in enumerate(cbytes)):
+            raise ProofError("commitment points do not match the commitments")
+        parts = []
     for i in range(4):
         parts.append(bytes(((flags >> i) & 1,)))
         parts.append(proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32])
@@ -158,7 +172,7 @@ def range_proof_claim(
         parts.append(bytes(((lr_flags >> j) & 1,)))
         parts.append(proof[lr_end + 32 * j: lr_end + 32 * j + 32])
     try:
-        points = _k.decode_points_var(b"".join(parts), KIND_XQR)
+        points = known + _k.decode_points_var(b"".join(parts), KIND_XQR)
     except ValueError as exc:
         raise ProofError(f"proof point: {exc}") from None
 
