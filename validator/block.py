@@ -292,10 +292,12 @@ class BlockValidator:
 
     # --- UTXO resolution -----------------------------------------------------------------
 
-    def resolve_inputs(self, block: Block) -> tuple[list[list[SpentOutput]], list[Outpoint],
+    def resolve_inputs(self, block: Block) -> tuple[list[list[SpentOutput | bytes]],
+                                                    list[Outpoint],
                                                     list[tuple[Outpoint, UtxoEntry]]]:
-        """Spent outputs per transaction (coinbase: none), the spent outpoints in block order and
-        the created UTXO entries; missing / double-spent / immature inputs are named.
+        """Spent outputs per transaction (coinbase: none; an output from the chainstate as its
+        stored bytes, see ``decode_spent``), the spent outpoints in block order and the created
+        UTXO entries; missing / double-spent / immature inputs are named.
 
         Prevouts not created earlier in the block are read in one ``get_many`` snapshot read.
         """
@@ -309,13 +311,13 @@ class BlockValidator:
         found = self.chainstate.get_many(wanted)
         from_db = {(o.txid, o.index): (o, found[o]) for o in wanted}
         created: dict[tuple[bytes, int], tuple[TxOut, bool]] = {}
-        spent_outs: list[list[SpentOutput]] = [[]]
+        spent_outs: list[list[SpentOutput | bytes]] = [[]]
         spent_points: list[Outpoint] = []
         used: set[tuple[bytes, int]] = set()
         maturity = self.params.coinbase_maturity
         for i, tx in enumerate(txs):
             if i:
-                outs: list[SpentOutput] = []
+                outs: list[SpentOutput | bytes] = []
                 for n, txin in enumerate(tx.inputs):
                     key = (txin.prevout_hash, txin.prevout_index)
                     if key in used:
@@ -336,7 +338,7 @@ class BlockValidator:
                     if entry.coinbase and height - entry.height < maturity:
                         raise ValidationError("bad-txns-premature-spend-of-coinbase",
                                               tx_index=i, input_index=n)
-                    outs.append(decode_spent(entry.txout))
+                    outs.append(entry.txout)  # decoded only if the rules need it
                     spent_points.append(outpoint)
                 spent_outs.append(outs)
             txid = tx.txid
@@ -347,7 +349,7 @@ class BlockValidator:
                        for key, (out, coinbase) in created.items()]
         return spent_outs, spent_points, new_entries
 
-    def _plan(self, tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
+    def _plan(self, tx: Transaction, tx_index: int, spent: Sequence[SpentOutput | bytes],
               known: KnownTransaction | None) -> AmountPlan:
         """The amount plan of a block transaction. For a transaction the mempool accepted with
         the same wtxid, its plan is reused: ``plan_amounts`` is a pure function of the
@@ -356,7 +358,8 @@ class BlockValidator:
         still verified in this block's batch; only the decoding work is saved."""
         if known is not None:
             return relabel(known.plan, tx_index)
-        return plan_amounts(tx, tx_index, spent, self.params.policy_asset)
+        outs = [decode_spent(o) if isinstance(o, bytes) else o for o in spent]
+        return plan_amounts(tx, tx_index, outs, self.params.policy_asset)
 
     def _cache_keys(self, cache: ProofCache, plan: AmountPlan,
                     known: KnownTransaction | None) -> CacheKeys:
