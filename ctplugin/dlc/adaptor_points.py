@@ -8,9 +8,9 @@ uses the variable-time kernel.
 Strategies (all give identical points; see tests/test_dlc_adaptor_points.py):
 
 - ``naive``: one signature point (a scalar multiplication) per digit, then add them up;
-- ``factorized``: per oracle Σ_j R_ij + (Σ_j e_ij)·P_i: the nonce sums by point additions, then
-  one small multi-scalar multiplication per entry with one P_i term per oracle (the best choice
-  for a single point);
+- ``factorized``: per oracle Σ_j R_ij + (Σ_j e_ij)·P_i: the nonce sums from each oracle's
+  cached prefix sums, then one small multi-scalar multiplication per entry with one P_i term per
+  oracle (the best choice for a single point);
 - ``precompute``: the base·nb_digits points S_ij(d) of every oracle once, then each entry is a sum
   of table points (one kernel call per entry, like rust-dlc's batched ``combine_keys``);
 - ``memo``: one ``kernel.subset_sums_var`` call over all entries sorted depth-first, so each node
@@ -235,23 +235,24 @@ def _naive(points: DigitPoints, entries: Sequence[Entry]) -> list[bytes]:
 
 
 def _factorized(points: DigitPoints, entries: Sequence[Entry]) -> list[bytes]:
-    """Σ_i [(Σ_j R_ij) + (Σ_j e_ij)·P_i]: the nonce sums of all entries in one subset-sum call,
-    then one (1 + #oracles)-point MSM per entry."""
-    nonce_offsets, offset = [], 0
+    """Σ_i [(Σ_{j<L_i} R_ij) + (Σ_j e_ij)·P_i]. The nonce part comes from the oracles' cached
+    prefix sums (``OracleInfo.nonce_prefix_sums``), added up for all entries in one subset-sum
+    call; then one (1 + #oracles)-point MSM per entry."""
+    offsets, offset = [], 0
     for info in points.oracles:
-        nonce_offsets.append(offset)
+        offsets.append(offset)
         offset += len(info.nonces)
-    nonce_table = b"".join(p.packed for info in points.oracles for p in info.nonce_points)
-    nonce_sums = _k.subset_sums_var(nonce_table, [
-        [nonce_offsets[i] + j for i, prefix in entry for j in range(len(prefix))]
-        for entry in entries])
+    cumulative = b"".join(info.nonce_prefix_sums() for info in points.oracles)
+    nonce_sums = _k.subset_sums_var(cumulative, [
+        [offsets[i] + len(prefix) - 1 for i, prefix in entry if prefix] for entry in entries])
     out = []
     for n, entry in enumerate(entries):
         scalars, pts = [_ONE], [nonce_sums[64 * n: 64 * n + 64]]
         for i, prefix in entry:
-            e_sum = sum(points.challenge(i, j, d) for j, d in enumerate(prefix))
+            info = points.oracles[i]
+            e_sum = sum(info.challenge(j, points.messages[d]) for j, d in enumerate(prefix))
             scalars.append((e_sum % N).to_bytes(32, "big"))
-            pts.append(points.oracles[i].key_point.packed)
+            pts.append(info.key_point.packed)
         out.append(_k.msm_var(b"".join(scalars), b"".join(pts)))
     return out
 

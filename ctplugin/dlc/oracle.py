@@ -25,7 +25,7 @@ from ctplugin.dlc.digits import attested_digits
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import tagged_hash
-from ctplugin.secp256k1 import KIND_XONLY, G, Point, ct, decode_points, msm_var
+from ctplugin.secp256k1 import KIND_XONLY, G, Point, ct, decode_points, kernel, msm_var
 from ctplugin.secp256k1.params import N
 from ctplugin.secp256k1.params import P as FIELD_P
 
@@ -210,6 +210,7 @@ class OracleInfo:
     challenge_states: tuple[Any, ...] = field(compare=False, repr=False)
     """Per nonce, SHA-256 having absorbed the BIP340 challenge tag prefix and R.x ‖ P.x (two full
     blocks), so each challenge only hashes the 32-byte message."""
+    _cache: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_xonly(cls, public_key: bytes, nonces: Sequence[bytes]) -> OracleInfo:
@@ -225,6 +226,17 @@ class OracleInfo:
             state.update(nonce + public_key)
             states.append(state)
         return cls(public_key, tuple(nonces), points[0], tuple(points[1:]), tuple(states))
+
+    def nonce_prefix_sums(self) -> bytes:
+        """Packed R_0 + … + R_k for every k (one kernel call, cached): the nonce part of any
+        prefix's factorized adaptor point is one of these."""
+        sums = self._cache.get("nonce_prefix_sums")
+        if sums is None:
+            table = b"".join(p.packed for p in self.nonce_points)
+            sums = kernel.backend.subset_sums_var(
+                table, [list(range(k + 1)) for k in range(len(self.nonce_points))])
+            self._cache["nonce_prefix_sums"] = sums
+        return sums
 
     def challenge(self, nonce_index: int, msg: bytes) -> int:
         """e = int(TH("BIP0340/challenge", R_j.x ‖ P.x ‖ m)) mod n."""
