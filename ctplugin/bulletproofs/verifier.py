@@ -46,6 +46,9 @@ GeneratorLike = bytes | bytearray | memoryview | Generator
 
 _ONE = (1).to_bytes(32, "big")
 _INV2 = pow(2, -1, N)
+_FLAG_BYTE = (b"\x00", b"\x01")
+# upd(c, P, Q) hashes byte 2·f(P) + f(Q); indexed by the two flag bits as stored (P low bit).
+_PAIR_FLAG = tuple(bytes((2 * (f & 1) + (f >> 1),)) for f in range(4))
 _SCALAR_OFFSETS = (0, 32, OFF_T, OFF_AB, OFF_AB + 32, OFF_AB + 64, OFF_AB + 96)
 _sha256 = hashlib.sha256
 
@@ -166,10 +169,10 @@ def range_proof_claim(
             raise ProofError("commitment points do not match the commitments")
         parts = []
     for i in range(4):
-        parts.append(bytes(((flags >> i) & 1,)))
+        parts.append(_FLAG_BYTE[(flags >> i) & 1])
         parts.append(proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32])
     for j in range(2 * lg):
-        parts.append(bytes(((lr_flags >> j) & 1,)))
+        parts.append(_FLAG_BYTE[(lr_flags >> j) & 1])
         parts.append(proof[lr_end + 32 * j: lr_end + 32 * j + 32])
     try:
         points = known + _k.decode_points_var(b"".join(parts), KIND_XQR)
@@ -205,10 +208,10 @@ def range_proof_claim(
     u = challenge(c)
     xs_states = []
     for j in range(lg):
-        fl = (lr_flags >> (2 * j)) & 3
-        c = _sha256(c + bytes((2 * (fl & 1) + (fl >> 1),))
+        c = _sha256(c + _PAIR_FLAG[(lr_flags >> (2 * j)) & 3]
                     + proof[lr_end + 64 * j: lr_end + 64 * j + 64]).digest()
-        challenge(c)
+        if not 0 < int.from_bytes(c, "big") < N:
+            raise ProofError("transcript challenge out of range")
         xs_states.append(c)
     xs = b"".join(xs_states)
 
