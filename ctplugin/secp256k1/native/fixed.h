@@ -96,6 +96,7 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
     size_t *len = malloc(nb * sizeof *len);
     ge_xy *entries = NULL;
     fe *inv = NULL, *den = NULL;
+    unsigned char *kind = NULL;
     int ok = 0;
     if (!digits || !neg || !start || !len) goto done;
     memset(len, 0, nb * sizeof *len);
@@ -128,7 +129,8 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
     entries = malloc(total * sizeof *entries);
     inv = malloc((total / 2 + 1) * sizeof *inv);
     den = malloc((total / 2 + 1) * sizeof *den);
-    if (!entries || !inv || !den) goto done;
+    kind = malloc(total / 2 + 1);
+    if (!entries || !inv || !den || !kind) goto done;
     start[0] = 0;
     for (size_t b = 0; b < nb; b++) start[b + 1] = start[b] + len[b];
     memset(len, 0, nb * sizeof *len);
@@ -147,7 +149,7 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
             }
         }
     }
-    pip_reduce_buckets_var(entries, start, len, nb, inv, den);
+    pip_reduce_buckets_var(entries, start, len, nb, inv, den, kind);
     gej running;
     gej_set_inf(&running);
     for (size_t j = nb; j-- > 0;) {
@@ -163,6 +165,7 @@ done:
     free(entries);
     free(inv);
     free(den);
+    free(kind);
     return ok;
 }
 

@@ -249,10 +249,13 @@ static int pippenger_best_window_(size_t npoints) {
 
 /* Reduce every bucket list to at most one point by rounds of pairwise affine additions; all the
  * additions of a round share one field inversion (Montgomery's trick).
- * entries: affine points (not infinity); start/len per bucket; inv, den: scratch of >= total/2 fe.
+ * entries: affine points (not infinity); start/len per bucket; inv, den, kind: scratch of
+ * >= total/2 elements.
  * Pairs with equal x are doublings (denominator 2·y1) or cancel to infinity (dropped). */
+enum { PAIR_ADD = 0, PAIR_DOUBLE = 1, PAIR_CANCEL = 2 };
+
 static void pip_reduce_buckets_var(ge_xy *entries, const size_t *start, size_t *len, size_t nbuckets,
-                                   fe *inv, fe *den) {
+                                   fe *inv, fe *den, unsigned char *kind) {
     for (;;) {
         /* pass 1: denominators and their prefix products */
         size_t npairs = 0;
@@ -264,11 +267,17 @@ static void pip_reduce_buckets_var(ge_xy *entries, const size_t *start, size_t *
             for (size_t k = 0; k + 1 < L; k += 2) {
                 fe *d = &den[npairs];
                 fe_sub(d, &seg[k + 1].x, &seg[k].x);
+                kind[npairs] = PAIR_ADD;
                 if (UNLIKELY(fe_is_zero(d))) {
                     fe s;
                     fe_add(&s, &seg[k].y, &seg[k + 1].y);
-                    if (fe_is_zero(&s)) *d = FE_ONE; /* P + (-P): infinity, nothing to invert */
-                    else fe_add(d, &seg[k].y, &seg[k].y);
+                    if (fe_is_zero(&s)) {
+                        *d = FE_ONE; /* P + (-P): infinity, nothing to invert */
+                        kind[npairs] = PAIR_CANCEL;
+                    } else {
+                        fe_add(d, &seg[k].y, &seg[k].y);
+                        kind[npairs] = PAIR_DOUBLE;
+                    }
                 }
                 inv[npairs++] = acc;
                 fe_mul(&acc, &acc, d);
@@ -295,19 +304,18 @@ static void pip_reduce_buckets_var(ge_xy *entries, const size_t *start, size_t *
             size_t w = 0;
             for (size_t k = 0; k + 1 < L; k += 2) {
                 const ge_xy *p1 = &seg[k], *p2 = &seg[k + 1];
-                const fe *di = &inv[i++];
+                const fe *di = &inv[i];
+                const unsigned char pk = kind[i++];
                 fe lam, t;
-                fe_sub(&t, &p2->x, &p1->x);
-                if (UNLIKELY(fe_is_zero(&t))) {
-                    fe_add(&t, &p1->y, &p2->y);
-                    if (fe_is_zero(&t)) continue; /* infinity: dropped from the bucket */
-                    fe_sqr(&t, &p1->x);           /* doubling: λ = 3·x1² / (2·y1) */
-                    fe_mul_small(&t, &t, 3);
-                    fe_mul(&lam, &t, di);
-                } else {
+                if (LIKELY(pk == PAIR_ADD)) {
                     fe_sub(&t, &p2->y, &p1->y); /* λ = (y2 - y1) / (x2 - x1) */
-                    fe_mul(&lam, &t, di);
+                } else if (pk == PAIR_CANCEL) {
+                    continue; /* infinity: dropped from the bucket */
+                } else {
+                    fe_sqr(&t, &p1->x); /* doubling: λ = 3·x1² / (2·y1) */
+                    fe_mul_small(&t, &t, 3);
                 }
+                fe_mul(&lam, &t, di);
                 ge_xy r;
                 fe_sqr(&r.x, &lam);
                 fe_sub(&r.x, &r.x, &p1->x);
@@ -342,11 +350,12 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
     ge_xy *entries = malloc(cap_entries * sizeof *entries);
     fe *inv = malloc((cap_entries / 2 + 1) * sizeof *inv);
     fe *den = malloc((cap_entries / 2 + 1) * sizeof *den);
+    unsigned char *kind = malloc(cap_entries / 2 + 1);
     size_t *start = malloc((group * nb + 1) * sizeof *start);
     size_t *len = malloc(group * nb * sizeof *len);
     gej *wsum = malloc((size_t)windows * sizeof *wsum);
     int ok = 0;
-    if (!digits || !entries || !inv || !den || !start || !len || !wsum) goto done;
+    if (!digits || !entries || !inv || !den || !kind || !start || !len || !wsum) goto done;
     for (size_t t = 0; t < nt; t++) {
         if (terms[t].p.inf) {
             memset(&digits[t * windows], 0, (size_t)windows * sizeof *digits);
@@ -381,7 +390,7 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
                 else e->y = terms[t].p.y;
             }
         }
-        pip_reduce_buckets_var(entries, start, len, gb, inv, den);
+        pip_reduce_buckets_var(entries, start, len, gb, inv, den, kind);
         /* running sums: S_w = Σ_j j·B_j = Σ_j (B_top + ... + B_j) */
         for (int w = w0; w < w1; w++) {
             gej running, sum;
@@ -406,6 +415,7 @@ done:
     free(entries);
     free(inv);
     free(den);
+    free(kind);
     free(start);
     free(len);
     free(wsum);
