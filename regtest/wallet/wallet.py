@@ -19,7 +19,7 @@ once (its inputs leave, its own outputs arrive unconfirmed) and a block confirms
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctplugin import surjection
@@ -450,14 +450,7 @@ class Wallet:
                 continue
         raise WalletError("could not build a surjection proof for this output")
 
-    def coins_list(self) -> list[OwnedCoin]:
-        return sorted(self.coins.values(), key=lambda c: (c.txid, c.index))
-
 
 def _with_height(coin: OwnedCoin, height: int) -> OwnedCoin:
     return OwnedCoin(coin.txid, coin.index, coin.out, coin.asset, coin.value, coin.abf, coin.vbf,
                      height, coin.coinbase)
-
-
-def total_value(coins: Iterable[OwnedCoin]) -> int:
-    return sum(c.value for c in coins)
