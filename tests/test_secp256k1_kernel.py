@@ -133,6 +133,22 @@ def test_native_internal_cross_checks() -> None:
     assert report == {"fe_inv": 0, "sc_inv": 0, "sqrt": 0, "field": 0, "glv": 0, "wnaf": 0}
 
 
+def test_concurrent_calls_release_the_gil_safely() -> None:
+    # long computations run without the GIL on private copies: concurrent callers get the
+    # same answers as sequential ones
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = random.Random(3)
+    jobs = []
+    for n in (1, 40, 700, 3000):
+        ks = [rng.randrange(N) for _ in range(n)]
+        ds = [rng.randrange(1, N) for _ in range(n)]
+        jobs.append((scs(ks), pts(ds), pt(sum(k * d for k, d in zip(ks, ds, strict=True)))))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda job: nat.msm_var(job[0], job[1]), jobs * 3))
+    assert results == [job[2] for job in jobs * 3]
+
+
 def test_msm_matches_coincurve_combine_and_multiply() -> None:
     rng = random.Random(7)
     for n in (1, 2, 5, 17):

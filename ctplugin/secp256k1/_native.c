@@ -657,12 +657,15 @@ static PyObject *pairwise(PyObject *args, const char *fmt, pair_op op) {
     res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * n));
     if (!res) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    /* the new bytes object is private until returned: safe to fill without the GIL */
+    Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < n; i++) {
         sc r;
         if (op == OP_MUL) sc_mul(&r, &a[i], &b[i]);
         else sc_add(&r, &a[i], &b[i]);
         sc_get_b32(out + 32 * i, &r);
     }
+    Py_END_ALLOW_THREADS
 done:
     free(a);
     free(b);
@@ -692,11 +695,13 @@ static PyObject *py_scalar_vec_scale(PyObject *self, PyObject *args) {
     res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * n));
     if (!res) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < n; i++) {
         sc r;
         sc_mul(&r, &a[i], &k);
         sc_get_b32(out + 32 * i, &r);
     }
+    Py_END_ALLOW_THREADS
 done:
     free(a);
     PyBuffer_Release(&ba);
@@ -712,14 +717,17 @@ static PyObject *py_scalar_vec_axpy_into(PyObject *self, PyObject *args) {
     sc *acc = NULL, *x = NULL, k;
     size_t n;
     if (parse_pair(&bacc, &bx, &acc, &x, &n) || parse_one_scalar(&bk, &k)) goto done;
-    /* all validated: now write (no partial write on error) */
-    unsigned char *out = bacc.buf;
+    /* all validated: compute into the private copy without the GIL, then write back under it
+     * (no partial write on error, and the caller's buffer is never touched unlocked) */
+    Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < n; i++) {
         sc r;
         sc_mul(&r, &x[i], &k);
-        sc_add(&r, &r, &acc[i]);
-        sc_get_b32(out + 32 * i, &r);
+        sc_add(&acc[i], &r, &acc[i]);
     }
+    Py_END_ALLOW_THREADS
+    unsigned char *out = bacc.buf;
+    for (size_t i = 0; i < n; i++) sc_get_b32(out + 32 * i, &acc[i]);
     res = Py_NewRef(Py_None);
 done:
     free(acc);
