@@ -165,7 +165,8 @@ def range_claim(item: RangeItem) -> Claim:
     """The consensus range-proof equation of one item (ProofError → named as invalid)."""
     try:
         return output_range_proof_claim(item.proof, item.commitment, item.value_gen,
-                                        item.extra_commit, label=item.label)
+                                        item.extra_commit, label=item.label,
+                                        commitment_point=item.commitment_point)
     except ProofError as exc:
         raise item.label.error("bad-txns-rangeproof-invalid", f"malformed: {exc}") from None
 

@@ -108,13 +108,16 @@ class ItemLabel(NamedTuple):
 
 
 class RangeItem(NamedTuple):
-    """One range proof to check: proof, commitment (33 B), value generator (33 B), extra commit."""
+    """One range proof to check: proof, commitment (33 B), value generator (33 B), extra commit,
+    and the commitment as the kernel decoded it for the balance (saves the verifier a square
+    root; not part of any cache key: it is a function of ``commitment``)."""
 
     label: ItemLabel
     proof: bytes
     commitment: bytes
     value_gen: bytes
     extra_commit: bytes
+    commitment_point: bytes | None = None
 
 
 class SurjectionTargets:
@@ -358,7 +361,7 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                 tally.add_input_commitment(point)
                 # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
                 ranges.append(RangeItem(label, proof, amount,
-                                        generator_generate(asset_id).serialize(), b""))
+                                        generator_generate(asset_id).serialize(), b"", point))
             target_encodings.append(b"\x01" + asset_id)
 
     for j, out in enumerate(tx.outputs):
@@ -388,7 +391,7 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                 raise label.error("bad-txns-rangeproof-missing")
             value_gen = asset if not explicit_asset else generator_generate(asset).serialize()
             ranges.append(RangeItem(label, out.range_proof, value, value_gen,
-                                    out.script_pubkey))
+                                    out.script_pubkey, point))
         if explicit_asset:
             if out.surjection_proof:
                 raise ItemLabel(tx_index, KIND_OUTPUT, j).error(
