@@ -17,7 +17,9 @@ Measured on a real LevelDB data directory (sync writes), median of the repeats:
   (its reference_t is the measured cold t / 20).
 - ``block_*_<phase>``: the split of each (per block).
 
-Rows are per block; n = range proofs in the block. The machine is shared, so t is measured
+Chainstate writes are synced (``fsync``, survives power loss) unless ``CTPLUGIN_BENCH_SYNC=0``
+(LevelDB's log append still survives a killed process). Rows are per block; n = range proofs in
+the block. The machine is shared, so t is measured
 right before and after every timed connect and each run is expressed in its own t; the rows
 show the run with the median cost in t (the harness's t_us argument is not used).
 """
@@ -119,12 +121,12 @@ def _phases(report: ConnectReport) -> dict[str, float]:
     return t
 
 
-def measure(n_tx: int, repeats: int) -> tuple[list[Timed], list[Timed]]:
+def measure(n_tx: int, repeats: int, sync: bool = True) -> tuple[list[Timed], list[Timed]]:
     blocks = load_blocks(n_tx)
     cold: list[Timed] = []
     warm: list[Timed] = []
     with tempfile.TemporaryDirectory(prefix="ctplugin-bench-block-") as tmp, \
-            Node.open(Path(tmp) / "node", genesis_block(), chain_params()) as node:
+            Node.open(Path(tmp) / "node", genesis_block(), chain_params(), sync=sync) as node:
         node.submit_block(blocks[1])
         bench_block = parse_block(blocks[2])
         node.submit_block(blocks[2])  # warm-up: generator tables, lazy imports, caches
@@ -150,7 +152,8 @@ def _median(runs: list[Timed]) -> Timed:
 
 def run(quick: bool, t_us: float) -> list[Row]:
     n_tx = 100 if quick else 1000
-    cold_runs, warm_runs = measure(n_tx, repeats=3)
+    sync = os.environ.get("CTPLUGIN_BENCH_SYNC", "1") != "0"
+    cold_runs, warm_runs = measure(n_tx, repeats=3, sync=sync)
     cold, warm = _median(cold_runs), _median(warm_runs)
     c, w = cold.report, warm.report
     n = c.n_range_proofs
@@ -159,7 +162,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
     rows = [make_row("block_cold", n, cold.seconds, cold.t_us, reference_t=1.25 * proofs_ref,
                      note=f"{c.n_transactions} txs, {c.n_surjection_proofs} surjection proofs, "
                           f"{c.n_msm_items} batch claims in one MSM; t = {cold.t_us:.1f} us "
-                          "around this run")]
+                          f"around this run; chainstate sync={sync}")]
     for phase, seconds in _phases(c).items():
         ref = c.n_surjection_proofs * SURJECTION_T_REF if phase == "surjection" else None
         note = f"claims+msm C ref = {n * RANGE_T_REF:.0f} t" if phase == "msm" else ""
