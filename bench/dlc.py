@@ -163,9 +163,14 @@ def run(quick: bool, t_us: float) -> list[Row]:
     secret = sha256(b"funding key")
     messages = [sha256(v.to_bytes(4, "big")) for v in range(len(entries))]
     count = 64 if quick else 256
-    seconds, local_t = _timed(lambda: [ea.encrypt(secret, p, m) for p, m in
-                                       zip(points[:count], messages)], repeat=repeat)
-    rows.append(_row("dlc_adaptor_sign", 1, seconds / count, local_t))
+    # Per signature, signing a batch (ddk-ts's 0.143 ms is 1024 signatures in 146 ms); the
+    # note gives a lone ``encrypt`` call too.
+    batch = list(zip(points[:count], messages))
+    seconds, local_t = _timed(lambda: ea.encrypt_many(secret, batch), repeat=repeat)
+    single, _ = _timed(lambda: [ea.encrypt(secret, p, m) for p, m in batch], repeat=repeat)
+    row = _row("dlc_adaptor_sign", 1, seconds / count, local_t)
+    rows.append(Row(row.name, row.n, row.us, row.t, row.reference_t,
+                    f"{row.note}; batch of {count}, one call each: {single / count * 1e6:.0f} us"))
 
     signatures = [ea.encrypt(secret, p, m) for p, m in zip(points, messages)]
     pubkey = ct.base_mul(secret)

@@ -143,3 +143,17 @@ def test_nonce_tags_match_secp256k1_zkp_midstates() -> None:
     }
     for tag, midstate in expected.items():
         assert sha256_midstate(sha256(tag.encode()) * 2).hex() == midstate
+
+
+def test_encrypt_many_equals_one_by_one() -> None:
+    x = b"\x33" * 32
+    items = [(ct.base_mul(900 + i), bytes([i]) * 32) for i in range(5)]
+    auxes = [bytes([7 + i]) * 32 for i in range(5)]
+    assert ea.encrypt_many(x, items, deterministic=True) == [
+        ea.encrypt(x, p, m, deterministic=True) for p, m in items]
+    assert ea.encrypt_many(x, items, aux_rands=auxes) == [
+        ea.encrypt(x, p, m, aux_rand=a) for (p, m), a in zip(items, auxes)]
+    pubkey = ct.base_mul(int.from_bytes(x, "big"))
+    sigs = ea.encrypt_many(x, items)
+    assert ea.verify_many(pubkey, [(s, m, p) for s, (p, m) in zip(sigs, items)]) == [True] * 5
+    assert ea.encrypt_many(x, []) == []

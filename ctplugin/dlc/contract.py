@@ -273,8 +273,8 @@ class Contract:
 
     def sign_adaptor_signatures(self, funding_secret: bytes, *, offerer: bool,
                                 deterministic: bool = False) -> list[ea.AdaptorSignature]:
-        return [ea.encrypt(funding_secret, point, msg, deterministic=deterministic)
-                for msg, point in zip(self.message_hashes(offerer), self.points)]
+        return ea.encrypt_many(funding_secret, list(zip(self.points, self.message_hashes(offerer))),
+                               deterministic=deterministic)
 
     def verify_adaptor_signatures(self, funding_pubkey: bytes,
                                   signatures: Sequence[bytes | ea.AdaptorSignature], *,

@@ -24,6 +24,7 @@ Verification works on public data only and uses the variable-time kernel.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ import coincurve
 
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import sha256, tagged_hash
+from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import KIND_COMPRESSED, G, Point, ct, decode_points, kernel
 from ctplugin.secp256k1.params import N
 
@@ -118,16 +119,26 @@ def parse_many(blobs: Sequence[bytes]) -> list[AdaptorSignature]:
 
 # --- nonces (secp256k1-zkp nonce_function_ecdsa_adaptor) -------------------------------------
 
-def _hardened_nonce(tag: str, key32: bytes, pk33: bytes, msg32: bytes, aux: bytes | None) -> int:
-    if aux is not None:
-        mask = tagged_hash("ECDSAadaptor/aux", aux)
-        key32 = (_int(key32) ^ _int(mask)).to_bytes(32, "big")
-    return _int(tagged_hash(tag, key32 + pk33 + msg32)) % N
+def _tag_state(tag: str) -> object:
+    state = hashlib.sha256()
+    state.update(sha256(tag.encode()) * 2)
+    return state
+
+
+_NONCE_TAG = _tag_state("ECDSAadaptor/non")
+_AUX_TAG = _tag_state("ECDSAadaptor/aux")
+_DLEQ_TAG = _tag_state("DLEQ")
+
+
+def _tagged(state: object, data: bytes) -> int:
+    h = state.copy()  # type: ignore[attr-defined]
+    h.update(data)
+    return _int(h.digest())
 
 
 def _dleq_challenge(ra33: bytes, y33: bytes, r33: bytes, ag33: bytes, ay33: bytes) -> int:
     """zkp ``secp256k1_dleq_challenge``: TH("DLEQ", P1 ‖ gen2 ‖ P2 ‖ A_G ‖ A_Y) mod n."""
-    return _int(tagged_hash("DLEQ", ra33 + y33 + r33 + ag33 + ay33)) % N
+    return _tagged(_DLEQ_TAG, ra33 + y33 + r33 + ag33 + ay33) % N
 
 
 # --- encrypt ---------------------------------------------------------------------------------
@@ -139,37 +150,71 @@ def encrypt(secret_key: bytes, enc_point: Point, msg32: bytes, *, aux_rand: byte
     ``deterministic=True`` reproduces secp256k1-zkp's output without auxiliary randomness byte for
     byte; otherwise ``aux_rand`` (32 bytes, fresh random if omitted) masks the key as zkp does.
     """
-    if len(msg32) != 32:
-        raise DlcError("bad-message", "adaptor signatures sign 32-byte digests")
-    x = _int(ct.secret_bytes(secret_key))
-    if enc_point.is_infinity:
-        raise DlcError("bad-encryption-point", "the encryption point is infinity")
-    aux = None if deterministic else (aux_rand if aux_rand is not None else secrets.token_bytes(32))
-    if aux is not None and len(aux) != 32:
+    if aux_rand is not None and len(aux_rand) != 32:
         raise DlcError("bad-aux", "auxiliary randomness must be 32 bytes")
-    y33 = enc_point.to_bytes()
-    k = _hardened_nonce("ECDSAadaptor/non", _b32(x), y33, msg32, aux)
-    if k == 0:  # probability 2^-256; zkp fails the same way
-        raise DlcError("nonce-zero", "derived nonce is zero")
-    # Constant-time products through coincurve (libsecp256k1), Y converted once for both.
-    y_key = ct.to_coincurve(enc_point)
-    k32 = _b32(k)
-    r_key, ra_key = y_key.multiply(k32), coincurve.PublicKey.from_secret(k32)
-    r33, ra33 = r_key.format(), ra_key.format()
-    # DLEQ proof that log_G(R_a) == log_Y(R) == k.
-    a = _hardened_nonce("DLEQ", k32, y33, sha256(ra33 + r33), aux)
-    if a == 0:
-        raise DlcError("nonce-zero", "derived DLEQ nonce is zero")
-    a32 = _b32(a)
-    ag33 = coincurve.PublicKey.from_secret(a32).format()
-    ay33 = y_key.multiply(a32).format()
-    e = _dleq_challenge(ra33, y33, r33, ag33, ay33)
-    dleq_s = (a + e * k) % N
-    r = _int(r33[1:]) % N
-    s_a = _blinded_inverse(k) * (_int(msg32) + r * x) % N
-    if r == 0 or s_a == 0:
-        raise DlcError("degenerate-signature", "r or s_a is zero")
-    return AdaptorSignature(ct.from_coincurve(r_key), ct.from_coincurve(ra_key), s_a, e, dleq_s)
+    return encrypt_many(secret_key, [(enc_point, msg32)], deterministic=deterministic,
+                        aux_rands=None if aux_rand is None else [aux_rand])[0]
+
+
+def encrypt_many(secret_key: bytes, items: Sequence[tuple[Point, bytes]], *,
+                 deterministic: bool = False,
+                 aux_rands: Sequence[bytes] | None = None) -> list[AdaptorSignature]:
+    """``encrypt`` for many (encryption point, message) pairs with one key: the key, the hash
+    states and the nonce inversion are shared (all k_i inverted together by Montgomery's trick,
+    the one inversion blinded). Each signature equals what ``encrypt`` gives it alone."""
+    x32 = ct.secret_bytes(secret_key)
+    x = _int(x32)
+    if aux_rands is not None and len(aux_rands) != len(items):
+        raise DlcError("bad-aux", "one auxiliary randomness per item")
+    partial: list[tuple[object, object, int, int, int, int]] = []
+    for index, (enc_point, msg32) in enumerate(items):
+        if len(msg32) != 32:
+            raise DlcError("bad-message", "adaptor signatures sign 32-byte digests")
+        if enc_point.is_infinity:
+            raise DlcError("bad-encryption-point", "the encryption point is infinity")
+        y33 = enc_point.to_bytes()
+        if deterministic:
+            mask = 0
+        else:
+            aux = aux_rands[index] if aux_rands is not None else secrets.token_bytes(32)
+            mask = _tagged(_AUX_TAG, aux)
+        k = _tagged(_NONCE_TAG, (x ^ mask).to_bytes(32, "big") + y33 + msg32) % N
+        if k == 0:  # probability 2^-256; zkp fails the same way
+            raise DlcError("nonce-zero", "derived nonce is zero")
+        # Constant-time products through coincurve (libsecp256k1), Y converted once for both.
+        y_key = ct.to_coincurve(enc_point)
+        k32 = _b32(k)
+        r_key, ra_key = y_key.multiply(k32), coincurve.PublicKey.from_secret(k32)
+        r33, ra33 = r_key.format(), ra_key.format()
+        # DLEQ proof that log_G(R_a) == log_Y(R) == k.
+        a = _tagged(_DLEQ_TAG, (k ^ mask).to_bytes(32, "big") + y33 + sha256(ra33 + r33)) % N
+        if a == 0:
+            raise DlcError("nonce-zero", "derived DLEQ nonce is zero")
+        a32 = _b32(a)
+        e = _dleq_challenge(ra33, y33, r33, coincurve.PublicKey.from_secret(a32).format(),
+                            y_key.multiply(a32).format())
+        r = _int(r33[1:]) % N
+        if r == 0:
+            raise DlcError("degenerate-signature", "r is zero")
+        partial.append((r_key, ra_key, k, r, (a + e * k) % N, e))
+    # Montgomery batch inversion of the nonces: prefix products, one blinded inversion, back.
+    prefix = [1]
+    for item in partial:
+        prefix.append(prefix[-1] * item[2] % N)
+    inverse = _blinded_inverse(prefix[-1])
+    k_inverses = [0] * len(partial)
+    for index in range(len(partial) - 1, -1, -1):
+        k_inverses[index] = inverse * prefix[index] % N
+        inverse = inverse * partial[index][2] % N
+    out = []
+    for (r_key, ra_key, _k_unused, r, dleq_s, e), k_inv, (_, msg32) in zip(
+            partial, k_inverses, items):
+        s_a = k_inv * (_int(msg32) + r * x) % N
+        if s_a == 0:
+            raise DlcError("degenerate-signature", "s_a is zero")
+        out.append(AdaptorSignature(ct.from_coincurve(r_key), ct.from_coincurve(ra_key), s_a, e,
+                                    dleq_s))
+    return out
 
 
 # --- verify ----------------------------------------------------------------------------------
