@@ -105,7 +105,9 @@ def run(n_blocks: int, txs_per_block: int, out=sys.stdout) -> int:
             warm = node.submit_block(raw_blocks[-1])
             say(f"warm: block {warm.height} after mempool acceptance "
                 f"({len(last.transactions) - 1} txs in {mempool_s * 1e3:.1f} ms): "
-                f"{warm.total_seconds * 1e3:.1f} ms, range proofs cached "
+                f"{warm.total_seconds * 1e3:.1f} ms (cold: {reports[-1].total_seconds * 1e3:.1f} "
+                f"ms; batch {warm.timings['batch'] * 1e3:.1f} vs "
+                f"{reports[-1].timings['batch'] * 1e3:.1f} ms), range proofs cached "
                 f"{warm.n_range_cached}/{warm.n_range_proofs}, surjection proofs cached "
                 f"{warm.n_surjection_cached}/{warm.n_surjection_proofs}, cache hits "
                 f"{node.data.proof_cache.hits - hits_before}")
