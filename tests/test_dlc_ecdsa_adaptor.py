@@ -153,6 +153,9 @@ def test_encrypt_many_equals_one_by_one() -> None:
         ea.encrypt(x, p, m, deterministic=True) for p, m in items]
     assert ea.encrypt_many(x, items, aux_rands=auxes) == [
         ea.encrypt(x, p, m, aux_rand=a) for (p, m), a in zip(items, auxes)]
+    many = [(ct.base_mul(2000 + i), bytes([i]) * 32) for i in range(17)]
+    assert ea.encrypt_many(x, many, deterministic=True, threads=2) == ea.encrypt_many(
+        x, many, deterministic=True)
     pubkey = ct.base_mul(int.from_bytes(x, "big"))
     sigs = ea.encrypt_many(x, items)
     assert ea.verify_many(pubkey, [(s, m, p) for s, (p, m) in zip(sigs, items)]) == [True] * 5
