@@ -541,3 +541,15 @@ def test_reused_plan_with_an_emptied_cache_verifies_everything(node: Node,
     report = node.submit_block(demo.blocks[2].serialize())
     assert report.n_range_cached == 0 and report.n_surjection_cached == 0
     assert report.n_msm_items == report.n_balance + report.n_range_proofs
+
+
+def test_test_accept_has_no_side_effects(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    tx = demo.blocks[2].transactions[1]
+    entry = node.mempool.test_accept(tx)
+    assert entry.n_range_verified == 2 and entry.fees
+    assert len(node.mempool) == 0 and len(node.data.proof_cache) == 0
+    inflated = _inflate(demo, tx, 0, +1)
+    with pytest.raises(ValidationError) as err:
+        node.mempool.test_accept(inflated)
+    assert err.value.reason == "bad-txns-in-ne-out" and err.value.tx_index is None

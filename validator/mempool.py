@@ -71,12 +71,21 @@ class Mempool:
         return [e.tx for e in self.entries.values()]
 
     def accept(self, tx: Transaction) -> MempoolEntry:
+        """Validate ``tx`` against the tip and the pool, cache its proofs, add it to the pool."""
         try:
-            return self._accept(tx)
+            return self._accept(tx, add=True)
         except ValidationError as exc:
             raise _without_tx_index(exc) from None
 
-    def _accept(self, tx: Transaction) -> MempoolEntry:
+    def test_accept(self, tx: Transaction) -> MempoolEntry:
+        """The same checks as ``accept`` (``testmempoolaccept``) with no side effect: the pool
+        and the proof cache are left as they were."""
+        try:
+            return self._accept(tx, add=False)
+        except ValidationError as exc:
+            raise _without_tx_index(exc) from None
+
+    def _accept(self, tx: Transaction, add: bool) -> MempoolEntry:
         check_transaction(tx, 0)
         if tx.is_coinbase:
             raise ValidationError("coinbase", detail="coinbase is only valid in a block")
@@ -126,6 +135,9 @@ class Mempool:
         run_batch([plan], to_verify)
         for item in surj_to_verify:
             verify_surjection(item)
+        if not add:
+            return MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
+                                len(surj_to_verify), len(plan.surjections) - len(surj_to_verify))
         if cache is not None:
             cache.insert_many([*range_keys, *surj_keys])
         entry = MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),

