@@ -85,8 +85,7 @@ static inline void gej_double_var(gej *r, const gej *a) {
     fe_sub(&t, &t, &A);
     fe_sub(&t, &t, &C);
     fe_add(&D, &t, &t);
-    fe_add(&E, &A, &A);
-    fe_add(&E, &E, &A);
+    fe_mul_small(&E, &A, 3);
     fe_sqr(&F, &E);
     fe z3;
     fe_mul(&z3, &a->y, &a->z);
@@ -95,9 +94,7 @@ static inline void gej_double_var(gej *r, const gej *a) {
     fe_sub(&r->x, &r->x, &D);
     fe_sub(&t, &D, &r->x);
     fe_mul(&t, &E, &t);
-    fe_add(&C, &C, &C);
-    fe_add(&C, &C, &C);
-    fe_add(&C, &C, &C);
+    fe_mul_small(&C, &C, 8);
     fe_sub(&r->y, &t, &C);
     r->inf = 0;
 }
