@@ -121,18 +121,18 @@ def run(quick: bool, t_us: float) -> list[Row]:
                   repeat=21 if quick else 101)
     rows.append(make_row("verify_single", 1, s, t, REF_VERIFY_SINGLE, native))
     for n in n_single:
-        s, t = _batch_seconds(singles, n, 256, repeat=3 if n >= 100 else 11)
+        s, t = _batch_seconds(singles, n, 256, repeat=7 if n >= 100 else 15)
         rows.append(make_row("batch_single", n, s / n, t, REF_BATCH_SINGLE[n], native))
 
     # 8-aggregates need n_gens >= 2·512 = 1024; 64-aggregates need 8192.
     agg8_pool = _make_proofs(10 if quick else 50, 8, 1024, seed=2)
     n8 = 100 if quick else 1000
-    s, t = _batch_seconds(agg8_pool, n8, 1024, repeat=3)
+    s, t = _batch_seconds(agg8_pool, n8, 1024, repeat=3 if quick else 7)
     rows.append(make_row("batch_agg8", n8, s / (8 * n8), t, REF_BATCH_AGG8,
                          f"pool of {len(agg8_pool)} distinct proofs {native}".strip()))
     agg64_pool = _make_proofs(2 if quick else 4, 64, 8192, seed=3)
     n64 = 20 if quick else 1000
-    s, t = _batch_seconds(agg64_pool, n64, 8192, repeat=3)
+    s, t = _batch_seconds(agg64_pool, n64, 8192, repeat=3 if quick else 5)
     rows.append(make_row("batch_agg64", n64, s / (64 * n64), t, REF_BATCH_AGG64,
                          f"pool of {len(agg64_pool)} distinct proofs {native}".strip()))
 
