@@ -126,7 +126,7 @@ def test_hostile_encodings_are_typed_errors() -> None:
 def test_hand_built_out_of_range_values_are_rejected_not_crashing() -> None:
     x, enc, msg = 0x4242, ct.base_mul(77), b"\x05" * 32
     good = ea.encrypt(x.to_bytes(32, "big"), enc, msg)
-    bad = ea.AdaptorSignature(good.r_point, good.ra_point, 0, good.dleq_e, good.dleq_s)
+    bad = ea.AdaptorSignature(good.r33, good.ra33, 0, good.dleq_e, good.dleq_s)
     pubkey = ct.base_mul(x)
     assert not ea.verify(bad, pubkey, msg, enc)
     assert ea.verify_many(pubkey, [(good, msg, enc), (bad, msg, enc)]) == [True, False]
@@ -160,3 +160,13 @@ def test_encrypt_many_equals_one_by_one() -> None:
     sigs = ea.encrypt_many(x, items)
     assert ea.verify_many(pubkey, [(s, m, p) for s, (p, m) in zip(sigs, items)]) == [True] * 5
     assert ea.encrypt_many(x, []) == []
+
+
+def test_hand_built_bad_point_encodings_verify_false() -> None:
+    x, enc, msg = 0x4243, ct.base_mul(78), b"\x06" * 32
+    good = ea.encrypt(x.to_bytes(32, "big"), enc, msg)
+    bad = ea.AdaptorSignature(b"\x05" + good.r33[1:], good.ra33, good.s_a, good.dleq_e,
+                              good.dleq_s)
+    pubkey = ct.base_mul(x)
+    assert not ea.verify(bad, pubkey, msg, enc)
+    assert ea.verify_many(pubkey, [(bad, msg, enc), (good, msg, enc)]) == [False, True]

@@ -28,7 +28,7 @@ import hashlib
 import secrets
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import coincurve
 
@@ -63,30 +63,52 @@ def _blinded_inverse(secret: int) -> int:
     return blind * pow(blind * secret % N, -1, N) % N
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class AdaptorSignature:
-    """A parsed 162-byte adaptor signature (R, R_a, s_a, DLEQ proof (e, s))."""
+    """A 162-byte adaptor signature: R, R_a (kept in their 33-byte encodings, decoded to points
+    on first use), s_a and the DLEQ proof (e, s)."""
 
-    r_point: Point
+    r33: bytes
     """R = k·Y, the encrypted nonce; r = R.x mod n."""
-    ra_point: Point
+    ra33: bytes
     """R_a = k·G."""
     s_a: int
     dleq_e: int
     dleq_s: int
+    _decoded: list[Point] = field(default_factory=list, repr=False)
+
+    def _points(self) -> list[Point]:
+        if not self._decoded:
+            self._decoded.extend(decode_points(self.r33 + self.ra33, KIND_COMPRESSED))
+        return self._decoded
+
+    @property
+    def r_point(self) -> Point:
+        return self._points()[0]
+
+    @property
+    def ra_point(self) -> Point:
+        return self._points()[1]
 
     @property
     def r(self) -> int:
-        assert self.r_point.x is not None
-        return self.r_point.x % N
+        return _int(self.r33[1:]) % N
+
+    def _key(self) -> tuple[bytes, bytes, int, int, int]:
+        return self.r33, self.ra33, self.s_a, self.dleq_e, self.dleq_s
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AdaptorSignature) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     @classmethod
     def from_bytes(cls, data: bytes) -> AdaptorSignature:
         return parse_many([data])[0]
 
     def to_bytes(self) -> bytes:
-        return (self.r_point.to_bytes() + self.ra_point.to_bytes() + _b32(self.s_a)
-                + _b32(self.dleq_e) + _b32(self.dleq_s))
+        return self.r33 + self.ra33 + _b32(self.s_a) + _b32(self.dleq_e) + _b32(self.dleq_s)
 
 
 def parse_many(blobs: Sequence[bytes]) -> list[AdaptorSignature]:
@@ -114,7 +136,8 @@ def parse_many(blobs: Sequence[bytes]) -> list[AdaptorSignature]:
             raise EncodingError(f"adaptor signature {i}: DLEQ s not below n")
         if r_point.x is not None and r_point.x % N == 0:
             raise EncodingError(f"adaptor signature {i}: r is zero")
-        out.append(AdaptorSignature(r_point, ra_point, s_a, _int(blob[98:130]) % N, dleq_s))
+        out.append(AdaptorSignature(blob[:33], blob[33:66], s_a, _int(blob[98:130]) % N, dleq_s,
+                                    [r_point, ra_point]))
     return out
 
 
@@ -192,12 +215,12 @@ def encrypt_many(secret_key: bytes, items: Sequence[tuple[Point, bytes]], *,
     return _finish(_int(x32), items, partial)
 
 
-_Partial = tuple[object, object, int, int, int, int]
+_Partial = tuple[bytes, bytes, int, int, int, int]
 
 
 def _nonce_parts(x32: bytes, items: Sequence[tuple[Point, bytes]], deterministic: bool,
                  aux_rands: Sequence[bytes] | None) -> list[_Partial]:
-    """Everything but s_a: nonces, R, R_a, the DLEQ proof (r_key, ra_key, k, r, dleq_s, e)."""
+    """Everything but s_a: nonces, R, R_a, the DLEQ proof (r33, ra33, k, r, dleq_s, e)."""
     x = _int(x32)
     partial: list[_Partial] = []
     for index, (enc_point, msg32) in enumerate(items):
@@ -215,7 +238,7 @@ def _nonce_parts(x32: bytes, items: Sequence[tuple[Point, bytes]], deterministic
         if k == 0:  # probability 2^-256; zkp fails the same way
             raise DlcError("nonce-zero", "derived nonce is zero")
         # Constant-time products through coincurve (libsecp256k1), Y converted once for both.
-        y_key = ct.to_coincurve(enc_point)
+        y_key = coincurve.PublicKey(b"\x04" + enc_point.packed)  # packed = x ‖ y
         k32 = _b32(k)
         r_key, ra_key = y_key.multiply(k32), coincurve.PublicKey.from_secret(k32)
         r33, ra33 = r_key.format(), ra_key.format()
@@ -229,7 +252,7 @@ def _nonce_parts(x32: bytes, items: Sequence[tuple[Point, bytes]], deterministic
         r = _int(r33[1:]) % N
         if r == 0:
             raise DlcError("degenerate-signature", "r is zero")
-        partial.append((r_key, ra_key, k, r, (a + e * k) % N, e))
+        partial.append((r33, ra33, k, r, (a + e * k) % N, e))
     return partial
 
 
@@ -246,13 +269,12 @@ def _finish(x: int, items: Sequence[tuple[Point, bytes]],
         k_inverses[index] = inverse * prefix[index] % N
         inverse = inverse * partial[index][2] % N
     out = []
-    for (r_key, ra_key, _k_unused, r, dleq_s, e), k_inv, (_, msg32) in zip(
+    for (r33, ra33, _k_unused, r, dleq_s, e), k_inv, (_, msg32) in zip(
             partial, k_inverses, items):
         s_a = k_inv * (_int(msg32) + r * x) % N
         if s_a == 0:
             raise DlcError("degenerate-signature", "s_a is zero")
-        out.append(AdaptorSignature(ct.from_coincurve(r_key), ct.from_coincurve(ra_key), s_a, e,
-                                    dleq_s))
+        out.append(AdaptorSignature(r33, ra33, s_a, e, dleq_s))
     return out
 
 
@@ -270,14 +292,17 @@ def _g_table() -> object:
 
 
 def _dleq_holds(sig: AdaptorSignature, enc_point: Point, y33: bytes) -> bool:
+    try:
+        sig._points()
+    except EncodingError:  # a hand-built signature with a bad R or R_a encoding
+        return False
     neg_e = _b32((N - sig.dleq_e) % N)
     s = _b32(sig.dleq_s)
     ag = _g_table().msm_var(s, neg_e, sig.ra_point.packed)  # type: ignore[attr-defined]
     ay = _k.msm_var(s + neg_e, enc_point.packed + sig.r_point.packed)
     if ag == kernel.INFINITY or ay == kernel.INFINITY:
         return False
-    e = _dleq_challenge(sig.ra_point.to_bytes(), y33, sig.r_point.to_bytes(), _compressed(ag),
-                        _compressed(ay))
+    e = _dleq_challenge(sig.ra33, y33, sig.r33, _compressed(ag), _compressed(ay))
     return e == sig.dleq_e
 
 
