@@ -21,6 +21,14 @@
 8. one atomic LevelDB batch: spent outputs removed, new outputs (minus unspendable ones) added,
    undo data and the best-block marker (``Chainstate.connect_block``).
 
+Block-level reject reasons: ``bad-prevblk``, ``bad-blk-height``, ``block-proof-invalid`` (not
+our challenge/empty solution, or a dynafed header), ``bad-cb-missing``, ``bad-cb-multiple``,
+``bad-cb-height`` (BIP34 push), ``bad-txns-duplicate`` (same txid twice, or a mutated Merkle
+tree), ``bad-txnmrklroot``, ``bad-blk-weight``, ``bad-witness-merkle-match``,
+``unexpected-witness`` (witness data but no commitment), ``bad-txns-accumulated-fee-outofrange``,
+``bad-cb-amount`` / ``bad-cb-witness`` (coinbase), plus the transaction reasons of
+``validator.rules`` with the transaction's index in the block.
+
 Header time rules (median time past, future drift) are not checked on our regtest chain.
 """
 

@@ -170,7 +170,7 @@ class SpentOutput(Protocol):
     def value(self) -> int | bytes: ...
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class AmountPlan:
     """Everything ``plan_amounts`` found to check for one transaction."""
 
