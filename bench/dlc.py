@@ -13,6 +13,9 @@ before and right after that row (the machine is shared: one t per run drifts wit
 
 from __future__ import annotations
 
+import operator
+from concurrent.futures import ProcessPoolExecutor
+
 from bench.common import Row, make_row, measure_t_us, median_time
 from ctplugin.dlc import adaptor_points as ap
 from ctplugin.dlc import ecdsa_adaptor as ea
@@ -129,6 +132,34 @@ def _realistic_contract(quick: bool, t_us: float) -> list[Row]:
                      note=note + "; rebuild incl. points + batch verify, per signature")]
 
 
+def _subset_sums_worker(table: bytes, rows: list[int], prefixes: list[tuple[int, ...]]) -> bytes:
+    return kernel.backend.subset_sums_var(table, [list(map(operator.add, rows, p))
+                                                  for p in prefixes])
+
+
+def _process_row(infos: list[OracleInfo], prefixes: list[tuple[int, ...]], repeat: int) -> Row:
+    """The process-parallel alternative to ``memo_parallel``: the parent builds the digit table,
+    two worker processes (started before timing) build their half of the paths and sum them.
+    Pickling the table and prefixes and the result bytes is the cost threads do not pay."""
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        pool.submit(_subset_sums_worker, b"", [], []).result()  # start the workers
+        half = len(prefixes) // 2
+
+        def job() -> bytes:
+            points = ap.DigitPoints(infos, 2)
+            offset = points.combined_offset((0, 1, 2))
+            rows = [offset + 2 * j for j in range(10)]
+            futures = [pool.submit(_subset_sums_worker, points.table, rows, part)
+                       for part in (prefixes[:half], prefixes[half:])]
+            return b"".join(f.result() for f in futures)
+
+        assert job() == ap.compute_grouped_packed(ap.DigitPoints(infos, 2), (0, 1, 2), prefixes)
+        seconds, local_t = _timed(job, repeat=repeat * 3)
+    row = make_row("dlc_points_memo_processes", len(prefixes), seconds, local_t,
+                   note="memo with the subset sums in 2 worker processes (comparison)")
+    return row
+
+
 def run(quick: bool, t_us: float) -> list[Row]:
     rows = []
     repeat = 3 if quick else 7
@@ -151,6 +182,8 @@ def run(quick: bool, t_us: float) -> list[Row]:
         seconds, local_t = _timed(job, repeat=1 if (slow and quick) else (
             3 if slow else repeat * 3))
         rows.append(_row(f"dlc_points_{strategy}", len(entries), seconds, local_t))
+
+    rows.append(_process_row(infos, prefixes, repeat))
 
     big = peer_oracles(5, 20)
     outcome = decompose(0xA5A5A, 2, 20)
