@@ -87,11 +87,24 @@ class Claim:
         """Construct without re-checking the invariants, for builders that guarantee them by
         construction (the range-proof verifier); a per-proof saving on the batch hot path."""
         claim = object.__new__(cls)
-        for name, value in (("label", label), ("base", base), ("fixed", fixed),
-                            ("free_scalars", free_scalars), ("free_points", free_points),
-                            ("shared", shared), ("fixed_const", fixed_const)):
-            object.__setattr__(claim, name, value)
+        _set_label(claim, label)
+        _set_base(claim, base)
+        _set_fixed(claim, fixed)
+        _set_free_scalars(claim, free_scalars)
+        _set_free_points(claim, free_points)
+        _set_shared(claim, shared)
+        _set_fixed_const(claim, fixed_const)
         return claim
+
+
+# Slot setters bypass the frozen dataclass's __setattr__ (for ``Claim.trusted`` only).
+_set_label = Claim.__dict__["label"].__set__
+_set_base = Claim.__dict__["base"].__set__
+_set_fixed = Claim.__dict__["fixed"].__set__
+_set_free_scalars = Claim.__dict__["free_scalars"].__set__
+_set_free_points = Claim.__dict__["free_points"].__set__
+_set_shared = Claim.__dict__["shared"].__set__
+_set_fixed_const = Claim.__dict__["fixed_const"].__set__
 
 
 def _random_weights(count: int) -> list[int]:

@@ -168,12 +168,13 @@ def range_proof_claim(
                                        for j, cb in enumerate(cbytes)):
             raise ProofError("commitment points do not match the commitments")
         parts = []
-    for i in range(4):
-        parts.append(_FLAG_BYTE[(flags >> i) & 1])
-        parts.append(proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32])
-    for j in range(2 * lg):
-        parts.append(_FLAG_BYTE[(lr_flags >> j) & 1])
-        parts.append(proof[lr_end + 32 * j: lr_end + 32 * j + 32])
+    # A, S, T1, T2, then L_0 … L_{lg−1}, then R_0 … R_{lg−1} (the order of their scalars).
+    parts += [_FLAG_BYTE[(flags >> i) & 1] + proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32]
+              for i in range(4)]
+    parts += [_FLAG_BYTE[(lr_flags >> j) & 1] + proof[lr_end + 32 * j: lr_end + 32 * j + 32]
+              for j in range(0, 2 * lg, 2)]
+    parts += [_FLAG_BYTE[(lr_flags >> j) & 1] + proof[lr_end + 32 * j: lr_end + 32 * j + 32]
+              for j in range(1, 2 * lg, 2)]
     try:
         points = known + _k.decode_points_var(b"".join(parts), KIND_XQR)
     except ValueError as exc:
@@ -219,7 +220,7 @@ def range_proof_claim(
     # challenges (x_0 … x_{lg−1}, y), E[k] = Π_r x_r^{±1} · y^{±1} (+1 where bit r of k is set;
     # bit lg is y). Writing P_k = Π_r x_r^{±1} (k < N/2), E_lo = y^{−1}·P and E_hi = y·P, so
     #   y^{−2} = E_lo[0]·E_lo[mask], x_r² = E_hi[2^r]·E_lo[mask], x_r^{−2} = E_lo[mask⊕2^r]·E_hi[0]
-    # (mask = N/2 − 1), and P_{¬k} = y·E_lo[mask − k] is E_lo reversed.
+    # (mask = N/2 − 1), and P_{¬k} = y·E_lo[mask − k] is E_lo reversed. (x_r² is just xs∘xs.)
     half = n >> 1
     mask = half - 1
     prods = _k.scalar_challenge_products(xs + _b(y))
@@ -227,10 +228,9 @@ def range_proof_claim(
     e_lo_0 = int.from_bytes(e_lo[:32], "big")
     e_lo_mask = e_lo[32 * mask: 32 * half]
     y_inv = y * e_lo_0 * int.from_bytes(e_lo_mask, "big") % N
-    lr_raw = b"".join(e_hi[32 << r: (32 << r) + 32]
-                      + e_lo[32 * (mask ^ (1 << r)): 32 * (mask ^ (1 << r)) + 32]
-                      for r in range(lg))
-    lr_scalars = _k.scalar_vec_mul(lr_raw, (e_lo_mask + e_hi[:32]) * lg)
+    xm2_raw = b"".join(e_lo[32 * (mask ^ (1 << r)): 32 * (mask ^ (1 << r)) + 32]
+                       for r in range(lg))
+    lr_scalars = _k.scalar_vec_mul(xs, xs) + _k.scalar_vec_mul(xm2_raw, e_hi[:32] * lg)
 
     # G_k coefficient −z − sG_k with sG_k = a_sel·P_k = a_sel·y^{−1}·E_hi[k mod N/2].
     # H_k coefficient z + (z^{2+j}·2^i − sH_k)·y^{−k}, sH_k = b_sel·P_{¬(k mod N/2)}. The fixed
