@@ -1,4 +1,4 @@
-"""UTXO entries as the validator sees them: the spent output with its height and coinbase flag.
+"""UTXO records: the stored form of an output (its Elements serialization without witness).
 
 The chainstate stores each output as its Elements serialization (asset ‖ value ‖ nonce ‖
 scriptPubKey, elements-format.md §1.1 TxOut, no witness); ``decode_txout`` reads it back. Those
@@ -8,12 +8,10 @@ bytes were written by this validator, so a decoding failure means a corrupt data
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from ctplugin.elements import TxOut
 from ctplugin.errors import EncodingError
-from validator.store.chainstate import Outpoint, UtxoEntry
 from validator.store.errors import ChainstateCorruptError
 
 _ASSET_LEN = {1: 33, 0x0A: 33, 0x0B: 33}
@@ -77,20 +75,3 @@ def decode_spent(data: bytes) -> SpentRecord:
         return SpentRecord(bytes(asset), value, bytes(nonce), bytes(data[pos:]))
     except (IndexError, KeyError, ValueError) as exc:
         raise ChainstateCorruptError(f"malformed UTXO output: {exc}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class Coin:
-    """A spendable output resolved for validation."""
-
-    outpoint: Outpoint
-    out: TxOut
-    height: int
-    coinbase: bool
-
-    @classmethod
-    def from_entry(cls, outpoint: Outpoint, entry: UtxoEntry) -> Coin:
-        return cls(outpoint, decode_txout(entry.txout), entry.height, entry.coinbase)
-
-    def entry(self) -> UtxoEntry:
-        return UtxoEntry(self.height, self.coinbase, encode_txout(self.out))
