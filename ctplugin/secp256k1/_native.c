@@ -7,7 +7,13 @@
  * Conventions: inputs are bytes-like (buffer protocol), parsed and validated into C arrays while
  * holding the GIL; long computations then run with the GIL released on those private copies.
  * Bad input raises ValueError (lengths, encodings, scalars >= N, points off the curve) or
- * TypeError (wrong Python types); allocation failure raises MemoryError.
+ * TypeError (wrong Python types); allocation failure raises MemoryError.  Points given as x||y
+ * are checked to lie on the curve (stricter than the reference, which assumes it).
+ *
+ * Layers (native/): field.h (4x64-bit limbs mod p, special reduction, sqrt chain, binary Jacobi),
+ * scalar.h (mod N), modinv.h (safegcd inversion), group.h (affine/Jacobian group law, batch
+ * normalisation), msm.h (GLV split, Straus/wNAF, batch-affine Pippenger), fixed.h
+ * (FixedBaseTable: window-shifted tables sharing one bucket set).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
