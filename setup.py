@@ -19,7 +19,8 @@ CFLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-s
 
 only = {name for name in os.environ.get("CTPLUGIN_ONLY_EXT", "").split(",") if name}
 ext_modules = [
-    Extension(name, sources=[src], extra_compile_args=CFLAGS)
+    Extension(name, sources=[src], extra_compile_args=CFLAGS,
+              depends=sorted(str(h.relative_to(ROOT)) for h in (ROOT / src).parent.rglob("*.h")))
     for name, src in EXTENSIONS.items()
     if (ROOT / src).exists() and (not only or name in only)
 ]
