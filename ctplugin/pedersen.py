@@ -27,13 +27,13 @@ from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import (
     KIND_GENERATOR,
     KIND_PEDERSEN,
+    KIND_XQR,
     G,
     Point,
     ct,
     decode_points,
     kernel,
 )
-from ctplugin.secp256k1._reference import sqrt_mod_p
 from ctplugin.secp256k1.params import N, P
 
 MAX_MONEY = 21_000_000 * 100_000_000
@@ -80,20 +80,30 @@ class Commitment(_FlaggedPoint):
     KIND: ClassVar[int] = KIND_PEDERSEN
 
 
-def _svdw(t: int) -> Point:
-    """The SvdW map F_p -> E used by secp256k1-zkp (y negated when the integer t is odd)."""
-    w = _SVDW_C * t * pow(1 + 7 + t * t, -1, P) % P
-    if w == 0:  # t = 0: the C maps to the x1 = d branch with w = 0; only reachable with t = 0
+def _svdw(t: int, inv_den: int, inv_3t2: int) -> Point:
+    """The SvdW map F_p -> E used by secp256k1-zkp (y negated when the integer t is odd).
+
+    w = c·t/(1 + 7 + t²); candidates x1 = d − t·w, x2 = −(x1 + 1), x3 = 1 + 1/w², where
+    1/w² = (8 + t²)²/(−3·t²) since c² = −3. The caller supplies ``inv_den`` = 1/(8 + t²) and
+    ``inv_3t2`` = 1/(−3·t²) (batched: one field inversion per generator). The square-root test
+    of each candidate is the kernel's point decoding (KIND_XQR, flag = t odd): a candidate whose
+    x³ + 7 is not a square fails to decode and the next one is tried.
+    """
+    if t == 0:  # the C's inversions map 0 to 0: w = 0 and x1 = d
         x_candidates = [_SVDW_D]
     else:
+        den = 8 + t * t
+        w = _SVDW_C * t * inv_den % P
         x1 = (_SVDW_D - t * w) % P
         x2 = (-(x1 + 1)) % P
-        x3 = (1 + pow(w * w, -1, P)) % P
+        x3 = (1 + den * den % P * inv_3t2) % P
         x_candidates = [x1, x2, x3]
+    flag = bytes([t & 1])
     for x in x_candidates:
-        y = sqrt_mod_p(x * x * x + 7)
-        if y is not None:
-            return Point(x, P - y if t & 1 else y, _trusted=True)
+        try:
+            return decode_points(flag + x.to_bytes(32, "big"), KIND_XQR)[0]
+        except EncodingError:
+            continue
     raise AssertionError("SvdW: one of three candidates is always on the curve")
 
 
@@ -106,7 +116,18 @@ def generator_generate(key32: bytes) -> Generator:
     t2 = int.from_bytes(sha256(b"2nd generation: " + key32), "big")
     if t1 >= P or t2 >= P:
         raise EncodingError("generator hash not below the field size")
-    return Generator(_svdw(t1) + _svdw(t2))
+    # Montgomery's trick: the four denominators share one inversion (zeros stay out of it).
+    dens = [8 + t1 * t1, -3 * t1 * t1, 8 + t2 * t2, -3 * t2 * t2]
+    dens = [d % P or 1 for d in dens]
+    prefix = [1]
+    for d in dens:
+        prefix.append(prefix[-1] * d % P)
+    inv = pow(prefix[-1], -1, P)
+    invs = [0] * 4
+    for i in range(3, -1, -1):
+        invs[i] = inv * prefix[i] % P
+        inv = inv * dens[i] % P
+    return Generator(_svdw(t1, invs[0], invs[1]) + _svdw(t2, invs[2], invs[3]))
 
 
 def generator_generate_blinded(key32: bytes, blind32: bytes) -> Generator:
