@@ -214,7 +214,8 @@ typedef struct {
 } FixedBaseTableObject;
 
 /* Below this many table scalars the shared bucket set costs more than it saves: the table points
- * then simply join the generic MSM. */
+ * then go through Straus with their precomputed odd multiples (fixed.h, built on first use), or
+ * join the generic MSM when the table is too large to keep those. */
 #define FIXED_MIN_SCALARS 24
 
 static void fbt_dealloc(FixedBaseTableObject *self) {
@@ -259,6 +260,7 @@ static Py_ssize_t fbt_len(FixedBaseTableObject *self) { return (Py_ssize_t)self-
 static int fbt_compute(gej *r, const fixed_table *tab, const sc *ks, size_t nk, const sc *eks,
                        const ge *eps, size_t ne) {
     gej fixed, extra;
+    if (nk < FIXED_MIN_SCALARS && tab->odd) return fixed_straus_var(r, tab, ks, nk, eks, eps, ne);
     int st = nk >= FIXED_MIN_SCALARS ? fixed_msm_var(&fixed, tab, ks, nk) : 2;
     if (st == 0) return 0;
     if (st == 2) {
@@ -306,6 +308,13 @@ static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObjec
     if (nek != nep) {
         PyErr_SetString(PyExc_ValueError, "msm_var: scalar and point counts differ");
         goto done;
+    }
+    if (nk < FIXED_MIN_SCALARS && !self->tab.odd && self->tab.n <= FIXED_STRAUS_MAX_POINTS) {
+        /* built once, with the GIL held: no other call can see a half-built table */
+        if (!fixed_straus_build(&self->tab)) {
+            PyErr_NoMemory();
+            goto done;
+        }
     }
     gej r;
     int ok;

@@ -21,6 +21,10 @@ typedef struct {
     int windows;  /* W, with W·c >= FIXED_MAX_BITS + 1 */
     ge *base;     /* n points as given */
     ge *q;        /* q[(i·W + w)·2 + h] = 2^(c·w)·(h ? λP_i : P_i) */
+    /* Straus tables for few scalars, built on first use (fixed_straus_build): with
+     * T = 2^(sw-2), odd[(2i + h)·T + j] = (2j+1)·2^(64h)·P_i.  NULL until built. */
+    int sw;
+    ge_xy *odd;
 } fixed_table;
 
 static double fixed_cost_(size_t n, int c) {
@@ -39,8 +43,10 @@ static int fixed_best_window_(size_t n) {
 static void fixed_table_free(fixed_table *t) {
     free(t->base);
     free(t->q);
+    free(t->odd);
     t->base = NULL;
     t->q = NULL;
+    t->odd = NULL;
     t->n = 0;
 }
 
@@ -166,6 +172,197 @@ done:
     free(inv);
     free(den);
     free(kind);
+    return ok;
+}
+
+/* --- few scalars: Straus with large precomputed windows ---------------------------------------
+ *
+ * With k = ±m1 ± m2·λ (GLV, m < 2^129) and m = lo + hi·2^64, a table point contributes four
+ * terms lo1·P, hi1·(2^64 P), lo2·λP, hi2·(2^64 λP) of at most 65 bits each, whose width-w NAF
+ * digits index precomputed affine odd multiples of P and 2^64·P (λ applied at lookup: x·β).
+ * Alone, Σ k_i·P_i then needs 65 doublings and about 4·65/(w+1) mixed additions per scalar;
+ * extra points (w = 5 odd multiples, GLV halves of 129 bits) share the same doubling chain.
+ * This is the layout of libsecp256k1's ecmult (a big window for G, a small one for the variable
+ * point), with GLV on the fixed points and a 2^64 split where it splits G at 2^128.
+ */
+
+#define FIXED_STRAUS_BUDGET ((size_t)1 << 20) /* bytes of odd multiples per table (1 MiB) */
+#define FIXED_STRAUS_MAX_W 15
+#define FIXED_STRAUS_MIN_W 4
+#define FIXED_STRAUS_MAX_POINTS 1024 /* beyond: few-scalar calls use the generic MSM */
+#define FIXED_SPLIT 64
+
+/* Largest width whose tables (2^(w-1) entries of 64 bytes per point) fit the budget. */
+static int fixed_straus_window_(size_t n) {
+    int w = FIXED_STRAUS_MIN_W;
+    while (w < FIXED_STRAUS_MAX_W &&
+           n * ((size_t)1 << w) * sizeof(ge_xy) <= FIXED_STRAUS_BUDGET)
+        w++;
+    return w;
+}
+
+/* Build t->odd (idempotent).  Returns 0 on allocation failure (the table stays usable). */
+static int fixed_straus_build(fixed_table *t) {
+    if (t->odd || t->n == 0) return 1;
+    const size_t n = t->n, nb = 2 * n;
+    const int w = fixed_straus_window_(n);
+    const size_t T = (size_t)1 << (w - 2);
+    ge *bases = malloc(nb * sizeof *bases);
+    ge *dbl = malloc(nb * sizeof *dbl);
+    gej *tj = malloc(nb * T * sizeof *tj);
+    ge *aff = malloc(nb * T * sizeof *aff);
+    fe *scratch = malloc(nb * T * sizeof *scratch);
+    ge_xy *odd = malloc(nb * T * sizeof *odd);
+    int ok = 0;
+    if (!bases || !dbl || !tj || !aff || !scratch || !odd) goto done;
+    /* bases: P_i and 2^64·P_i */
+    for (size_t i = 0; i < n; i++) {
+        gej_set_ge(&tj[2 * i], &t->base[i]);
+        gej cur = tj[2 * i];
+        for (int k = 0; k < FIXED_SPLIT; k++) gej_double_var(&cur, &cur);
+        tj[2 * i + 1] = cur;
+    }
+    ge_set_all_gej_var(bases, tj, nb, scratch);
+    for (size_t b = 0; b < nb; b++) {
+        gej_set_ge(&tj[b], &bases[b]);
+        gej_double_var(&tj[b], &tj[b]);
+    }
+    ge_set_all_gej_var(dbl, tj, nb, scratch);
+    /* rows of odd multiples by mixed additions of the affine 2Q (rows overwrite the 2Q in tj) */
+    for (size_t b = nb; b-- > 0;) {
+        gej *row = &tj[b * T];
+        if (bases[b].inf) {
+            for (size_t j = 0; j < T; j++) gej_set_inf(&row[j]);
+            continue;
+        }
+        gej_set_ge(&row[0], &bases[b]);
+        for (size_t j = 1; j < T; j++) gej_add_ge_var(&row[j], &row[j - 1], &dbl[b]);
+    }
+    ge_set_all_gej_var(aff, tj, nb * T, scratch);
+    for (size_t k = 0; k < nb * T; k++) {
+        odd[k].x = aff[k].x;
+        odd[k].y = aff[k].y;
+    }
+    t->sw = w;
+    t->odd = odd;
+    odd = NULL;
+    ok = 1;
+done:
+    free(bases);
+    free(dbl);
+    free(tj);
+    free(aff);
+    free(scratch);
+    free(odd);
+    return ok;
+}
+
+/* One Straus term: wNAF digits index tab (odd multiples (2j+1)·Q); the point added for digit d
+ * is sign(d)·(-1)^neg·(2|d|/2+1)·Q, with x multiplied by β first when lambda is set. */
+typedef struct {
+    const ge_xy *tab;
+    int lambda, neg;
+} straus_src_;
+
+/* r = Σ_{i<nk} ks[i]·P_i (table points) + Σ_{j<ne} eks[j]·eps[j].
+ * Precondition: t->odd is built.  Returns 1, or 0 on allocation failure. */
+static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t nk, const sc *eks,
+                            const ge *eps, size_t ne) {
+    gej_set_inf(r);
+    const size_t T = (size_t)1 << (t->sw - 2), TE = STRAUS_TABLE;
+    const size_t cap = 4 * nk + 2 * ne;
+    straus_src_ *src = malloc((cap + 1) * sizeof *src);
+    sc *mags = malloc((cap + 1) * sizeof *mags);
+    int *widths = malloc((cap + 1) * sizeof *widths);
+    msm_term *eterms = malloc((2 * ne + 1) * sizeof *eterms);
+    gej *tj = malloc((ne * TE + 1) * sizeof *tj);
+    ge *etab = malloc((2 * ne * TE + 1) * sizeof *etab);
+    ge_xy *etab_xy = malloc((2 * ne * TE + 1) * sizeof *etab_xy);
+    fe *scratch = malloc((ne * TE + 1) * sizeof *scratch);
+    int wnaf[2 * FIXED_MAX_BITS + 8];
+    int *digits = NULL;
+    int ok = 0;
+    if (!src || !mags || !widths || !eterms || !tj || !etab || !etab_xy || !scratch) goto done;
+    size_t nt = 0;
+    int maxbits = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (sc_is_zero(&ks[i]) || t->base[i].inf) continue;
+        sc m[2];
+        int neg[2];
+        sc_split_lambda_var(&m[0], &neg[0], &m[1], &neg[1], &ks[i]);
+        for (int h = 0; h < 2; h++) {
+            /* lo = m mod 2^64 against P (or λP), hi = m >> 64 against 2^64·P (or 2^64·λP) */
+            sc lo = {{m[h].n[0], 0, 0, 0}}, hi = {{m[h].n[1], m[h].n[2], m[h].n[3], 0}};
+            const sc *parts[2] = {&lo, &hi};
+            for (int s = 0; s < 2; s++) {
+                if (sc_is_zero(parts[s])) continue;
+                src[nt].tab = &t->odd[(2 * i + (size_t)s) * T];
+                src[nt].lambda = h;
+                src[nt].neg = neg[h];
+                mags[nt] = *parts[s];
+                widths[nt] = t->sw;
+                int bl = limbs_bitlen_(mags[nt].n, 4);
+                if (bl > maxbits) maxbits = bl;
+                nt++;
+            }
+        }
+    }
+    if (ne) {
+        int eb = msm_expand_glv_(eterms, eps, eks, ne);
+        if (eb > maxbits) maxbits = eb;
+        straus_odd_tables_(etab, tj, scratch, eps, ne);
+        for (size_t k = 0; k < 2 * ne * TE; k++) {
+            etab_xy[k].x = etab[k].x;
+            etab_xy[k].y = etab[k].y;
+        }
+        for (size_t u = 0; u < 2 * ne; u++) {
+            if (eterms[u].p.inf || sc_is_zero(&eterms[u].m)) continue;
+            src[nt].tab = &etab_xy[u * TE]; /* row u: point u/2, λ image when u is odd */
+            src[nt].lambda = 0;
+            src[nt].neg = eterms[u].neg;
+            mags[nt] = eterms[u].m;
+            widths[nt] = STRAUS_W;
+            nt++;
+        }
+    }
+    if (nt == 0) {
+        ok = 1;
+        goto done;
+    }
+    const int len = maxbits + 1;
+    digits = malloc(nt * (size_t)len * sizeof *digits); /* bit-major: digits[bit·nt + term] */
+    if (!digits) goto done;
+    for (size_t u = 0; u < nt; u++) {
+        wnaf_var(wnaf, len, &mags[u], widths[u]);
+        for (int bit = 0; bit < len; bit++) digits[(size_t)bit * nt + u] = wnaf[bit];
+    }
+    for (int bit = len - 1; bit >= 0; bit--) {
+        gej_double_var(r, r);
+        const int *row = &digits[(size_t)bit * nt];
+        for (size_t u = 0; u < nt; u++) {
+            int d = row[u];
+            if (!d) continue;
+            const ge_xy *e = &src[u].tab[(d < 0 ? -d : d) >> 1];
+            ge q;
+            q.inf = 0;
+            if (src[u].lambda) fe_mul(&q.x, &e->x, &FE_BETA);
+            else q.x = e->x;
+            if ((d < 0) ^ src[u].neg) fe_neg(&q.y, &e->y);
+            else q.y = e->y;
+            gej_add_ge_var(r, r, &q);
+        }
+    }
+    ok = 1;
+done:
+    free(src);
+    free(mags);
+    free(widths);
+    free(eterms);
+    free(tj);
+    free(etab);
+    free(etab_xy);
+    free(scratch);
+    free(digits);
     return ok;
 }
 

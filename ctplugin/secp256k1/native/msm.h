@@ -150,23 +150,11 @@ static void wnaf_var(int *d, int len, const sc *m, int w) {
 #define STRAUS_W 5
 #define STRAUS_TABLE (1 << (STRAUS_W - 2)) /* odd multiples 1, 3, ..., 2^(w-1) - 1 */
 
-/* r = Σ k_i·P_i by interleaved wNAF. */
-static int msm_straus_var(gej *r, const ge *pts, const sc *ks, size_t n) {
-    gej_set_inf(r);
-    if (n == 0) return 1;
+/* Odd multiples of every point and of its λ image, affine: with T = STRAUS_TABLE,
+ * tab[2iT + j] = (2j+1)·P_i and tab[2iT + T + j] = (2j+1)·λP_i (rows of infinity for P_i = ∞).
+ * Scratch: tj and scratch hold n·T elements; tab holds 2n·T. */
+static void straus_odd_tables_(ge *tab, gej *tj, fe *scratch, const ge *pts, size_t n) {
     const size_t T = STRAUS_TABLE;
-    msm_term *terms = malloc(2 * n * sizeof *terms);
-    gej *tj = malloc(n * T * sizeof *tj);
-    ge *tab = malloc(2 * n * T * sizeof *tab); /* [P table | λP table] per base point */
-    fe *scratch = malloc(n * T * sizeof *scratch);
-    int *wnaf = malloc(2 * 257 * sizeof *wnaf);
-    int *digits = NULL;
-    int ok = 0;
-    if (!terms || !tj || !tab || !scratch || !wnaf) goto done;
-    int maxbits = msm_expand_glv_(terms, pts, ks, n);
-    int len = maxbits + 1;
-    digits = malloc(2 * n * (size_t)len * sizeof *digits); /* bit-major: digits[bit·2n + t] */
-    if (!digits) goto done;
     /* odd multiples of every base point: P, P + 2P, ... then one batch inversion for all.  From
      * 4 points on, the 2P are first made affine together (one more inversion) so that the chains
      * use mixed additions (11 instead of 16 multiplications each). */
@@ -201,6 +189,26 @@ static int msm_straus_var(gej *r, const ge *pts, const sc *ks, size_t n) {
         for (size_t j = T; j-- > 0;) tab[2 * i * T + j] = tab[i * T + j];
         for (size_t j = 0; j < T; j++) ge_mul_lambda(&tab[2 * i * T + T + j], &tab[2 * i * T + j]);
     }
+}
+
+/* r = Σ k_i·P_i by interleaved wNAF. */
+static int msm_straus_var(gej *r, const ge *pts, const sc *ks, size_t n) {
+    gej_set_inf(r);
+    if (n == 0) return 1;
+    const size_t T = STRAUS_TABLE;
+    msm_term *terms = malloc(2 * n * sizeof *terms);
+    gej *tj = malloc(n * T * sizeof *tj);
+    ge *tab = malloc(2 * n * T * sizeof *tab); /* [P table | λP table] per base point */
+    fe *scratch = malloc(n * T * sizeof *scratch);
+    int *wnaf = malloc(2 * 257 * sizeof *wnaf);
+    int *digits = NULL;
+    int ok = 0;
+    if (!terms || !tj || !tab || !scratch || !wnaf) goto done;
+    int maxbits = msm_expand_glv_(terms, pts, ks, n);
+    int len = maxbits + 1;
+    digits = malloc(2 * n * (size_t)len * sizeof *digits); /* bit-major: digits[bit·2n + t] */
+    if (!digits) goto done;
+    straus_odd_tables_(tab, tj, scratch, pts, n);
     for (size_t t = 0; t < 2 * n; t++) {
         wnaf_var(wnaf, len, &terms[t].m, STRAUS_W);
         for (int bit = 0; bit < len; bit++) digits[(size_t)bit * 2 * n + t] = wnaf[bit];
