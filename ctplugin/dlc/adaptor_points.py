@@ -17,11 +17,12 @@ Strategies (all give identical points; see tests/test_dlc_adaptor_points.py):
   of the digit trie costs one point addition. When every oracle of an entry uses the same prefix
   (exact t-of-n), the t oracles' tables are first summed digit by digit (T_j(d) = Σ_i S_ij(d)),
   which divides the trie work by t;
-- ``memo_parallel``: ``memo`` on two threads: the combined-table MSMs split in halves and the
-  sorted paths split into contiguous chunks. The native kernel releases the GIL in
-  ``FixedBaseTable.msm_var`` and ``subset_sums_var``, so the halves run on separate cores;
-  Python-level work (hashing, path lists) stays serial. Processes were measured as the
-  alternative: shipping the table and paths costs more than the work saved at this size.
+- ``memo_parallel``: ``memo`` with the sorted paths split into two contiguous chunks summed on
+  two threads: ``subset_sums_var`` releases the GIL, so the chunks run on separate cores. The
+  table MSMs are too small for the kernel to release the GIL (it does from 32 points), and the
+  Python-level work (hashing, path lists) is serial, so only the summing part is parallel.
+  Processes were measured as the alternative (bench row ``dlc_points_memo_processes``):
+  shipping the table and paths costs more than the work saved at this size.
 
 ``compute_grouped_packed`` is the memo path for the exact t-of-n form (one oracle set, a list of
 prefixes) without building per-entry tuples; ``Contract`` uses ``compute``.
@@ -66,8 +67,7 @@ class DigitPoints:
     - *combined* sections, one per oracle set used with a common prefix (exact t-of-n):
       T_j(d) = Σ_i S_ij(d). Built from the individual section by point additions when that
       exists (several oracle sets share it), else directly as one (t+1)-point MSM per (j, d):
-      (Σ_i R_ij) + Σ_i e_ij(d)·P_i over a fixed-base table of the keys, which is cheaper than
-      t separate products.
+      (Σ_i R_ij) + Σ_i e_ij(d)·P_i, which is cheaper than t separate products.
     """
 
     def __init__(self, oracles: Sequence[OracleInfo], base: int,
@@ -123,7 +123,7 @@ class DigitPoints:
     def index(self, oracle: int, nonce: int, digit: int) -> int:
         return self.individual_offset() + self.offsets[oracle] + nonce * self.base + digit
 
-    def combined_offset(self, oracles: tuple[int, ...], threads: int = 1) -> int:
+    def combined_offset(self, oracles: tuple[int, ...]) -> int:
         """Index of T_0(0) for Σ over ``oracles`` of their digit tables (built on first use)."""
         offset = self._combined.get(oracles)
         if offset is not None:
@@ -138,23 +138,14 @@ class DigitPoints:
                                    for i in oracles for j in range(depth))
             nonce_sums = _k.subset_sums_var(
                 nonce_table, [[n * depth + j for n in range(len(oracles))] for j in range(depth)])
-            # The keys are the same in every MSM: precompute them once for the kernel.
-            keys = _k.FixedBaseTable(b"".join(self.oracles[i].key_point.packed for i in oracles))
-            jobs = [(b"".join(self.challenge(i, j, d).to_bytes(32, "big") for i in oracles),
-                     nonce_sums[64 * j: 64 * j + 64])
+            # A FixedBaseTable of the keys does not pay for itself over a few dozen MSMs (its
+            # precomputation costs more than the MSMs it would speed up): plain MSMs.
+            keys = b"".join(self.oracles[i].key_point.packed for i in oracles)
+            jobs = [(_ONE + b"".join(self.challenge(i, j, d).to_bytes(32, "big") for i in oracles),
+                     nonce_sums[64 * j: 64 * j + 64] + keys)
                     for j in range(depth) for d in range(self.base)]
 
-            def run(part: list[tuple[bytes, bytes]]) -> bytes:
-                return b"".join(keys.msm_var(scalars, _ONE, nonce_sum)
-                                for scalars, nonce_sum in part)
-
-            if threads > 1 and len(jobs) >= 4:
-                # FixedBaseTable.msm_var releases the GIL: the halves run on two cores.
-                half = len(jobs) // 2
-                future = _pool().submit(run, jobs[half:])
-                section = run(jobs[:half]) + future.result()
-            else:
-                section = run(jobs)
+            section = b"".join(_k.msm_var(scalars, pts) for scalars, pts in jobs)
         offset = self._append(section)
         self._combined[oracles] = offset
         self._rows[oracles] = [offset + j * self.base for j in range(depth)]
@@ -356,8 +347,7 @@ def compute_grouped_packed(points: DigitPoints, oracles: Sequence[int],
     if not key:
         raise DlcError("bad-entry", "an adaptor point needs at least one oracle")
     points._check_oracles(key)
-    offset = (points.combined_offset(key, threads) if len(key) > 1
-              else points.index(key[0], 0, 0))
+    offset = points.combined_offset(key) if len(key) > 1 else points.index(key[0], 0, 0)
     depth = min(len(points.oracles[i].nonces) for i in key)
     rows = [offset + j * points.base for j in range(depth)]
     if prefixes:
