@@ -175,10 +175,10 @@ static PyObject *msm_of(const ge *pts, const sc *ks, size_t n) {
     int ok;
     if (n >= GIL_RELEASE_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        ok = msm_var(&r, pts, ks, n);
+        ok = msm_auto_var(&r, pts, ks, n);
         Py_END_ALLOW_THREADS
     } else {
-        ok = msm_var(&r, pts, ks, n);
+        ok = msm_auto_var(&r, pts, ks, n);
     }
     if (!ok) return PyErr_NoMemory();
     return gej_bytes(&r);

@@ -262,10 +262,11 @@ done:
 typedef struct {
     const ge_xy *tab;
     int lambda, neg;
+    int scaled; /* a true affine table added to an accumulator on the isomorphic curve */
 } straus_src_;
 
 /* r = Σ_{i<nk} ks[i]·P_i (table points) + Σ_{j<ne} eks[j]·eps[j].
- * Precondition: t->odd is built.  Returns 1, or 0 on allocation failure. */
+ * Precondition: t->odd is built (unless nk = 0).  Returns 1, or 0 on allocation failure. */
 static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t nk, const sc *eks,
                             const ge *eps, size_t ne) {
     gej_set_inf(r);
@@ -299,6 +300,7 @@ static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t n
                 src[nt].tab = &t->odd[(2 * i + (size_t)s) * T];
                 src[nt].lambda = h;
                 src[nt].neg = neg[h];
+                src[nt].scaled = 1;
                 mags[nt] = *parts[s];
                 widths[nt] = t->sw;
                 int bl = limbs_bitlen_(mags[nt].n, 4);
@@ -307,23 +309,38 @@ static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t n
             }
         }
     }
+    /* one extra point: its table on the isomorphic curve where it is affine without an inversion
+     * (the accumulator then lives there: table points are scaled on the fly, Z fixed at the end) */
+    fe iso_s;
+    int iso = 0;
     if (ne) {
         int eb = msm_expand_glv_(eterms, eps, eks, ne);
         if (eb > maxbits) maxbits = eb;
-        straus_odd_tables_(etab, tj, scratch, eps, ne);
-        for (size_t k = 0; k < 2 * ne * TE; k++) {
-            etab_xy[k].x = etab[k].x;
-            etab_xy[k].y = etab[k].y;
+        if (eb == 0) {
+            ne = 0; /* all zero: no table needed */
+        } else if (ne == 1) {
+            iso = 1;
+            straus_odd_table_iso_(etab_xy, &iso_s, &eps[0], TE);
+        } else {
+            straus_odd_tables_(etab, tj, scratch, eps, ne);
+            for (size_t k = 0; k < 2 * ne * TE; k++) {
+                etab_xy[k].x = etab[k].x;
+                etab_xy[k].y = etab[k].y;
+            }
         }
         for (size_t u = 0; u < 2 * ne; u++) {
             if (eterms[u].p.inf || sc_is_zero(&eterms[u].m)) continue;
             src[nt].tab = &etab_xy[u * TE]; /* row u: point u/2, λ image when u is odd */
             src[nt].lambda = 0;
             src[nt].neg = eterms[u].neg;
+            src[nt].scaled = 0;
             mags[nt] = eterms[u].m;
             widths[nt] = STRAUS_W;
             nt++;
         }
+    }
+    for (size_t u = 0; u < nt; u++) {
+        if (src[u].scaled) src[u].scaled = iso; /* table terms come first; they need scaling */
     }
     if (nt == 0) {
         ok = 1;
@@ -349,9 +366,10 @@ static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t n
             else q.x = e->x;
             if ((d < 0) ^ src[u].neg) fe_neg(&q.y, &e->y);
             else q.y = e->y;
-            gej_add_ge_var(r, r, &q);
+            gej_add_ge_iso_var(r, r, &q, src[u].scaled ? &iso_s : NULL, NULL);
         }
     }
+    if (iso && !r->inf) fe_mul(&r->z, &r->z, &iso_s);
     ok = 1;
 done:
     free(src);
@@ -364,6 +382,17 @@ done:
     free(scratch);
     free(digits);
     return ok;
+}
+
+/* Σ k_i·P_i with a generic choice of algorithm, except one point: the inversion-free single-point
+ * Straus of fixed_straus_var (no table points). */
+static int msm_auto_var(gej *r, const ge *pts, const sc *ks, size_t n) {
+    if (n == 1) {
+        fixed_table none;
+        memset(&none, 0, sizeof none);
+        return fixed_straus_var(r, &none, NULL, 0, ks, pts, 1);
+    }
+    return msm_var(r, pts, ks, n);
 }
 
 #endif

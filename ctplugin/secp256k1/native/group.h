@@ -98,20 +98,31 @@ static inline void gej_double_var(gej *r, const gej *a) {
     r->inf = 0;
 }
 
-/* r = a + b, b affine ("mixed" addition, 8M + 3S).  r may alias a. */
-static inline void gej_add_ge_var(gej *r, const gej *a, const ge *b) {
+/* r = a + b', b' = (b.x·s², b.y·s³) the image of the affine b on the isomorphic curve the
+ * accumulator a lives in (s = NULL: b' = b), "mixed" addition: 8M + 3S (one more M with s).
+ * If zr is not NULL and the result is a plain sum (no infinity, no doubling), *zr = r.z / a.z.
+ * r may alias a. */
+static inline void gej_add_ge_iso_var(gej *r, const gej *a, const ge *b, const fe *s, fe *zr) {
     if (b->inf) {
         if (r != a) *r = *a;
         return;
     }
     if (a->inf) {
         gej_set_ge(r, b);
+        if (s) {
+            fe s2;
+            fe_sqr(&s2, s);
+            fe_mul(&r->x, &r->x, &s2);
+            fe_mul(&s2, &s2, s);
+            fe_mul(&r->y, &r->y, &s2);
+        }
         return;
     }
-    fe z1z1, u2, s2, h, rr;
-    fe_sqr(&z1z1, &a->z);
+    fe z1z1, u2, s2, h, rr, az = a->z;
+    if (s) fe_mul(&az, &az, s);
+    fe_sqr(&z1z1, &az);
     fe_mul(&u2, &b->x, &z1z1);
-    fe_mul(&s2, &b->y, &a->z);
+    fe_mul(&s2, &b->y, &az);
     fe_mul(&s2, &s2, &z1z1);
     fe_sub(&h, &u2, &a->x);
     fe_sub(&rr, &s2, &a->y);
@@ -123,6 +134,7 @@ static inline void gej_add_ge_var(gej *r, const gej *a, const ge *b) {
         }
         return;
     }
+    if (zr) *zr = h;
     fe hh, hhh, v, t;
     fe_sqr(&hh, &h);
     fe_mul(&hhh, &h, &hh);
@@ -138,6 +150,11 @@ static inline void gej_add_ge_var(gej *r, const gej *a, const ge *b) {
     fe_sub(&r->y, &v, &hhh);
     r->x = t;
     r->inf = 0;
+}
+
+/* r = a + b, b affine ("mixed" addition, 8M + 3S).  r may alias a. */
+static inline void gej_add_ge_var(gej *r, const gej *a, const ge *b) {
+    gej_add_ge_iso_var(r, a, b, NULL, NULL);
 }
 
 static inline void gej_add_xy_var(gej *r, const gej *a, const ge_xy *b) {

@@ -191,6 +191,41 @@ static void straus_odd_tables_(ge *tab, gej *tj, fe *scratch, const ge *pts, siz
     }
 }
 
+/* Odd multiples (2j+1)·P, j < T, and their λ images without any inversion ("effective affine",
+ * as libsecp256k1 does for one point): with d = 2P = (X, Y, Z) in Jacobian coordinates, the
+ * isomorphism (x, y) -> (x·Z², y·Z³) makes d affine, so the chain P, P + d, ... runs on mixed
+ * additions; its entries (X_j, Y_j, Z_j) are then brought to the last Z by the ratios
+ * Z_(j+1)/Z_j (out of the additions), which makes them affine on the curve scaled by
+ * S = Z·Z_(T-1): the true point of (x, y) is (x/S², y/S³).
+ * tab[j] = (2j+1)·P', tab[T + j] = λ of it, both scaled; *s = S.  Precondition: P finite, 1 <= T
+ * <= 8 (no two multiples share x, so every addition is a plain sum). */
+static void straus_odd_table_iso_(ge_xy *tab, fe *s, const ge *p, size_t T) {
+    gej d, row[8];
+    fe zr[8], z2, z3;
+    gej_set_ge(&d, p);
+    gej_double_var(&d, &d);
+    const ge d_iso = {d.x, d.y, 0};
+    fe_sqr(&z2, &d.z);
+    fe_mul(&z3, &z2, &d.z);
+    row[0].inf = 0;
+    row[0].z = FE_ONE;
+    fe_mul(&row[0].x, &p->x, &z2);
+    fe_mul(&row[0].y, &p->y, &z3);
+    for (size_t j = 1; j < T; j++) gej_add_ge_iso_var(&row[j], &row[j - 1], &d_iso, NULL, &zr[j]);
+    fe_mul(s, &d.z, &row[T - 1].z);
+    fe acc = FE_ONE; /* Z_(T-1) / Z_j */
+    for (size_t j = T; j-- > 0;) {
+        fe a2, a3;
+        fe_sqr(&a2, &acc);
+        fe_mul(&a3, &a2, &acc);
+        fe_mul(&tab[j].x, &row[j].x, &a2);
+        fe_mul(&tab[j].y, &row[j].y, &a3);
+        fe_mul(&tab[T + j].x, &tab[j].x, &FE_BETA);
+        tab[T + j].y = tab[j].y;
+        if (j) fe_mul(&acc, &acc, &zr[j]);
+    }
+}
+
 /* r = Σ k_i·P_i by interleaved wNAF. */
 static int msm_straus_var(gej *r, const ge *pts, const sc *ks, size_t n) {
     gej_set_inf(r);
