@@ -285,6 +285,84 @@ def test_fixed_base_table_matches_reference_small() -> None:
         ks, eks, eps)
 
 
+# --- few table scalars: Straus over the precomputed odd multiples (fixed.h) ----------------------
+
+G_TABLE = nat.FixedBaseTable(pt(1))
+# scalars at the edges of the GLV halves, of the 2^64 split and of the wNAF windows (5 for the extra
+# point, 15 for a one-point table)
+EDGE_SCALARS = [0, 1, 2, 3, N - 1, N - 2, (N - 1) // 2, (N + 1) // 2, LAMBDA, N - LAMBDA,
+                2**14 - 1, 2**14, 2**15 - 1, 2**15, 2**16 + 1, 2**64 - 1, 2**64, 2**64 + 1,
+                2**65 - 1, 2**128 - 1, 2**128, 2**129 + 2**64 - 1, 2**255 % N, 0x5555 << 120]
+
+
+@FAST
+@given(scalars_st, scalars_st, secrets_st)
+def test_g_table_plus_one_point_matches_known_logs(s: int, e: int, d: int) -> None:
+    """FixedBaseTable([G]).msm_var(s, e, P) = s·G + e·P = (s + e·d)·G for P = d·G."""
+    assert G_TABLE.msm_var(sc(s), sc(e), pt(d)) == pt(s + e * d)
+    assert G_TABLE.msm_var(sc(s)) == pt(s)
+
+
+def test_g_table_edge_scalars_and_points() -> None:
+    rng = random.Random(21)
+    logs = [1, N - 1, 2, LAMBDA, rng.randrange(1, N)]  # P = G, -G, 2G, λG (same y as G), random
+    for s in EDGE_SCALARS:
+        assert G_TABLE.msm_var(sc(s)) == pt(s)
+        for d in logs:
+            for e in (0, 1, N - 1, rng.randrange(N), rng.choice(EDGE_SCALARS)):
+                assert G_TABLE.msm_var(sc(s), sc(e), pt(d)) == pt(s + e * d), (s, d, e)
+            # results at infinity: e·P = -s·G
+            if s:
+                e = (-s * pow(d, -1, N)) % N
+                assert G_TABLE.msm_var(sc(s), sc(e), pt(d)) == INF
+        assert G_TABLE.msm_var(sc(s), sc(rng.randrange(N)), INF) == pt(s)
+    assert G_TABLE.msm_var(b"") == INF
+    assert G_TABLE.msm_var(b"", sc(5), pt(7)) == pt(35)
+
+
+def test_g_table_matches_reference_backend() -> None:
+    rng = random.Random(22)
+    g = pt(1)
+    table = ref.FixedBaseTable(g)
+    for _ in range(3):
+        s, e, p = sc(rng.randrange(N)), sc(rng.randrange(N)), pt(rng.randrange(1, N))
+        assert G_TABLE.msm_var(s, e, p) == table.msm_var(s, e, p)
+
+
+@pytest.mark.parametrize("size", [2, 5, 300, 1100])
+def test_fixed_table_few_scalars_with_extra_points(size: int) -> None:
+    """Table sizes choose different windows (and > 1024 points the generic fallback); every count
+    of table scalars below the bucket threshold, with 0-3 extra points (3 uses the batch-inverted
+    tables, 1 the isomorphic-curve one), including zero scalars, infinity and repeated points."""
+    rng = random.Random(23 + size)
+    ds = [rng.randrange(1, N) for _ in range(size)]
+    ds[min(1, size - 1)] = N - ds[0]  # P_1 = -P_0
+    table_points = bytearray(pts(ds))
+    if size > 2:
+        table_points[64 * 2: 64 * 3] = INF  # an infinity table point
+        ds[2] = 0
+    table = nat.FixedBaseTable(bytes(table_points))
+    for nk in sorted({m for m in (0, 1, 2, 3, 7, 23, 24) if m <= size}):
+        for ne in (0, 1, 3):
+            ks = [rng.choice(EDGE_SCALARS) if rng.random() < 0.3 else rng.randrange(N)
+                  for _ in range(nk)]
+            eds = [rng.choice([1, N - 1, 0, rng.randrange(1, N)]) for _ in range(ne)]
+            eks = [rng.choice([0, rng.randrange(N)]) for _ in range(ne)]
+            want = sum(k * d for k, d in zip(ks, ds, strict=False)) + sum(
+                k * d for k, d in zip(eks, eds, strict=True))
+            got = table.msm_var(scs(ks), scs(eks), pts(eds))
+            assert got == pt(want), (size, nk, ne)
+
+
+def test_msm_one_point_edges() -> None:
+    """n = 1 runs the inversion-free single-point table."""
+    rng = random.Random(24)
+    for k in EDGE_SCALARS:
+        for d in (1, N - 1, LAMBDA, rng.randrange(1, N)):
+            assert nat.msm_var(sc(k), pt(d)) == pt(k * d)
+        assert nat.msm_var(sc(k), INF) == INF
+
+
 # --- encodings -----------------------------------------------------------------------------------
 
 @FAST
