@@ -8,17 +8,28 @@ converted with t = 34 µs); ``msm_fixed256`` for a FixedBaseTable of 257 Bulletp
 numeric range, each a path of 30 binary digits over a 60-point table (digit position j, value b ->
 point 2j + b), as a numeric-outcome DLC enumerates them; ``subset_sums_1024x30_random`` is the
 adversarial case of 1024 sorted random paths (far less prefix sharing).
+
+``msm_g_plus_1`` is s·G + e·P through ``FixedBaseTable([G])`` (surjection-proof ring members,
+ECDSA adaptor verification), per double multiplication.  Its reference is libsecp256k1's ecmult
+measured in the same run: ecmult itself is not exported, so ``coincurve.PublicKey.verify`` (ECDSA
+verification: one ecmult u1·G + u2·Q plus signature parsing and one scalar inversion, a few % more)
+stands for it, timed interleaved with ours.  ``msm_g`` is s·G alone through the same table (no
+reference: libsecp's public s·G is the constant-time ecmult_gen).  Both notes also give thread CPU
+times, since the machine is shared.
 """
 
 from __future__ import annotations
 
 import random
+import statistics
+import time
+from collections.abc import Callable
 
 import coincurve
 
 from bench.common import Row, make_row, median_time
 from ctplugin.secp256k1 import kernel
-from ctplugin.secp256k1.params import N
+from ctplugin.secp256k1.params import GX, GY, N
 
 REFERENCE_T_US = 34.0
 # libsecp256k1 ecmult_multi_var, µs per point (n points plus G), this machine kind
@@ -39,6 +50,45 @@ def _scalars(rng: random.Random, n: int) -> bytes:
     return b"".join(rng.randrange(N).to_bytes(32, "big") for _ in range(n))
 
 
+def _interleaved(fns: dict[str, Callable[[], object]], repeat: int,
+                 number: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, thread CPU) seconds per call of each fn, sampled in turns so that a change in
+    machine load hits all of them alike."""
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            w0, c0 = time.perf_counter(), time.thread_time()
+            for _ in range(number):
+                fn()
+            samples[name].append(((time.perf_counter() - w0) / number,
+                                  (time.thread_time() - c0) / number))
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+            for k, v in samples.items()}
+
+
+def _g_rows(rng: random.Random, quick: bool, t_us: float) -> list[Row]:
+    g_table = kernel.backend.FixedBaseTable(GX.to_bytes(32, "big") + GY.to_bytes(32, "big"))
+    s, e, p = _scalars(rng, 1), _scalars(rng, 1), _points(rng, 1)
+    secret = coincurve.PrivateKey(rng.randrange(1, N).to_bytes(32, "big"))
+    message = rng.randbytes(32)
+    signature, public = secret.sign(message, hasher=None), secret.public_key
+    timed = _interleaved({
+        "ours": lambda: g_table.msm_var(s, e, p),
+        "g": lambda: g_table.msm_var(s),
+        "ecmult": lambda: public.verify(signature, message, hasher=None),
+    }, repeat=5 if quick else 15, number=100 if quick else 300)
+    (wall, cpu), (g_wall, g_cpu), (ref_wall, ref_cpu) = timed["ours"], timed["g"], timed["ecmult"]
+    return [
+        make_row("msm_g_plus_1", 1, wall, t_us, ref_wall * 1e6 / t_us,
+                 note=f"ref = libsecp ECDSA verify, same run; CPU time {cpu * 1e6:.1f} us vs "
+                      f"{ref_cpu * 1e6:.1f} us ({cpu / ref_cpu:.2f}x)"),
+        make_row("msm_g", 1, g_wall, t_us,
+                 note=f"s*G alone; CPU time {g_cpu * 1e6:.1f} us = {g_cpu / ref_cpu:.2f}x verify"),
+    ]
+
+
 def run(quick: bool, t_us: float) -> list[Row]:
     backend = kernel.backend
     rng = random.Random(2024)
@@ -52,6 +102,8 @@ def run(quick: bool, t_us: float) -> list[Row]:
         seconds = median_time(lambda p=points, s=scalars: backend.msm_var(s, p),
                               repeat=repeat, number=number)
         rows.append(make_row("msm", n, seconds / n, t_us, REFERENCE_T[n]))
+
+    rows += _g_rows(rng, quick, t_us)
 
     table_points = pool_points[: 64 * 257]
     table = backend.FixedBaseTable(table_points)
