@@ -72,7 +72,7 @@ static inline int ge_is_on_curve(const ge *a) {
 
 /* Doubling (a = 0) with 3M + 4S and few additions.  The standard result
  * (9X^4 - 8XY^2, 3X^2(4XY^2 - X3) - 8Y^4, 2YZ) rescaled by u = 1/2 ((X, Y, Z) ~ (u^2 X, u^3 Y, uZ)):
- * with L = 3X^2/2, S = Y^2, T = -X·S:  X3 = L^2 + 2T,  Y3 = -(L·(X3 + T) + S^2),  Z3 = Y·Z.
+ * with L = 3X^2/2, S = Y^2, T = X·S:  X3 = L^2 - 2T,  Y3 = L·(T - X3) - S^2,  Z3 = Y·Z.
  * r may alias a. */
 static inline void gej_double_var(gej *r, const gej *a) {
     if (a->inf) {
@@ -86,15 +86,13 @@ static inline void gej_double_var(gej *r, const gej *a) {
     fe_mul_small(&L, &L, 3);
     fe_half(&L, &L);
     fe_mul(&T, &a->x, &S);
-    fe_neg(&T, &T);
     fe_sqr(&r->x, &L);
-    fe_add(&r->x, &r->x, &T);
-    fe_add(&r->x, &r->x, &T);
+    fe_sub(&r->x, &r->x, &T);
+    fe_sub(&r->x, &r->x, &T);
     fe_sqr(&S, &S);
-    fe_add(&t, &r->x, &T);
+    fe_sub(&t, &T, &r->x);
     fe_mul(&t, &L, &t);
-    fe_add(&t, &t, &S);
-    fe_neg(&r->y, &t);
+    fe_sub(&r->y, &t, &S);
     r->inf = 0;
 }
 
