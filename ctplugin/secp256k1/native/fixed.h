@@ -180,8 +180,10 @@ done:
  * With k = ±m1 ± m2·λ (GLV, m < 2^129) and m = lo + hi·2^64, a table point contributes four
  * terms lo1·P, hi1·(2^64 P), lo2·λP, hi2·(2^64 λP) of at most 65 bits each, whose width-w NAF
  * digits index precomputed affine odd multiples of P and 2^64·P (λ applied at lookup: x·β).
- * Alone, Σ k_i·P_i then needs 65 doublings and about 4·65/(w+1) mixed additions per scalar;
- * extra points (w = 5 odd multiples, GLV halves of 129 bits) share the same doubling chain.
+ * Alone, Σ k_i·P_i then needs 65 doublings and about 4·65/(w+1) mixed additions per scalar.
+ * Extra points (w = 5 odd multiples, GLV halves of 129 bits) share the doubling chain; as they
+ * make it 129 long anyway, the table halves are then not split (two NAFs of 129 bits have fewer
+ * digits than four of 65).
  * This is the layout of libsecp256k1's ecmult (a big window for G, a small one for the variable
  * point), with GLV on the fixed points and a 2^64 split where it splits G at 2^128.
  */
@@ -286,29 +288,6 @@ static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t n
     if (!src || !mags || !widths || !eterms || !tj || !etab || !etab_xy || !scratch) goto done;
     size_t nt = 0;
     int maxbits = 0;
-    for (size_t i = 0; i < nk; i++) {
-        if (sc_is_zero(&ks[i]) || t->base[i].inf) continue;
-        sc m[2];
-        int neg[2];
-        sc_split_lambda_var(&m[0], &neg[0], &m[1], &neg[1], &ks[i]);
-        for (int h = 0; h < 2; h++) {
-            /* lo = m mod 2^64 against P (or λP), hi = m >> 64 against 2^64·P (or 2^64·λP) */
-            sc lo = {{m[h].n[0], 0, 0, 0}}, hi = {{m[h].n[1], m[h].n[2], m[h].n[3], 0}};
-            const sc *parts[2] = {&lo, &hi};
-            for (int s = 0; s < 2; s++) {
-                if (sc_is_zero(parts[s])) continue;
-                src[nt].tab = &t->odd[(2 * i + (size_t)s) * T];
-                src[nt].lambda = h;
-                src[nt].neg = neg[h];
-                src[nt].scaled = 1;
-                mags[nt] = *parts[s];
-                widths[nt] = t->sw;
-                int bl = limbs_bitlen_(mags[nt].n, 4);
-                if (bl > maxbits) maxbits = bl;
-                nt++;
-            }
-        }
-    }
     /* one extra point: its table on the isomorphic curve where it is affine without an inversion
      * (the accumulator then lives there: table points are scaled on the fly, Z fixed at the end) */
     fe iso_s;
@@ -339,8 +318,35 @@ static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t n
             nt++;
         }
     }
-    for (size_t u = 0; u < nt; u++) {
-        if (src[u].scaled) src[u].scaled = iso; /* table terms come first; they need scaling */
+    const int split = maxbits <= FIXED_SPLIT + 1;
+    for (size_t i = 0; i < nk; i++) {
+        if (sc_is_zero(&ks[i]) || t->base[i].inf) continue;
+        sc m[2];
+        int neg[2];
+        sc_split_lambda_var(&m[0], &neg[0], &m[1], &neg[1], &ks[i]);
+        for (int h = 0; h < 2; h++) {
+            /* lo = m mod 2^64 against P (or λP), hi = m >> 64 against 2^64·P (or 2^64·λP);
+             * unsplit when the extra points need the long doubling chain anyway (one term has
+             * fewer additions than two of half the length: each NAF ends with a part window) */
+            sc lo = {{m[h].n[0], 0, 0, 0}}, hi = {{m[h].n[1], m[h].n[2], m[h].n[3], 0}};
+            const sc *parts[2] = {&lo, &hi};
+            if (!split) {
+                parts[0] = &m[h];
+                parts[1] = &SC_ZERO;
+            }
+            for (int s = 0; s < 2; s++) {
+                if (sc_is_zero(parts[s])) continue;
+                src[nt].tab = &t->odd[(2 * i + (size_t)s) * T];
+                src[nt].lambda = h;
+                src[nt].neg = neg[h];
+                src[nt].scaled = iso;
+                mags[nt] = *parts[s];
+                widths[nt] = t->sw;
+                int bl = limbs_bitlen_(mags[nt].n, 4);
+                if (bl > maxbits) maxbits = bl;
+                nt++;
+            }
+        }
     }
     if (nt == 0) {
         ok = 1;
