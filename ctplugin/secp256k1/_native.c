@@ -257,10 +257,10 @@ static Py_ssize_t fbt_len(FixedBaseTableObject *self) { return (Py_ssize_t)self-
 
 /* Σ ks[i]·table[i] + Σ eks[j]·eps[j]: the table part through the shifted tables, the extra part
  * through the generic MSM (GIL released by the caller). */
-static int fbt_compute(gej *r, const fixed_table *tab, const sc *ks, size_t nk, const sc *eks,
-                       const ge *eps, size_t ne) {
+static int fbt_compute(gej *r, const fixed_table *tab, int straus, const sc *ks, size_t nk,
+                       const sc *eks, const ge *eps, size_t ne) {
     gej fixed, extra;
-    if (nk < FIXED_MIN_SCALARS && tab->odd) return fixed_straus_var(r, tab, ks, nk, eks, eps, ne);
+    if (straus) return fixed_straus_var(r, tab, ks, nk, eks, eps, ne);
     int st = nk >= FIXED_MIN_SCALARS ? fixed_msm_var(&fixed, tab, ks, nk) : 2;
     if (st == 0) return 0;
     if (st == 2) {
@@ -309,17 +309,17 @@ static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObjec
         PyErr_SetString(PyExc_ValueError, "msm_var: scalar and point counts differ");
         goto done;
     }
-    if (nk < FIXED_MIN_SCALARS && !self->tab.odd && self->tab.n <= FIXED_STRAUS_MAX_POINTS) {
-        /* built once, with the GIL held: no other call can see a half-built table */
-        if (!fixed_straus_build(&self->tab)) {
-            PyErr_NoMemory();
-            goto done;
-        }
+    /* The Straus tables are built once, with the GIL held, and the choice is made here too: a call
+     * running without the GIL never looks at a table being built. */
+    const int straus = nk < FIXED_MIN_SCALARS && self->tab.n <= FIXED_STRAUS_MAX_POINTS;
+    if (straus && !self->tab.odd && !fixed_straus_build(&self->tab)) {
+        PyErr_NoMemory();
+        goto done;
     }
     gej r;
     int ok;
     Py_BEGIN_ALLOW_THREADS
-    ok = fbt_compute(&r, &self->tab, ks, nk, eks, eps, nek);
+    ok = fbt_compute(&r, &self->tab, straus, ks, nk, eks, eps, nek);
     Py_END_ALLOW_THREADS
     res = ok ? gej_bytes(&r) : PyErr_NoMemory();
 done:

@@ -272,7 +272,7 @@ typedef struct {
 static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t nk, const sc *eks,
                             const ge *eps, size_t ne) {
     gej_set_inf(r);
-    const size_t T = (size_t)1 << (t->sw - 2), TE = STRAUS_TABLE;
+    const size_t T = t->odd ? (size_t)1 << (t->sw - 2) : 0, TE = STRAUS_TABLE;
     const size_t cap = 4 * nk + 2 * ne;
     straus_src_ *src = malloc((cap + 1) * sizeof *src);
     sc *mags = malloc((cap + 1) * sizeof *mags);
