@@ -410,7 +410,7 @@ def test_cache_with_another_salt_is_not_trusted(tmp_path: Path) -> None:
 def test_corruption_during_operation_wipes(tmp_path: Path) -> None:
     with _cache(tmp_path) as cache:
         cache.insert(h(1))
-        cache.db_or_raise().put(b"k" + h(2), b"bad")  # a record that cannot be parsed
+        cache.db.put(b"k" + h(2), b"bad")  # a record that cannot be parsed
         assert cache.lookup_and_erase(h(2)) is False
         assert cache.wipes == 1 and len(cache) == 0 and not cache.contains(h(1))
 

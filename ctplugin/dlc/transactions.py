@@ -53,6 +53,7 @@ from bitcointx.core.script import (
 from bitcointx.core.scripteval import SCRIPT_VERIFY_P2SH, SCRIPT_VERIFY_WITNESS, VerifyScript
 
 from ctplugin.dlc.errors import DlcError
+from ctplugin.elements.model import compact_size
 from ctplugin.hashes import sha256, sha256d
 
 
@@ -224,16 +225,6 @@ def create_transactions(offer: PartyParams, accept: PartyParams,
     return DlcTransactions(fund, fund_index, fund_value, script, cet_sequence, refund)
 
 
-def _varint(n: int) -> bytes:
-    if n < 0xFD:
-        return bytes((n,))
-    if n <= 0xFFFF:
-        return b"\xfd" + n.to_bytes(2, "little")
-    if n <= 0xFFFFFFFF:
-        return b"\xfe" + n.to_bytes(4, "little")
-    return b"\xff" + n.to_bytes(8, "little")
-
-
 class CetSighasher:
     """BIP143 SIGHASH_ALL digests of CETs, computed straight from the spec with the parts all
     CETs share (version, hashPrevouts, hashSequence, outpoint, scriptCode, amount, sequence)
@@ -246,10 +237,10 @@ class CetSighasher:
         sequence = dlc.cet_sequence.to_bytes(4, "little")
         script = bytes(dlc.funding_script)
         self._head = (TX_VERSION.to_bytes(4, "little") + sha256d(outpoint) + sha256d(sequence)
-                      + outpoint + _varint(len(script)) + script
+                      + outpoint + compact_size(len(script)) + script
                       + dlc.fund_output_value.to_bytes(8, "little") + sequence)
-        self._offer = _varint(len(offer.payout_spk)) + offer.payout_spk
-        self._accept = _varint(len(accept.payout_spk)) + accept.payout_spk
+        self._offer = compact_size(len(offer.payout_spk)) + offer.payout_spk
+        self._accept = compact_size(len(accept.payout_spk)) + accept.payout_spk
         self._offer_first = offer.payout_serial_id < accept.payout_serial_id
 
     def sighash(self, offer_payout: int, accept_payout: int, lock_time: int) -> bytes:

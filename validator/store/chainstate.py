@@ -21,7 +21,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 
 import plyvel
 
@@ -32,7 +31,7 @@ from validator.store.errors import (
     MissingInputError,
     StoreError,
 )
-from validator.store.leveldb import open_db
+from validator.store.leveldb import LevelDbHandle, open_db
 
 FORMAT_VERSION = b"\x01"
 _KEY_VERSION = b"V"
@@ -153,8 +152,10 @@ def _decode_undo(data: bytes) -> BlockUndo:
     return BlockUndo(height, prev_hash, tuple(spent), created)
 
 
-class Chainstate:
+class Chainstate(LevelDbHandle):
     """The UTXO set of the active chain with undo data. One owner at a time (LevelDB LOCK)."""
+
+    KIND = "chainstate"
 
     def __init__(self, db: plyvel.DB, path: str, sync: bool) -> None:
         self._db: plyvel.DB | None = db
@@ -194,28 +195,6 @@ class Chainstate:
             raise
 
     # --- lifecycle -------------------------------------------------------------------------
-
-    @property
-    def db(self) -> plyvel.DB:
-        if self._db is None:
-            raise StoreError("chainstate is closed")
-        return self._db
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    @property
-    def closed(self) -> bool:
-        return self._db is None
-
-    def __enter__(self) -> Chainstate:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     # --- reads -----------------------------------------------------------------------------
 

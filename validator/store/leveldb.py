@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from types import TracebackType
+from typing import ClassVar, Self
 
 import plyvel
 
@@ -40,3 +42,32 @@ def open_db(path: str, *, create: bool = True, paranoid: bool = False,
         if is_lock_error(exc):
             raise DataDirLockedError(path, str(exc)) from None
         raise StoreError(f"cannot open LevelDB at {path}: {exc}") from None
+
+
+class LevelDbHandle:
+    """Owner of one open plyvel database: ``db`` (raising once closed), ``close``, ``with``."""
+
+    KIND: ClassVar[str] = "database"
+    _db: plyvel.DB | None
+
+    @property
+    def db(self) -> plyvel.DB:
+        if self._db is None:
+            raise StoreError(f"{self.KIND} is closed")
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def closed(self) -> bool:
+        return self._db is None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

@@ -31,13 +31,12 @@ import shutil
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TypeVar
 
 import plyvel
 
 from validator.store.errors import DataDirLockedError, StoreError
-from validator.store.leveldb import is_leveldb_file, open_db
+from validator.store.leveldb import LevelDbHandle, is_leveldb_file, open_db
 
 FORMAT_VERSION = b"\x01"
 DEFAULT_MAX_ENTRIES = 262_144  # about Elements' 8 MiB CuckooCache (elements-format.md §2.3)
@@ -96,8 +95,10 @@ class CacheStats:
     wipes: int
 
 
-class ProofCache:
+class ProofCache(LevelDbHandle):
     """A persistent, bounded set of 32-byte keys of verified proofs."""
+
+    KIND = "proof cache"
 
     def __init__(self, path: str, salt: bytes, max_entries: int, sync: bool) -> None:
         if len(salt) != 32:
@@ -196,21 +197,6 @@ class ProofCache:
 
     # --- lifecycle -------------------------------------------------------------------------
 
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    @property
-    def closed(self) -> bool:
-        return self._db is None
-
-    def __enter__(self) -> ProofCache:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     # --- internals -------------------------------------------------------------------------
 
@@ -333,7 +319,7 @@ class ProofCache:
         return None
 
     def _load_and_validate(self) -> None:
-        db = self.db_or_raise()
+        db = self.db
         version = db.get(_KEY_VERSION)
         if version is None:
             if next(db.iterator(include_value=False), None) is not None:
@@ -391,10 +377,6 @@ class ProofCache:
         batch.write()
         self._count, self._next_seq = 0, 0
 
-    def db_or_raise(self) -> plyvel.DB:
-        if self._db is None:
-            raise StoreError("proof cache is closed")
-        return self._db
 
     def _wipe(self, reason: str) -> None:
         """Delete everything and reopen empty (the directory's lock is re-taken at once)."""
