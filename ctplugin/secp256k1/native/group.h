@@ -100,7 +100,7 @@ static inline void gej_double_var(gej *r, const gej *a) {
  * accumulator a lives in (s = NULL: b' = b), "mixed" addition: 8M + 3S (one more M with s).
  * If zr is not NULL and the result is a plain sum (no infinity, no doubling), *zr = r.z / a.z.
  * r may alias a. */
-static inline void gej_add_ge_iso_var(gej *r, const gej *a, const ge *b, const fe *s, fe *zr) {
+FE_INLINE void gej_add_ge_iso_var(gej *r, const gej *a, const ge *b, const fe *s, fe *zr) {
     if (b->inf) {
         if (r != a) *r = *a;
         return;
@@ -151,7 +151,7 @@ static inline void gej_add_ge_iso_var(gej *r, const gej *a, const ge *b, const f
 }
 
 /* r = a + b, b affine ("mixed" addition, 8M + 3S).  r may alias a. */
-static inline void gej_add_ge_var(gej *r, const gej *a, const ge *b) {
+FE_INLINE void gej_add_ge_var(gej *r, const gej *a, const ge *b) {
     gej_add_ge_iso_var(r, a, b, NULL, NULL);
 }
 
