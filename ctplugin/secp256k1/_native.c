@@ -12,8 +12,14 @@
  *
  * Layers (native/): field.h (4x64-bit limbs mod p, special reduction, sqrt chain, binary Jacobi),
  * scalar.h (mod N), modinv.h (safegcd inversion), group.h (affine/Jacobian group law, batch
- * normalisation), msm.h (GLV split, Straus/wNAF, batch-affine Pippenger), fixed.h
- * (FixedBaseTable: window-shifted tables sharing one bucket set).
+ * normalisation, isomorphic-curve mixed addition), msm.h (GLV split, Straus/wNAF, batch-affine
+ * Pippenger), fixed.h (FixedBaseTable: window-shifted tables sharing one bucket set for many
+ * scalars; for fewer than 8, Straus over large-window odd multiples built on first use, e.g.
+ * s·G + e·P for FixedBaseTable([G]); also the inversion-free one-point msm).
+ *
+ * Memory of a FixedBaseTable of n points (n <= 1024) once a few-scalar call was made: the odd
+ * multiples of P and 2^64·P with the widest window w <= 15 fitting 1 MiB, i.e. n·2^(w-1)·64 bytes
+ * (1 MiB for [G], 512 KiB-1 MiB otherwise; larger tables keep the generic fallback).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

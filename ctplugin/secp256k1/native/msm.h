@@ -5,7 +5,7 @@
  *     becomes k1·P + k2·λP where λP = (β·x, y).  Signs are folded into the points (−P = (x, −y)),
  *     so every term is (affine point, non-negative magnitude of about 128 bits).
  *  2. Small inputs: Straus (interleaved wNAF, shared doublings, per-point odd-multiple tables
- *     normalised to affine with one inversion).  Large inputs: Pippenger with signed c-bit digits
+ *     normalised to affine with one inversion, or for one point with none: straus_odd_table_iso_).  Large inputs: Pippenger with signed c-bit digits
  *     and 2^(c-1) buckets per window, bucket sums accumulated in affine coordinates by batched
  *     pairwise addition (one field inversion per round, Montgomery's trick).
  *
