@@ -199,9 +199,11 @@ static void straus_odd_tables_(ge *tab, gej *tj, fe *scratch, const ge *pts, siz
  * S = Z·Z_(T-1): the true point of (x, y) is (x/S², y/S³).
  * tab[j] = (2j+1)·P', tab[T + j] = λ of it, both scaled; *s = S.  Precondition: P finite, 1 <= T
  * <= 8 (no two multiples share x, so every addition is a plain sum). */
+#define STRAUS_ISO_MAX_T 8
+_Static_assert(STRAUS_TABLE <= STRAUS_ISO_MAX_T, "straus_odd_table_iso_ keeps its rows on the stack");
 static void straus_odd_table_iso_(ge_xy *tab, fe *s, const ge *p, size_t T) {
-    gej d, row[8];
-    fe zr[8], z2, z3;
+    gej d, row[STRAUS_ISO_MAX_T];
+    fe zr[STRAUS_ISO_MAX_T], z2, z3;
     gej_set_ge(&d, p);
     gej_double_var(&d, &d);
     const ge d_iso = {d.x, d.y, 0};
