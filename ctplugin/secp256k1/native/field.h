@@ -128,23 +128,6 @@ FE_INLINE void fe_mul_small(fe *r, const fe *a, u64 k) {
     fe_fold_(r, r0, r1, r2, (u64)t, (u64)(t >> 64));
 }
 
-/* r = a/2 mod p: a if even, else a + p (even, < 2^257), shifted right once (< 2^256). */
-FE_INLINE void fe_half(fe *r, const fe *a) {
-    u64 m = (u64)0 - (a->n[0] & 1); /* all ones when odd: add p */
-    u128 t = (u128)a->n[0] + (FE_P0 & m);
-    u64 r0 = (u64)t;
-    t = (t >> 64) + a->n[1] + (FE_ONES & m);
-    u64 r1 = (u64)t;
-    t = (t >> 64) + a->n[2] + (FE_ONES & m);
-    u64 r2 = (u64)t;
-    t = (t >> 64) + a->n[3] + (FE_ONES & m);
-    u64 r3 = (u64)t, top = (u64)(t >> 64);
-    r->n[0] = (r0 >> 1) | (r1 << 63);
-    r->n[1] = (r1 >> 1) | (r2 << 63);
-    r->n[2] = (r2 >> 1) | (r3 << 63);
-    r->n[3] = (r3 >> 1) | (top << 63);
-}
-
 /* Reduce the 512-bit l[0..7]: lo + hi·C (< 2^290), then fold the top limb once more. */
 static inline void fe_reduce512_(fe *r, const u64 l[8]) {
     u128 t = (u128)l[4] * FE_C + l[0];
