@@ -329,20 +329,8 @@ def test_g_table_matches_reference_backend() -> None:
         assert G_TABLE.msm_var(s, e, p) == table.msm_var(s, e, p)
 
 
-@pytest.mark.parametrize("size", [2, 5, 300, 1100])
-def test_fixed_table_few_scalars_with_extra_points(size: int) -> None:
-    """Table sizes choose different windows (and > 1024 points the generic fallback); counts of
-    table scalars around the bucket threshold (8), with 0-3 extra points (3 uses the batch-inverted
-    tables, 1 the isomorphic-curve one), including zero scalars, infinity and repeated points."""
-    rng = random.Random(23 + size)
-    ds = [rng.randrange(1, N) for _ in range(size)]
-    ds[min(1, size - 1)] = N - ds[0]  # P_1 = -P_0
-    table_points = bytearray(pts(ds))
-    if size > 2:
-        table_points[64 * 2: 64 * 3] = INF  # an infinity table point
-        ds[2] = 0
-    table = nat.FixedBaseTable(bytes(table_points))
-    for nk in sorted({m for m in (0, 1, 2, 3, 7, 8, 23) if m <= size}):
+def _check_few_scalars(table: nat.FixedBaseTable, ds: list[int], rng: random.Random) -> None:
+    for nk in sorted({m for m in (0, 1, 2, 3, 7, 8, 23) if m <= len(ds)}):
         for ne in (0, 1, 3):
             ks = [rng.choice(EDGE_SCALARS) if rng.random() < 0.3 else rng.randrange(N)
                   for _ in range(nk)]
@@ -351,7 +339,30 @@ def test_fixed_table_few_scalars_with_extra_points(size: int) -> None:
             want = sum(k * d for k, d in zip(ks, ds, strict=False)) + sum(
                 k * d for k, d in zip(eks, eds, strict=True))
             got = table.msm_var(scs(ks), scs(eks), pts(eds))
-            assert got == pt(want), (size, nk, ne)
+            assert got == pt(want), (len(ds), nk, ne)
+
+
+@pytest.mark.parametrize("size", [2, 5, 300, 1100])
+def test_fixed_table_few_scalars_with_extra_points(size: int) -> None:
+    """Table sizes choose different windows (and > 1024 points the generic fallback); counts of
+    table scalars around the bucket threshold (8), with 0-3 extra points (3 uses the batch-inverted
+    tables, 1 the isomorphic-curve one), including zero scalars, infinity and repeated points.
+    Tables of more than two points build their Straus tables only after up to 1024 few-scalar
+    calls: checked before and after."""
+    rng = random.Random(23 + size)
+    ds = [rng.randrange(1, N) for _ in range(size)]
+    ds[min(1, size - 1)] = N - ds[0]  # P_1 = -P_0
+    table_points = bytearray(pts(ds))
+    if size > 2:
+        table_points[64 * 2: 64 * 3] = INF  # an infinity table point
+        ds[2] = 0
+    table = nat.FixedBaseTable(bytes(table_points))
+    _check_few_scalars(table, ds, rng)
+    one = sc(rng.randrange(N))
+    for _ in range(1024):
+        table.msm_var(one)
+    assert table.msm_var(one) == pt(int.from_bytes(one, "big") * ds[0])
+    _check_few_scalars(table, ds, rng)
 
 
 def test_msm_one_point_edges() -> None:

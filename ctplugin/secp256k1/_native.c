@@ -217,7 +217,18 @@ done:
 typedef struct {
     PyObject_HEAD
     fixed_table tab;
+    size_t few_calls; /* few-scalar calls served so far (tp_alloc zeroes it) */
 } FixedBaseTableObject;
+
+/* When to build the few-scalar Straus tables (~0.8 µs per entry: 13 ms for the 16384 of a
+ * one-point table) -- a rent-or-buy choice: a table of one or two points (G, H) is a base point
+ * its owner will reuse, so it buys at once; a larger one keeps using the generic path until it
+ * has served about as many few-scalar calls as the build would cost (entries / 16 calls, saving
+ * some 15 µs each), so a table used a handful of times never pays for it.  At most 1024 calls. */
+static size_t fixed_straus_build_after_(size_t n) {
+    if (n <= 2) return 0;
+    return n * ((size_t)1 << (fixed_straus_window_(n) - 1)) / 16;
+}
 
 /* Below this many table scalars the shared bucket set costs more than it saves: the table points
  * then go through Straus with their precomputed odd multiples (fixed.h, built on first use), or
@@ -319,10 +330,15 @@ static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObjec
     }
     /* The Straus tables are built once, with the GIL held, and the choice is made here too: a call
      * running without the GIL never looks at a table being built. */
-    const int straus = nk < FIXED_MIN_SCALARS && self->tab.n <= FIXED_STRAUS_MAX_POINTS;
-    if (straus && !self->tab.odd && !fixed_straus_build(&self->tab)) {
-        PyErr_NoMemory();
-        goto done;
+    int straus = nk < FIXED_MIN_SCALARS && self->tab.n <= FIXED_STRAUS_MAX_POINTS;
+    if (straus && !self->tab.odd) {
+        if (self->few_calls < fixed_straus_build_after_(self->tab.n)) {
+            self->few_calls++;
+            straus = 0;
+        } else if (!fixed_straus_build(&self->tab)) {
+            PyErr_NoMemory();
+            goto done;
+        }
     }
     gej r;
     int ok;
