@@ -318,6 +318,11 @@ def test_g_table_edge_scalars_and_points() -> None:
         assert G_TABLE.msm_var(sc(s), sc(rng.randrange(N)), INF) == pt(s)
     assert G_TABLE.msm_var(b"") == INF
     assert G_TABLE.msm_var(b"", sc(5), pt(7)) == pt(35)
+    # many extra points go through the generic MSM (Pippenger) instead
+    eds = [rng.randrange(1, N) for _ in range(40)]
+    eks = [rng.randrange(N) for _ in eds]
+    want = 12345 + sum(k * d for k, d in zip(eks, eds, strict=True))
+    assert G_TABLE.msm_var(sc(12345), scs(eks), pts(eds)) == pt(want)
 
 
 def test_g_table_matches_reference_backend() -> None:

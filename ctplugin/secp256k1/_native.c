@@ -330,7 +330,10 @@ static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObjec
     }
     /* The Straus tables are built once, with the GIL held, and the choice is made here too: a call
      * running without the GIL never looks at a table being built. */
-    int straus = nk < FIXED_MIN_SCALARS && self->tab.n <= FIXED_STRAUS_MAX_POINTS;
+    /* (many extra points: their Pippenger is faster than Straus, and Straus digits would take
+     * O(points x 130) memory) */
+    int straus = nk < FIXED_MIN_SCALARS && self->tab.n <= FIXED_STRAUS_MAX_POINTS &&
+                 nek <= g_straus_max;
     if (straus && !self->tab.odd) {
         if (self->few_calls < fixed_straus_build_after_(self->tab.n)) {
             self->few_calls++;
