@@ -557,6 +557,111 @@ def test_scalar_vector_errors() -> None:
     assert acc == sc(5) + sc(6)  # no partial write
 
 
+
+# --- scalar accumulator --------------------------------------------------------------------------
+
+ops_st = st.lists(st.tuples(st.booleans(), st.integers(min_value=0, max_value=12),
+                            st.lists(scalars_st, max_size=8), scalars_st), max_size=12)
+
+
+def _accumulate(acc: object, is_axpy: bool, offset: int, xs: list[int], k: int) -> None:
+    if is_axpy:
+        acc.axpy(sc(k), scs(xs), offset)  # type: ignore[attr-defined]
+    else:
+        acc.add_const(offset, len(xs), sc(k))  # type: ignore[attr-defined]
+
+
+@FAST
+@given(st.integers(min_value=0, max_value=12), ops_st)
+def test_scalar_accumulator_matches_reference_and_ints(size: int,
+                                                       ops: list[tuple[bool, int, list[int], int]],
+                                                       ) -> None:
+    acc_n, acc_r = nat.ScalarAccumulator(size), ref.ScalarAccumulator(size)
+    model = [0] * size
+    assert len(acc_n) == len(acc_r) == size
+    for is_axpy, offset, xs, k in ops:
+        count = len(xs)
+        fits = offset + count <= size
+        for acc in (acc_n, acc_r):
+            if fits:
+                _accumulate(acc, is_axpy, offset, xs, k)
+            else:
+                with pytest.raises(ValueError, match="outside the accumulator"):
+                    _accumulate(acc, is_axpy, offset, xs, k)
+        if fits:
+            for i, x in enumerate(xs):
+                model[offset + i] = (model[offset + i] + (k * x if is_axpy else k)) % N
+        assert acc_n.to_bytes() == acc_r.to_bytes() == scs(model)
+
+
+def test_scalar_accumulator_errors_change_nothing() -> None:
+    for mod in (nat, ref):
+        acc = mod.ScalarAccumulator(3)
+        acc.axpy(sc(2), scs([5, 6, 7]))
+        before = acc.to_bytes()
+        with pytest.raises(ValueError, match="scalar 1: not below the group order"):
+            acc.axpy(sc(1), sc(1) + sc(N), 1)
+        with pytest.raises(ValueError, match="group order"):
+            acc.axpy(sc(N), sc(1))
+        with pytest.raises(ValueError, match="group order"):
+            acc.add_const(0, 1, sc(N))
+        with pytest.raises(ValueError, match="multiple of 32"):
+            acc.axpy(sc(1), b"\x00" * 33)
+        with pytest.raises(ValueError, match="outside"):
+            acc.axpy(sc(1), sc(1), -1)
+        with pytest.raises(ValueError, match="outside"):
+            acc.add_const(2, 2, sc(1))
+        with pytest.raises(ValueError, match="outside"):
+            acc.add_const(0, -1, sc(1))
+        assert acc.to_bytes() == before == scs([10, 12, 14])
+        with pytest.raises(ValueError, match="accumulator size"):
+            mod.ScalarAccumulator(-1)
+        with pytest.raises(ValueError, match="accumulator size"):
+            mod.ScalarAccumulator((1 << 24) + 1)
+        assert mod.ScalarAccumulator(0).to_bytes() == b""
+    acc = nat.ScalarAccumulator(2)
+    acc.add_const(0, 2, sc(N - 1))
+    acc.axpy(sc(N - 1), sc(N - 1) + sc(1), 0)  # (N-1) + (N-1)^2 = 0 and (N-1) + (N-1) = N-2
+    assert acc.to_bytes() == sc(0) + sc(N - 2)
+
+
+# --- x coordinates with packed flags -------------------------------------------------------------
+
+@FAST
+@given(st.lists(secrets_st, max_size=19))
+def test_decode_xqr_flags_matches_reference(ds: list[int]) -> None:
+    points = pts(ds)
+    records = nat.encode_points_var(points, kernel.KIND_XQR)
+    xs = b"".join(records[33 * i + 1: 33 * i + 33] for i in range(len(ds)))
+    bits = sum(records[33 * i] << i for i in range(len(ds)))
+    flags = bits.to_bytes((len(ds) + 7) // 8, "little")
+    assert nat.decode_xqr_flags_var(xs, flags) == ref.decode_xqr_flags_var(xs, flags) == points
+    assert nat.decode_xqr_flags_var(xs, flags) == nat.decode_points_var(records, kernel.KIND_XQR)
+
+
+def test_decode_xqr_flags_rejects_malformed() -> None:
+    xs = b"".join(nat.encode_points_var(pt(d), kernel.KIND_XQR)[1:] for d in (3, 4, 5))
+    for mod in (nat, ref):
+        assert len(mod.decode_xqr_flags_var(xs, b"\x05")) == 192
+        with pytest.raises(ValueError, match="unused flag bits"):
+            mod.decode_xqr_flags_var(xs, b"\x08")
+        with pytest.raises(ValueError, match="flags must be 1 bytes"):
+            mod.decode_xqr_flags_var(xs, b"")
+        with pytest.raises(ValueError, match="flags must be 1 bytes"):
+            mod.decode_xqr_flags_var(xs, b"\x00\x00")
+        with pytest.raises(ValueError, match="multiple of 32"):
+            mod.decode_xqr_flags_var(xs[:-1], b"\x00")
+        with pytest.raises(ValueError, match="point 1: not on the curve"):
+            mod.decode_xqr_flags_var(xs[:32] + sc(_x_not_on_curve()), b"\x00")
+        with pytest.raises(ValueError, match="point 0: x coordinate not below the field size"):
+            mod.decode_xqr_flags_var(sc(P), b"\x00")
+        assert mod.decode_xqr_flags_var(b"", b"") == b""
+    x8 = xs * 3  # 9 points: exactly 2 flag bytes, bits 9..15 unused
+    assert nat.decode_xqr_flags_var(x8[:32 * 8], b"\xff") == ref.decode_xqr_flags_var(
+        x8[:32 * 8], b"\xff")
+    with pytest.raises(ValueError, match="unused flag bits"):
+        nat.decode_xqr_flags_var(x8, b"\x00\x02")
+
 # --- subset sums ---------------------------------------------------------------------------------
 
 @SLOW

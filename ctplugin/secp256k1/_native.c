@@ -384,18 +384,146 @@ static PyType_Spec fbt_spec = {
     fbt_slots,
 };
 
+/* --- ScalarAccumulator ---------------------------------------------------------------------- */
+
+/* Largest accumulator: 2^24 scalars (512 MiB of limbs) -- far above any fixed base we build, and
+ * a bound on what one call may allocate. */
+#define SCALAR_ACC_MAX ((Py_ssize_t)1 << 24)
+
+typedef struct {
+    PyObject_HEAD
+    sc *v;    /* n canonical scalars, kept as limbs between calls */
+    size_t n;
+} ScalarAccumulatorObject;
+
+static void sacc_dealloc(ScalarAccumulatorObject *self) {
+    free(self->v);
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *sacc_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"n", NULL};
+    Py_ssize_t n;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n:ScalarAccumulator", kwlist, &n)) return NULL;
+    if (n < 0 || n > SCALAR_ACC_MAX) {
+        PyErr_Format(PyExc_ValueError, "accumulator size must be in [0, %zd]", SCALAR_ACC_MAX);
+        return NULL;
+    }
+    ScalarAccumulatorObject *self = (ScalarAccumulatorObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->n = (size_t)n;
+    self->v = calloc(n ? (size_t)n : 1, sizeof(sc)); /* all-zero limbs = the scalar 0 */
+    if (!self->v) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static Py_ssize_t sacc_len(ScalarAccumulatorObject *self) { return (Py_ssize_t)self->n; }
+
+/* [offset, offset + count) lies inside the accumulator; -1 with ValueError otherwise. */
+static int sacc_check_run(const ScalarAccumulatorObject *self, Py_ssize_t offset,
+                          Py_ssize_t count) {
+    if (offset < 0 || count < 0 || (size_t)offset > self->n || (size_t)count > self->n - offset) {
+        PyErr_SetString(PyExc_ValueError, "run outside the accumulator");
+        return -1;
+    }
+    return 0;
+}
+
+/* acc[offset + i] += k·x_i.  Every x_i is validated before the first write (no partial update). */
+static PyObject *sacc_axpy(ScalarAccumulatorObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"k", "x", "offset", NULL};
+    Py_buffer bk, bx;
+    Py_ssize_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|n:axpy", kwlist, &bk, &bx, &offset))
+        return NULL;
+    PyObject *res = NULL;
+    sc k;
+    if (parse_one_scalar(&bk, &k)) goto done;
+    if (bx.len % 32) {
+        PyErr_SetString(PyExc_ValueError, "scalar vector length is not a multiple of 32");
+        goto done;
+    }
+    Py_ssize_t count = bx.len / 32;
+    if (sacc_check_run(self, offset, count)) goto done;
+    const unsigned char *xb = bx.buf;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        sc t;
+        if (!sc_set_b32(&t, xb + 32 * i)) {
+            PyErr_Format(PyExc_ValueError, "scalar %zd: not below the group order", i);
+            goto done;
+        }
+    }
+    sc *acc = self->v + offset;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        sc t;
+        sc_set_b32(&t, xb + 32 * i);
+        sc_mul(&t, &t, &k);
+        sc_add(&acc[i], &acc[i], &t);
+    }
+    res = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&bk);
+    PyBuffer_Release(&bx);
+    return res;
+}
+
+/* acc[offset + i] += value for i < count. */
+static PyObject *sacc_add_const(ScalarAccumulatorObject *self, PyObject *args) {
+    Py_ssize_t offset, count;
+    Py_buffer bv;
+    if (!PyArg_ParseTuple(args, "nny*:add_const", &offset, &count, &bv)) return NULL;
+    PyObject *res = NULL;
+    sc value;
+    if (parse_one_scalar(&bv, &value) || sacc_check_run(self, offset, count)) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) sc_add(&self->v[offset + i], &self->v[offset + i], &value);
+    res = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&bv);
+    return res;
+}
+
+static PyObject *sacc_to_bytes(ScalarAccumulatorObject *self, PyObject *unused) {
+    (void)unused;
+    return scalars_bytes(self->v, self->n);
+}
+
+static PyMethodDef sacc_methods[] = {
+    {"axpy", (PyCFunction)(void (*)(void))sacc_axpy, METH_VARARGS | METH_KEYWORDS,
+     "axpy(k, x, offset=0): acc[offset + i] += k·x_i."},
+    {"add_const", (PyCFunction)sacc_add_const, METH_VARARGS,
+     "add_const(offset, count, value): acc[offset + i] += value for i < count."},
+    {"to_bytes", (PyCFunction)sacc_to_bytes, METH_NOARGS, "to_bytes() -> packed scalars."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot sacc_slots[] = {
+    {Py_tp_dealloc, sacc_dealloc},
+    {Py_tp_new, sacc_new},
+    {Py_tp_methods, sacc_methods},
+    {Py_sq_length, sacc_len},
+    {Py_mp_length, sacc_len},
+    {Py_tp_doc, "ScalarAccumulator(n): n scalars mod N (all 0), updated in place."},
+    {0, NULL},
+};
+
+static PyType_Spec sacc_spec = {
+    "ctplugin.secp256k1._native.ScalarAccumulator",
+    sizeof(ScalarAccumulatorObject),
+    0,
+    Py_TPFLAGS_DEFAULT,
+    sacc_slots,
+};
+
 /* --- point encodings ------------------------------------------------------------------------ */
 
-static const char *decode_one(ge *r, const unsigned char *b, int kind) {
-    int flag = 0;
-    const unsigned char *xb = b;
-    if (kind != KIND_XONLY) {
-        int base = kind == KIND_COMPRESSED ? 0x02 : kind == KIND_PEDERSEN ? 0x08
-                 : kind == KIND_GENERATOR  ? 0x0a : 0x00;
-        if ((b[0] & ~1) != base) return "bad prefix byte";
-        flag = b[0] & 1;
-        xb = b + 1;
-    }
+/* The point with x coordinate xb (32 bytes) and the y selected by flag for the kind: parity for
+ * KIND_COMPRESSED / KIND_XONLY, "not a quadratic residue" for the others. */
+static const char *decode_x_(ge *r, const unsigned char *xb, int flag, int kind) {
     if (!fe_set_b32(&r->x, xb)) return "x coordinate not below the field size";
     fe rhs, seven = {{7, 0, 0, 0}};
     fe_sqr(&rhs, &r->x);
@@ -411,6 +539,14 @@ static const char *decode_one(ge *r, const unsigned char *b, int kind) {
     fe_normalize(&r->y);
     r->inf = 0;
     return NULL;
+}
+
+static const char *decode_one(ge *r, const unsigned char *b, int kind) {
+    if (kind == KIND_XONLY) return decode_x_(r, b, 0, kind);
+    int base = kind == KIND_COMPRESSED ? 0x02 : kind == KIND_PEDERSEN ? 0x08
+             : kind == KIND_GENERATOR  ? 0x0a : 0x00;
+    if ((b[0] & ~1) != base) return "bad prefix byte";
+    return decode_x_(r, b + 1, b[0] & 1, kind);
 }
 
 static PyObject *py_decode_points_var(PyObject *self, PyObject *args) {
@@ -466,6 +602,64 @@ static PyObject *py_decode_points_var(PyObject *self, PyObject *args) {
 done:
     free(copy);
     PyBuffer_Release(&b);
+    return res;
+}
+
+/* x coordinates (32 bytes each) and a little-endian bit string of flags (bit i = byte i/8, bit
+ * i%8: point i's y is NOT a quadratic residue), exactly ceil(n/8) bytes with unused bits zero. */
+static PyObject *py_decode_xqr_flags_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bx, bf;
+    if (!PyArg_ParseTuple(args, "y*y*:decode_xqr_flags_var", &bx, &bf)) return NULL;
+    PyObject *res = NULL;
+    unsigned char *copy = NULL;
+    if (bx.len % 32) {
+        PyErr_SetString(PyExc_ValueError, "x coordinate vector length is not a multiple of 32");
+        goto done;
+    }
+    size_t n = (size_t)bx.len / 32;
+    const unsigned char *fl = bf.buf;
+    if ((size_t)bf.len != (n + 7) / 8) {
+        PyErr_Format(PyExc_ValueError, "flags must be %zu bytes for %zu points", (n + 7) / 8, n);
+        goto done;
+    }
+    if (n % 8 && (fl[n / 8] >> (n % 8))) {
+        PyErr_SetString(PyExc_ValueError, "unused flag bits are not zero");
+        goto done;
+    }
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * n));
+    if (!res || n == 0) goto done;
+    copy = malloc((size_t)bx.len + (size_t)bf.len);
+    if (!copy) {
+        Py_CLEAR(res);
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(copy, bx.buf, (size_t)bx.len);
+    memcpy(copy + bx.len, bf.buf, (size_t)bf.len);
+    const unsigned char *flags = copy + bx.len;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    const char *err = NULL;
+    size_t bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) {
+        ge g;
+        err = decode_x_(&g, copy + 32 * i, (flags[i / 8] >> (i % 8)) & 1, KIND_XQR);
+        if (err) {
+            bad = i;
+            break;
+        }
+        point_to_64(out + 64 * i, &g);
+    }
+    Py_END_ALLOW_THREADS
+    if (err) {
+        Py_CLEAR(res);
+        PyErr_Format(PyExc_ValueError, "point %zu: %s", bad, err);
+    }
+done:
+    free(copy);
+    PyBuffer_Release(&bx);
+    PyBuffer_Release(&bf);
     return res;
 }
 
@@ -1243,6 +1437,8 @@ static PyMethodDef methods[] = {
     {"msm_var", py_msm_var, METH_VARARGS, "msm_var(scalars, points) -> point: Σ k_i·P_i."},
     {"decode_points_var", py_decode_points_var, METH_VARARGS,
      "decode_points_var(data, kind) -> points (64 B each), with full validation."},
+    {"decode_xqr_flags_var", py_decode_xqr_flags_var, METH_VARARGS,
+     "decode_xqr_flags_var(xs, flags) -> points: x coordinates with a packed non-residue bitmask."},
     {"encode_points_var", py_encode_points_var, METH_VARARGS,
      "encode_points_var(points, kind) -> encoded points."},
     {"point_add_var", py_point_add_var, METH_VARARGS, "point_add_var(a, b) -> a + b."},
@@ -1279,6 +1475,12 @@ PyMODINIT_FUNC PyInit__native(void) {
     PyObject *fbt = PyType_FromSpec(&fbt_spec);
     if (!fbt || PyModule_AddObject(m, "FixedBaseTable", fbt) < 0) {
         Py_XDECREF(fbt);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *sacc = PyType_FromSpec(&sacc_spec);
+    if (!sacc || PyModule_AddObject(m, "ScalarAccumulator", sacc) < 0) {
+        Py_XDECREF(sacc);
         Py_DECREF(m);
         return NULL;
     }

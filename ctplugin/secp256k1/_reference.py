@@ -164,6 +164,21 @@ def decode_points_var(data: bytes, kind: int) -> bytes:
     return b"".join(out)
 
 
+def decode_xqr_flags_var(xs: bytes, flags: bytes) -> bytes:
+    """KIND_XQR decoding with the flags packed apart: bit i of ``flags`` (byte i // 8, bit i % 8)
+    is point i's flag."""
+    if len(xs) % 32:
+        raise ValueError("x coordinate vector length is not a multiple of 32")
+    n = len(xs) // 32
+    if len(flags) != (n + 7) // 8:
+        raise ValueError(f"flags must be {(n + 7) // 8} bytes for {n} points")
+    bits = int.from_bytes(flags, "little")
+    if bits >> n:
+        raise ValueError("unused flag bits are not zero")
+    records = b"".join(bytes(((bits >> i) & 1,)) + xs[32 * i: 32 * i + 32] for i in range(n))
+    return decode_points_var(records, KIND_XQR)
+
+
 def encode_points_var(points: bytes, kind: int) -> bytes:
     out = []
     for i, a in enumerate(_points(points)):
@@ -259,6 +274,43 @@ def scalar_vec_sum(a: bytes) -> bytes:
 def scalar_vec_inner(a: bytes, b: bytes) -> bytes:
     av, bv = _pairwise(a, b)
     return _pack_scalars([sum(x * y for x, y in zip(av, bv))])
+
+
+SCALAR_ACC_MAX = 1 << 24
+
+
+class ScalarAccumulator:
+    """n scalars mod N, all 0 at first, updated in place (batch coefficient sums)."""
+
+    def __init__(self, n: int) -> None:
+        if not 0 <= n <= SCALAR_ACC_MAX:
+            raise ValueError(f"accumulator size must be in [0, {SCALAR_ACC_MAX}]")
+        self._v = [0] * n
+
+    def __len__(self) -> int:
+        return len(self._v)
+
+    def _run(self, offset: int, count: int) -> None:
+        if offset < 0 or count < 0 or offset + count > len(self._v):
+            raise ValueError("run outside the accumulator")
+
+    def axpy(self, k: bytes, x: bytes, offset: int = 0) -> None:
+        """acc[offset + i] += k·x_i (all of x validated before any update)."""
+        (kv,) = _unpack_scalars(k)
+        xv = _unpack_scalars(x)
+        self._run(offset, len(xv))
+        for i, xi in enumerate(xv):
+            self._v[offset + i] = (self._v[offset + i] + kv * xi) % N
+
+    def add_const(self, offset: int, count: int, value: bytes) -> None:
+        """acc[offset + i] += value for i < count."""
+        (v,) = _unpack_scalars(value)
+        self._run(offset, count)
+        for i in range(offset, offset + count):
+            self._v[i] = (self._v[i] + v) % N
+
+    def to_bytes(self) -> bytes:
+        return _pack_scalars(self._v)
 
 
 def subset_sums_var(table: bytes, paths: Sequence[Sequence[int]]) -> bytes:

@@ -38,6 +38,12 @@ API (``Kernel`` protocol below):
     (flag 1 = y not a quadratic residue), used for Bulletproof points whose flags are packed
     elsewhere. Errors: ``ValueError("point <i>: <reason>")``.
 
+``decode_xqr_flags_var(xs, flags) -> points``
+    ``KIND_XQR`` decoding with the flags kept apart, as Bulletproofs store them: ``xs`` is n
+    32-byte x coordinates, ``flags`` exactly ceil(n/8) bytes, bit i (byte i // 8, bit i % 8) set
+    iff point i's y is NOT a quadratic residue; unused high bits must be zero. Same validation
+    and errors as ``decode_points_var``.
+
 ``encode_points_var(points, kind) -> data``
     The inverse for the same kinds (infinity cannot be encoded: ``ValueError``). KIND_XONLY gives
     the x coordinate only (the caller tracks the y parity if it matters).
@@ -56,6 +62,13 @@ Scalar vectors (mod N):
 ``scalar_vec_axpy_into(acc, k, x)``  acc_i += k·x_i, in place on a ``bytearray`` (accumulators)
 ``scalar_vec_sum(a) -> scalar``    Σ a_i
 ``scalar_vec_inner(a, b) -> scalar``  Σ a_i·b_i
+
+``ScalarAccumulator(n)``
+    n scalars, all 0, held natively between calls (no per-call conversion of the whole vector):
+    ``acc.axpy(k, x, offset=0)``: acc[offset + i] += k·x_i; ``acc.add_const(offset, count,
+    value)``: acc[offset + i] += value for i < count; ``acc.to_bytes()`` the packed scalars;
+    ``len(acc)``. A run outside [0, n) or a scalar >= N is a ``ValueError`` and changes nothing.
+    0 <= n <= 2^24.
 
 ``subset_sums_var(table, paths) -> points``
     For each path (a sequence of indices into the point table), the sum of those table points.

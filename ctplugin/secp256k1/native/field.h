@@ -262,12 +262,33 @@ static inline int fe_is_odd(const fe *a) {
 
 /* 32 big-endian bytes -> fe; returns 0 if the value is >= p (r then holds v mod 2^256, still a
  * valid weakly reduced fe). */
-static inline int fe_set_b32(fe *r, const unsigned char *b) {
-    for (int i = 0; i < 4; i++) {
-        u64 v = 0;
-        for (int j = 0; j < 8; j++) v = (v << 8) | b[(3 - i) * 8 + j];
-        r->n[i] = v;
+/* Big-endian 64-bit load/store through memcpy (one unaligned move plus a byte swap). */
+static inline u64 load_be64_(const unsigned char *b) {
+    u64 v;
+    memcpy(&v, b, 8);
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap64(v);
+#else
+    v = 0;
+    for (int j = 0; j < 8; j++) v = (v << 8) | b[j];
+    return v;
+#endif
+}
+
+static inline void store_be64_(unsigned char *b, u64 v) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+    memcpy(b, &v, 8);
+#else
+    for (int j = 7; j >= 0; j--) {
+        b[j] = (unsigned char)v;
+        v >>= 8;
     }
+#endif
+}
+
+static inline int fe_set_b32(fe *r, const unsigned char *b) {
+    for (int i = 0; i < 4; i++) r->n[i] = load_be64_(b + (3 - i) * 8);
     return !(r->n[3] == FE_ONES && r->n[2] == FE_ONES && r->n[1] == FE_ONES && r->n[0] >= FE_P0);
 }
 
@@ -275,13 +296,7 @@ static inline int fe_set_b32(fe *r, const unsigned char *b) {
 static inline void fe_get_b32(unsigned char *b, const fe *a) {
     fe t = *a;
     fe_normalize(&t);
-    for (int i = 0; i < 4; i++) {
-        u64 v = t.n[i];
-        for (int j = 7; j >= 0; j--) {
-            b[(3 - i) * 8 + j] = (unsigned char)v;
-            v >>= 8;
-        }
-    }
+    for (int i = 0; i < 4; i++) store_be64_(b + (3 - i) * 8, t.n[i]);
 }
 
 static inline void fe_sqr_n_(fe *r, const fe *a, int n) {

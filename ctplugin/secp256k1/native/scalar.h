@@ -35,22 +35,12 @@ static inline int sc_ge_n_(const u64 a[4]) {
 
 /* 32 big-endian bytes -> sc; returns 0 (and leaves r unspecified) if the value is >= N. */
 static inline int sc_set_b32(sc *r, const unsigned char *b) {
-    for (int i = 0; i < 4; i++) {
-        u64 v = 0;
-        for (int j = 0; j < 8; j++) v = (v << 8) | b[(3 - i) * 8 + j];
-        r->n[i] = v;
-    }
+    for (int i = 0; i < 4; i++) r->n[i] = load_be64_(b + (3 - i) * 8);
     return !sc_ge_n_(r->n);
 }
 
 static inline void sc_get_b32(unsigned char *b, const sc *a) {
-    for (int i = 0; i < 4; i++) {
-        u64 v = a->n[i];
-        for (int j = 7; j >= 0; j--) {
-            b[(3 - i) * 8 + j] = (unsigned char)v;
-            v >>= 8;
-        }
-    }
+    for (int i = 0; i < 4; i++) store_be64_(b + (3 - i) * 8, a->n[i]);
 }
 
 /* r = a - N (mod 2^256), i.e. a + NC */
