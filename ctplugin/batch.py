@@ -13,7 +13,7 @@ asset) and are merged by identity before the multiplication.
 
 ``BatchVerifier.verify()`` draws an independent uniformly random 128-bit weight w_c per claim
 (``secrets``) and checks Σ_c w_c·claim_c = ∞ with one ``FixedBase`` MSM: fixed coefficients are
-summed into one vector first (``scalar_vec_axpy_into``), so the fixed points cost once per batch.
+summed into one native ``ScalarAccumulator`` first, so the fixed points cost once per batch.
 A true claim contributes exactly ∞ whatever its weight, so a batch of true claims always passes;
 if some claim is false the weighted sum is ∞ with probability at most 2^-128 (for a fixed false
 claim, w_c ↦ w_c·P_c + Q is injective on the 128-bit range unless P_c = ∞).
@@ -38,6 +38,7 @@ from ctplugin.secp256k1.params import N
 _k = kernel.backend
 
 Label = Hashable
+_ONE = (1).to_bytes(32, "big")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,64 +177,52 @@ class BatchVerifier:
     def _check(self, claims: Sequence[Claim]) -> bool:
         if not claims:
             return True
-        single = len(claims) == 1
         fixed = self.fixed
-        scale, axpy = _k.scalar_vec_scale, _k.scalar_vec_axpy_into
-        acc: dict[tuple[int, int], bytearray] = {}
+        acc = None  # the fixed-base coefficients Σ_c w_c·(…), kept native between claims
         consts: dict[tuple[int, int], int] = {}
-        free_s: list[bytes] = []
+        # Free terms: raw scalar vectors and their weights (one 32-byte weight per scalar),
+        # multiplied in ONE kernel call at the end instead of one scaling per claim.
+        raw_s: list[bytes] = []
+        raw_w: list[bytes] = []
         free_p: list[bytes] = []
         shared: dict[bytes, int] = {}
-        weights = [1] if single else _random_weights(len(claims))
+        weights = [1] if len(claims) == 1 else _random_weights(len(claims))
         for claim, w in zip(claims, weights):
             if claim.base is fixed:
-                for start, mult, vec in claim.fixed:
-                    key = (start, len(vec) >> 5)
-                    mb = (w * mult % N).to_bytes(32, "big")
-                    a = acc.get(key)
-                    if a is None:
-                        acc[key] = bytearray(scale(vec, mb))
-                    else:
-                        axpy(a, mb, vec)
+                if claim.fixed:
+                    if acc is None:
+                        acc = _k.ScalarAccumulator(len(fixed))
+                    axpy = acc.axpy
+                    for start, mult, vec in claim.fixed:
+                        axpy((w * mult % N).to_bytes(32, "big"), vec, start)
                 for start, count, value in claim.fixed_const:
                     key = (start, count)
                     consts[key] = consts.get(key, 0) + w * value
             elif claim.base is not None:  # another base: its points become free terms
                 points = self._base_points(claim.base)
                 for start, mult, vec in claim.fixed:
-                    free_s.append(scale(vec, (w * mult % N).to_bytes(32, "big")))
+                    raw_s.append(vec)
+                    raw_w.append((w * mult % N).to_bytes(32, "big") * (len(vec) >> 5))
                     free_p.append(points[64 * start: 64 * start + 2 * len(vec)])
                 for start, count, value in claim.fixed_const:
-                    free_s.append((w * value % N).to_bytes(32, "big") * count)
+                    raw_s.append((w * value % N).to_bytes(32, "big") * count)
+                    raw_w.append(_ONE * count)
                     free_p.append(points[64 * start: 64 * (start + count)])
             if claim.free_scalars:
-                free_s.append(claim.free_scalars if single
-                              else scale(claim.free_scalars, w.to_bytes(32, "big")))
+                raw_s.append(claim.free_scalars)
+                raw_w.append(w.to_bytes(32, "big") * (len(claim.free_scalars) >> 5))
                 free_p.append(claim.free_points)
+        for claim, w in zip(claims, weights):
             for point, s in claim.shared:
                 shared[point] = shared.get(point, 0) + w * s
+        free_s = [_k.scalar_vec_mul(b"".join(raw_s), b"".join(raw_w))] if raw_s else []
         for point, s in shared.items():
             free_s.append((s % N).to_bytes(32, "big"))
             free_p.append(point)
-        total = _combine_segments(acc, consts)
+        if consts and acc is None:
+            acc = _k.ScalarAccumulator(len(fixed))
+        for (start, count), value in consts.items():
+            acc.add_const(start, count, (value % N).to_bytes(32, "big"))
+        total = b"" if acc is None else acc.to_bytes()
         result = fixed.table.msm_var(total, b"".join(free_s), b"".join(free_p))
         return result == kernel.INFINITY
-
-
-def _combine_segments(acc: dict[tuple[int, int], bytearray],
-                      consts: dict[tuple[int, int], int]) -> bytes:
-    """Sum the per-segment accumulators and constant runs into one fixed-base scalar vector
-    (additions over each segment's own range only)."""
-    spans = [*acc, *consts]
-    if not spans:
-        return b""
-    length = max(start + count for start, count in spans)
-    total = bytearray(32 * length)
-    add = _k.scalar_vec_add
-    for (start, count), vec in acc.items():
-        lo, hi = 32 * start, 32 * (start + count)
-        total[lo:hi] = add(bytes(total[lo:hi]), bytes(vec))
-    for (start, count), value in consts.items():
-        lo, hi = 32 * start, 32 * (start + count)
-        total[lo:hi] = add(bytes(total[lo:hi]), (value % N).to_bytes(32, "big") * count)
-    return bytes(total)
