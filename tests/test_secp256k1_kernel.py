@@ -594,6 +594,48 @@ def test_scalar_accumulator_matches_reference_and_ints(size: int,
         assert acc_n.to_bytes() == acc_r.to_bytes() == scs(model)
 
 
+@FAST
+@given(st.integers(min_value=0, max_value=16), st.lists(scalars_st, max_size=5),
+       st.lists(st.tuples(st.integers(min_value=0, max_value=16), scalars_st), max_size=5))
+def test_scalar_accumulator_segments(size: int, xs: list[int],
+                                     segments: list[tuple[int, int]]) -> None:
+    offsets, ks = [o for o, _ in segments], scs([k for _, k in segments])
+    fits = all(o + len(xs) <= size for o in offsets)
+    model = [(i * 0x9E3779B97F4A7C15) % N for i in range(size)]
+    for mod in (nat, ref):
+        acc = mod.ScalarAccumulator(size)
+        acc.axpy(sc(1), scs(model))
+        if fits:
+            acc.axpy_segments(scs(xs), offsets, ks)
+        else:
+            with pytest.raises(ValueError, match="outside the accumulator"):
+                acc.axpy_segments(scs(xs), offsets, ks)
+        want = list(model)
+        if fits:
+            for o, k in segments:
+                for i, x in enumerate(xs):
+                    want[o + i] = (want[o + i] + k * x) % N
+        assert acc.to_bytes() == scs(want)
+
+
+def test_scalar_accumulator_segments_errors() -> None:
+    for mod in (nat, ref):
+        acc = mod.ScalarAccumulator(4)
+        with pytest.raises(ValueError, match="one multiplier per offset"):
+            acc.axpy_segments(sc(1), [0, 1], sc(2))
+        with pytest.raises(ValueError, match="group order"):
+            acc.axpy_segments(sc(N), [0], sc(2))
+        with pytest.raises(ValueError, match="group order"):
+            acc.axpy_segments(sc(1), [0], sc(N))
+        with pytest.raises(ValueError, match="outside"):
+            acc.axpy_segments(sc(1) * 2, [0, 3], sc(2) * 2)  # second run ends past 4
+        with pytest.raises(TypeError):
+            acc.axpy_segments(sc(1), ["0"], sc(2))
+        assert acc.to_bytes() == bytes(128)  # nothing written by any failed call
+        acc.axpy_segments(sc(3) + sc(4), [0, 2], sc(10) + sc(100))
+        assert acc.to_bytes() == scs([30, 40, 300, 400])
+
+
 def test_scalar_accumulator_errors_change_nothing() -> None:
     for mod in (nat, ref):
         acc = mod.ScalarAccumulator(3)

@@ -472,6 +472,53 @@ done:
     return res;
 }
 
+/* For each j: acc[offsets[j] + i] += ks[j]·x_i (one vector added at several places with several
+ * multipliers; x is converted once).  Everything is validated before the first write. */
+static PyObject *sacc_axpy_segments(ScalarAccumulatorObject *self, PyObject *args) {
+    Py_buffer bx, bk;
+    PyObject *offsets_obj;
+    if (!PyArg_ParseTuple(args, "y*Oy*:axpy_segments", &bx, &offsets_obj, &bk)) return NULL;
+    PyObject *res = NULL, *seq = NULL;
+    sc *x = NULL, *ks = NULL;
+    Py_ssize_t *offs = NULL;
+    size_t nx, nk;
+    seq = PySequence_Fast(offsets_obj, "offsets must be a sequence of ints");
+    if (!seq) goto done;
+    if (parse_scalars(&bx, &x, &nx) || parse_scalars(&bk, &ks, &nk)) goto done;
+    Py_ssize_t nseg = PySequence_Fast_GET_SIZE(seq);
+    if ((size_t)nseg != nk) {
+        PyErr_SetString(PyExc_ValueError, "one multiplier per offset");
+        goto done;
+    }
+    offs = malloc((nseg ? (size_t)nseg : 1) * sizeof *offs);
+    if (!offs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < nseg; j++) {
+        offs[j] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(seq, j));
+        if (offs[j] == -1 && PyErr_Occurred()) goto done;
+        if (sacc_check_run(self, offs[j], (Py_ssize_t)nx)) goto done;
+    }
+    for (Py_ssize_t j = 0; j < nseg; j++) {
+        sc *acc = self->v + offs[j];
+        for (size_t i = 0; i < nx; i++) {
+            sc t;
+            sc_mul(&t, &x[i], &ks[j]);
+            sc_add(&acc[i], &acc[i], &t);
+        }
+    }
+    res = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(seq);
+    free(x);
+    free(ks);
+    free(offs);
+    PyBuffer_Release(&bx);
+    PyBuffer_Release(&bk);
+    return res;
+}
+
 /* acc[offset + i] += value for i < count. */
 static PyObject *sacc_add_const(ScalarAccumulatorObject *self, PyObject *args) {
     Py_ssize_t offset, count;
@@ -495,6 +542,8 @@ static PyObject *sacc_to_bytes(ScalarAccumulatorObject *self, PyObject *unused) 
 static PyMethodDef sacc_methods[] = {
     {"axpy", (PyCFunction)(void (*)(void))sacc_axpy, METH_VARARGS | METH_KEYWORDS,
      "axpy(k, x, offset=0): acc[offset + i] += k·x_i."},
+    {"axpy_segments", (PyCFunction)sacc_axpy_segments, METH_VARARGS,
+     "axpy_segments(x, offsets, ks): acc[offsets[j] + i] += ks[j]·x_i for every j."},
     {"add_const", (PyCFunction)sacc_add_const, METH_VARARGS,
      "add_const(offset, count, value): acc[offset + i] += value for i < count."},
     {"to_bytes", (PyCFunction)sacc_to_bytes, METH_NOARGS, "to_bytes() -> packed scalars."},

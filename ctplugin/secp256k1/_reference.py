@@ -302,6 +302,18 @@ class ScalarAccumulator:
         for i, xi in enumerate(xv):
             self._v[offset + i] = (self._v[offset + i] + kv * xi) % N
 
+    def axpy_segments(self, x: bytes, offsets: Sequence[int], ks: bytes) -> None:
+        """acc[offsets[j] + i] += ks[j]·x_i for every j (all validated before any update)."""
+        xv, kv = _unpack_scalars(x), _unpack_scalars(ks)
+        offsets = list(offsets)
+        if len(offsets) != len(kv):
+            raise ValueError("one multiplier per offset")
+        for offset in offsets:
+            self._run(offset, len(xv))
+        for offset, k in zip(offsets, kv):
+            for i, xi in enumerate(xv):
+                self._v[offset + i] = (self._v[offset + i] + k * xi) % N
+
     def add_const(self, offset: int, count: int, value: bytes) -> None:
         """acc[offset + i] += value for i < count."""
         (v,) = _unpack_scalars(value)

@@ -66,7 +66,9 @@ Scalar vectors (mod N):
 ``ScalarAccumulator(n)``
     n scalars, all 0, held natively between calls (no per-call conversion of the whole vector):
     ``acc.axpy(k, x, offset=0)``: acc[offset + i] += k·x_i; ``acc.add_const(offset, count,
-    value)``: acc[offset + i] += value for i < count; ``acc.to_bytes()`` the packed scalars;
+    value)``: acc[offset + i] += value for i < count; ``acc.axpy_segments(x, offsets, ks)``:
+    acc[offsets[j] + i] += ks[j]·x_i for every j (one vector added at several places, e.g. an
+    outer product ks ⊗ x when the offsets step by len(x)); ``acc.to_bytes()`` the packed scalars;
     ``len(acc)``. A run outside [0, n) or a scalar >= N is a ``ValueError`` and changes nothing.
     0 <= n <= 2^24.
 
