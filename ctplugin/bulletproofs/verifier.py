@@ -35,7 +35,7 @@ from ctplugin.bulletproofs.params import CONSENSUS_N_GENS
 from ctplugin.bulletproofs.transcript import challenge
 from ctplugin.errors import EncodingError, ProofError
 from ctplugin.pedersen import Commitment, Generator
-from ctplugin.secp256k1 import KIND_GENERATOR, KIND_XQR, kernel
+from ctplugin.secp256k1 import KIND_GENERATOR, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
@@ -46,7 +46,6 @@ GeneratorLike = bytes | bytearray | memoryview | Generator
 
 _ONE = (1).to_bytes(32, "big")
 _INV2 = pow(2, -1, N)
-_FLAG_BYTE = (b"\x00", b"\x01")
 # upd(c, P, Q) hashes byte 2·f(P) + f(Q); indexed by the two flag bits as stored (P low bit).
 _PAIR_FLAG = tuple(bytes((2 * (f & 1) + (f >> 1),)) for f in range(4))
 _SCALAR_OFFSETS = (0, 32, OFF_T, OFF_AB, OFF_AB + 32, OFF_AB + 64, OFF_AB + 96)
@@ -158,25 +157,27 @@ def range_proof_claim(
     if lr_flags >> (2 * lg):
         raise ProofError("unused L/R flag bits are not zero")
 
-    # One batch decode: V_j (08/09 -> flag 0/1), A, S, T1, T2, L0, R0, L1, R1, ...
+    # One batch decode, in the proof's own layout: V_j, then A, S, T1, T2 (x at 65..193, flags
+    # bits 0..3 of byte 64), then L_0, R_0, L_1, R_1, … (x from lr_end on, flags bit j of the
+    # little-endian L/R flag bytes): the flag bit strings just concatenate.
+    own = proof[OFF_POINTS: OFF_POINTS + 128] + proof[lr_end:]
+    own_flags = flags | lr_flags << 4
     if commitment_points is None:
-        parts = [bytes((c[0] & 1,)) + c[1:] for c in cbytes]
         known = b""
+        xs_all = b"".join(cb[1:] for cb in cbytes) + own
+        vbits = 0
+        for j, cb in enumerate(cbytes):
+            vbits |= (cb[0] & 1) << j
+        flag_bits, count = vbits | own_flags << m, m + 4 + 2 * lg
     else:
         known = bytes(commitment_points)
         if len(known) != 64 * m or any(known[64 * j: 64 * j + 32] != cb[1:]
                                        for j, cb in enumerate(cbytes)):
             raise ProofError("commitment points do not match the commitments")
-        parts = []
-    # A, S, T1, T2, then L_0 … L_{lg−1}, then R_0 … R_{lg−1} (the order of their scalars).
-    parts += [_FLAG_BYTE[(flags >> i) & 1] + proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32]
-              for i in range(4)]
-    parts += [_FLAG_BYTE[(lr_flags >> j) & 1] + proof[lr_end + 32 * j: lr_end + 32 * j + 32]
-              for j in range(0, 2 * lg, 2)]
-    parts += [_FLAG_BYTE[(lr_flags >> j) & 1] + proof[lr_end + 32 * j: lr_end + 32 * j + 32]
-              for j in range(1, 2 * lg, 2)]
+        xs_all, flag_bits, count = own, own_flags, 4 + 2 * lg
     try:
-        points = known + _k.decode_points_var(b"".join(parts), KIND_XQR)
+        points = known + _k.decode_xqr_flags_var(
+            xs_all, flag_bits.to_bytes((count + 7) >> 3, "little"))
     except ValueError as exc:
         raise ProofError(f"proof point: {exc}") from None
 
@@ -228,9 +229,12 @@ def range_proof_claim(
     e_lo_0 = int.from_bytes(e_lo[:32], "big")
     e_lo_mask = e_lo[32 * mask: 32 * half]
     y_inv = y * e_lo_0 * int.from_bytes(e_lo_mask, "big") % N
-    xm2_raw = b"".join(e_lo[32 * (mask ^ (1 << r)): 32 * (mask ^ (1 << r)) + 32]
-                       for r in range(lg))
-    lr_scalars = _k.scalar_vec_mul(xs, xs) + _k.scalar_vec_mul(xm2_raw, e_hi[:32] * lg)
+    # L_r, R_r interleaved as decoded: x_r² = x_r·x_r, x_r^{−2} = E_lo[mask⊕2^r]·E_hi[0].
+    e_hi_0 = e_hi[:32]
+    lr_scalars = _k.scalar_vec_mul(
+        b"".join(xs_states[r] + e_lo[32 * (mask ^ (1 << r)): 32 * (mask ^ (1 << r)) + 32]
+                 for r in range(lg)),
+        b"".join(xs_states[r] + e_hi_0 for r in range(lg)))
 
     # G_k coefficient −z − sG_k with sG_k = a_sel·P_k = a_sel·y^{−1}·E_hi[k mod N/2].
     # H_k coefficient z + (z^{2+j}·2^i − sH_k)·y^{−k}, sH_k = b_sel·P_{¬(k mod N/2)}. The fixed
@@ -260,14 +264,11 @@ def range_proof_claim(
     two_over_y_top = pow(2, nbits - 1, N) * y_inv_nbits % N * y % N  # (2/y)^{nbits−1}
     if m == 1:
         fixed.append((hs, zz * two_over_y_top % N, y_over_2))
-    else:
-        coefs = []
+    else:  # one segment per block over the same vector (the batch adds them in one call)
         c = two_over_y_top
         for j in range(m):
-            coefs.append(z_weights[j] * c % N)
+            fixed.append((hs + (m - 1 - j) * nbits, z_weights[j] * c % N, y_over_2))
             c = c * y_inv_nbits % N
-        expanded = b"".join(_b(cj) * nbits for cj in reversed(coefs))
-        fixed.append((hs, 1, _k.scalar_vec_mul(y_over_2 * m, expanded)))
 
     # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min,
     # Σ_{k<N} y^k = (1 + y^{N/2})·Σ_{k<N/2} y^k.
