@@ -112,7 +112,8 @@ def test_first_block_and_tip_rules(cs: Chainstate) -> None:
 
 @pytest.mark.parametrize("case", ["missing", "double-in-block", "spent-earlier", "dup-created",
                                   "created-exists", "spend-then-create-same"])
-def test_invalid_block_writes_nothing(tmp_path: Path, case: str) -> None:
+@pytest.mark.parametrize("with_view", [False, True])
+def test_invalid_block_writes_nothing(tmp_path: Path, case: str, with_view: bool) -> None:
     path = str(tmp_path / "cs")
     with Chainstate.open(path) as cs:
         outs = _genesis(cs)
@@ -137,8 +138,11 @@ def test_invalid_block_writes_nothing(tmp_path: Path, case: str) -> None:
             spent.append(outs[1])
             created.append((outs[1], entry(2)))
             error = DuplicateOutputError
+        # With a view (the validator's path) the spent entries come from the caller's snapshot
+        # read; every check must still apply to them.
+        view = cs.read_view(spent) if with_view else None
         with pytest.raises(error) as info:
-            cs.connect_block(h("b2"), 2, h("b1"), spent, created)
+            cs.connect_block(h("b2"), 2, h("b1"), spent, created, view)
         if error is MissingInputError:
             assert info.value.reason == "bad-txns-inputs-missingorspent"
         assert _state(cs) == before
@@ -159,6 +163,22 @@ def test_spend_inside_block_nets_out_and_disconnects_cleanly(cs: Chainstate) -> 
     assert [o for o, _ in undo.spent] == [outs[0]]
     assert cs.disconnect_tip() == BlockRef(h("b1"), 1)
     assert _state(cs) == before
+
+
+def test_connect_with_a_view_uses_its_entries_and_refuses_a_stale_one(cs: Chainstate) -> None:
+    outs = _genesis(cs)
+    stale = cs.read_view([outs[0]])
+    cs.connect_block(h("b1"), 1, h("b0"), [outs[1]], [(op("t1"), entry(1))],
+                     cs.read_view([outs[1]]))
+    with pytest.raises(ChainstateConflictError):  # read before b1 was written
+        cs.connect_block(h("b2"), 2, h("b1"), [outs[0]], [], stale)
+    partial = cs.read_view([outs[0]])  # outs[2] is not in the view: connect reads it
+    cs.connect_block(h("b2"), 2, h("b1"), [outs[0], outs[2]], [], partial)
+    undo = cs.undo(h("b2"))
+    assert undo is not None
+    assert list(undo.spent) == [(outs[0], entry(0, b"g0", True)), (outs[2], entry(0, b"g2", True))]
+    assert cs.disconnect_tip() == BlockRef(h("b2"), 2)
+    assert cs.get(outs[0]) == entry(0, b"g0", True) and cs.get(outs[2]) == entry(0, b"g2", True)
 
 
 def test_disconnect_to_empty_and_errors(cs: Chainstate) -> None:

@@ -66,7 +66,7 @@ from validator.rules import (
     is_unspendable,
     plan_amounts,
 )
-from validator.store import BlockRef, Chainstate, Outpoint, ProofCache, UtxoEntry
+from validator.store import BlockRef, Chainstate, Outpoint, ProofCache, SpendView, UtxoEntry
 
 WITNESS_COMMITMENT_HEADER = b"\x6a\x24\xaa\x21\xa9\xed"
 
@@ -303,60 +303,60 @@ class BlockValidator:
 
     def resolve_inputs(self, block: Block) -> tuple[list[list[SpentOutput | bytes]],
                                                     list[Outpoint],
-                                                    list[tuple[Outpoint, UtxoEntry]]]:
+                                                    list[tuple[Outpoint, UtxoEntry]],
+                                                    SpendView]:
         """Spent outputs per transaction (coinbase: none; an output from the chainstate as its
-        stored bytes, see ``decode_spent``), the spent outpoints in block order and the created
-        UTXO entries; missing / double-spent / immature inputs are named.
+        stored bytes, see ``decode_spent``), the spent outpoints in block order, the created
+        UTXO entries and the snapshot read itself (``connect_block`` reuses its entries);
+        missing / double-spent / immature inputs are named.
 
-        Prevouts not created earlier in the block are read in one ``get_many`` snapshot read.
+        Prevouts not created earlier in the block are read in one ``read_view`` snapshot read.
         """
         txs = block.transactions
         height = block.header.height
         position = {tx.txid: i for i, tx in enumerate(txs)}
         n_txs = len(txs)
-        wanted = [Outpoint(txin.prevout_hash, txin.prevout_index)
-                  for tx in txs[1:] for txin in tx.inputs
-                  if position.get(txin.prevout_hash, n_txs) >= n_txs]
-        found = self.chainstate.get_many(wanted)
-        from_db = {(o.txid, o.index): (o, found[o]) for o in wanted}
-        created: dict[tuple[bytes, int], tuple[TxOut, bool]] = {}
+        trusted = Outpoint.trusted  # the parser bounds prevout hashes (32 B) and indexes (u32)
+        spent_points = [trusted(txin.prevout_hash, txin.prevout_index)
+                        for tx in txs[1:] for txin in tx.inputs]
+        view = self.chainstate.read_view(
+            [o for o in spent_points if position.get(o[0], n_txs) >= n_txs])
+        from_db = view.entries
+        created: dict[Outpoint, tuple[TxOut, bool]] = {}
         spent_outs: list[list[SpentOutput | bytes]] = [[]]
-        spent_points: list[Outpoint] = []
-        used: set[tuple[bytes, int]] = set()
+        used: set[Outpoint] = set()
         maturity = self.params.coinbase_maturity
+        k = 0
         for i, tx in enumerate(txs):
             if i:
                 outs: list[SpentOutput | bytes] = []
-                for n, txin in enumerate(tx.inputs):
-                    key = (txin.prevout_hash, txin.prevout_index)
-                    if key in used:
+                for n in range(len(tx.inputs)):
+                    outpoint = spent_points[k]
+                    k += 1
+                    if outpoint in used:
                         raise ValidationError("bad-txns-inputs-missingorspent", tx_index=i,
                                               input_index=n, detail="spent twice in the block")
-                    used.add(key)
-                    here = created.get(key)
+                    used.add(outpoint)
+                    here = created.get(outpoint)
                     if here is not None:
                         outs.append(here[0])
-                        spent_points.append(Outpoint(*key))
                         continue
-                    outpoint, entry = from_db.get(key, (None, None))
-                    if entry is None or outpoint is None:
+                    entry = from_db.get(outpoint)
+                    if entry is None:
                         raise ValidationError("bad-txns-inputs-missingorspent", tx_index=i,
-                                              input_index=n,
-                                              detail=f"{txin.prevout_hash[::-1].hex()}:"
-                                                     f"{txin.prevout_index}")
+                                              input_index=n, detail=str(outpoint))
                     if entry.coinbase and height - entry.height < maturity:
                         raise ValidationError("bad-txns-premature-spend-of-coinbase",
                                               tx_index=i, input_index=n)
                     outs.append(entry.txout)  # decoded only if the rules need it
-                    spent_points.append(outpoint)
                 spent_outs.append(outs)
             txid = tx.txid
             for n, out in enumerate(tx.outputs):
                 if not is_unspendable(out.script_pubkey):
-                    created[(txid, n)] = (out, i == 0)
-        new_entries = [(Outpoint(*key), UtxoEntry(height, coinbase, encode_txout(out)))
-                       for key, (out, coinbase) in created.items()]
-        return spent_outs, spent_points, new_entries
+                    created[trusted(txid, n)] = (out, i == 0)
+        new_entries = [(outpoint, UtxoEntry(height, coinbase, encode_txout(out)))
+                       for outpoint, (out, coinbase) in created.items()]
+        return spent_outs, spent_points, new_entries, view
 
     def _plan(self, tx: Transaction, tx_index: int, spent: Sequence[SpentOutput | bytes],
               known: KnownTransaction | None) -> AmountPlan:
@@ -392,7 +392,7 @@ class BlockValidator:
             raise ValidationError("bad-prevblk", detail="chainstate has no genesis")
         self.check_block(block, tip)
         t2 = clock()
-        spent_outs, spent_points, created = self.resolve_inputs(block)
+        spent_outs, spent_points, created, view = self.resolve_inputs(block)
         t3 = clock()
         txs = block.transactions
         report = ConnectReport(block.hash, block.header.height, len(txs), block)
@@ -455,7 +455,8 @@ class BlockValidator:
                 verify_surjection(sitem)
             t7 = clock()
             self.chainstate.connect_block(block.hash, block.header.height,
-                                          block.header.prev_hash, spent_points, created)
+                                          block.header.prev_hash, spent_points, created,
+                                          view)
             t8 = clock()
         except BaseException:
             # The block failed: the proofs it consumed are still verified successes, so put them

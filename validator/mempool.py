@@ -92,12 +92,13 @@ class Mempool:
         txid = tx.txid
         if txid in self.entries:
             raise ValidationError("txn-already-in-mempool")
-        existing = self.chainstate.get_many(Outpoint(txid, n) for n in range(len(tx.outputs)))
+        existing = self.chainstate.get_many(
+            Outpoint.trusted(txid, n) for n in range(len(tx.outputs)))
         if any(entry is not None for entry in existing.values()):
             raise ValidationError("txn-already-known")
         tip = self.chainstate.best_block()
         height = (tip.height + 1) if tip is not None else 0
-        outpoints = [Outpoint(t.prevout_hash, t.prevout_index) for t in tx.inputs]
+        outpoints = [Outpoint.trusted(t.prevout_hash, t.prevout_index) for t in tx.inputs]
         for n, outpoint in enumerate(outpoints):
             if outpoint in self.spent_by:
                 raise ValidationError("txn-mempool-conflict", input_index=n,
@@ -166,27 +167,28 @@ class Mempool:
             if entry is None:
                 continue
             for txin in entry.tx.inputs:
-                outpoint = Outpoint(txin.prevout_hash, txin.prevout_index)
+                outpoint = Outpoint.trusted(txin.prevout_hash, txin.prevout_index)
                 if self.spent_by.get(outpoint) == txid:
                     del self.spent_by[outpoint]
             for n in range(len(entry.tx.outputs)):
-                child = self.spent_by.get(Outpoint(txid, n))
+                child = self.spent_by.get(Outpoint.trusted(txid, n))
                 if child is not None:
                     pending.append(child)
 
     def remove_for_block(self, block: Block) -> None:
         """After connecting ``block``: drop its transactions (their children stay, now spending
         confirmed outputs) and every pool transaction that conflicts with it."""
+        # An Outpoint equals (and hashes as) the plain tuple (txid, index): tuples look it up.
         confirmed = {tx.txid for tx in block.transactions}
         for txid in confirmed:
             entry = self.entries.pop(txid, None)
             if entry is not None:
                 for txin in entry.tx.inputs:
-                    self.spent_by.pop(Outpoint(txin.prevout_hash, txin.prevout_index), None)
+                    self.spent_by.pop((txin.prevout_hash, txin.prevout_index), None)
         conflicts = []
         for tx in block.transactions[1:]:
             for txin in tx.inputs:
-                other = self.spent_by.get(Outpoint(txin.prevout_hash, txin.prevout_index))
+                other = self.spent_by.get((txin.prevout_hash, txin.prevout_index))
                 if other is not None and other not in confirmed:
                     conflicts.append(other)
         self.remove(conflicts)

@@ -5,7 +5,14 @@
 - ``ProofCache``: salted keys of verified proofs, bounded, wiped when anything looks wrong.
 """
 
-from validator.store.chainstate import BlockRef, BlockUndo, Chainstate, Outpoint, UtxoEntry
+from validator.store.chainstate import (
+    BlockRef,
+    BlockUndo,
+    Chainstate,
+    Outpoint,
+    SpendView,
+    UtxoEntry,
+)
 from validator.store.datadir import DataDir, read_or_create_salt
 from validator.store.errors import (
     ChainstateConflictError,
@@ -40,6 +47,7 @@ __all__ = [
     "MissingInputError",
     "Outpoint",
     "ProofCache",
+    "SpendView",
     "StoreError",
     "UtxoEntry",
     "cache_key",

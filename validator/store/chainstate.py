@@ -21,6 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import plyvel
 
@@ -42,30 +43,47 @@ _NULL_HASH = bytes(32)
 _U32 = struct.Struct("<I")
 
 
-@dataclass(frozen=True, slots=True)
-class Outpoint:
-    """A transaction output reference: txid (32 bytes, internal byte order) and index."""
-
+class _OutpointFields(NamedTuple):
     txid: bytes
     index: int
 
-    def __post_init__(self) -> None:
-        if len(self.txid) != 32:
+
+class Outpoint(_OutpointFields):
+    """A transaction output reference: txid (32 bytes, internal byte order) and index.
+
+    A named tuple: block connection makes and hashes thousands per block, and a tuple's hash
+    and equality run in C (equal to the plain tuple ``(txid, index)``). ``Outpoint(...)``
+    validates; ``Outpoint.trusted`` skips that for fields the parser already bounded (a
+    32-byte hash, a u32 index).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, txid: bytes, index: int) -> Outpoint:
+        if len(txid) != 32:
             raise ValueError("outpoint txid must be 32 bytes")
-        if not 0 <= self.index <= 0xFFFFFFFF:
+        if not 0 <= index <= 0xFFFFFFFF:
             raise ValueError("outpoint index must fit in 32 bits")
+        return tuple.__new__(cls, (txid, index))
+
+    @classmethod
+    def trusted(cls, txid: bytes, index: int) -> Outpoint:
+        return tuple.__new__(cls, (txid, index))
 
     def key(self) -> bytes:
-        return _PREFIX_COIN + self.txid + _U32.pack(self.index)
+        return _PREFIX_COIN + self[0] + _U32.pack(self[1])
 
     @classmethod
     def from_key(cls, key: bytes) -> Outpoint:
         if len(key) != 37 or key[:1] != _PREFIX_COIN:
             raise ChainstateCorruptError(f"bad UTXO key {key.hex()}")
-        return cls(key[1:33], _U32.unpack_from(key, 33)[0])
+        return tuple.__new__(cls, (key[1:33], _U32.unpack_from(key, 33)[0]))
 
     def __str__(self) -> str:
         return f"{self.txid[::-1].hex()}:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"Outpoint({self})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +114,17 @@ class BlockRef:
 
     hash: bytes
     height: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpendView:
+    """UTXO entries read in one snapshot (``Chainstate.read_view``), with the chainstate's write
+    generation at that read. ``connect_block`` takes the entries of the outpoints it spends from
+    here instead of reading them again, which is sound only while nothing was written since:
+    it checks the generation and refuses a stale view."""
+
+    generation: int
+    entries: dict[Outpoint, UtxoEntry | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +191,7 @@ class Chainstate(LevelDbHandle):
         self.path = path
         self.sync = sync
         self._tip = self._read_tip()
+        self._generation = 0  # successful writes through this handle (the only writer: LOCK)
 
     @classmethod
     def open(cls, path: str, *, sync: bool = True, cache_bytes: int = 64 << 20) -> Chainstate:
@@ -223,6 +253,10 @@ class Chainstate(LevelDbHandle):
                 result[outpoint] = None if value is None else UtxoEntry.decode(value)
         return result
 
+    def read_view(self, outpoints: Iterable[Outpoint]) -> SpendView:
+        """``get_many`` with the write generation, for ``connect_block(..., view=...)``."""
+        return SpendView(self._generation, self.get_many(outpoints))
+
     def __contains__(self, outpoint: object) -> bool:
         return isinstance(outpoint, Outpoint) and self.db.get(outpoint.key()) is not None
 
@@ -248,7 +282,8 @@ class Chainstate(LevelDbHandle):
 
     def connect_block(self, block_hash: bytes, height: int, prev_hash: bytes,
                       spent: Sequence[Outpoint],
-                      created: Sequence[tuple[Outpoint, UtxoEntry]]) -> BlockRef:
+                      created: Sequence[tuple[Outpoint, UtxoEntry]],
+                      view: SpendView | None = None) -> BlockRef:
         """Apply a validated block: delete ``spent``, insert ``created``, store undo data, move
         the tip. All or nothing, in one atomic write batch.
 
@@ -258,6 +293,11 @@ class Chainstate(LevelDbHandle):
         checks in-block order); otherwise, or if spent twice, ``MissingInputError``. A created
         outpoint that already exists or is created twice gives ``DuplicateOutputError``.
         Nothing is written when any check fails.
+
+        ``view``: what the caller already read of the spent outpoints (``read_view``). Its
+        entries are used instead of reading them again (the same checks apply to them); spent
+        outpoints it lacks, and every created outpoint, are still read. A view older than the
+        last write through this handle gives ``ChainstateConflictError``.
         """
         if len(block_hash) != 32 or len(prev_hash) != 32:
             raise ValueError("block hashes must be 32 bytes")
@@ -270,26 +310,36 @@ class Chainstate(LevelDbHandle):
             raise ChainstateConflictError(
                 f"block {block_hash[::-1].hex()} at height {height} does not extend the tip "
                 f"{tip.hash[::-1].hex()} at height {tip.height}")
+        if view is not None and view.generation != self._generation:
+            raise ChainstateConflictError("the spent outputs were read before the last write")
         if self.db.get(_PREFIX_UNDO + block_hash) is not None:
             raise ChainstateConflictError(f"block {block_hash[::-1].hex()} is already connected")
 
-        created_here: dict[Outpoint, UtxoEntry] = {}
-        for outpoint, entry in created:
-            if outpoint in created_here:
-                raise DuplicateOutputError(outpoint, f"{outpoint} created twice in the block")
-            created_here[outpoint] = entry
-        existing = self.get_many(list(spent) + list(created_here))
+        created_here: dict[Outpoint, UtxoEntry] = dict(created)
+        if len(created_here) != len(created):
+            seen_created: set[Outpoint] = set()
+            for outpoint, _ in created:
+                if outpoint in seen_created:
+                    raise DuplicateOutputError(outpoint, f"{outpoint} created twice in the block")
+                seen_created.add(outpoint)
+        known = view.entries if view is not None else {}
+        to_read = list(created_here)
+        to_read += [o for o in spent if o not in known]
+        existing = self.get_many(to_read)
         for outpoint in created_here:
             if existing[outpoint] is not None:
                 raise DuplicateOutputError(outpoint, f"{outpoint} already exists")
+        existing.update(known)
 
-        seen: set[Outpoint] = set()
+        if len(set(spent)) != len(spent):
+            seen: set[Outpoint] = set()
+            for outpoint in spent:
+                if outpoint in seen:
+                    raise MissingInputError(outpoint, f"{outpoint} spent twice in the block")
+                seen.add(outpoint)
         spent_from_set: list[tuple[Outpoint, UtxoEntry]] = []
         spent_in_block: set[Outpoint] = set()
         for outpoint in spent:
-            if outpoint in seen:
-                raise MissingInputError(outpoint, f"{outpoint} spent twice in the block")
-            seen.add(outpoint)
             entry = existing[outpoint]
             if entry is not None:
                 spent_from_set.append((outpoint, entry))
@@ -303,14 +353,16 @@ class Chainstate(LevelDbHandle):
                          tuple(o for o, _ in net_created))
         new_tip = BlockRef(block_hash, height)
         batch = self.db.write_batch(sync=self.sync)
+        delete, put = batch.delete, batch.put
         for outpoint, _ in spent_from_set:
-            batch.delete(outpoint.key())
+            delete(outpoint.key())
         for outpoint, entry in net_created:
-            batch.put(outpoint.key(), entry.encode())
-        batch.put(_PREFIX_UNDO + block_hash, _encode_undo(undo))
-        batch.put(_KEY_BEST, block_hash + _U32.pack(height))
+            put(outpoint.key(), entry.encode())
+        put(_PREFIX_UNDO + block_hash, _encode_undo(undo))
+        put(_KEY_BEST, block_hash + _U32.pack(height))
         batch.write()
         self._tip = new_tip
+        self._generation += 1
         return new_tip
 
     def disconnect_tip(self) -> BlockRef:
@@ -341,4 +393,5 @@ class Chainstate(LevelDbHandle):
             new_tip = BlockRef(undo.prev_hash, tip.height - 1)
         batch.write()
         self._tip = new_tip
+        self._generation += 1
         return tip
