@@ -353,6 +353,18 @@ def test_cache_batch_lookup_erases_hits_in_one_write(tmp_path: Path) -> None:
         assert cache.wipes == 0 and len(cache) == 1 and cache.contains(h(1))
 
 
+def test_cache_insert_many_is_one_batch_with_oldest_first_eviction(tmp_path: Path) -> None:
+    with _cache(tmp_path, max_entries=3) as cache:
+        cache.insert_many([h(1), h(2)])
+        cache.insert_many([h(2), h(3), h(4), h(3)])  # h(2) already in: not renewed
+        assert [cache.contains(h(i)) for i in range(1, 5)] == [False, True, True, True]
+        cache.insert_many([h(5), h(6), h(7), h(8)])  # more new keys than room: their oldest go
+        assert [cache.contains(h(i)) for i in range(1, 9)] == [False] * 5 + [True] * 3
+        assert (len(cache), cache.inserts, cache.evictions) == (3, 8, 5)
+    with _cache(tmp_path, max_entries=3) as cache:  # the records on disk agree with the count
+        assert cache.wipes == 0 and len(cache) == 3 and cache.contains(h(8))
+
+
 def test_cache_eviction_bound_oldest_first(tmp_path: Path) -> None:
     keys = [h(("k", i)) for i in range(40)]
     with _cache(tmp_path, max_entries=10) as cache:
