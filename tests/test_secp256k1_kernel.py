@@ -661,6 +661,22 @@ def test_scalar_accumulator_errors_change_nothing() -> None:
         with pytest.raises(ValueError, match="accumulator size"):
             mod.ScalarAccumulator((1 << 24) + 1)
         assert mod.ScalarAccumulator(0).to_bytes() == b""
+    # Sums of many maximal products: the native accumulator reduces lazily (576-bit sums).
+    extremes = [N - 1, N - 2, 2**255, (N - 1) // 2, 1]
+    acc_n, acc_r, model = nat.ScalarAccumulator(5), ref.ScalarAccumulator(5), [0] * 5
+    for round_ in range(300):
+        k = extremes[round_ % 5]
+        for acc in (acc_n, acc_r):
+            acc.axpy(sc(k), scs(extremes))
+            acc.axpy_segments(scs(extremes[:2]), [0, 3], sc(N - 1) + sc(k))
+            acc.add_const(1, 4, sc(N - 1))
+        model = [(v + k * x) % N for v, x in zip(model, extremes)]
+        for o, kk in ((0, N - 1), (3, k)):
+            for i in range(2):
+                model[o + i] = (model[o + i] + kk * extremes[i]) % N
+        model = model[:1] + [(v + N - 1) % N for v in model[1:]]
+        if round_ % 60 == 0 or round_ == 299:
+            assert acc_n.to_bytes() == acc_r.to_bytes() == scs(model)
     acc = nat.ScalarAccumulator(2)
     acc.add_const(0, 2, sc(N - 1))
     acc.axpy(sc(N - 1), sc(N - 1) + sc(1), 0)  # (N-1) + (N-1)^2 = 0 and (N-1) + (N-1) = N-2

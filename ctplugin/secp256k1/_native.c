@@ -392,8 +392,9 @@ static PyType_Spec fbt_spec = {
 
 typedef struct {
     PyObject_HEAD
-    sc *v;    /* n canonical scalars, kept as limbs between calls */
+    sc_wide *v; /* n lazily reduced sums (scalar.h), kept as limbs between calls */
     size_t n;
+    u64 terms;  /* terms added to any one entry since creation: bounded below 2^64 */
 } ScalarAccumulatorObject;
 
 static void sacc_dealloc(ScalarAccumulatorObject *self) {
@@ -414,7 +415,7 @@ static PyObject *sacc_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     ScalarAccumulatorObject *self = (ScalarAccumulatorObject *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     self->n = (size_t)n;
-    self->v = calloc(n ? (size_t)n : 1, sizeof(sc)); /* all-zero limbs = the scalar 0 */
+    self->v = calloc(n ? (size_t)n : 1, sizeof(sc_wide)); /* all-zero limbs = the scalar 0 */
     if (!self->v) {
         Py_DECREF(self);
         return PyErr_NoMemory();
@@ -431,6 +432,17 @@ static int sacc_check_run(const ScalarAccumulatorObject *self, Py_ssize_t offset
         PyErr_SetString(PyExc_ValueError, "run outside the accumulator");
         return -1;
     }
+    return 0;
+}
+
+/* Count `more` terms per entry against the lazy-reduction bound (each term < 2^512, 9 limbs hold
+ * 2^64 of them); past it (not reachable in practice: 2^63 calls) the call is refused. */
+static int sacc_count_terms(ScalarAccumulatorObject *self, u64 more) {
+    if (more >= ((u64)1 << 63) - self->terms) {
+        PyErr_SetString(PyExc_OverflowError, "accumulator term count exhausted");
+        return -1;
+    }
+    self->terms += more;
     return 0;
 }
 
@@ -458,12 +470,12 @@ static PyObject *sacc_axpy(ScalarAccumulatorObject *self, PyObject *args, PyObje
             goto done;
         }
     }
-    sc *acc = self->v + offset;
+    if (sacc_count_terms(self, 1)) goto done;
+    sc_wide *acc = self->v + offset;
     for (Py_ssize_t i = 0; i < count; i++) {
         sc t;
         sc_set_b32(&t, xb + 32 * i);
-        sc_mul(&t, &t, &k);
-        sc_add(&acc[i], &acc[i], &t);
+        sc_wide_add_mul(&acc[i], &t, &k);
     }
     res = Py_NewRef(Py_None);
 done:
@@ -500,13 +512,10 @@ static PyObject *sacc_axpy_segments(ScalarAccumulatorObject *self, PyObject *arg
         if (offs[j] == -1 && PyErr_Occurred()) goto done;
         if (sacc_check_run(self, offs[j], (Py_ssize_t)nx)) goto done;
     }
+    if (sacc_count_terms(self, (u64)nseg)) goto done;
     for (Py_ssize_t j = 0; j < nseg; j++) {
-        sc *acc = self->v + offs[j];
-        for (size_t i = 0; i < nx; i++) {
-            sc t;
-            sc_mul(&t, &x[i], &ks[j]);
-            sc_add(&acc[i], &acc[i], &t);
-        }
+        sc_wide *acc = self->v + offs[j];
+        for (size_t i = 0; i < nx; i++) sc_wide_add_mul(&acc[i], &x[i], &ks[j]);
     }
     res = Py_NewRef(Py_None);
 done:
@@ -527,7 +536,8 @@ static PyObject *sacc_add_const(ScalarAccumulatorObject *self, PyObject *args) {
     PyObject *res = NULL;
     sc value;
     if (parse_one_scalar(&bv, &value) || sacc_check_run(self, offset, count)) goto done;
-    for (Py_ssize_t i = 0; i < count; i++) sc_add(&self->v[offset + i], &self->v[offset + i], &value);
+    if (sacc_count_terms(self, 1)) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) sc_wide_add(&self->v[offset + i], &value);
     res = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&bv);
@@ -536,7 +546,15 @@ done:
 
 static PyObject *sacc_to_bytes(ScalarAccumulatorObject *self, PyObject *unused) {
     (void)unused;
-    return scalars_bytes(self->v, self->n);
+    PyObject *res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * self->n));
+    if (!res) return NULL;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
+    for (size_t i = 0; i < self->n; i++) {
+        sc r;
+        sc_wide_reduce(&r, &self->v[i]);
+        sc_get_b32(out + 32 * i, &r);
+    }
+    return res;
 }
 
 static PyMethodDef sacc_methods[] = {

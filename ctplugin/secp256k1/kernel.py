@@ -64,7 +64,8 @@ Scalar vectors (mod N):
 ``scalar_vec_inner(a, b) -> scalar``  Σ a_i·b_i
 
 ``ScalarAccumulator(n)``
-    n scalars, all 0, held natively between calls (no per-call conversion of the whole vector):
+    n scalars, all 0, held natively between calls (no per-call conversion of the whole vector;
+    the native one keeps unreduced 576-bit sums of products and reduces in ``to_bytes``):
     ``acc.axpy(k, x, offset=0)``: acc[offset + i] += k·x_i; ``acc.add_const(offset, count,
     value)``: acc[offset + i] += value for i < count; ``acc.axpy_segments(x, offsets, ks)``:
     acc[offsets[j] + i] += ks[j]·x_i for every j (one vector added at several places, e.g. an

@@ -195,6 +195,68 @@ static inline void sc_mul(sc *r, const sc *a, const sc *b) {
     sc_reduce512_(r, l);
 }
 
+/* Lazily reduced sums of products: 9 limbs (576 bits) hold up to 2^64 products of two scalars
+ * (each < N^2 < 2^512) without reduction, so accumulating a·b costs a 512-bit product and an
+ * addition; sc_wide_reduce gives the canonical scalar when the sum is read. */
+typedef struct {
+    u64 n[9];
+} sc_wide;
+
+/* 2^512 mod N */
+static const sc SC_R512 = {{0x896cf21467d7d140ULL, 0x741496c20e7cf878ULL, 0xe697f5e45bcd07c6ULL,
+                            0x9d671cd581c69bc5ULL}};
+
+/* r += a·b (precondition: fewer than 2^64 terms added since r was zero) */
+static inline void sc_wide_add_mul(sc_wide *r, const sc *a, const sc *b) {
+    u64 l[8];
+    sc_mul512_(l, a, b);
+    u128 c = 0;
+    for (int i = 0; i < 8; i++) {
+        c += (u128)r->n[i] + l[i];
+        r->n[i] = (u64)c;
+        c >>= 64;
+    }
+    r->n[8] += (u64)c;
+}
+
+/* r += a */
+static inline void sc_wide_add(sc_wide *r, const sc *a) {
+    u128 c = 0;
+    for (int i = 0; i < 4; i++) {
+        c += (u128)r->n[i] + a->n[i];
+        r->n[i] = (u64)c;
+        c >>= 64;
+    }
+    for (int i = 4; i < 9 && c; i++) {
+        c += r->n[i];
+        r->n[i] = (u64)c;
+        c >>= 64;
+    }
+}
+
+/* r = a mod N.  a = lo + a8·2^512 ≡ lo + a8·(2^512 mod N) < 2^512 + 2^320; a second fold (when
+ * that overflows 512 bits, the low part is then below 2^320) brings it below 2^512. */
+static inline void sc_wide_reduce(sc *r, const sc_wide *a) {
+    u64 t[9];
+    memcpy(t, a->n, sizeof t);
+    while (t[8]) {
+        u64 hi = t[8];
+        u128 c = 0;
+        for (int i = 0; i < 4; i++) {
+            c += (u128)hi * SC_R512.n[i] + t[i];
+            t[i] = (u64)c;
+            c >>= 64;
+        }
+        t[8] = 0;
+        for (int i = 4; i < 9 && c; i++) {
+            c += t[i];
+            t[i] = (u64)c;
+            c >>= 64;
+        }
+    }
+    sc_reduce512_(r, t);
+}
+
 /* r = a^(N-2) = a^-1 (0 maps to 0); 4-bit fixed window over the public exponent.  Kept as the
  * cross-check of the faster sc_inv_var below. */
 static void sc_inv_fermat(sc *r, const sc *a) {
