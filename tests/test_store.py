@@ -199,9 +199,18 @@ def test_disconnect_restores_exact_previous_sets(tmp_path_factory: pytest.TempPa
                                                  plan: list[tuple[int, int, bool]],
                                                  disconnects: int) -> None:
     """Connect random blocks (spends of random live outputs, creates, in-block spends);
-    every disconnect must give back exactly the set that existed before that block."""
+    every disconnect must give back exactly the set that existed before that block. Reads
+    (through a tiny coins cache, so it evicts) always agree with what LevelDB holds."""
     path = str(tmp_path_factory.mktemp("cs"))
-    with Chainstate.open(path, sync=False) as cs:
+    touched: set[Outpoint] = set()
+
+    def reads_agree(cs: Chainstate) -> None:
+        on_disk = cs.utxo_snapshot()
+        truth = {o: on_disk.get(o) for o in touched}
+        assert cs.get_many(touched) == truth
+        assert all(cs.get(o) == e for o, e in truth.items())
+
+    with Chainstate.open(path, sync=False, coins_cache_max=3) as cs:
         history = [_state(cs)]
         prev = NULL
         for height, (n_spend, n_create, in_block) in enumerate(plan):
@@ -212,14 +221,19 @@ def test_disconnect_restores_exact_previous_sets(tmp_path_factory: pytest.TempPa
                        for i in range(n_create + (1 if in_block else 0))]
             if in_block:
                 spent.append(created[-1][0])
+            touched.update(spent)
+            touched.update(o for o, _ in created)
             block = h(("block", height))
-            cs.connect_block(block, height, prev, spent, created)
+            view = cs.read_view(spent) if height % 2 else None  # both connect paths
+            cs.connect_block(block, height, prev, spent, created, view)
             prev = block
             history.append(_state(cs))
+            reads_agree(cs)
         for _ in range(min(disconnects, len(plan))):
             cs.disconnect_tip()
             history.pop()
             assert _state(cs) == history[-1]
+            reads_agree(cs)
     with Chainstate.open(path) as cs:
         assert _state(cs) == history[-1]
 

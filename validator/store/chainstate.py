@@ -18,6 +18,7 @@ The txout bytes are opaque here: the validator stores the Elements-serialized Tx
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ _PREFIX_COIN = b"c"
 _PREFIX_UNDO = b"u"
 _NULL_HASH = bytes(32)
 _U32 = struct.Struct("<I")
+DEFAULT_COINS_CACHE = 100_000  # recently created / restored UTXO entries kept in memory
 
 
 class _OutpointFields(NamedTuple):
@@ -186,18 +188,23 @@ class Chainstate(LevelDbHandle):
 
     KIND = "chainstate"
 
-    def __init__(self, db: plyvel.DB, path: str, sync: bool) -> None:
+    def __init__(self, db: plyvel.DB, path: str, sync: bool,
+                 coins_cache_max: int = DEFAULT_COINS_CACHE) -> None:
         self._db: plyvel.DB | None = db
         self.path = path
         self.sync = sync
         self._tip = self._read_tip()
         self._generation = 0  # successful writes through this handle (the only writer: LOCK)
+        self.coins_cache_max = coins_cache_max
+        self._coins: dict[Outpoint, UtxoEntry] = {}
 
     @classmethod
-    def open(cls, path: str, *, sync: bool = True, cache_bytes: int = 64 << 20) -> Chainstate:
+    def open(cls, path: str, *, sync: bool = True, cache_bytes: int = 64 << 20,
+             coins_cache_max: int = DEFAULT_COINS_CACHE) -> Chainstate:
         """Open (creating if needed) the chainstate at ``path``.
 
         ``cache_bytes`` sizes LevelDB's block cache (and a quarter of it the write buffer).
+        ``coins_cache_max`` bounds the in-memory coins cache (see ``_remember``; 0 disables it).
 
         ``DataDirLockedError`` if another owner holds it; ``ChainstateCorruptError`` if the
         database is unreadable or of an unknown format (never wiped: it is consensus state).
@@ -219,7 +226,7 @@ class Chainstate(LevelDbHandle):
                 raise ChainstateCorruptError(
                     f"chainstate at {path} has format version {version.hex()}, "
                     f"expected {FORMAT_VERSION.hex()}")
-            return cls(db, path, sync)
+            return cls(db, path, sync, coins_cache_max)
         except BaseException:
             db.close()
             raise
@@ -241,17 +248,53 @@ class Chainstate(LevelDbHandle):
         return self._tip
 
     def get(self, outpoint: Outpoint) -> UtxoEntry | None:
-        value = self.db.get(outpoint.key())
+        db = self.db  # a closed chainstate raises, cached entry or not
+        entry = self._coins.get(outpoint)
+        if entry is not None:
+            return entry
+        value = db.get(outpoint.key())
         return None if value is None else UtxoEntry.decode(value)
 
     def get_many(self, outpoints: Iterable[Outpoint]) -> dict[Outpoint, UtxoEntry | None]:
-        """Entries of several outpoints, read from one consistent snapshot."""
-        with self.db.snapshot() as snap:
-            result: dict[Outpoint, UtxoEntry | None] = {}
-            for outpoint in outpoints:
-                value = snap.get(outpoint.key())
-                result[outpoint] = None if value is None else UtxoEntry.decode(value)
+        """Entries of several outpoints, as of one consistent state: the coins cache (which
+        mirrors every committed write) and one LevelDB snapshot for the rest."""
+        db = self.db
+        coins = self._coins
+        result: dict[Outpoint, UtxoEntry | None] = {}
+        missing: list[Outpoint] = []
+        for outpoint in outpoints:
+            entry = coins.get(outpoint)
+            if entry is None:
+                missing.append(outpoint)
+            else:
+                result[outpoint] = entry
+        if missing:
+            decode = UtxoEntry.decode
+            with db.snapshot() as snap:
+                get = snap.get
+                for outpoint in missing:
+                    value = get(outpoint.key())
+                    result[outpoint] = None if value is None else decode(value)
         return result
+
+    def _remember(self, entries: Iterable[tuple[Outpoint, UtxoEntry]],
+                  forget: Iterable[Outpoint]) -> None:
+        """Update the coins cache after a committed write: ``forget`` was deleted, ``entries``
+        were written. Like Bitcoin Core's coins cache, it holds the outputs most likely to be
+        spent next (just created, or restored by a disconnect) so connecting the next block
+        reads them from memory. It is only ever filled with what this handle just wrote (one
+        writer per database: the LOCK), so it always agrees with LevelDB; it is bounded, oldest
+        first, and empty after a restart."""
+        coins = self._coins
+        for outpoint in forget:
+            coins.pop(outpoint, None)
+        if self.coins_cache_max <= 0:
+            return
+        coins.update(entries)
+        excess = len(coins) - self.coins_cache_max
+        if excess > 0:
+            for outpoint in list(itertools.islice(coins, excess)):
+                del coins[outpoint]
 
     def read_view(self, outpoints: Iterable[Outpoint]) -> SpendView:
         """``get_many`` with the write generation, for ``connect_block(..., view=...)``."""
@@ -363,6 +406,7 @@ class Chainstate(LevelDbHandle):
         batch.write()
         self._tip = new_tip
         self._generation += 1
+        self._remember(net_created, (o for o, _ in spent_from_set))
         return new_tip
 
     def disconnect_tip(self) -> BlockRef:
@@ -394,4 +438,5 @@ class Chainstate(LevelDbHandle):
         batch.write()
         self._tip = new_tip
         self._generation += 1
+        self._remember(undo.spent, undo.created)
         return tip
