@@ -257,8 +257,11 @@ class BlockValidator:
 
     # --- block-level checks --------------------------------------------------------------
 
-    def check_block(self, block: Block, tip: BlockRef | None) -> None:
-        """Context-free block checks plus the header's link to the tip."""
+    def check_block(self, block: Block, tip: BlockRef | None,
+                    checked: Sequence[object | None] = ()) -> None:
+        """Context-free block checks plus the header's link to the tip. ``checked[i]`` not
+        None: transaction i is byte-identical to one that already passed ``check_transaction``
+        (a mempool entry), so it is not checked again (a pure function of those bytes)."""
         header = block.header
         if tip is not None:
             if header.prev_hash != tip.hash:
@@ -296,8 +299,10 @@ class BlockValidator:
                 raise ValidationError("bad-witness-merkle-match", tx_index=0)
         elif has_witness:
             raise ValidationError("unexpected-witness")
+        n_checked = len(checked)
         for i, tx in enumerate(txs):
-            check_transaction(tx, i)
+            if i >= n_checked or checked[i] is None:
+                check_transaction(tx, i)
 
     # --- UTXO resolution -----------------------------------------------------------------
 
@@ -390,19 +395,20 @@ class BlockValidator:
         tip = self.chainstate.best_block()
         if tip is None:
             raise ValidationError("bad-prevblk", detail="chainstate has no genesis")
-        self.check_block(block, tip)
+        txs = block.transactions
+        known = self.known
+        knowns: list[KnownTransaction | None] = [None] * len(txs)
+        if known is not None:
+            knowns[1:] = [known(tx) for tx in txs[1:]]
+        self.check_block(block, tip, knowns)
         t2 = clock()
         spent_outs, spent_points, created, view = self.resolve_inputs(block)
         t3 = clock()
-        txs = block.transactions
         report = ConnectReport(block.hash, block.header.height, len(txs), block)
         plans = []
-        knowns: list[KnownTransaction | None] = [None]
         block_fees: dict[bytes, int] = {}
         for i in range(1, len(txs)):
-            known = self.known(txs[i]) if self.known is not None else None
-            knowns.append(known)
-            plan = self._plan(txs[i], i, spent_outs[i], known)
+            plan = self._plan(txs[i], i, spent_outs[i], knowns[i])
             for asset, fee in plan.fees.items():
                 total = block_fees.get(asset, 0) + fee
                 if total > MAX_MONEY:
