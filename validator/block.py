@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 
 from ctplugin.batch import BatchVerifier, Claim
 from ctplugin.bulletproofs import (
@@ -421,36 +422,36 @@ class BlockValidator:
         ranges: list[RangeItem] = []
         surjections: list[SurjectionItem] = []
         consumed: list[bytes] = []
-        all_keys: list[bytes] = []
-        all_items: list[tuple[RangeItem | SurjectionItem, int]] = []
+        range_keys: list[bytes] = []
+        range_items: list[tuple[RangeItem, int]] = []
+        surjection_keys: list[bytes] = []
+        surjection_items: list[tuple[SurjectionItem, int]] = []
         for plan in plans:
-            report.n_range_proofs += len(plan.ranges)
-            report.n_surjection_proofs += len(plan.surjections)
             i = plan.tx_index
-            if cache is None:
-                ranges.extend(at_index(r, i) for r in plan.ranges)  # type: ignore[misc]
-                surjections.extend(at_index(s, i) for s in plan.surjections)  # type: ignore[misc]
-                continue
-            range_keys, surjection_keys = self._cache_keys(cache, plan, knowns[i])
-            all_keys += range_keys
-            all_keys += surjection_keys
-            all_items += [(r, i) for r in plan.ranges]
-            all_items += [(s, i) for s in plan.surjections]
-        if cache is not None and all_keys:
+            range_items += [(r, i) for r in plan.ranges]
+            surjection_items += [(s, i) for s in plan.surjections]
+            if cache is not None:
+                rkeys, skeys = self._cache_keys(cache, plan, knowns[i])
+                range_keys += rkeys
+                surjection_keys += skeys
+        report.n_range_proofs = len(range_items)
+        report.n_surjection_proofs = len(surjection_items)
+        if cache is None:
+            ranges = [at_index(r, i) for r, i in range_items]  # type: ignore[misc]
+            surjections = [at_index(s, i) for s, i in surjection_items]  # type: ignore[misc]
+        elif range_keys or surjection_keys:
             # One lookup pass and ONE write batch erasing every hit of the block.
-            hits = cache.lookup_and_erase_many(all_keys)
-            for (item, i), key, hit in zip(all_items, all_keys, hits, strict=True):
-                is_range = isinstance(item, RangeItem)
-                if hit:
-                    consumed.append(key)
-                    if is_range:
-                        report.n_range_cached += 1
-                    else:
-                        report.n_surjection_cached += 1
-                elif is_range:
-                    ranges.append(at_index(item, i))  # type: ignore[arg-type]
-                else:
-                    surjections.append(at_index(item, i))  # type: ignore[arg-type]
+            hits = cache.lookup_and_erase_many(range_keys + surjection_keys)
+            range_hits = hits[:len(range_keys)]
+            surjection_hits = hits[len(range_keys):]
+            consumed = [*compress(range_keys, range_hits),
+                        *compress(surjection_keys, surjection_hits)]
+            report.n_range_cached = sum(range_hits)
+            report.n_surjection_cached = sum(surjection_hits)
+            ranges = [at_index(r, i) for (r, i), hit  # type: ignore[misc]
+                      in zip(range_items, range_hits, strict=True) if not hit]
+            surjections = [at_index(s, i) for (s, i), hit  # type: ignore[misc]
+                           in zip(surjection_items, surjection_hits, strict=True) if not hit]
         t5 = clock()
         try:
             report.n_balance = len(plans)
