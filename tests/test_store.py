@@ -379,6 +379,28 @@ def test_cache_insert_many_is_one_batch_with_oldest_first_eviction(tmp_path: Pat
         assert cache.wipes == 0 and len(cache) == 3 and cache.contains(h(8))
 
 
+def test_cache_memory_mirror_agrees_with_the_database(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recently inserted keys are answered from memory (a small mirror here, so it drops
+    entries); every answer must equal what a fresh handle reading only LevelDB gives."""
+    import validator.store.proofcache as proofcache
+
+    monkeypatch.setattr(proofcache, "RECENT_MAX", 5)
+    keys = [h(("m", i)) for i in range(30)]
+    expected: list[bool] = []
+    with _cache(tmp_path, max_entries=4) as cache:
+        for step in range(10):
+            cache.insert_many(keys[3 * step: 3 * step + 3])
+            if step % 3 == 2:
+                cache.lookup_and_erase_many(keys[3 * step - 4: 3 * step])
+        expected = [cache.contains(k) for k in keys]
+        assert sum(expected) == len(cache)
+    with _cache(tmp_path, max_entries=4) as cache:
+        assert cache.wipes == 0 and [cache.contains(k) for k in keys] == expected
+        live = [k for k, e in zip(keys, expected, strict=True) if e]
+        assert cache.lookup_and_erase_many(keys) == expected and len(cache) == 0 and live
+
+
 def test_cache_eviction_bound_oldest_first(tmp_path: Path) -> None:
     keys = [h(("k", i)) for i in range(40)]
     with _cache(tmp_path, max_entries=10) as cache:

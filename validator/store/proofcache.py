@@ -26,6 +26,7 @@ Every insert/erase/eviction updates ``N`` in the same write batch.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import shutil
 import struct
@@ -48,6 +49,7 @@ _U64 = struct.Struct(">Q")
 _U32BE = struct.Struct(">I")
 _COUNT = struct.Struct(">QQ")
 _SALT_BINDING_TAG = b"ctplugin/proofcache/salt-binding"
+RECENT_MAX = 1 << 16  # in-memory mirror of recently inserted entries (about 8 MB at most)
 
 DOMAIN_RANGEPROOF = b"ctplugin/proofcache/rangeproof/v1"
 DOMAIN_SURJECTION = b"ctplugin/proofcache/surjection/v1"
@@ -133,6 +135,11 @@ class ProofCache(LevelDbHandle):
         self._db: plyvel.DB | None = None
         self._count = 0
         self._next_seq = 0
+        # key → sequence number of entries this handle wrote and has not erased or evicted
+        # since (bounded, oldest dropped first; a memory mirror of records only we write: the
+        # LOCK makes this handle the only writer). Block connection finds the keys mempool
+        # acceptance just inserted here without reading LevelDB.
+        self._recent: dict[bytes, bytes] = {}
         self._open_checked()
 
     @classmethod
@@ -164,7 +171,8 @@ class ProofCache(LevelDbHandle):
     # --- operations ------------------------------------------------------------------------
 
     def contains(self, key: bytes) -> bool:
-        return self._guard(lambda db: self._seq_of(db, key) is not None, False)
+        return self._guard(
+            lambda db: key in self._recent or self._seq_of(db, key) is not None, False)
 
     __contains__ = contains
 
@@ -176,7 +184,7 @@ class ProofCache(LevelDbHandle):
     def lookup_and_erase(self, key: bytes) -> bool:
         """True (and the entry is removed) if ``key`` was cached (block connection)."""
         self._check_key(key)
-        hit = self._guard(lambda db: self._erase(db, key), False)
+        hit = self._guard(lambda db: self._erase_many(db, [key])[0], False)
         if hit:
             self.hits += 1
         else:
@@ -246,6 +254,8 @@ class ProofCache(LevelDbHandle):
         new: list[bytes] = []
         with db.snapshot() as snap:
             for key in dict.fromkeys(keys):  # once each, in order
+                if key in self._recent:
+                    continue
                 seq = snap.get(_PREFIX_KEY + key)
                 if seq is None:
                     new.append(key)
@@ -257,6 +267,7 @@ class ProofCache(LevelDbHandle):
         excess = max(count - self.max_entries, 0)
         batch = db.write_batch(sync=self.sync)
         evicted = 0
+        evicted_keys: list[bytes] = []
         if excess:
             # Oldest first: stored entries in sequence order, then the first of the new keys.
             with db.iterator(prefix=_PREFIX_SEQ) as it:
@@ -267,51 +278,54 @@ class ProofCache(LevelDbHandle):
                         raise CacheCorrupt("malformed sequence record")
                     batch.delete(old_seq_key)
                     batch.delete(_PREFIX_KEY + old_key)
+                    evicted_keys.append(old_key)
                     evicted += 1
             if evicted < self._count and evicted < excess:
                 raise CacheCorrupt("entry count exceeds the records present")
         dropped = excess - evicted  # new keys evicted at once (more new keys than room)
         first_seq = self._next_seq
+        written: list[tuple[bytes, bytes]] = []
         for i, key in enumerate(new):
             if i < dropped:
                 continue
             seq = _U64.pack(first_seq + i)
             batch.put(_PREFIX_KEY + key, seq)
             batch.put(_PREFIX_SEQ + seq, key)
+            written.append((key, seq))
         self._write_count(batch, count - excess, next_seq)
         batch.write()
         self._count, self._next_seq = count - excess, next_seq
+        recent = self._recent
+        for key in evicted_keys:
+            recent.pop(key, None)
+        recent.update(written)
+        if len(recent) > RECENT_MAX:
+            for key in list(itertools.islice(recent, len(recent) - RECENT_MAX)):
+                del recent[key]
         self.inserts += len(new)
         self.evictions += excess
-
-    def _erase(self, db: plyvel.DB, key: bytes) -> bool:
-        seq = self._seq_of(db, key)
-        if seq is None:
-            return False
-        if db.get(_PREFIX_SEQ + seq) != key or self._count < 1:
-            raise CacheCorrupt("entry and sequence records disagree")
-        batch = db.write_batch(sync=self.sync)
-        batch.delete(_PREFIX_KEY + key)
-        batch.delete(_PREFIX_SEQ + seq)
-        self._write_count(batch, self._count - 1, self._next_seq)
-        batch.write()
-        self._count -= 1
-        return True
 
     def _erase_many(self, db: plyvel.DB, keys: list[bytes]) -> list[bool]:
         hits = []
         erased: set[bytes] = set()
         batch = db.write_batch(sync=self.sync)
         delete = batch.delete
-        # One read per key, through a snapshot (half the cost of a plain db.get). The sequence
-        # record is deleted without reading it back: a cross-check here would double the reads
-        # and protect nothing (a hit is trusted on its entry record alone, as in ``contains``);
+        # Keys this handle inserted recently are answered from memory; the others with one read
+        # each, through a snapshot (half the cost of a plain db.get). The sequence record is
+        # deleted without reading it back: a cross-check here would double the reads and
+        # protect nothing (a hit is trusted on its entry record alone, as in ``contains``);
         # records that disagree leave the count above the sequence records, which the next
         # eviction or open detects and wipes.
+        recent = self._recent
         with db.snapshot() as snap:
             get = snap.get
             for key in keys:
-                seq = None if key in erased else get(_PREFIX_KEY + key)
+                if key in erased:
+                    seq = None
+                else:
+                    seq = recent.get(key)
+                    if seq is None:
+                        seq = get(_PREFIX_KEY + key)
                 if seq is None:
                     hits.append(False)
                     continue
@@ -327,6 +341,8 @@ class ProofCache(LevelDbHandle):
             self._write_count(batch, self._count - len(erased), self._next_seq)
             batch.write()
             self._count -= len(erased)
+            for key in erased:
+                recent.pop(key, None)
         return hits
 
     def _open_checked(self) -> None:
@@ -407,6 +423,7 @@ class ProofCache(LevelDbHandle):
             for _, (seq_key, key) in zip(range(excess), it):
                 batch.delete(seq_key)
                 batch.delete(_PREFIX_KEY + key)
+                self._recent.pop(key, None)
         self._write_count(batch, self.max_entries, self._next_seq)
         batch.write()
         self.evictions += excess
@@ -423,6 +440,7 @@ class ProofCache(LevelDbHandle):
     def _wipe(self, reason: str) -> None:
         """Delete everything and reopen empty (the directory's lock is re-taken at once)."""
         self.close()
+        self._recent.clear()
         self.wipes += 1
         self.last_wipe_reason = reason
         if os.path.isdir(self.path) and not os.path.islink(self.path):
