@@ -189,25 +189,10 @@ class BatchVerifier:
         weights = [1] if len(claims) == 1 else _random_weights(len(claims))
         for claim, w in zip(claims, weights):
             if claim.base is fixed:
-                segments = claim.fixed
-                if segments:
+                if claim.fixed:
                     if acc is None:
                         acc = _k.ScalarAccumulator(len(fixed))
-                    # Consecutive segments over the same vector object go in one native call
-                    # (the vector is converted once): e.g. E at G_0.. and G_N/2.., a z-run.
-                    i, count = 0, len(segments)
-                    while i < count:
-                        start, mult, vec = segments[i]
-                        j = i + 1
-                        while j < count and segments[j][2] is vec:
-                            j += 1
-                        if j == i + 1:
-                            acc.axpy((w * mult % N).to_bytes(32, "big"), vec, start)
-                        else:
-                            group = segments[i:j]
-                            acc.axpy_segments(vec, [g[0] for g in group], b"".join(
-                                (w * g[1] % N).to_bytes(32, "big") for g in group))
-                        i = j
+                    acc.axpy_terms(w, claim.fixed)
                 for start, count, value in claim.fixed_const:
                     key = (start, count)
                     consts[key] = consts.get(key, 0) + w * value

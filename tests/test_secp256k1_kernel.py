@@ -595,45 +595,49 @@ def test_scalar_accumulator_matches_reference_and_ints(size: int,
 
 
 @FAST
-@given(st.integers(min_value=0, max_value=16), st.lists(scalars_st, max_size=5),
-       st.lists(st.tuples(st.integers(min_value=0, max_value=16), scalars_st), max_size=5))
-def test_scalar_accumulator_segments(size: int, xs: list[int],
-                                     segments: list[tuple[int, int]]) -> None:
-    offsets, ks = [o for o, _ in segments], scs([k for _, k in segments])
-    fits = all(o + len(xs) <= size for o in offsets)
-    model = [(i * 0x9E3779B97F4A7C15) % N for i in range(size)]
+@given(scalars_st, st.lists(st.tuples(st.integers(min_value=0, max_value=10), scalars_st,
+                                      st.lists(scalars_st, max_size=4)), max_size=6),
+       st.booleans())
+def test_scalar_accumulator_terms(weight: int, raw: list[tuple[int, int, list[int]]],
+                                  share: bool) -> None:
+    size = 12
+    shared_x = scs([7, N - 1])
+    # consecutive terms over one object exercise the converted-once path
+    terms = [(o, k, shared_x if share else scs(xs)) for o, k, xs in raw]
+    fits = all(o + len(x) // 32 <= size for o, _, x in terms)
+    want = [0] * size
+    if fits:
+        for o, k, x in terms:
+            for i in range(len(x) // 32):
+                want[o + i] = (want[o + i] + weight * k * int.from_bytes(x[32 * i: 32 * i + 32],
+                                                                         "big")) % N
     for mod in (nat, ref):
         acc = mod.ScalarAccumulator(size)
-        acc.axpy(sc(1), scs(model))
         if fits:
-            acc.axpy_segments(scs(xs), offsets, ks)
+            acc.axpy_terms(weight, terms)
         else:
             with pytest.raises(ValueError, match="outside the accumulator"):
-                acc.axpy_segments(scs(xs), offsets, ks)
-        want = list(model)
-        if fits:
-            for o, k in segments:
-                for i, x in enumerate(xs):
-                    want[o + i] = (want[o + i] + k * x) % N
+                acc.axpy_terms(weight, terms)
         assert acc.to_bytes() == scs(want)
 
 
-def test_scalar_accumulator_segments_errors() -> None:
+def test_scalar_accumulator_terms_errors() -> None:
+    good = (0, 3, sc(1) + sc(2))
     for mod in (nat, ref):
-        acc = mod.ScalarAccumulator(4)
-        with pytest.raises(ValueError, match="one multiplier per offset"):
-            acc.axpy_segments(sc(1), [0, 1], sc(2))
-        with pytest.raises(ValueError, match="group order"):
-            acc.axpy_segments(sc(N), [0], sc(2))
-        with pytest.raises(ValueError, match="group order"):
-            acc.axpy_segments(sc(1), [0], sc(N))
-        with pytest.raises(ValueError, match="outside"):
-            acc.axpy_segments(sc(1) * 2, [0, 3], sc(2) * 2)  # second run ends past 4
-        with pytest.raises(TypeError):
-            acc.axpy_segments(sc(1), ["0"], sc(2))
-        assert acc.to_bytes() == bytes(128)  # nothing written by any failed call
-        acc.axpy_segments(sc(3) + sc(4), [0, 2], sc(10) + sc(100))
-        assert acc.to_bytes() == scs([30, 40, 300, 400])
+        acc = mod.ScalarAccumulator(3)
+        for weight, terms, err in (
+            (N, [good], ValueError), (-1, [good], ValueError), (1.0, [good], TypeError),
+            (1, [good, (0, N, sc(1))], ValueError), (1, [good, (0, -2, sc(1))], ValueError),
+            (1, [good, (0, "3", sc(1))], TypeError), (1, [good, (0, 1)], TypeError),
+            (1, [good, [0, 1, sc(1)]], TypeError), (1, [good, (2, 1, sc(1) * 2)], ValueError),
+            (1, [good, (0, 1, sc(N))], ValueError), (1, [good, (0, 1, b"\x01" * 31)], ValueError),
+            (2**300, [good], ValueError),
+        ):
+            with pytest.raises(err):
+                acc.axpy_terms(weight, terms)
+        assert acc.to_bytes() == bytes(96)  # no failed call wrote anything
+        acc.axpy_terms(5, [good, (1, 1, good[2]), (0, N - 1, sc(1))])
+        assert acc.to_bytes() == scs([15 - 5, 30 + 5, 10])
 
 
 def test_scalar_accumulator_errors_change_nothing() -> None:
@@ -668,10 +672,10 @@ def test_scalar_accumulator_errors_change_nothing() -> None:
         k = extremes[round_ % 5]
         for acc in (acc_n, acc_r):
             acc.axpy(sc(k), scs(extremes))
-            acc.axpy_segments(scs(extremes[:2]), [0, 3], sc(N - 1) + sc(k))
+            acc.axpy_terms(k, [(0, N - 1, scs(extremes[:2])), (3, 1, scs(extremes[:2]))])
             acc.add_const(1, 4, sc(N - 1))
         model = [(v + k * x) % N for v, x in zip(model, extremes)]
-        for o, kk in ((0, N - 1), (3, k)):
+        for o, kk in ((0, (N - 1) * k), (3, k)):
             for i in range(2):
                 model[o + i] = (model[o + i] + kk * extremes[i]) % N
         model = model[:1] + [(v + N - 1) % N for v in model[1:]]

@@ -484,47 +484,104 @@ done:
     return res;
 }
 
-/* For each j: acc[offsets[j] + i] += ks[j]·x_i (one vector added at several places with several
- * multipliers; x is converted once).  Everything is validated before the first write. */
-static PyObject *sacc_axpy_segments(ScalarAccumulatorObject *self, PyObject *args) {
-    Py_buffer bx, bk;
-    PyObject *offsets_obj;
-    if (!PyArg_ParseTuple(args, "y*Oy*:axpy_segments", &bx, &offsets_obj, &bk)) return NULL;
-    PyObject *res = NULL, *seq = NULL;
-    sc *x = NULL, *ks = NULL;
-    Py_ssize_t *offs = NULL;
-    size_t nx, nk;
-    seq = PySequence_Fast(offsets_obj, "offsets must be a sequence of ints");
-    if (!seq) goto done;
-    if (parse_scalars(&bx, &x, &nx) || parse_scalars(&bk, &ks, &nk)) goto done;
-    Py_ssize_t nseg = PySequence_Fast_GET_SIZE(seq);
-    if ((size_t)nseg != nk) {
-        PyErr_SetString(PyExc_ValueError, "one multiplier per offset");
-        goto done;
+/* A Python int in [0, N) as a scalar; -1 with an exception otherwise. */
+static int scalar_from_int(PyObject *obj, sc *out) {
+    unsigned char b[32];
+    if (!PyLong_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "a scalar multiplier must be an int");
+        return -1;
     }
-    offs = malloc((nseg ? (size_t)nseg : 1) * sizeof *offs);
-    if (!offs) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t j = 0; j < nseg; j++) {
-        offs[j] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(seq, j));
-        if (offs[j] == -1 && PyErr_Occurred()) goto done;
-        if (sacc_check_run(self, offs[j], (Py_ssize_t)nx)) goto done;
-    }
-    if (sacc_count_terms(self, (u64)nseg)) goto done;
-    for (Py_ssize_t j = 0; j < nseg; j++) {
-        sc_wide *acc = self->v + offs[j];
-        for (size_t i = 0; i < nx; i++) sc_wide_add_mul(&acc[i], &x[i], &ks[j]);
+#if PY_VERSION_HEX >= 0x030D0000
+    if (_PyLong_AsByteArray((PyLongObject *)obj, b, 32, 0, 0, 1) < 0) goto range;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)obj, b, 32, 0, 0) < 0) goto range;
+#endif
+    if (sc_set_b32(out, b)) return 0;
+range:
+    PyErr_Clear();
+    PyErr_SetString(PyExc_ValueError, "multiplier not in [0, N)");
+    return -1;
+}
+
+/* For each term (offset, multiplier, x): acc[offset + i] += (weight·multiplier)·x_i; weight and
+ * the multipliers are ints in [0, N).  Consecutive terms over the same x object convert it once.
+ * Pass 1 validates every term (types, runs, scalars) so that a bad term changes nothing. */
+static PyObject *sacc_axpy_terms(ScalarAccumulatorObject *self, PyObject *args) {
+    PyObject *weight_obj, *terms_obj;
+    if (!PyArg_ParseTuple(args, "OO:axpy_terms", &weight_obj, &terms_obj)) return NULL;
+    sc weight;
+    if (scalar_from_int(weight_obj, &weight)) return NULL;
+    PyObject *seq = PySequence_Fast(terms_obj, "terms must be a sequence");
+    if (!seq) return NULL;
+    PyObject *res = NULL;
+    sc *x = NULL;
+    size_t x_cap = 0;
+    Py_ssize_t nterms = PySequence_Fast_GET_SIZE(seq);
+    u64 nsum = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        PyObject *last_x = NULL;
+        size_t nx = 0;
+        for (Py_ssize_t j = 0; j < nterms; j++) {
+            PyObject *term = PySequence_Fast_GET_ITEM(seq, j);
+            if (!PyTuple_Check(term) || PyTuple_GET_SIZE(term) != 3) {
+                PyErr_SetString(PyExc_TypeError, "a term is a tuple (offset, multiplier, x)");
+                goto done;
+            }
+            Py_ssize_t offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(term, 0));
+            if (offset == -1 && PyErr_Occurred()) goto done;
+            sc mult;
+            if (scalar_from_int(PyTuple_GET_ITEM(term, 1), &mult)) goto done;
+            PyObject *xo = PyTuple_GET_ITEM(term, 2);
+            if (pass == 1 && xo == last_x) {
+                /* same vector object as the previous term: already converted */
+            } else {
+                Py_buffer bx;
+                if (PyObject_GetBuffer(xo, &bx, PyBUF_SIMPLE) < 0) goto done;
+                int bad = 0;
+                if (bx.len % 32) {
+                    PyErr_SetString(PyExc_ValueError,
+                                    "scalar vector length is not a multiple of 32");
+                    bad = 1;
+                } else {
+                    nx = (size_t)bx.len / 32;
+                    if (pass == 1 && nx > x_cap) {
+                        free(x);
+                        x = malloc(nx * sizeof *x);
+                        x_cap = x ? nx : 0;
+                        if (!x) {
+                            PyErr_NoMemory();
+                            bad = 1;
+                        }
+                    }
+                    for (size_t i = 0; !bad && i < nx; i++) {
+                        sc t;
+                        if (!sc_set_b32(pass ? &x[i] : &t, (const unsigned char *)bx.buf + 32 * i)) {
+                            PyErr_Format(PyExc_ValueError,
+                                         "term %zd: scalar %zu not below the group order", j, i);
+                            bad = 1;
+                        }
+                    }
+                }
+                PyBuffer_Release(&bx);
+                if (bad) goto done;
+                last_x = xo;
+            }
+            if (pass == 0) {
+                if (sacc_check_run(self, offset, (Py_ssize_t)nx)) goto done;
+                nsum++;
+                continue;
+            }
+            sc k;
+            sc_mul(&k, &weight, &mult);
+            sc_wide *acc = self->v + offset;
+            for (size_t i = 0; i < nx; i++) sc_wide_add_mul(&acc[i], &x[i], &k);
+        }
+        if (pass == 0 && sacc_count_terms(self, nsum)) goto done;
     }
     res = Py_NewRef(Py_None);
 done:
-    Py_XDECREF(seq);
     free(x);
-    free(ks);
-    free(offs);
-    PyBuffer_Release(&bx);
-    PyBuffer_Release(&bk);
+    Py_DECREF(seq);
     return res;
 }
 
@@ -560,8 +617,8 @@ static PyObject *sacc_to_bytes(ScalarAccumulatorObject *self, PyObject *unused) 
 static PyMethodDef sacc_methods[] = {
     {"axpy", (PyCFunction)(void (*)(void))sacc_axpy, METH_VARARGS | METH_KEYWORDS,
      "axpy(k, x, offset=0): acc[offset + i] += k·x_i."},
-    {"axpy_segments", (PyCFunction)sacc_axpy_segments, METH_VARARGS,
-     "axpy_segments(x, offsets, ks): acc[offsets[j] + i] += ks[j]·x_i for every j."},
+    {"axpy_terms", (PyCFunction)sacc_axpy_terms, METH_VARARGS,
+     "axpy_terms(weight, terms): acc[offset + i] += (weight·mult)·x_i per (offset, mult, x)."},
     {"add_const", (PyCFunction)sacc_add_const, METH_VARARGS,
      "add_const(offset, count, value): acc[offset + i] += value for i < count."},
     {"to_bytes", (PyCFunction)sacc_to_bytes, METH_NOARGS, "to_bytes() -> packed scalars."},

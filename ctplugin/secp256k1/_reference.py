@@ -279,6 +279,14 @@ def scalar_vec_inner(a: bytes, b: bytes) -> bytes:
 SCALAR_ACC_MAX = 1 << 24
 
 
+def _int_scalar(v: object) -> int:
+    if not isinstance(v, int):
+        raise TypeError("a scalar multiplier must be an int")
+    if not 0 <= v < N:
+        raise ValueError("multiplier not in [0, N)")
+    return v
+
+
 class ScalarAccumulator:
     """n scalars mod N, all 0 at first, updated in place (batch coefficient sums)."""
 
@@ -302,15 +310,20 @@ class ScalarAccumulator:
         for i, xi in enumerate(xv):
             self._v[offset + i] = (self._v[offset + i] + kv * xi) % N
 
-    def axpy_segments(self, x: bytes, offsets: Sequence[int], ks: bytes) -> None:
-        """acc[offsets[j] + i] += ks[j]·x_i for every j (all validated before any update)."""
-        xv, kv = _unpack_scalars(x), _unpack_scalars(ks)
-        offsets = list(offsets)
-        if len(offsets) != len(kv):
-            raise ValueError("one multiplier per offset")
-        for offset in offsets:
+    def axpy_terms(self, weight: int, terms: Sequence[tuple[int, int, bytes]]) -> None:
+        """acc[offset + i] += (weight·mult)·x_i for each (offset, mult, x); weight and the
+        multipliers are ints in [0, N); every term validated before any update."""
+        ks = [_int_scalar(weight)]
+        checked = []
+        for term in terms:
+            if not isinstance(term, tuple) or len(term) != 3:
+                raise TypeError("a term is a tuple (offset, multiplier, x)")
+            offset, mult, x = term
+            xv = _unpack_scalars(x)
             self._run(offset, len(xv))
-        for offset, k in zip(offsets, kv):
+            checked.append((offset, _int_scalar(mult), xv))
+        for offset, mult, xv in checked:
+            k = ks[0] * mult % N
             for i, xi in enumerate(xv):
                 self._v[offset + i] = (self._v[offset + i] + k * xi) % N
 

@@ -67,10 +67,12 @@ Scalar vectors (mod N):
     n scalars, all 0, held natively between calls (no per-call conversion of the whole vector;
     the native one keeps unreduced 576-bit sums of products and reduces in ``to_bytes``):
     ``acc.axpy(k, x, offset=0)``: acc[offset + i] += k·x_i; ``acc.add_const(offset, count,
-    value)``: acc[offset + i] += value for i < count; ``acc.axpy_segments(x, offsets, ks)``:
-    acc[offsets[j] + i] += ks[j]·x_i for every j (one vector added at several places, e.g. an
-    outer product ks ⊗ x when the offsets step by len(x)); ``acc.to_bytes()`` the packed scalars;
-    ``len(acc)``. A run outside [0, n) or a scalar >= N is a ``ValueError`` and changes nothing.
+    value)``: acc[offset + i] += value for i < count; ``acc.axpy_terms(weight, terms)``:
+    for each (offset, mult, x) in terms, acc[offset + i] += (weight·mult)·x_i, weight and mult
+    ints in [0, N) (a weighted linear combination of vectors in one call; consecutive terms
+    over the same x object convert it once); ``acc.to_bytes()`` the packed scalars;
+    ``len(acc)``. A run outside [0, n) or a scalar >= N is a ``ValueError`` (a non-int multiplier
+    or malformed term a ``TypeError``) and changes nothing.
     0 <= n <= 2^24.
 
 ``subset_sums_var(table, paths) -> points``
