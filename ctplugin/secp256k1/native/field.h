@@ -159,10 +159,12 @@ static inline void fe_reduce512_(fe *r, const u64 l[8]) {
         c2 = 0;          \
     } while (0)
 
-static inline void fe_mul(fe *r, const fe *a, const fe *b) {
-    u64 l[8], c0 = 0, c1 = 0, c2 = 0;
-    const u64 a0 = a->n[0], a1 = a->n[1], a2 = a->n[2], a3 = a->n[3];
-    const u64 b0 = b->n[0], b1 = b->n[1], b2 = b->n[2], b3 = b->n[3];
+/* The full 512-bit product of two 4×64-bit integers (little-endian limbs), shared by the field
+ * and the scalar arithmetic, which differ only in how they reduce it. */
+static inline void u256_mul_512_(u64 l[8], const u64 a[4], const u64 b[4]) {
+    u64 c0 = 0, c1 = 0, c2 = 0;
+    const u64 a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    const u64 b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
     FE_MULADD_(a0, b0);
     FE_EXTRACT_(l[0]);
     FE_MULADD_(a0, b1);
@@ -187,6 +189,11 @@ static inline void fe_mul(fe *r, const fe *a, const fe *b) {
     FE_MULADD_(a3, b3);
     FE_EXTRACT_(l[6]);
     l[7] = c0;
+}
+
+static inline void fe_mul(fe *r, const fe *a, const fe *b) {
+    u64 l[8];
+    u256_mul_512_(l, a->n, b->n);
     fe_reduce512_(r, l);
 }
 

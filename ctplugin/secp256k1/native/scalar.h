@@ -160,33 +160,7 @@ static inline void sc_reduce512_(sc *r, const u64 l[8]) {
 }
 
 static inline void sc_mul512_(u64 l[8], const sc *a, const sc *b) {
-    u64 c0 = 0, c1 = 0, c2 = 0;
-    const u64 a0 = a->n[0], a1 = a->n[1], a2 = a->n[2], a3 = a->n[3];
-    const u64 b0 = b->n[0], b1 = b->n[1], b2 = b->n[2], b3 = b->n[3];
-    FE_MULADD_(a0, b0);
-    FE_EXTRACT_(l[0]);
-    FE_MULADD_(a0, b1);
-    FE_MULADD_(a1, b0);
-    FE_EXTRACT_(l[1]);
-    FE_MULADD_(a0, b2);
-    FE_MULADD_(a1, b1);
-    FE_MULADD_(a2, b0);
-    FE_EXTRACT_(l[2]);
-    FE_MULADD_(a0, b3);
-    FE_MULADD_(a1, b2);
-    FE_MULADD_(a2, b1);
-    FE_MULADD_(a3, b0);
-    FE_EXTRACT_(l[3]);
-    FE_MULADD_(a1, b3);
-    FE_MULADD_(a2, b2);
-    FE_MULADD_(a3, b1);
-    FE_EXTRACT_(l[4]);
-    FE_MULADD_(a2, b3);
-    FE_MULADD_(a3, b2);
-    FE_EXTRACT_(l[5]);
-    FE_MULADD_(a3, b3);
-    FE_EXTRACT_(l[6]);
-    l[7] = c0;
+    u256_mul_512_(l, a->n, b->n);
 }
 
 static inline void sc_mul(sc *r, const sc *a, const sc *b) {
