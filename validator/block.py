@@ -35,7 +35,7 @@ Header time rules (median time past, future drift) are not checked on our regtes
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 
@@ -180,8 +180,12 @@ def range_claim(item: RangeItem) -> Claim:
         raise item.label.error("bad-txns-rangeproof-invalid", f"malformed: {exc}") from None
 
 
-def verify_surjection(item: SurjectionItem) -> None:
-    output_gen = item.output_generator()
+def verify_surjection(item: SurjectionItem,
+                      decoded_generators: Mapping[bytes, bytes] | None = None) -> None:
+    """Verify one surjection item (a ValidationError naming it otherwise).
+    ``decoded_generators``: asset encodings the range claims already decoded (``run_batch``),
+    so the output's generator is not decoded a second time."""
+    output_gen = item.output_generator(decoded_generators)
     if output_gen is None:
         raise item.label.error("bad-txns-asset-invalid", "asset commitment does not decode")
     targets = item.targets.generators()
@@ -196,20 +200,30 @@ def verify_surjection(item: SurjectionItem) -> None:
 
 
 def run_batch(plans: Sequence[AmountPlan], ranges: Sequence[RangeItem],
-              timings: dict[str, float] | None = None) -> int:
+              timings: dict[str, float] | None = None,
+              decoded_generators: dict[bytes, bytes] | None = None) -> int:
     """Every balance equation and the given range proofs in ONE batch (one MSM); on failure,
     the first failing item by (tx index, kind, position) as a ValidationError. Returns the
     number of claims. ``timings`` (if given) receives "claims" (parsing proofs, transcripts,
-    scalars) and "msm" (the multi-scalar multiplication, plus the search on failure)."""
+    scalars) and "msm" (the multi-scalar multiplication, plus the search on failure).
+
+    ``decoded_generators`` (if given) receives, for each range claim built, its value
+    generator's encoding → the packed point the claim decoded (a range claim's one shared term
+    is value_gen·w(δ − t)): a blinded output's asset commitment is both its range proof's value
+    generator and its surjection proof's output generator, and is then decoded only once."""
     start = time.perf_counter()
     fixed = consensus_generators().fixed
     claims = [plan.balance for plan in plans]
     malformed: list[tuple[ItemLabel, ValidationError]] = []
     for item in ranges:
         try:
-            claims.append(range_claim(item))
+            claim = range_claim(item)
         except ValidationError as exc:  # kept aside: an earlier item may fail the batch
             malformed.append((item.label, exc))
+            continue
+        claims.append(claim)
+        if decoded_generators is not None and len(claim.shared) == 1:
+            decoded_generators[item.value_gen] = claim.shared[0][0]
     claims.sort(key=lambda claim: claim.label)  # culprit order: tx index, then position
     batch = BatchVerifier(fixed)
     batch.extend(claims)
@@ -456,10 +470,12 @@ class BlockValidator:
         try:
             report.n_balance = len(plans)
             batch_split: dict[str, float] = {}
-            report.n_msm_items = run_batch(plans, ranges, batch_split)
+            decoded: dict[bytes, bytes] = {}
+            report.n_msm_items = run_batch(plans, ranges, batch_split,
+                                           decoded if surjections else None)
             t6 = clock()
             for sitem in surjections:
-                verify_surjection(sitem)
+                verify_surjection(sitem, decoded)
             t7 = clock()
             self.chainstate.connect_block(block.hash, block.header.height,
                                           block.header.prev_hash, spent_points, created,

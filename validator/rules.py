@@ -40,7 +40,7 @@ checks belong to the node layer above).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -155,8 +155,12 @@ class SurjectionItem(NamedTuple):
     output_encoding: bytes
     targets: SurjectionTargets
 
-    def output_generator(self) -> Generator | None:
-        packed = _decode_one(self.output_encoding, KIND_GENERATOR)
+    def output_generator(self, decoded: Mapping[bytes, bytes] | None = None) -> Generator | None:
+        """The output's asset generator, or None if it does not decode. ``decoded``: encodings
+        already decoded (e.g. by the output's range claim) → packed points, reused as is."""
+        packed = None if decoded is None else decoded.get(self.output_encoding)
+        if packed is None:
+            packed = _decode_one(self.output_encoding, KIND_GENERATOR)
         return None if packed is None else Generator(Point.from_packed(packed))
 
 
