@@ -1069,35 +1069,6 @@ done:
     return res;
 }
 
-static PyObject *py_scalar_vec_axpy_into(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer bacc, bk, bx;
-    if (!PyArg_ParseTuple(args, "w*y*y*:scalar_vec_axpy_into", &bacc, &bk, &bx)) return NULL;
-    PyObject *res = NULL;
-    sc *acc = NULL, *x = NULL, k;
-    size_t n;
-    if (parse_pair(&bacc, &bx, &acc, &x, &n) || parse_one_scalar(&bk, &k)) goto done;
-    /* all validated: compute into the private copy without the GIL, then write back under it
-     * (no partial write on error, and the caller's buffer is never touched unlocked) */
-    Py_BEGIN_ALLOW_THREADS
-    for (size_t i = 0; i < n; i++) {
-        sc r;
-        sc_mul(&r, &x[i], &k);
-        sc_add(&acc[i], &r, &acc[i]);
-    }
-    Py_END_ALLOW_THREADS
-    unsigned char *out = bacc.buf;
-    for (size_t i = 0; i < n; i++) sc_get_b32(out + 32 * i, &acc[i]);
-    res = Py_NewRef(Py_None);
-done:
-    free(acc);
-    free(x);
-    PyBuffer_Release(&bacc);
-    PyBuffer_Release(&bk);
-    PyBuffer_Release(&bx);
-    return res;
-}
-
 static PyObject *py_scalar_vec_sum(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer ba;
@@ -1575,8 +1546,6 @@ static PyMethodDef methods[] = {
     {"scalar_vec_mul", py_scalar_vec_mul, METH_VARARGS, "elementwise a_i·b_i"},
     {"scalar_vec_add", py_scalar_vec_add, METH_VARARGS, "elementwise a_i + b_i"},
     {"scalar_vec_scale", py_scalar_vec_scale, METH_VARARGS, "k·a_i"},
-    {"scalar_vec_axpy_into", py_scalar_vec_axpy_into, METH_VARARGS,
-     "acc_i += k·x_i in place (acc: writable buffer)"},
     {"scalar_vec_sum", py_scalar_vec_sum, METH_VARARGS, "Σ a_i"},
     {"scalar_vec_inner", py_scalar_vec_inner, METH_VARARGS, "Σ a_i·b_i"},
     {"subset_sums_var", py_subset_sums_var, METH_VARARGS,

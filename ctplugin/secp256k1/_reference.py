@@ -261,12 +261,6 @@ def scalar_vec_scale(a: bytes, k: bytes) -> bytes:
     return _pack_scalars([x * kv for x in _unpack_scalars(a)])
 
 
-def scalar_vec_axpy_into(acc: bytearray, k: bytes, x: bytes) -> None:
-    av, xv = _pairwise(bytes(acc), x)
-    (kv,) = _unpack_scalars(k)
-    acc[:] = _pack_scalars([a + kv * b for a, b in zip(av, xv)])
-
-
 def scalar_vec_sum(a: bytes) -> bytes:
     return _pack_scalars([sum(_unpack_scalars(a))])
 

@@ -59,7 +59,6 @@ Scalar vectors (mod N):
 ``scalar_vec_mul(a, b)``           elementwise a_i·b_i
 ``scalar_vec_add(a, b)``           elementwise a_i + b_i
 ``scalar_vec_scale(a, k)``         k·a_i
-``scalar_vec_axpy_into(acc, k, x)``  acc_i += k·x_i, in place on a ``bytearray`` (accumulators)
 ``scalar_vec_sum(a) -> scalar``    Σ a_i
 ``scalar_vec_inner(a, b) -> scalar``  Σ a_i·b_i
 
