@@ -112,7 +112,18 @@ class SurjectionProof:
         sig = 2 + nbytes
         e0 = data[sig: sig + 32]
         s = tuple(data[sig + 32 * (j + 1): sig + 32 * (j + 2)] for j in range(len(used)))
-        return cls(n_inputs, used, e0, s)
+        for j, scalar in enumerate(s):
+            if not 0 < int.from_bytes(scalar, "big") < N:
+                raise ProofError(f"s[{j}] is zero or not below the group order")
+        # Every invariant of __post_init__ holds by now (n_inputs in range, used non-empty,
+        # increasing and below n_inputs by construction, 32-byte e0 and s_j in [1, n)): build
+        # without checking them a second time (parse is on the block's hot path).
+        proof = object.__new__(cls)
+        _set_n_inputs(proof, n_inputs)
+        _set_used(proof, used)
+        _set_e0(proof, e0)
+        _set_s(proof, s)
+        return proof
 
     def serialize(self) -> bytes:
         return (self.n_inputs.to_bytes(2, "little") + self.bitmap + self.e0 + b"".join(self.s))
@@ -121,3 +132,10 @@ class SurjectionProof:
     def size(self) -> int:
         """Length of the serialization in bytes."""
         return serialized_size(self.n_inputs, len(self.used))
+
+
+# Slot setters bypass the frozen dataclass's __setattr__ (for ``SurjectionProof.parse`` only).
+_set_n_inputs = SurjectionProof.__dict__["n_inputs"].__set__
+_set_used = SurjectionProof.__dict__["used"].__set__
+_set_e0 = SurjectionProof.__dict__["e0"].__set__
+_set_s = SurjectionProof.__dict__["s"].__set__
