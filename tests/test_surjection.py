@@ -16,12 +16,15 @@ from ctplugin.pedersen import Generator, generator_generate, generator_generate_
 from ctplugin.secp256k1.params import N
 from ctplugin.surjection import (
     MAX_INPUTS,
+    PreparedTargets,
     SurjectionProof,
     generate,
     select_inputs,
     serialized_size,
+    surjection_message,
     verify,
     verify_bytes,
+    verify_prepared,
 )
 from ctplugin.surjection.prover import SeededIndexStream, nonce_scalars
 
@@ -329,3 +332,39 @@ def test_parse_serialize_roundtrip(n: int, used_mask: int, e0: bytes, s: list[by
     # A random (non-)proof never verifies and never raises.
     gens = [generator_generate(bytes([i]) * 32) for i in range(n)]
     assert not verify(proof, gens, generator_generate(b"\xee" * 32))
+
+
+# --- prepared targets (a transaction's outputs share one target list) ------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32), n_inputs=st.integers(1, 6), n_outputs=st.integers(1, 4))
+def test_prepared_targets_agree_with_verify(seed: int, n_inputs: int, n_outputs: int) -> None:
+    """One PreparedTargets serves every output of a spend: same verdicts as ``verify``, and its
+    message is ``surjection_message``; a proof checked against the wrong output or wrong count
+    fails both ways."""
+    rng = random.Random(seed)
+    base = _wallet(rng, n_inputs, min(n_inputs, 2))
+    gens = list(base["input_generators"])
+    targets = PreparedTargets(gens)
+    assert len(targets) == n_inputs
+    outputs = []
+    for _ in range(n_outputs):
+        case = dict(base, output_blind=rng.randbytes(32), seed=rng.randbytes(32))
+        case["output_generator"] = generator_generate_blinded(case["output_asset"],
+                                                              case["output_blind"])
+        outputs.append((generate(**case), case["output_generator"]))
+    for proof, out in outputs:
+        packed = out.point.packed
+        assert targets.message(packed) == surjection_message(gens, out)
+        assert verify_prepared(proof, targets, packed) and verify(proof, gens, out)
+        other = outputs[0][1] if out is not outputs[0][1] else generator_generate(bytes(32))
+        assert not verify_prepared(proof, targets, other.point.packed)
+        assert not verify(proof, gens, other)
+        assert not verify_prepared(proof, PreparedTargets([*gens, gens[0]]), packed)
+
+
+def test_prepared_targets_output_equal_to_used_input_is_false() -> None:
+    case = _wallet(random.Random(12), 2, 2)
+    proof = generate(**case)
+    gens = list(case["input_generators"])
+    assert not verify_prepared(proof, PreparedTargets(gens), gens[proof.used[0]].point.packed)

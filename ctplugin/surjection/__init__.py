@@ -1,7 +1,9 @@
 """Asset surjection proofs (secp256k1-zkp / Elements): parse, serialize, verify, generate.
 
 - ``SurjectionProof``: the immutable parsed proof (``parse`` is strict: ``ProofError``).
-- ``verify(proof, input_generators, output_generator) -> bool``: public data, variable time.
+- ``verify(proof, input_generators, output_generator) -> bool``: public data, variable time;
+  ``verify_prepared(proof, PreparedTargets(input_generators), output_packed)`` when several
+  proofs (a transaction's outputs) share one target list.
 - ``generate(...)``: wallet side, deterministic from a caller-provided 32-byte seed.
 """
 
@@ -13,12 +15,19 @@ from ctplugin.surjection.proof import (
     serialized_size,
 )
 from ctplugin.surjection.prover import generate, select_inputs
-from ctplugin.surjection.verifier import surjection_message, verify, verify_bytes
+from ctplugin.surjection.verifier import (
+    PreparedTargets,
+    surjection_message,
+    verify,
+    verify_bytes,
+    verify_prepared,
+)
 
 __all__ = [
     "MAX_INPUTS",
     "MAX_USED_INPUTS",
     "WALLET_USED_INPUTS",
+    "PreparedTargets",
     "SurjectionProof",
     "generate",
     "select_inputs",
@@ -26,4 +35,5 @@ __all__ = [
     "surjection_message",
     "verify",
     "verify_bytes",
+    "verify_prepared",
 ]

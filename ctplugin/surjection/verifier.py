@@ -60,11 +60,41 @@ def ring_public_keys(output_packed: bytes, inputs_packed: Sequence[bytes]) -> li
 
     Precondition: no T_j equals A (P_j would be infinity; callers check first).
     """
-    if len(inputs_packed) == 1:
-        return [_k.point_add_var(output_packed, _k.point_neg(inputs_packed[0]))]
-    table = b"".join([output_packed, *(_k.point_neg(t) for t in inputs_packed)])
-    sums = _k.subset_sums_var(table, [(0, j) for j in range(1, len(inputs_packed) + 1)])
+    return ring_keys_from_negated(output_packed, [_k.point_neg(t) for t in inputs_packed])
+
+
+def ring_keys_from_negated(output_packed: bytes, negated_inputs: Sequence[bytes]) -> list[bytes]:
+    """``ring_public_keys`` given −T_j (packed) already: P_j = A + (−T_j). Same precondition."""
+    if len(negated_inputs) == 1:
+        return [_k.point_add_var(output_packed, negated_inputs[0])]
+    table = b"".join([output_packed, *negated_inputs])
+    sums = _k.subset_sums_var(table, [(0, j) for j in range(1, len(negated_inputs) + 1)])
     return [sums[i: i + 64] for i in range(0, len(sums), 64)]
+
+
+class PreparedTargets:
+    """A target list made ready for verifying many proofs against it (a transaction's outputs
+    share one): the packed T_i, their negations −T_i (for P_j = A − T_j) and the SHA256 state
+    after ser(T_0) ‖ … ‖ ser(T_{n-1}), the common prefix of every output's message m."""
+
+    __slots__ = ("_prefix", "negated", "packed")
+
+    def __init__(self, input_generators: Sequence[Generator]) -> None:
+        self.packed: tuple[bytes, ...] = tuple(g.point.packed for g in input_generators)
+        self.negated: tuple[bytes, ...] = tuple(_k.point_neg(t) for t in self.packed)
+        prefix = hashlib.sha256()
+        for t in self.packed:
+            prefix.update(compressed(t))
+        self._prefix = prefix
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    def message(self, output_packed: bytes) -> bytes:
+        """``surjection_message`` of these targets and the output A (packed)."""
+        h = self._prefix.copy()
+        h.update(compressed(output_packed))
+        return h.digest()
 
 
 def verify(proof: SurjectionProof, input_generators: Sequence[Generator],
@@ -77,12 +107,23 @@ def verify(proof: SurjectionProof, input_generators: Sequence[Generator],
     """
     if proof.n_inputs != len(input_generators):
         return False
-    message = surjection_message(input_generators, output_generator)
-    output = output_generator.point.packed
-    used_inputs = [input_generators[i].point.packed for i in proof.used]
-    if output in used_inputs:  # some P_j would be infinity
+    return verify_prepared(proof, PreparedTargets(input_generators),
+                           output_generator.point.packed)
+
+
+def verify_prepared(proof: SurjectionProof, targets: PreparedTargets,
+                    output_packed: bytes) -> bool:
+    """``verify`` against prepared targets and the output generator A as a packed kernel point
+    (decoded by the caller): the per-output work when several outputs share one target list."""
+    if proof.n_inputs != len(targets.packed):
         return False
-    pubs = ring_public_keys(output, used_inputs)
+    used = proof.used
+    inputs = targets.packed
+    if any(inputs[i] == output_packed for i in used):  # some P_j would be infinity
+        return False
+    negated = targets.negated
+    pubs = ring_keys_from_negated(output_packed, [negated[i] for i in used])
+    message = targets.message(output_packed)
     e = borromean_hash(message, proof.e0, 0)
     last = len(pubs) - 1
     r_ser = b""
