@@ -49,8 +49,7 @@ from ctplugin.bulletproofs import (
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
 from ctplugin.errors import ProofError, ValidationError
 from ctplugin.secp256k1 import FixedBase
-from ctplugin.surjection import SurjectionProof
-from ctplugin.surjection import verify as surjection_verify
+from ctplugin.surjection import SurjectionProof, verify_prepared
 from validator.coins import decode_spent, encode_txout
 from validator.rules import (
     COINBASE_MATURITY,
@@ -185,17 +184,17 @@ def verify_surjection(item: SurjectionItem,
     """Verify one surjection item (a ValidationError naming it otherwise).
     ``decoded_generators``: asset encodings the range claims already decoded (``run_batch``),
     so the output's generator is not decoded a second time."""
-    output_gen = item.output_generator(decoded_generators)
-    if output_gen is None:
+    output = item.output_point(decoded_generators)
+    if output is None:
         raise item.label.error("bad-txns-asset-invalid", "asset commitment does not decode")
-    targets = item.targets.generators()
+    targets = item.targets.prepared()
     if targets is None:
         raise item.label.error("bad-txns-asset-invalid", "a target generator does not decode")
     try:
         proof = SurjectionProof.parse(item.proof)
     except ProofError as exc:
         raise item.label.error("bad-txns-surjectionproof-invalid", f"malformed: {exc}") from None
-    if not surjection_verify(proof, targets, output_gen):
+    if not verify_prepared(proof, targets, output):
         raise item.label.error("bad-txns-surjectionproof-invalid")
 
 

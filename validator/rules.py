@@ -51,6 +51,7 @@ from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, Point, kernel
 from ctplugin.secp256k1.params import N
+from ctplugin.surjection import PreparedTargets
 from validator.balance import BalanceTally
 
 _k = kernel.backend
@@ -125,26 +126,37 @@ class SurjectionTargets:
     0a/0b commitment: 33 bytes each, one-to-one with the generators, used for cache keys), with
     the generators decoded once, on first use (a cached proof never needs them)."""
 
-    __slots__ = ("_generators", "encodings")
+    __slots__ = ("_prepared", "encodings")
 
     def __init__(self, encodings: tuple[bytes, ...]) -> None:
         self.encodings = encodings
-        self._generators: tuple[Generator, ...] | None = None
+        self._prepared: PreparedTargets | None = None
 
-    def generators(self) -> tuple[Generator, ...] | None:
-        """The target generators, or None if one does not decode."""
-        if self._generators is None:
-            out = []
+    def prepared(self) -> PreparedTargets | None:
+        """The targets decoded and prepared for verification (once per transaction, whatever
+        its number of outputs), or None if one does not decode. Each distinct encoding is
+        decoded once (inputs of one asset often share it)."""
+        if self._prepared is None:
+            points: dict[bytes, bytes] = {}
             for enc in self.encodings:
+                if enc in points:
+                    continue
                 if enc[0] == 1:
-                    out.append(generator_generate(enc[1:]))
+                    packed = generator_generate(enc[1:]).point.packed
                 else:
                     packed = _decode_one(enc, KIND_GENERATOR)
                     if packed is None:
                         return None
-                    out.append(Generator(Point.from_packed(packed)))
-            self._generators = tuple(out)
-        return self._generators
+                points[enc] = packed
+            self._prepared = PreparedTargets.from_packed([points[e] for e in self.encodings])
+        return self._prepared
+
+    def generators(self) -> tuple[Generator, ...] | None:
+        """The target generators, or None if one does not decode."""
+        prepared = self.prepared()
+        if prepared is None:
+            return None
+        return tuple(Generator(Point.from_packed(p)) for p in prepared.packed)
 
 
 class SurjectionItem(NamedTuple):
@@ -155,12 +167,18 @@ class SurjectionItem(NamedTuple):
     output_encoding: bytes
     targets: SurjectionTargets
 
-    def output_generator(self, decoded: Mapping[bytes, bytes] | None = None) -> Generator | None:
-        """The output's asset generator, or None if it does not decode. ``decoded``: encodings
-        already decoded (e.g. by the output's range claim) → packed points, reused as is."""
+    def output_point(self, decoded: Mapping[bytes, bytes] | None = None) -> bytes | None:
+        """The output's asset generator as a packed kernel point, or None if it does not
+        decode. ``decoded``: encodings already decoded (e.g. by the output's range claim) →
+        packed points, reused as is."""
         packed = None if decoded is None else decoded.get(self.output_encoding)
         if packed is None:
             packed = _decode_one(self.output_encoding, KIND_GENERATOR)
+        return packed
+
+    def output_generator(self, decoded: Mapping[bytes, bytes] | None = None) -> Generator | None:
+        """``output_point`` as a Generator."""
+        packed = self.output_point(decoded)
         return None if packed is None else Generator(Point.from_packed(packed))
 
 

@@ -80,7 +80,17 @@ class PreparedTargets:
     __slots__ = ("_prefix", "negated", "packed")
 
     def __init__(self, input_generators: Sequence[Generator]) -> None:
-        self.packed: tuple[bytes, ...] = tuple(g.point.packed for g in input_generators)
+        self._set([g.point.packed for g in input_generators])
+
+    @classmethod
+    def from_packed(cls, points: Sequence[bytes]) -> PreparedTargets:
+        """From the targets as packed kernel points (precondition: decoded by the kernel)."""
+        targets = object.__new__(cls)
+        targets._set(points)
+        return targets
+
+    def _set(self, points: Sequence[bytes]) -> None:
+        self.packed: tuple[bytes, ...] = tuple(points)
         self.negated: tuple[bytes, ...] = tuple(_k.point_neg(t) for t in self.packed)
         prefix = hashlib.sha256()
         for t in self.packed:
