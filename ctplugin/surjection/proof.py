@@ -29,6 +29,12 @@ WALLET_USED_INPUTS = 3
 """How many inputs Elements' wallet and libwally put into the ring (fewer if fewer inputs)."""
 
 
+_BYTE_BITS = tuple(tuple(b for b in range(8) if v >> b & 1) for v in range(256))
+"""The set bit positions of each byte value, in increasing order (bitmap decoding)."""
+_ZERO = bytes(32)
+_N_BYTES = N.to_bytes(32, "big")
+
+
 def bitmap_len(n_inputs: int) -> int:
     return (n_inputs + 7) // 8
 
@@ -101,7 +107,11 @@ class SurjectionProof:
         bitmap = data[2: 2 + nbytes]
         if n_inputs % 8 and bitmap[-1] >> (n_inputs % 8):
             raise ProofError("surjection proof bitmap marks inputs beyond n_inputs")
-        used = tuple(i for i in range(n_inputs) if bitmap[i >> 3] >> (i & 7) & 1)
+        # (no bit at or beyond n_inputs is set, so every set bit is a used input)
+        if nbytes == 1:
+            used = _BYTE_BITS[bitmap[0]]
+        else:
+            used = tuple(8 * k + b for k, byte in enumerate(bitmap) for b in _BYTE_BITS[byte])
         if not used:
             raise ProofError("surjection proof uses no input")
         if len(used) > max_used:
@@ -113,7 +123,8 @@ class SurjectionProof:
         e0 = data[sig: sig + 32]
         s = tuple(data[sig + 32 * (j + 1): sig + 32 * (j + 2)] for j in range(len(used)))
         for j, scalar in enumerate(s):
-            if not 0 < int.from_bytes(scalar, "big") < N:
+            # 0 < s_j < n on the 32-byte big-endian strings (same-length byte order is numeric)
+            if not _ZERO < scalar < _N_BYTES:
                 raise ProofError(f"s[{j}] is zero or not below the group order")
         # Every invariant of __post_init__ holds by now (n_inputs in range, used non-empty,
         # increasing and below n_inputs by construction, 32-byte e0 and s_j in [1, n)): build
