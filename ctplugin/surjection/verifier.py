@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import cache
 
 from ctplugin.pedersen import Generator
 from ctplugin.secp256k1 import G, kernel
@@ -68,8 +69,14 @@ def ring_keys_from_negated(output_packed: bytes, negated_inputs: Sequence[bytes]
     if len(negated_inputs) == 1:
         return [_k.point_add_var(output_packed, negated_inputs[0])]
     table = b"".join([output_packed, *negated_inputs])
-    sums = _k.subset_sums_var(table, [(0, j) for j in range(1, len(negated_inputs) + 1)])
+    sums = _k.subset_sums_var(table, _pair_paths(len(negated_inputs)))
     return [sums[i: i + 64] for i in range(0, len(sums), 64)]
+
+
+@cache
+def _pair_paths(count: int) -> tuple[tuple[int, int], ...]:
+    """Subset-sum paths (0, j), j = 1..count: table entry 0 (A) plus entry j (−T_j)."""
+    return tuple((0, j) for j in range(1, count + 1))
 
 
 class PreparedTargets:
