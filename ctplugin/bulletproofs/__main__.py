@@ -14,7 +14,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ctplugin.batch import BatchVerifier, Claim
@@ -94,7 +94,7 @@ def _batch_verdict(case: Case, good: list[Claim]) -> tuple[bool, bool]:
     return ok, named
 
 
-def _check_generators(section: dict[str, Any]) -> list[tuple[str, bool]]:
+def _check_generators(section: Case) -> list[tuple[str, bool]]:
     results = []
     stream = rfc6979_stream(G.x.to_bytes(32, "big") + G.y.to_bytes(32, "big"))  # type: ignore[union-attr]
     first = [next(stream).hex() for _ in range(len(section.get("rfc6979_stream_first3", [])))]
@@ -118,6 +118,54 @@ def _check_generators(section: dict[str, Any]) -> list[tuple[str, bool]]:
                      for name, xy in samples.items())
             results.append((f"generator set {n_gens}", ok))
     return results
+
+
+Check = tuple[bool, str]
+
+
+def _collect(checks: Iterator[Check]) -> Check:
+    """Run a case's checks in order; an error ends the case as a failure with its message."""
+    ok, parts = True, []
+    try:
+        for passed, text in checks:
+            ok &= passed
+            parts.append(text)
+    except (CtpluginError, KeyError, ValueError, TypeError) as exc:
+        ok = False
+        parts.append(f"error {type(exc).__name__}: {exc}")
+    return ok, "; ".join(parts)
+
+
+def _prover_check(case: Case) -> Iterator[Check]:
+    if "openings" in case and "prover_nonce" in case:
+        same = _prover_bytes(case)
+        yield same, f"prover {'bytes match' if same else 'BYTES DIFFER'}"
+
+
+def _case_checks(case: Case, good: list[Claim]) -> Iterator[Check]:
+    """Prover bytes, verdict alone, verdict in a batch (named by bisection), rewind."""
+    yield from _prover_check(case)
+    expected = bool(case["expected"])
+    got = _verdict(lambda: _claim(case))
+    yield got == expected, f"verify {got} (expected {expected})"
+    got_b, named = _batch_verdict(case, good)
+    want_b = bool(case.get("reference_verify_multi", expected))
+    yield (got_b == want_b and named,
+           f"batch {got_b} (expected {want_b}{'' if named else ', bisection did not name it'})")
+    if case.get("rewind"):
+        same = _rewind_matches(case)
+        yield same, f"rewind {'matches' if same else 'DIFFERS'}"
+
+
+def _quirk_checks(case: Case) -> Iterator[Check]:
+    """Prover bytes and the reference's min_value verdicts (array given / NULL)."""
+    yield from _prover_check(case)
+    for key, mins in (("reference_verify_with_min_value", "case"),
+                      ("reference_verify_with_min_value_NULL", None)):
+        if key in case:
+            got = _verdict(lambda mv=mins: _claim(case, min_value=mv))
+            name = key.removeprefix("reference_")
+            yield got == bool(case[key]), f"{name} {got} (reference {case[key]})"
 
 
 def check(path: str, out: Any = None) -> bool:
@@ -145,52 +193,11 @@ def check(path: str, out: Any = None) -> bool:
 
     for section in ("valid", "invalid"):
         for case in data.get(section, []):
-            parts = []
-            ok = True
-            try:
-                if "openings" in case and "prover_nonce" in case:
-                    same = _prover_bytes(case)
-                    ok &= same
-                    parts.append(f"prover {'bytes match' if same else 'BYTES DIFFER'}")
-                expected = bool(case["expected"])
-                got = _verdict(lambda c=case: _claim(c))
-                ok &= got == expected
-                parts.append(f"verify {got} (expected {expected})")
-                good = [c for c in good_by_gens.get(case["gens_n"], [])
-                        if c.label != ("good", case["id"])]
-                got_b, named = _batch_verdict(case, good)
-                want_b = bool(case.get("reference_verify_multi", expected))
-                ok &= got_b == want_b and named
-                parts.append(f"batch {got_b} (expected {want_b}"
-                             f"{'' if named else ', bisection did not name it'})")
-                if case.get("rewind"):
-                    same = _rewind_matches(case)
-                    ok &= same
-                    parts.append(f"rewind {'matches' if same else 'DIFFERS'}")
-            except (CtpluginError, KeyError, ValueError, TypeError) as exc:
-                ok = False
-                parts.append(f"error {type(exc).__name__}: {exc}")
-            report(case["id"], ok, "; ".join(parts))
-
+            good = [c for c in good_by_gens.get(case["gens_n"], [])
+                    if c.label != ("good", case["id"])]
+            report(case["id"], *_collect(_case_checks(case, good)))
     for case in data.get("quirks", []):
-        parts = []
-        ok = True
-        try:
-            if "openings" in case and "prover_nonce" in case:
-                same = _prover_bytes(case)
-                ok &= same
-                parts.append(f"prover {'bytes match' if same else 'BYTES DIFFER'}")
-            for key, mins in (("reference_verify_with_min_value", "case"),
-                              ("reference_verify_with_min_value_NULL", None)):
-                if key in case:
-                    got = _verdict(lambda c=case, mv=mins: _claim(c, min_value=mv))
-                    ok &= got == bool(case[key])
-                    parts.append(f"{key.removeprefix('reference_')} {got} "
-                                 f"(reference {case[key]})")
-        except (CtpluginError, KeyError, ValueError, TypeError) as exc:
-            ok = False
-            parts.append(f"error {type(exc).__name__}: {exc}")
-        report(case["id"], ok, "; ".join(parts))
+        report(case["id"], *_collect(_quirk_checks(case)))
 
     for i, entry in enumerate(data.get("batches", [])):
         try:
