@@ -18,10 +18,12 @@ native: $(STAMP)
 
 test: $(STAMP) native
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
 demo: $(STAMP) native
-	$(PY) -m validator.demo
+	$(VENV)/bin/ctplugin demo
 
 bench: $(STAMP) native
 	$(PY) -m bench all --quick

@@ -8,7 +8,8 @@ import pkgutil
 import sys
 
 import bench
-from bench.common import measure_t_us, report
+from bench.common import report
+from harness.timing import measure_t_us
 
 _NOT_BENCHMARKS = {"common", "__main__"}
 

@@ -36,13 +36,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import Row, make_row, measure_t_us
+from bench.common import Row, make_row
 from ctplugin.elements import parse_block
+from ctplugin.elements.consensus import COIN
+from harness.timing import measure_t_us
 from regtest.chain import ChainBuilder, read_chain, write_chain
-from regtest.params import COIN, REGTEST_SEED, chain_params, genesis_block
+from regtest.params import REGTEST_SEED, chain_params, genesis_block
 from regtest.wallet import Payment, Wallet
-from validator.block import ConnectReport
-from validator.node import Node
+from validator import ConnectReport, Node
 
 CACHE_VERSION = 1
 RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (design.md)

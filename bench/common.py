@@ -1,15 +1,9 @@
-"""Shared benchmark plumbing: the t unit, timing, rows and output."""
+"""Shared benchmark plumbing: rows and their output (timing and the unit t: ``harness.timing``)."""
 
 from __future__ import annotations
 
-import gc
 import json
-import statistics
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
-
-import coincurve
 
 
 @dataclass(frozen=True)
@@ -22,36 +16,6 @@ class Row:
     t: float
     reference_t: float | None = None
     note: str = ""
-
-
-def median_time(fn: Callable[[], object], *, repeat: int = 5, number: int = 1) -> float:
-    """Median wall time of ``fn`` in seconds (each sample runs it ``number`` times)."""
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        fn()  # warm-up: caches, lazy tables
-        samples = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            samples.append((time.perf_counter() - start) / number)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return statistics.median(samples)
-
-
-def measure_t_us(samples: int = 2000) -> float:
-    """Microseconds of one coincurve ``PublicKey.multiply`` (the unit t), measured now."""
-    key = coincurve.PublicKey.from_secret(b"\x11" * 32)
-    scalar = bytes.fromhex("7d" * 32)
-
-    def loop() -> None:
-        for _ in range(samples):
-            key.multiply(scalar)
-
-    return median_time(loop, repeat=5) / samples * 1e6
 
 
 def make_row(name: str, n: int, seconds_per_item: float, t_us: float,

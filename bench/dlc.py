@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 from concurrent.futures import ProcessPoolExecutor
 
-from bench.common import Row, make_row, measure_t_us, median_time
+from bench.common import Row, make_row
 from ctplugin.dlc import adaptor_points as ap
 from ctplugin.dlc import ecdsa_adaptor as ea
 from ctplugin.dlc.builder import Wallet, numeric_offer
@@ -33,6 +33,7 @@ from ctplugin.dlc.payout import (
 )
 from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import ct, kernel
+from harness.timing import measure_t_us, median_time
 
 TARGET_US = {
     "dlc_points_memo": 3000.0,

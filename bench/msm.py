@@ -27,9 +27,10 @@ from collections.abc import Callable
 
 import coincurve
 
-from bench.common import Row, make_row, median_time
+from bench.common import Row, make_row
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import GX, GY, N
+from harness.timing import median_time
 
 REFERENCE_T_US = 34.0
 # libsecp256k1 ecmult_multi_var, µs per point (n points plus G), this machine kind

@@ -16,9 +16,10 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.common import Row, make_row, median_time
+from bench.common import Row, make_row
 from ctplugin.elements import Transaction, parse_block, parse_transaction
 from ctplugin.elements.vectors import load_entries
+from harness.timing import median_time
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "elements-vectors"

@@ -8,88 +8,15 @@ proofs checked by the secp256k1-zkp bundled in wallycore through ctypes, measure
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
 import random
-from collections.abc import Sequence
-from functools import cache
 
-from bench.common import Row, make_row, median_time
+from bench.common import Row, make_row
 from ctplugin.pedersen import Generator, generator_generate_blinded
 from ctplugin.surjection import SurjectionProof, generate, verify
+from harness.timing import median_time
+from harness.zkp import surjection as libsecp_surjection
 
 REFERENCE_T_2IN = 3.2
-_CONTEXT_VERIFY_SIGN = 0x0301  # SECP256K1_CONTEXT_VERIFY | SECP256K1_CONTEXT_SIGN
-_PROOF_STRUCT_BYTES = 16384  # secp256k1_surjectionproof is 8264 bytes on x86-64; room to spare
-
-
-class LibsecpSurjection:
-    """secp256k1-zkp's surjection verifier from wallycore's bundled library (ctypes).
-
-    For cross-checks and the reference benchmark only (elements-format.md §6).
-    """
-
-    def __init__(self, lib: ctypes.CDLL) -> None:
-        self._lib = lib
-        lib.secp256k1_context_create.restype = ctypes.c_void_p
-        lib.secp256k1_context_create.argtypes = [ctypes.c_uint]
-        for name in ("secp256k1_generator_parse", "secp256k1_surjectionproof_parse",
-                     "secp256k1_surjectionproof_verify"):
-            getattr(lib, name).restype = ctypes.c_int
-        lib.secp256k1_generator_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
-                                                  ctypes.c_char_p]
-        lib.secp256k1_surjectionproof_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
-                                                        ctypes.c_char_p, ctypes.c_size_t]
-        lib.secp256k1_surjectionproof_verify.argtypes = [
-            ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
-        self._ctx = lib.secp256k1_context_create(_CONTEXT_VERIFY_SIGN)
-
-    def parse_generators(self, serialized: Sequence[bytes]) -> bytes | None:
-        """Concatenated 64-byte internal generators, or None if any fails to parse."""
-        out = ctypes.create_string_buffer(64 * len(serialized))
-        for i, data in enumerate(serialized):
-            one = ctypes.create_string_buffer(64)
-            if not self._lib.secp256k1_generator_parse(self._ctx, one, bytes(data)):
-                return None
-            ctypes.memmove(ctypes.addressof(out) + 64 * i, one, 64)
-        return out.raw
-
-    def parse_proof(self, proof: bytes) -> ctypes.Array[ctypes.c_char] | None:
-        buf = ctypes.create_string_buffer(_PROOF_STRUCT_BYTES)
-        ok = self._lib.secp256k1_surjectionproof_parse(self._ctx, buf, bytes(proof), len(proof))
-        return buf if ok else None
-
-    def verify_parsed(self, proof: ctypes.Array[ctypes.c_char], inputs: bytes, n: int,
-                      output: bytes) -> bool:
-        return bool(self._lib.secp256k1_surjectionproof_verify(self._ctx, proof, inputs, n,
-                                                                 output))
-
-    def verify(self, proof: bytes, input_generators: Sequence[bytes],
-               output_generator: bytes) -> bool:
-        """Parse everything and verify, like Elements does (False on any parse failure)."""
-        parsed = self.parse_proof(proof)
-        inputs = self.parse_generators(input_generators)
-        output = self.parse_generators([output_generator])
-        if parsed is None or inputs is None or output is None:
-            return False
-        return self.verify_parsed(parsed, inputs, len(input_generators), output)
-
-
-@cache
-def libsecp_surjection() -> LibsecpSurjection | None:
-    """The wallycore-bundled verifier, or None when wallycore is not installed."""
-    try:
-        import _wallycore  # the extension module that carries secp256k1-zkp
-    except ImportError:
-        return None
-    path = _wallycore.__file__
-    if not path or not os.path.exists(path):  # pragma: no cover - unusual installs
-        candidates = glob.glob(os.path.join(os.path.dirname(path or ""), "_wallycore*.so"))
-        if not candidates:
-            return None
-        path = candidates[0]
-    return LibsecpSurjection(ctypes.CDLL(path))
 
 
 def _case(n_inputs: int, seed: int) -> tuple[SurjectionProof, list[Generator], Generator,

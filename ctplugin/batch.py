@@ -217,10 +217,11 @@ class BatchVerifier:
         for point, s in shared.items():
             free_s.append((s % N).to_bytes(32, "big"))
             free_p.append(point)
-        if consts and acc is None:
-            acc = _k.ScalarAccumulator(len(fixed))
-        for (start, count), value in consts.items():
-            acc.add_const(start, count, (value % N).to_bytes(32, "big"))
+        if consts:
+            if acc is None:
+                acc = _k.ScalarAccumulator(len(fixed))
+            for (start, count), value in consts.items():
+                acc.add_const(start, count, (value % N).to_bytes(32, "big"))
         total = b"" if acc is None else acc.to_bytes()
         result = fixed.table.msm_var(total, b"".join(free_s), b"".join(free_p))
         return result == kernel.INFINITY

@@ -36,8 +36,6 @@ from ctplugin.secp256k1 import (
 )
 from ctplugin.secp256k1.params import N, P
 
-MAX_MONEY = 21_000_000 * 100_000_000
-
 # Shallue–van de Woestijne constants for secp256k1: c = sqrt(-3), d = (c - 1) / 2.
 _SVDW_C = 0x0A2D2BA93507F1DF233770C2A797962CC61F6D15DA14ECD47D8D27AE1CD5F852
 _SVDW_D = 0x851695D49A83F8EF919BB86153CBCB16630FB68AED0A766A3EC693D68E6AFA40
@@ -183,7 +181,6 @@ def blind_sum(blinds: Sequence[int], n_positive: int) -> int:
 
 __all__ = [
     "H_GENERATOR",
-    "MAX_MONEY",
     "Commitment",
     "Generator",
     "H",

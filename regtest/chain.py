@@ -18,13 +18,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
+from ctplugin.elements.consensus import COIN
 from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.elements.script import script_num, witness_commitment_script
 from ctplugin.errors import ParseError
 from ctplugin.hashes import fast_merkle_root, sha256d
 from regtest.params import (
     BLOCK_CHALLENGE,
     BLOCK_VERSION,
-    COIN,
     GENESIS_TIME,
     NETWORK_MAGIC,
     POLICY_ASSET,
@@ -32,7 +33,6 @@ from regtest.params import (
     genesis_block,
 )
 from regtest.wallet import Issuance, Payment, Reissuance, Wallet
-from validator.block import script_num, witness_commitment_script
 
 BLOCK_INTERVAL = 60
 WITNESS_RESERVED = bytes(32)
@@ -50,10 +50,10 @@ def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: byte
     outputs = [TxOut(asset=asset, value=amount, script_pubkey=miner_script)
                for asset, amount in sorted(fees.items())]
     # The coinbase's withash covers only its witness (the reserved value), never its outputs.
-    draft = Transaction(version=2, inputs=[txin], outputs=[*outputs, _commitment_out(bytes(32))])
+    draft = Transaction(version=2, inputs=(txin,), outputs=(*outputs, _commitment_out(bytes(32))))
     root = fast_merkle_root([draft.withash, *(tx.withash for tx in others)])
     commitment = sha256d(root + WITNESS_RESERVED)
-    return Transaction(version=2, inputs=[txin], outputs=[*outputs, _commitment_out(commitment)])
+    return Transaction(version=2, inputs=(txin,), outputs=(*outputs, _commitment_out(commitment)))
 
 
 def _commitment_out(commitment: bytes) -> TxOut:

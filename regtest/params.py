@@ -19,16 +19,15 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut
+from ctplugin.elements.chainparams import ChainParams
+from ctplugin.elements.consensus import DEFAULT_COINBASE_MATURITY, MAX_MONEY
 from ctplugin.hashes import sha256, tagged_hash
-from validator.block import ChainParams
 
 if TYPE_CHECKING:
     from regtest.wallet.keys import KeyPair
 
-COIN = 100_000_000
-MAX_MONEY = 21_000_000 * COIN
 INITIAL_FREE_COINS = MAX_MONEY
-COINBASE_MATURITY = 100
+COINBASE_MATURITY = DEFAULT_COINBASE_MATURITY
 BLOCK_CHALLENGE = b"\x51"  # OP_TRUE: any (empty) solution satisfies it
 BLOCK_VERSION = 0x2000_0000
 GENESIS_TIME = 1_700_000_000
@@ -52,10 +51,10 @@ def genesis_block() -> Block:
     """The genesis block: one coinbase paying the initial free coins to the regtest key."""
     coinbase = Transaction(
         version=2,
-        inputs=[TxIn(prevout_hash=bytes(32), prevout_index=0xFFFF_FFFF,
-                     script_sig=GENESIS_SCRIPT_SIG)],
-        outputs=[TxOut(asset=POLICY_ASSET, value=INITIAL_FREE_COINS,
-                       script_pubkey=regtest_key().script_pubkey)],
+        inputs=(TxIn(prevout_hash=bytes(32), prevout_index=0xFFFF_FFFF,
+                     script_sig=GENESIS_SCRIPT_SIG),),
+        outputs=(TxOut(asset=POLICY_ASSET, value=INITIAL_FREE_COINS,
+                       script_pubkey=regtest_key().script_pubkey),),
     )
     merkle = coinbase.txid  # a one-transaction tree's root is its txid
     header = BlockHeader(version=BLOCK_VERSION, prev_hash=bytes(32), merkle_root=merkle,

@@ -17,7 +17,7 @@ from ctplugin.elements import parse_block
 from regtest.chain import read_chain
 from regtest.params import chain_params, genesis_block
 from rpc.server import RpcServer
-from validator.node import Node
+from validator import Node
 
 DEFAULT_PORT = 18884
 
@@ -42,7 +42,9 @@ async def serve(args: argparse.Namespace) -> None:
             print(f"loaded {load_chain(node, args.load_chain)} blocks", flush=True)
         server = RpcServer(node, "127.0.0.1", args.rpcport, auth=auth)
         await server.start()
-        print(f"ctplugin regtest node at {server.url} (height {node.tip.height})", flush=True)
+        tip = node.tip
+        assert tip is not None  # Node.open connects genesis into an empty chainstate
+        print(f"ctplugin regtest node at {server.url} (height {tip.height})", flush=True)
         try:
             await server.stopped.wait()
         finally:

@@ -19,8 +19,7 @@ from ctplugin.elements.model import Block, Transaction
 from ctplugin.elements.rpcjson import decode_transaction, value_from_amount
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
 from rpc.errors import RpcCode, RpcError
-from validator.node import Node
-from validator.store import StoreError
+from validator import Node, StoreError
 
 MAX_HEX_CHARS = 2 * 32_000_000  # the largest serialized block we take, as hex
 

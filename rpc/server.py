@@ -16,14 +16,14 @@ import base64
 import hmac
 import json
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 
 from ctplugin.elements.rpcjson import dumps
 from rpc.errors import RpcCode, RpcError
 from rpc.methods import MAX_HEX_CHARS, call
-from validator.node import Node
+from validator import Node
 
 MAX_BATCH = 1000
 
@@ -65,7 +65,7 @@ class RpcServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
-        server = site._server  # aiohttp exposes the bound port only here
+        server = cast(asyncio.Server | None, site._server)  # aiohttp keeps the socket here
         if server is not None and server.sockets:
             self.port = server.sockets[0].getsockname()[1]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ctplugin.elements import parse_block
+from ctplugin.elements.script import script_num
 from ctplugin.errors import ParseError
 from regtest.chain import ChainBuilder, build_demo_chain, read_chain, write_chain
 from regtest.params import (
@@ -18,7 +19,6 @@ from regtest.params import (
     genesis_block,
 )
 from regtest.wallet import Payment, Wallet
-from validator.block import script_num
 
 
 def test_genesis_pays_the_free_coins_to_the_regtest_key() -> None:

@@ -11,8 +11,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from ctplugin.elements.consensus import COIN
 from regtest.chain import ChainBuilder
-from regtest.params import COIN, REGTEST_SEED, chain_params, genesis_block
+from regtest.params import REGTEST_SEED, chain_params, genesis_block
 from regtest.wallet import Payment, Wallet
 from rpc.server import RpcServer
 from validator.node import Node

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from bench.surjection import libsecp_surjection
 from ctplugin.errors import CtpluginError, ProofError
 from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1.params import N
@@ -27,6 +26,7 @@ from ctplugin.surjection import (
     verify_prepared,
 )
 from ctplugin.surjection.prover import SeededIndexStream, nonce_scalars
+from harness.zkp import surjection as libsecp_surjection
 
 wally = pytest.importorskip("wallycore")
 LIBSECP = libsecp_surjection()

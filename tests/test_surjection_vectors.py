@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from bench.surjection import libsecp_surjection
 from ctplugin.pedersen import Generator, generator_generate
 from ctplugin.surjection import SurjectionProof, verify
+from harness.zkp import surjection as libsecp_surjection
 from tests.conftest import FIXTURES, load_json, shared_path
 
 FIXTURE = FIXTURES / "surjection_vectors.json"

@@ -14,13 +14,13 @@ import pytest
 
 from ctplugin.bulletproofs import prove_output
 from ctplugin.elements import Block, Transaction, TxIn, TxOut
+from ctplugin.elements.consensus import COIN
 from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Commitment, Generator, commit
 from ctplugin.secp256k1 import KIND_PEDERSEN, Point
 from ctplugin.secp256k1.params import N
 from regtest.chain import ChainBuilder, build_demo_chain, make_block
 from regtest.params import (
-    COIN,
     GENESIS_TIME,
     POLICY_ASSET,
     REGTEST_SEED,

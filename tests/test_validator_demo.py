@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from validator.demo import run
+from apps.demo import run
 
 
 def test_demo_reports_blocks_cache_hits_and_the_culprit() -> None:

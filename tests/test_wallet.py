@@ -7,11 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctplugin.elements.consensus import COIN
 from ctplugin.errors import EncodingError
 from ctplugin.pedersen import commit, generator_generate_blinded, verify_tally
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
-from regtest.params import COIN, POLICY_ASSET, REGTEST_SEED, genesis_block, regtest_key
+from regtest.params import POLICY_ASSET, REGTEST_SEED, genesis_block, regtest_key
 from regtest.wallet import ConfidentialAddress, Issuance, KeyChain, Payment, Wallet, WalletError
 from regtest.wallet.address import blech32_decode, blech32_encode
 from regtest.wallet.blinding import (

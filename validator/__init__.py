@@ -1,4 +1,7 @@
-"""Validation of our Elements-style chain: rules, block connect/disconnect, mempool, node.
+"""Validation of our Elements-style chain: rules, block connect/disconnect, mempool, node core.
+
+This module is the validator's public surface: layers above it (``regtest``, ``rpc``,
+``replay``, ``apps``, ``bench``) import only the names in ``__all__`` (``lint-imports`` checks it).
 
 Modules (data flow of ``../shared/notes/design.md``):
 
@@ -13,9 +16,34 @@ Modules (data flow of ``../shared/notes/design.md``):
 - ``node``: ``Node.open(path, genesis, params)`` ties the data directory (``validator.store``),
   the block validator and the mempool: ``submit_block(raw)``, ``accept_transaction(raw)``,
   ``disconnect_tip()``, ``stats()``.
-- ``coins``: UTXO records; ``demo``: ``python -m validator.demo`` (``make demo``).
+- ``coins``: UTXO records.
 
 Errors: ``ctplugin.errors.ParseError`` for undecodable bytes, ``ctplugin.errors.ValidationError``
 (``reason``, ``tx_index``, ``input_index``, ``output_index``) for rule violations,
-``validator.store`` errors for data-directory problems.
+``StoreError`` and its subclasses for data-directory problems.
 """
+
+from ctplugin.elements.chainparams import ChainParams
+from validator.block import ConnectReport
+from validator.mempool import MempoolEntry
+from validator.node import Node, NodeStats
+from validator.store import (
+    BlockRef,
+    CacheStats,
+    ChainstateCorruptError,
+    DataDirLockedError,
+    StoreError,
+)
+
+__all__ = [
+    "BlockRef",
+    "CacheStats",
+    "ChainParams",
+    "ChainstateCorruptError",
+    "ConnectReport",
+    "DataDirLockedError",
+    "MempoolEntry",
+    "Node",
+    "NodeStats",
+    "StoreError",
+]

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
+from typing import cast
 
 from ctplugin.batch import BatchVerifier, Claim
 from ctplugin.bulletproofs import (
@@ -47,15 +48,15 @@ from ctplugin.bulletproofs import (
     output_range_proof_claim,
 )
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
+from ctplugin.elements.chainparams import ChainParams
+from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
+from ctplugin.elements.script import is_unspendable, script_num
 from ctplugin.errors import ProofError, ValidationError
 from ctplugin.secp256k1 import FixedBase
 from ctplugin.surjection import SurjectionProof, verify_prepared
 from validator.coins import decode_spent, encode_txout
 from validator.rules import (
-    COINBASE_MATURITY,
     KIND_BALANCE,
-    MAX_BLOCK_WEIGHT,
-    MAX_MONEY,
     AmountPlan,
     ItemLabel,
     RangeItem,
@@ -63,21 +64,9 @@ from validator.rules import (
     SurjectionItem,
     check_coinbase_outputs,
     check_transaction,
-    is_unspendable,
     plan_amounts,
 )
 from validator.store import BlockRef, Chainstate, Outpoint, ProofCache, SpendView, UtxoEntry
-
-WITNESS_COMMITMENT_HEADER = b"\x6a\x24\xaa\x21\xa9\xed"
-
-
-@dataclass(frozen=True, slots=True)
-class ChainParams:
-    """What the validator needs to know about the chain (regtest.params provides ours)."""
-
-    policy_asset: bytes
-    block_challenge: bytes = b"\x51"
-    coinbase_maturity: int = COINBASE_MATURITY
 
 
 @dataclass(slots=True)
@@ -100,29 +89,6 @@ class ConnectReport:
     @property
     def total_seconds(self) -> float:
         return sum(self.timings.values())
-
-
-def script_num(n: int) -> bytes:
-    """The push of ``CScript() << n`` (BIP34 coinbase height): OP_0, OP_1..OP_16 or minimal
-    little-endian sign-magnitude bytes."""
-    if n == 0:
-        return b"\x00"
-    if 1 <= n <= 16:
-        return bytes((0x50 + n,))
-    out = bytearray()
-    value = abs(n)
-    while value:
-        out.append(value & 0xFF)
-        value >>= 8
-    if out[-1] & 0x80:
-        out.append(0x80 if n < 0 else 0)
-    elif n < 0:
-        out[-1] |= 0x80
-    return bytes((len(out),)) + bytes(out)
-
-
-def witness_commitment_script(commitment: bytes) -> bytes:
-    return WITNESS_COMMITMENT_HEADER + commitment
 
 
 def range_cache_key(cache: ProofCache, item: RangeItem) -> bytes:
@@ -223,7 +189,7 @@ def run_batch(plans: Sequence[AmountPlan], ranges: Sequence[RangeItem],
         claims.append(claim)
         if decoded_generators is not None and len(claim.shared) == 1:
             decoded_generators[item.value_gen] = claim.shared[0][0]
-    claims.sort(key=lambda claim: claim.label)  # culprit order: tx index, then position
+    claims.sort(key=_item_label)  # culprit order: tx index, then position
     batch = BatchVerifier(fixed)
     batch.extend(claims)
     middle = time.perf_counter()
@@ -237,6 +203,10 @@ def run_batch(plans: Sequence[AmountPlan], ranges: Sequence[RangeItem],
         return len(claims)
     label, error = culprits[0]
     raise error if error is not None else label.error("bad-txns-rangeproof-invalid")
+
+
+def _item_label(claim: Claim) -> ItemLabel:
+    return cast(ItemLabel, claim.label)
 
 
 def first_failing(fixed: FixedBase, claims: Sequence[Claim]) -> ItemLabel:

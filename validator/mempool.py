@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ctplugin.elements import Block, Transaction
+from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
 from validator.block import (
     CacheKeys,
-    ChainParams,
     KnownTransaction,
     cache_keys,
     run_batch,
@@ -113,13 +113,13 @@ class Mempool:
                     raise ValidationError("bad-txns-inputs-missingorspent", input_index=n)
                 spent.append(parent.tx.outputs[outpoint.index])
                 continue
-            entry = from_db.get(outpoint)
-            if entry is None:
+            coin = from_db.get(outpoint)
+            if coin is None:
                 raise ValidationError("bad-txns-inputs-missingorspent", input_index=n,
                                       detail=str(outpoint))
-            if entry.coinbase and height - entry.height < self.params.coinbase_maturity:
+            if coin.coinbase and height - coin.height < self.params.coinbase_maturity:
                 raise ValidationError("bad-txns-premature-spend-of-coinbase", input_index=n)
-            spent.append(decode_spent(entry.txout))
+            spent.append(decode_spent(coin.txout))
 
         plan = plan_amounts(tx, 0, spent, self.params.policy_asset)
         cache = self.cache
@@ -178,17 +178,18 @@ class Mempool:
     def remove_for_block(self, block: Block) -> None:
         """After connecting ``block``: drop its transactions (their children stay, now spending
         confirmed outputs) and every pool transaction that conflicts with it."""
-        # An Outpoint equals (and hashes as) the plain tuple (txid, index): tuples look it up.
         confirmed = {tx.txid for tx in block.transactions}
         for txid in confirmed:
             entry = self.entries.pop(txid, None)
             if entry is not None:
                 for txin in entry.tx.inputs:
-                    self.spent_by.pop((txin.prevout_hash, txin.prevout_index), None)
+                    self.spent_by.pop(Outpoint.trusted(txin.prevout_hash, txin.prevout_index),
+                                      None)
         conflicts = []
         for tx in block.transactions[1:]:
             for txin in tx.inputs:
-                other = self.spent_by.get((txin.prevout_hash, txin.prevout_index))
+                other = self.spent_by.get(Outpoint.trusted(txin.prevout_hash,
+                                                           txin.prevout_index))
                 if other is not None and other not in confirmed:
                     conflicts.append(other)
         self.remove(conflicts)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from ctplugin.elements import Block, Transaction, parse_transaction
-from validator.block import BlockValidator, ChainParams, ConnectReport, connect_genesis
+from ctplugin.elements.chainparams import ChainParams
+from validator.block import BlockValidator, ConnectReport, connect_genesis
 from validator.mempool import Mempool, MempoolEntry
 from validator.store import DEFAULT_MAX_ENTRIES, BlockRef, CacheStats, DataDir, StoreError
 

@@ -46,7 +46,14 @@ from typing import NamedTuple, Protocol
 
 from ctplugin.batch import Claim
 from ctplugin.elements import Transaction
+from ctplugin.elements.consensus import (
+    MAX_BLOCK_WEIGHT,
+    MAX_MONEY,
+    WITNESS_SCALE_FACTOR,
+    money_range,
+)
 from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, Point, kernel
@@ -56,22 +63,7 @@ from validator.balance import BalanceTally
 
 _k = kernel.backend
 
-COIN = 100_000_000
-MAX_MONEY = 21_000_000 * COIN
-MAX_BLOCK_WEIGHT = 4_000_000
-WITNESS_SCALE_FACTOR = 4
-COINBASE_MATURITY = 100
-MAX_SCRIPT_SIZE = 10_000
 _INT64_MAX = (1 << 63) - 1
-
-
-def money_range(value: int) -> bool:
-    return 0 <= value <= MAX_MONEY
-
-
-def is_unspendable(script: bytes) -> bool:
-    """Elements' CScript::IsUnspendable: OP_RETURN first, over 10,000 bytes, or EMPTY."""
-    return not script or script[0] == 0x6A or len(script) > MAX_SCRIPT_SIZE
 
 
 # ------------------------------------------------------------------------------------------------
@@ -93,7 +85,7 @@ class ItemLabel(NamedTuple):
 
     tx_index: int
     kind: str
-    index: int = -1
+    index: int = -1  # type: ignore[assignment]  # shadows tuple.index: output/input index
 
     def error(self, reason_if_range: str = "bad-txns-rangeproof-invalid",
               detail: str = "") -> ValidationError:
@@ -142,12 +134,12 @@ class SurjectionTargets:
                 if enc in points:
                     continue
                 if enc[0] == 1:
-                    packed = generator_generate(enc[1:]).point.packed
-                else:
-                    packed = _decode_one(enc, KIND_GENERATOR)
-                    if packed is None:
-                        return None
-                points[enc] = packed
+                    points[enc] = generator_generate(enc[1:]).point.packed
+                    continue
+                decoded = _decode_one(enc, KIND_GENERATOR)
+                if decoded is None:
+                    return None
+                points[enc] = decoded
             self._prepared = PreparedTargets.from_packed([points[e] for e in self.encodings])
         return self._prepared
 

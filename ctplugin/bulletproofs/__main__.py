@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -163,7 +164,7 @@ def _quirk_checks(case: Case) -> Iterator[Check]:
     for key, mins in (("reference_verify_with_min_value", "case"),
                       ("reference_verify_with_min_value_NULL", None)):
         if key in case:
-            got = _verdict(lambda mv=mins: _claim(case, min_value=mv))
+            got = _verdict(functools.partial(_claim, case, min_value=mins))
             name = key.removeprefix("reference_")
             yield got == bool(case[key]), f"{name} {got} (reference {case[key]})"
 

@@ -265,10 +265,10 @@ def range_proof_claim(
     if m == 1:
         fixed.append((hs, zz * two_over_y_top % N, y_over_2))
     else:  # one segment per block over the same vector (the batch adds them in one call)
-        c = two_over_y_top
+        coeff = two_over_y_top
         for j in range(m):
-            fixed.append((hs + (m - 1 - j) * nbits, z_weights[j] * c % N, y_over_2))
-            c = c * y_inv_nbits % N
+            fixed.append((hs + (m - 1 - j) * nbits, z_weights[j] * coeff % N, y_over_2))
+            coeff = coeff * y_inv_nbits % N
 
     # δ = (z − z²)·Σ_{k<N} y^k − Σ_j z^{3+j}·(2^nbits − 1) − z²·min,
     # Σ_{k<N} y^k = (1 + y^{N/2})·Σ_{k<N/2} y^k.

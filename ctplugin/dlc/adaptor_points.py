@@ -176,13 +176,13 @@ class DigitPoints:
                 raise DlcError("bad-entry", f"prefix {first} does not fit the oracles' digits")
             return list(map(operator.add, rows, first))
         self._check_oracles(tuple(i for i, _ in entry))
-        rows = self._oracle_rows()
+        oracle_rows = self._oracle_rows()
         path: list[int] = []
         for i, prefix in entry:
-            if len(prefix) > len(rows[i]) or (
+            if len(prefix) > len(oracle_rows[i]) or (
                     prefix and (min(prefix) < 0 or max(prefix) >= self.base)):
                 raise DlcError("bad-entry", f"prefix {prefix} does not fit oracle {i}'s digits")
-            path += map(operator.add, rows[i], prefix)
+            path += map(operator.add, oracle_rows[i], prefix)
         return path
 
     def _oracle_rows(self) -> list[list[int]]:
@@ -268,6 +268,7 @@ def _paths(points: DigitPoints, entries: Sequence[Entry]) -> list[list[int]]:
     for entry in entries:
         count = len(entry)
         first = entry[0][1] if count else ()
+        key: tuple[int, ...]
         if count == 3:
             uniform = entry[1][1] == first and entry[2][1] == first
             key = (entry[0][0], entry[1][0], entry[2][0]) if uniform else ()

@@ -223,7 +223,8 @@ def parse_contract_info(obj: Any, where: str = "contractInfo") -> ContractInfo:
     kind, info = _one_of(obj, where, ("singleContractInfo", "disjointContractInfo"))
     total = _uint(info, "totalCollateral", f"{where}.{kind}")
     if kind == "singleContractInfo":
-        items = (_parse_item(_field(info, "contractInfo", dict, where), f"{where}.contractInfo"),)
+        items: tuple[ContractInfoItem, ...] = (
+            _parse_item(_field(info, "contractInfo", dict, where), f"{where}.contractInfo"),)
     else:
         items = tuple(_parse_item(i, f"{where}.contractInfos")
                       for i in _list(info, "contractInfos", where))

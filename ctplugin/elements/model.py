@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctplugin import hashes  # module import: ctplugin.hashes itself imports our _speedups
+from ctplugin.elements.consensus import WITNESS_SCALE_FACTOR
 from ctplugin.errors import EncodingError, ParseError
 
 try:
@@ -38,7 +39,6 @@ OUTPOINT_PEGIN_FLAG = 0x4000_0000
 OUTPOINT_INDEX_MASK = 0x3FFF_FFFF
 NULL_INDEX = 0xFFFF_FFFF
 DYNAFED_VERSION_BIT = 0x8000_0000
-WITNESS_SCALE_FACTOR = 4
 MAX_EXPLICIT_VALUE = (1 << 64) - 1
 
 _ZERO32 = bytes(32)

@@ -14,11 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 from ctplugin.elements import _speedups
+from ctplugin.elements.consensus import COIN
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.model import Transaction, TxIn, TxOut
 from ctplugin.elements.script import OP_RETURN, script_ops, script_to_asm, script_type
-
-COIN = 100_000_000
 
 
 def value_from_amount(amount: int) -> Decimal:

@@ -8,11 +8,12 @@ decimals, longer pushes as hex, optional sighash decoding of DER signatures in s
 
 from __future__ import annotations
 
+from ctplugin.elements.consensus import MAX_SCRIPT_SIZE, WITNESS_COMMITMENT_HEADER
+
 OP_PUSHDATA1, OP_PUSHDATA2, OP_PUSHDATA4 = 0x4C, 0x4D, 0x4E
 OP_RETURN = 0x6A
 OP_CHECKSIG = 0xAC
 OP_CHECKMULTISIG = 0xAE
-MAX_SCRIPT_SIZE = 10_000
 
 _NAMES = {
     0x00: "0", 0x4C: "OP_PUSHDATA1", 0x4D: "OP_PUSHDATA2", 0x4E: "OP_PUSHDATA4", 0x4F: "-1",
@@ -112,7 +113,36 @@ def is_valid_der_signature(sig: bytes) -> bool:
 
 
 def is_unspendable(script: bytes) -> bool:
-    return (bool(script) and script[0] == OP_RETURN) or len(script) > MAX_SCRIPT_SIZE
+    """Elements' CScript::IsUnspendable: OP_RETURN first, longer than MAX_SCRIPT_SIZE, or empty
+    (in Elements mode the empty script is the fee output's and cannot be spent)."""
+    return not script or script[0] == OP_RETURN or len(script) > MAX_SCRIPT_SIZE
+
+
+def script_num(n: int) -> bytes:
+    """The push of ``CScript() << n`` (BIP34 coinbase heights use it): OP_0, OP_1NEGATE,
+    OP_1..OP_16, else the minimal little-endian sign-magnitude CScriptNum bytes after their
+    length byte."""
+    if n == 0:
+        return b"\x00"
+    if n == -1:
+        return b"\x4f"
+    if 1 <= n <= 16:
+        return bytes((0x50 + n,))
+    out = bytearray()
+    value = abs(n)
+    while value:
+        out.append(value & 0xFF)
+        value >>= 8
+    if out[-1] & 0x80:
+        out.append(0x80 if n < 0 else 0)
+    elif n < 0:
+        out[-1] |= 0x80
+    return bytes((len(out),)) + bytes(out)
+
+
+def witness_commitment_script(commitment: bytes) -> bytes:
+    """The coinbase output script committing to a block's witness root (BIP141 layout)."""
+    return WITNESS_COMMITMENT_HEADER + commitment
 
 
 def script_to_asm(script: bytes, attempt_sighash_decode: bool = False) -> str:

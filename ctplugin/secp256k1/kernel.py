@@ -87,6 +87,7 @@ Scalar vectors (mod N):
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
@@ -102,9 +103,7 @@ INFINITY = bytes(64)
 def _load() -> ModuleType:
     if os.environ.get("CTPLUGIN_PURE") != "1":
         try:
-            from ctplugin.secp256k1 import _native
-
-            return _native
+            return importlib.import_module("ctplugin.secp256k1._native")
         except ImportError:
             pass
     from ctplugin.secp256k1 import _reference

@@ -336,15 +336,15 @@ class Wallet:
                 asset = issuance_asset_id(entropy)
                 token = reissuance_token_id(entropy, issuance.blind_amount)
                 asset_gen = generator_generate(asset)
-                amount: int | bytes = issuance.amount
+                issued_amount: int | bytes = issuance.amount
                 issue_vbf = 0
                 if issuance.blind_amount:
                     issue_vbf = self._random_scalar()
-                    amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
+                    issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
                     # Elements' issuance rule: the proof's extra commit is an EMPTY script.
                     amount_proof = prove_output(issuance.amount, issue_vbf, asset_gen,
                                                 self._random(), b"")
-                record = AssetIssuance(_ZERO32, issuance.contract_hash, amount,
+                record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
                 self._learn_issuance(asset, token, entropy)
                 targets.append(_InSpec(asset, 0, asset_gen, issuance.amount, issue_vbf))
@@ -384,7 +384,7 @@ class Wallet:
         outs.append(_OutSpec(b"", self.policy_asset, fee, None, fee=True))
 
         txouts = self._blind_outputs(outs, targets)
-        tx = Transaction(version=2, inputs=txins, outputs=txouts, locktime=0)
+        tx = Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts), locktime=0)
         self.scan_transaction(tx, None)
         return tx
 

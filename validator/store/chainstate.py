@@ -47,7 +47,7 @@ DEFAULT_COINS_CACHE = 100_000  # recently created / restored UTXO entries kept i
 
 class _OutpointFields(NamedTuple):
     txid: bytes
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: Core's name
 
 
 class Outpoint(_OutpointFields):

@@ -23,16 +23,16 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
-from bench.common import measure_t_us
 from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.errors import ValidationError
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
+from harness.timing import measure_t_us
 from regtest.chain import build_demo_chain, make_block, read_chain, write_chain
 from regtest.params import chain_params, genesis_block
-from validator.block import ConnectReport
-from validator.node import Node
+from validator import ConnectReport, Node
 
 
 def corrupt_range_proof(block: Block, tx_index: int, output_index: int) -> Block:
@@ -44,7 +44,7 @@ def corrupt_range_proof(block: Block, tx_index: int, output_index: int) -> Block
     proof = bytearray(outs[output_index].range_proof)
     proof[0:32] = ((int.from_bytes(proof[0:32], "big") + 1) % N).to_bytes(32, "big")
     outs[output_index] = replace(outs[output_index], range_proof=bytes(proof))
-    txs[tx_index - 1] = Transaction(version=tx.version, inputs=tx.inputs, outputs=outs,
+    txs[tx_index - 1] = Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(outs),
                                     locktime=tx.locktime)
     miner = block.transactions[0].outputs[0].script_pubkey
     return make_block(block.header.prev_hash, block.header.height, block.header.time, txs, miner)
@@ -54,7 +54,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:8.1f}"
 
 
-def run(n_blocks: int, txs_per_block: int, out=sys.stdout) -> int:
+def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
@@ -130,6 +130,7 @@ def run(n_blocks: int, txs_per_block: int, out=sys.stdout) -> int:
                 say("culprit named correctly" if named else "culprit NOT named correctly")
             node.submit_block(raw_blocks[-1])
             stats = node.stats()
+            assert stats.tip is not None
             say(f"tip {stats.tip.hash[::-1].hex()[:16]}… at height {stats.tip.height}; proof "
                 f"cache: {stats.cache.entries} entries, {stats.cache.hits} hits, "
                 f"{stats.cache.misses} misses, {stats.cache.inserts} inserts")
@@ -153,7 +154,7 @@ def _totals(reports: list[ConnectReport]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m validator.demo", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ctplugin demo", description=__doc__)
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--txs", type=int, default=6, help="wallet transactions per block")
     args = parser.parse_args(argv)

@@ -1,0 +1,53 @@
+"""``ctplugin COMMAND [ARGS...]``: the one console script; each command is a layer's own ``main``.
+
+Commands are imported only when run, so ``ctplugin --help`` stays instant and a command's heavy
+dependencies (Dask, matplotlib, ...) load only for the commands that need them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+class Command(NamedTuple):
+    module: str
+    summary: str
+
+
+COMMANDS: dict[str, Command] = {
+    "demo": Command("apps.demo", "build a regtest chain of confidential transactions and "
+                                 "validate it (make demo)"),
+    "node": Command("rpc.__main__", "run a regtest node serving JSON-RPC on 127.0.0.1"),
+    "chain": Command("regtest.chain", "write a chain file of wallet-built confidential blocks"),
+    "elements": Command("ctplugin.elements.__main__", "decode a transaction or check an "
+                                                      "Elements vectors file"),
+    "bulletproofs": Command("ctplugin.bulletproofs.__main__", "check a Bulletproof vectors file"),
+}
+
+
+def _usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: ctplugin COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {cmd.summary}" for name, cmd in COMMANDS.items()]
+    lines += ["", "ctplugin COMMAND --help describes a command."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    command = COMMANDS.get(args[0])
+    if command is None:
+        print(f"ctplugin: unknown command {args[0]!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    entry: Callable[[list[str]], int] = importlib.import_module(command.module).main
+    return entry(args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Consensus constants of Elements as our chain uses them (elements-format.md §2).
+
+One place for the numbers validation, the wallet and the node share. Chain-specific values
+(policy asset, block challenge, coinbase maturity, genesis) are ``ChainParams`` fields
+(``ctplugin.elements.chainparams``); these are the chain-independent ones.
+"""
+
+from __future__ import annotations
+
+COIN = 100_000_000
+"""Satoshis per coin (amounts are integers in satoshis)."""
+
+MAX_MONEY = 21_000_000 * COIN
+"""MoneyRange's upper bound for any single amount and any per-asset sum."""
+
+WITNESS_SCALE_FACTOR = 4
+"""Weight = base size × (WITNESS_SCALE_FACTOR − 1) + total size (BIP141)."""
+
+MAX_BLOCK_WEIGHT = 4_000_000
+"""A block's weight limit; also bounds a transaction's base size × WITNESS_SCALE_FACTOR."""
+
+MAX_SCRIPT_SIZE = 10_000
+"""Scripts longer than this are unspendable (CScript::IsUnspendable)."""
+
+DEFAULT_COINBASE_MATURITY = 100
+"""Blocks before a coinbase output may be spent (COINBASE_MATURITY); a ChainParams default."""
+
+WITNESS_COMMITMENT_HEADER = bytes.fromhex("6a24aa21a9ed")
+"""OP_RETURN, push 36, then the BIP141 commitment magic: the start of a coinbase output that
+commits to the block's witness root."""
+
+
+def money_range(value: int) -> bool:
+    """MoneyRange: 0 ≤ value ≤ MAX_MONEY."""
+    return 0 <= value <= MAX_MONEY

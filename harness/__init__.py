@@ -1,0 +1,10 @@
+"""Measurement and cross-check harness shared by ``bench``, ``tests`` and ``apps``.
+
+- ``harness.timing``: the unit t (one coincurve ``PublicKey.multiply``, measured in the same run)
+  and median timing.
+- ``harness.zkp``: the C reference, secp256k1-zkp as wallycore bundles it, called through ctypes
+  (surjection proofs today; range proofs and signatures as they land), for cross-checks in tests
+  and the ``*_ref`` rows of the benchmarks.
+
+The product layers (``ctplugin``, ``validator``, ``regtest``, ``rpc``, ``replay``) never import it.
+"""

@@ -1,0 +1,45 @@
+"""Timing helpers: the unit t and medians (design.md "Measuring speed").
+
+Machines are noisy, so figures are reported in t, one coincurve ``PublicKey.multiply`` (a
+libsecp256k1 constant-time scalar multiplication) timed in the same process and run.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+
+import coincurve
+
+
+def median_time(fn: Callable[[], object], *, repeat: int = 5, number: int = 1) -> float:
+    """Median wall time of ``fn`` in seconds (each sample runs it ``number`` times; one warm-up
+    call first for caches and lazy tables; the garbage collector is paused while timing)."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        fn()
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples.append((time.perf_counter() - start) / number)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return statistics.median(samples)
+
+
+def measure_t_us(samples: int = 2000) -> float:
+    """Microseconds of one coincurve ``PublicKey.multiply`` (the unit t), measured now."""
+    key = coincurve.PublicKey.from_secret(b"\x11" * 32)
+    scalar = bytes.fromhex("7d" * 32)
+
+    def loop() -> None:
+        for _ in range(samples):
+            key.multiply(scalar)
+
+    return median_time(loop, repeat=5) / samples * 1e6
