@@ -79,8 +79,8 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
             say("each block: ONE multi-scalar multiplication for all its range proofs and balance "
                 "equations (claims), then its surjection proofs, then one atomic LevelDB write")
             say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'claims':>6} {'surj':>5} {'cached':>6} "
-                f"{'ms total':>8} {'parse':>8} {'utxo':>8} {'batch':>8} {'surj ms':>8} "
-                f"{'write':>8}  per-range")
+                f"{'ms total':>8} {'parse':>8} {'inputs':>8} {'batch':>8} {'surj ms':>8} "
+                f"{'commit':>8}  per-range")
             reports: list[ConnectReport] = []
             for raw in raw_blocks[1:]:
                 report = node.submit_block(raw)
@@ -106,8 +106,8 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
             say(f"warm: block {warm.height} after mempool acceptance "
                 f"({len(last.transactions) - 1} txs in {mempool_s * 1e3:.1f} ms): "
                 f"{warm.total_seconds * 1e3:.1f} ms (cold: {reports[-1].total_seconds * 1e3:.1f} "
-                f"ms; batch {warm.timings['batch'] * 1e3:.1f} vs "
-                f"{reports[-1].timings['batch'] * 1e3:.1f} ms), range proofs cached "
+                f"ms; batch {warm.batch_seconds * 1e3:.1f} vs "
+                f"{reports[-1].batch_seconds * 1e3:.1f} ms), range proofs cached "
                 f"{warm.n_range_cached}/{warm.n_range_proofs}, surjection proofs cached "
                 f"{warm.n_surjection_cached}/{warm.n_surjection_proofs}, cache hits "
                 f"{node.data.proof_cache.hits - hits_before}")
@@ -142,8 +142,9 @@ def _row(r: ConnectReport, t_us: float) -> str:
     per_range = r.total_seconds * 1e6 / max(r.n_range_proofs, 1) / t_us
     return (f"{r.height:>6} {r.n_transactions:>4} {r.n_range_proofs:>6} {r.n_msm_items:>6} "
             f"{r.n_surjection_proofs:>5} {r.n_range_cached + r.n_surjection_cached:>6} "
-            f"{_ms(r.total_seconds)} {_ms(t['parse'])} {_ms(t['utxo'])} "
-            f"{_ms(t['batch'])} {_ms(t['surjection'])} {_ms(t['write'])}  {per_range:6.1f} t")
+            f"{_ms(r.total_seconds)} {_ms(t['parse'])} {_ms(t['resolve'])} "
+            f"{_ms(r.batch_seconds)} {_ms(t.get('surjection', 0.0))} {_ms(t['commit'])}  "
+            f"{per_range:6.1f} t")
 
 
 def _totals(reports: list[ConnectReport]) -> dict[str, float]:

@@ -15,7 +15,7 @@ Measured on a real LevelDB data directory (sync writes), median of the repeats:
 - ``block_warm``: the same block after its transactions went through mempool acceptance (which
   verifies and caches every proof): only the balances are batched. Target: 20× faster than cold
   (its reference_t is the measured cold t / 20).
-- ``block_*_<phase>``: the split of each (per block).
+- ``block_*_<stage>``: the split of each by connection stage (``ConnectReport.timings``).
 
 Both connects read the spent coins from the chainstate's in-memory coins cache (they were
 created by the previous block, or restored by the disconnect between repeats), as a node
@@ -119,13 +119,6 @@ def _timed_connect(node: Node, raw: bytes) -> Timed:
     return Timed(report, (before + measure_t_us(300)) / 2)
 
 
-def _phases(report: ConnectReport) -> dict[str, float]:
-    t = dict(report.timings)
-    t.pop("batch")
-    t.update(report.batch_split)
-    return t
-
-
 def measure(n_tx: int, repeats: int, sync: bool = True) -> tuple[list[Timed], list[Timed]]:
     blocks = load_blocks(n_tx)
     cold: list[Timed] = []
@@ -168,7 +161,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
                      note=f"{c.n_transactions} txs, {c.n_surjection_proofs} surjection proofs, "
                           f"{c.n_msm_items} batch claims in one MSM; t = {cold.t_us:.1f} us "
                           f"around this run; chainstate sync={sync}")]
-    for phase, seconds in _phases(c).items():
+    for phase, seconds in c.timings.items():
         ref = c.n_surjection_proofs * SURJECTION_T_REF if phase == "surjection" else None
         note = f"claims+msm C ref = {n * RANGE_T_REF:.0f} t" if phase == "msm" else ""
         rows.append(make_row(f"block_cold_{phase}", n, seconds, cold.t_us, reference_t=ref,
@@ -177,6 +170,6 @@ def run(quick: bool, t_us: float) -> list[Row]:
                          note=f"cold/warm = {ratio:.1f}x in t (target >= 20x); "
                               f"{w.n_range_cached}/{w.n_range_proofs} range proofs cached; "
                               f"t = {warm.t_us:.1f} us around this run"))
-    for phase, seconds in _phases(w).items():
+    for phase, seconds in w.timings.items():
         rows.append(make_row(f"block_warm_{phase}", n, seconds, warm.t_us))
     return rows

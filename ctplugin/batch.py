@@ -18,9 +18,12 @@ A true claim contributes exactly ∞ whatever its weight, so a batch of true cla
 if some claim is false the weighted sum is ∞ with probability at most 2^-128 (for a fixed false
 claim, w_c ↦ w_c·P_c + Q is injective on the 128-bit range unless P_c = ∞).
 
-``failures()`` names the false claims by bisection: split, re-verify halves, recurse. Because a
-failing set holds at least one false claim, when the left half passes the right half is known to
-fail and is split without re-verifying it; cost is O(k·log n) MSMs for k false claims.
+Culprits by bisection (split, re-verify halves): ``first_failure()`` names the FIRST false claim
+(in insertion order) with O(log n) MSMs of halving size, about two batch verifications in all
+however many claims are false, so a batch full of bad claims costs no more to reject than one
+with a single bad claim; ``failures()`` names every false claim (recurse into both halves), in
+O(k·log n) MSMs for k false claims. Because a failing set holds at least one false claim, when
+the left half passes the right half is known to fail and is split without re-verifying it.
 
 Labels are caller-chosen (e.g. ``(tx_index, output_index, "rangeproof")``) and returned in the
 order the claims were added.
@@ -150,6 +153,28 @@ class BatchVerifier:
         out: list[Label] = []
         self._bisect(self._claims, known_failing=False, out=out)
         return out
+
+    def first_failure(self, known_failing: bool = False) -> Label | None:
+        """The label of the first false claim in insertion order, or None if the batch
+        verifies. ``known_failing``: the caller just saw ``verify()`` fail (it is not re-run).
+
+        Halving: if the left half verifies, the first false claim is in the right half, else in
+        the left. A left half holding a false claim passes with probability 2^-128; the search
+        then ends on a true claim, which is detected (a claim alone is checked with weight 1)
+        and answered by checking the claims one by one."""
+        claims = self._claims
+        if not known_failing and self._check(claims):
+            return None
+        lo: Sequence[Claim] = claims
+        while len(lo) > 1:
+            mid = len(lo) // 2
+            lo = lo[mid:] if self._check(lo[:mid]) else lo[:mid]
+        if lo and not self._check(lo):
+            return lo[0].label
+        for claim in claims:  # only after a 2^-128 false pass above
+            if not self._check((claim,)):
+                return claim.label
+        return None
 
     # --- internals ---------------------------------------------------------------------------
 

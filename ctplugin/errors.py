@@ -23,6 +23,10 @@ class ParseError(CtpluginError, ValueError):
         self.offset = offset
         self.reason = reason
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # rebuilt from its fields (worker processes send errors back)
+        return (type(self), (self.offset, self.reason))
+
 
 class ProofError(CtpluginError, ValueError):
     """A proof that cannot be parsed or whose parameters are out of the supported range.
@@ -62,3 +66,15 @@ class ValidationError(CtpluginError):
         self.output_index = output_index
         self.input_index = input_index
         self.detail = detail
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # rebuilt from its fields (worker processes send verdicts back)
+        return (_rebuild_validation_error, (type(self), self.reason, self.tx_index,
+                                            self.output_index, self.input_index, self.detail))
+
+
+def _rebuild_validation_error(cls: type[ValidationError], reason: str, tx_index: int | None,
+                              output_index: int | None, input_index: int | None,
+                              detail: str) -> ValidationError:
+    return cls(reason, tx_index=tx_index, output_index=output_index, input_index=input_index,
+               detail=detail)

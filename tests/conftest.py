@@ -1,4 +1,4 @@
-"""Shared test fixtures.
+"""Shared test fixtures and helpers.
 
 Vectors live in ``../shared/`` beside the checkout (override with CTPLUGIN_SHARED). Tests that need
 them skip with a clear reason when absent; small fixtures copied into ``tests/fixtures`` run always.
@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from ctplugin.elements import Block, Transaction
+    from regtest.chain import ChainBuilder
+    from validator.node import Node
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -39,3 +46,41 @@ def shared() -> Path:
     if not SHARED.exists():
         pytest.skip(f"shared vectors not present at {SHARED}")
     return SHARED
+
+
+# ------------------------------------------------------------------------------------------------
+# Validator tests: a node on a fresh data directory, blocks rebuilt around changed transactions
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    """A validating node (chainstate + proof cache) on our regtest genesis, in tmp_path."""
+    from regtest.params import chain_params, genesis_block
+    from validator.node import Node
+
+    with Node.open(tmp_path / "node", genesis_block(), chain_params()) as n:
+        yield n
+
+
+def rebuild(block: Block, txs: list[Transaction]) -> Block:
+    """The same block position with other transactions (new coinbase, Merkle root, commitment)."""
+    from regtest.chain import make_block
+
+    miner = block.transactions[0].outputs[0].script_pubkey
+    return make_block(block.header.prev_hash, block.header.height, block.header.time, txs, miner)
+
+
+def with_output(tx: Transaction, j: int, **changes: Any) -> Transaction:
+    """``tx`` with fields of output j replaced."""
+    from ctplugin.elements import Transaction
+
+    outs = list(tx.outputs)
+    outs[j] = replace(outs[j], **changes)
+    return Transaction(version=tx.version, inputs=tx.inputs, outputs=outs, locktime=tx.locktime)
+
+
+def connect_upto(node: Node, chain: ChainBuilder, height: int) -> None:
+    """Submit ``chain``'s blocks 1..height."""
+    for block in chain.blocks[1:height + 1]:
+        node.submit_block(block.serialize())

@@ -88,3 +88,35 @@ def test_bisection_names_exactly_the_false_claims(goods: list[bool]) -> None:
 
 def test_points_sanity() -> None:
     assert Point.from_packed(BASE.table.msm_var(_b(1) + _b(1))) == G.mul_var(3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=40))
+def test_first_failure_is_the_first_false_claim(goods: list[bool]) -> None:
+    batch = BatchVerifier(BASE)
+    batch.extend([claim_dlog(i, 3 * i + 1, i + 5, good) for i, good in enumerate(goods)])
+    first = next((i for i, good in enumerate(goods) if not good), None)
+    assert batch.first_failure() == first
+    if first is not None:
+        assert batch.first_failure(known_failing=True) == first
+
+
+def test_first_failure_survives_a_false_pass_of_a_half(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A half holding the false claim that passes (probability 2^-128 with random weights) must
+    not make the search name a true claim: the claims are then checked one by one."""
+    batch = BatchVerifier(BASE)
+    batch.extend([claim_dlog(i, i + 1, 2 * i + 3, good=i != 1) for i in range(8)])
+    honest = BatchVerifier._check
+    lies = iter([True])  # the first half [0..3] "passes": the search goes right
+    singles: list[int] = []
+
+    def check(self: BatchVerifier, claims) -> bool:
+        if len(claims) == 1:
+            singles.append(claims[0].label)
+        if len(claims) == 4 and next(lies, False):
+            return True
+        return honest(self, claims)
+
+    monkeypatch.setattr(BatchVerifier, "_check", check)
+    assert batch.first_failure() == 1
+    assert singles == [6, 7, 0, 1]  # the search ended on true claim 7, then one by one

@@ -29,6 +29,7 @@ from regtest.params import (
 )
 from regtest.wallet import Issuance, Payment, Reissuance, Wallet
 from regtest.wallet.blinding import rewind_nonce
+from tests.conftest import connect_upto, rebuild, with_output
 from validator.node import Node
 from validator.store import DataDirLockedError
 
@@ -42,24 +43,6 @@ def demo():
     return build_demo_chain(n_blocks=5, txs_per_block=3, seed=b"test_validator wallet seed")
 
 
-@pytest.fixture
-def node(tmp_path: Path):
-    with Node.open(tmp_path / "node", genesis_block(), PARAMS) as n:
-        yield n
-
-
-def rebuild(block: Block, txs: list[Transaction]) -> Block:
-    """The same block position with other transactions (new coinbase, Merkle root, commitment)."""
-    miner = block.transactions[0].outputs[0].script_pubkey
-    return make_block(block.header.prev_hash, block.header.height, block.header.time, txs, miner)
-
-
-def with_output(tx: Transaction, j: int, **changes) -> Transaction:
-    outs = list(tx.outputs)
-    outs[j] = replace(outs[j], **changes)
-    return Transaction(version=tx.version, inputs=tx.inputs, outputs=outs, locktime=tx.locktime)
-
-
 def opening(wallets: list[Wallet], tx: Transaction, j: int):
     """(asset, value, abf, vbf, nonce) of output j from whichever wallet owns it."""
     out = tx.outputs[j]
@@ -69,11 +52,6 @@ def opening(wallets: list[Wallet], tx: Transaction, j: int):
             pair = w.keys.owner_of(out.script_pubkey)
             return (*opened, rewind_nonce(pair.blinding_secret, out.nonce))
     raise AssertionError("no wallet owns this output")
-
-
-def connect_upto(node: Node, demo: ChainBuilder, height: int) -> None:
-    for block in demo.blocks[1:height + 1]:
-        node.submit_block(block.serialize())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -468,26 +446,25 @@ def test_same_txid_with_other_witness_does_not_reuse_mempool_keys(node: Node,
 
 def test_cache_keys_cover_every_verification_input(node: Node) -> None:
     """Changing any input of a range or surjection verification changes its cache key."""
-    from validator.block import range_cache_key, surjection_cache_key
-    from validator.rules import ItemLabel, RangeItem, SurjectionItem, SurjectionTargets
+    from validator.items import ItemLabel, RangeItem, SurjectionItem, SurjectionTargets
 
     cache = node.data.proof_cache
     label = ItemLabel(1, "output", 0)
     base = RangeItem(label, b"p" * 675, b"\x08" + b"c" * 32, b"\x0a" + b"g" * 32, b"script")
-    keys = {range_cache_key(cache, base)}
+    keys = {base.cache_key(cache)}
     for field, value in (("proof", b"q" * 675), ("commitment", b"\x09" + b"c" * 32),
                          ("value_gen", b"\x0b" + b"g" * 32), ("extra_commit", b"scripu"),
                          ("extra_commit", b"")):
-        keys.add(range_cache_key(cache, base._replace(**{field: value})))
+        keys.add(base._replace(**{field: value}).cache_key(cache))
     assert len(keys) == 6
     targets = SurjectionTargets((b"\x01" + b"a" * 32, b"\x0a" + b"b" * 32))
     sbase = SurjectionItem(label, b"s" * 67, b"\x0a" + b"o" * 32, targets)
-    skeys = {surjection_cache_key(cache, sbase)}
+    skeys = {sbase.cache_key(cache)}
     for changed in (sbase._replace(proof=b"t" * 67),
                     sbase._replace(output_encoding=b"\x0b" + b"o" * 32),
                     sbase._replace(targets=SurjectionTargets(targets.encodings[::-1])),
                     sbase._replace(targets=SurjectionTargets(targets.encodings[:1]))):
-        skeys.add(surjection_cache_key(cache, changed))
+        skeys.add(changed.cache_key(cache))
     assert len(skeys) == 5
 
 
@@ -508,7 +485,7 @@ def test_coinbase_outputs_mature_after_100_blocks(node: Node, demo: ChainBuilder
 
 
 def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuilder) -> None:
-    from validator.block import at_index, relabel
+    from validator.block import relabel
 
     connect_upto(node, demo, 1)
     txs = demo.blocks[2].transactions[1:]
@@ -518,7 +495,7 @@ def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuild
     assert known is not None and known.keys is not None
     plan = relabel(known.plan, 7)
     assert plan.balance.label.tx_index == 7
-    assert {at_index(i, 7).label.tx_index for i in (*plan.ranges, *plan.surjections)} == {7}
+    assert {i.at_tx(7).label.tx_index for i in (*plan.ranges, *plan.surjections)} == {7}
     assert plan.balance.free_points == known.plan.balance.free_points
     report = node.submit_block(demo.blocks[2].serialize())
     assert report.n_range_cached == report.n_range_proofs

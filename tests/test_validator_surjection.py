@@ -4,51 +4,21 @@ list is decoded once for all its outputs."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
-
 import pytest
 
-from ctplugin.elements import Block, Transaction
 from ctplugin.errors import ValidationError
 from ctplugin.pedersen import generator_generate
 from ctplugin.secp256k1.params import N
-from regtest.chain import ChainBuilder, build_demo_chain, make_block
-from regtest.params import chain_params, genesis_block
-from validator.block import run_batch, verify_surjection
+from regtest.chain import ChainBuilder, build_demo_chain
+from tests.conftest import connect_upto, rebuild, with_output
+from validator.items import SurjectionTargets, VerifyContext
 from validator.node import Node
-from validator.rules import SurjectionTargets
-
-PARAMS = chain_params()
 
 
 @pytest.fixture(scope="module")
 def demo() -> ChainBuilder:
     """3 blocks of 2 wallet txs (two blinded outputs each; later blocks spend blinded coins)."""
     return build_demo_chain(n_blocks=3, txs_per_block=2, seed=b"test_validator_surjection")
-
-
-@pytest.fixture
-def node(tmp_path: Path):
-    with Node.open(tmp_path / "node", genesis_block(), PARAMS) as n:
-        yield n
-
-
-def _rebuild(block: Block, txs: list[Transaction]) -> Block:
-    miner = block.transactions[0].outputs[0].script_pubkey
-    return make_block(block.header.prev_hash, block.header.height, block.header.time, txs, miner)
-
-
-def _with_outputs(tx: Transaction, **changes_by_index: dict) -> Transaction:
-    outs = list(tx.outputs)
-    for j, changes in changes_by_index.items():
-        outs[int(j)] = replace(outs[int(j)], **changes)
-    return Transaction(version=tx.version, inputs=tx.inputs, outputs=outs, locktime=tx.locktime)
-
-
-def _connect_upto(node: Node, demo: ChainBuilder, height: int) -> None:
-    for block in demo.blocks[1:height + 1]:
-        node.submit_block(block.serialize())
 
 
 def _bump_last_s(proof: bytes) -> bytes:
@@ -58,13 +28,13 @@ def _bump_last_s(proof: bytes) -> bytes:
 
 @pytest.mark.parametrize("height", [2, 3])
 def test_bad_surjection_proof_is_named(node: Node, demo: ChainBuilder, height: int) -> None:
-    _connect_upto(node, demo, height - 1)
+    connect_upto(node, demo, height - 1)
     block = demo.blocks[height]
     txs = list(block.transactions[1:])
     proof = txs[1].outputs[1].surjection_proof
-    txs[1] = _with_outputs(txs[1], **{"1": {"surjection_proof": _bump_last_s(proof)}})
+    txs[1] = with_output(txs[1], 1, surjection_proof=_bump_last_s(proof))
     with pytest.raises(ValidationError) as err:
-        node.submit_block(_rebuild(block, txs).serialize())
+        node.submit_block(rebuild(block, txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
         ("bad-txns-surjectionproof-invalid", 2, 1)
     assert node.tip.hash == demo.blocks[height - 1].hash  # nothing written
@@ -75,25 +45,25 @@ def test_proofs_swapped_between_outputs_fail_at_the_first(node: Node,
                                                           demo: ChainBuilder) -> None:
     """Each output's proof is valid for the other output's commitment only: the output
     generator used must be the output's own (not one decoded for another output)."""
-    _connect_upto(node, demo, 1)
+    connect_upto(node, demo, 1)
     block = demo.blocks[2]
     txs = list(block.transactions[1:])
     a, b = (txs[0].outputs[j].surjection_proof for j in (0, 1))
-    txs[0] = _with_outputs(txs[0], **{"0": {"surjection_proof": b}, "1": {"surjection_proof": a}})
+    txs[0] = with_output(with_output(txs[0], 0, surjection_proof=b), 1, surjection_proof=a)
     with pytest.raises(ValidationError) as err:
-        node.submit_block(_rebuild(block, txs).serialize())
+        node.submit_block(rebuild(block, txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
         ("bad-txns-surjectionproof-invalid", 1, 0)
 
 
 def test_malformed_surjection_proof_is_named(node: Node, demo: ChainBuilder) -> None:
-    _connect_upto(node, demo, 1)
+    connect_upto(node, demo, 1)
     block = demo.blocks[2]
     txs = list(block.transactions[1:])
     proof = txs[0].outputs[1].surjection_proof
-    txs[0] = _with_outputs(txs[0], **{"1": {"surjection_proof": proof[:-1]}})
+    txs[0] = with_output(txs[0], 1, surjection_proof=proof[:-1])
     with pytest.raises(ValidationError, match="malformed") as err:
-        node.submit_block(_rebuild(block, txs).serialize())
+        node.submit_block(rebuild(block, txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
         ("bad-txns-surjectionproof-invalid", 1, 1)
 
@@ -101,14 +71,17 @@ def test_malformed_surjection_proof_is_named(node: Node, demo: ChainBuilder) -> 
 def test_targets_decoded_once_and_shared_decodes_agree(node: Node, demo: ChainBuilder) -> None:
     """Verifying with the range claims' decoded generators gives the same verdicts as decoding
     again; one prepared target list per transaction, equal to its generators."""
-    _connect_upto(node, demo, 2)
+    connect_upto(node, demo, 2)
     block = demo.blocks[3]
     validator = node.validator
     spent, *_ = validator.resolve_inputs(block)
-    plans = [validator._plan(tx, i, spent[i], None)
+    plans = [validator.plan_transaction(tx, i, spent[i], None)
              for i, tx in enumerate(block.transactions) if i]
-    decoded: dict[bytes, bytes] = {}
-    run_batch(plans, [r for p in plans for r in p.ranges], None, decoded)
+    ctx = VerifyContext()
+    for plan in plans:
+        for r in plan.ranges:
+            r.claim(ctx)
+    decoded = ctx.decoded
     for plan in plans:
         items = plan.surjections
         assert len(items) >= 2
@@ -121,8 +94,8 @@ def test_targets_decoded_once_and_shared_decodes_agree(node: Node, demo: ChainBu
         assert [g.point.packed for g in generators] == list(prepared.packed)
         for item in items:
             assert decoded[item.output_encoding] == item.output_point()
-            verify_surjection(item, decoded)
-            verify_surjection(item)
+            item.check(ctx)
+            item.check(VerifyContext())
 
 
 def test_target_list_with_repeats_and_an_undecodable_entry() -> None:

@@ -9,9 +9,15 @@ Modules (data flow of ``../shared/notes/design.md``):
   ``plan_amounts`` (contextual: fees, encodings, issuance; the balance claim and the range /
   surjection items to verify).
 - ``balance``: a transaction's Pedersen balance as a batch claim.
-- ``block``: ``BlockValidator.connect`` — parse, checks, batched UTXO lookups, proof cache,
-  ONE batch (one MSM) for every range proof and balance of the block with the first failing item
-  named, surjection proofs, one atomic chainstate write; ``disconnect_tip``.
+- ``block``: ``BlockValidator.connect`` in six stages, one method each, timed by one
+  ``StageTimer`` (``timing``): ``check_block``, ``resolve_inputs`` (one snapshot read),
+  ``plan`` (items, nothing verified), ``cache_pass`` (proof cache) → ``ProofWork``,
+  ``verify`` (stage 5), ``commit`` (one atomic chainstate write); ``disconnect_tip``.
+- ``items``: the items of stage 5 — ``ItemLabel`` (what a culprit is named by), batch items
+  (``RangeItem``: a Bulletproof) and check items (``SurjectionItem``), immutable and picklable.
+- ``verify``: stage 5, stateless: ``verify(work)`` — ONE batch (one MSM) for every balance and
+  batch item with the first failing item named, then the check items; ``verify_blocks(works)``
+  does several blocks in one batch and names the first failing block.
 - ``mempool``: acceptance against chainstate + unconfirmed parents; writes the proof cache.
 - ``node``: ``Node.open(path, genesis, params)`` ties the data directory (``validator.store``),
   the block validator and the mempool: ``submit_block(raw)``, ``accept_transaction(raw)``,
@@ -34,6 +40,8 @@ from validator.store import (
     DataDirLockedError,
     StoreError,
 )
+from validator.timing import StageTimer
+from validator.verify import ProofWork, verify, verify_blocks
 
 __all__ = [
     "BlockRef",
@@ -45,5 +53,9 @@ __all__ = [
     "MempoolEntry",
     "Node",
     "NodeStats",
+    "ProofWork",
+    "StageTimer",
     "StoreError",
+    "verify",
+    "verify_blocks",
 ]

@@ -1,25 +1,27 @@
 """Block connection and disconnection against the chainstate (design.md "Data flow").
 
-``BlockValidator.connect(raw)``:
+``BlockValidator.connect(raw)`` runs six stages, each one method, timed by one ``StageTimer``
+(``ConnectReport.timings``: parse, check, resolve, plan, cache, claims, msm, surjection, commit):
 
-1. parse (the C walker) and the context-free block checks: header (prev block, height, challenge
-   ``OP_TRUE`` with an empty solution), coinbase position and BIP34 height, duplicate
-   transactions, Merkle root, witness commitment, weight, and ``check_transaction`` per tx;
-2. UTXO lookups: every prevout not created earlier in the block is read in ONE snapshot read
-   (``Chainstate.get_many``); missing, double-spent and immature spends are named;
-3. ``plan_amounts`` per transaction (fees, encodings, issuance) → one balance claim per tx, and
-   range-proof / surjection items;
-4. proof cache: each range and surjection item's salted key is looked up and erased on a hit
+1. ``check_block`` — context-free block checks (after parsing with the C walker) and the
+   header's link to the tip: prev block, height, challenge ``OP_TRUE`` with an empty solution,
+   coinbase position and BIP34 height, duplicate transactions, Merkle root, witness commitment,
+   weight, and ``check_transaction`` per tx;
+2. ``resolve_inputs`` — every prevout not created earlier in the block is read in ONE snapshot
+   read (``Chainstate.read_view``); missing, double-spent and immature spends are named;
+3. ``plan`` — per transaction ``plan_amounts`` (fees, encodings, issuance): one balance claim
+   and the range-proof / surjection *items* (``validator.items``), nothing verified yet; the
+   block's fees per asset; the coinbase may claim at most the fees (subsidy 0);
+4. ``cache_pass`` — each item's salted key is looked up in the proof cache and erased on a hit
    (block connection consumes mempool-verified proofs, as Elements does); if the block then
    fails, the consumed keys are inserted again, so an invalid block cannot flush the entries of
-   valid transactions. Keys the mempool computed for the same wtxid are reused;
-5. ONE ``BatchVerifier`` over the Bulletproof fixed base [G, G_i, H_i] with every uncached range
-   proof and every balance equation → one multi-scalar multiplication; if it fails, a halving search
-   names the first failing item (lowest transaction index, then position);
-6. surjection proofs not found in the cache;
-7. the coinbase may claim at most the block's fees per asset (subsidy 0);
-8. one atomic LevelDB batch: spent outputs removed, new outputs (minus unspendable ones) added,
-   undo data and the best-block marker (``Chainstate.connect_block``).
+   valid transactions. Keys the mempool computed for the same wtxid are reused. What is left is
+   a ``ProofWork``;
+5. ``validator.verify.verify`` — stateless: ONE batch (one multi-scalar multiplication) of every
+   balance equation and uncached range proof, the culprit named by halving; then the uncached
+   surjection proofs;
+6. ``commit`` — one atomic LevelDB batch: spent outputs removed, new outputs (minus unspendable
+   ones) added, undo data and the best-block marker (``Chainstate.connect_block``).
 
 Block-level reject reasons: ``bad-prevblk``, ``bad-blk-height``, ``block-proof-invalid`` (not
 our challenge/empty solution, or a dynafed header), ``bad-cb-missing``, ``bad-cb-multiple``,
@@ -34,70 +36,72 @@ Header time rules (median time past, future drift) are not checked on our regtes
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import cast
+from operator import attrgetter
+from typing import NamedTuple
 
-from ctplugin.batch import BatchVerifier, Claim
-from ctplugin.bulletproofs import (
-    CONSENSUS_N_GENS,
-    CONSENSUS_NBITS,
-    consensus_generators,
-    output_range_proof_claim,
-)
+from ctplugin.batch import Claim
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num
-from ctplugin.errors import ProofError, ValidationError
-from ctplugin.secp256k1 import FixedBase
-from ctplugin.surjection import SurjectionProof, verify_prepared
+from ctplugin.errors import ValidationError
 from validator.coins import decode_spent, encode_txout
+from validator.items import KIND_BALANCE, Item, ItemLabel
 from validator.rules import (
-    KIND_BALANCE,
     AmountPlan,
-    ItemLabel,
-    RangeItem,
     SpentOutput,
-    SurjectionItem,
     check_coinbase_outputs,
     check_transaction,
     plan_amounts,
 )
 from validator.store import BlockRef, Chainstate, Outpoint, ProofCache, SpendView, UtxoEntry
+from validator.timing import StageTimer
+from validator.verify import ProofWork, verify
 
 
 @dataclass(slots=True)
 class ConnectReport:
-    """What connecting one block did, with the time of each phase (seconds)."""
+    """What connecting one block did: items per family ("range", "surjection", ...) and how
+    many the proof cache vouched for, the batch size, and seconds per stage (``timings``)."""
 
     hash: bytes
     height: int
     n_transactions: int
     block: Block | None = None
-    n_range_proofs: int = 0
-    n_range_cached: int = 0
-    n_surjection_proofs: int = 0
-    n_surjection_cached: int = 0
+    items: dict[str, int] = field(default_factory=dict)
+    cached: dict[str, int] = field(default_factory=dict)
     n_balance: int = 0
     n_msm_items: int = 0
     timings: dict[str, float] = field(default_factory=dict)
-    batch_split: dict[str, float] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
         return sum(self.timings.values())
 
+    @property
+    def batch_seconds(self) -> float:
+        """Stage 5's batch: building the claims and the multi-scalar multiplication."""
+        return self.timings.get("claims", 0.0) + self.timings.get("msm", 0.0)
 
-def range_cache_key(cache: ProofCache, item: RangeItem) -> bytes:
-    return cache.rangeproof_key(item.proof, item.commitment, item.value_gen, item.extra_commit,
-                                CONSENSUS_NBITS, CONSENSUS_N_GENS)
+    @property
+    def n_range_proofs(self) -> int:
+        return self.items.get("range", 0)
 
+    @property
+    def n_range_cached(self) -> int:
+        return self.cached.get("range", 0)
 
-def surjection_cache_key(cache: ProofCache, item: SurjectionItem) -> bytes:
-    return cache.surjection_key(item.proof, item.output_encoding, item.targets.encodings)
+    @property
+    def n_surjection_proofs(self) -> int:
+        return self.items.get("surjection", 0)
+
+    @property
+    def n_surjection_cached(self) -> int:
+        return self.cached.get("surjection", 0)
 
 
 CacheKeys = tuple[list[bytes], list[bytes]]
@@ -116,116 +120,58 @@ class KnownTransaction:
 def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
     """The same plan for the transaction at ``tx_index`` of a block. Only the balance claim is
     relabelled here (it is always verified); range and surjection items keep their labels until
-    one has to be verified (a cache miss), when ``at_index`` relabels it: most are cache hits."""
+    one has to be verified (a cache miss), when ``at_tx`` relabels it: most are cache hits."""
     b = plan.balance
     balance = Claim.trusted(ItemLabel(tx_index, KIND_BALANCE), b.base, b.fixed, b.free_scalars,
                             b.free_points, b.shared, b.fixed_const)
     return AmountPlan(tx_index, plan.fees, balance, plan.ranges, plan.surjections)
 
 
-def at_index(item: RangeItem | SurjectionItem, tx_index: int) -> RangeItem | SurjectionItem:
-    """``item`` labelled with the block position of its transaction."""
-    if item.label.tx_index == tx_index:
-        return item
-    return item._replace(label=item.label._replace(tx_index=tx_index))
-
-
 def cache_keys(cache: ProofCache, plan: AmountPlan) -> CacheKeys:
-    return ([range_cache_key(cache, r) for r in plan.ranges],
-            [surjection_cache_key(cache, s) for s in plan.surjections])
+    return ([r.cache_key(cache) for r in plan.ranges],
+            [s.cache_key(cache) for s in plan.surjections])
 
 
-def range_claim(item: RangeItem) -> Claim:
-    """The consensus range-proof equation of one item (ProofError → named as invalid)."""
-    try:
-        return output_range_proof_claim(item.proof, item.commitment, item.value_gen,
-                                        item.extra_commit, label=item.label,
-                                        commitment_point=item.commitment_point)
-    except ProofError as exc:
-        raise item.label.error("bad-txns-rangeproof-invalid", f"malformed: {exc}") from None
+class ResolvedInputs(NamedTuple):
+    """Stage 2's answer: per transaction the outputs its inputs spend (coinbase: none; an
+    output from the chainstate as its stored bytes, see ``decode_spent``), the spent outpoints
+    in block order, the UTXO entries the block creates and the snapshot read itself
+    (``connect_block`` reuses its entries)."""
+
+    spent: list[list[SpentOutput | bytes]]
+    spent_points: list[Outpoint]
+    created: list[tuple[Outpoint, UtxoEntry]]
+    view: SpendView
 
 
-def verify_surjection(item: SurjectionItem,
-                      decoded_generators: Mapping[bytes, bytes] | None = None) -> None:
-    """Verify one surjection item (a ValidationError naming it otherwise).
-    ``decoded_generators``: asset encodings the range claims already decoded (``run_batch``),
-    so the output's generator is not decoded a second time."""
-    output = item.output_point(decoded_generators)
-    if output is None:
-        raise item.label.error("bad-txns-asset-invalid", "asset commitment does not decode")
-    targets = item.targets.prepared()
-    if targets is None:
-        raise item.label.error("bad-txns-asset-invalid", "a target generator does not decode")
-    try:
-        proof = SurjectionProof.parse(item.proof)
-    except ProofError as exc:
-        raise item.label.error("bad-txns-surjectionproof-invalid", f"malformed: {exc}") from None
-    if not verify_prepared(proof, targets, output):
-        raise item.label.error("bad-txns-surjectionproof-invalid")
+@dataclass(frozen=True, slots=True)
+class BlockPlan:
+    """Stage 3's answer: the amount plan of every non-coinbase transaction (in block order)
+    with the cache keys mempool acceptance already computed for it (None: compute them)."""
+
+    txs: list[AmountPlan]
+    known_keys: list[CacheKeys | None]
+    fees: dict[bytes, int]
 
 
-def run_batch(plans: Sequence[AmountPlan], ranges: Sequence[RangeItem],
-              timings: dict[str, float] | None = None,
-              decoded_generators: dict[bytes, bytes] | None = None) -> int:
-    """Every balance equation and the given range proofs in ONE batch (one MSM); on failure,
-    the first failing item by (tx index, kind, position) as a ValidationError. Returns the
-    number of claims. ``timings`` (if given) receives "claims" (parsing proofs, transcripts,
-    scalars) and "msm" (the multi-scalar multiplication, plus the search on failure).
+@dataclass(frozen=True, slots=True)
+class CachePass:
+    """Stage 4's answer: the proof work left, the cache keys consumed (put back if the block
+    fails), and per item family the number of items and of cache hits."""
 
-    ``decoded_generators`` (if given) receives, for each range claim built, its value
-    generator's encoding → the packed point the claim decoded (a range claim's one shared term
-    is value_gen·w(δ − t)): a blinded output's asset commitment is both its range proof's value
-    generator and its surjection proof's output generator, and is then decoded only once."""
-    start = time.perf_counter()
-    fixed = consensus_generators().fixed
-    claims = [plan.balance for plan in plans]
-    malformed: list[tuple[ItemLabel, ValidationError]] = []
-    for item in ranges:
-        try:
-            claim = range_claim(item)
-        except ValidationError as exc:  # kept aside: an earlier item may fail the batch
-            malformed.append((item.label, exc))
-            continue
-        claims.append(claim)
-        if decoded_generators is not None and len(claim.shared) == 1:
-            decoded_generators[item.value_gen] = claim.shared[0][0]
-    claims.sort(key=_item_label)  # culprit order: tx index, then position
-    batch = BatchVerifier(fixed)
-    batch.extend(claims)
-    middle = time.perf_counter()
-    ok = batch.verify()
-    if timings is not None:
-        timings["claims"] = middle - start
-        timings["msm"] = time.perf_counter() - middle
-    failures = [] if ok else [(first_failing(fixed, claims), None)]
-    culprits = sorted([*malformed, *failures], key=lambda pair: pair[0])
-    if not culprits:
-        return len(claims)
-    label, error = culprits[0]
-    raise error if error is not None else label.error("bad-txns-rangeproof-invalid")
+    work: ProofWork
+    consumed: list[bytes]
+    items: dict[str, int]
+    cached: dict[str, int]
 
 
-def _item_label(claim: Claim) -> ItemLabel:
-    return cast(ItemLabel, claim.label)
+_family = attrgetter("family")
 
 
-def first_failing(fixed: FixedBase, claims: Sequence[Claim]) -> ItemLabel:
-    """The first false claim of a failing batch, by halving: if the left half verifies the
-    culprit is in the right half, else in the left. O(log n) MSMs of halving size (about two
-    batch verifications in all), however many claims are false, so a block full of bad proofs
-    costs no more to reject than one with a single bad proof."""
-    lo = list(claims)
-    while len(lo) > 1:
-        mid = len(lo) // 2
-        left = BatchVerifier(fixed)
-        left.extend(lo[:mid])
-        lo = lo[mid:] if left.verify() else lo[:mid]
-    # lo[0] is false unless the whole batch was a 2^-128 false negative; check it alone
-    single = BatchVerifier(fixed)
-    single.add(lo[0])
-    if single.verify():
-        raise ValidationError("bad-batch-verify", detail="batch failed but no claim did")
-    return lo[0].label  # type: ignore[return-value]
+def _misses(items: list[tuple[Item, int]], hits: Sequence[bool] | None) -> list[Item]:
+    """The items the cache did not vouch for, labelled with their transaction's position."""
+    kept = items if hits is None else compress(items, [not h for h in hits])
+    return [item.at_tx(i) for item, i in kept]
 
 
 class BlockValidator:
@@ -239,7 +185,7 @@ class BlockValidator:
         self.params = params
         self.known = known
 
-    # --- block-level checks --------------------------------------------------------------
+    # --- stage 1: block checks ------------------------------------------------------------
 
     def check_block(self, block: Block, tip: BlockRef | None,
                     checked: Sequence[object | None] = ()) -> None:
@@ -288,19 +234,12 @@ class BlockValidator:
             if i >= n_checked or checked[i] is None:
                 check_transaction(tx, i)
 
-    # --- UTXO resolution -----------------------------------------------------------------
+    # --- stage 2: inputs ------------------------------------------------------------------
 
-    def resolve_inputs(self, block: Block) -> tuple[list[list[SpentOutput | bytes]],
-                                                    list[Outpoint],
-                                                    list[tuple[Outpoint, UtxoEntry]],
-                                                    SpendView]:
-        """Spent outputs per transaction (coinbase: none; an output from the chainstate as its
-        stored bytes, see ``decode_spent``), the spent outpoints in block order, the created
-        UTXO entries and the snapshot read itself (``connect_block`` reuses its entries);
-        missing / double-spent / immature inputs are named.
-
-        Prevouts not created earlier in the block are read in one ``read_view`` snapshot read.
-        """
+    def resolve_inputs(self, block: Block) -> ResolvedInputs:
+        """The spent outputs of every transaction (see ``ResolvedInputs``); missing /
+        double-spent / immature inputs are named. Prevouts not created earlier in the block
+        are read in one ``read_view`` snapshot read."""
         txs = block.transactions
         height = block.header.height
         position = {tx.txid: i for i, tx in enumerate(txs)}
@@ -345,10 +284,32 @@ class BlockValidator:
                     created[trusted(txid, n)] = (out, i == 0)
         new_entries = [(outpoint, UtxoEntry(height, coinbase, encode_txout(out)))
                        for outpoint, (out, coinbase) in created.items()]
-        return spent_outs, spent_points, new_entries, view
+        return ResolvedInputs(spent_outs, spent_points, new_entries, view)
 
-    def _plan(self, tx: Transaction, tx_index: int, spent: Sequence[SpentOutput | bytes],
-              known: KnownTransaction | None) -> AmountPlan:
+    # --- stage 3: plan --------------------------------------------------------------------
+
+    def plan(self, block: Block, spent: Sequence[Sequence[SpentOutput | bytes]],
+             knowns: Sequence[KnownTransaction | None]) -> BlockPlan:
+        """Every transaction's amount plan, the block's fees per asset (each within
+        MAX_MONEY) and the coinbase's claim on them."""
+        txs = block.transactions
+        plans: list[AmountPlan] = []
+        block_fees: dict[bytes, int] = {}
+        for i in range(1, len(txs)):
+            plan = self.plan_transaction(txs[i], i, spent[i], knowns[i])
+            for asset, fee in plan.fees.items():
+                total = block_fees.get(asset, 0) + fee
+                if total > MAX_MONEY:
+                    raise ValidationError("bad-txns-accumulated-fee-outofrange", tx_index=i)
+                block_fees[asset] = total
+            plans.append(plan)
+        check_coinbase_outputs(txs[0], block_fees)
+        known_keys = [None if k is None else k.keys for k in knowns[1:]]
+        return BlockPlan(plans, known_keys, block_fees)
+
+    def plan_transaction(self, tx: Transaction, tx_index: int,
+                         spent: Sequence[SpentOutput | bytes],
+                         known: KnownTransaction | None) -> AmountPlan:
         """The amount plan of a block transaction. For a transaction the mempool accepted with
         the same wtxid, its plan is reused: ``plan_amounts`` is a pure function of the
         transaction's bytes and of the spent outputs, which its txid fixes (an outpoint's
@@ -359,108 +320,90 @@ class BlockValidator:
         outs = [decode_spent(o) if isinstance(o, bytes) else o for o in spent]
         return plan_amounts(tx, tx_index, outs, self.params.policy_asset)
 
-    def _cache_keys(self, cache: ProofCache, plan: AmountPlan,
-                    known: KnownTransaction | None) -> CacheKeys:
-        """The salted cache keys of a transaction's proofs, in plan order (reused from mempool
-        acceptance for the same wtxid: same proofs, commitments, scripts and targets)."""
-        if known is not None and known.keys is not None:
-            return known.keys
-        return cache_keys(cache, plan)
+    # --- stage 4: proof cache ---------------------------------------------------------------
+
+    def cache_pass(self, plan: BlockPlan) -> CachePass:
+        """Drop the items the proof cache vouches for, consuming their entries: one lookup
+        pass and ONE write batch erasing every hit of the block."""
+        batch: list[tuple[Item, int]] = []
+        checks: list[tuple[Item, int]] = []
+        for p in plan.txs:
+            i = p.tx_index
+            batch += [(r, i) for r in p.ranges]
+            checks += [(s, i) for s in p.surjections]
+        items = Counter(map(_family, (item for item, _ in batch)))
+        items.update(map(_family, (item for item, _ in checks)))
+        cache = self.cache
+        batch_hits: list[bool] | None = None
+        check_hits: list[bool] | None = None
+        consumed: list[bytes] = []
+        cached: Counter[str] = Counter()
+        if cache is not None and (batch or checks):
+            batch_keys: list[bytes] = []
+            check_keys: list[bytes] = []
+            for p, known in zip(plan.txs, plan.known_keys):
+                keys = known if known is not None else cache_keys(cache, p)
+                batch_keys += keys[0]
+                check_keys += keys[1]
+            hits = cache.lookup_and_erase_many(batch_keys + check_keys)
+            batch_hits, check_hits = hits[:len(batch_keys)], hits[len(batch_keys):]
+            consumed = [*compress(batch_keys, batch_hits), *compress(check_keys, check_hits)]
+            cached.update(_family(item) for item, _ in compress(batch, batch_hits))
+            cached.update(_family(item) for item, _ in compress(checks, check_hits))
+        work = ProofWork([p.balance for p in plan.txs],
+                         _misses(batch, batch_hits),  # type: ignore[arg-type]
+                         _misses(checks, check_hits))  # type: ignore[arg-type]
+        return CachePass(work, consumed, dict(items), dict(cached))
+
+    # --- stage 6: commit ------------------------------------------------------------------
+
+    def commit(self, block: Block, inputs: ResolvedInputs) -> None:
+        """The block's one atomic chainstate write (UTXO changes, undo data, best block)."""
+        header = block.header
+        self.chainstate.connect_block(block.hash, header.height, header.prev_hash,
+                                      inputs.spent_points, inputs.created, inputs.view)
 
     # --- connect / disconnect ------------------------------------------------------------
 
     def connect(self, data: bytes | Block) -> ConnectReport:
         """Validate a block on the tip and apply it atomically; ``ValidationError`` naming the
-        culprit otherwise (nothing is written then)."""
-        clock = time.perf_counter
-        t0 = clock()
-        block = data if isinstance(data, Block) else parse_block(data)
-        t1 = clock()
+        culprit otherwise (nothing is written then). The stages of the module docstring."""
+        timer = StageTimer()
+        with timer.stage("parse"):
+            block = data if isinstance(data, Block) else parse_block(data)
         tip = self.chainstate.best_block()
         if tip is None:
             raise ValidationError("bad-prevblk", detail="chainstate has no genesis")
-        txs = block.transactions
-        known = self.known
-        knowns: list[KnownTransaction | None] = [None] * len(txs)
-        if known is not None:
-            knowns[1:] = [known(tx) for tx in txs[1:]]
-        self.check_block(block, tip, knowns)
-        t2 = clock()
-        spent_outs, spent_points, created, view = self.resolve_inputs(block)
-        t3 = clock()
-        report = ConnectReport(block.hash, block.header.height, len(txs), block)
-        plans = []
-        block_fees: dict[bytes, int] = {}
-        for i in range(1, len(txs)):
-            plan = self._plan(txs[i], i, spent_outs[i], knowns[i])
-            for asset, fee in plan.fees.items():
-                total = block_fees.get(asset, 0) + fee
-                if total > MAX_MONEY:
-                    raise ValidationError("bad-txns-accumulated-fee-outofrange", tx_index=i)
-                block_fees[asset] = total
-            plans.append(plan)
-        check_coinbase_outputs(txs[0], block_fees)
-        t4 = clock()
-        cache = self.cache
-        ranges: list[RangeItem] = []
-        surjections: list[SurjectionItem] = []
-        consumed: list[bytes] = []
-        range_keys: list[bytes] = []
-        range_items: list[tuple[RangeItem, int]] = []
-        surjection_keys: list[bytes] = []
-        surjection_items: list[tuple[SurjectionItem, int]] = []
-        for plan in plans:
-            i = plan.tx_index
-            range_items += [(r, i) for r in plan.ranges]
-            surjection_items += [(s, i) for s in plan.surjections]
-            if cache is not None:
-                rkeys, skeys = self._cache_keys(cache, plan, knowns[i])
-                range_keys += rkeys
-                surjection_keys += skeys
-        report.n_range_proofs = len(range_items)
-        report.n_surjection_proofs = len(surjection_items)
-        if cache is None:
-            ranges = [at_index(r, i) for r, i in range_items]  # type: ignore[misc]
-            surjections = [at_index(s, i) for s, i in surjection_items]  # type: ignore[misc]
-        elif range_keys or surjection_keys:
-            # One lookup pass and ONE write batch erasing every hit of the block.
-            hits = cache.lookup_and_erase_many(range_keys + surjection_keys)
-            range_hits = hits[:len(range_keys)]
-            surjection_hits = hits[len(range_keys):]
-            consumed = [*compress(range_keys, range_hits),
-                        *compress(surjection_keys, surjection_hits)]
-            report.n_range_cached = sum(range_hits)
-            report.n_surjection_cached = sum(surjection_hits)
-            ranges = [at_index(r, i) for (r, i), hit  # type: ignore[misc]
-                      in zip(range_items, range_hits, strict=True) if not hit]
-            surjections = [at_index(s, i) for (s, i), hit  # type: ignore[misc]
-                           in zip(surjection_items, surjection_hits, strict=True) if not hit]
-        t5 = clock()
+        with timer.stage("check"):
+            knowns = self.known_transactions(block)
+            self.check_block(block, tip, knowns)
+        with timer.stage("resolve"):
+            inputs = self.resolve_inputs(block)
+        with timer.stage("plan"):
+            plan = self.plan(block, inputs.spent, knowns)
+        with timer.stage("cache"):
+            cached = self.cache_pass(plan)
         try:
-            report.n_balance = len(plans)
-            batch_split: dict[str, float] = {}
-            decoded: dict[bytes, bytes] = {}
-            report.n_msm_items = run_batch(plans, ranges, batch_split,
-                                           decoded if surjections else None)
-            t6 = clock()
-            for sitem in surjections:
-                verify_surjection(sitem, decoded)
-            t7 = clock()
-            self.chainstate.connect_block(block.hash, block.header.height,
-                                          block.header.prev_hash, spent_points, created,
-                                          view)
-            t8 = clock()
+            n_claims = verify(cached.work, timer)
+            with timer.stage("commit"):
+                self.commit(block, inputs)
         except BaseException:
             # The block failed: the proofs it consumed are still verified successes, so put them
             # back (an invalid block must not flush the cache entries of valid transactions).
-            if cache is not None and consumed:
-                cache.insert_many(consumed)
+            if self.cache is not None and cached.consumed:
+                self.cache.insert_many(cached.consumed)
             raise
-        report.timings = {"parse": t1 - t0, "checks": (t2 - t1) + (t4 - t3), "utxo": t3 - t2,
-                          "cache": t5 - t4, "batch": t6 - t5, "surjection": t7 - t6,
-                          "write": t8 - t7}
-        report.batch_split = batch_split
-        return report
+        return ConnectReport(block.hash, block.header.height, len(block.transactions), block,
+                             cached.items, cached.cached, len(plan.txs), n_claims,
+                             timer.seconds)
+
+    def known_transactions(self, block: Block) -> list[KnownTransaction | None]:
+        """Per transaction, what mempool acceptance computed for it (None: not known; the
+        coinbase never is)."""
+        knowns: list[KnownTransaction | None] = [None] * len(block.transactions)
+        if self.known is not None:
+            knowns[1:] = [self.known(tx) for tx in block.transactions[1:]]
+        return knowns
 
     def disconnect_tip(self) -> BlockRef:
         """Undo the tip block (its undo data restores the exact previous UTXO set)."""

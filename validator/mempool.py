@@ -21,16 +21,11 @@ from dataclasses import dataclass
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
-from validator.block import (
-    CacheKeys,
-    KnownTransaction,
-    cache_keys,
-    run_batch,
-    verify_surjection,
-)
+from validator.block import CacheKeys, KnownTransaction, cache_keys
 from validator.coins import decode_spent
 from validator.rules import SpentOutput, check_transaction, plan_amounts
 from validator.store import Chainstate, Outpoint, ProofCache
+from validator.verify import ProofWork, verify
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +128,7 @@ class Mempool:
             keys = range_keys, surj_keys = cache_keys(cache, plan)
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
             surj_to_verify = [s for s, k in zip(plan.surjections, surj_keys) if k not in cache]
-        run_batch([plan], to_verify)
-        for item in surj_to_verify:
-            verify_surjection(item)
+        verify(ProofWork([plan.balance], list(to_verify), list(surj_to_verify)))
         if not add:
             return MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
                                 len(surj_to_verify), len(plan.surjections) - len(surj_to_verify))

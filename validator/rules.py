@@ -40,9 +40,9 @@ checks belong to the node layer above).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from ctplugin.batch import Claim
 from ctplugin.elements import Transaction
@@ -55,123 +55,23 @@ from ctplugin.elements.consensus import (
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ValidationError
-from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
-from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, Point, kernel
+from ctplugin.pedersen import generator_generate, generator_generate_blinded
+from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN
 from ctplugin.secp256k1.params import N
-from ctplugin.surjection import PreparedTargets
 from validator.balance import BalanceTally
-
-_k = kernel.backend
+from validator.items import (
+    KIND_BALANCE,
+    KIND_INFLATION,
+    KIND_ISSUANCE,
+    KIND_OUTPUT,
+    ItemLabel,
+    RangeItem,
+    SurjectionItem,
+    SurjectionTargets,
+    decode_one,
+)
 
 _INT64_MAX = (1 << 63) - 1
-
-
-# ------------------------------------------------------------------------------------------------
-# Labels of the cryptographic items (what bisection names on failure)
-# ------------------------------------------------------------------------------------------------
-
-KIND_BALANCE = "balance"
-KIND_OUTPUT = "output"
-KIND_ISSUANCE = "issuance"
-KIND_INFLATION = "inflation"
-
-
-class ItemLabel(NamedTuple):
-    """Where a batched item comes from: transaction index, kind, output or input index.
-
-    Ordered by transaction then position, so the first failing label is the culprit to name.
-    (A named tuple: thousands are made per block, and tuples are the cheapest immutable value.)
-    """
-
-    tx_index: int
-    kind: str
-    index: int = -1  # type: ignore[assignment]  # shadows tuple.index: output/input index
-
-    def error(self, reason_if_range: str = "bad-txns-rangeproof-invalid",
-              detail: str = "") -> ValidationError:
-        if self.kind == KIND_BALANCE:
-            return ValidationError("bad-txns-in-ne-out", tx_index=self.tx_index,
-                                   detail=detail or "value in != value out")
-        if self.kind == KIND_OUTPUT:
-            return ValidationError(reason_if_range, tx_index=self.tx_index,
-                                   output_index=self.index, detail=detail)
-        what = "issuance amount" if self.kind == KIND_ISSUANCE else "inflation keys"
-        return ValidationError(reason_if_range, tx_index=self.tx_index, input_index=self.index,
-                               detail=detail or what)
-
-
-class RangeItem(NamedTuple):
-    """One range proof to check: proof, commitment (33 B), value generator (33 B), extra commit,
-    and the commitment as the kernel decoded it for the balance (saves the verifier a square
-    root; not part of any cache key: it is a function of ``commitment``)."""
-
-    label: ItemLabel
-    proof: bytes
-    commitment: bytes
-    value_gen: bytes
-    extra_commit: bytes
-    commitment_point: bytes | None = None
-
-
-class SurjectionTargets:
-    """A transaction's surjection target list, as serialized asset fields (``0x01 ‖ id`` or the
-    0a/0b commitment: 33 bytes each, one-to-one with the generators, used for cache keys), with
-    the generators decoded once, on first use (a cached proof never needs them)."""
-
-    __slots__ = ("_prepared", "encodings")
-
-    def __init__(self, encodings: tuple[bytes, ...]) -> None:
-        self.encodings = encodings
-        self._prepared: PreparedTargets | None = None
-
-    def prepared(self) -> PreparedTargets | None:
-        """The targets decoded and prepared for verification (once per transaction, whatever
-        its number of outputs), or None if one does not decode. Each distinct encoding is
-        decoded once (inputs of one asset often share it)."""
-        if self._prepared is None:
-            points: dict[bytes, bytes] = {}
-            for enc in self.encodings:
-                if enc in points:
-                    continue
-                if enc[0] == 1:
-                    points[enc] = generator_generate(enc[1:]).point.packed
-                    continue
-                decoded = _decode_one(enc, KIND_GENERATOR)
-                if decoded is None:
-                    return None
-                points[enc] = decoded
-            self._prepared = PreparedTargets.from_packed([points[e] for e in self.encodings])
-        return self._prepared
-
-    def generators(self) -> tuple[Generator, ...] | None:
-        """The target generators, or None if one does not decode."""
-        prepared = self.prepared()
-        if prepared is None:
-            return None
-        return tuple(Generator(Point.from_packed(p)) for p in prepared.packed)
-
-
-class SurjectionItem(NamedTuple):
-    """One surjection proof: the output's asset commitment against the transaction's targets."""
-
-    label: ItemLabel
-    proof: bytes
-    output_encoding: bytes
-    targets: SurjectionTargets
-
-    def output_point(self, decoded: Mapping[bytes, bytes] | None = None) -> bytes | None:
-        """The output's asset generator as a packed kernel point, or None if it does not
-        decode. ``decoded``: encodings already decoded (e.g. by the output's range claim) →
-        packed points, reused as is."""
-        packed = None if decoded is None else decoded.get(self.output_encoding)
-        if packed is None:
-            packed = _decode_one(self.output_encoding, KIND_GENERATOR)
-        return packed
-
-    def output_generator(self, decoded: Mapping[bytes, bytes] | None = None) -> Generator | None:
-        """``output_point`` as a Generator."""
-        packed = self.output_point(decoded)
-        return None if packed is None else Generator(Point.from_packed(packed))
 
 
 class SpentOutput(Protocol):
@@ -298,13 +198,6 @@ def _explicit_generator(asset_id: bytes) -> bytes:
     return generator_generate(asset_id).point.packed
 
 
-def _decode_one(data: bytes, kind: int) -> bytes | None:
-    try:
-        return _k.decode_points_var(data, kind)
-    except ValueError:
-        return None
-
-
 def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                  policy_asset: bytes) -> AmountPlan:
     """CheckTxInputs + VerifyAmounts (§2.2) without the cryptography: the balance claim, range
@@ -331,12 +224,12 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                 raise ValidationError("bad-txns-value-invalid", tx_index=tx_index,
                                       input_index=i, detail="spent explicit value out of range")
             gen = (_explicit_generator(asset) if len(asset) == 32
-                   else _decode_one(asset, KIND_GENERATOR))
+                   else decode_one(asset, KIND_GENERATOR))
             if gen is None:
                 raise ValidationError("bad-txns-asset-invalid", tx_index=tx_index, input_index=i)
             tally.add_explicit(gen, value)
         else:
-            point = _decode_one(value, KIND_PEDERSEN)
+            point = decode_one(value, KIND_PEDERSEN)
             if point is None:
                 raise ValidationError("bad-txns-value-invalid", tx_index=tx_index, input_index=i)
             tally.add_input_commitment(point)
@@ -369,7 +262,7 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
             else:
                 if not proof:
                     raise label.error("bad-txns-issuance-invalid", "blinded amount without proof")
-                point = _decode_one(amount, KIND_PEDERSEN)
+                point = decode_one(amount, KIND_PEDERSEN)
                 if point is None:
                     raise label.error("bad-txns-value-invalid")
                 tally.add_input_commitment(point)
@@ -391,13 +284,13 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                         "bad-txns-vout-zero-spendable")
             else:
                 gen = (_explicit_generator(asset) if explicit_asset
-                       else _decode_one(asset, KIND_GENERATOR))
+                       else decode_one(asset, KIND_GENERATOR))
                 if gen is None:
                     raise ItemLabel(tx_index, KIND_OUTPUT, j).error("bad-txns-asset-invalid")
                 tally.add_explicit(gen, -value)
         else:
             label = ItemLabel(tx_index, KIND_OUTPUT, j)
-            point = _decode_one(value, KIND_PEDERSEN)
+            point = decode_one(value, KIND_PEDERSEN)
             if point is None:
                 raise label.error("bad-txns-value-invalid")
             tally.add_output_commitment(point)

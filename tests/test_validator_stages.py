@@ -1,0 +1,187 @@
+"""Block connection as stages: stage 5 (``validator.verify``) is a pure function of picklable
+work, verifiable in another process and over several blocks in one batch; timings come from one
+stage timer."""
+
+from __future__ import annotations
+
+import pickle
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from ctplugin.batch import Claim
+from ctplugin.elements import Block
+from ctplugin.errors import ParseError, ValidationError
+from ctplugin.secp256k1.params import N
+from regtest.chain import ChainBuilder, build_demo_chain
+from regtest.params import chain_params, genesis_block
+from tests.conftest import connect_upto, rebuild, with_output
+from validator.node import Node
+from validator.timing import StageTimer
+from validator.verify import ProofWork, verify, verify_blocks
+
+
+@pytest.fixture(scope="module")
+def demo() -> ChainBuilder:
+    """3 blocks of 2 wallet txs (two blinded outputs each)."""
+    return build_demo_chain(n_blocks=3, txs_per_block=2, seed=b"test_validator_stages")
+
+
+@pytest.fixture
+def uncached(tmp_path: Path):
+    """A node without a proof cache (every item stays in the work)."""
+    with Node.open(tmp_path / "n", genesis_block(), chain_params(), use_cache=False) as n:
+        yield n
+
+
+def work_of(node: Node, block: Block) -> ProofWork:
+    """Stages 1-4 of ``block`` on ``node``'s tip: its proof work."""
+    v = node.validator
+    v.check_block(block, node.tip)
+    inputs = v.resolve_inputs(block)
+    plan = v.plan(block, inputs.spent, v.known_transactions(block))
+    return v.cache_pass(plan).work
+
+
+def _bump_s(proof: bytes, offset: int) -> bytes:
+    """The proof with the scalar at ``offset`` changed (still in [1, n))."""
+    s = (int.from_bytes(proof[offset: offset + 32], "big") % (N - 1) + 1).to_bytes(32, "big")
+    return proof[:offset] + s + proof[offset + 32:]
+
+
+def bad_range(block: Block, tx_index: int, j: int) -> Block:
+    """``block`` with output j of transaction tx_index carrying a wrong (well-formed) proof."""
+    txs = list(block.transactions[1:])
+    tx = txs[tx_index - 1]
+    txs[tx_index - 1] = with_output(tx, j, range_proof=_bump_s(tx.outputs[j].range_proof, 0))
+    return rebuild(block, txs)
+
+
+def bad_surjection(block: Block, tx_index: int, j: int) -> Block:
+    txs = list(block.transactions[1:])
+    tx = txs[tx_index - 1]
+    proof = tx.outputs[j].surjection_proof
+    txs[tx_index - 1] = with_output(tx, j, surjection_proof=_bump_s(proof, len(proof) - 32))
+    return rebuild(block, txs)
+
+
+def _where(error: ValidationError) -> tuple[str, int | None, int | None]:
+    return error.reason, error.tx_index, error.output_index
+
+
+def _verify_where(work: ProofWork) -> tuple[str, int | None, int | None] | int:
+    """Run in a worker process: the culprit, or the number of batch claims."""
+    try:
+        return verify(work)
+    except ValidationError as exc:
+        return _where(exc)
+
+
+def test_work_pickles_and_verifies_in_another_process(uncached: Node,
+                                                      demo: ChainBuilder) -> None:
+    connect_upto(uncached, demo, 1)
+    good = work_of(uncached, demo.blocks[2])
+    assert good.batch and good.checks and len(good.claims) == 2
+    bad = work_of(uncached, bad_range(demo.blocks[2], 2, 1))
+    copy = pickle.loads(pickle.dumps(good))
+    assert verify(copy) == verify(good) == good.n_claims
+    with pytest.raises(ValidationError) as err:
+        verify(bad)
+    assert _where(err.value) == ("bad-txns-rangeproof-invalid", 2, 1)
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        assert list(pool.map(_verify_where, [good, bad])) == [
+            good.n_claims, ("bad-txns-rangeproof-invalid", 2, 1)]
+
+
+def test_errors_survive_pickling() -> None:
+    err = ValidationError("bad-txns-in-ne-out", tx_index=3, input_index=1, detail="x")
+    copy = pickle.loads(pickle.dumps(err))
+    assert (type(copy), copy.reason, copy.tx_index, copy.input_index, copy.output_index,
+            copy.detail, str(copy)) == (ValidationError, "bad-txns-in-ne-out", 3, 1, None, "x",
+                                        str(err))
+    perr = pickle.loads(pickle.dumps(ParseError(7, "truncated")))
+    assert (perr.offset, perr.reason, str(perr)) == (7, "truncated", "truncated at offset 7")
+
+
+def test_verify_blocks_names_the_first_failing_block(uncached: Node,
+                                                     demo: ChainBuilder) -> None:
+    connect_upto(uncached, demo, 1)
+    block2 = demo.blocks[2]
+    w2 = work_of(uncached, block2)
+    w2_bad_range = work_of(uncached, bad_range(block2, 1, 0))
+    w2_bad_surj = work_of(uncached, bad_surjection(block2, 2, 1))
+    uncached.submit_block(block2.serialize())
+    w3 = work_of(uncached, demo.blocks[3])
+    w3_bad_range = work_of(uncached, bad_range(demo.blocks[3], 2, 0))
+    timer = StageTimer()
+    assert verify_blocks([w2, w3], timer) is None
+    assert {"claims", "msm", "surjection"} <= timer.seconds.keys()
+    failing = verify_blocks([w2, w3_bad_range])
+    assert failing is not None and failing[0] == 1
+    assert _where(failing[1]) == ("bad-txns-rangeproof-invalid", 2, 0)
+    # a check failing in an earlier block comes before a batch failure in a later one
+    failing = verify_blocks([w2_bad_surj, w3_bad_range])
+    assert failing is not None and failing[0] == 0
+    assert _where(failing[1]) == ("bad-txns-surjectionproof-invalid", 2, 1)
+    # within one block, the batch culprit comes before its checks (as ``verify``)
+    both = work_of_pair(w2_bad_range, w2_bad_surj)
+    failing = verify_blocks([both, w3])
+    assert failing is not None and failing[0] == 0
+    assert _where(failing[1]) == ("bad-txns-rangeproof-invalid", 1, 0)
+    with pytest.raises(ValidationError) as err:
+        verify(both)
+    assert _where(err.value) == _where(failing[1])
+
+
+def work_of_pair(batch_from: ProofWork, checks_from: ProofWork) -> ProofWork:
+    return ProofWork(batch_from.claims, batch_from.batch, checks_from.checks)
+
+
+def test_malformed_item_and_false_claim_the_lowest_label_is_named(uncached: Node,
+                                                                  demo: ChainBuilder) -> None:
+    connect_upto(uncached, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    truncated = txs[1].outputs[0].range_proof[:-1]
+    txs[1] = with_output(txs[1], 0, range_proof=truncated)  # malformed: tx 2
+    bad = bad_range(rebuild(block, txs), 1, 1)  # well-formed but false: tx 1
+    with pytest.raises(ValidationError) as err:
+        verify(work_of(uncached, bad))
+    assert _where(err.value) == ("bad-txns-rangeproof-invalid", 1, 1)
+    with pytest.raises(ValidationError, match="malformed") as err:
+        verify(work_of(uncached, rebuild(block, txs)))
+    assert _where(err.value) == ("bad-txns-rangeproof-invalid", 2, 0)
+
+
+def test_report_timings_are_the_stages(node: Node, demo: ChainBuilder) -> None:
+    connect_upto(node, demo, 1)
+    report = node.submit_block(demo.blocks[2].serialize())
+    assert list(report.timings) == ["parse", "check", "resolve", "plan", "cache", "claims",
+                                    "msm", "surjection", "commit"]
+    assert report.total_seconds == sum(report.timings.values())
+    assert report.batch_seconds == report.timings["claims"] + report.timings["msm"]
+    assert report.items == {"range": 4, "surjection": 4} and report.cached == {}
+    assert report.n_msm_items == report.n_balance + report.n_range_proofs == 6
+
+
+def test_verify_of_empty_work_is_trivially_true() -> None:
+    assert verify(ProofWork()) == 0
+    assert verify_blocks([]) is None
+    assert verify_blocks([ProofWork(), ProofWork()]) is None
+
+
+def test_a_false_prebuilt_claim_is_named_from_its_label() -> None:
+    from validator.items import KIND_BALANCE, ItemLabel
+
+    one_g = Claim(ItemLabel(4, KIND_BALANCE), None, free_scalars=(1).to_bytes(32, "big"),
+                     free_points=_generator_packed())
+    with pytest.raises(ValidationError) as err:
+        verify(ProofWork([one_g]))
+    assert (err.value.reason, err.value.tx_index) == ("bad-txns-in-ne-out", 4)
+
+
+def _generator_packed() -> bytes:
+    from ctplugin.secp256k1 import G
+
+    return G.packed

@@ -1,0 +1,284 @@
+"""The items of block validation: each piece of cryptographic work a block needs, as a value.
+
+Planning (``validator.rules.plan_amounts``, later the script planner) turns a transaction into
+items; nothing is verified while planning. The cache pass drops items the proof cache already
+vouches for; ``validator.verify`` verifies the rest (stage 5 of ``validator.block``). Two
+families, by how they are verified:
+
+- a *batch item* (``BatchItem``) turns into one ``ctplugin.batch.Claim`` that joins the block's
+  ONE multi-scalar multiplication: Bulletproof range proofs (``RangeItem``), later BIP340
+  Schnorr claims;
+- a *check item* (``CheckItem``) is verified on its own: surjection proofs (``SurjectionItem``),
+  later Borromean range proofs and ECDSA signatures.
+
+Every item is an immutable value of bytes (plus its ``ItemLabel``), so items pickle and can be
+verified in another process; derived state (decoded points, prepared targets) is rebuilt there
+on first use, never shipped. To add a kind: a NamedTuple with ``label``, a ``family`` (report
+counts and check timings are keyed by it), ``at_tx``, ``cache_key`` (the proof cache's salted
+key over EVERY verification input, design.md "Proof caches") and ``claim`` or ``check``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+
+from ctplugin.batch import Claim
+from ctplugin.bulletproofs import CONSENSUS_N_GENS, CONSENSUS_NBITS, output_range_proof_claim
+from ctplugin.errors import ProofError, ValidationError
+from ctplugin.pedersen import Generator, generator_generate
+from ctplugin.secp256k1 import KIND_GENERATOR, Point, kernel
+from ctplugin.surjection import PreparedTargets, SurjectionProof, verify_prepared
+
+if TYPE_CHECKING:
+    from validator.store import ProofCache
+
+_k = kernel.backend
+
+# ------------------------------------------------------------------------------------------------
+# Labels (what the culprit search names on failure)
+# ------------------------------------------------------------------------------------------------
+
+KIND_BALANCE = "balance"
+KIND_OUTPUT = "output"
+KIND_ISSUANCE = "issuance"
+KIND_INFLATION = "inflation"
+
+
+class ItemLabel(NamedTuple):
+    """Where an item comes from: transaction index, kind, output or input index.
+
+    Ordered by transaction then position, so the first failing label is the culprit to name.
+    (A named tuple: thousands are made per block, and tuples are the cheapest immutable value.)
+    """
+
+    tx_index: int
+    kind: str
+    index: int = -1  # type: ignore[assignment]  # shadows tuple.index: output/input index
+
+    def error(self, reason_if_range: str = "bad-txns-rangeproof-invalid",
+              detail: str = "") -> ValidationError:
+        if self.kind == KIND_BALANCE:
+            return ValidationError("bad-txns-in-ne-out", tx_index=self.tx_index,
+                                   detail=detail or "value in != value out")
+        if self.kind == KIND_OUTPUT:
+            return ValidationError(reason_if_range, tx_index=self.tx_index,
+                                   output_index=self.index, detail=detail)
+        what = "issuance amount" if self.kind == KIND_ISSUANCE else "inflation keys"
+        return ValidationError(reason_if_range, tx_index=self.tx_index, input_index=self.index,
+                               detail=detail or what)
+
+
+# ------------------------------------------------------------------------------------------------
+# What every item provides
+# ------------------------------------------------------------------------------------------------
+
+
+class VerifyContext:
+    """Scratch state shared by the items of one ``verify`` call (never shipped with items).
+
+    ``decoded``: asset encodings (33 B) → packed kernel points, filled by the range claims (a
+    range claim's value generator is the output's asset commitment) and read by the surjection
+    checks, so a blinded output's asset commitment is decoded once.
+    """
+
+    __slots__ = ("decoded",)
+
+    def __init__(self) -> None:
+        self.decoded: dict[bytes, bytes] = {}
+
+
+_ItemT = TypeVar("_ItemT", bound="Item")
+
+
+class Item(Protocol):
+    """What the cache pass and the verifier need of any item."""
+
+    @property
+    def label(self) -> ItemLabel: ...
+
+    @property
+    def family(self) -> str:
+        """The report's name for this kind of work ("range", "surjection", ...)."""
+        ...
+
+    def at_tx(self: _ItemT, tx_index: int) -> _ItemT:
+        """The same item labelled with its transaction's block position."""
+        ...
+
+    def cache_key(self, cache: ProofCache) -> bytes:
+        """The proof cache's salted key over every input of the verification."""
+        ...
+
+
+class BatchItem(Item, Protocol):
+    def claim(self, ctx: VerifyContext) -> Claim:
+        """The item's equation for the batch; a ``ValidationError`` naming the item if it is
+        malformed (a well-formed false item gives a claim that fails)."""
+        ...
+
+
+class CheckItem(Item, Protocol):
+    def check(self, ctx: VerifyContext) -> None:
+        """Verify the item alone; a ``ValidationError`` naming it otherwise."""
+        ...
+
+
+def _at_tx(item: Any, tx_index: int) -> Any:  # Any: a NamedTuple with a ``label`` field
+    """``item`` (a NamedTuple with ``label``) labelled with the block position of its
+    transaction (plans reused from the mempool are labelled with tx_index 0)."""
+    if item.label.tx_index == tx_index:
+        return item
+    return item._replace(label=item.label._replace(tx_index=tx_index))
+
+
+def decode_one(data: bytes, kind: int) -> bytes | None:
+    """One 33-byte point encoding as a packed kernel point, or None if it does not decode."""
+    try:
+        return _k.decode_points_var(data, kind)
+    except ValueError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Bulletproof range proofs (batch items)
+# ------------------------------------------------------------------------------------------------
+
+
+class RangeItem(NamedTuple):
+    """One consensus range proof (a Bulletproof, design.md): proof, commitment (33 B), value
+    generator (33 B), extra commit, and the commitment as the kernel decoded it for the balance
+    (saves the verifier a square root; not part of any cache key: it is a function of
+    ``commitment``)."""
+
+    label: ItemLabel
+    proof: bytes
+    commitment: bytes
+    value_gen: bytes
+    extra_commit: bytes
+    commitment_point: bytes | None = None
+
+    @property
+    def family(self) -> str:
+        return "range"
+
+    def at_tx(self, tx_index: int) -> RangeItem:
+        return _at_tx(self, tx_index)
+
+    def cache_key(self, cache: ProofCache) -> bytes:
+        return cache.rangeproof_key(self.proof, self.commitment, self.value_gen,
+                                    self.extra_commit, CONSENSUS_NBITS, CONSENSUS_N_GENS)
+
+    def claim(self, ctx: VerifyContext) -> Claim:
+        """The consensus range-proof equation (ProofError → named as invalid). Records the value
+        generator's decoded point in ``ctx`` (the claim's one shared term is value_gen·w(δ − t))."""
+        try:
+            claim = output_range_proof_claim(self.proof, self.commitment, self.value_gen,
+                                             self.extra_commit, label=self.label,
+                                             commitment_point=self.commitment_point)
+        except ProofError as exc:
+            raise self.label.error("bad-txns-rangeproof-invalid", f"malformed: {exc}") from None
+        if len(claim.shared) == 1:
+            ctx.decoded[self.value_gen] = claim.shared[0][0]
+        return claim
+
+
+# ------------------------------------------------------------------------------------------------
+# Surjection proofs (check items)
+# ------------------------------------------------------------------------------------------------
+
+
+class SurjectionTargets:
+    """A transaction's surjection target list, as serialized asset fields (``0x01 ‖ id`` or the
+    0a/0b commitment: 33 bytes each, one-to-one with the generators, used for cache keys), with
+    the generators decoded once, on first use (a cached proof never needs them). Pickles as its
+    encodings only."""
+
+    __slots__ = ("_prepared", "encodings")
+
+    def __init__(self, encodings: tuple[bytes, ...]) -> None:
+        self.encodings = encodings
+        self._prepared: PreparedTargets | None = None
+
+    def __getstate__(self) -> tuple[bytes, ...]:
+        return self.encodings
+
+    def __setstate__(self, state: tuple[bytes, ...]) -> None:
+        self.encodings = state
+        self._prepared = None
+
+    def prepared(self) -> PreparedTargets | None:
+        """The targets decoded and prepared for verification (once per transaction, whatever
+        its number of outputs), or None if one does not decode. Each distinct encoding is
+        decoded once (inputs of one asset often share it)."""
+        if self._prepared is None:
+            points: dict[bytes, bytes] = {}
+            for enc in self.encodings:
+                if enc in points:
+                    continue
+                if enc[0] == 1:
+                    points[enc] = generator_generate(enc[1:]).point.packed
+                    continue
+                decoded = decode_one(enc, KIND_GENERATOR)
+                if decoded is None:
+                    return None
+                points[enc] = decoded
+            self._prepared = PreparedTargets.from_packed([points[e] for e in self.encodings])
+        return self._prepared
+
+    def generators(self) -> tuple[Generator, ...] | None:
+        """The target generators, or None if one does not decode."""
+        prepared = self.prepared()
+        if prepared is None:
+            return None
+        return tuple(Generator(Point.from_packed(p)) for p in prepared.packed)
+
+
+class SurjectionItem(NamedTuple):
+    """One surjection proof: the output's asset commitment against the transaction's targets."""
+
+    label: ItemLabel
+    proof: bytes
+    output_encoding: bytes
+    targets: SurjectionTargets
+
+    @property
+    def family(self) -> str:
+        return "surjection"
+
+    def at_tx(self, tx_index: int) -> SurjectionItem:
+        return _at_tx(self, tx_index)
+
+    def cache_key(self, cache: ProofCache) -> bytes:
+        return cache.surjection_key(self.proof, self.output_encoding, self.targets.encodings)
+
+    def output_point(self, decoded: Mapping[bytes, bytes] | None = None) -> bytes | None:
+        """The output's asset generator as a packed kernel point, or None if it does not
+        decode. ``decoded``: encodings already decoded (e.g. by the output's range claim) →
+        packed points, reused as is."""
+        packed = None if decoded is None else decoded.get(self.output_encoding)
+        if packed is None:
+            packed = decode_one(self.output_encoding, KIND_GENERATOR)
+        return packed
+
+    def output_generator(self, decoded: Mapping[bytes, bytes] | None = None) -> Generator | None:
+        """``output_point`` as a Generator."""
+        packed = self.output_point(decoded)
+        return None if packed is None else Generator(Point.from_packed(packed))
+
+    def check(self, ctx: VerifyContext | None = None) -> None:
+        """Verify the proof (a ValidationError naming the output otherwise), reusing the output
+        generator a range claim of ``ctx`` decoded."""
+        output = self.output_point(None if ctx is None else ctx.decoded)
+        if output is None:
+            raise self.label.error("bad-txns-asset-invalid", "asset commitment does not decode")
+        targets = self.targets.prepared()
+        if targets is None:
+            raise self.label.error("bad-txns-asset-invalid", "a target generator does not decode")
+        try:
+            proof = SurjectionProof.parse(self.proof)
+        except ProofError as exc:
+            raise self.label.error("bad-txns-surjectionproof-invalid",
+                                   f"malformed: {exc}") from None
+        if not verify_prepared(proof, targets, output):
+            raise self.label.error("bad-txns-surjectionproof-invalid")

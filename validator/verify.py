@@ -1,0 +1,161 @@
+"""Stage 5 of block connection: the stateless proof work of one or more blocks.
+
+``verify(work)`` is a pure function of a ``ProofWork`` (prebuilt claims + batch items + check
+items, ``validator.items``): it reads no chainstate and no cache, so it runs the same in the
+validating process, in a worker process (the work pickles) or on a Dask cluster.
+
+1. every prebuilt claim (the balance equations) and every batch item's claim go into ONE
+   ``BatchVerifier`` over the Bulletproof fixed base [G, G_i, H_i] → one multi-scalar
+   multiplication; on failure ``BatchVerifier.first_failure`` names the first false claim by
+   halving. A malformed batch item is kept aside, not raised at once: a claim with a lower
+   label may fail the batch, and the culprit is the lowest label (transaction index, then kind
+   and position) among malformed items and the first false claim;
+2. then the check items, in label order; the first failure is the culprit.
+
+``verify_blocks(works)`` does the same for several blocks in ONE batch (replay windows) and
+names the first failing block: its culprit is what ``verify`` would report for it alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ctplugin.batch import BatchVerifier, Claim
+from ctplugin.bulletproofs import consensus_generators
+from ctplugin.errors import ValidationError
+from validator.items import BatchItem, CheckItem, ItemLabel, VerifyContext
+from validator.timing import StageTimer
+
+
+@dataclass(slots=True)
+class ProofWork:
+    """The proof work of one block (or one transaction, in the mempool): what is left after
+    the cache pass. ``claims`` are prebuilt batch claims (labelled ``ItemLabel``: the
+    balances), always verified."""
+
+    claims: list[Claim] = field(default_factory=list)
+    batch: list[BatchItem] = field(default_factory=list)
+    checks: list[CheckItem] = field(default_factory=list)
+
+    @property
+    def n_claims(self) -> int:
+        """Claims in the batch (one per prebuilt claim and per batch item)."""
+        return len(self.claims) + len(self.batch)
+
+
+class BlockLabel(NamedTuple):
+    """A claim's label in a batch over several blocks: position of the block, item label."""
+
+    block: int
+    item: ItemLabel
+
+
+def verify(work: ProofWork, timer: StageTimer | None = None) -> int:
+    """Verify ``work`` (see the module docstring); returns the number of batch claims.
+    ``ValidationError`` naming the culprit otherwise. ``timer`` receives "claims" (building
+    the claims: parsing proofs, transcripts, scalars), "msm" (the batch, plus the culprit search
+    on failure) and one stage per check family ("surjection", ...)."""
+    timer = timer if timer is not None else StageTimer()
+    ctx = VerifyContext()
+    with timer.stage("claims"):
+        claims, malformed = _build_claims(work, ctx)
+    with timer.stage("msm"):
+        failing = _first_failing_claim(claims)
+    culprits: list[tuple[ItemLabel, ValidationError | None]] = list(malformed)
+    if isinstance(failing, ItemLabel):
+        culprits.append((failing, None))
+    culprit = _lowest(culprits)
+    if culprit is not None:
+        raise culprit
+    _run_checks(sorted(work.checks, key=_item_label), ctx, timer)
+    return len(claims)
+
+
+def verify_blocks(works: Sequence[ProofWork],
+                  timer: StageTimer | None = None) -> tuple[int, ValidationError] | None:
+    """Verify the work of consecutive blocks with ONE batch for all of them: None if every
+    block's work holds, else (position of the first failing block, its culprit).
+
+    A block fails if its batch part or one of its checks fails; the first failing block and
+    its culprit are those of verifying each block alone, in order (a block's batch culprit
+    before its checks, an earlier block's checks before a later block's batch)."""
+    timer = timer if timer is not None else StageTimer()
+    contexts = [VerifyContext() for _ in works]
+    claims: list[Claim] = []
+    malformed: list[list[tuple[ItemLabel, ValidationError | None]]] = []
+    with timer.stage("claims"):
+        for k, (work, ctx) in enumerate(zip(works, contexts)):
+            own, bad = _build_claims(work, ctx)
+            claims += [_in_block(k, c) for c in own]  # block order, then label order
+            malformed.append(list(bad))
+    with timer.stage("msm"):
+        failing = _first_failing_claim(claims)
+    if isinstance(failing, BlockLabel):
+        malformed[failing.block].append((failing.item, None))
+    for k, (work, ctx) in enumerate(zip(works, contexts)):
+        culprit = _lowest(malformed[k])
+        if culprit is not None:
+            return k, culprit
+        try:
+            _run_checks(sorted(work.checks, key=_item_label), ctx, timer)
+        except ValidationError as exc:
+            return k, exc
+    return None
+
+
+# --- internals ---------------------------------------------------------------------------------
+
+
+def _item_label(item: CheckItem | Claim) -> ItemLabel:
+    return item.label  # type: ignore[return-value]
+
+
+def _build_claims(work: ProofWork, ctx: VerifyContext
+                  ) -> tuple[list[Claim], list[tuple[ItemLabel, ValidationError]]]:
+    """Every claim of ``work`` in culprit order (by label), and the malformed batch items."""
+    claims = list(work.claims)
+    malformed: list[tuple[ItemLabel, ValidationError]] = []
+    for item in work.batch:
+        try:
+            claims.append(item.claim(ctx))
+        except ValidationError as exc:  # kept aside: an earlier item may fail the batch
+            malformed.append((item.label, exc))
+    claims.sort(key=_item_label)
+    return claims, malformed
+
+
+def _first_failing_claim(claims: Sequence[Claim]) -> ItemLabel | BlockLabel | None:
+    batch = BatchVerifier(consensus_generators().fixed)
+    batch.extend(claims)
+    label = batch.first_failure()
+    return label  # type: ignore[return-value]  # labels are ItemLabel / BlockLabel
+
+
+def _lowest(culprits: Sequence[tuple[ItemLabel, ValidationError | None]],
+            ) -> ValidationError | None:
+    """The culprit with the lowest label (a false claim's error is made from its label)."""
+    if not culprits:
+        return None
+    label, error = min(culprits, key=lambda pair: pair[0])
+    return error if error is not None else label.error("bad-txns-rangeproof-invalid")
+
+
+def _in_block(k: int, claim: Claim) -> Claim:
+    return Claim.trusted(BlockLabel(k, claim.label), claim.base, claim.fixed,  # type: ignore[arg-type]
+                         claim.free_scalars, claim.free_points, claim.shared, claim.fixed_const)
+
+
+def _run_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer) -> None:
+    """Check items alone, in the given order (label order), timed per family."""
+    clock = time.perf_counter
+    seconds = timer.seconds
+    for item in checks:
+        start = clock()
+        try:
+            item.check(ctx)
+        finally:
+            family = item.family
+            seconds[family] = seconds.get(family, 0.0) + clock() - start
