@@ -343,3 +343,155 @@ def subset_sums_var(table: bytes, paths: Sequence[Sequence[int]]) -> bytes:
             acc = add(acc, points[index])
         out.append(_pack_point(acc))
     return b"".join(out)
+
+
+# --- Borromean ring signatures (secp256k1-zkp borromean_verify) -------------------------------
+
+_GX = 0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798
+_GY = 0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8
+
+Jacobian = tuple[int, int, int]  # Z = 0 is the point at infinity
+
+
+def _jdouble(a: Jacobian) -> Jacobian:
+    x, y, z = a
+    if z == 0 or y == 0:
+        return (1, 1, 0)
+    yy = y * y % P
+    s = 4 * x * yy % P
+    m = 3 * x * x % P
+    x3 = (m * m - 2 * s) % P
+    return x3, (m * (s - x3) - 8 * yy * yy) % P, 2 * y * z % P
+
+
+def _jadd_affine(a: Jacobian, b: tuple[int, int]) -> Jacobian:
+    """a + b for Jacobian a and affine b (the textbook mixed addition, all cases handled)."""
+    x1, y1, z1 = a
+    if z1 == 0:
+        return b[0], b[1], 1
+    zz = z1 * z1 % P
+    u2 = b[0] * zz % P
+    s2 = b[1] * zz * z1 % P
+    h = (u2 - x1) % P
+    r = (s2 - y1) % P
+    if h == 0:
+        return _jdouble(a) if r == 0 else (1, 1, 0)
+    hh = h * h % P
+    hhh = h * hh % P
+    v = x1 * hh % P
+    x3 = (r * r - hhh - 2 * v) % P
+    return x3, (r * (v - x3) - y1 * hhh) % P, z1 * h % P
+
+
+def _jaffine(a: Jacobian) -> Affine:
+    x, y, z = a
+    if z == 0:
+        return None
+    zi = pow(z, -1, P)
+    zi2 = zi * zi % P
+    return x * zi2 % P, y * zi2 * zi % P
+
+
+def _double_mult(s: int, e: int, point: tuple[int, int]) -> Affine:
+    """s·G + e·point by one shared doubling chain (Shamir's trick), Jacobian coordinates."""
+    g = (_GX, _GY)
+    both = add(g, point)
+    acc: Jacobian = (1, 1, 0)
+    for bit in range(255, -1, -1):
+        acc = _jdouble(acc)
+        pick = ((s >> bit) & 1) | (((e >> bit) & 1) << 1)
+        if pick == 1:
+            acc = _jadd_affine(acc, g)
+        elif pick == 2:
+            acc = _jadd_affine(acc, point)
+        elif pick == 3:
+            if both is None:
+                continue
+            acc = _jadd_affine(acc, both)
+    return _jaffine(acc)
+
+
+def _ser33(a: tuple[int, int]) -> bytes:
+    return bytes((2 | (a[1] & 1),)) + a[0].to_bytes(32, "big")
+
+
+def _borromean_layouts(sizes: bytes, n_proofs: int) -> list[list[int]]:
+    """Decode ``sizes`` (per proof: u16 LE ring count, then that many u16 LE ring sizes)."""
+    layouts: list[list[int]] = []
+    offset = 0
+    for _ in range(n_proofs):
+        if offset + 2 > len(sizes):
+            raise ValueError("borromean: sizes too short")
+        rings = int.from_bytes(sizes[offset: offset + 2], "little")
+        offset += 2
+        if rings == 0 or offset + 2 * rings > len(sizes):
+            raise ValueError("borromean: bad ring count")
+        ring = [int.from_bytes(sizes[offset + 2 * i: offset + 2 * i + 2], "little")
+                for i in range(rings)]
+        offset += 2 * rings
+        if 0 in ring:
+            raise ValueError("borromean: empty ring")
+        layouts.append(ring)
+    if offset != len(sizes):
+        raise ValueError("borromean: trailing bytes in sizes")
+    return layouts
+
+
+def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
+                         threads: int = 1, challenges: bool = False) -> tuple[bytes, bytes]:
+    """Verify many Borromean ring signatures (secp256k1-zkp ``borromean_verify``).
+
+    Per proof: ``e0m`` holds e0 ‖ m (64 bytes); ``sizes`` its ring sizes; ``pubs`` / ``scalars``
+    one packed point / 32-byte scalar per member, all proofs concatenated. For ring i,
+    e = H(e0 ‖ m ‖ be32(i) ‖ be32(0)), and for each member j: R = s·G + e·P,
+    e = H(ser33(R) ‖ m ‖ be32(i) ‖ be32(j+1)); valid iff H(ser33(R_last of each ring) ‖ m) = e0,
+    with every e and s in [1, n) and no P or R at infinity. Returns (one byte 1/0 per proof,
+    the challenges e of every member (32 bytes each) if asked, else b"").
+    """
+    import hashlib
+
+    if threads < 1:
+        raise ValueError("borromean: threads must be >= 1")
+    if len(e0m) % 64:
+        raise ValueError("borromean: e0m length is not a multiple of 64")
+    layouts = _borromean_layouts(sizes, len(e0m) // 64)
+    total = sum(sum(ring) for ring in layouts)
+    if len(pubs) != 64 * total or len(scalars) != 32 * total:
+        raise ValueError("borromean: member counts differ from the ring sizes")
+    verdicts = bytearray()
+    evalues = bytearray(32 * total if challenges else 0)
+    member = 0
+    for index, layout in enumerate(layouts):
+        e0, m = e0m[64 * index: 64 * index + 32], e0m[64 * index + 32: 64 * index + 64]
+        closing = hashlib.sha256()
+        ok = True
+        start = member
+        for ring_index, size in enumerate(layout):
+            tag = ring_index.to_bytes(4, "big")
+            e_bytes = hashlib.sha256(e0 + m + tag + bytes(4)).digest()
+            for j in range(size):
+                k = start + j
+                e = int.from_bytes(e_bytes, "big")
+                s = int.from_bytes(scalars[32 * k: 32 * k + 32], "big")
+                point = _unpack_point(pubs, k)
+                if not (0 < e < N and 0 < s < N) or point is None:
+                    ok = False
+                    break
+                if challenges:
+                    evalues[32 * k: 32 * k + 32] = e_bytes
+                r = _double_mult(s, e, point)
+                if r is None:
+                    ok = False
+                    break
+                if j != size - 1:
+                    e_bytes = hashlib.sha256(_ser33(r) + m + tag + (j + 1).to_bytes(4, "big")
+                                             ).digest()
+                else:
+                    closing.update(_ser33(r))
+            if not ok:
+                break
+            start += size
+        member += sum(layout)
+        closing.update(m)
+        verdicts.append(1 if ok and closing.digest() == e0 else 0)
+    return bytes(verdicts), bytes(evalues)

@@ -1,0 +1,126 @@
+"""Rangeproofs the way Elements and Liquid use them (``../shared/notes/borromean.md`` §2-3).
+
+- Outputs: gen = the output's asset commitment (or ``generator_generate(asset id)`` for an
+  explicit asset), extra commit = the raw scriptPubKey, message = asset tag (32 bytes, as
+  serialized) ‖ asset blinding factor; the wallet signs with min_value 1 (0 for unspendable
+  scripts), exp 0 and 52 bits (``-ct_exponent``, ``-ct_bits``).
+- Rewind nonce of an output: SHA256(SHA256(ser33(blinding_key·ephemeral_pubkey))), the inner
+  hash being libsecp256k1's default ECDH hash and ``ephemeral_pubkey`` the output's nNonce.
+- Issuances: gen = ``generator_generate(asset or token id)``, empty extra commit, min 0; the
+  issuance blinding key itself is the rewind nonce.
+- "Blind value proofs" (PSET): exact proofs of an output's value, no message, no extra commit.
+
+The consensus rules around the proofs (which outputs carry one, min_value > 0 unless
+unspendable) are the validator's; these are the proof-level operations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import coincurve
+
+from ctplugin.borromean.format import U64_MAX
+from ctplugin.borromean.rewind import rewind
+from ctplugin.borromean.sign import sign
+from ctplugin.borromean.verify import verify
+from ctplugin.errors import EncodingError
+from ctplugin.pedersen import Commitment, Generator, generator_generate, generator_generate_blinded
+
+DEFAULT_MIN_VALUE = 1
+DEFAULT_EXP = 0
+DEFAULT_MIN_BITS = 52
+"""Elements' wallet defaults (``-ct_exponent`` 0, ``-ct_bits`` 52 since 2020)."""
+
+
+def ecdh_nonce(blinding_key: bytes, ephemeral_pubkey: bytes) -> bytes:
+    """The rewind nonce of an output: SHA256(SHA256(compressed(blinding_key·ephemeral))).
+
+    (wally's ``ecdh_nonce_hash``; constant time in the key through coincurve.)
+    """
+    try:
+        shared = coincurve.PublicKey(bytes(ephemeral_pubkey)).multiply(bytes(blinding_key))
+    except (ValueError, TypeError) as exc:
+        raise EncodingError(f"ECDH nonce: {exc}") from None
+    return hashlib.sha256(hashlib.sha256(shared.format(compressed=True)).digest()).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class UnblindedOutput:
+    """An output's secrets: value, asset tag (serialized byte order), and both blinding factors."""
+
+    value: int
+    asset: bytes
+    asset_blind: bytes
+    value_blind: bytes
+
+
+def unblind_with_nonce(nonce: bytes, proof: bytes, value_commitment: bytes,
+                       asset_commitment: bytes, script_pubkey: bytes) -> UnblindedOutput | None:
+    """Rewind an output's proof with its nonce and check the asset commitment it reveals
+    (wally's ``asset_unblind_with_nonce``): None unless the proof verifies, the nonce opens
+    it, it carries a 64-byte message and generator_generate_blinded(asset, abf) matches."""
+    result = rewind(proof, value_commitment, asset_commitment, script_pubkey, nonce)
+    if result is None or len(result.message) < 64:
+        return None
+    asset, abf = result.message[:32], result.message[32:64]
+    try:
+        if generator_generate_blinded(asset, abf).serialize() != bytes(asset_commitment):
+            return None
+    except EncodingError:
+        return None
+    return UnblindedOutput(result.value, asset, abf, result.blind)
+
+
+def unblind_output(blinding_key: bytes, ephemeral_pubkey: bytes, proof: bytes,
+                   value_commitment: bytes, asset_commitment: bytes,
+                   script_pubkey: bytes) -> UnblindedOutput | None:
+    """``unblind_with_nonce`` with the ECDH nonce of the receiver's blinding key and the
+    output's nNonce (wally's ``asset_unblind``)."""
+    return unblind_with_nonce(ecdh_nonce(blinding_key, ephemeral_pubkey), proof,
+                              value_commitment, asset_commitment, script_pubkey)
+
+
+def output_rangeproof(value: int, nonce: bytes, asset: bytes, asset_blind: bytes,
+                      value_blind: bytes, value_commitment: Commitment,
+                      asset_commitment: Generator, script_pubkey: bytes, *,
+                      min_value: int = DEFAULT_MIN_VALUE, exp: int = DEFAULT_EXP,
+                      min_bits: int = DEFAULT_MIN_BITS) -> bytes:
+    """An output's proof as Elements' wallet makes it (wally's ``asset_rangeproof_with_nonce``):
+    message asset ‖ abf, extra commit = scriptPubKey, gen = the asset commitment."""
+    return sign(value, value_blind, nonce, asset_commitment, min_value=min_value, exp=exp,
+                min_bits=min_bits, message=bytes(asset) + bytes(asset_blind),
+                extra_commit=script_pubkey, commitment=value_commitment)
+
+
+def issuance_generator(asset_id: bytes) -> Generator:
+    """The value generator of an issuance amount or inflation-key amount: generator_generate
+    of the asset or token id (32 bytes, internal byte order)."""
+    return generator_generate(bytes(asset_id))
+
+
+def issuance_rangeproof(value: int, blinding_key: bytes, value_blind: bytes,
+                        commitment: Commitment, asset_id: bytes, *,
+                        min_bits: int = DEFAULT_MIN_BITS) -> bytes:
+    """An issuance's proof as Elements makes it: nonce = the issuance blinding key, no extra
+    commit, no message, min 0, exp 0."""
+    return sign(value, value_blind, blinding_key, issuance_generator(asset_id), min_value=0,
+                exp=0, min_bits=min_bits, commitment=commitment)
+
+
+def blind_value_proof(value: int, nonce: bytes, value_blind: bytes, commitment: Commitment,
+                      generator: Generator) -> bytes:
+    """An exact-value ("explicit") proof that ``commitment`` holds ``value`` (73 bytes, or 65
+    for value 0): wally's ``explicit_rangeproof``, Elements' ``CreateBlindValueProof``."""
+    if not 0 <= value <= U64_MAX:
+        raise EncodingError("value must fit in 64 bits")
+    return sign(value, value_blind, nonce, generator, min_value=value, exp=-1,
+                commitment=commitment)
+
+
+def verify_blind_value_proof(proof: bytes, value: int, commitment: Commitment | bytes,
+                             generator: Generator | bytes) -> bool:
+    """wally's ``explicit_rangeproof_verify``: an exact proof whose range is [value, value]."""
+    result = verify(proof, commitment, generator)
+    return result is not False and result == (value, value)

@@ -1,0 +1,241 @@
+"""Rangeproof signing (``secp256k1_rangeproof_sign``), byte-identical to secp256k1-zkp.
+
+Everything is derived from the caller's 32-byte nonce (``drbg.prover_stream``), so the same
+inputs give the same bytes as the C (``../shared/notes/borromean.md`` §1.2 "How the signer
+chooses the header", §3 "What the signer does with it"):
+
+1. ``prove_params`` picks exp, the mantissa m, the public offset min_value and the base-4 digits
+   d_i of v = (value − min)/10^exp;
+2. a 4096-byte scratch holds the message, and the value block 0x80 ‖ 0^7 ‖ v ‖ v ‖ v in the last
+   ring's last slot (the one before when d_{r−1} sits there); each member's scratch word is
+   XORed with its DRBG word: forged s values, or the ring nonce k_i at the true digit;
+3. digit commitments C_i = sec_i·G + d_i·4^i·10^exp·gen (sec_{r−1} = blind − Σ sec_i), members
+   P_{i,j} = C_i − j·4^i·10^exp·gen, m as in ``verify``;
+4. Borromean signing: from R = k_i·G walk each ring's members after the true one, hash the last
+   R of every ring into e0, walk again from e0 up to the true member and close it with
+   s = k_i − e·sec_i.
+
+Secrets (value, digits, blinding factors, ring nonces) meet points only through coincurve
+(libsecp256k1, constant time); forged members s·G + e·P are public and use the kernel. Scalar
+arithmetic on secrets is Python integers, as in the Bulletproof prover.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import coincurve
+
+from ctplugin.borromean.drbg import Rfc6979HmacSha256, rpser
+from ctplugin.borromean.format import MAX_MESSAGE_LEN, U64_MAX, proof_error, ring_sizes
+from ctplugin.borromean.verify import expand_members, member_bases
+from ctplugin.pedersen import Commitment, Generator, commit
+from ctplugin.secp256k1 import KIND_XQR, G, kernel
+from ctplugin.secp256k1.params import N
+
+_k = kernel.backend
+_G_TABLE = _k.FixedBaseTable(G.packed)
+_INFINITY = kernel.INFINITY
+I64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ProveParams:
+    """What ``secp256k1_range_proveparams`` decides for (value, min_value, exp, min_bits)."""
+
+    v: int
+    min_value: int
+    exp: int  # −1 for an exact-value proof
+    mantissa: int  # 0 for an exact-value proof
+    digits: tuple[int, ...]  # the true member of each ring
+
+    @property
+    def scale(self) -> int:
+        return 10 ** max(self.exp, 0)
+
+    @property
+    def ring_sizes(self) -> tuple[int, ...]:
+        return ring_sizes(self.mantissa)
+
+    def header(self) -> bytes:
+        flags = (0x40 | self.exp) if self.mantissa else 0
+        out = bytes((flags | (0x20 if self.min_value else 0),))
+        if self.mantissa:
+            out += bytes((self.mantissa - 1,))
+        if self.min_value:
+            out += self.min_value.to_bytes(8, "big")
+        return out
+
+
+def prove_params(value: int, min_value: int, exp: int, min_bits: int) -> ProveParams:
+    """The header choice of the C signer (its checks raise ``ProofError("sign-parameters")``)."""
+    if not (0 <= min_value <= value <= U64_MAX and -1 <= exp <= 18 and 0 <= min_bits <= 64):
+        raise proof_error("sign-parameters")
+    if min_value == U64_MAX:
+        exp = -1  # no room for a range above the largest value
+    if exp < 0:
+        return ProveParams(0, value, -1, 0, (0,))
+    if (min_value and value > I64_MAX) or (value and min_value >= I64_MAX):
+        raise proof_error("sign-parameters", "value and min_value would overflow the range")
+    max_bits = 64 - min_value.bit_length() if min_value else 64
+    min_bits = min(min_bits, max_bits)
+    if min_bits > 61 or value > I64_MAX:
+        exp = 0  # 10^exp·2^bits must stay below 2^64
+    v = value - min_value
+    room = U64_MAX >> (64 - min_bits) if min_bits else 0
+    shifts = 0
+    while shifts < exp and room <= U64_MAX // 10:
+        v //= 10
+        room *= 10
+        shifts += 1
+    scale = 10**shifts
+    mantissa = max(v.bit_length() or 1, min_bits)
+    rings = (mantissa + 1) >> 1
+    return ProveParams(v, value - v * scale, shifts, mantissa,
+                       tuple((v >> (2 * i)) & 3 for i in range(rings)))
+
+
+def _ser33(packed: bytes) -> bytes:
+    return bytes((2 | (packed[63] & 1),)) + packed[:32]
+
+
+def _ring_hash(data: bytes, message: bytes, ring: int, member: int) -> int:
+    digest = hashlib.sha256(data + message + ring.to_bytes(4, "big") + member.to_bytes(4, "big"))
+    e = int.from_bytes(digest.digest(), "big")
+    if not 0 < e < N:
+        raise proof_error("sign-retry")
+    return e
+
+
+def _packed(key: coincurve.PublicKey) -> bytes:
+    return key.format(compressed=False)[1:]
+
+
+def _key(packed: bytes) -> coincurve.PublicKey:
+    return coincurve.PublicKey(b"\x04" + packed)
+
+
+def _secret(value: int) -> bytes:
+    if not 0 < value < N:
+        raise proof_error("sign-retry")
+    return value.to_bytes(32, "big")
+
+
+def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_value: int = 0,
+         exp: int = 0, min_bits: int = 0, message: bytes = b"", extra_commit: bytes = b"",
+         commitment: Commitment | None = None) -> bytes:
+    """``secp256k1_rangeproof_sign(min_value, commit, blind, nonce, exp, min_bits, value,
+    message, extra_commit, gen)``: a proof that ``commitment`` (default: value·gen + blind·G)
+    holds ``value`` in [min, max] as chosen by ``prove_params``; exp = −1 makes an exact-value
+    proof. Deterministic in its inputs. Bad inputs raise ``ProofError`` (``sign-parameters``,
+    ``sign-message-too-long``; ``sign-retry`` with probability about 2^-100).
+    """
+    if len(nonce) != 32 or len(blind) != 32:
+        raise proof_error("sign-parameters", "nonce and blind must be 32 bytes")
+    blind_int = int.from_bytes(blind, "big")
+    if blind_int >= N:
+        raise proof_error("sign-parameters", "blind not below the group order")
+    if len(message) > MAX_MESSAGE_LEN:
+        raise proof_error("sign-message-too-long")
+    params = prove_params(value, min_value, exp, min_bits)
+    if commitment is None:
+        commitment = commit(value, blind_int, generator)
+    sizes = params.ring_sizes
+    rings = len(sizes)
+    if message and len(message) > 128 * (rings - 1):
+        raise proof_error("sign-message-too-long")
+    header = params.header()
+    c_enc, gen_enc = commitment.serialize(), generator.serialize()
+    gen_packed = generator.point.packed
+
+    # the scratch: message, then the value block in the last ring
+    scratch = bytearray(4096)
+    scratch[: len(message)] = message
+    if sizes[-1] > 1:
+        slot = sizes[-1] - 1
+        slot -= params.digits[-1] == slot
+        at = ((rings - 1) * 4 + slot) * 32
+        scratch[at: at + 32] = b"\x80" + bytes(7) + params.v.to_bytes(8, "big") * 3
+
+    # genrand with the scratch: forged s values and ring nonces
+    rng = Rfc6979HmacSha256(nonce + rpser(c_enc) + rpser(gen_enc) + header)
+    secs: list[int] = []
+    s_values: list[int] = []
+    for i, size in enumerate(sizes):
+        if i < rings - 1:
+            rng.generate()
+            while True:
+                sec = int.from_bytes(rng.generate(), "big")
+                if 0 < sec < N:
+                    break
+            secs.append(sec)
+        else:
+            secs.append(-sum(secs) % N)
+        for j in range(size):
+            at = (i * 4 + j) * 32
+            word = int.from_bytes(rng.generate(), "big") ^ int.from_bytes(scratch[at: at + 32],
+                                                                         "big")
+            if not 0 < word < N:
+                raise proof_error("sign-retry")
+            s_values.append(word)
+    starts = [4 * i for i in range(rings)]  # every ring but the last has 4 members
+    nonces = [s_values[starts[i] + d] for i, d in enumerate(params.digits)]
+    secs[-1] = (secs[-1] + blind_int) % N
+    if secs[-1] == 0:
+        raise proof_error("sign-retry")
+
+    # digit commitments C_i = sec_i·G + d_i·u_i·gen with u_i = 4^i·scale, and −u_i·gen = B_i:
+    # (d_i + 1)·u_i is never zero, so C_i = sec_i·G + ((d_i + 1)·u_i)·gen + B_i without a
+    # branch on the secret digit
+    bases = member_bases(gen_packed, params.scale, rings)
+    gen_key = _key(gen_packed)
+    digit_points = []
+    for i in range(rings):
+        weight = (params.digits[i] + 1) * params.scale << (2 * i)
+        terms = [coincurve.PublicKey.from_secret(_secret(secs[i])),
+                 gen_key.multiply(_secret(weight % N)), _key(bases[i])]
+        try:
+            digit_points.append(_packed(coincurve.PublicKey.combine_keys(terms)))
+        except ValueError:  # the sum is infinity
+            raise proof_error("sign-retry") from None
+    digits = b"".join(digit_points)
+    encoded = _k.encode_points_var(digits[: 64 * (rings - 1)], KIND_XQR) if rings > 1 else b""
+    sign_bits = 0
+    h = hashlib.sha256(rpser(c_enc) + rpser(gen_enc) + header)
+    for i in range(rings - 1):
+        record = encoded[33 * i: 33 * i + 33]
+        sign_bits |= record[0] << i
+        h.update(record)
+    h.update(extra_commit)
+    m = h.digest()
+    pubs = expand_members(digits, bases, sizes)
+
+    def forge(s: int, e: int, k: int) -> bytes:
+        r = _G_TABLE.msm_var(s.to_bytes(32, "big"), e.to_bytes(32, "big"),
+                             pubs[64 * k: 64 * k + 64])
+        if r == _INFINITY:
+            raise proof_error("sign-retry")
+        return _ser33(r)
+
+    closing = hashlib.sha256()
+    for i, size in enumerate(sizes):
+        r_enc = _ser33(_packed(coincurve.PublicKey.from_secret(_secret(nonces[i]))))
+        for j in range(params.digits[i] + 1, size):
+            e = _ring_hash(r_enc, m, i, j)
+            r_enc = forge(s_values[starts[i] + j], e, starts[i] + j)
+        closing.update(r_enc)
+    closing.update(m)
+    e0 = closing.digest()
+    for i in range(rings):
+        e = _ring_hash(e0, m, i, 0)
+        for j in range(params.digits[i]):
+            e = _ring_hash(forge(s_values[starts[i] + j], e, starts[i] + j), m, i, j + 1)
+        closing_s = (nonces[i] - e * secs[i]) % N
+        if closing_s == 0:
+            raise proof_error("sign-retry")
+        s_values[starts[i] + params.digits[i]] = closing_s
+
+    sign_field = sign_bits.to_bytes((rings + 6) >> 3, "little")
+    xs = b"".join(encoded[33 * i + 1: 33 * i + 33] for i in range(rings - 1))
+    return header + sign_field + xs + e0 + b"".join(s.to_bytes(32, "big") for s in s_values)

@@ -1,0 +1,237 @@
+"""Rangeproof verification (``secp256k1_rangeproof_verify``), variable time, public data only.
+
+Given the proof, the value commitment C, the value generator gen and the extra commitment
+(Elements: the output's scriptPubKey), ``../shared/notes/borromean.md`` §2:
+
+1. parse the layout (``format.parse``; malformed bytes are a ``ProofError``);
+2. decode the r − 1 stored digit commitments C_i (x-only with a sign bit: the y that is a
+   quadratic residue, negated when the bit is set) and derive the last one,
+   C_{r−1} = C − min·gen − Σ C_i (infinity: invalid);
+3. m = SHA256(rpser(C) ‖ rpser(gen) ‖ header ‖ rpser(C_0) ‖ … ‖ rpser(C_{r−2}) ‖ extra), where
+   rpser is one byte (0 if y is a square, else 1) then x;
+4. ring members P_{i,j} = C_i − j·4^i·10^exp·gen (the prover knows the discrete log of the one
+   at the true base-4 digit);
+5. the Borromean ring signature over those rings with e0, s and m (the ring kernel,
+   ``kernel.backend.borromean_verify_var``: every ring of every proof at once).
+
+A valid proof shows C commits to a value in [min, max] (``info``). Steps 1-4 run per proof
+over batch kernel calls; step 5 runs once for a whole batch of proofs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from ctplugin.borromean.format import ParsedRangeProof, RangeProofInfo, parse, proof_error
+from ctplugin.errors import EncodingError, ProofError
+from ctplugin.pedersen import Commitment, Generator
+from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, _reference, kernel
+from ctplugin.secp256k1.params import N
+
+_k = kernel.backend
+_INFINITY = kernel.INFINITY
+_rings = getattr(_k, "borromean_verify_var", None) or _reference.borromean_verify_var
+
+
+def default_threads() -> int:
+    """The machine's cores (design.md "Threads": kernel work may use all of them)."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else (os.cpu_count() or 1))
+
+
+@dataclass(frozen=True, slots=True)
+class RangeProofClaim:
+    """One verification's inputs: the proof, C and gen (33-byte encodings), the extra commit."""
+
+    proof: bytes
+    commitment: bytes
+    generator: bytes
+    extra_commit: bytes = b""
+
+    @classmethod
+    def of(cls, proof: bytes, commitment: Commitment | bytes, generator: Generator | bytes,
+           extra_commit: bytes = b"") -> RangeProofClaim:
+        return cls(bytes(proof), _encoding(commitment), _encoding(generator), bytes(extra_commit))
+
+
+def _encoding(value: Commitment | Generator | bytes) -> bytes:
+    if isinstance(value, Commitment | Generator):
+        return value.serialize()
+    return bytes(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRangeProof:
+    """A parsed proof with its ring members and message: the ring kernel's input for it."""
+
+    parsed: ParsedRangeProof
+    message: bytes
+    pubs: bytes
+    sizes: bytes
+
+    @property
+    def info(self) -> RangeProofInfo:
+        return self.parsed.info
+
+
+@cache
+def _sizes(ring_sizes: tuple[int, ...]) -> bytes:
+    """The ring kernel's layout record: u16 LE ring count, then each ring's size (u16 LE)."""
+    return b"".join(v.to_bytes(2, "little") for v in (len(ring_sizes), *ring_sizes))
+
+
+@cache
+def _member_paths(ring_sizes: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Subset-sum paths giving P_{i,j} = C_i + j·B_i over the table [C_0.., B_0..]: consecutive
+    paths share prefixes, so the kernel spends one point addition per member."""
+    rings = len(ring_sizes)
+    return tuple((i, *(rings + i,) * j) for i, size in enumerate(ring_sizes) for j in range(size))
+
+
+def _scalar_bytes(value: int) -> bytes:
+    return (value % N).to_bytes(32, "big")
+
+
+def _decode_pair(commitment: bytes, generator: bytes) -> tuple[bytes, bytes]:
+    if len(commitment) != 33 or len(generator) != 33:
+        raise EncodingError("commitment and generator must be 33 bytes")
+    try:
+        return (_k.decode_points_var(commitment, KIND_PEDERSEN),
+                _k.decode_points_var(generator, KIND_GENERATOR))
+    except ValueError as exc:
+        raise EncodingError(str(exc)) from None
+
+
+def prepare(claim: RangeProofClaim, commit_packed: bytes | None = None,
+            gen_packed: bytes | None = None) -> PreparedRangeProof | None:
+    """Steps 1-4 for one claim; None if the proof already fails (the last digit is infinity).
+
+    ``commit_packed`` / ``gen_packed`` are the decoded points when the caller has them (the
+    encodings in ``claim`` must match them); otherwise they are decoded here.
+    """
+    parsed = parse(claim.proof)
+    if commit_packed is None or gen_packed is None:
+        commit_packed, gen_packed = _decode_pair(claim.commitment, claim.generator)
+    head = parsed.info
+    sizes = head.ring_sizes
+    rings = len(sizes)
+    digits_n = rings - 1
+    if digits_n:
+        try:
+            digits = _k.decode_xqr_flags_var(parsed.digit_xs, parsed.signs)
+        except ValueError as exc:
+            text = str(exc)
+            reason = "digit-x-range" if "field size" in text else "digit-off-curve"
+            raise proof_error(reason, text) from None
+    else:
+        digits = b""
+
+    h = hashlib.sha256()
+    h.update(bytes((claim.commitment[0] - 0x08,)) + claim.commitment[1:])
+    h.update(bytes((claim.generator[0] - 0x0A,)) + claim.generator[1:])
+    h.update(parsed.header)
+    xs, bits = parsed.digit_xs, int.from_bytes(parsed.signs, "little")
+    for i in range(digits_n):
+        h.update(bytes(((bits >> i) & 1,)))
+        h.update(xs[32 * i: 32 * i + 32])
+    h.update(claim.extra_commit)
+    message = h.digest()
+
+    # C_{r-1} = C − (min·gen + Σ C_i)
+    offset = _INFINITY
+    if head.min_value == 1:
+        offset = gen_packed
+    elif head.min_value:
+        offset = _k.msm_var(_scalar_bytes(head.min_value), gen_packed)
+    if digits_n:
+        digit_sum = _k.subset_sums_var(digits, (tuple(range(digits_n)),))
+        offset = _k.point_add_var(offset, digit_sum)
+    last = _k.point_add_var(commit_packed, _k.point_neg(offset))
+    if last == _INFINITY:
+        return None
+    if head.is_exact:
+        return PreparedRangeProof(parsed, message, last, _sizes(sizes))
+
+    pubs = expand_members(digits + last, member_bases(gen_packed, head.scale, rings), sizes)
+    return PreparedRangeProof(parsed, message, pubs, _sizes(sizes))
+
+
+def member_bases(gen_packed: bytes, scale: int, rings: int) -> list[bytes]:
+    """B_i = −4^i·scale·gen for each ring (packed): the step between a ring's members."""
+    base = _k.point_neg(gen_packed)
+    if scale != 1:
+        base = _k.msm_var(_scalar_bytes(scale), base)
+    bases = [base]
+    for _ in range(rings - 1):
+        base = _k.point_add_var(base, base)
+        base = _k.point_add_var(base, base)
+        bases.append(base)
+    return bases
+
+
+def expand_members(digits: bytes, bases: Sequence[bytes], sizes: tuple[int, ...]) -> bytes:
+    """Ring members P_{i,j} = C_i + j·B_i (``rangeproof_pub_expand``) for all r digit
+    commitments (packed), with one shared inversion."""
+    return _k.subset_sums_var(digits + b"".join(bases), _member_paths(sizes))
+
+
+def run_rings(prepared: Sequence[PreparedRangeProof], threads: int = 1,
+              challenges: bool = False) -> tuple[bytes, bytes]:
+    """Step 5 for many proofs in one kernel call: (verdict byte per proof, challenges)."""
+    if not prepared:
+        return b"", b""
+    sizes = b"".join(p.sizes for p in prepared)
+    pubs = b"".join(p.pubs for p in prepared)
+    scalars = b"".join(p.parsed.s for p in prepared)
+    e0m = b"".join(p.parsed.e0 + p.message for p in prepared)
+    return _rings(sizes, pubs, scalars, e0m, threads, challenges)
+
+
+def verify_claim(claim: RangeProofClaim) -> tuple[int, int] | bool:
+    """(min, max) if the proof is valid, else False; a malformed proof raises ``ProofError``."""
+    prepared = prepare(claim)
+    if prepared is None:
+        return False
+    verdicts, _ = run_rings([prepared])
+    return (prepared.info.min_value, prepared.info.max_value) if verdicts[0] else False
+
+
+def verify(proof: bytes, commitment: Commitment | bytes, generator: Generator | bytes,
+           extra_commit: bytes = b"") -> tuple[int, int] | bool:
+    """``secp256k1_rangeproof_verify``: the proven (min, max) when ``proof`` shows that
+    ``commitment`` (under value generator ``generator``) holds a value in that range, else
+    False. Malformed proofs raise ``ProofError`` (``reason`` in ``format.REASONS``); a bad
+    commitment or generator encoding raises ``EncodingError``."""
+    return verify_claim(RangeProofClaim.of(proof, commitment, generator, extra_commit))
+
+
+RangeProofVerdict = tuple[int, int] | bool | Exception
+"""Per claim in ``verify_many``: (min, max), False, or the ``ProofError`` / ``EncodingError``."""
+
+
+def verify_many(claims: Sequence[RangeProofClaim],
+                threads: int | None = None) -> list[RangeProofVerdict]:
+    """Verify many claims with one ring-kernel call (all rings of all proofs in waves, across
+    ``threads`` cores, default all). A malformed claim's entry is its error instead of raising,
+    so one bad proof cannot hide the verdicts of the others."""
+    results: list[RangeProofVerdict] = [False] * len(claims)
+    ready: list[PreparedRangeProof] = []
+    where: list[int] = []
+    for index, claim in enumerate(claims):
+        try:
+            prepared = prepare(claim)
+        except (EncodingError, ProofError) as exc:
+            results[index] = exc
+            continue
+        if prepared is not None:
+            ready.append(prepared)
+            where.append(index)
+    verdicts, _ = run_rings(ready, threads or default_threads())
+    for index, prepared, ok in zip(where, ready, verdicts):
+        if ok:
+            results[index] = (prepared.info.min_value, prepared.info.max_value)
+    return results
