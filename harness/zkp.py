@@ -100,3 +100,126 @@ def surjection() -> Surjection | None:
     """The reference surjection verifier, or None when wallycore is not installed."""
     lib, ctx = library(), context()
     return None if lib is None or ctx is None else Surjection(lib, ctx)
+
+
+_u64p = ctypes.POINTER(ctypes.c_uint64)
+
+
+class Rangeproof:
+    """secp256k1-zkp's Borromean ``rangeproof`` module: info, verify, rewind, sign.
+
+    Commitments and generators are 33-byte encodings (08/09, 0a/0b); ``parse_commitment`` /
+    ``parse_generator`` give the internal 64-byte forms the ``*_parsed`` calls take, so a
+    benchmark can time the proof work alone.
+    """
+
+    def __init__(self, lib: ctypes.CDLL, ctx: int) -> None:
+        self._lib = lib
+        self._ctx = ctx
+        vp, cp, sz, u64, i = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64,
+                              ctypes.c_int)
+        signatures = {
+            "secp256k1_pedersen_commitment_parse": [vp, cp, cp],
+            "secp256k1_generator_parse": [vp, cp, cp],
+            "secp256k1_rangeproof_info": [vp, ctypes.POINTER(i), ctypes.POINTER(i), _u64p, _u64p,
+                                          cp, sz],
+            "secp256k1_rangeproof_verify": [vp, _u64p, _u64p, cp, cp, sz, cp, sz, cp],
+            "secp256k1_rangeproof_rewind": [vp, cp, _u64p, cp, ctypes.POINTER(sz), cp, _u64p,
+                                            _u64p, cp, cp, sz, cp, sz, cp],
+            "secp256k1_rangeproof_sign": [vp, cp, ctypes.POINTER(sz), u64, cp, cp, cp, i, i, u64,
+                                          cp, sz, cp, sz, cp],
+        }
+        for name, argtypes in signatures.items():
+            fn = getattr(lib, name)
+            fn.restype = ctypes.c_int
+            fn.argtypes = argtypes
+
+    def parse_commitment(self, encoding: bytes) -> bytes | None:
+        if len(encoding) != 33:  # the C reads exactly 33 bytes
+            return None
+        out = ctypes.create_string_buffer(64)
+        ok = self._lib.secp256k1_pedersen_commitment_parse(self._ctx, out, bytes(encoding))
+        return out.raw if ok else None
+
+    def parse_generator(self, encoding: bytes) -> bytes | None:
+        if len(encoding) != 33:  # the C reads exactly 33 bytes
+            return None
+        out = ctypes.create_string_buffer(64)
+        ok = self._lib.secp256k1_generator_parse(self._ctx, out, bytes(encoding))
+        return out.raw if ok else None
+
+    def info(self, proof: bytes) -> tuple[int, int, int, int] | None:
+        """(exp, mantissa, min, max), or None when the header is rejected."""
+        exp, mantissa = ctypes.c_int(), ctypes.c_int()
+        lo, hi = ctypes.c_uint64(), ctypes.c_uint64()
+        ok = self._lib.secp256k1_rangeproof_info(self._ctx, ctypes.byref(exp),
+                                                 ctypes.byref(mantissa), ctypes.byref(lo),
+                                                 ctypes.byref(hi), bytes(proof), len(proof))
+        return (exp.value, mantissa.value, lo.value, hi.value) if ok else None
+
+    def verify_parsed(self, proof: bytes, commitment: bytes, generator: bytes,
+                      extra_commit: bytes = b"") -> tuple[int, int] | None:
+        lo, hi = ctypes.c_uint64(), ctypes.c_uint64()
+        ok = self._lib.secp256k1_rangeproof_verify(
+            self._ctx, ctypes.byref(lo), ctypes.byref(hi), commitment, proof, len(proof),
+            extra_commit or None, len(extra_commit), generator)
+        return (lo.value, hi.value) if ok else None
+
+    def verify(self, proof: bytes, commitment: bytes, generator: bytes,
+               extra_commit: bytes = b"") -> tuple[int, int] | None:
+        """(min, max) as the C proves them, or None (also when an encoding does not parse)."""
+        c, g = self.parse_commitment(commitment), self.parse_generator(generator)
+        if c is None or g is None:
+            return None
+        return self.verify_parsed(bytes(proof), c, g, bytes(extra_commit))
+
+    def rewind_parsed(self, proof: bytes, commitment: bytes, generator: bytes,
+                      extra_commit: bytes, nonce: bytes,
+                      message_len: int = 4096) -> tuple[int, bytes, bytes, int, int] | None:
+        blind = ctypes.create_string_buffer(32)
+        value, lo, hi = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
+        message = ctypes.create_string_buffer(max(message_len, 1))
+        outlen = ctypes.c_size_t(message_len)
+        ok = self._lib.secp256k1_rangeproof_rewind(
+            self._ctx, blind, ctypes.byref(value), message, ctypes.byref(outlen), bytes(nonce),
+            ctypes.byref(lo), ctypes.byref(hi), commitment, proof, len(proof),
+            extra_commit or None, len(extra_commit), generator)
+        if not ok:
+            return None
+        return value.value, blind.raw, message.raw[: outlen.value], lo.value, hi.value
+
+    def rewind(self, proof: bytes, commitment: bytes, generator: bytes, extra_commit: bytes,
+               nonce: bytes, message_len: int = 4096) -> tuple[int, bytes, bytes, int, int] | None:
+        """(value, blind, message, min, max) or None."""
+        c, g = self.parse_commitment(commitment), self.parse_generator(generator)
+        if c is None or g is None:
+            return None
+        return self.rewind_parsed(bytes(proof), c, g, bytes(extra_commit), nonce, message_len)
+
+    def sign(self, value: int, blind: bytes, nonce: bytes, commitment: bytes, generator: bytes,
+             min_value: int = 0, exp: int = 0, min_bits: int = 0, message: bytes = b"",
+             extra_commit: bytes = b"") -> bytes | None:
+        """``secp256k1_rangeproof_sign`` (encodings in, proof bytes out, None on failure)."""
+        c, g = self.parse_commitment(commitment), self.parse_generator(generator)
+        if c is None or g is None:
+            return None
+        return self.sign_parsed(value, blind, nonce, c, g, min_value, exp, min_bits, message,
+                                extra_commit)
+
+    def sign_parsed(self, value: int, blind: bytes, nonce: bytes, commitment: bytes,
+                    generator: bytes, min_value: int = 0, exp: int = 0, min_bits: int = 0,
+                    message: bytes = b"", extra_commit: bytes = b"") -> bytes | None:
+        out = ctypes.create_string_buffer(5134)
+        plen = ctypes.c_size_t(5134)
+        ok = self._lib.secp256k1_rangeproof_sign(
+            self._ctx, out, ctypes.byref(plen), min_value, commitment, bytes(blind),
+            bytes(nonce), exp, min_bits, value, message or None, len(message),
+            extra_commit or None, len(extra_commit), generator)
+        return out.raw[: plen.value] if ok else None
+
+
+@cache
+def rangeproof() -> Rangeproof | None:
+    """The reference rangeproof module, or None when wallycore is not installed."""
+    lib, ctx = library(), context()
+    return None if lib is None or ctx is None else Rangeproof(lib, ctx)
