@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import coincurve
 
-from ctplugin.borromean.drbg import Rfc6979HmacSha256, rpser
+from ctplugin.borromean.drbg import prover_stream, rpser
 from ctplugin.borromean.format import MAX_MESSAGE_LEN, U64_MAX, proof_error, ring_sizes
 from ctplugin.borromean.verify import expand_members, member_bases
 from ctplugin.pedersen import Commitment, Generator, commit
@@ -159,26 +159,13 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         scratch[at: at + 32] = b"\x80" + bytes(7) + params.v.to_bytes(8, "big") * 3
 
     # genrand with the scratch: forged s values and ring nonces
-    rng = Rfc6979HmacSha256(nonce + rpser(c_enc) + rpser(gen_enc) + header)
-    secs: list[int] = []
+    secs, words = prover_stream(nonce, c_enc, gen_enc, header, sizes)
     s_values: list[int] = []
-    for i, size in enumerate(sizes):
-        if i < rings - 1:
-            rng.generate()
-            while True:
-                sec = int.from_bytes(rng.generate(), "big")
-                if 0 < sec < N:
-                    break
-            secs.append(sec)
-        else:
-            secs.append(-sum(secs) % N)
-        for j in range(size):
-            at = (i * 4 + j) * 32
-            word = int.from_bytes(rng.generate(), "big") ^ int.from_bytes(scratch[at: at + 32],
-                                                                         "big")
-            if not 0 < word < N:
-                raise proof_error("sign-retry")
-            s_values.append(word)
+    for k, word in enumerate(words):  # flat member k is (ring k // 4, member k % 4)
+        masked = int.from_bytes(word, "big") ^ int.from_bytes(scratch[32 * k: 32 * k + 32], "big")
+        if not 0 < masked < N:
+            raise proof_error("sign-retry")
+        s_values.append(masked)
     starts = [4 * i for i in range(rings)]  # every ring but the last has 4 members
     nonces = [s_values[starts[i] + d] for i, d in enumerate(params.digits)]
     secs[-1] = (secs[-1] + blind_int) % N
