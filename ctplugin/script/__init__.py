@@ -1,0 +1,15 @@
+"""Scripts and signatures of our chain (issue 11): Elements sighashes, taproot commitments, a
+template-restricted interpreter with Elements' opcode sets, and the Schnorr batch claims.
+
+Modules (one concern each):
+
+- ``sighash``: ``PrecomputedTransaction`` (per-transaction hash streams shared by all inputs),
+  ``segwit_v0_sighash``, ``taproot_sighash``, ``legacy_sighash``;
+- ``taproot``: TapLeaf/TapBranch/TapTweak with the ``/elements`` tags, ``ControlBlock``,
+  ``TaprootOutput`` (output key, scriptPubKey, control blocks of a script tree);
+- ``flags``: Elements' ``SCRIPT_VERIFY_*`` bits and our chain's BLOCK / STANDARD sets;
+- ``errors``: ``ScriptError`` with Elements' ScriptErrorString texts (and our UNSUPPORTED).
+
+Facts and vectors: ``../shared/notes/sighash.md``; chain policy: ``design.md`` "Scripts and
+signatures (our chain)".
+"""
