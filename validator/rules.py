@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ctplugin.batch import Claim
-from ctplugin.elements import Transaction
+from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.elements.consensus import (
     MAX_BLOCK_WEIGHT,
     MAX_MONEY,
@@ -210,109 +210,136 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
     amounts. Raises ``ValidationError`` for every non-cryptographic failure.
     """
     fees = check_fees(tx, tx_index)
-    tally = BalanceTally()
-    target_encodings: list[bytes] = []  # Elements' order: input, [issued asset], [token], ...
-    ranges: list[RangeItem] = []
-    surjection_outputs: list[tuple[ItemLabel, bytes, bytes]] = []
-
+    planner = _AmountPlanner(tx_index, policy_asset)
     for i, (txin, prev) in enumerate(zip(tx.inputs, spent, strict=True)):
+        planner.spend(i, prev)
+        if txin.issuance is not None:
+            planner.issue(i, txin, prev.asset)
+    for j, out in enumerate(tx.outputs):
+        planner.output(j, out)
+    return planner.plan(fees)
+
+
+class _AmountPlanner:
+    """The state ``plan_amounts`` builds up over a transaction's inputs and outputs: the
+    balance tally, the range items, the surjection target list (Elements' order: each input's
+    asset, then its issued asset and token when it issues) and the blinded-asset outputs."""
+
+    __slots__ = ("policy_asset", "ranges", "surjection_outputs", "tally", "targets", "tx_index")
+
+    def __init__(self, tx_index: int, policy_asset: bytes) -> None:
+        self.tx_index = tx_index
+        self.policy_asset = policy_asset
+        self.tally = BalanceTally()
+        self.ranges: list[RangeItem] = []
+        self.targets: list[bytes] = []
+        self.surjection_outputs: list[tuple[ItemLabel, bytes, bytes]] = []
+
+    def spend(self, i: int, prev: SpentOutput) -> None:
+        """Input i spends ``prev``: its amount joins the tally, its asset the targets."""
         asset = prev.asset
-        target_encodings.append(b"\x01" + asset if len(asset) == 32 else asset)
+        self.targets.append(b"\x01" + asset if len(asset) == 32 else asset)
         value = prev.value
         if isinstance(value, int):
             if not 0 < value <= MAX_MONEY:  # pedersen_commit refuses 0; MoneyRange
-                raise ValidationError("bad-txns-value-invalid", tx_index=tx_index,
+                raise ValidationError("bad-txns-value-invalid", tx_index=self.tx_index,
                                       input_index=i, detail="spent explicit value out of range")
             gen = (_explicit_generator(asset) if len(asset) == 32
                    else decode_one(asset, KIND_GENERATOR))
             if gen is None:
-                raise ValidationError("bad-txns-asset-invalid", tx_index=tx_index, input_index=i)
-            tally.add_explicit(gen, value)
+                raise ValidationError("bad-txns-asset-invalid", tx_index=self.tx_index,
+                                      input_index=i)
+            self.tally.add_explicit(gen, value)
         else:
             point = decode_one(value, KIND_PEDERSEN)
             if point is None:
-                raise ValidationError("bad-txns-value-invalid", tx_index=tx_index, input_index=i)
-            tally.add_input_commitment(point)
+                raise ValidationError("bad-txns-value-invalid", tx_index=self.tx_index,
+                                      input_index=i)
+            self.tally.add_input_commitment(point)
+
+    def issue(self, i: int, txin: TxIn, spent_asset: bytes) -> None:
+        """Input i's issuance or reissuance (its spent asset is ``spent_asset``)."""
         issuance = txin.issuance
-        if issuance is None:
-            continue
         ids = input_issuance_ids(txin)
-        assert ids is not None
+        assert issuance is not None and ids is not None
         if issuance.is_reissuance:
             nonce = issuance.asset_blinding_nonce
-            if int.from_bytes(nonce, "big") >= N or len(asset) != 33 \
-                    or generator_generate_blinded(ids.token, nonce).serialize() != asset:
-                raise ValidationError("bad-txns-reissuance-token", tx_index=tx_index,
+            if int.from_bytes(nonce, "big") >= N or len(spent_asset) != 33 \
+                    or generator_generate_blinded(ids.token, nonce).serialize() != spent_asset:
+                raise ValidationError("bad-txns-reissuance-token", tx_index=self.tx_index,
                                       input_index=i)
             if issuance.inflation_keys is not None:
-                raise ValidationError("bad-txns-reissuance-inflation", tx_index=tx_index,
+                raise ValidationError("bad-txns-reissuance-inflation", tx_index=self.tx_index,
                                       input_index=i)
-        for kind, amount, asset_id, proof in (
-                (KIND_ISSUANCE, issuance.amount, ids.asset, txin.issuance_amount_rangeproof),
-                (KIND_INFLATION, issuance.inflation_keys, ids.token,
-                 txin.inflation_keys_rangeproof)):
-            if amount is None:
-                continue
-            label = ItemLabel(tx_index, kind, i)
-            if isinstance(amount, int):
-                limit = MAX_MONEY if asset_id == policy_asset else _INT64_MAX
-                if not 0 < amount <= limit or proof:
-                    raise label.error("bad-txns-issuance-invalid")
-                tally.add_explicit(_explicit_generator(asset_id), amount)
-            else:
-                if not proof:
-                    raise label.error("bad-txns-issuance-invalid", "blinded amount without proof")
-                point = decode_one(amount, KIND_PEDERSEN)
-                if point is None:
-                    raise label.error("bad-txns-value-invalid")
-                tally.add_input_commitment(point)
-                # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
-                ranges.append(RangeItem(label, proof, amount,
-                                        generator_generate(asset_id).serialize(), b"", point))
-            target_encodings.append(b"\x01" + asset_id)
+        self._issued_amount(ItemLabel(self.tx_index, KIND_ISSUANCE, i), issuance.amount,
+                            ids.asset, txin.issuance_amount_rangeproof)
+        self._issued_amount(ItemLabel(self.tx_index, KIND_INFLATION, i),
+                            issuance.inflation_keys, ids.token, txin.inflation_keys_rangeproof)
 
-    for j, out in enumerate(tx.outputs):
+    def _issued_amount(self, label: ItemLabel, amount: int | bytes | None, asset_id: bytes,
+                       proof: bytes) -> None:
+        """An issued amount (of the asset or of its reissuance tokens), if any."""
+        if amount is None:
+            return
+        if isinstance(amount, int):
+            limit = MAX_MONEY if asset_id == self.policy_asset else _INT64_MAX
+            if not 0 < amount <= limit or proof:
+                raise label.error("bad-txns-issuance-invalid")
+            self.tally.add_explicit(_explicit_generator(asset_id), amount)
+        else:
+            if not proof:
+                raise label.error("bad-txns-issuance-invalid", "blinded amount without proof")
+            point = decode_one(amount, KIND_PEDERSEN)
+            if point is None:
+                raise label.error("bad-txns-value-invalid")
+            self.tally.add_input_commitment(point)
+            # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
+            self.ranges.append(RangeItem(label, proof, amount,
+                                         generator_generate(asset_id).serialize(), b"", point))
+        self.targets.append(b"\x01" + asset_id)
+
+    def output(self, j: int, out: TxOut) -> None:
+        """Output j: its amount leaves the tally; its range and surjection items."""
+        label = ItemLabel(self.tx_index, KIND_OUTPUT, j)
         asset = out.asset
         value = out.value
         explicit_asset = len(asset) == 32
         if isinstance(value, int):
             if out.range_proof:
-                raise ItemLabel(tx_index, KIND_OUTPUT, j).error("bad-txns-rangeproof-unexpected")
+                raise label.error("bad-txns-rangeproof-unexpected")
             if value == 0:
                 if not is_unspendable(out.script_pubkey):
-                    raise ItemLabel(tx_index, KIND_OUTPUT, j).error(
-                        "bad-txns-vout-zero-spendable")
+                    raise label.error("bad-txns-vout-zero-spendable")
             else:
                 gen = (_explicit_generator(asset) if explicit_asset
                        else decode_one(asset, KIND_GENERATOR))
                 if gen is None:
-                    raise ItemLabel(tx_index, KIND_OUTPUT, j).error("bad-txns-asset-invalid")
-                tally.add_explicit(gen, -value)
+                    raise label.error("bad-txns-asset-invalid")
+                self.tally.add_explicit(gen, -value)
         else:
-            label = ItemLabel(tx_index, KIND_OUTPUT, j)
             point = decode_one(value, KIND_PEDERSEN)
             if point is None:
                 raise label.error("bad-txns-value-invalid")
-            tally.add_output_commitment(point)
+            self.tally.add_output_commitment(point)
             if not out.range_proof:
                 raise label.error("bad-txns-rangeproof-missing")
             value_gen = asset if not explicit_asset else generator_generate(asset).serialize()
-            ranges.append(RangeItem(label, out.range_proof, value, value_gen,
-                                    out.script_pubkey, point))
+            self.ranges.append(RangeItem(label, out.range_proof, value, value_gen,
+                                         out.script_pubkey, point))
         if explicit_asset:
             if out.surjection_proof:
-                raise ItemLabel(tx_index, KIND_OUTPUT, j).error(
-                    "bad-txns-surjectionproof-unexpected")
+                raise label.error("bad-txns-surjectionproof-unexpected")
         else:
-            label = ItemLabel(tx_index, KIND_OUTPUT, j)
             if not out.surjection_proof:
                 raise label.error("bad-txns-surjectionproof-missing")
-            surjection_outputs.append((label, out.surjection_proof, asset))
+            self.surjection_outputs.append((label, out.surjection_proof, asset))
 
-    surjections: list[SurjectionItem] = []
-    if surjection_outputs:
-        targets = SurjectionTargets(tuple(target_encodings))
-        surjections = [SurjectionItem(label, proof, asset, targets)
-                       for label, proof, asset in surjection_outputs]
-    return AmountPlan(tx_index, fees, tally.claim(ItemLabel(tx_index, KIND_BALANCE)), ranges,
-                      surjections)
+    def plan(self, fees: dict[bytes, int]) -> AmountPlan:
+        surjections: list[SurjectionItem] = []
+        if self.surjection_outputs:
+            targets = SurjectionTargets(tuple(self.targets))
+            surjections = [SurjectionItem(label, proof, asset, targets)
+                           for label, proof, asset in self.surjection_outputs]
+        return AmountPlan(self.tx_index, fees,
+                          self.tally.claim(ItemLabel(self.tx_index, KIND_BALANCE)), self.ranges,
+                          surjections)

@@ -16,8 +16,11 @@ generator:
   even/odd pairs, down to two elements (a1, a2, b1, b2).
 
 Constant time where secrets meet points: A, S, T1, T2 and the commitments are formed with
-coincurve (libsecp256k1's constant-time multiplication); in A the secret bits only select the
-multiplier 1 or 2 of the public point Q_k = G_k + H_k (``GeneratorSet.a_offset``). The inner
+coincurve (libsecp256k1's constant-time multiplication); in A a secret bit is the multiplier
+1 + bit of the public point Q_k = G_k + H_k (``GeneratorSet.a_offset``), computed arithmetically:
+no Python branch or table index depends on a secret (tests/test_bulletproofs_prover_ct.py checks
+the executed bytecode is the same for any value and blind). Degenerate cases (a zero secret
+scalar, an infinite sum) are checked, which only ever differs with probability ~2^-256. The inner
 product works on l(x), r(x), which the basic (non-IPA) protocol would publish in the clear (they
 are blinded by sL, sR), so its multi-scalar multiplications use the variable-time kernel over the
 fixed generator table. The prover inverts only public challenges (y, x_k), so there is no secret
@@ -27,11 +30,12 @@ inversion to blind.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import coincurve
 
 from ctplugin.bulletproofs.generators import GeneratorSet
-from ctplugin.bulletproofs.layout import layout
+from ctplugin.bulletproofs.layout import Layout, layout
 from ctplugin.bulletproofs.nonces import chacha_pair, chacha_pairs
 from ctplugin.bulletproofs.transcript import Transcript, challenge
 from ctplugin.bulletproofs.verifier import default_generators
@@ -43,7 +47,6 @@ from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
 _ONE = (1).to_bytes(32, "big")
-_TWO = (2).to_bytes(32, "big")
 
 
 def _b(v: int) -> bytes:
@@ -68,9 +71,15 @@ def _ct_mul_or_none(key: coincurve.PublicKey, scalar: int) -> coincurve.PublicKe
     return key.multiply(scalar.to_bytes(32, "big")) if scalar % N else None
 
 
+def _ct_terms(pairs: Sequence[tuple[coincurve.PublicKey, int]]) -> list[coincurve.PublicKey]:
+    """scalar·key per pair, constant time each; a zero scalar (a degenerate secret: probability
+    ~2^-256 for the random ones, a caller's explicit choice for a blinding factor) is left out."""
+    return [t for t in (_ct_mul_or_none(key, s % N) for key, s in pairs) if t is not None]
+
+
 def _lincomb(pairs: Sequence[tuple[coincurve.PublicKey, int]]) -> Point:
     """Σ scalar·key in constant time per term (zero scalars contribute nothing)."""
-    terms = [t for t in (_ct_mul_or_none(key, s % N) for key, s in pairs) if t is not None]
+    terms = _ct_terms(pairs)
     if not terms:
         raise ProofError("degenerate proof point; use another nonce")
     return _ct_sum(terms)
@@ -109,11 +118,83 @@ def prove(
     """
     if gens is None:
         gens = default_generators()
+    st = _statement(values, blinds, value_gen, nonce, nbits, gens, message, min_value,
+                    private_nonce)
+    m, n, vals, mins, gammas = st.m, st.lay.n, st.values, st.mins, st.gammas
+    h_cc, g_cc = to_coincurve(gens.blinding_gen), to_coincurve(st.value_gen.point)
+    commit_enc, value_gen_enc = _commitments(st, g_cc, h_cc)
+    tr = Transcript()
+    if min_value is not None:
+        tr.absorb_min_values(mins)
+    tr.absorb_commitments([commit_enc[33 * j: 33 * j + 33] for j in range(m)], value_gen_enc)
+    if extra_commit is not None:
+        tr.absorb(bytes(extra_commit))
+
+    # Randomness and A, S.
+    alpha, rho = chacha_pair(nonce, 0)
+    tau1, tau2 = chacha_pair(private_nonce if private_nonce is not None else nonce, 1)
+    s_pairs = chacha_pairs(nonce, 2, n)
+    if m == 1:
+        vs = (int.from_bytes(message or bytes(20), "big") << 64) | vals[0]
+        alpha = (alpha - vs) % N
+    bits = [((vals[j] - mins[j]) >> i) & 1 for j in range(m) for i in range(nbits)]
+    point_a = _bit_commitment(gens, bits, alpha, h_cc)
+    point_s = _blinding_commitment(gens, s_pairs, rho, h_cc)
+    f_as, x_as = _flags_and_x([point_a, point_s])
+    f_a, f_s = f_as & 1, f_as >> 1
+    y = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
+    z = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
+
+    # t(X) = t0 + t1·X + t2·X², committed as T1, T2.
+    poly = _t_polynomial(bits, s_pairs, nbits, m, y, z)
+    point_t1 = _lincomb([(g_cc, poly.t1), (h_cc, tau1)])
+    point_t2 = _lincomb([(g_cc, poly.t2), (h_cc, tau2)])
+    f_t, x_t = _flags_and_x([point_t1, point_t2])
+    x = challenge(tr.absorb_pair(f_t & 1, x_t[0], f_t >> 1, x_t[1]))
+
+    z_weights = poly.z_weights
+    tau_x = (tau1 * x + tau2 * x % N * x + sum(zw * gm for zw, gm in zip(z_weights, gammas))) % N
+    mu = (alpha + rho * x) % N
+    head = _b(-tau_x) + _b(-mu)
+    tr.absorb(head)
+
+    a_vec = [(poly.l0[k] + s_pairs[k][0] * x) % N for k in range(n)]
+    b_vec = [(poly.r0[k] + poly.r1[k] * x) % N for k in range(n)]
+    t = sum(av * bv for av, bv in zip(a_vec, b_vec)) % N
+    u = challenge(tr.absorb(_b(t)))
+    a_vec, b_vec, lr_points = _inner_product(gens, tr, n, y, u, a_vec, b_vec)
+
+    flags = f_as | (f_t << 2)
+    lr_flags, lr_x = _flags_and_x(lr_points) if lr_points else (0, [])
+    assert len(lr_points) == 2 * st.lay.lg
+    return b"".join([
+        head, bytes((flags,)), x_as[0], x_as[1], x_t[0], x_t[1], _b(t),
+        _b(a_vec[0]), _b(a_vec[1]), _b(b_vec[0]), _b(b_vec[1]),
+        lr_flags.to_bytes(st.lay.lr_flag_bytes, "little"), *lr_x,
+    ])
+
+
+class _Statement(NamedTuple):
+    """What is proven, checked: m values (with their minimums) of nbits bits each, their
+    blinding factors, the value generator, and the proof layout."""
+
+    m: int
+    lay: Layout
+    values: list[int]
+    mins: list[int]
+    gammas: list[int]
+    value_gen: Generator
+
+
+def _statement(values: Sequence[int], blinds: Sequence[int | bytes],
+               value_gen: Generator | bytes, nonce: bytes, nbits: int, gens: GeneratorSet,
+               message: bytes | None, min_value: Sequence[int] | None,
+               private_nonce: bytes | None) -> _Statement:
+    """``prove``'s arguments checked (ProofError on anything unsupported or out of range)."""
     m = len(values)
     lay = layout(nbits, m)
-    n, lg = lay.n, lay.lg
-    if n > gens.capacity:
-        raise ProofError(f"generator set of {gens.n_gens} is too small for N = {n}")
+    if lay.n > gens.capacity:
+        raise ProofError(f"generator set of {gens.n_gens} is too small for N = {lay.n}")
     if len(blinds) != m:
         raise ProofError("one blinding factor per value")
     if len(nonce) != 32 or (private_nonce is not None and len(private_nonce) != 32):
@@ -133,49 +214,64 @@ def prove(
             value_gen = Generator.parse(bytes(value_gen))
         except EncodingError as exc:
             raise ProofError(f"value generator: {exc}") from None
-    h_point = gens.blinding_gen
-    g_point = value_gen.point
-    h_cc, g_cc = to_coincurve(h_point), to_coincurve(g_point)
+    return _Statement(m, lay, vals, mins, gammas, value_gen)
 
-    # Commitments V_j = v_j·g + γ_j·h (constant time), encoded for the transcript.
-    commits = [_lincomb([(g_cc, v), (h_cc, gm)]) for v, gm in zip(vals, gammas)]
+
+def _commitments(st: _Statement, g_cc: coincurve.PublicKey,
+                 h_cc: coincurve.PublicKey) -> tuple[bytes, bytes]:
+    """The commitments V_j = v_j·g + γ_j·h, encoded for the transcript (33 bytes each,
+    concatenated), and the value generator's encoding. Formed as (v_j + 1)·g + γ_j·h − g, so a
+    zero value (common, and secret) is no special case: v_j + 1 is never zero (v_j < 2^64)."""
+    minus_g = to_coincurve(-st.value_gen.point)
+    commits = [_ct_sum([g_cc.multiply((v + 1).to_bytes(32, "big")), minus_g,
+                        *_ct_terms([(h_cc, gm)])])
+               for v, gm in zip(st.values, st.gammas)]
     try:
         commit_enc = _k.encode_points_var(b"".join(c.packed for c in commits), KIND_PEDERSEN)
-        value_gen_enc = value_gen.serialize()
+        return commit_enc, st.value_gen.serialize()
     except (ValueError, EncodingError) as exc:
         raise ProofError(str(exc)) from None
-    tr = Transcript()
-    if min_value is not None:
-        tr.absorb_min_values(mins)
-    tr.absorb_commitments([commit_enc[33 * j: 33 * j + 33] for j in range(m)], value_gen_enc)
-    if extra_commit is not None:
-        tr.absorb(bytes(extra_commit))
 
-    # Randomness and A, S.
-    alpha, rho = chacha_pair(nonce, 0)
-    tau1, tau2 = chacha_pair(private_nonce if private_nonce is not None else nonce, 1)
-    s_pairs = chacha_pairs(nonce, 2, n)
-    if m == 1:
-        vs = (int.from_bytes(message or bytes(20), "big") << 64) | vals[0]
-        alpha = (alpha - vs) % N
-    bits = [((vals[j] - mins[j]) >> i) & 1 for j in range(m) for i in range(nbits)]
-    g_keys, h_keys, q_keys = gens.coincurve_keys()
-    a_terms = [q_keys[k].multiply(_TWO if bit else _ONE) for k, bit in enumerate(bits)]
-    a_terms.append(gens.a_offset(n))
+
+def _bit_commitment(gens: GeneratorSet, bits: Sequence[int], alpha: int,
+                    h_cc: coincurve.PublicKey) -> Point:
+    """A = α·h + Σ_k (aL_k ? G_k : −H_k) = α·h + Σ_k (1 + aL_k)·Q_k + a_offset(n), with
+    Q_k = G_k + H_k and a_offset(n) = −Σ_k (G_k + 2·H_k): each secret bit gives the multiplier
+    1 + aL_k arithmetically (no branch on it), each term a constant-time multiplication."""
+    q_keys = gens.coincurve_keys()[2]
+    terms = [q_keys[k].multiply((1 + bit).to_bytes(32, "big")) for k, bit in enumerate(bits)]
+    terms.append(gens.a_offset(len(bits)))
     if alpha:
-        a_terms.append(h_cc.multiply(alpha.to_bytes(32, "big")))
-    point_a = _ct_sum(a_terms)
-    s_terms: list[tuple[coincurve.PublicKey, int]] = [(h_cc, rho)]
-    for k, (sl, sr) in enumerate(s_pairs):
-        s_terms.append((g_keys[k], sl))
-        s_terms.append((h_keys[k], sr))
-    point_s = _lincomb(s_terms)
-    f_as, x_as = _flags_and_x([point_a, point_s])
-    f_a, f_s = f_as & 1, f_as >> 1
-    y = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
-    z = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
+        terms.append(h_cc.multiply(alpha.to_bytes(32, "big")))
+    return _ct_sum(terms)
 
-    # t(X) coefficients.
+
+def _blinding_commitment(gens: GeneratorSet, s_pairs: Sequence[tuple[int, int]], rho: int,
+                         h_cc: coincurve.PublicKey) -> Point:
+    """S = ρ·h + Σ_k (sL_k·G_k + sR_k·H_k), constant time per term."""
+    g_keys, h_keys, _ = gens.coincurve_keys()
+    terms: list[tuple[coincurve.PublicKey, int]] = [(h_cc, rho)]
+    for k, (sl, sr) in enumerate(s_pairs):
+        terms.append((g_keys[k], sl))
+        terms.append((h_keys[k], sr))
+    return _lincomb(terms)
+
+
+class _TPolynomial(NamedTuple):
+    """l(X) = l0 + sL·X, r(X) = r0 + r1·X (as vectors), and t(X) = ⟨l(X), r(X)⟩'s t1, t2."""
+
+    l0: list[int]
+    r0: list[int]
+    r1: list[int]
+    t1: int
+    t2: int
+    z_weights: list[int]  # z^{2+j}, j < m
+
+
+def _t_polynomial(bits: Sequence[int], s_pairs: Sequence[tuple[int, int]], nbits: int, m: int,
+                  y: int, z: int) -> _TPolynomial:
+    """l0_k = aL_k − z, r0_k = y^k·(aR_k + z) + z^{2+j}·2^i, r1_k = y^k·sR_k (k = j·nbits + i,
+    aR_k = aL_k − 1); t1 = ⟨l0, r1⟩ + ⟨sL, r0⟩, t2 = ⟨sL, r1⟩."""
     zz = z * z % N
     z_weights = [zz]
     for _ in range(m - 1):
@@ -185,7 +281,7 @@ def prove(
     l0: list[int] = []
     r0: list[int] = []
     r1: list[int] = []
-    for k in range(n):
+    for k in range(len(bits)):
         j, i = divmod(k, nbits)
         sl, sr = s_pairs[k]
         bit = bits[k]
@@ -198,32 +294,7 @@ def prove(
         r0.append(r0_k)
         r1.append(r1_k)
         y_pow = y_pow * y % N
-    t1 %= N
-    t2 %= N
-    point_t1 = _lincomb([(g_cc, t1), (h_cc, tau1)])
-    point_t2 = _lincomb([(g_cc, t2), (h_cc, tau2)])
-    f_t, x_t = _flags_and_x([point_t1, point_t2])
-    x = challenge(tr.absorb_pair(f_t & 1, x_t[0], f_t >> 1, x_t[1]))
-
-    tau_x = (tau1 * x + tau2 * x % N * x + sum(zw * gm for zw, gm in zip(z_weights, gammas))) % N
-    mu = (alpha + rho * x) % N
-    head = _b(-tau_x) + _b(-mu)
-    tr.absorb(head)
-
-    a_vec = [(l0[k] + s_pairs[k][0] * x) % N for k in range(n)]
-    b_vec = [(r0[k] + r1[k] * x) % N for k in range(n)]
-    t = sum(av * bv for av, bv in zip(a_vec, b_vec)) % N
-    u = challenge(tr.absorb(_b(t)))
-    a_vec, b_vec, lr_points = _inner_product(gens, tr, n, y, u, a_vec, b_vec)
-
-    flags = f_as | (f_t << 2)
-    lr_flags, lr_x = _flags_and_x(lr_points) if lr_points else (0, [])
-    assert len(lr_points) == 2 * lg
-    return b"".join([
-        head, bytes((flags,)), x_as[0], x_as[1], x_t[0], x_t[1], _b(t),
-        _b(a_vec[0]), _b(a_vec[1]), _b(b_vec[0]), _b(b_vec[1]),
-        lr_flags.to_bytes(lay.lr_flag_bytes, "little"), *lr_x,
-    ])
+    return _TPolynomial(l0, r0, r1, t1 % N, t2 % N, z_weights)
 
 
 def _inner_product(gens: GeneratorSet, tr: Transcript, n: int, y: int, u: int,
