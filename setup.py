@@ -3,6 +3,10 @@
 Every C extension of the project is listed here; an extension whose source does not exist yet is
 skipped, so a partial tree still installs.  Set CTPLUGIN_ONLY_EXT to a comma-separated list of
 extension names to rebuild just those (handy while editing one kernel).
+
+Each extension is ONE translation unit (its module file #includes its headers, as libsecp256k1
+does).  Headers shared by several extensions live in ctplugin/native/ and are included by their
+path from the repository root (``#include "ctplugin/native/sha256.h"``).
 """
 
 import os
@@ -12,15 +16,26 @@ from setuptools import Extension, setup
 
 ROOT = Path(__file__).parent
 EXTENSIONS = {
+    "ctplugin._hashes": "ctplugin/_hashes.c",
     "ctplugin.secp256k1._native": "ctplugin/secp256k1/_native.c",
     "ctplugin.elements._speedups": "ctplugin/elements/_speedups.c",
 }
-CFLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-strict-aliasing"]
+CFLAGS = ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-strict-aliasing"]
+SHARED_HEADERS = sorted(str(h.relative_to(ROOT)) for h in (ROOT / "ctplugin/native").glob("*.h"))
+
+
+def _depends(src: str) -> list[str]:
+    own = (ROOT / src).parent
+    # an extension at the package root (ctplugin/_hashes.c) depends only on the shared headers
+    local = [] if own == ROOT / "ctplugin" else sorted(
+        str(h.relative_to(ROOT)) for h in own.rglob("*.h"))
+    return local + SHARED_HEADERS
+
 
 only = {name for name in os.environ.get("CTPLUGIN_ONLY_EXT", "").split(",") if name}
 ext_modules = [
-    Extension(name, sources=[src], extra_compile_args=CFLAGS,
-              depends=sorted(str(h.relative_to(ROOT)) for h in (ROOT / src).parent.rglob("*.h")))
+    Extension(name, sources=[src], include_dirs=["."], extra_compile_args=CFLAGS,
+              depends=_depends(src))
     for name, src in EXTENSIONS.items()
     if (ROOT / src).exists() and (not only or name in only)
 ]

@@ -217,7 +217,9 @@ class BatchVerifier:
                 if claim.fixed:
                     if acc is None:
                         acc = _k.ScalarAccumulator(len(fixed))
-                    acc.axpy_terms(w, claim.fixed)
+                    acc.axpy_terms(w.to_bytes(32, "big"),
+                                   [(start, mult.to_bytes(32, "big"), vec)
+                                    for start, mult, vec in claim.fixed])
                 for start, count, value in claim.fixed_const:
                     key = (start, count)
                     consts[key] = consts.get(key, 0) + w * value

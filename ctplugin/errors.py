@@ -11,8 +11,40 @@ class CtpluginError(Exception):
     """Base class of every error ctplugin raises on bad input."""
 
 
-class EncodingError(CtpluginError, ValueError):
-    """Bytes that do not encode the expected object (bad prefix, length, x >= p, off curve)."""
+def _reason_from(message: str) -> str:
+    """A stable identifier from a message: its text before any ':', lower-case, words joined by
+    '-' (``"scalar 3: not below the group order"`` -> ``"scalar-3"``)."""
+    head = message.split(":", 1)[0].strip().lower()
+    return "-".join("".join(c if c.isalnum() else " " for c in head).split()) or "invalid"
+
+
+class _ReasonedError(CtpluginError, ValueError):
+    """An error with a stable machine-readable ``reason`` beside its human message.
+
+    ``reason`` is given explicitly by the raiser (``EncodingError("...", reason="off-curve")``);
+    when omitted it is derived from the message (``_reason_from``).
+    """
+
+    def __init__(self, message: str = "", *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason if reason is not None else _reason_from(message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # keep the explicit reason across pickling (worker processes send errors back)
+        return (_rebuild_reasoned, (type(self), str(self), self.reason))
+
+
+def _rebuild_reasoned(cls: type[_ReasonedError], message: str, reason: str) -> _ReasonedError:
+    return cls(message, reason=reason)
+
+
+class EncodingError(_ReasonedError):
+    """Bytes that do not encode the expected object (bad prefix, length, x >= p, off curve).
+
+    ``reason`` values raised by the secp256k1 kernel: ``length``, ``scalar-range``,
+    ``field-range``, ``off-curve``, ``prefix``, ``infinity``, ``count-mismatch``, ``zero``,
+    ``too-large``, ``index-range``, ``kind``, ``flags``.
+    """
 
 
 class ParseError(CtpluginError, ValueError):
@@ -28,7 +60,7 @@ class ParseError(CtpluginError, ValueError):
         return (type(self), (self.offset, self.reason))
 
 
-class ProofError(CtpluginError, ValueError):
+class ProofError(_ReasonedError):
     """A proof that cannot be parsed or whose parameters are out of the supported range.
 
     Verification failure of a well-formed proof is a ``False`` verdict, not this error.

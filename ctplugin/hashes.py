@@ -2,7 +2,9 @@
 
 ``sha256_midstate`` is the bare SHA-256 compression function of one 64-byte block (no padding,
 no finalization), as used by Elements' "fast Merkle root" (FMR) for withash and issuance ids.
-hashlib cannot expose it; a native version is used when the parser's C speedups are built.
+hashlib cannot expose it: ``ctplugin._hashes`` (C, the SHA-256 of ``ctplugin/native/sha256.h``
+shared with the parser and the secp256k1 kernel) serves it and ``fast_merkle_root`` when built;
+the pure-Python definitions below are the specification it is tested against and the fallback.
 """
 
 from __future__ import annotations
@@ -11,6 +13,15 @@ import hashlib
 import struct
 from collections.abc import Sequence
 from functools import cache
+from types import ModuleType
+
+from ctplugin.errors import EncodingError
+
+_native: ModuleType | None
+try:  # the hashing layer's C functions (no import-time work: SHA-NI is probed on first use)
+    from ctplugin import _hashes as _native
+except ImportError:  # pragma: no cover - only without the compiled extension
+    _native = None
 
 
 def sha256(data: bytes) -> bytes:
@@ -56,7 +67,7 @@ def _rotr(x: int, n: int) -> int:
 def _sha256_midstate_py(block: bytes) -> bytes:
     """FIPS 180-4 compression of one block from the standard IV; returns the 8 state words BE."""
     if len(block) != 64:
-        raise ValueError("sha256_midstate takes exactly one 64-byte block")
+        raise EncodingError("sha256_midstate takes exactly one 64-byte block", reason="length")
     w = list(struct.unpack(">16I", block))
     for i in range(16, 64):
         s0 = _rotr(w[i - 15], 7) ^ _rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
@@ -70,12 +81,7 @@ def _sha256_midstate_py(block: bytes) -> bytes:
     return struct.pack(">8I", *((s + v) & _M32 for s, v in zip(_IV, (a, b, c, d, e, f, g, h))))
 
 
-try:  # the parser's C speedups carry a native compression function
-    from ctplugin.elements._speedups import sha256_midstate as _sha256_midstate_native
-except ImportError:  # pragma: no cover - only without the compiled extension
-    _sha256_midstate_native = None
-
-sha256_midstate = _sha256_midstate_native or _sha256_midstate_py
+sha256_midstate = _native.sha256_midstate if _native is not None else _sha256_midstate_py
 
 
 def _fast_merkle_root_py(leaves: Sequence[bytes]) -> bytes:
@@ -96,18 +102,12 @@ def _fast_merkle_root_py(leaves: Sequence[bytes]) -> bytes:
     return level[0]
 
 
-try:  # the same tree computed natively over concatenated leaves
-    from ctplugin.elements._speedups import fast_merkle_root as _fast_merkle_root_native
-except ImportError:  # pragma: no cover - only without the compiled extension
-    _fast_merkle_root_native = None
-
-
 def fast_merkle_root(leaves: Sequence[bytes]) -> bytes:
     """Elements' fast Merkle root: inner node = sha256_midstate(left || right).
 
     An odd node at the end of a level is promoted unchanged (not paired with itself as in
     Bitcoin); an empty list gives 32 zero bytes; a single leaf is its own root.
     """
-    if _fast_merkle_root_native is not None and all(len(leaf) == 32 for leaf in leaves):
-        return _fast_merkle_root_native(b"".join(leaves))
+    if _native is not None and all(len(leaf) == 32 for leaf in leaves):
+        return _native.fast_merkle_root(b"".join(leaves))
     return _fast_merkle_root_py(leaves)

@@ -1,43 +1,65 @@
-"""The native SHA-256 (portable and SHA-NI paths), midstate, fast Merkle root and Bitcoin Merkle
-root of ctplugin.elements._speedups against independent Python computations."""
+"""The native SHA-256 (portable and SHA-NI paths) of both extensions that carry it --
+ctplugin._hashes (midstate, fast Merkle root: the hashing layer) and ctplugin.elements._speedups
+(sha256d, txid, withash, Bitcoin Merkle root: the parser) -- against independent Python
+computations."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from collections.abc import Iterator
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctplugin import hashes
+from ctplugin import _hashes, hashes
 from ctplugin.elements import _speedups, parse_transaction
 from ctplugin.elements.vectors import load_entries
+from ctplugin.errors import EncodingError
 from tests.conftest import FIXTURES
 
+EXTENSIONS = (_hashes, _speedups)
 
-def _backends() -> list[str]:
-    original = _speedups.sha_backend()
+
+def _backends(module: ModuleType) -> list[str]:
+    original = module.sha_backend()
     names = ["portable"]
     try:
-        _speedups.set_sha_backend("shani")
+        module.set_sha_backend("shani")
         names.append("shani")
     except ValueError:
         pass
-    _speedups.set_sha_backend(original)
+    module.set_sha_backend(original)
     return names
 
 
-@pytest.fixture(params=_backends())
+@pytest.fixture(params=_backends(_speedups))
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
-    original = _speedups.sha_backend()
-    _speedups.set_sha_backend(request.param)
+    """Every SHA-256 implementation, selected in both extensions."""
+    originals = [m.sha_backend() for m in EXTENSIONS]
+    for m in EXTENSIONS:
+        m.set_sha_backend(request.param)
     yield request.param
-    _speedups.set_sha_backend(original)
+    for m, name in zip(EXTENSIONS, originals):
+        m.set_sha_backend(name)
 
 
 def _sha256d(data: bytes) -> bytes:
     return hashlib.sha256(hashlib.sha256(data).digest()).digest()
+
+
+def test_backend_selection_is_lazy_and_checked() -> None:
+    code = ("from ctplugin import _hashes; from ctplugin.elements import _speedups; "
+            "print(_hashes.sha_backend(), _speedups.sha_backend())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0] == out[1] and out[0] in ("portable", "shani")
+    for m in EXTENSIONS:
+        with pytest.raises(ValueError, match="unknown SHA-256 backend"):
+            m.set_sha_backend("md5")
 
 
 def test_sha256d_all_lengths(backend: str) -> None:
@@ -49,34 +71,39 @@ def test_sha256d_all_lengths(backend: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.binary(min_size=64, max_size=64))
 def test_midstate_matches_reference(block: bytes) -> None:
-    original = _speedups.sha_backend()
+    original = _hashes.sha_backend()
     try:
-        for name in _backends():
-            _speedups.set_sha_backend(name)
-            assert _speedups.sha256_midstate(block) == hashes._sha256_midstate_py(block)
+        for name in _backends(_hashes):
+            _hashes.set_sha_backend(name)
+            assert _hashes.sha256_midstate(block) == hashes._sha256_midstate_py(block)
     finally:
-        _speedups.set_sha_backend(original)
+        _hashes.set_sha_backend(original)
 
 
 def test_midstate_known_value() -> None:
     # compressing the padded one-block message "abc" gives SHA-256("abc") itself
     block = b"abc" + b"\x80" + bytes(52) + (24).to_bytes(8, "big")
     assert hashes.sha256_midstate(block) == hashlib.sha256(b"abc").digest()
-    with pytest.raises(ValueError):
-        _speedups.sha256_midstate(bytes(63))
+    assert hashes.sha256_midstate is _hashes.sha256_midstate
+    for midstate in (_hashes.sha256_midstate, hashes._sha256_midstate_py):
+        for bad in (bytes(63), bytes(65), b""):
+            with pytest.raises(EncodingError) as info:
+                midstate(bad)
+            assert info.value.reason == "length"
 
 
-def test_fast_merkle_root_promotes_odd_nodes() -> None:
+def test_fast_merkle_root_promotes_odd_nodes(backend: str) -> None:
     a, b, c = (bytes([i]) * 32 for i in (1, 2, 3))
     node = hashes.sha256_midstate
     assert hashes.fast_merkle_root([a, b, c]) == node(node(a + b) + c)
     assert hashes.fast_merkle_root([a]) == a
     assert hashes.fast_merkle_root([]) == bytes(32)
-    for n in range(70):
-        leaves = [hashlib.sha256(bytes([n, i])).digest() for i in range(n)]
-        assert _speedups.fast_merkle_root(b"".join(leaves)) == hashes._fast_merkle_root_py(leaves)
-    with pytest.raises(ValueError):
-        _speedups.fast_merkle_root(bytes(33))
+    for n in [*range(70), 129, 1000]:
+        leaves = [hashlib.sha256(bytes([n & 255, i & 255, i >> 8])).digest() for i in range(n)]
+        assert _hashes.fast_merkle_root(b"".join(leaves)) == hashes._fast_merkle_root_py(leaves)
+    with pytest.raises(EncodingError) as info:
+        _hashes.fast_merkle_root(bytes(33))
+    assert info.value.reason == "length"
 
 
 def _bitcoin_merkle(hashes_: list[bytes]) -> tuple[bytes, bool]:

@@ -195,3 +195,42 @@ def test_model_is_immutable_and_hashable() -> None:
     for clone in (pickle.loads(pickle.dumps(parsed)), copy.deepcopy(parsed)):
         assert clone == parsed and clone.serialize() == parsed.serialize()
         assert clone.txid == parsed.txid
+
+
+def test_rejected_type_registration_leaves_the_walker_intact() -> None:
+    # register_types used to write each class's slot offsets into the live table before its last
+    # check (the slot count): a rejected class left the walker filling the REGISTERED classes at
+    # the rejected class's offsets -- here the TxOut fields permuted.  Run apart: before the fix
+    # the process's parser is corrupted for good.
+    import subprocess
+    import sys
+
+    from tests.conftest import FIXTURES
+
+    code = f"""
+import json
+from ctplugin.elements import _speedups, model, parse_transaction
+entries = json.load(open({str(FIXTURES / "elements_transactions.json")!r}))
+raw = next(bytes.fromhex(e["hex"]) for e in entries["transactions"])
+before = parse_transaction(raw).outputs[0]
+
+class BadTxOut:  # the TxOut fields in reverse order plus one slot the walker does not fill
+    __slots__ = ("range_proof", "surjection_proof", "script_pubkey", "nonce", "value", "asset",
+                 "extra")
+
+classes = {{name: getattr(model, name) for name in ("Transaction", "TxIn", "AssetIssuance",
+           "TxOut", "BlockHeader", "DynafedParams", "DynafedParamEntry", "Block")}}
+try:
+    _speedups.register_types({{**classes, "TxOut": BadTxOut}})
+except TypeError as exc:
+    assert "slots" in str(exc), exc
+else:
+    raise AssertionError("accepted")
+after = parse_transaction(raw).outputs[0]
+assert type(after) is model.TxOut
+assert (after.asset, after.value, after.range_proof) == (before.asset, before.value,
+                                                         before.range_proof)
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-800:]

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import _reference as ref
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import BETA, GX, GY, LAMBDA, N, P
@@ -130,7 +131,8 @@ def test_native_internal_cross_checks() -> None:
     # reduced field inputs: all checked inside C on pseudo-random and edge values
     report = nat._selftest(20000, 20240611)
     assert report.pop("glv_max_bits") <= 129
-    assert report == {"fe_inv": 0, "sc_inv": 0, "sqrt": 0, "field": 0, "glv": 0, "wnaf": 0}
+    assert report == {"fe_inv": 0, "sc_inv": 0, "sqrt": 0, "field": 0, "glv": 0, "wnaf": 0,
+                      "batch_inv": 0}
 
 
 def test_concurrent_calls_release_the_gil_safely() -> None:
@@ -592,41 +594,47 @@ def test_scalar_accumulator_terms(weight: int, raw: list[tuple[int, int, list[in
                                   share: bool) -> None:
     size = 12
     shared_x = scs([7, N - 1])
-    # consecutive terms over one object exercise the converted-once path
-    terms = [(o, k, shared_x if share else scs(xs)) for o, k, xs in raw]
+    # consecutive terms over one object
+    terms = [(o, sc(k), shared_x if share else scs(xs)) for o, k, xs in raw]
     fits = all(o + len(x) // 32 <= size for o, _, x in terms)
     want = [0] * size
     if fits:
         for o, k, x in terms:
             for i in range(len(x) // 32):
-                want[o + i] = (want[o + i] + weight * k * int.from_bytes(x[32 * i: 32 * i + 32],
-                                                                         "big")) % N
+                want[o + i] = (want[o + i] + weight * int.from_bytes(k, "big")
+                               * int.from_bytes(x[32 * i: 32 * i + 32], "big")) % N
     for mod in (nat, ref):
         acc = mod.ScalarAccumulator(size)
         if fits:
-            acc.axpy_terms(weight, terms)
+            acc.axpy_terms(sc(weight), terms)
         else:
-            with pytest.raises(ValueError, match="outside the accumulator"):
-                acc.axpy_terms(weight, terms)
+            with pytest.raises(EncodingError, match="outside the accumulator"):
+                acc.axpy_terms(sc(weight), terms)
         assert acc.to_bytes() == scs(want)
 
 
 def test_scalar_accumulator_terms_errors() -> None:
-    good = (0, 3, sc(1) + sc(2))
+    good = (0, sc(3), sc(1) + sc(2))
     for mod in (nat, ref):
         acc = mod.ScalarAccumulator(3)
-        for weight, terms, err in (
-            (N, [good], ValueError), (-1, [good], ValueError), (1.0, [good], TypeError),
-            (1, [good, (0, N, sc(1))], ValueError), (1, [good, (0, -2, sc(1))], ValueError),
-            (1, [good, (0, "3", sc(1))], TypeError), (1, [good, (0, 1)], TypeError),
-            (1, [good, [0, 1, sc(1)]], TypeError), (1, [good, (2, 1, sc(1) * 2)], ValueError),
-            (1, [good, (0, 1, sc(N))], ValueError), (1, [good, (0, 1, b"\x01" * 31)], ValueError),
-            (2**300, [good], ValueError),
+        for weight, terms, reason in (
+            (sc(N), [good], "scalar-range"), (b"\x01" * 31, [good], "length"),
+            (sc(1), [good, (0, sc(N), sc(1))], "scalar-range"),
+            (sc(1), [good, (0, b"\x02", sc(1))], "length"),
+            (sc(1), [good, (0, 3, sc(1))], "length"),
+            (sc(1), [good, ("0", sc(1), sc(1))], "type"),
+            (sc(1), [good, (0, sc(1))], "type"), (sc(1), [good, [0, sc(1), sc(1)]], "type"),
+            (sc(1), [good, (2, sc(1), sc(1) * 2)], "index-range"),
+            (sc(1), [good, (-1, sc(1), sc(1))], "index-range"),
+            (sc(1), [good, (2**70, sc(1), sc(1))], "index-range"),
+            (sc(1), [good, (0, sc(1), sc(N))], "scalar-range"),
+            (sc(1), [good, (0, sc(1), b"\x01" * 31)], "length"),
         ):
-            with pytest.raises(err):
+            with pytest.raises(EncodingError) as info:
                 acc.axpy_terms(weight, terms)
+            assert info.value.reason == reason, (mod, terms)
         assert acc.to_bytes() == bytes(96)  # no failed call wrote anything
-        acc.axpy_terms(5, [good, (1, 1, good[2]), (0, N - 1, sc(1))])
+        acc.axpy_terms(sc(5), [good, (1, sc(1), good[2]), (0, sc(N - 1), sc(1))])
         assert acc.to_bytes() == scs([15 - 5, 30 + 5, 10])
 
 
@@ -662,7 +670,8 @@ def test_scalar_accumulator_errors_change_nothing() -> None:
         k = extremes[round_ % 5]
         for acc in (acc_n, acc_r):
             acc.axpy(sc(k), scs(extremes))
-            acc.axpy_terms(k, [(0, N - 1, scs(extremes[:2])), (3, 1, scs(extremes[:2]))])
+            acc.axpy_terms(sc(k), [(0, sc(N - 1), scs(extremes[:2])),
+                                   (3, sc(1), scs(extremes[:2]))])
             acc.add_const(1, 4, sc(N - 1))
         model = [(v + k * x) % N for v, x in zip(model, extremes)]
         for o, kk in ((0, (N - 1) * k), (3, k)):
@@ -747,12 +756,215 @@ def test_subset_sums_errors() -> None:
         nat.subset_sums_var(table, [[-1]])
     with pytest.raises(ValueError, match="out of range"):
         nat.subset_sums_var(table, [[2**70]])
-    with pytest.raises(TypeError):
-        nat.subset_sums_var(table, [[0.5]])
-    with pytest.raises(TypeError):
-        nat.subset_sums_var(table, [1])
+    for mod in (nat, ref):
+        for paths in ([[0.5]], [["1"]], [1], [[0], None]):
+            with pytest.raises(EncodingError) as info:
+                mod.subset_sums_var(table, paths)
+            assert info.value.reason == "type"
     with pytest.raises(TypeError):
         nat.subset_sums_var(table, None)
     assert nat.subset_sums_var(table, []) == b""
     assert nat.subset_sums_var(b"", [[]]) == INF
     assert nat.subset_sums_var(table, ((0, 1), range(3))) == pt(3) + pt(6)
+
+
+# --- review bugs (issue 9 item 4): each test fails on the code before its fix --------------------
+
+def test_subset_sums_type_error_does_not_read_a_freed_item() -> None:
+    # A path given as an iterator is copied into a fresh list that alone owns its items; the
+    # old error path released that list, then read the freed item's type for the message.
+    # Under the debug allocator (freed memory overwritten) that read crashed the process.
+    import subprocess
+    import sys
+
+    code = (
+        "from ctplugin.secp256k1 import _native as k\n"
+        "from ctplugin.errors import EncodingError\n"
+        "class Odd: pass\n"
+        "table = bytes.fromhex('" + pt(1).hex() + "')\n"
+        "for _ in range(50):\n"
+        "    try:\n"
+        "        k.subset_sums_var(table, [iter([0, Odd()])])\n"
+        "    except EncodingError as e:\n"
+        "        assert e.reason == 'type' and 'Odd' in str(e), e\n"
+        "print('ok')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "PYTHONMALLOC": "debug"}, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stderr[-500:])
+
+
+def test_every_accepted_window_gives_correct_msm_results() -> None:
+    # Pippenger digits are int16_t: a window of 16 bits makes the digit 2^15 (scalar 2^15 itself:
+    # its GLV halves are (2^15, 0)) wrap to -2^15.  The tuning entry must refuse such a window.
+    ks = [2**15, 3 * 2**15 + 5, 2**14, 2**16 - 1, N - 2**15]
+    ds = [5, 7, 11, 13, 17]
+    expected = pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+    previous = nat._tune(0, 28)
+    try:
+        for window in range(2, 18):
+            try:
+                nat._tune(window, 0)
+            except EncodingError:
+                assert window > 15, window
+                continue
+            assert nat.msm_var(scs(ks), pts(ds)) == expected, window
+    finally:
+        nat._tune(*previous)
+    with pytest.raises(EncodingError):
+        nat._tune(16, 0)
+
+
+def test_tuning_changes_never_disturb_running_computations() -> None:
+    # The settings are snapshot under the GIL when a call starts; one thread retunes while others
+    # compute MSMs without the GIL.  (Reading the globals without the GIL was a data race: C
+    # undefined behaviour, not a deterministic failure, so this test guards the contract.)
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = random.Random(14)
+    jobs = []
+    for n in (40, 300, 900):
+        ks = [rng.randrange(N) for _ in range(n)]
+        ds = [rng.randrange(1, N) for _ in range(n)]
+        jobs.append((scs(ks), pts(ds), pt(sum(k * d for k, d in zip(ks, ds, strict=True)))))
+    stop = threading.Event()
+    previous = nat._tune(0, 28)
+
+    def retune() -> None:
+        i = 0
+        while not stop.is_set():
+            nat._tune(2 + i % 14, (0, 28, 10**6)[i % 3])
+            i += 1
+
+    tuner = threading.Thread(target=retune)
+    tuner.start()
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(lambda job: nat.msm_var(job[0], job[1]), jobs * 4))
+    finally:
+        stop.set()
+        tuner.join()
+        nat._tune(*previous)
+    assert results == [job[2] for job in jobs * 4]
+
+
+def test_native_module_uses_no_private_long_conversion() -> None:
+    # _PyLong_AsByteArray is private CPython API (its signature changed in 3.13); the
+    # accumulator now takes its weight and multipliers as fixed-width 32-byte scalars.
+    from pathlib import Path
+
+    assert b"_PyLong_AsByteArray" not in Path(nat.__file__).read_bytes()
+    acc = nat.ScalarAccumulator(2)
+    acc.axpy_terms(sc(3), [(0, sc(5), scs([1, 2]))])
+    assert acc.to_bytes() == scs([15, 30])
+
+
+# --- the error contract: hostile input, native vs reference -------------------------------------
+
+_G = pt(1)
+_POINT_CHUNKS = [_G, pt(2), pt(N - 1), INF, off_curve_point(), sc(P) + _G[32:], _G[:32] + sc(P),
+                 sc(2**256 - 1) * 2, bytes(63) + b"\x01"]
+_SCALAR_CHUNKS = [sc(0), sc(1), sc(2), sc(N - 1), sc(N), sc(N + 1), sc(2**256 - 1), sc(2**128)]
+
+
+def _x_not_on_curve_bytes() -> bytes:
+    return sc(_x_not_on_curve())
+
+
+_ENCODED_CHUNKS = [nat.encode_points_var(_G, kernel.KIND_COMPRESSED),
+                   nat.encode_points_var(pt(3), kernel.KIND_PEDERSEN),
+                   nat.encode_points_var(pt(4), kernel.KIND_GENERATOR),
+                   nat.encode_points_var(pt(5), kernel.KIND_XQR),
+                   b"\x02" + sc(P), b"\x07" + _G[:32], b"\x02" + sc(0), b"\x0b" + sc(5)]
+
+
+def _vector(draw: st.DrawFn, chunks: list[bytes], max_items: int = 4, valid: int = 0) -> bytes:
+    """A packed vector of chunks (the first `valid` of them drawn most of the time), sometimes
+    with a byte too many or too few."""
+    pool = st.sampled_from(chunks)
+    if valid:
+        pool = st.one_of(st.sampled_from(chunks[:valid]), st.sampled_from(chunks[:valid]), pool)
+    data = b"".join(draw(st.lists(pool, max_size=max_items)))
+    cut = draw(st.sampled_from([0] * 8 + [1, -1, 31]))
+    if 0 < cut <= len(data):
+        return data[:-cut]
+    return data + bytes(-cut) if cut < 0 else data
+
+
+@st.composite
+def hostile_calls(draw: st.DrawFn) -> tuple[str, tuple[object, ...]]:
+    scalars = _vector(draw, _SCALAR_CHUNKS, valid=4)
+    points = _vector(draw, _POINT_CHUNKS, valid=4)
+    one_scalar = draw(st.one_of(st.sampled_from(_SCALAR_CHUNKS[:4]),
+                                st.sampled_from([*_SCALAR_CHUNKS, b"", bytes(31), bytes(33)])))
+    one_point = draw(st.sampled_from([*_POINT_CHUNKS, b"", bytes(65)]))
+    kind = draw(st.sampled_from([*KINDS, -1, 5]))
+    encoded = b"".join(draw(st.lists(st.sampled_from(
+        [*_ENCODED_CHUNKS, _G[:32], _x_not_on_curve_bytes(), sc(P)]), max_size=3)))
+    name = draw(st.sampled_from([
+        "msm_var", "decode_points_var", "decode_xqr_flags_var", "encode_points_var",
+        "point_add_var", "point_neg", "scalar_powers", "scalar_batch_inverse",
+        "scalar_challenge_products", "scalar_vec_mul", "scalar_vec_add", "scalar_vec_scale",
+        "scalar_vec_sum", "scalar_vec_inner", "subset_sums_var", "fixed_msm_var",
+        "accumulator"]))
+    args: tuple[object, ...]
+    if name == "msm_var":
+        args = (scalars, points)
+    elif name == "decode_points_var":
+        args = (encoded, kind)
+    elif name == "decode_xqr_flags_var":
+        args = (encoded[: 32 * (len(encoded) // 33)] + draw(st.sampled_from([b"", b"\x01"])),
+                draw(st.sampled_from([b"", b"\x00", b"\x01", b"\x80", b"\x00\x00"])))
+    elif name == "encode_points_var":
+        args = (points, kind)
+    elif name in ("point_add_var",):
+        args = (one_point, draw(st.sampled_from([*_POINT_CHUNKS, b""])))
+    elif name == "point_neg":
+        args = (one_point,)
+    elif name == "scalar_powers":
+        args = (one_scalar, draw(st.sampled_from([-1, 0, 1, 3])))
+    elif name in ("scalar_batch_inverse", "scalar_challenge_products", "scalar_vec_sum"):
+        args = (scalars,)
+    elif name == "scalar_vec_scale":
+        args = (scalars, one_scalar)
+    elif name in ("scalar_vec_mul", "scalar_vec_add", "scalar_vec_inner"):
+        args = (scalars, _vector(draw, _SCALAR_CHUNKS, valid=4))
+    elif name == "subset_sums_var":
+        args = (points, draw(st.lists(st.lists(st.sampled_from([0, 1, 2, -1, 9, "x", 0.5]),
+                                               max_size=3), max_size=3)))
+    elif name == "fixed_msm_var":
+        args = (points, scalars, _vector(draw, _SCALAR_CHUNKS, 2, valid=4),
+                _vector(draw, _POINT_CHUNKS, 2, valid=4))
+    else:
+        args = (draw(st.sampled_from([3, 3, 5, 0, -1, 2**24 + 1])), draw(st.integers(-1, 4)),
+                one_scalar, scalars)
+    return name, args
+
+
+def _outcome(mod: object, name: str, args: tuple[object, ...]) -> tuple[str, object]:
+    try:
+        if name == "fixed_msm_var":
+            table_points, *rest = args
+            table = mod.FixedBaseTable(table_points)  # type: ignore[attr-defined]
+            return "ok", table.msm_var(*rest)
+        if name == "accumulator":
+            size, offset, k, x = args
+            acc = mod.ScalarAccumulator(size)  # type: ignore[attr-defined]
+            acc.axpy(k, x, offset)
+            acc.add_const(offset, 1, k)
+            acc.axpy_terms(k, [(offset, k, x)])
+            return "ok", acc.to_bytes()
+        return "ok", getattr(mod, name)(*args)
+    except EncodingError as exc:
+        return "error", (exc.reason, str(exc))
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_calls())
+def test_hostile_input_same_typed_error_native_and_reference(
+        call: tuple[str, tuple[object, ...]]) -> None:
+    # Only EncodingError may escape (anything else fails the test), with the same reason and
+    # message from both backends, or both succeed with the same bytes.
+    name, args = call
+    assert _outcome(nat, name, args) == _outcome(ref, name, args)

@@ -51,8 +51,8 @@ Other modules
     ``script``    script_to_asm(script, attempt_sighash_decode), script_type(script)
     ``interop``   to/from python-elementstx and wallycore; wally_fields/model_fields views
     ``vectors``   check_file(path), load_entries(paths, key)
-    Hashes: ``ctplugin.hashes.fast_merkle_root`` / ``sha256_midstate`` (native here; an odd node
-    of the fast Merkle tree is promoted, not paired with itself).
+    Hashes: ``ctplugin.hashes.fast_merkle_root`` / ``sha256_midstate`` (the hashing layer's; an
+    odd node of the fast Merkle tree is promoted, not paired with itself).
 
 Notes for users
     * Hashes are bytes in internal order; ``*_hex`` properties give elementsd's reversed text.

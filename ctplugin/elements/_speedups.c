@@ -1,4 +1,5 @@
-/* Native kernel of ctplugin.elements: the one Elements transaction/block walker, plus SHA-256.
+/* Native kernel of ctplugin.elements: the one Elements transaction/block walker and the hashes
+ * it needs (txid, wtxid, withash, Merkle roots; SHA-256 itself is ctplugin/native/sha256.h).
  *
  * The walker reads the consensus serialization (notes/elements-format.md §1) and builds the
  * Python model objects directly: the model classes are frozen, slotted dataclasses defined in
@@ -17,203 +18,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
-#include <immintrin.h>
-#define HAVE_SHANI_CODE 1
-#endif
+#include "ctplugin/native/merkle.h"
+#include "ctplugin/native/sha256.h"
+#include "ctplugin/native/sha256_py.h"
 
-/* ------------------------------------------------------------------------------------------ */
-/* SHA-256 (FIPS 180-4)                                                                       */
-/* ------------------------------------------------------------------------------------------ */
-
-static const uint32_t K256[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-static const uint32_t IV256[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-
-#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static inline uint32_t be32(const uint8_t *p) {
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
+/* Little-endian 32-bit load (serialized integers). */
 static inline uint32_t le32(const uint8_t *p) {
     return ((uint32_t)p[3] << 24) | ((uint32_t)p[2] << 16) | ((uint32_t)p[1] << 8) | p[0];
-}
-
-/* Portable compression of `blocks` consecutive 64-byte blocks into state s. */
-static void sha256_compress_portable(uint32_t s[8], const uint8_t *p, size_t blocks) {
-    uint32_t w[64];
-    while (blocks--) {
-        uint32_t a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
-        for (int i = 0; i < 16; i++) w[i] = be32(p + 4 * i);
-        for (int i = 16; i < 64; i++) {
-            uint32_t s0 = ROTR(w[i - 15], 7) ^ ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-            uint32_t s1 = ROTR(w[i - 2], 17) ^ ROTR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-        }
-        for (int i = 0; i < 64; i++) {
-            uint32_t t1 = h + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) + ((e & f) ^ (~e & g)) +
-                          K256[i] + w[i];
-            uint32_t t2 = (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-            h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
-        }
-        s[0] += a; s[1] += b; s[2] += c; s[3] += d; s[4] += e; s[5] += f; s[6] += g; s[7] += h;
-        p += 64;
-    }
-}
-
-#ifdef HAVE_SHANI_CODE
-/* Same function with the x86 SHA extensions (state kept as ABEF/CDGH lane pairs). */
-__attribute__((target("sha,sse4.1,ssse3")))
-static void sha256_compress_shani(uint32_t s[8], const uint8_t *p, size_t blocks) {
-    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
-    __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&s[0]), 0xB1);
-    __m128i st1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&s[4]), 0x1B);
-    __m128i st0 = _mm_alignr_epi8(tmp, st1, 8);
-    st1 = _mm_blend_epi16(st1, tmp, 0xF0);
-    while (blocks--) {
-        __m128i save0 = st0, save1 = st1, w[16], msg;
-        for (int i = 0; i < 16; i++) {
-            if (i < 4) {
-                w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
-            } else {
-                __m128i t = _mm_add_epi32(_mm_sha256msg1_epu32(w[i - 4], w[i - 3]),
-                                          _mm_alignr_epi8(w[i - 1], w[i - 2], 4));
-                w[i] = _mm_sha256msg2_epu32(t, w[i - 1]);
-            }
-            msg = _mm_add_epi32(w[i], _mm_loadu_si128((const __m128i *)&K256[4 * i]));
-            st1 = _mm_sha256rnds2_epu32(st1, st0, msg);
-            st0 = _mm_sha256rnds2_epu32(st0, st1, _mm_shuffle_epi32(msg, 0x0E));
-        }
-        st0 = _mm_add_epi32(st0, save0);
-        st1 = _mm_add_epi32(st1, save1);
-        p += 64;
-    }
-    tmp = _mm_shuffle_epi32(st0, 0x1B);
-    st1 = _mm_shuffle_epi32(st1, 0xB1);
-    st0 = _mm_blend_epi16(tmp, st1, 0xF0);
-    st1 = _mm_alignr_epi8(st1, tmp, 8);
-    _mm_storeu_si128((__m128i *)&s[0], st0);
-    _mm_storeu_si128((__m128i *)&s[4], st1);
-}
-#endif
-
-static void (*sha256_compress)(uint32_t s[8], const uint8_t *p, size_t blocks) =
-    sha256_compress_portable;
-
-typedef struct {
-    uint32_t s[8];
-    uint8_t buf[64];
-    size_t fill;
-    uint64_t total;
-} Sha256;
-
-static inline void sha256_init(Sha256 *c) {
-    memcpy(c->s, IV256, sizeof IV256);
-    c->fill = 0;
-    c->total = 0;
-}
-
-static void sha256_write(Sha256 *c, const uint8_t *p, size_t n) {
-    c->total += n;
-    if (c->fill) {
-        size_t take = 64 - c->fill < n ? 64 - c->fill : n;
-        memcpy(c->buf + c->fill, p, take);
-        c->fill += take; p += take; n -= take;
-        if (c->fill < 64) return;
-        sha256_compress(c->s, c->buf, 1);
-        c->fill = 0;
-    }
-    if (n >= 64) {
-        sha256_compress(c->s, p, n / 64);
-        p += n & ~(size_t)63;
-        n &= 63;
-    }
-    memcpy(c->buf, p, n);
-    c->fill = n;
-}
-
-static void sha256_final(Sha256 *c, uint8_t out[32]) {
-    uint64_t bits = c->total * 8;
-    uint8_t pad[72] = {0x80};
-    size_t padlen = (c->fill < 56 ? 56 : 120) - c->fill;
-    for (int i = 0; i < 8; i++) pad[padlen + i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha256_write(c, pad, padlen + 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(c->s[i] >> 24); out[4 * i + 1] = (uint8_t)(c->s[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(c->s[i] >> 8); out[4 * i + 3] = (uint8_t)c->s[i];
-    }
-}
-
-/* sha256d over the concatenation of up to three byte ranges (NULL/0 allowed). */
-static void sha256d3(const uint8_t *a, size_t na, const uint8_t *b, size_t nb,
-                     const uint8_t *c3, size_t nc, uint8_t out[32]) {
-    Sha256 c;
-    uint8_t mid[32];
-    sha256_init(&c);
-    if (na) sha256_write(&c, a, na);
-    if (nb) sha256_write(&c, b, nb);
-    if (nc) sha256_write(&c, c3, nc);
-    sha256_final(&c, mid);
-    sha256_init(&c);
-    sha256_write(&c, mid, 32);
-    sha256_final(&c, out);
-}
-
-static inline void sha256d(const uint8_t *p, size_t n, uint8_t out[32]) {
-    sha256d3(p, n, NULL, 0, NULL, 0, out);
-}
-
-/* Elements' fast-Merkle inner node: SHA-256 compression of left||right from the IV, no padding,
- * state written big-endian (CSHA256::Midstate). */
-static void midstate_node(const uint8_t left[32], const uint8_t right[32], uint8_t out[32]) {
-    uint8_t block[64];
-    uint32_t s[8];
-    memcpy(block, left, 32);
-    memcpy(block + 32, right, 32);
-    memcpy(s, IV256, sizeof IV256);
-    sha256_compress(s, block, 1);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(s[i] >> 24); out[4 * i + 1] = (uint8_t)(s[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(s[i] >> 8); out[4 * i + 3] = (uint8_t)s[i];
-    }
-}
-
-/* Elements ComputeFastMerkleRoot over n leaves (32 bytes each, consecutive).  Constant space:
- * inner[level] holds the root of the complete subtree of 2^level leaves pending at that level.
- * An odd node at the end of a level is carried up unchanged (Elements does NOT pair it with
- * itself, unlike Bitcoin's Merkle tree).  Precondition: n < 2^31 (callers bound it).  Empty input gives zeros. */
-static void fast_merkle_root_c(const uint8_t *leaves, size_t n, uint8_t out[32]) {
-    uint8_t inner[32][32], h[32];
-    uint32_t count = 0;
-    int level;
-    if (n == 0) { memset(out, 0, 32); return; }
-    while (count < n) {
-        memcpy(h, leaves + 32 * (size_t)count, 32);
-        count++;
-        for (level = 0; !(count & (1u << level)); level++) midstate_node(inner[level], h, h);
-        memcpy(inner[level], h, 32);
-    }
-    for (level = 0; !(count & (1u << level)); level++) {}
-    memcpy(h, inner[level], 32);
-    while (count != (1u << level)) {
-        count += 1u << level;
-        level++;
-        while (!(count & (1u << level))) {
-            midstate_node(inner[level], h, h);
-            level++;
-        }
-    }
-    memcpy(out, h, 32);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -279,54 +90,76 @@ static inline void set_slot(int k, PyObject *o, int i, PyObject *v) {
     Py_XDECREF(old);
 }
 
+/* Check that cls is a plain slotted class whose slots are exactly the fields of `kind`, and
+ * write their offsets to offset[] (a caller's scratch array, not the live table).  Returns the
+ * number of fields, or -1 with TypeError. */
+static int kind_offsets(const Kind *kind, PyObject *cls, Py_ssize_t offset[MAX_FIELDS]) {
+    if (!cls || !PyType_Check(cls)) {
+        PyErr_Format(PyExc_TypeError, "missing model class %s", kind->name);
+        return -1;
+    }
+    PyTypeObject *t = (PyTypeObject *)cls;
+    /* Only plain slotted classes: no __dict__, not variable-sized, so filling every slot after
+     * tp_alloc yields a complete object. */
+    if (t->tp_dictoffset != 0 || t->tp_itemsize != 0) {
+        PyErr_Format(PyExc_TypeError, "%s must be a slotted class without __dict__", kind->name);
+        return -1;
+    }
+    int n = 0;
+    for (; kind->fields[n]; n++) {
+        PyObject *d = PyObject_GetAttrString(cls, kind->fields[n]);
+        if (!d) return -1;
+        if (!PyObject_TypeCheck(d, &PyMemberDescr_Type) ||
+            ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+            Py_DECREF(d);
+            PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", kind->name, kind->fields[n]);
+            return -1;
+        }
+        offset[n] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+    }
+    /* every slot of the class must be one the walker fills */
+    PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
+    if (!slots) return -1;
+    Py_ssize_t nslots = PyObject_Length(slots);
+    Py_DECREF(slots);
+    if (nslots < 0) return -1;
+    if (nslots != n) {
+        PyErr_Format(PyExc_TypeError, "%s has %zd slots, walker fills %d", kind->name, nslots, n);
+        return -1;
+    }
+    return n;
+}
+
+/* Register the model classes (dict name -> class).  All-or-nothing: every class is checked into
+ * scratch offsets first, and the live table (types and slot offsets the walker writes through)
+ * changes only once all of them passed, so a rejected call leaves the previous registration
+ * intact. */
 static PyObject *register_types(PyObject *self, PyObject *mapping) {
     (void)self;
     if (!PyDict_Check(mapping)) {
         PyErr_SetString(PyExc_TypeError, "register_types takes a dict name -> class");
         return NULL;
     }
-    for (int k = 0; k < K_COUNT; k++) {
+    Py_ssize_t offsets[K_COUNT][MAX_FIELDS];
+    int counts[K_COUNT];
+    PyObject *classes[K_COUNT] = {NULL};
+    int k = 0;
+    for (; k < K_COUNT; k++) {
+        /* owned: the attribute lookups below may run Python code that mutates the dict */
+        classes[k] = PyDict_GetItemString(mapping, KINDS[k].name);
+        Py_XINCREF(classes[k]);
+        counts[k] = kind_offsets(&KINDS[k], classes[k], offsets[k]);
+        if (counts[k] < 0) {
+            for (; k >= 0; k--) Py_XDECREF(classes[k]);
+            return NULL;
+        }
+    }
+    for (k = 0; k < K_COUNT; k++) {
         Kind *kind = &KINDS[k];
-        PyObject *cls = PyDict_GetItemString(mapping, kind->name);
-        if (!cls || !PyType_Check(cls)) {
-            PyErr_Format(PyExc_TypeError, "missing model class %s", kind->name);
-            return NULL;
-        }
-        PyTypeObject *t = (PyTypeObject *)cls;
-        /* Only plain slotted classes: no __dict__, not variable-sized, so filling every slot
-         * after tp_alloc yields a complete object. */
-        if (t->tp_dictoffset != 0 || t->tp_itemsize != 0) {
-            PyErr_Format(PyExc_TypeError, "%s must be a slotted class without __dict__",
-                         kind->name);
-            return NULL;
-        }
-        int n = 0;
-        for (; kind->fields[n]; n++) {
-            PyObject *d = PyObject_GetAttrString(cls, kind->fields[n]);
-            if (!d) return NULL;
-            if (!PyObject_TypeCheck(d, &PyMemberDescr_Type) ||
-                ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
-                Py_DECREF(d);
-                PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", kind->name,
-                             kind->fields[n]);
-                return NULL;
-            }
-            kind->offset[n] = ((PyMemberDescrObject *)d)->d_member->offset;
-            Py_DECREF(d);
-        }
-        /* every slot of the class must be one the walker fills */
-        PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
-        if (!slots) return NULL;
-        Py_ssize_t nslots = PyObject_Length(slots);
-        Py_DECREF(slots);
-        if (nslots != n) {
-            PyErr_Format(PyExc_TypeError, "%s has %zd slots, walker fills %d", kind->name,
-                         nslots, n);
-            return NULL;
-        }
-        kind->nfields = n;
-        Py_INCREF(cls);
-        Py_XSETREF(kind->type, t);
+        memcpy(kind->offset, offsets[k], sizeof offsets[k]);
+        kind->nfields = counts[k];
+        Py_XSETREF(kind->type, (PyTypeObject *)classes[k]); /* the reference moves to the table */
     }
     Py_RETURN_NONE;
 }
@@ -856,36 +689,6 @@ static PyObject *py_sha256d(PyObject *self, PyObject *data) {
     return PyBytes_FromStringAndSize((const char *)out, 32);
 }
 
-static PyObject *py_sha256_midstate(PyObject *self, PyObject *data) {
-    (void)self;
-    Py_buffer view;
-    uint8_t out[32];
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
-    if (view.len != 64) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "sha256_midstate takes exactly one 64-byte block");
-        return NULL;
-    }
-    midstate_node(view.buf, (const uint8_t *)view.buf + 32, out);
-    PyBuffer_Release(&view);
-    return PyBytes_FromStringAndSize((const char *)out, 32);
-}
-
-static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
-    (void)self;
-    Py_buffer view;
-    uint8_t out[32];
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
-    if (view.len % 32 || (uint64_t)view.len / 32 > 0x7fffffffULL) { /* keeps count < 2^31 */
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "leaves must be concatenated 32-byte hashes");
-        return NULL;
-    }
-    fast_merkle_root_c(view.buf, (size_t)view.len / 32, out);
-    PyBuffer_Release(&view);
-    return PyBytes_FromStringAndSize((const char *)out, 32);
-}
-
 /* Bitcoin Merkle root over concatenated 32-byte hashes: pairs hashed with sha256d, an odd last
  * node paired with itself.  Also reports CVE-2012-2459 "mutation" (two equal siblings). */
 static PyObject *py_merkle_root(PyObject *self, PyObject *data) {
@@ -945,8 +748,8 @@ static PyObject *py_withash(PyObject *self, PyObject *data) {
     sha256d(&zero, 1, leaf4);
     memcpy(leaf4 + 32, leaf4, 32);
     memcpy(leaf4 + 64, leaf4, 64);
-    fast_merkle_root_c(leaf4, 4, empty_in);
-    fast_merkle_root_c(leaf4, 2, empty_out);
+    fast_merkle_root(leaf4, 4, empty_in);
+    fast_merkle_root(leaf4, 2, empty_out);
 
     if (rd_u32(&r, &u32, "truncated version") < 0 || rd_u8(&r, &flags, "truncated flags") < 0 ||
         rd_compact(&r, &n_in) < 0)
@@ -1011,7 +814,7 @@ static PyObject *py_withash(PyObject *self, PyObject *data) {
             } else {
                 for (int j = 0; j < 4; j++)
                     sha256d(r.p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf4 + 32 * j);
-                fast_merkle_root_c(leaf4, 4, in_leaves + 32 * i);
+                fast_merkle_root(leaf4, 4, in_leaves + 32 * i);
             }
         } else {
             memcpy(in_leaves + 32 * i, empty_in, 32);
@@ -1027,15 +830,15 @@ static PyObject *py_withash(PyObject *self, PyObject *data) {
             mark[2] = r.pos;
             for (int j = 0; j < 2; j++)
                 sha256d(r.p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf4 + 32 * j);
-            fast_merkle_root_c(leaf4, 2, out_leaves + 32 * i);
+            fast_merkle_root(leaf4, 2, out_leaves + 32 * i);
         } else {
             memcpy(out_leaves + 32 * i, empty_out, 32);
         }
     }
     if (r.pos != r.len) { fail_at(&r, r.pos, "trailing bytes after transaction"); goto done; }
-    fast_merkle_root_c(in_leaves, (size_t)n_in, roots);
-    fast_merkle_root_c(out_leaves, (size_t)n_out, roots + 32);
-    fast_merkle_root_c(roots, 2, out);
+    fast_merkle_root(in_leaves, (size_t)n_in, roots);
+    fast_merkle_root(out_leaves, (size_t)n_out, roots + 32);
+    fast_merkle_root(roots, 2, out);
     result = PyBytes_FromStringAndSize((const char *)out, 32);
 done:
     PyMem_Free(in_leaves);
@@ -1090,33 +893,6 @@ none:
     Py_RETURN_NONE;
 }
 
-static PyObject *py_sha_backend(PyObject *self, PyObject *unused) {
-    (void)self; (void)unused;
-    return PyUnicode_FromString(sha256_compress == sha256_compress_portable ? "portable" : "shani");
-}
-
-static PyObject *py_set_sha_backend(PyObject *self, PyObject *arg) {
-    (void)self;
-    const char *name = PyUnicode_AsUTF8(arg);
-    if (!name) return NULL;
-    if (!strcmp(name, "portable")) {
-        sha256_compress = sha256_compress_portable;
-#ifdef HAVE_SHANI_CODE
-    } else if (!strcmp(name, "shani")) {
-        unsigned a, b, c, d;
-        if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 29))) {
-            PyErr_SetString(PyExc_ValueError, "CPU lacks the SHA extensions");
-            return NULL;
-        }
-        sha256_compress = sha256_compress_shani;
-#endif
-    } else {
-        PyErr_SetString(PyExc_ValueError, "unknown SHA-256 backend");
-        return NULL;
-    }
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef methods[] = {
     {"register_types", register_types, METH_O, "Register the model classes (dict name -> class)."},
     {"parse_transaction", py_parse_transaction, METH_O, "Walk one whole transaction."},
@@ -1126,18 +902,14 @@ static PyMethodDef methods[] = {
     {"txid", py_txid, METH_VARARGS, "txid(raw, locktime_end) -> 32 bytes."},
     {"withash", py_withash, METH_O, "withash(raw transaction) -> 32 bytes."},
     {"sha256d", py_sha256d, METH_O, "Double SHA-256."},
-    {"sha256_midstate", py_sha256_midstate, METH_O,
-     "SHA-256 compression of one 64-byte block from the IV, state big-endian."},
-    {"fast_merkle_root", py_fast_merkle_root, METH_O, "Elements FMR over concatenated leaves."},
     {"merkle_root", py_merkle_root, METH_O, "Bitcoin Merkle root -> (root, mutated)."},
     {"rangeproof_info", py_rangeproof_info, METH_O, "Borromean rangeproof header or None."},
-    {"sha_backend", py_sha_backend, METH_NOARGS, "Name of the SHA-256 compression in use."},
-    {"set_sha_backend", py_set_sha_backend, METH_O, "Select 'portable' or 'shani'."},
+    SHA256_BACKEND_METHODS
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctplugin.elements._speedups",
-                                    "Native Elements walker and SHA-256.", -1, methods,
+                                    "Native Elements walker (txid, withash, Merkle roots).", -1, methods,
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__speedups(void) {
@@ -1149,22 +921,5 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     EMPTY_BYTES = PyBytes_FromStringAndSize(NULL, 0);
     EMPTY_TUPLE = PyTuple_New(0);
     if (!EMPTY_BYTES || !EMPTY_TUPLE) return NULL;
-#ifdef HAVE_SHANI_CODE
-    {
-        unsigned a, b, c, d;
-        if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29)) &&
-            __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19)) && (c & (1u << 9))) {
-            /* Use the SHA extensions only if they agree with the portable code on a test. */
-            uint32_t s1[8], s2[8];
-            uint8_t blk[128];
-            for (int i = 0; i < 128; i++) blk[i] = (uint8_t)(i * 7 + 3);
-            memcpy(s1, IV256, 32);
-            memcpy(s2, IV256, 32);
-            sha256_compress_portable(s1, blk, 2);
-            sha256_compress_shani(s2, blk, 2);
-            if (!memcmp(s1, s2, 32)) sha256_compress = sha256_compress_shani;
-        }
-    }
-#endif
     return PyModule_Create(&module);
 }

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctplugin import hashes  # module import: ctplugin.hashes itself imports our _speedups
+from ctplugin import hashes
 from ctplugin.elements.consensus import WITNESS_SCALE_FACTOR
 from ctplugin.errors import EncodingError, ParseError
 
@@ -723,7 +723,7 @@ class Block:
     def witness_root(self) -> bytes:
         """Elements witness root: fast Merkle root over every transaction's withash, the
         coinbase included (elements-format.md §1.2)."""
-        return _speedups.fast_merkle_root(b"".join(t.withash for t in self.transactions))
+        return hashes.fast_merkle_root([t.withash for t in self.transactions])
 
     def witness_commitment_index(self) -> int | None:
         """Index of the coinbase output holding the witness commitment (the last output whose

@@ -1,13 +1,15 @@
 """Pure-Python kernel backend: the executable specification of ``ctplugin.secp256k1.kernel``.
 
 Straightforward textbook arithmetic (affine points, Python integers), written for clarity; the
-native kernel must agree with it bit for bit. Variable time: public data only.
+native kernel must agree with it bit for bit -- results, and on bad input the same
+``EncodingError`` with the same ``reason``. Variable time: public data only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctplugin.errors import EncodingError
 from ctplugin.secp256k1.params import B, N, P
 
 KIND_COMPRESSED, KIND_PEDERSEN, KIND_GENERATOR, KIND_XONLY, KIND_XQR = range(5)
@@ -67,10 +69,33 @@ def mul(k: int, a: Affine) -> Affine:
 # --- packing ---------------------------------------------------------------------------------
 
 def _unpack_point(data: bytes | memoryview, i: int) -> Affine:
+    """Point i of a packed vector: 64 zero bytes = infinity, else x || y with x, y < p on the
+    curve (the native kernel checks the same)."""
     chunk = bytes(data[64 * i: 64 * i + 64])
     if chunk == bytes(64):
         return None
-    return int.from_bytes(chunk[:32], "big"), int.from_bytes(chunk[32:], "big")
+    x, y = int.from_bytes(chunk[:32], "big"), int.from_bytes(chunk[32:], "big")
+    if x >= P or y >= P:
+        raise EncodingError(f"point {i}: coordinate not below the field size",
+                            reason="field-range")
+    if (y * y - x * x * x - B) % P:
+        raise EncodingError(f"point {i}: not on the curve", reason="off-curve")
+    return x, y
+
+
+def _one_point(data: bytes) -> Affine:
+    if len(data) != 64:
+        raise EncodingError("a point is exactly 64 bytes", reason="length")
+    return _unpack_point(data, 0)
+
+
+def _one_scalar(data: bytes, what: str = "scalar 0") -> int:
+    if len(data) != 32:
+        raise EncodingError(f"{what}: a scalar is exactly 32 bytes", reason="length")
+    value = int.from_bytes(data, "big")
+    if value >= N:
+        raise EncodingError(f"{what}: not below the group order", reason="scalar-range")
+    return value
 
 
 def _pack_point(a: Affine) -> bytes:
@@ -81,11 +106,11 @@ def _pack_point(a: Affine) -> bytes:
 
 def _unpack_scalars(data: bytes | memoryview) -> list[int]:
     if len(data) % 32:
-        raise ValueError("scalar vector length is not a multiple of 32")
+        raise EncodingError("scalar vector length is not a multiple of 32", reason="length")
     out = [int.from_bytes(data[i: i + 32], "big") for i in range(0, len(data), 32)]
     for i, s in enumerate(out):
         if s >= N:
-            raise ValueError(f"scalar {i}: not below the group order")
+            raise EncodingError(f"scalar {i}: not below the group order", reason="scalar-range")
     return out
 
 
@@ -95,7 +120,7 @@ def _pack_scalars(values: Sequence[int]) -> bytes:
 
 def _points(data: bytes | memoryview) -> list[Affine]:
     if len(data) % 64:
-        raise ValueError("point vector length is not a multiple of 64")
+        raise EncodingError("point vector length is not a multiple of 64", reason="length")
     return [_unpack_point(data, i) for i in range(len(data) // 64)]
 
 
@@ -104,7 +129,7 @@ def _points(data: bytes | memoryview) -> list[Affine]:
 def msm_var(scalars: bytes, points: bytes) -> bytes:
     ks, ps = _unpack_scalars(scalars), _points(points)
     if len(ks) != len(ps):
-        raise ValueError("msm_var: scalar and point counts differ")
+        raise EncodingError("msm_var: scalar and point counts differ", reason="count-mismatch")
     acc: Affine = None
     for k, p in zip(ks, ps):
         acc = add(acc, mul(k, p))
@@ -116,8 +141,7 @@ class FixedBaseTable:
 
     def __init__(self, points: bytes) -> None:
         self._points = bytes(points)
-        if len(self._points) % 64:
-            raise ValueError("point vector length is not a multiple of 64")
+        _points(self._points)  # validated as the native table does
 
     def __len__(self) -> int:
         return len(self._points) // 64
@@ -126,7 +150,7 @@ class FixedBaseTable:
         self, scalars: bytes, extra_scalars: bytes = b"", extra_points: bytes = b""
     ) -> bytes:
         if len(scalars) > 32 * len(self):
-            raise ValueError("more scalars than table points")
+            raise EncodingError("more scalars than table points", reason="too-large")
         fixed = msm_var(scalars, self._points[: 2 * len(scalars)])
         extra = msm_var(extra_scalars, extra_points)
         return point_add_var(fixed, extra)
@@ -135,9 +159,10 @@ class FixedBaseTable:
 def decode_points_var(data: bytes, kind: int) -> bytes:
     width = 32 if kind == KIND_XONLY else 33
     if kind not in range(5):
-        raise ValueError(f"unknown point kind {kind}")
+        raise EncodingError(f"unknown point kind {kind}", reason="kind")
     if len(data) % width:
-        raise ValueError(f"encoded point vector length is not a multiple of {width}")
+        raise EncodingError(f"encoded point vector length is not a multiple of {width}",
+                            reason="length")
     out = []
     for i in range(len(data) // width):
         chunk = data[width * i: width * (i + 1)]
@@ -147,14 +172,15 @@ def decode_points_var(data: bytes, kind: int) -> bytes:
             head, x_bytes = chunk[0], chunk[1:]
             base = 0 if kind == KIND_XQR else _PREFIX_BASE[kind]
             if head & ~1 != base:
-                raise ValueError(f"point {i}: bad prefix byte {head:#04x}")
+                raise EncodingError(f"point {i}: bad prefix byte {head:#04x}", reason="prefix")
             flag = head & 1
         x = int.from_bytes(x_bytes, "big")
         if x >= P:
-            raise ValueError(f"point {i}: x coordinate not below the field size")
+            raise EncodingError(f"point {i}: x coordinate not below the field size",
+                                reason="field-range")
         y = sqrt_mod_p(x * x * x + B)
         if y is None:
-            raise ValueError(f"point {i}: not on the curve")
+            raise EncodingError(f"point {i}: not on the curve", reason="off-curve")
         if kind in (KIND_COMPRESSED, KIND_XONLY):
             if y & 1 != flag:
                 y = P - y
@@ -168,49 +194,49 @@ def decode_xqr_flags_var(xs: bytes, flags: bytes) -> bytes:
     """KIND_XQR decoding with the flags packed apart: bit i of ``flags`` (byte i // 8, bit i % 8)
     is point i's flag."""
     if len(xs) % 32:
-        raise ValueError("x coordinate vector length is not a multiple of 32")
+        raise EncodingError("x coordinate vector length is not a multiple of 32", reason="length")
     n = len(xs) // 32
     if len(flags) != (n + 7) // 8:
-        raise ValueError(f"flags must be {(n + 7) // 8} bytes for {n} points")
+        raise EncodingError(f"flags must be {(n + 7) // 8} bytes for {n} points", reason="length")
     bits = int.from_bytes(flags, "little")
     if bits >> n:
-        raise ValueError("unused flag bits are not zero")
+        raise EncodingError("unused flag bits are not zero", reason="flags")
     records = b"".join(bytes(((bits >> i) & 1,)) + xs[32 * i: 32 * i + 32] for i in range(n))
     return decode_points_var(records, KIND_XQR)
 
 
 def encode_points_var(points: bytes, kind: int) -> bytes:
-    out = []
-    for i, a in enumerate(_points(points)):
+    if kind not in range(5):
+        raise EncodingError(f"unknown point kind {kind}", reason="kind")
+    affine = _points(points)
+    for i, a in enumerate(affine):
         if a is None:
-            raise ValueError(f"point {i}: infinity has no encoding")
+            raise EncodingError(f"point {i}: infinity has no encoding", reason="infinity")
+    out = []
+    for a in affine:
+        assert a is not None
         x, y = a
         xb = x.to_bytes(32, "big")
         if kind == KIND_XONLY:
             out.append(xb)
             continue
-        if kind == KIND_COMPRESSED:
-            flag = y & 1
-        elif kind in (KIND_PEDERSEN, KIND_GENERATOR, KIND_XQR):
-            flag = 0 if is_square_mod_p(y) else 1
-        else:
-            raise ValueError(f"unknown point kind {kind}")
+        flag = y & 1 if kind == KIND_COMPRESSED else 0 if is_square_mod_p(y) else 1
         out.append(bytes([_PREFIX_BASE.get(kind, 0) | flag]) + xb)
     return b"".join(out)
 
 
 def point_add_var(a: bytes, b: bytes) -> bytes:
-    return _pack_point(add(_unpack_point(a, 0), _unpack_point(b, 0)))
+    return _pack_point(add(_one_point(a), _one_point(b)))
 
 
 def point_neg(a: bytes) -> bytes:
-    return _pack_point(neg(_unpack_point(a, 0)))
+    return _pack_point(neg(_one_point(a)))
 
 
 def scalar_powers(x: bytes, n: int) -> bytes:
-    (xv,) = _unpack_scalars(x)
+    xv = _one_scalar(x)
     if n < 0:
-        raise ValueError("negative length")
+        raise EncodingError("negative length", reason="index-range")
     out, acc = [], 1
     for _ in range(n):
         out.append(acc)
@@ -221,14 +247,21 @@ def scalar_powers(x: bytes, n: int) -> bytes:
 def scalar_batch_inverse(v: bytes) -> bytes:
     values = _unpack_scalars(v)
     if any(x == 0 for x in values):
-        raise ValueError("cannot invert zero")
+        raise EncodingError("cannot invert zero", reason="zero")
     return _pack_scalars([pow(x, -1, N) for x in values])
+
+
+MAX_CHALLENGES = 20
+"""scalar_challenge_products returns 2^k scalars: k is capped so the output stays bounded."""
 
 
 def scalar_challenge_products(xs: bytes) -> bytes:
     challenges = _unpack_scalars(xs)
+    if len(challenges) > MAX_CHALLENGES:
+        raise EncodingError(f"too many challenges ({len(challenges)} > {MAX_CHALLENGES})",
+                            reason="too-large")
     if any(x == 0 for x in challenges):
-        raise ValueError("challenge is zero")
+        raise EncodingError("challenge is zero", reason="zero")
     inverses = [pow(x, -1, N) for x in challenges]
     out = []
     for i in range(1 << len(challenges)):
@@ -242,7 +275,7 @@ def scalar_challenge_products(xs: bytes) -> bytes:
 def _pairwise(a: bytes, b: bytes) -> tuple[list[int], list[int]]:
     av, bv = _unpack_scalars(a), _unpack_scalars(b)
     if len(av) != len(bv):
-        raise ValueError("vector lengths differ")
+        raise EncodingError("vector lengths differ", reason="count-mismatch")
     return av, bv
 
 
@@ -257,8 +290,9 @@ def scalar_vec_add(a: bytes, b: bytes) -> bytes:
 
 
 def scalar_vec_scale(a: bytes, k: bytes) -> bytes:
-    (kv,) = _unpack_scalars(k)
-    return _pack_scalars([x * kv for x in _unpack_scalars(a)])
+    av = _unpack_scalars(a)
+    kv = _one_scalar(k)
+    return _pack_scalars([x * kv for x in av])
 
 
 def scalar_vec_sum(a: bytes) -> bytes:
@@ -273,20 +307,13 @@ def scalar_vec_inner(a: bytes, b: bytes) -> bytes:
 SCALAR_ACC_MAX = 1 << 24
 
 
-def _int_scalar(v: object) -> int:
-    if not isinstance(v, int):
-        raise TypeError("a scalar multiplier must be an int")
-    if not 0 <= v < N:
-        raise ValueError("multiplier not in [0, N)")
-    return v
-
-
 class ScalarAccumulator:
     """n scalars mod N, all 0 at first, updated in place (batch coefficient sums)."""
 
     def __init__(self, n: int) -> None:
         if not 0 <= n <= SCALAR_ACC_MAX:
-            raise ValueError(f"accumulator size must be in [0, {SCALAR_ACC_MAX}]")
+            raise EncodingError(f"accumulator size must be in [0, {SCALAR_ACC_MAX}]",
+                                reason="too-large")
         self._v = [0] * n
 
     def __len__(self) -> int:
@@ -294,36 +321,52 @@ class ScalarAccumulator:
 
     def _run(self, offset: int, count: int) -> None:
         if offset < 0 or count < 0 or offset + count > len(self._v):
-            raise ValueError("run outside the accumulator")
+            raise EncodingError("run outside the accumulator", reason="index-range")
 
     def axpy(self, k: bytes, x: bytes, offset: int = 0) -> None:
         """acc[offset + i] += k·x_i (all of x validated before any update)."""
-        (kv,) = _unpack_scalars(k)
+        kv = _one_scalar(k)
         xv = _unpack_scalars(x)
         self._run(offset, len(xv))
         for i, xi in enumerate(xv):
             self._v[offset + i] = (self._v[offset + i] + kv * xi) % N
 
-    def axpy_terms(self, weight: int, terms: Sequence[tuple[int, int, bytes]]) -> None:
+    def axpy_terms(self, weight: bytes, terms: Sequence[tuple[int, bytes, bytes]]) -> None:
         """acc[offset + i] += (weight·mult)·x_i for each (offset, mult, x); weight and the
-        multipliers are ints in [0, N); every term validated before any update."""
-        ks = [_int_scalar(weight)]
+        multipliers are 32-byte scalars; every term validated before any update."""
+        w = _one_scalar(weight, "weight")
         checked = []
-        for term in terms:
+        for j, term in enumerate(terms):
             if not isinstance(term, tuple) or len(term) != 3:
-                raise TypeError("a term is a tuple (offset, multiplier, x)")
+                raise EncodingError(f"term {j}: a term is a tuple (offset, multiplier, x)",
+                                    reason="type")
             offset, mult, x = term
-            xv = _unpack_scalars(x)
+            if not isinstance(offset, int):
+                raise EncodingError(f"term {j}: the offset is an int", reason="type")
+            if not isinstance(mult, bytes) or len(mult) != 32:
+                raise EncodingError(f"term {j}: the multiplier is 32 bytes", reason="length")
+            m = int.from_bytes(mult, "big")
+            if m >= N:
+                raise EncodingError(f"term {j}: multiplier not below the group order",
+                                    reason="scalar-range")
+            if len(x) % 32:
+                raise EncodingError("scalar vector length is not a multiple of 32",
+                                    reason="length")
+            xv = [int.from_bytes(x[i: i + 32], "big") for i in range(0, len(x), 32)]
+            for i, xi in enumerate(xv):
+                if xi >= N:
+                    raise EncodingError(f"term {j}: scalar {i} not below the group order",
+                                        reason="scalar-range")
             self._run(offset, len(xv))
-            checked.append((offset, _int_scalar(mult), xv))
-        for offset, mult, xv in checked:
-            k = ks[0] * mult % N
+            checked.append((offset, m, xv))
+        for offset, m, xv in checked:
+            k = w * m % N
             for i, xi in enumerate(xv):
                 self._v[offset + i] = (self._v[offset + i] + k * xi) % N
 
     def add_const(self, offset: int, count: int, value: bytes) -> None:
         """acc[offset + i] += value for i < count."""
-        (v,) = _unpack_scalars(value)
+        v = _one_scalar(value)
         self._run(offset, count)
         for i in range(offset, offset + count):
             self._v[i] = (self._v[i] + v) % N
@@ -335,11 +378,17 @@ class ScalarAccumulator:
 def subset_sums_var(table: bytes, paths: Sequence[Sequence[int]]) -> bytes:
     points = _points(table)
     out = []
-    for path in paths:
+    for i, path in enumerate(paths):
+        if not isinstance(path, Sequence):
+            raise EncodingError(f"path {i}: each path must be a sequence of indices",
+                                reason="type")
         acc: Affine = None
         for index in path:
+            if not isinstance(index, int):
+                raise EncodingError(
+                    f"path index must be an int, not {type(index).__name__}", reason="type")
             if not 0 <= index < len(points):
-                raise ValueError(f"path index {index} out of range")
+                raise EncodingError(f"path index {index!r} out of range", reason="index-range")
             acc = add(acc, points[index])
         out.append(_pack_point(acc))
     return b"".join(out)

@@ -11,12 +11,21 @@ operations go through ``ctplugin.secp256k1.ct`` (coincurve / libsecp256k1, const
 
 Packed formats (all big-endian):
 
-- scalar: 32 bytes, an integer in [0, N). A scalar >= N is rejected with ``ValueError``
-  (callers reduce first; the high-level API in ``ctplugin.secp256k1.msm`` does).
+- scalar: 32 bytes, an integer in [0, N). A scalar >= N is rejected (callers reduce first; the
+  high-level API in ``ctplugin.secp256k1.msm`` does).
 - point: 64 bytes affine ``x || y``; the point at infinity is 64 zero bytes ((0, 0) is not on the
-  curve, so the encoding is unambiguous). Points handed to the kernel must be on the curve
-  (precondition: they come from ``decode_points_var`` or from the kernel itself).
+  curve, so the encoding is unambiguous). Both backends check that given points have x, y < p
+  and lie on the curve.
 - vectors are plain concatenations; n is implied by the length.
+
+Errors: bad input (wrong lengths, scalars >= N, coordinates >= p, off-curve points, bad prefixes,
+counts that disagree, zero where an inverse is needed, runs or indices out of range, sizes above
+a bound) raises ``ctplugin.errors.EncodingError`` -- a ``CtpluginError`` and a ``ValueError`` --
+whose ``reason`` is one of ``length``, ``scalar-range``, ``field-range``, ``off-curve``,
+``prefix``, ``infinity``, ``count-mismatch``, ``zero``, ``too-large``, ``index-range``, ``kind``,
+``flags``, ``type``; the message names the element (``"point 3: not on the curve"``). Both
+backends raise the same reason for the same input. Arguments of the wrong Python type altogether
+(``None`` for bytes) are a caller bug and raise ``TypeError``.
 
 API (``Kernel`` protocol below):
 
@@ -40,7 +49,7 @@ API (``Kernel`` protocol below):
     ``KIND_GENERATOR`` 33 B 0a/0b (low bit = y is NOT a quadratic residue, secp256k1-zkp);
     ``KIND_XONLY`` 32 B (BIP340 lift_x, even y); ``KIND_XQR`` 33 B: flag byte 0/1 then x
     (flag 1 = y not a quadratic residue), used for Bulletproof points whose flags are packed
-    elsewhere. Errors: ``ValueError("point <i>: <reason>")``.
+    elsewhere. Errors name the point: ``"point <i>: not on the curve"``.
 
 ``decode_xqr_flags_var(xs, flags) -> points``
     ``KIND_XQR`` decoding with the flags kept apart, as Bulletproofs store them: ``xs`` is n
@@ -49,15 +58,15 @@ API (``Kernel`` protocol below):
     and errors as ``decode_points_var``.
 
 ``encode_points_var(points, kind) -> data``
-    The inverse for the same kinds (infinity cannot be encoded: ``ValueError``). KIND_XONLY gives
-    the x coordinate only (the caller tracks the y parity if it matters).
+    The inverse for the same kinds (infinity cannot be encoded: reason ``infinity``).
+    KIND_XONLY gives the x coordinate only (the caller tracks the y parity if it matters).
 
 ``point_add_var(a, b) -> point``, ``point_neg(a) -> point``
 
 Scalar vectors (mod N):
 
 ``scalar_powers(x, n)``            [1, x, x², …, x^(n-1)]
-``scalar_batch_inverse(v)``        [v_i^-1]; ``ValueError`` if any v_i = 0
+``scalar_batch_inverse(v)``        [v_i^-1]; reason ``zero`` if any v_i = 0
 ``scalar_challenge_products(xs)``  2^k scalars for k challenges: s[i] = Π_r x_r^(+1 if bit r of i
                                    is set else -1), bit 0 = least significant; xs must be non-zero
 ``scalar_vec_mul(a, b)``           elementwise a_i·b_i
@@ -72,11 +81,9 @@ Scalar vectors (mod N):
     ``acc.axpy(k, x, offset=0)``: acc[offset + i] += k·x_i; ``acc.add_const(offset, count,
     value)``: acc[offset + i] += value for i < count; ``acc.axpy_terms(weight, terms)``:
     for each (offset, mult, x) in terms, acc[offset + i] += (weight·mult)·x_i, weight and mult
-    ints in [0, N) (a weighted linear combination of vectors in one call; consecutive terms
-    over the same x object convert it once); ``acc.to_bytes()`` the packed scalars;
-    ``len(acc)``. A run outside [0, n) or a scalar >= N is a ``ValueError`` (a non-int multiplier
-    or malformed term a ``TypeError``) and changes nothing.
-    0 <= n <= 2^24.
+    32-byte scalars (a weighted linear combination of vectors in one call); ``acc.to_bytes()``
+    the packed scalars; ``len(acc)``. A bad term or run changes nothing (every term is
+    validated before the first update). 0 <= n <= 2^24.
 
 ``subset_sums_var(table, paths) -> points``
     For each path (a sequence of indices into the point table), the sum of those table points.

@@ -10,7 +10,10 @@
 #ifndef CTPLUGIN_FIXED_H
 #define CTPLUGIN_FIXED_H
 
-#include "msm.h"
+#include "digits.h"
+#include "glv.h"
+#include "pippenger.h"
+#include "straus.h"
 
 /* GLV magnitudes stay below 2^129 (see msm.h); one more bit absorbs the last digit carry. */
 #define FIXED_MAX_BITS 129
@@ -62,7 +65,7 @@ static int fixed_table_build(fixed_table *t, const ge *pts, size_t n) {
     t->q = malloc(2 * n * W * sizeof *t->q);
     gej *tj = malloc(n * W * sizeof *tj);
     ge *aff = malloc(n * W * sizeof *aff);
-    fe *scratch = malloc(n * W * sizeof *scratch);
+    fe *scratch = malloc(2 * n * W * sizeof *scratch);
     int ok = 0;
     if (!t->base || !t->q || !tj || !aff || !scratch) goto done;
     memcpy(t->base, pts, n * sizeof *pts);
@@ -155,13 +158,9 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
             }
         }
     }
-    pip_reduce_buckets_var(entries, start, len, nb, inv, den, kind);
-    gej running;
-    gej_set_inf(&running);
-    for (size_t j = nb; j-- > 0;) {
-        if (len[j]) gej_add_xy_var(&running, &running, &entries[start[j]]);
-        gej_add_var(r, r, &running);
-    }
+    pip_buckets bk = {entries, start, len, nb, inv, den, kind};
+    pip_reduce_buckets_var(&bk);
+    pip_window_sum_(r, &bk, 0, nb);
     ok = 1;
 done:
     free(digits);
@@ -213,7 +212,7 @@ static int fixed_straus_build(fixed_table *t) {
     ge *dbl = malloc(nb * sizeof *dbl);
     gej *tj = malloc(nb * T * sizeof *tj);
     ge *aff = malloc(nb * T * sizeof *aff);
-    fe *scratch = malloc(nb * T * sizeof *scratch);
+    fe *scratch = malloc(2 * nb * T * sizeof *scratch);
     ge_xy *odd = malloc(nb * T * sizeof *odd);
     int ok = 0;
     if (!bases || !dbl || !tj || !aff || !scratch || !odd) goto done;
@@ -259,104 +258,107 @@ done:
     return ok;
 }
 
-/* One Straus term: wNAF digits index tab (odd multiples (2j+1)·Q); the point added for digit d
- * is sign(d)·(-1)^neg·(2|d|/2+1)·Q, with x multiplied by β first when lambda is set. */
+/* One Straus term: wNAF digits of mag (width `width`) index tab (odd multiples (2j+1)·Q); the
+ * point added for digit d is sign(d)·(-1)^neg·(2|d|/2+1)·Q, with x multiplied by β first when
+ * lambda is set. */
 typedef struct {
     const ge_xy *tab;
     int lambda, neg;
     int scaled; /* a true affine table added to an accumulator on the isomorphic curve */
+    int width;
+    sc mag;
 } straus_src_;
 
-/* r = Σ_{i<nk} ks[i]·P_i (table points) + Σ_{j<ne} eks[j]·eps[j].
- * Precondition: t->odd is built (unless nk = 0).  Returns 1, or 0 on allocation failure. */
-static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t nk, const sc *eks,
-                            const ge *eps, size_t ne) {
-    gej_set_inf(r);
-    const size_t T = t->odd ? (size_t)1 << (t->sw - 2) : 0, TE = STRAUS_TABLE;
-    const size_t cap = 4 * nk + 2 * ne;
-    straus_src_ *src = malloc((cap + 1) * sizeof *src);
-    sc *mags = malloc((cap + 1) * sizeof *mags);
-    int *widths = malloc((cap + 1) * sizeof *widths);
-    msm_term *eterms = malloc((2 * ne + 1) * sizeof *eterms);
-    gej *tj = malloc((ne * TE + 1) * sizeof *tj);
-    ge *etab = malloc((2 * ne * TE + 1) * sizeof *etab);
-    ge_xy *etab_xy = malloc((2 * ne * TE + 1) * sizeof *etab_xy);
-    fe *scratch = malloc((ne * TE + 1) * sizeof *scratch);
-    int wnaf[2 * FIXED_MAX_BITS + 8];
-    int *digits = NULL;
-    int ok = 0;
-    if (!src || !mags || !widths || !eterms || !tj || !etab || !etab_xy || !scratch) goto done;
-    size_t nt = 0;
-    int maxbits = 0;
-    /* one extra point: its table on the isomorphic curve where it is affine without an inversion
-     * (the accumulator then lives there: table points are scaled on the fly, Z fixed at the end) */
+/* The terms of one Straus run and the tables of its extra points. */
+typedef struct {
+    straus_src_ *src;
+    size_t nt;
+    int maxbits;
+    int iso;   /* one extra point: the accumulator lives on the curve scaled by iso_s */
     fe iso_s;
-    int iso = 0;
-    if (ne) {
-        int eb = msm_expand_glv_(eterms, eps, eks, ne);
-        if (eb > maxbits) maxbits = eb;
-        if (eb == 0) {
-            ne = 0; /* all zero: no table needed */
-        } else if (ne == 1) {
-            iso = 1;
-            straus_odd_table_iso_(etab_xy, &iso_s, &eps[0], TE);
-        } else {
-            straus_odd_tables_(etab, tj, scratch, eps, ne);
-            for (size_t k = 0; k < 2 * ne * TE; k++) {
-                etab_xy[k].x = etab[k].x;
-                etab_xy[k].y = etab[k].y;
-            }
-        }
-        for (size_t u = 0; u < 2 * ne; u++) {
-            if (eterms[u].p.inf || sc_is_zero(&eterms[u].m)) continue;
-            src[nt].tab = &etab_xy[u * TE]; /* row u: point u/2, λ image when u is odd */
-            src[nt].lambda = 0;
-            src[nt].neg = eterms[u].neg;
-            src[nt].scaled = 0;
-            mags[nt] = eterms[u].m;
-            widths[nt] = STRAUS_W;
-            nt++;
+    ge_xy *etab_xy;
+} straus_run_;
+
+/* Sources for the extra points: width-5 odd-multiple tables of their GLV terms.  One point gets
+ * its table on the isomorphic curve where it is affine without an inversion (the accumulator
+ * then lives there: table points are scaled on the fly, Z fixed at the end).  Scratch: etab,
+ * tj, scratch as straus_odd_tables_ wants them for ne points.  eterms holds 2·ne terms. */
+static void fixed_straus_extra_sources_(straus_run_ *run, msm_term *eterms, ge *etab, gej *tj,
+                                        fe *scratch, const sc *eks, const ge *eps, size_t ne) {
+    const size_t TE = STRAUS_TABLE;
+    int eb = msm_expand_glv_(eterms, eps, eks, ne);
+    if (eb > run->maxbits) run->maxbits = eb;
+    if (eb == 0) return; /* all zero: no table needed */
+    if (ne == 1) {
+        run->iso = 1;
+        straus_odd_table_iso_(run->etab_xy, &run->iso_s, &eps[0], TE);
+    } else {
+        straus_odd_tables_(etab, tj, scratch, eps, ne);
+        for (size_t k = 0; k < 2 * ne * TE; k++) {
+            run->etab_xy[k].x = etab[k].x;
+            run->etab_xy[k].y = etab[k].y;
         }
     }
-    const int split = maxbits <= FIXED_SPLIT + 1;
+    for (size_t u = 0; u < 2 * ne; u++) {
+        if (eterms[u].p.inf || sc_is_zero(&eterms[u].m)) continue;
+        straus_src_ *s = &run->src[run->nt++];
+        s->tab = &run->etab_xy[u * TE]; /* row u: point u/2, λ image when u is odd */
+        s->lambda = 0;
+        s->neg = eterms[u].neg;
+        s->scaled = 0;
+        s->width = STRAUS_W;
+        s->mag = eterms[u].m;
+    }
+}
+
+/* Sources for the table points: each GLV half m against P (or λP), split as lo = m mod 2^64
+ * against P and hi = m >> 64 against 2^64·P -- unsplit when the extra points need the long
+ * doubling chain anyway (one term has fewer additions than two of half the length: each NAF ends
+ * with a part window).  Precondition: t->odd is built. */
+static void fixed_straus_table_sources_(straus_run_ *run, const fixed_table *t, const sc *ks,
+                                        size_t nk) {
+    const size_t T = (size_t)1 << (t->sw - 2);
+    const int split = run->maxbits <= FIXED_SPLIT + 1;
     for (size_t i = 0; i < nk; i++) {
         if (sc_is_zero(&ks[i]) || t->base[i].inf) continue;
         sc m[2];
         int neg[2];
         sc_split_lambda_var(&m[0], &neg[0], &m[1], &neg[1], &ks[i]);
         for (int h = 0; h < 2; h++) {
-            /* lo = m mod 2^64 against P (or λP), hi = m >> 64 against 2^64·P (or 2^64·λP);
-             * unsplit when the extra points need the long doubling chain anyway (one term has
-             * fewer additions than two of half the length: each NAF ends with a part window) */
             sc lo = {{m[h].n[0], 0, 0, 0}}, hi = {{m[h].n[1], m[h].n[2], m[h].n[3], 0}};
             const sc *parts[2] = {&lo, &hi};
             if (!split) {
                 parts[0] = &m[h];
                 parts[1] = &SC_ZERO;
             }
-            for (int s = 0; s < 2; s++) {
-                if (sc_is_zero(parts[s])) continue;
-                src[nt].tab = &t->odd[(2 * i + (size_t)s) * T];
-                src[nt].lambda = h;
-                src[nt].neg = neg[h];
-                src[nt].scaled = iso;
-                mags[nt] = *parts[s];
-                widths[nt] = t->sw;
-                int bl = limbs_bitlen_(mags[nt].n, 4);
-                if (bl > maxbits) maxbits = bl;
-                nt++;
+            for (int p = 0; p < 2; p++) {
+                if (sc_is_zero(parts[p])) continue;
+                straus_src_ *s = &run->src[run->nt++];
+                s->tab = &t->odd[(2 * i + (size_t)p) * T];
+                s->lambda = h;
+                s->neg = neg[h];
+                s->scaled = run->iso;
+                s->width = t->sw;
+                s->mag = *parts[p];
+                int bl = limbs_bitlen_(s->mag.n, 4);
+                if (bl > run->maxbits) run->maxbits = bl;
             }
         }
     }
-    if (nt == 0) {
-        ok = 1;
-        goto done;
-    }
-    const int len = maxbits + 1;
-    digits = malloc(nt * (size_t)len * sizeof *digits); /* bit-major: digits[bit·nt + term] */
-    if (!digits) goto done;
+}
+
+/* r = Σ over the run's sources: one doubling chain, one mixed addition per non-zero digit.
+ * Returns 0 on allocation failure. */
+static int straus_run_sources_var_(gej *r, const straus_run_ *run) {
+    gej_set_inf(r);
+    const size_t nt = run->nt;
+    if (nt == 0) return 1;
+    const int len = run->maxbits + 1;
+    int wnaf[2 * FIXED_MAX_BITS + 8];
+    int *digits = malloc(nt * (size_t)len * sizeof *digits); /* bit-major: digits[bit·nt + u] */
+    if (!digits) return 0;
     for (size_t u = 0; u < nt; u++) {
-        wnaf_var(wnaf, len, &mags[u], widths[u]);
+        wnaf_var(wnaf, len, &run->src[u].mag, run->src[u].width);
         for (int bit = 0; bit < len; bit++) digits[(size_t)bit * nt + u] = wnaf[bit];
     }
     for (int bit = len - 1; bit >= 0; bit--) {
@@ -365,40 +367,48 @@ static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t n
         for (size_t u = 0; u < nt; u++) {
             int d = row[u];
             if (!d) continue;
-            const ge_xy *e = &src[u].tab[(d < 0 ? -d : d) >> 1];
+            const straus_src_ *s = &run->src[u];
+            const ge_xy *e = &s->tab[(d < 0 ? -d : d) >> 1];
             ge q;
             q.inf = 0;
-            if (src[u].lambda) fe_mul(&q.x, &e->x, &FE_BETA);
+            if (s->lambda) fe_mul(&q.x, &e->x, &FE_BETA);
             else q.x = e->x;
-            if ((d < 0) ^ src[u].neg) fe_neg(&q.y, &e->y);
+            if ((d < 0) ^ s->neg) fe_neg(&q.y, &e->y);
             else q.y = e->y;
-            gej_add_ge_iso_var(r, r, &q, src[u].scaled ? &iso_s : NULL, NULL);
+            gej_add_ge_iso_var(r, r, &q, s->scaled ? &run->iso_s : NULL, NULL);
         }
     }
-    if (iso && !r->inf) fe_mul(&r->z, &r->z, &iso_s);
-    ok = 1;
-done:
-    free(src);
-    free(mags);
-    free(widths);
+    if (run->iso && !r->inf) fe_mul(&r->z, &r->z, &run->iso_s);
+    free(digits);
+    return 1;
+}
+
+/* r = Σ_{i<nk} ks[i]·P_i (table points) + Σ_{j<ne} eks[j]·eps[j].
+ * Precondition: t->odd is built (unless nk = 0).  Returns 1, or 0 on allocation failure. */
+static int fixed_straus_var(gej *r, const fixed_table *t, const sc *ks, size_t nk, const sc *eks,
+                            const ge *eps, size_t ne) {
+    gej_set_inf(r);
+    const size_t TE = STRAUS_TABLE;
+    straus_run_ run = {0};
+    run.src = malloc((4 * nk + 2 * ne + 1) * sizeof *run.src);
+    run.etab_xy = malloc((2 * ne * TE + 1) * sizeof *run.etab_xy);
+    msm_term *eterms = malloc((2 * ne + 1) * sizeof *eterms);
+    gej *tj = malloc((ne * TE + 1) * sizeof *tj);
+    ge *etab = malloc((2 * ne * TE + 1) * sizeof *etab);
+    fe *scratch = malloc((2 * ne * TE + 1) * sizeof *scratch);
+    int ok = 0;
+    if (run.src && run.etab_xy && eterms && tj && etab && scratch) {
+        if (ne) fixed_straus_extra_sources_(&run, eterms, etab, tj, scratch, eks, eps, ne);
+        if (nk) fixed_straus_table_sources_(&run, t, ks, nk);
+        ok = straus_run_sources_var_(r, &run);
+    }
+    free(run.src);
+    free(run.etab_xy);
     free(eterms);
     free(tj);
     free(etab);
-    free(etab_xy);
     free(scratch);
-    free(digits);
     return ok;
-}
-
-/* Σ k_i·P_i with a generic choice of algorithm, except one point: the inversion-free single-point
- * Straus of fixed_straus_var (no table points). */
-static int msm_auto_var(gej *r, const ge *pts, const sc *ks, size_t n) {
-    if (n == 1) {
-        fixed_table none;
-        memset(&none, 0, sizeof none);
-        return fixed_straus_var(r, &none, NULL, 0, ks, pts, 1);
-    }
-    return msm_var(r, pts, ks, n);
 }
 
 #endif

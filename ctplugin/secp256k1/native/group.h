@@ -8,14 +8,7 @@
 #define CTPLUGIN_GROUP_H
 
 #include "field.h"
-#include "modinv.h"
-
-/* r = a^-1 (0 maps to 0), variable time (safegcd). */
-static inline void fe_inv_var(fe *r, const fe *a) {
-    fe t = *a;
-    fe_normalize(&t);
-    modinv_var(r->n, t.n, &MODINV_P);
-}
+#include "inverse.h"
 
 typedef struct {
     fe x, y;
@@ -265,34 +258,24 @@ static inline void ge_set_gej_zinv(ge *r, const gej *a, const fe *zi) {
     r->inf = 0;
 }
 
-/* Batch normalization with one inversion (Montgomery's trick); scratch holds n fe.
- * Points at infinity (or with Z = 0, which cannot occur for on-curve inputs) become infinity. */
+/* Batch normalisation: r[i] = affine a[i], with one inversion for all (fe_inv_all_var).
+ * scratch holds 2n field elements.  Points at infinity (or with Z = 0, which cannot occur for
+ * on-curve inputs) become infinity.  r must not alias a. */
 static void ge_set_all_gej_var(ge *r, const gej *a, size_t n, fe *scratch) {
-    fe acc = FE_ONE;
-    size_t last = (size_t)-1;
+    fe *zs = scratch, *zinv = scratch + n;
     for (size_t i = 0; i < n; i++) {
-        if (a[i].inf || fe_is_zero(&a[i].z)) continue;
-        scratch[i] = acc;
-        fe_mul(&acc, &acc, &a[i].z);
-        last = i;
+        int finite = !a[i].inf && !fe_is_zero(&a[i].z);
+        zs[i] = finite ? a[i].z : FE_ONE; /* (a stand-in keeps the batch free of zeros) */
     }
-    if (last == (size_t)-1) {
-        for (size_t i = 0; i < n; i++) r[i].inf = 1, r[i].x = FE_ZERO, r[i].y = FE_ZERO;
-        return;
-    }
-    fe inv;
-    fe_inv_var(&inv, &acc);
-    for (size_t i = n; i-- > 0;) {
+    fe_inv_all_var(zinv, zs, n, zinv);
+    for (size_t i = 0; i < n; i++) {
         if (a[i].inf || fe_is_zero(&a[i].z)) {
             r[i].inf = 1;
             r[i].x = FE_ZERO;
             r[i].y = FE_ZERO;
-            continue;
+        } else {
+            ge_set_gej_zinv(&r[i], &a[i], &zinv[i]);
         }
-        fe zi;
-        fe_mul(&zi, &inv, &scratch[i]);
-        fe_mul(&inv, &inv, &a[i].z);
-        ge_set_gej_zinv(&r[i], &a[i], &zi);
     }
 }
 
@@ -306,6 +289,53 @@ static inline void ge_set_gej_var(ge *r, const gej *a) {
     fe zi;
     fe_inv_var(&zi, &a->z);
     ge_set_gej_zinv(r, a, &zi);
+}
+
+/* --- affine additions sharing one inversion ------------------------------------------------
+ *
+ * Batched affine addition (Pippenger buckets, subset-sum tries): each sum a + b needs one
+ * division; the denominators of many sums are inverted together (fe_inv_all_var), then each sum
+ * is finished with its inverse.  Two finite points with equal x are a doubling (denominator
+ * 2·y_a; y = 0 is not on the curve) or cancel to infinity (nothing to invert).
+ */
+enum { PAIR_ADD = 0, PAIR_DOUBLE = 1, PAIR_CANCEL = 2 };
+
+/* The kind of the finite sum a + b and its denominator (x_b - x_a, or 2·y_a for a doubling;
+ * 1 for a cancellation, so that a batch of denominators never holds a zero). */
+static inline int ge_xy_pair_denominator(fe *den, const ge_xy *a, const ge_xy *b) {
+    fe_sub(den, &b->x, &a->x);
+    if (LIKELY(!fe_is_zero(den))) return PAIR_ADD;
+    fe s;
+    fe_add(&s, &a->y, &b->y);
+    if (fe_is_zero(&s)) {
+        *den = FE_ONE;
+        return PAIR_CANCEL;
+    }
+    fe_add(den, &a->y, &a->y);
+    return PAIR_DOUBLE;
+}
+
+/* r = a + b given inv = 1 / denominator, for kind PAIR_ADD or PAIR_DOUBLE (not PAIR_CANCEL: the
+ * sum is infinity, which ge_xy cannot hold).  r may alias a or b.  λ = (y_b - y_a)/(x_b - x_a) or
+ * 3·x_a²/(2·y_a); x_r = λ² - x_a - x_b; y_r = λ·(x_a - x_r) - y_a.  The result is weakly reduced. */
+static inline void ge_xy_pair_sum(ge_xy *r, const ge_xy *a, const ge_xy *b, const fe *inv,
+                                  int kind) {
+    fe lam, t, x3, y3;
+    if (LIKELY(kind == PAIR_ADD)) {
+        fe_sub(&t, &b->y, &a->y);
+    } else {
+        fe_sqr(&t, &a->x);
+        fe_mul_small(&t, &t, 3);
+    }
+    fe_mul(&lam, &t, inv);
+    fe_sqr(&x3, &lam);
+    fe_sub(&x3, &x3, &a->x);
+    fe_sub(&x3, &x3, &b->x);
+    fe_sub(&t, &a->x, &x3);
+    fe_mul(&y3, &lam, &t);
+    fe_sub(&y3, &y3, &a->y);
+    r->x = x3;
+    r->y = y3;
 }
 
 #endif

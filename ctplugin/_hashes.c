@@ -1,0 +1,96 @@
+/* ctplugin._hashes: the hashing layer's native functions (API in ctplugin/hashes.py, which wraps
+ * them and keeps the pure-Python definitions they are tested against).
+ *
+ * The SHA-256 code itself lives in ctplugin/native/sha256.h and the fast Merkle tree in
+ * ctplugin/native/merkle.h, shared with the parser (txid, withash) and the secp256k1 kernel.
+ * Importing this module runs nothing: the SHA-256 backend is chosen on first use.
+ * Bad input raises ctplugin.errors.EncodingError with a stable `reason` ("length", "too-large").
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "ctplugin/native/merkle.h"
+#include "ctplugin/native/sha256.h"
+#include "ctplugin/native/sha256_py.h"
+
+static PyObject *EncodingErrorType; /* ctplugin.errors.EncodingError, loaded by the module init */
+
+static void raise_encoding(const char *reason, const char *message) {
+    PyObject *kwargs = Py_BuildValue("{ss}", "reason", reason);
+    PyObject *args = Py_BuildValue("(s)", message);
+    PyObject *exc = kwargs && args ? PyObject_Call(EncodingErrorType, args, kwargs) : NULL;
+    if (exc) {
+        PyErr_SetObject(EncodingErrorType, exc);
+        Py_DECREF(exc);
+    }
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+}
+
+/* sha256_midstate(block): the compression of one 64-byte block from the IV (Elements' Midstate). */
+static PyObject *py_sha256_midstate(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    uint8_t out[32];
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len != 64) {
+        PyBuffer_Release(&view);
+        raise_encoding("length", "sha256_midstate takes exactly one 64-byte block");
+        return NULL;
+    }
+    sha256_midstate_pair(view.buf, (const uint8_t *)view.buf + 32, out);
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
+/* fast_merkle_root(leaves): Elements' fast Merkle root over concatenated 32-byte leaves. */
+static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
+    (void)self;
+    Py_buffer view;
+    uint8_t out[32];
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len % 32) {
+        PyBuffer_Release(&view);
+        raise_encoding("length", "leaves must be concatenated 32-byte hashes");
+        return NULL;
+    }
+    if ((uint64_t)view.len / 32 > FAST_MERKLE_MAX_LEAVES) {
+        PyBuffer_Release(&view);
+        raise_encoding("too-large", "too many leaves for a fast Merkle root");
+        return NULL;
+    }
+    size_t n = (size_t)view.len / 32;
+    if (n > 64) {
+        Py_BEGIN_ALLOW_THREADS /* the buffer stays exported (held) until released below */
+        fast_merkle_root(view.buf, n, out);
+        Py_END_ALLOW_THREADS
+    } else {
+        fast_merkle_root(view.buf, n, out);
+    }
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
+static PyMethodDef methods[] = {
+    {"sha256_midstate", py_sha256_midstate, METH_O,
+     "sha256_midstate(block) -> 32 bytes: SHA-256 compression of one 64-byte block from the IV."},
+    {"fast_merkle_root", py_fast_merkle_root, METH_O,
+     "fast_merkle_root(leaves) -> 32 bytes: Elements' fast Merkle root of concatenated leaves."},
+    SHA256_BACKEND_METHODS
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "ctplugin._hashes",
+    "Native SHA-256 midstate and fast Merkle root (see ctplugin.hashes).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__hashes(void) {
+    PyObject *errors = PyImport_ImportModule("ctplugin.errors");
+    if (!errors) return NULL;
+    EncodingErrorType = PyObject_GetAttrString(errors, "EncodingError");
+    Py_DECREF(errors);
+    if (!EncodingErrorType) return NULL;
+    return PyModule_Create(&moduledef);
+}

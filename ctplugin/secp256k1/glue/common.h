@@ -1,0 +1,224 @@
+/* Shared glue of the kernel module: typed errors, argument parsing into C arrays, results back
+ * to bytes, and the kernel settings.  Every function here runs WITH the GIL held.
+ *
+ * Errors: bad input raises ctplugin.errors.EncodingError (a ValueError) with a stable `reason`
+ * (the KERR_* strings below) and a message naming the element ("scalar 3: not below the group
+ * order").  Wrong Python types of the arguments themselves stay TypeError (a caller bug, not
+ * hostile data); allocation failure is MemoryError.
+ */
+#ifndef CTPLUGIN_GLUE_COMMON_H
+#define CTPLUGIN_GLUE_COMMON_H
+
+#include <stdarg.h>
+
+#include "../native/group.h"
+#include "../native/msm.h"
+#include "../native/scalar.h"
+
+/* Reasons (EncodingError.reason), stable identifiers callers may switch on.  Arrays, so that
+ * internal code may compare them by address. */
+static const char KERR_LENGTH[] = "length";            /* wrong byte length of a value/vector */
+static const char KERR_SCALAR_RANGE[] = "scalar-range"; /* a scalar >= N */
+static const char KERR_FIELD_RANGE[] = "field-range";   /* a coordinate >= p */
+static const char KERR_OFF_CURVE[] = "off-curve";       /* not on the curve / an x with no y */
+static const char KERR_PREFIX[] = "prefix";             /* a bad encoding prefix byte */
+static const char KERR_INFINITY[] = "infinity";         /* infinity where it has no encoding */
+static const char KERR_COUNT_MISMATCH[] = "count-mismatch"; /* counts that must agree do not */
+static const char KERR_ZERO[] = "zero";                 /* zero where an inverse is needed */
+static const char KERR_TOO_LARGE[] = "too-large";       /* a size above the kernel's bound */
+static const char KERR_INDEX_RANGE[] = "index-range";   /* an index/run outside its container */
+static const char KERR_KIND[] = "kind";                 /* an unknown encoding kind */
+static const char KERR_FLAGS[] = "flags";               /* unused flag bits set */
+static const char KERR_TYPE[] = "type";                 /* a container element of a wrong type */
+
+/* Above this many elements a computation releases the GIL (below, the switch costs more). */
+#define GIL_RELEASE_MIN 32
+
+/* ctplugin.errors.EncodingError, loaded once by the module init (module_init_errors). */
+static PyObject *EncodingErrorType;
+
+static int module_init_errors(void) {
+    PyObject *errors = PyImport_ImportModule("ctplugin.errors");
+    if (!errors) return -1;
+    EncodingErrorType = PyObject_GetAttrString(errors, "EncodingError");
+    Py_DECREF(errors);
+    return EncodingErrorType ? 0 : -1;
+}
+
+/* Raise EncodingError(message, reason=reason) with a printf-style message (PyUnicode_FromFormat
+ * conversions).  Returns -1 so callers can `return kernel_error(...)`. */
+static int kernel_error(const char *reason, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (!msg) return -1;
+    PyObject *args = PyTuple_Pack(1, msg);
+    PyObject *kwargs = Py_BuildValue("{ss}", "reason", reason);
+    PyObject *exc = args && kwargs ? PyObject_Call(EncodingErrorType, args, kwargs) : NULL;
+    if (exc) {
+        PyErr_SetObject(EncodingErrorType, exc);
+        Py_DECREF(exc);
+    }
+    Py_DECREF(msg);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return -1;
+}
+
+/* --- kernel settings ------------------------------------------------------------------------
+ * Mutable only with the GIL held (the tuning entry); an entry copies them into a local
+ * msm_config before releasing the GIL, so running computations never read them. */
+static msm_config g_settings = {0, MSM_STRAUS_MAX_DEFAULT};
+
+static inline msm_config settings_snapshot(void) { return g_settings; }
+
+/* --- scalars --------------------------------------------------------------------------------- */
+
+/* Parse a packed scalar vector; *out is malloc'ed (NULL for n = 0).  -1 with an exception. */
+static int parse_scalars(const Py_buffer *buf, sc **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (buf->len % 32) return kernel_error(KERR_LENGTH, "scalar vector length is not a multiple of 32");
+    size_t count = (size_t)buf->len / 32;
+    if (count == 0) return 0;
+    sc *v = malloc(count * sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const unsigned char *p = buf->buf;
+    for (size_t i = 0; i < count; i++) {
+        if (!sc_set_b32(&v[i], p + 32 * i)) {
+            free(v);
+            return kernel_error(KERR_SCALAR_RANGE, "scalar %zu: not below the group order", i);
+        }
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+/* One scalar argument of exactly 32 bytes; `what` names it in messages ("scalar 0", "weight"). */
+static int parse_one_scalar_named(const Py_buffer *buf, sc *out, const char *what) {
+    if (buf->len != 32) return kernel_error(KERR_LENGTH, "%s: a scalar is exactly 32 bytes", what);
+    if (!sc_set_b32(out, buf->buf))
+        return kernel_error(KERR_SCALAR_RANGE, "%s: not below the group order", what);
+    return 0;
+}
+
+static int parse_one_scalar(const Py_buffer *buf, sc *out) {
+    return parse_one_scalar_named(buf, out, "scalar 0");
+}
+
+static PyObject *scalars_bytes(const sc *v, size_t n) {
+    PyObject *res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * n));
+    if (!res) return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(res);
+    for (size_t i = 0; i < n; i++) sc_get_b32(p + 32 * i, &v[i]);
+    return res;
+}
+
+/* --- points ---------------------------------------------------------------------------------- */
+
+/* Decode a 64-byte x||y point (64 zero bytes = infinity) and check it lies on the curve.
+ * Returns NULL, or the KERR_* reason of the failure. */
+static const char *point_from_64(ge *r, const unsigned char *b) {
+    int zero = 1;
+    for (int i = 0; i < 64; i++) {
+        if (b[i]) {
+            zero = 0;
+            break;
+        }
+    }
+    if (zero) {
+        r->inf = 1;
+        r->x = FE_ZERO;
+        r->y = FE_ZERO;
+        return NULL;
+    }
+    r->inf = 0;
+    if (!fe_set_b32(&r->x, b) || !fe_set_b32(&r->y, b + 32)) return KERR_FIELD_RANGE;
+    if (!ge_is_on_curve(r)) return KERR_OFF_CURVE;
+    return NULL;
+}
+
+static int point_error(const char *reason, size_t i) {
+    return kernel_error(reason, "point %zu: %s", i,
+                        reason == KERR_FIELD_RANGE ? "coordinate not below the field size"
+                                                   : "not on the curve");
+}
+
+static void point_to_64(unsigned char *b, const ge *a) {
+    if (a->inf) {
+        memset(b, 0, 64);
+        return;
+    }
+    fe_get_b32(b, &a->x);
+    fe_get_b32(b + 32, &a->y);
+}
+
+/* Parse a packed point vector; *out is malloc'ed (NULL for n = 0). */
+static int parse_points(const Py_buffer *buf, ge **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (buf->len % 64) return kernel_error(KERR_LENGTH, "point vector length is not a multiple of 64");
+    size_t count = (size_t)buf->len / 64;
+    if (count == 0) return 0;
+    ge *v = malloc(count * sizeof *v);
+    if (!v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const unsigned char *p = buf->buf;
+    for (size_t i = 0; i < count; i++) {
+        const char *reason = point_from_64(&v[i], p + 64 * i);
+        if (reason) {
+            free(v);
+            return point_error(reason, i);
+        }
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+static int parse_one_point(const Py_buffer *buf, ge *out) {
+    if (buf->len != 64) return kernel_error(KERR_LENGTH, "a point is exactly 64 bytes");
+    const char *reason = point_from_64(out, buf->buf);
+    return reason ? point_error(reason, 0) : 0;
+}
+
+static PyObject *point_bytes(const ge *a) {
+    PyObject *res = PyBytes_FromStringAndSize(NULL, 64);
+    if (res) point_to_64((unsigned char *)PyBytes_AS_STRING(res), a);
+    return res;
+}
+
+static PyObject *gej_bytes(const gej *a) {
+    ge g;
+    ge_set_gej_var(&g, a);
+    return point_bytes(&g);
+}
+
+/* Scalars and points of equal count (an MSM's operands).  On failure both are freed. */
+static int parse_msm_operands(const Py_buffer *bs, const Py_buffer *bp, sc **ks, ge **pts,
+                              size_t *n) {
+    size_t nk = 0, np = 0;
+    *ks = NULL;
+    *pts = NULL;
+    if (parse_scalars(bs, ks, &nk) == 0 && parse_points(bp, pts, &np) == 0) {
+        if (nk == np) {
+            *n = nk;
+            return 0;
+        }
+        kernel_error(KERR_COUNT_MISMATCH, "msm_var: scalar and point counts differ");
+    }
+    free(*ks);
+    free(*pts);
+    *ks = NULL;
+    *pts = NULL;
+    return -1;
+}
+
+#endif

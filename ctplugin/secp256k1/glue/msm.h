@@ -1,0 +1,61 @@
+/* Glue: msm_var(scalars, points) and the private tuning entry _tune. */
+#ifndef CTPLUGIN_GLUE_MSM_H
+#define CTPLUGIN_GLUE_MSM_H
+
+#include "common.h"
+
+/* Σ k_i·P_i as 64 bytes; the GIL is released for n >= GIL_RELEASE_MIN. */
+static PyObject *msm_result(const ge *pts, const sc *ks, size_t n) {
+    const msm_config cfg = settings_snapshot();
+    gej r;
+    int ok;
+    if (n >= GIL_RELEASE_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        ok = msm_auto_var(&r, pts, ks, n, &cfg);
+        Py_END_ALLOW_THREADS
+    } else {
+        ok = msm_auto_var(&r, pts, ks, n, &cfg);
+    }
+    if (!ok) return PyErr_NoMemory();
+    return gej_bytes(&r);
+}
+
+static PyObject *py_msm_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bs, bp;
+    if (!PyArg_ParseTuple(args, "y*y*:msm_var", &bs, &bp)) return NULL;
+    sc *ks;
+    ge *pts;
+    size_t n;
+    PyObject *res = NULL;
+    if (parse_msm_operands(&bs, &bp, &ks, &pts, &n) == 0) {
+        res = msm_result(pts, ks, n);
+        free(ks);
+        free(pts);
+    }
+    PyBuffer_Release(&bs);
+    PyBuffer_Release(&bp);
+    return res;
+}
+
+/* Private: force the Pippenger window (0 = by size, else 2..DIGITS_MAX_WINDOW) and the
+ * Straus/Pippenger switch, for the tuning runs behind bench/msm.py; returns the previous values.
+ * Takes effect for calls that start afterwards (running calls keep their snapshot). */
+static PyObject *py_tune(PyObject *self, PyObject *args) {
+    (void)self;
+    int window;
+    Py_ssize_t straus_max;
+    if (!PyArg_ParseTuple(args, "in:_tune", &window, &straus_max)) return NULL;
+    if (window < 0 || window > DIGITS_MAX_WINDOW || window == 1 || straus_max < 0) {
+        kernel_error(KERR_INDEX_RANGE, "window must be 0 or 2..%d, straus_max >= 0",
+                     DIGITS_MAX_WINDOW);
+        return NULL;
+    }
+    PyObject *prev = Py_BuildValue("(in)", g_settings.window, (Py_ssize_t)g_settings.straus_max);
+    if (!prev) return NULL;
+    g_settings.window = window;
+    g_settings.straus_max = (size_t)straus_max;
+    return prev;
+}
+
+#endif
