@@ -19,7 +19,9 @@ from ctplugin.errors import EncodingError
 
 _native: ModuleType | None
 try:  # the hashing layer's C functions (no import-time work: SHA-NI is probed on first use)
-    from ctplugin import _hashes as _native
+    from ctplugin import _hashes
+
+    _native = _hashes
 except ImportError:  # pragma: no cover - only without the compiled extension
     _native = None
 
