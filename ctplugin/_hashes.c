@@ -10,22 +10,11 @@
 #include <Python.h>
 
 #include "ctplugin/native/merkle.h"
+#include "ctplugin/native/pyerrors.h"
 #include "ctplugin/native/sha256.h"
 #include "ctplugin/native/sha256_py.h"
 
 static PyObject *EncodingErrorType; /* ctplugin.errors.EncodingError, loaded by the module init */
-
-static void raise_encoding(const char *reason, const char *message) {
-    PyObject *kwargs = Py_BuildValue("{ss}", "reason", reason);
-    PyObject *args = Py_BuildValue("(s)", message);
-    PyObject *exc = kwargs && args ? PyObject_Call(EncodingErrorType, args, kwargs) : NULL;
-    if (exc) {
-        PyErr_SetObject(EncodingErrorType, exc);
-        Py_DECREF(exc);
-    }
-    Py_XDECREF(args);
-    Py_XDECREF(kwargs);
-}
 
 /* sha256_midstate(block): the compression of one 64-byte block from the IV (Elements' Midstate). */
 static PyObject *py_sha256_midstate(PyObject *self, PyObject *data) {
@@ -35,7 +24,8 @@ static PyObject *py_sha256_midstate(PyObject *self, PyObject *data) {
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
     if (view.len != 64) {
         PyBuffer_Release(&view);
-        raise_encoding("length", "sha256_midstate takes exactly one 64-byte block");
+        ctp_raise_reasoned(EncodingErrorType, "length",
+                           "sha256_midstate takes exactly one 64-byte block");
         return NULL;
     }
     sha256_midstate_pair(view.buf, (const uint8_t *)view.buf + 32, out);
@@ -51,12 +41,12 @@ static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
     if (view.len % 32) {
         PyBuffer_Release(&view);
-        raise_encoding("length", "leaves must be concatenated 32-byte hashes");
+        ctp_raise_reasoned(EncodingErrorType, "length", "leaves must be concatenated 32-byte hashes");
         return NULL;
     }
     if ((uint64_t)view.len / 32 > FAST_MERKLE_MAX_LEAVES) {
         PyBuffer_Release(&view);
-        raise_encoding("too-large", "too many leaves for a fast Merkle root");
+        ctp_raise_reasoned(EncodingErrorType, "too-large", "too many leaves for a fast Merkle root");
         return NULL;
     }
     size_t n = (size_t)view.len / 32;
@@ -87,10 +77,7 @@ static struct PyModuleDef moduledef = {
 };
 
 PyMODINIT_FUNC PyInit__hashes(void) {
-    PyObject *errors = PyImport_ImportModule("ctplugin.errors");
-    if (!errors) return NULL;
-    EncodingErrorType = PyObject_GetAttrString(errors, "EncodingError");
-    Py_DECREF(errors);
+    EncodingErrorType = ctp_error_type("EncodingError");
     if (!EncodingErrorType) return NULL;
     return PyModule_Create(&moduledef);
 }

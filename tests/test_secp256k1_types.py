@@ -51,8 +51,9 @@ def test_scalar_strict_and_reduced_decoding() -> None:
     with pytest.raises(EncodingError):
         Scalar.from_bytes(b"\x01" * 31)
     assert Scalar.from_bytes_reduced(N.to_bytes(32, "big")) == 0
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(EncodingError) as info:
         Scalar(0).inverse()
+    assert info.value.reason == "zero"
     s = Scalar(5)
     with pytest.raises(AttributeError):
         s._v = 6  # type: ignore[misc]

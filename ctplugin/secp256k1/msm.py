@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
 from ctplugin.secp256k1.point import Point
@@ -26,7 +27,7 @@ def pack_points(points: Sequence[Point]) -> bytes:
 def msm_var(scalars: Sequence[int], points: Sequence[Point]) -> Point:
     """Σ scalars[i]·points[i] in one native multi-scalar multiplication."""
     if len(scalars) != len(points):
-        raise ValueError("msm_var: scalar and point counts differ")
+        raise EncodingError("msm_var: scalar and point counts differ", reason="count-mismatch")
     return Point.from_packed(_k.msm_var(pack_scalars(scalars), pack_points(points)))
 
 
@@ -46,8 +47,9 @@ class FixedBase:
                 extra_points: Sequence[Point] = ()) -> Point:
         """Σ scalars[i]·points[i] + Σ extra_scalars[j]·extra_points[j], as one MSM."""
         if len(extra_scalars) != len(extra_points):
-            raise ValueError("msm_var: extra scalar and point counts differ")
+            raise EncodingError("msm_var: extra scalar and point counts differ",
+                                reason="count-mismatch")
         if len(scalars) > len(self.points):
-            raise ValueError("msm_var: more scalars than fixed points")
+            raise EncodingError("msm_var: more scalars than fixed points", reason="too-large")
         return Point.from_packed(self.table.msm_var(
             pack_scalars(scalars), pack_scalars(extra_scalars), pack_points(extra_points)))

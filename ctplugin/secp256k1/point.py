@@ -153,16 +153,10 @@ G = Point(GX, GY)
 
 def decode_points(data: bytes, kind: int) -> list[Point]:
     """Batch-decode and validate encoded points (one native call); EncodingError on any bad one."""
-    try:
-        packed = _k.decode_points_var(bytes(data), kind)
-    except ValueError as exc:
-        raise EncodingError(str(exc)) from None
+    packed = _k.decode_points_var(bytes(data), kind)  # EncodingError with the kernel's reason
     return [Point.from_packed(packed[i: i + 64]) for i in range(0, len(packed), 64)]
 
 
 def encode_points(points: list[Point], kind: int) -> bytes:
     """Batch-encode points of a kernel kind (one native call, one shared inversion)."""
-    try:
-        return _k.encode_points_var(b"".join(p.packed for p in points), kind)
-    except ValueError as exc:
-        raise EncodingError(str(exc)) from None
+    return _k.encode_points_var(b"".join(p.packed for p in points), kind)

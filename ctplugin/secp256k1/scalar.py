@@ -86,5 +86,5 @@ class Scalar:
     def inverse(self) -> Scalar:
         """Multiplicative inverse (variable time: for public values, or secrets blinded first)."""
         if self._v == 0:
-            raise ZeroDivisionError("zero has no inverse mod N")
+            raise EncodingError("zero has no inverse mod N", reason="zero")
         return Scalar(pow(self._v, -1, N))

@@ -9,7 +9,7 @@
 #ifndef CTPLUGIN_GLUE_COMMON_H
 #define CTPLUGIN_GLUE_COMMON_H
 
-#include <stdarg.h>
+#include "ctplugin/native/pyerrors.h"
 
 #include "../native/group.h"
 #include "../native/msm.h"
@@ -38,33 +38,13 @@ static const char KERR_TYPE[] = "type";                 /* a container element o
 static PyObject *EncodingErrorType;
 
 static int module_init_errors(void) {
-    PyObject *errors = PyImport_ImportModule("ctplugin.errors");
-    if (!errors) return -1;
-    EncodingErrorType = PyObject_GetAttrString(errors, "EncodingError");
-    Py_DECREF(errors);
+    EncodingErrorType = ctp_error_type("EncodingError");
     return EncodingErrorType ? 0 : -1;
 }
 
 /* Raise EncodingError(message, reason=reason) with a printf-style message (PyUnicode_FromFormat
  * conversions).  Returns -1 so callers can `return kernel_error(...)`. */
-static int kernel_error(const char *reason, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-    va_end(ap);
-    if (!msg) return -1;
-    PyObject *args = PyTuple_Pack(1, msg);
-    PyObject *kwargs = Py_BuildValue("{ss}", "reason", reason);
-    PyObject *exc = args && kwargs ? PyObject_Call(EncodingErrorType, args, kwargs) : NULL;
-    if (exc) {
-        PyErr_SetObject(EncodingErrorType, exc);
-        Py_DECREF(exc);
-    }
-    Py_DECREF(msg);
-    Py_XDECREF(args);
-    Py_XDECREF(kwargs);
-    return -1;
-}
+#define kernel_error(reason, ...) ctp_raise_reasoned(EncodingErrorType, (reason), __VA_ARGS__)
 
 /* --- kernel settings ------------------------------------------------------------------------
  * Mutable only with the GIL held (the tuning entry); an entry copies them into a local
