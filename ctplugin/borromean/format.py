@@ -73,9 +73,7 @@ def proof_error(reason: str, detail: str = "") -> ProofError:
     """A ``ProofError`` carrying one of ``REASONS`` as its machine-readable ``reason``."""
     assert reason in REASONS, reason
     text = f"rangeproof: {REASONS[reason]}" + (f" ({detail})" if detail else "")
-    error = ProofError(text)
-    error.reason = reason  # type: ignore[attr-defined]
-    return error
+    return ProofError(text, reason=reason)
 
 
 @cache
