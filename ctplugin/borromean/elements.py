@@ -24,7 +24,9 @@ import coincurve
 from ctplugin.borromean.format import U64_MAX
 from ctplugin.borromean.rewind import rewind
 from ctplugin.borromean.sign import sign
-from ctplugin.borromean.verify import verify
+from ctplugin.borromean.verify import RangeProofClaim, verify
+from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.elements.model import Transaction
 from ctplugin.errors import EncodingError
 from ctplugin.pedersen import Commitment, Generator, generator_generate, generator_generate_blinded
 
@@ -124,3 +126,56 @@ def verify_blind_value_proof(proof: bytes, value: int, commitment: Commitment | 
     """wally's ``explicit_rangeproof_verify``: an exact proof whose range is [value, value]."""
     result = verify(proof, commitment, generator)
     return result is not False and result == (value, value)
+
+
+SITE_OUTPUT = "output"
+SITE_ISSUANCE = "issuance"
+SITE_INFLATION = "inflation"
+
+
+@dataclass(frozen=True, slots=True)
+class ProofSite:
+    """Where a range proof sits in a transaction: an output (``index`` = output index) or an
+    input's issuance amount / inflation keys (``index`` = input index)."""
+
+    kind: str
+    index: int
+
+    def __str__(self) -> str:
+        where = "output" if self.kind == SITE_OUTPUT else "input"
+        what = "" if self.kind == SITE_OUTPUT else f" {self.kind}"
+        return f"{where} {self.index}{what}"
+
+
+def value_generator(asset: bytes) -> bytes:
+    """The 33-byte generator a value commitment is checked against: the asset commitment
+    (0a/0b) itself, or generator_generate(asset id) for an explicit asset (0x01 ‖ id)."""
+    if len(asset) == 33 and asset[0] == 0x01:
+        return generator_generate(asset[1:]).serialize()
+    return bytes(asset)
+
+
+def transaction_claims(tx: Transaction) -> list[tuple[ProofSite, RangeProofClaim]]:
+    """Every range proof a transaction must carry, with what Elements verifies it against
+    (``VerifyAmounts``): each blinded output value (gen from its asset, extra commit = its
+    scriptPubKey) and each blinded issuance amount or inflation-key amount (gen =
+    generator_generate(asset or token id), empty extra commit). Proofs that must be absent
+    (explicit values) are not listed; the validator checks those."""
+    claims = []
+    for j, out in enumerate(tx.outputs):
+        if isinstance(out.value, bytes):
+            claims.append((ProofSite(SITE_OUTPUT, j),
+                           RangeProofClaim(out.range_proof, out.value,
+                                           value_generator(out.asset), out.script_pubkey)))
+    for i, txin in enumerate(tx.inputs):
+        ids = input_issuance_ids(txin)
+        if txin.issuance is None or ids is None:
+            continue
+        for kind, amount, proof, key in (
+                (SITE_ISSUANCE, txin.issuance.amount, txin.issuance_amount_rangeproof, ids.asset),
+                (SITE_INFLATION, txin.issuance.inflation_keys, txin.inflation_keys_rangeproof,
+                 ids.token)):
+            if isinstance(amount, bytes):
+                claims.append((ProofSite(kind, i),
+                               RangeProofClaim(proof, amount, issuance_generator(key).serialize())))
+    return claims

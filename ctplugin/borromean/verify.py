@@ -29,12 +29,11 @@ from functools import cache
 from ctplugin.borromean.format import ParsedRangeProof, RangeProofInfo, parse, proof_error
 from ctplugin.errors import EncodingError, ProofError
 from ctplugin.pedersen import Commitment, Generator
-from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, _reference, kernel
+from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
 _INFINITY = kernel.INFINITY
-_rings = getattr(_k, "borromean_verify_var", None) or _reference.borromean_verify_var
 
 
 def default_threads() -> int:
@@ -188,7 +187,7 @@ def run_rings(prepared: Sequence[PreparedRangeProof], threads: int = 1,
     pubs = b"".join(p.pubs for p in prepared)
     scalars = b"".join(p.parsed.s for p in prepared)
     e0m = b"".join(p.parsed.e0 + p.message for p in prepared)
-    return _rings(sizes, pubs, scalars, e0m, threads, challenges)
+    return _k.borromean_verify_var(sizes, pubs, scalars, e0m, threads, challenges)
 
 
 def verify_claim(claim: RangeProofClaim) -> tuple[int, int] | bool:

@@ -51,6 +51,7 @@
 #include "glue/common.h"
 
 #include "glue/accumulator.h"
+#include "glue/borromean.h"
 #include "glue/fixed_base.h"
 #include "glue/msm.h"
 #include "glue/points.h"
@@ -59,6 +60,10 @@
 #include "glue/subset_sums.h"
 
 static PyMethodDef METHODS[] = {
+    /* glue/borromean.h */
+    {"borromean_verify_var", (PyCFunction)(void (*)(void))py_borromean_verify_var,
+     METH_VARARGS | METH_KEYWORDS,
+     "borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False) -> (verdicts, challenges)."},
     /* glue/msm.h */
     {"msm_var", py_msm_var, METH_VARARGS, "msm_var(scalars, points) -> point: Σ k_i·P_i."},
     {"_tune", py_tune, METH_VARARGS, "_tune(window, straus_max) -> previous (tuning only)"},

@@ -7,6 +7,7 @@ native kernel must agree with it bit for bit -- results, and on bad input the sa
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from ctplugin.errors import EncodingError
@@ -465,25 +466,54 @@ def _ser33(a: tuple[int, int]) -> bytes:
 
 
 def _borromean_layouts(sizes: bytes, n_proofs: int) -> list[list[int]]:
-    """Decode ``sizes`` (per proof: u16 LE ring count, then that many u16 LE ring sizes)."""
+    """Decode ``sizes`` (per proof: u16 LE ring count >= 1, then each ring's size >= 1)."""
     layouts: list[list[int]] = []
     offset = 0
+    bad = EncodingError("borromean: ring sizes do not describe the proofs", reason="length")
     for _ in range(n_proofs):
         if offset + 2 > len(sizes):
-            raise ValueError("borromean: sizes too short")
+            raise bad
         rings = int.from_bytes(sizes[offset: offset + 2], "little")
         offset += 2
         if rings == 0 or offset + 2 * rings > len(sizes):
-            raise ValueError("borromean: bad ring count")
+            raise bad
         ring = [int.from_bytes(sizes[offset + 2 * i: offset + 2 * i + 2], "little")
                 for i in range(rings)]
         offset += 2 * rings
         if 0 in ring:
-            raise ValueError("borromean: empty ring")
+            raise bad
         layouts.append(ring)
     if offset != len(sizes):
-        raise ValueError("borromean: trailing bytes in sizes")
+        raise bad
+    if sum(sum(ring) for ring in layouts) > 1 << 31:
+        raise EncodingError("borromean: more than 2^31 members", reason="too-large")
     return layouts
+
+
+def _borromean_ring(ring: int, size: int, first: int, e0: bytes, m: bytes,
+                    points: list[Affine], s_values: list[int],
+                    evalues: bytearray | None) -> bytes | None:
+    """One ring of members first .. first + size - 1: ser33 of its last R, or None if it fails
+    (recording each member's challenge in ``evalues`` as it is reached)."""
+    tag = ring.to_bytes(4, "big")
+    e_bytes = hashlib.sha256(e0 + m + tag + bytes(4)).digest()
+    for j in range(size):
+        k = first + j
+        e = int.from_bytes(e_bytes, "big")
+        if not 0 < e < N:
+            return None
+        if evalues is not None:
+            evalues[32 * k: 32 * k + 32] = e_bytes
+        s, point = s_values[k], points[k]
+        if s == 0 or point is None:
+            return None
+        r = _double_mult(s, e, point)
+        if r is None:
+            return None
+        if j == size - 1:
+            return _ser33(r)
+        e_bytes = hashlib.sha256(_ser33(r) + m + tag + (j + 1).to_bytes(4, "big")).digest()
+    return None
 
 
 def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
@@ -491,22 +521,22 @@ def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
     """Verify many Borromean ring signatures (secp256k1-zkp ``borromean_verify``).
 
     Per proof: ``e0m`` holds e0 ‖ m (64 bytes); ``sizes`` its ring sizes; ``pubs`` / ``scalars``
-    one packed point / 32-byte scalar per member, all proofs concatenated. For ring i,
-    e = H(e0 ‖ m ‖ be32(i) ‖ be32(0)), and for each member j: R = s·G + e·P,
-    e = H(ser33(R) ‖ m ‖ be32(i) ‖ be32(j+1)); valid iff H(ser33(R_last of each ring) ‖ m) = e0,
-    with every e and s in [1, n) and no P or R at infinity. Returns (one byte 1/0 per proof,
-    the challenges e of every member (32 bytes each) if asked, else b"").
+    one packed point (infinity fails the proof) / scalar (< N) per member, all proofs
+    concatenated. For ring i, e = H(e0 ‖ m ‖ be32(i) ‖ be32(0)), and for each member j:
+    R = s·G + e·P, e = H(ser33(R) ‖ m ‖ be32(i) ‖ be32(j+1)); valid iff
+    H(ser33(R_last of each ring) ‖ m) = e0, with every e and s in [1, n) and no P or R at
+    infinity. Returns (one byte 1/0 per proof, every member's challenge e (32 bytes, zeros
+    where a failed ring stopped) if asked, else b""). ``threads`` does not change results.
     """
-    import hashlib
-
-    if threads < 1:
-        raise ValueError("borromean: threads must be >= 1")
     if len(e0m) % 64:
-        raise ValueError("borromean: e0m length is not a multiple of 64")
+        raise EncodingError("borromean: e0m length is not a multiple of 64", reason="length")
     layouts = _borromean_layouts(sizes, len(e0m) // 64)
+    points = _points(pubs)
+    s_values = _unpack_scalars(scalars)
     total = sum(sum(ring) for ring in layouts)
-    if len(pubs) != 64 * total or len(scalars) != 32 * total:
-        raise ValueError("borromean: member counts differ from the ring sizes")
+    if len(points) != total or len(s_values) != total:
+        raise EncodingError("borromean: member counts differ from the ring sizes",
+                            reason="count-mismatch")
     verdicts = bytearray()
     evalues = bytearray(32 * total if challenges else 0)
     member = 0
@@ -514,33 +544,14 @@ def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
         e0, m = e0m[64 * index: 64 * index + 32], e0m[64 * index + 32: 64 * index + 64]
         closing = hashlib.sha256()
         ok = True
-        start = member
-        for ring_index, size in enumerate(layout):
-            tag = ring_index.to_bytes(4, "big")
-            e_bytes = hashlib.sha256(e0 + m + tag + bytes(4)).digest()
-            for j in range(size):
-                k = start + j
-                e = int.from_bytes(e_bytes, "big")
-                s = int.from_bytes(scalars[32 * k: 32 * k + 32], "big")
-                point = _unpack_point(pubs, k)
-                if not (0 < e < N and 0 < s < N) or point is None:
-                    ok = False
-                    break
-                if challenges:
-                    evalues[32 * k: 32 * k + 32] = e_bytes
-                r = _double_mult(s, e, point)
-                if r is None:
-                    ok = False
-                    break
-                if j != size - 1:
-                    e_bytes = hashlib.sha256(_ser33(r) + m + tag + (j + 1).to_bytes(4, "big")
-                                             ).digest()
-                else:
-                    closing.update(_ser33(r))
-            if not ok:
-                break
-            start += size
-        member += sum(layout)
+        for ring_index, size in enumerate(layout):  # every ring runs, as the native lanes do
+            last = _borromean_ring(ring_index, size, member, e0, m, points, s_values,
+                                   evalues if challenges else None)
+            member += size
+            if last is None:
+                ok = False
+            else:
+                closing.update(last)
         closing.update(m)
         verdicts.append(1 if ok and closing.digest() == e0 else 0)
     return bytes(verdicts), bytes(evalues)

@@ -90,6 +90,21 @@ Scalar vectors (mod N):
     Consecutive paths that share a prefix reuse its partial sum (a depth-first walk of the
     digit trie: one point addition per trie node), and the results are normalized to affine
     together. Used for DLC adaptor points over precomputed oracle signature points.
+
+``borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False)``
+    -> ``(verdicts, challenges)``: many Borromean ring signatures (secp256k1-zkp
+    ``borromean_verify``; range proofs, surjection proofs) at once.  Per proof: ``e0m`` is
+    e0 ‖ m (64 bytes), ``sizes`` its layout (u16 LE ring count >= 1, then each ring's size
+    >= 1, u16 LE); ``pubs`` / ``scalars`` one point (infinity fails the proof) / scalar per
+    member, proofs concatenated.  Ring i: e = H(e0 ‖ m ‖ be32(i) ‖ be32(0)), then per member
+    R = s·G + e·P and e = H(ser33(R) ‖ m ‖ be32(i) ‖ be32(j+1)); valid iff every e, s is in
+    [1, n), no P, R is infinity and H(ser33(last R of each ring) ‖ m) = e0.  Native: every
+    ring of every proof advances in waves (one batch inversion per wave for the affine R,
+    SHA-256 in C), the rings split over ``threads`` threads (clamped to [1, 64]) with the GIL
+    released.  ``verdicts`` has one byte (1/0) per proof; ``challenges`` every member's e
+    (32 bytes, zeros where a failed ring stopped) when asked, else b"".  Errors: ``length``
+    (e0m, a malformed layout), the point and scalar errors, ``count-mismatch``, ``too-large``
+    (more than 2^31 members).
 """
 
 from __future__ import annotations

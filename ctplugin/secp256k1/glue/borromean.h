@@ -1,0 +1,189 @@
+/* Python entry of the Borromean ring kernel (native/borromean.h): borromean_verify_var.
+ *
+ *   borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False)
+ *       -> (verdicts, challenges)
+ *
+ * Per proof: e0m holds e0 ‖ m (64 bytes); sizes its layout (u16 LE ring count >= 1, then each
+ * ring's size >= 1, u16 LE); pubs / scalars one packed point (64 zero bytes = infinity: the proof
+ * fails) / one scalar (< N) per member, all proofs concatenated.  Returns one byte per proof
+ * (1 valid, 0 not) and, with challenges=True, every member's challenge e (32 bytes; zeros where
+ * a failed ring stopped early), else b"".  threads is clamped to [1, BORRO_MAX_THREADS]; lanes
+ * (rings) are split between threads by member count, so even one proof uses them.  Errors
+ * (EncodingError): `length` for e0m or a malformed layout, point and scalar errors as in
+ * parse_points / parse_scalars, `count-mismatch` when the layouts' members differ from the
+ * points or scalars given, `too-large` beyond 2^31 members.
+ */
+#ifndef CTPLUGIN_GLUE_BORROMEAN_H
+#define CTPLUGIN_GLUE_BORROMEAN_H
+
+#include <pthread.h>
+
+#include "common.h"
+#include "../native/borromean.h"
+
+#define BORRO_MAX_THREADS 64
+
+/* Lanes from the layouts: lanes[k] for every ring of every proof, proof_lane[p] = index of
+ * proof p's first lane (proof_lane[nproofs] = the lane count).  Returns the member count, or
+ * -1 with an exception. */
+static Py_ssize_t borro_parse_layout_(const Py_buffer *sizes, size_t nproofs, borro_lane **lanes,
+                                      size_t **proof_lane, size_t *nlanes) {
+    const unsigned char *b = sizes->buf;
+    const size_t len = (size_t)sizes->len;
+    size_t off = 0, count = 0;
+    /* pass 1: count lanes, validate */
+    for (size_t p = 0; p < nproofs; p++) {
+        if (off + 2 > len) goto bad;
+        size_t rings = (size_t)b[off] | (size_t)b[off + 1] << 8;
+        off += 2;
+        if (rings == 0 || off + 2 * rings > len) goto bad;
+        for (size_t i = 0; i < rings; i++) {
+            if ((b[off + 2 * i] | b[off + 2 * i + 1]) == 0) goto bad;
+        }
+        off += 2 * rings;
+        count += rings;
+    }
+    if (off != len) goto bad;
+    *lanes = malloc((count + 1) * sizeof **lanes);
+    *proof_lane = malloc((nproofs + 1) * sizeof **proof_lane);
+    if (!*lanes || !*proof_lane) {
+        free(*lanes);
+        free(*proof_lane);
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* pass 2: fill */
+    off = 0;
+    size_t k = 0, member = 0;
+    for (size_t p = 0; p < nproofs; p++) {
+        size_t rings = (size_t)b[off] | (size_t)b[off + 1] << 8;
+        off += 2;
+        (*proof_lane)[p] = k;
+        for (size_t i = 0; i < rings; i++, k++) {
+            size_t size = (size_t)b[off + 2 * i] | (size_t)b[off + 2 * i + 1] << 8;
+            if (member + size > ((size_t)1 << 31)) {
+                free(*lanes);
+                free(*proof_lane);
+                return kernel_error(KERR_TOO_LARGE, "borromean: more than 2^31 members");
+            }
+            (*lanes)[k] = (borro_lane){(uint32_t)p, (uint32_t)i, (uint32_t)member, (uint32_t)size};
+            member += size;
+        }
+        off += 2 * rings;
+    }
+    (*proof_lane)[nproofs] = k;
+    *nlanes = count;
+    return (Py_ssize_t)member;
+bad:
+    return kernel_error(KERR_LENGTH, "borromean: ring sizes do not describe the proofs");
+}
+
+typedef struct {
+    const borro_job *job;
+    size_t lo, hi;
+    int ok;
+} borro_task_;
+
+static void *borro_task_run_(void *arg) {
+    borro_task_ *t = arg;
+    t->ok = borromean_lanes_var(t->job, t->lo, t->hi);
+    return NULL;
+}
+
+/* Run all lanes on up to `threads` threads (the caller's thread included), splitting the lanes
+ * into contiguous ranges of about equal member counts.  Returns 0 on allocation failure. */
+static int borro_run_threads_(const borro_job *job, size_t nlanes, size_t members, int threads) {
+    if ((size_t)threads > nlanes) threads = (int)(nlanes ? nlanes : 1);
+    borro_task_ tasks[BORRO_MAX_THREADS];
+    pthread_t ids[BORRO_MAX_THREADS];
+    int started[BORRO_MAX_THREADS] = {0};
+    size_t lo = 0, done = 0;
+    for (int t = 0; t < threads; t++) {
+        size_t goal = members * (size_t)(t + 1) / (size_t)threads, hi = lo;
+        while (hi < nlanes && (t == threads - 1 || done < goal)) done += job->lanes[hi++].size;
+        tasks[t] = (borro_task_){job, lo, hi, 0};
+        lo = hi;
+    }
+    for (int t = 1; t < threads; t++)
+        started[t] = pthread_create(&ids[t], NULL, borro_task_run_, &tasks[t]) == 0;
+    borro_task_run_(&tasks[0]);
+    int ok = tasks[0].ok;
+    for (int t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(ids[t], NULL);
+        else borro_task_run_(&tasks[t]); /* no thread: run it here */
+        ok &= tasks[t].ok;
+    }
+    return ok;
+}
+
+static PyObject *py_borromean_verify_var(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"sizes", "pubs", "scalars", "e0m", "threads", "challenges", NULL};
+    Py_buffer bsizes, bpubs, bscalars, be0m;
+    int threads = 1, want = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*|ip", kwlist, &bsizes, &bpubs,
+                                     &bscalars, &be0m, &threads, &want))
+        return NULL;
+    PyObject *result = NULL;
+    borro_lane *lanes = NULL;
+    size_t *proof_lane = NULL;
+    ge *pubs = NULL;
+    sc *s = NULL;
+    unsigned char *closing = NULL, *failed = NULL, *evalues = NULL, *verdicts = NULL;
+    size_t nlanes = 0, npubs = 0, nscalars = 0;
+    if (be0m.len % 64) {
+        kernel_error(KERR_LENGTH, "borromean: e0m length is not a multiple of 64");
+        goto done;
+    }
+    const size_t nproofs = (size_t)be0m.len / 64;
+    Py_ssize_t members = borro_parse_layout_(&bsizes, nproofs, &lanes, &proof_lane, &nlanes);
+    if (members < 0) goto done;
+    if (parse_points(&bpubs, &pubs, &npubs) < 0 || parse_scalars(&bscalars, &s, &nscalars) < 0)
+        goto done;
+    if (npubs != (size_t)members || nscalars != (size_t)members) {
+        kernel_error(KERR_COUNT_MISMATCH, "borromean: member counts differ from the ring sizes");
+        goto done;
+    }
+    if (threads < 1) threads = 1;
+    if (threads > BORRO_MAX_THREADS) threads = BORRO_MAX_THREADS;
+    closing = malloc(33 * nlanes + 1);
+    failed = calloc(nlanes + 1, 1);
+    verdicts = malloc(nproofs + 1);
+    evalues = want ? calloc(32 * (size_t)members + 1, 1) : NULL;
+    if (!closing || !failed || !verdicts || (want && !evalues) || !borromean_g_tables()) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    borro_job job = {be0m.buf, pubs, s, lanes, closing, failed, evalues};
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = borro_run_threads_(&job, nlanes, (size_t)members, threads);
+    if (ok) {
+        for (size_t p = 0; p < nproofs; p++)
+            verdicts[p] = (unsigned char)borromean_close_var(&job, p, proof_lane[p],
+                                                             proof_lane[p + 1]);
+    }
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(y#y#)", (const char *)verdicts, (Py_ssize_t)nproofs,
+                           want ? (const char *)evalues : "", want ? 32 * members : 0);
+done:
+    free(lanes);
+    free(proof_lane);
+    free(pubs);
+    free(s);
+    free(closing);
+    free(failed);
+    free(evalues);
+    free(verdicts);
+    PyBuffer_Release(&bsizes);
+    PyBuffer_Release(&bpubs);
+    PyBuffer_Release(&bscalars);
+    PyBuffer_Release(&be0m);
+    return result;
+}
+
+#endif
