@@ -21,7 +21,11 @@ COMMANDS: dict[str, Command] = {
     "demo": Command("apps.demo", "build a regtest chain of confidential transactions and "
                                  "validate it (make demo)"),
     "node": Command("rpc.__main__", "run a regtest node serving JSON-RPC on 127.0.0.1"),
-    "chain": Command("regtest.chain", "write a chain file of wallet-built confidential blocks"),
+    "chain": Command("regtest.chain", "build a chain of wallet-made confidential blocks: a "
+                                      "chain file and/or a Core-style blocks/ directory"),
+    "replay": Command("replay.__main__", "replay blocks (chain file, blocks/ directory or a "
+                                         "node's RPC) into a data directory, in one of five "
+                                         "verification modes, with progress and reports"),
     "elements": Command("ctplugin.elements.__main__", "decode a transaction or check an "
                                                       "Elements vectors file"),
     "bulletproofs": Command("ctplugin.bulletproofs.__main__", "check a Bulletproof vectors file"),

@@ -36,7 +36,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import Row, make_row
+from bench.common import Row, cache_dir, make_row
 from ctplugin.elements import parse_block
 from ctplugin.elements.consensus import COIN
 from harness.timing import measure_t_us
@@ -49,11 +49,6 @@ CACHE_VERSION = 1
 RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (design.md)
 SURJECTION_T_REF = 3.2  # C reference: one surjection proof with two inputs
 
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("CTPLUGIN_BENCH_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "ctplugin"
 
 
 def build_blocks(n_tx: int) -> list[bytes]:

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Where benchmarks keep inputs that are slow to build (``$CTPLUGIN_BENCH_CACHE`` or
+    ``~/.cache/ctplugin``)."""
+    root = os.environ.get("CTPLUGIN_BENCH_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "ctplugin"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Regtest chain builder: blocks of confidential transactions made by the wallet, written to a
-file (``python -m regtest.chain --blocks N --txs M --out FILE``).
+chain file and/or a Core-style ``blocks/`` directory
+(``ctplugin chain --blocks N --txs M --out FILE [--blocks-dir DIR --xor-key HEX --shuffle S]``).
 
 Blocks follow our chain's rules (``regtest.params``): coinbase with the BIP34 height push,
 claiming exactly the block's fees per asset for the miner, and the witness commitment
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
@@ -23,6 +25,7 @@ from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import script_num, witness_commitment_script
 from ctplugin.errors import ParseError
 from ctplugin.hashes import fast_merkle_root, sha256d
+from regtest.blocksdir import XOR_KEY_SIZE, arrival_order, write_blocks_dir
 from regtest.params import (
     BLOCK_CHALLENGE,
     BLOCK_VERSION,
@@ -36,6 +39,9 @@ from regtest.wallet import Issuance, Payment, Reissuance, Wallet
 
 BLOCK_INTERVAL = 60
 WITNESS_RESERVED = bytes(32)
+
+Progress = Callable[[int, int], None]
+"""Called after each mined block with (blocks mined, blocks to mine)."""
 
 
 def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: bytes,
@@ -113,7 +119,8 @@ class ChainBuilder:
 
 
 def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
-                     seed: bytes = b"ctplugin demo wallet seed") -> ChainBuilder:
+                     seed: bytes = b"ctplugin demo wallet seed",
+                     progress: Progress | None = None) -> ChainBuilder:
     """A reproducible chain: the regtest-key wallet funds a second wallet, both pay each other
     with two blinded outputs per transaction, one block issues an asset and a later one
     reissues it."""
@@ -125,6 +132,8 @@ def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
         chain.add(alice.build_transaction([Payment(10 * COIN, bob.new_address())], fee=fee,
                                           height=chain.next_height))
     chain.mine()
+    if progress is not None:
+        progress(1, n_blocks)
     asset = None
     for b in range(1, n_blocks):
         height = chain.next_height
@@ -148,6 +157,39 @@ def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
             chain.add(alice.build_transaction([], fee=fee, height=height,
                                               reissuance=Reissuance(asset, 500_000)))
         chain.mine()
+        if progress is not None:
+            progress(b + 1, n_blocks)
+    return chain
+
+
+def build_transfer_chain(n_blocks: int, txs_per_block: int,
+                         progress: Progress | None = None) -> ChainBuilder:
+    """The replay benchmark's shape: block 1 fans the regtest coins out into
+    2 × ``txs_per_block`` explicit coins; each of the next ``n_blocks`` blocks holds
+    ``txs_per_block`` transactions, each spending its lane's two coins of the previous block
+    into two blinded outputs (Bulletproof + two-input surjection proof each) and a fee."""
+    alice = Wallet(REGTEST_SEED)
+    chain = ChainBuilder([alice], miner_script=alice.new_address().script_pubkey)
+    fanout = [Payment(COIN, script_pubkey=alice.new_address().script_pubkey)
+              for _ in range(2 * txs_per_block)]
+    chain.add(alice.build_transaction(fanout, fee=10_000, height=1, blind_change=False))
+    chain.mine()
+    funding = chain.blocks[1].transactions[1]
+    lanes = [[alice.coins[(funding.txid, 2 * i)], alice.coins[(funding.txid, 2 * i + 1)]]
+             for i in range(txs_per_block)]
+    if progress is not None:
+        progress(1, n_blocks + 1)
+    for b in range(n_blocks):
+        height = chain.next_height
+        for lane in lanes:
+            total = sum(coin.value for coin in lane)
+            tx = chain.add(alice.build_transaction(
+                [Payment(total // 3, alice.new_address())], fee=1000, height=height,
+                inputs=lane))
+            lane[:] = [alice.coins[(tx.txid, 0)], alice.coins[(tx.txid, 1)]]
+        chain.mine()
+        if progress is not None:
+            progress(b + 2, n_blocks + 1)
     return chain
 
 
@@ -172,29 +214,104 @@ MAX_BLOCK_SERIALIZED = 4_000_000
 
 
 def read_chain(path: str | os.PathLike[str]) -> Iterator[bytes]:
-    """Raw blocks of a chain file; ``ParseError`` on bad framing."""
-    data = Path(path).read_bytes()
-    pos = 0
-    while pos < len(data):
-        if data[pos: pos + 4] != NETWORK_MAGIC or pos + 8 > len(data):
-            raise ParseError(pos, "bad chain-file magic or truncated frame header")
-        size = int.from_bytes(data[pos + 4: pos + 8], "little")
-        if size > MAX_BLOCK_SERIALIZED or pos + 8 + size > len(data):
-            raise ParseError(pos + 4, "chain-file frame length out of range")
-        yield data[pos + 8: pos + 8 + size]
-        pos += 8 + size
+    """Raw blocks of a chain file, read one frame at a time (memory stays at one block);
+    ``ParseError`` on bad framing."""
+    for _, raw in read_chain_records(path):
+        yield raw
+
+
+def read_chain_records(path: str | os.PathLike[str],
+                       skip: Callable[[bytes], bool] | None = None) -> Iterator[tuple[int, bytes]]:
+    """(file offset, raw block) per frame of a chain file. ``skip(head)``, given the first
+    bytes of a block (its 80-byte fixed header part, or fewer), True: the frame is passed over
+    without reading it (``b""`` is yielded for it) — a resumed replay skips what it has."""
+    with Path(path).open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        pos = 0
+        while pos < size:
+            head = handle.read(8)
+            if len(head) < 8 or head[:4] != NETWORK_MAGIC:
+                raise ParseError(pos, "bad chain-file magic or truncated frame header")
+            length = int.from_bytes(head[4:], "little")
+            if length > MAX_BLOCK_SERIALIZED or pos + 8 + length > size:
+                raise ParseError(pos + 4, "chain-file frame length out of range")
+            if skip is not None and skip(handle.read(min(length, 80))):
+                handle.seek(pos + 8 + length)
+                yield pos, b""
+            else:
+                handle.seek(pos + 8)
+                yield pos, handle.read(length)
+            pos += 8 + length
+
+
+def _xor_key(text: str) -> bytes:
+    if text == "random":
+        return secrets.token_bytes(XOR_KEY_SIZE)
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) != XOR_KEY_SIZE:
+        raise argparse.ArgumentTypeError("the XOR key is 16 hex digits (8 bytes) or 'random'")
+    return key
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m regtest.chain", description=__doc__)
-    parser.add_argument("--blocks", type=int, default=6)
+    parser = argparse.ArgumentParser(prog="ctplugin chain", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--blocks", type=int, default=6, help="blocks after genesis")
     parser.add_argument("--txs", type=int, default=4, help="wallet transactions per block")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--shape", choices=["demo", "transfers"], default="demo",
+                        help="demo: payments between two wallets with an issuance and a "
+                             "reissuance; transfers: the replay benchmark's lanes of "
+                             "two-input, two-blinded-output transactions (one funding block "
+                             "first)")
+    parser.add_argument("--out", help="chain file to write")
+    parser.add_argument("--blocks-dir", help="also write a Core-style blocks/ directory")
+    parser.add_argument("--xor-key", type=_xor_key, default=bytes(XOR_KEY_SIZE),
+                        help="blocks/ obfuscation key (16 hex digits or 'random'; "
+                             "default all zeros)")
+    parser.add_argument("--shuffle", type=int, metavar="SEED",
+                        help="write blocks/ in a shuffled arrival order (genesis first)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    chain = build_demo_chain(args.blocks, args.txs)
-    write_chain(args.out, chain.blocks)
+    if not args.out and not args.blocks_dir:
+        parser.error("give --out FILE and/or --blocks-dir DIR")
+    if args.blocks < 1 or args.txs < 1:
+        parser.error("--blocks and --txs must be positive")
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("building blocks"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, disable=args.quiet, transient=True) as bar:
+        task = bar.add_task("chain", total=args.blocks)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        if args.shape == "demo":
+            chain = build_demo_chain(args.blocks, args.txs, progress=advance)
+        else:
+            chain = build_transfer_chain(args.blocks, args.txs, progress=advance)
     n_txs = sum(len(b.transactions) for b in chain.blocks)
-    print(f"wrote {len(chain.blocks)} blocks ({n_txs} transactions) to {args.out}")
+    if args.out:
+        write_chain(args.out, chain.blocks)
+        print(f"wrote {len(chain.blocks)} blocks ({n_txs} transactions) to {args.out}")
+    if args.blocks_dir:
+        raw = [b.serialize() for b in chain.blocks]
+        if args.shuffle is not None:
+            raw = arrival_order(raw, args.shuffle)
+        files = write_blocks_dir(args.blocks_dir, raw, xor_key=args.xor_key)
+        print(f"wrote {len(raw)} blocks ({n_txs} transactions) to {args.blocks_dir} "
+              f"({len(files)} blk files, xor key {args.xor_key.hex()})")
     return 0
 
 

@@ -84,3 +84,18 @@ def connect_upto(node: Node, chain: ChainBuilder, height: int) -> None:
     """Submit ``chain``'s blocks 1..height."""
     for block in chain.blocks[1:height + 1]:
         node.submit_block(block.serialize())
+
+
+# ------------------------------------------------------------------------------------------------
+# Replay tests
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def replay_blocks() -> list[bytes]:
+    """A small regtest chain (genesis + 6 blocks of confidential payments, an issuance and a
+    reissuance) as raw blocks, shared by the replay tests."""
+    from regtest.chain import build_demo_chain
+
+    chain = build_demo_chain(n_blocks=6, txs_per_block=2, seed=b"replay tests wallet seed")
+    return [block.serialize() for block in chain.blocks]

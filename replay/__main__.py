@@ -1,0 +1,140 @@
+"""``ctplugin replay SOURCE --datadir DIR [--mode MODE] ...``: replay blocks into a data directory.
+
+SOURCE is a chain file of ours (``ctplugin chain --out``), a Bitcoin Core / Elements ``blocks/``
+directory (blk*.dat, any order, xor.dat), or ``http://HOST:PORT`` of an elementsd-compatible node
+(``getblockhash`` / ``getblock HASH 0``; credentials from the URL, --rpcuser/--rpcpassword or
+--rpccookiefile). The replay resumes from the data directory's tip.
+
+``ctplugin replay --compare A.json B.json ... --plot OUT.png`` plots earlier reports together.
+
+Exit status: 0 done, 1 a block was rejected (the culprit is printed), 2 bad usage or unreadable
+input, 3 the data directory or the workers failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ctplugin.errors import CtpluginError
+from replay.driver import MODES, ReplayConfig, ReplayError, replay
+from replay.report import ReplayReport, ReportError
+from replay.sources import SourceError, open_source, read_cookie
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ctplugin replay", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("source", nargs="?", help="chain file, blocks/ directory or http:// URL")
+    p.add_argument("--datadir", type=Path, help="data directory (created if missing)")
+    p.add_argument("--mode", choices=MODES, default="block",
+                   help="single: each proof alone (Elements' way); block: one batch per "
+                        "block (the node); window: one batch per W blocks; workers: proof "
+                        "work in N processes; dask: proof work on a Dask cluster")
+    p.add_argument("--window", type=int, default=10, metavar="W",
+                   help="blocks per batch in window mode (default 10)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes (workers mode) or LocalCluster workers (dask "
+                        "mode without --scheduler); default: one per core")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="dask mode: an existing Dask scheduler (default: a LocalCluster)")
+    p.add_argument("--task-proofs", type=int, default=1000, metavar="N",
+                   help="workers/dask: about N proofs per task (default 1000)")
+    p.add_argument("--stop-at-height", type=int, metavar="H")
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
+    p.add_argument("--plot", type=Path, metavar="FILE.png",
+                   help="write a PNG: time per block against proofs, cumulative time")
+    p.add_argument("--compare", type=Path, nargs="+", metavar="REPORT.json",
+                   help="plot these reports together (with --plot), no replay")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar: UpdateTip log lines instead")
+    p.add_argument("--log-every", type=float, default=1.0, metavar="SECONDS",
+                   help="with --quiet, at most one UpdateTip line per SECONDS (0: every "
+                        "block)")
+    p.add_argument("--rpcuser")
+    p.add_argument("--rpcpassword")
+    p.add_argument("--rpccookiefile", type=Path)
+    return p
+
+
+def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from replay.plot import plot_reports
+
+    if args.plot is None:
+        parser.error("--compare needs --plot FILE.png")
+    try:
+        reports = [ReplayReport.read_json(path) for path in args.compare]
+    except ReportError as exc:
+        print(f"ctplugin replay: {exc}", file=sys.stderr)
+        return 2
+    plot_reports(reports, args.plot)
+    print(f"wrote {args.plot} ({len(reports)} reports)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.compare:
+        return _compare(args, parser)
+    if args.source is None or args.datadir is None:
+        parser.error("SOURCE and --datadir are required (or --compare)")
+    if args.window < 1 or (args.workers is not None and args.workers < 1) \
+            or args.task_proofs < 1:
+        parser.error("--window, --workers and --task-proofs must be positive")
+    if args.scheduler and args.mode != "dask":
+        parser.error("--scheduler goes with --mode dask")
+    if bool(args.rpcuser) != bool(args.rpcpassword):
+        parser.error("--rpcuser and --rpcpassword go together")
+    config = ReplayConfig(mode=args.mode, window=args.window, workers=args.workers,
+                          scheduler=args.scheduler, stop_at_height=args.stop_at_height,
+                          quiet=args.quiet, log_every=args.log_every,
+                          task_proofs=args.task_proofs)
+    from rich.console import Console
+
+    from regtest.params import genesis_block
+
+    try:
+        auth = (args.rpcuser, args.rpcpassword) if args.rpcuser else None
+        if args.rpccookiefile is not None:
+            auth = read_cookie(args.rpccookiefile)
+        source = open_source(args.source, genesis_block().hash, rpc_auth=auth)
+    except SourceError as exc:
+        print(f"ctplugin replay: {exc}", file=sys.stderr)
+        return 2
+    status = 0
+    report: ReplayReport | None
+    try:
+        report = replay(source, args.datadir, config)
+    except ReplayError as exc:
+        print(f"ctplugin replay: {exc}", file=sys.stderr)
+        report = exc.report
+        status = 1
+    except SourceError as exc:
+        print(f"ctplugin replay: {exc}", file=sys.stderr)
+        return 2
+    except CtpluginError as exc:
+        print(f"ctplugin replay: {exc}", file=sys.stderr)
+        return 3
+    finally:
+        source.close()
+    if report is None:
+        return status
+    console = Console()
+    console.print(report.table())
+    for line in report.summary():
+        console.print(line, highlight=False, soft_wrap=True)
+    if args.json:
+        report.write_json(args.json)
+        print(f"wrote {args.json}")
+    if args.plot:
+        from replay.plot import plot_reports
+
+        plot_reports([report], args.plot)
+        print(f"wrote {args.plot}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""The replay driver: stream a source's blocks into the data directory's chainstate, in height
+order, with one of the verification modes (``replay.modes``), progress and a report.
+
+The driver is the only writer of the chainstate (and of the verified marker, ``replay.engine``);
+modes decide only *where and when* each block's stateless proof work is verified. Whatever the
+mode, the chainstate ends identical, and a rejected block stops the replay with the reason and
+the transaction / input / output the validator names (``ReplayError``), after every block before
+it was connected.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ctplugin.bulletproofs import consensus_generators
+from ctplugin.errors import CtpluginError, ParseError, ValidationError
+from replay.engine import Engine
+from replay.progress import ReplayProgress, TipInfo, peak_rss_mib
+from replay.report import ReplayReport
+from replay.sources import BlockSource, SourceBlock, SourceError, prefetch
+
+MODES = ("single", "block", "window", "workers", "dask")
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayConfig:
+    """How to replay (``ctplugin replay`` options)."""
+
+    mode: str = "block"
+    window: int = 10
+    workers: int | None = None  # None: one per core
+    scheduler: str | None = None  # dask: tcp://HOST:PORT, or None for a LocalCluster
+    dask_processes: bool = True  # LocalCluster worker processes (False: threads, for tests)
+    stop_at_height: int | None = None
+    quiet: bool = False
+    log_every: float = 1.0  # seconds between UpdateTip lines with quiet
+    show_progress: bool = True  # False: neither bar nor lines (benchmarks, library callers)
+    task_proofs: int = 1000  # workers / dask: proofs per task (about 0.1 s of work)
+    max_in_flight: int | None = None  # workers / dask: tasks in flight (None: 2-3 per worker)
+    task_target: str = "replay.tasks:verify_task"  # what workers run (tests inject faults)
+    prefetch: int = 8  # blocks read ahead of validation
+
+
+class ReplayError(CtpluginError):
+    """A block the replay could not connect: its height, hash, location and the reason."""
+
+    def __init__(self, height: int, where: str, block_hash: str | None, reason: str,
+                 tx_index: int | None = None, input_index: int | None = None,
+                 output_index: int | None = None, detail: str = "") -> None:
+        self.height = height
+        self.where = where
+        self.block_hash = block_hash
+        self.reason = reason
+        self.tx_index = tx_index
+        self.input_index = input_index
+        self.output_index = output_index
+        self.detail = detail
+        self.report: ReplayReport | None = None  # the run up to the failure (set by replay)
+        super().__init__(str(self))
+
+    @classmethod
+    def from_validation(cls, block: SourceBlock, block_hash: str | None,
+                        exc: ValidationError) -> ReplayError:
+        return cls(block.height, block.where, block_hash, exc.reason, exc.tx_index,
+                   exc.input_index, exc.output_index, exc.detail)
+
+    @property
+    def culprit(self) -> tuple[str, int | None, int | None, int | None]:
+        """(reason, tx index, input index, output index): what every mode must agree on."""
+        return self.reason, self.tx_index, self.input_index, self.output_index
+
+    def __str__(self) -> str:
+        where = [f"tx {self.tx_index}"] if self.tx_index is not None else []
+        if self.input_index is not None:
+            where.append(f"input {self.input_index}")
+        if self.output_index is not None:
+            where.append(f"output {self.output_index}")
+        culprit = f" ({', '.join(where)})" if where else ""
+        detail = f": {self.detail}" if self.detail else ""
+        name = f" {self.block_hash}" if self.block_hash else ""
+        return (f"block {self.height}{name} at {self.where} rejected: "
+                f"{self.reason}{culprit}{detail}")
+
+
+def block_hash_hex(raw: bytes) -> str | None:
+    """The block's hash for messages (None if its header does not even parse)."""
+    from ctplugin.elements import parse_block
+
+    try:
+        return parse_block(raw).hash_hex
+    except ParseError:
+        return None
+
+
+def tip_info(report_block: object, height: int, n_tx: int, n_proofs: int,
+             utxo_delta: int) -> TipInfo:
+    """What the progress line says about a connected block (``report_block``: the parsed
+    ``ctplugin.elements.Block`` the validator returned)."""
+    header = report_block.header  # type: ignore[attr-defined]
+    return TipInfo(header.hash_hex, height, header.version, header.time, n_tx, n_proofs,
+                   utxo_delta)
+
+
+def utxo_delta(block: object) -> int:
+    """UTXOs a block adds: spendable outputs created minus inputs spent (coinbase excluded)."""
+    from ctplugin.elements.script import is_unspendable
+
+    txs = block.transactions  # type: ignore[attr-defined]
+    created = sum(1 for tx in txs for out in tx.outputs
+                  if not is_unspendable(out.script_pubkey))
+    spent = sum(len(tx.inputs) for tx in txs[1:])
+    return created - spent
+
+
+class Timed:
+    """Iterate ``blocks`` while adding the time spent waiting for each to a report's "read"."""
+
+    def __init__(self, blocks: Iterator[SourceBlock], report: ReplayReport,
+                 stop_at_height: int | None) -> None:
+        self.blocks = blocks
+        self.report = report
+        self.stop = stop_at_height
+
+    def __iter__(self) -> Iterator[SourceBlock]:
+        clock = time.perf_counter
+        while True:
+            start = clock()
+            block = next(self.blocks, None)
+            self.report.phases["read"] += clock() - start
+            if block is None or (self.stop is not None and block.height > self.stop):
+                return
+            yield block
+
+
+def replay(source: BlockSource, datadir: str | os.PathLike[str],
+           config: ReplayConfig = ReplayConfig()) -> ReplayReport:
+    """Replay ``source`` into ``datadir`` (resuming from its tip); the report of this run.
+    ``ReplayError`` for a rejected block, ``SourceError`` / ``StoreError`` for I/O trouble;
+    either way every block before the failure stays connected (and verified)."""
+    from replay.modes import make_mode
+
+    if config.mode not in MODES:
+        raise ValueError(f"unknown mode {config.mode!r} (one of {', '.join(MODES)})")
+    with Engine.open(datadir) as engine:
+        engine.recover()
+        start = engine.tip.height + 1
+        last = chain_height = source.last_height()
+        if config.stop_at_height is not None:
+            last = config.stop_at_height if last is None else min(last, config.stop_at_height)
+        report = ReplayReport(mode=config.mode, source=source.description, start_height=start,
+                              window=config.window if config.mode == "window" else 0)
+        utxos = engine.utxo_summary().count
+        progress = ReplayProgress(quiet=config.quiet, enabled=config.show_progress,
+                                  first_height=start, last_height=last,
+                                  chain_height=chain_height,
+                                  start_tx=1 if start == 1 else 0,  # genesis: one tx
+                                  utxos=utxos, log_every=config.log_every)
+        consensus_generators()  # built once per process: not part of the first block's time
+        began = time.perf_counter()
+        try:
+            with progress, make_mode(config, engine, report, progress) as mode:
+                report.workers = mode.workers
+                report.startup_seconds = time.perf_counter() - began
+                began = time.perf_counter()
+                mode.restart_clock()
+                try:
+                    if last is None or start <= last:
+                        blocks = prefetch(source.blocks(start), config.prefetch)
+                        for block in Timed(blocks, report, config.stop_at_height):
+                            mode.feed(block)
+                except SourceError:
+                    mode.finish()  # verify what was connected; an earlier culprit comes first
+                    raise
+                mode.finish()
+                report.seconds = time.perf_counter() - began  # not closing workers / clusters
+                mode.describe(report)
+        except ReplayError as exc:
+            exc.report = report  # the failed block and what follows it are disconnected
+            raise
+        except BaseException as exc:
+            # Workers lost, interrupted, I/O trouble: blocks committed before their proofs
+            # were verified must not stay (the marker names the last verified block).
+            engine.recover()
+            if isinstance(exc, SourceError):
+                raise SourceError(f"{exc} (replay stopped with the chainstate at height "
+                                  f"{engine.tip.height})") from None
+            raise
+        finally:
+            if not report.seconds:
+                report.seconds = time.perf_counter() - began
+            tip = engine.tip
+            report.height = tip.height
+            report.tip = tip.hash[::-1].hex()
+            report.utxo_set_hash = engine.utxo_summary().hash_hex
+            report.peak_rss_mib = peak_rss_mib()
+    return report

@@ -1,0 +1,143 @@
+"""Replay progress: a rich progress bar (blocks, transactions and proofs per second, ETA), or with
+``--quiet`` periodic Core-style ``UpdateTip`` log lines (replay.md §4.4)::
+
+    UpdateTip: new best=<hash> height=<n> version=0x<8 hex> log2_work=<f> tx=<n>
+      date='<ISO-8601 block time>' progress=<0..1> cache=<MiB>MiB(<n>txo)
+
+On our signed-block chain every block adds one unit of work (Elements' GetBlockProof for
+signed blocks), so ``log2_work`` = log2(height + 1). ``tx`` counts the transactions connected
+since genesis when the replay started from genesis, else since the replay's start height;
+``cache`` is this process's peak resident memory and the UTXO count.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process (ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@dataclass(frozen=True, slots=True)
+class TipInfo:
+    """What an UpdateTip line says about a connected block."""
+
+    hash_hex: str
+    height: int
+    version: int
+    time: int
+    transactions: int
+    proofs: int
+    utxo_delta: int
+
+
+def update_tip_line(tip: TipInfo, total_tx: int, progress: float, utxos: int | None) -> str:
+    date = datetime.fromtimestamp(tip.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    txo = f"({utxos}txo)" if utxos is not None else ""
+    return (f"UpdateTip: new best={tip.hash_hex} height={tip.height} "
+            f"version=0x{tip.version:08x} log2_work={math.log2(tip.height + 1):.6f} "
+            f"tx={total_tx} date='{date}' progress={progress:.6f} "
+            f"cache={peak_rss_mib():.1f}MiB{txo}")
+
+
+class ReplayProgress:
+    """Shows a replay's progress; ``block_done`` after every connected (verified) block."""
+
+    def __init__(self, *, quiet: bool, first_height: int, last_height: int | None,
+                 enabled: bool = True,
+                 chain_height: int | None = None, start_tx: int = 0,
+                 utxos: int | None = None, log_every: float = 1.0,
+                 stream: TextIO | None = None, console: Console | None = None) -> None:
+        self.quiet = quiet
+        self.enabled = enabled
+        self.first_height = first_height
+        self.last_height = last_height  # where this replay stops (the bar's end)
+        self.chain_height = chain_height if chain_height is not None else last_height
+        self.total_tx = start_tx
+        self.utxos = utxos
+        self.log_every = log_every
+        self.stream = stream if stream is not None else sys.stderr
+        self.blocks = 0
+        self.transactions = 0
+        self.proofs = 0
+        self._started = time.perf_counter()
+        self._last_line = -math.inf
+        self._pending: TipInfo | None = None
+        self._bar: Progress | None = None
+        self._task = None
+        if enabled and not quiet:
+            total = None if last_height is None else max(last_height - first_height + 1, 0)
+            self._bar = Progress(
+                TextColumn("[bold]replay"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("blocks"), TextColumn("{task.fields[tx_rate]} tx/s"),
+                TextColumn("{task.fields[proof_rate]} proofs/s"), TimeElapsedColumn(),
+                TextColumn("eta"), TimeRemainingColumn(),
+                console=console or Console(file=self.stream), transient=False)
+            self._task = self._bar.add_task("replay", total=total, tx_rate="0",
+                                            proof_rate="0")
+
+    def __enter__(self) -> ReplayProgress:
+        self._started = time.perf_counter()
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def block_done(self, tip: TipInfo) -> None:
+        self.blocks += 1
+        self.transactions += tip.transactions
+        self.total_tx += tip.transactions
+        self.proofs += tip.proofs
+        if self.utxos is not None:
+            self.utxos += tip.utxo_delta
+        elapsed = max(time.perf_counter() - self._started, 1e-9)
+        if self._bar is not None:
+            assert self._task is not None
+            self._bar.update(self._task, advance=1,
+                             tx_rate=f"{self.transactions / elapsed:,.0f}",
+                             proof_rate=f"{self.proofs / elapsed:,.0f}")
+            return
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        self._pending = tip
+        if now - self._last_line >= self.log_every:
+            self._flush_line()
+            self._last_line = now
+
+    def _flush_line(self) -> None:
+        tip = self._pending
+        if tip is None:
+            return
+        self._pending = None
+        # Core's progress: the share of the source's chain connected so far.
+        progress = min(tip.height / self.chain_height, 1.0) if self.chain_height else 1.0
+        print(update_tip_line(tip, self.total_tx, progress, self.utxos), file=self.stream,
+              flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        else:
+            self._flush_line()  # the last block always gets its line

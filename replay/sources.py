@@ -1,0 +1,515 @@
+"""Where replayed blocks come from: a chain file of ours, a Core / Elements ``blocks/``
+directory, or an elementsd-compatible node over JSON-RPC (replay.md §4).
+
+Every source yields ``SourceBlock(height, raw, where)`` in height order, starting at the height
+asked for, with ``where`` naming the block's location for error messages. Reads stream: a source
+holds one block (RPC: one small batch) at a time, plus for a ``blocks/`` directory an index of
+every record's position (about 100 bytes per block). ``prefetch`` runs a source on a thread so
+disk and network reads overlap validation (bounded queue).
+
+- ``ChainFileSource``: ``regtest.chain`` files, height order, strict framing.
+- ``BlocksDirSource``: ``blk*.dat`` records (magic ‖ LE32 size ‖ block) in arrival order, junk
+  and zero-padded tails skipped by scanning for the magic, ``xor.dat`` obfuscation undone, stale
+  branches dropped: the best chain from genesis (most blocks, first seen on ties) is found from
+  prev-hash links, as Core's ``-reindex`` does, then read in height order.
+- ``RpcSource``: ``getblockcount``, ``getblockhash`` and ``getblock HASH 0`` (batched JSON-RPC),
+  cookie or user/password authentication.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import os
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+from urllib.parse import unquote, urlsplit
+
+from ctplugin.elements import parse_block
+from ctplugin.errors import CtpluginError, ParseError
+from regtest.blocksdir import RECORD_HEADER_SIZE, XOR_FILE, XOR_KEY_SIZE, xor_obfuscate
+from regtest.chain import MAX_BLOCK_SERIALIZED, read_chain_records
+from regtest.params import NETWORK_MAGIC
+
+HEIGHT_OFFSET = 72  # version ‖ prev ‖ merkle root ‖ time, then the LE32 height (both headers)
+PREV_OFFSET = 4
+
+
+class SourceError(CtpluginError):
+    """A block source cannot be read (missing files, bad framing, node unreachable, auth...)."""
+
+
+class SourceBlock(NamedTuple):
+    height: int
+    raw: bytes
+    where: str
+
+
+class BlockSource(Protocol):
+    """What the replay driver reads blocks from."""
+
+    description: str
+
+    def last_height(self) -> int | None:
+        """The height of the last block the source will yield, if known up front (ETA)."""
+        ...
+
+    def blocks(self, start_height: int) -> Iterator[SourceBlock]:
+        """Blocks from ``start_height`` upwards, in height order."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def header_height(raw: bytes) -> int:
+    if len(raw) < HEIGHT_OFFSET + 4:
+        raise ParseError(len(raw), "block shorter than its header")
+    return int.from_bytes(raw[HEIGHT_OFFSET:HEIGHT_OFFSET + 4], "little")
+
+
+# ------------------------------------------------------------------------------------------------
+# Chain files
+# ------------------------------------------------------------------------------------------------
+
+
+class ChainFileSource:
+    """A chain file written by ``regtest.chain`` (genesis first, height order)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise SourceError(f"chain file {self.path} does not exist")
+        self.description = f"chain file {self.path}"
+        self._last: int | None = None
+
+    def last_height(self) -> int | None:
+        if self._last is None:
+            last = -1
+            try:
+                for _, raw in read_chain_records(self.path, skip=lambda head: True):
+                    assert raw == b""
+                    last += 1
+            except ParseError as exc:
+                raise SourceError(f"{self.description}: {exc}") from None
+            self._last = last
+        return self._last
+
+    def blocks(self, start_height: int) -> Iterator[SourceBlock]:
+        expected = 0
+        try:
+            for offset, raw in read_chain_records(
+                    self.path, skip=lambda head: header_height(head) < start_height):
+                if raw:
+                    height = header_height(raw)
+                    if height != expected:
+                        raise SourceError(f"{self.description}: block at offset {offset} has "
+                                          f"height {height}, expected {expected} (chain files "
+                                          "are in height order)")
+                    yield SourceBlock(height, raw, f"{self.path.name} offset {offset}")
+                expected += 1
+        except ParseError as exc:
+            raise SourceError(f"{self.description}: {exc}") from None
+
+    def close(self) -> None:
+        pass
+
+
+# ------------------------------------------------------------------------------------------------
+# Core-style blocks/ directories
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPos:
+    """A record of a blk file: file number, offset of the block (after the 8-byte header),
+    size, and its position in arrival order (first seen wins ties)."""
+
+    file: int
+    offset: int
+    size: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class BadRecord:
+    """A record whose block does not parse (or is cut short): where, why, and the parent it
+    names (bytes 4..36 of any Elements header), so a chain that runs into it is stopped there
+    with the reason rather than silently ending early."""
+
+    file: int
+    offset: int
+    prev_hash: bytes | None
+    error: str
+
+
+class _IndexEntry(NamedTuple):
+    prev: bytes
+    pos: RecordPos
+
+
+SCAN_CHUNK = 1 << 20
+
+
+class BlocksDirSource:
+    """A Bitcoin Core / Elements ``blocks/`` directory (``regtest.blocksdir`` writes one).
+
+    Opening it scans every ``blk*.dat`` once, in file order (Core's reindex): each record's
+    block is parsed for its hash and parent, and only its position is kept. ``blocks()`` then
+    reads the best chain in height order by position.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], genesis_hash: bytes,
+                 magic: bytes = NETWORK_MAGIC) -> None:
+        self.root = Path(directory)
+        self.description = f"blocks directory {self.root}"
+        self.magic = magic
+        self.genesis_hash = genesis_hash
+        self.files = sorted(self.root.glob("blk[0-9][0-9][0-9][0-9][0-9].dat"))
+        if not self.files:
+            raise SourceError(f"{self.description} holds no blk*.dat files")
+        self.xor_key = self._read_key()
+        self.index: dict[bytes, _IndexEntry] = {}
+        self.bad: list[BadRecord] = []
+        self.skipped_bytes = 0
+        self.duplicates = 0
+        self._scan()
+        self.chain, self.orphans = self._best_chain()
+
+    # --- scanning ------------------------------------------------------------------------
+
+    def _read_key(self) -> bytes:
+        path = self.root / XOR_FILE
+        if not path.exists():
+            return bytes(XOR_KEY_SIZE)  # before v28: no obfuscation
+        key = path.read_bytes()
+        if len(key) != XOR_KEY_SIZE:
+            raise SourceError(f"{path} holds {len(key)} bytes, an XOR key has {XOR_KEY_SIZE}")
+        return key
+
+    def _read(self, handle: Any, offset: int, size: int) -> bytes:
+        handle.seek(offset)
+        return xor_obfuscate(handle.read(size), self.xor_key, offset)
+
+    def _scan(self) -> None:
+        seq = 0
+        for number, path in enumerate(self.files):
+            if path.name != f"blk{number:05d}.dat":
+                raise SourceError(f"{self.description}: {path.name} is out of sequence "
+                                  f"(expected blk{number:05d}.dat)")
+            with path.open("rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                pos = 0
+                while pos + RECORD_HEADER_SIZE <= size:
+                    head = self._read(handle, pos, RECORD_HEADER_SIZE)
+                    if head[:4] != self.magic:
+                        found = self._find_magic(handle, pos + 1, size)
+                        self.skipped_bytes += found - pos
+                        pos = found
+                        continue
+                    length = int.from_bytes(head[4:], "little")
+                    start = pos + RECORD_HEADER_SIZE
+                    if length > MAX_BLOCK_SERIALIZED or start + length > size:
+                        prefix = self._read(handle, start, min(36, max(size - start, 0)))
+                        self.bad.append(BadRecord(
+                            number, start, prefix[PREV_OFFSET:36] if len(prefix) >= 36 else None,
+                            f"record length {length} out of range"))
+                        found = self._find_magic(handle, pos + 1, size)
+                        self.skipped_bytes += found - pos
+                        pos = found
+                        continue
+                    raw = self._read(handle, start, length)
+                    self._add(raw, RecordPos(number, start, length, seq))
+                    seq += 1
+                    pos = start + length
+                self.skipped_bytes += max(size - pos, 0)
+
+    def _find_magic(self, handle: Any, start: int, size: int) -> int:
+        """Offset of the next (deobfuscated) magic at or after ``start``, else ``size``."""
+        pos = start
+        while pos < size:
+            chunk = self._read(handle, pos, SCAN_CHUNK + 3)
+            at = chunk.find(self.magic)
+            if at >= 0:
+                return pos + at
+            if len(chunk) < SCAN_CHUNK + 3:
+                break
+            pos += SCAN_CHUNK
+        return size
+
+    def _add(self, raw: bytes, pos: RecordPos) -> None:
+        try:
+            block_hash = parse_block(raw).hash
+        except ParseError as exc:
+            prev = raw[PREV_OFFSET:36] if len(raw) >= 36 else None
+            self.bad.append(BadRecord(pos.file, pos.offset, prev, f"undecodable block: {exc}"))
+            return
+        if block_hash in self.index:
+            self.duplicates += 1  # the same block stored twice: the first copy is used
+            return
+        self.index[block_hash] = _IndexEntry(raw[PREV_OFFSET:36], pos)
+
+    # --- best chain ------------------------------------------------------------------------
+
+    def _best_chain(self) -> tuple[list[bytes], int]:
+        """Hashes of the best chain from genesis (most blocks; first seen wins ties) and the
+        number of indexed blocks off it (stale branches and orphans)."""
+        if self.genesis_hash not in self.index:
+            raise SourceError(f"{self.description} does not contain our genesis block "
+                              f"{self.genesis_hash[::-1].hex()} (another chain?)")
+        children: dict[bytes, list[bytes]] = {}
+        for block_hash, entry in self.index.items():
+            if block_hash != self.genesis_hash:
+                children.setdefault(entry.prev, []).append(block_hash)
+        # Depth of every block reachable from genesis, iteratively (chains are long).
+        depth = {self.genesis_hash: 0}
+        stack = [self.genesis_hash]
+        best = self.genesis_hash
+        while stack:
+            node = stack.pop()
+            d = depth[node]
+            if d > depth[best] or (d == depth[best]
+                                   and self.index[node].pos.seq < self.index[best].pos.seq):
+                best = node
+            for child in children.get(node, ()):
+                depth[child] = d + 1
+                stack.append(child)
+        chain = [best]
+        while chain[-1] != self.genesis_hash:
+            chain.append(self.index[chain[-1]].prev)
+        chain.reverse()
+        return chain, len(self.index) - len(chain)
+
+    def last_height(self) -> int | None:
+        return len(self.chain) - 1
+
+    def blocks(self, start_height: int) -> Iterator[SourceBlock]:
+        handles: dict[int, Any] = {}
+        try:
+            for height in range(start_height, len(self.chain)):
+                pos = self.index[self.chain[height]].pos
+                handle = handles.get(pos.file)
+                if handle is None:
+                    handle = handles[pos.file] = self.files[pos.file].open("rb")
+                raw = self._read(handle, pos.offset, pos.size)
+                yield SourceBlock(height, raw, f"{self.files[pos.file].name} offset "
+                                               f"{pos.offset - RECORD_HEADER_SIZE}")
+            tip = self.chain[-1]
+            for bad in self.bad:
+                if bad.prev_hash == tip:
+                    raise SourceError(
+                        f"{self.description}: the block after height {len(self.chain) - 1} "
+                        f"({self.files[bad.file].name} offset "
+                        f"{bad.offset - RECORD_HEADER_SIZE}) is unreadable: {bad.error}")
+        finally:
+            for handle in handles.values():
+                handle.close()
+
+    def close(self) -> None:
+        pass
+
+
+# ------------------------------------------------------------------------------------------------
+# A node over JSON-RPC
+# ------------------------------------------------------------------------------------------------
+
+
+class RpcAuthError(SourceError):
+    """The node refused the credentials (HTTP 401/403)."""
+
+
+def read_cookie(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """(user, password) from a bitcoind-style ``.cookie`` file (``__cookie__:HEX``)."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError as exc:
+        raise SourceError(f"cannot read the RPC cookie {path}: {exc.strerror}") from None
+    user, sep, password = text.partition(":")
+    if not sep:
+        raise SourceError(f"RPC cookie {path} is not USER:PASSWORD")
+    return user, password
+
+
+class RpcClient:
+    """A minimal JSON-RPC 1.0 client over one keep-alive HTTP connection (http.client)."""
+
+    def __init__(self, url: str, auth: tuple[str, str] | None = None,
+                 timeout: float = 120.0) -> None:
+        parts = urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise SourceError(f"RPC source {url!r}: expected http://HOST:PORT")
+        self.host = parts.hostname
+        self.port = parts.port or 80
+        self.path = parts.path or "/"
+        if auth is None and parts.username is not None:
+            auth = (unquote(parts.username), unquote(parts.password or ""))
+        self.url = f"http://{self.host}:{self.port}{self.path}"  # no credentials in messages
+        self._headers = {"Content-Type": "application/json"}
+        if auth is not None:
+            token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+            self._headers["Authorization"] = f"Basic {token}"
+        self.timeout = timeout
+        self._conn: http.client.HTTPConnection | None = None
+        self._id = 0
+
+    def _post(self, body: bytes) -> Any:
+        for attempt in range(2):  # one reconnect: the server may close an idle connection
+            if self._conn is None:
+                self._conn = http.client.HTTPConnection(self.host, self.port,
+                                                        timeout=self.timeout)
+            try:
+                self._conn.request("POST", self.path, body, self._headers)
+                response = self._conn.getresponse()
+                data = response.read()
+            except (OSError, http.client.HTTPException) as exc:
+                self.close()
+                if attempt:
+                    raise SourceError(f"RPC node {self.url} unreachable: {exc}") from None
+                continue
+            if response.status in (401, 403):
+                raise RpcAuthError(f"RPC node {self.url} refused the credentials "
+                                   f"(HTTP {response.status})")
+            try:
+                return json.loads(data)
+            except ValueError:
+                raise SourceError(f"RPC node {self.url} answered HTTP {response.status} "
+                                  "without JSON") from None
+        raise AssertionError("unreachable")
+
+    def call(self, method: str, *params: object) -> Any:
+        return self.batch([(method, list(params))])[0]
+
+    def batch(self, calls: list[tuple[str, list[object]]]) -> list[Any]:
+        """Results of several calls in one HTTP request (a JSON-RPC batch), in order."""
+        first = self._id
+        self._id += len(calls)
+        requests = [{"jsonrpc": "1.0", "id": first + i, "method": m, "params": p}
+                    for i, (m, p) in enumerate(calls)]
+        reply = self._post(json.dumps(requests).encode())
+        if isinstance(reply, dict):  # a server without batch support answers one error
+            error = reply.get("error") or {}
+            raise SourceError(f"RPC node {self.url}: {error.get('message', reply)}")
+        by_id = {r.get("id"): r for r in reply if isinstance(r, dict)}
+        results = []
+        for i, (method, params) in enumerate(calls):
+            r = by_id.get(first + i)
+            if r is None:
+                raise SourceError(f"RPC node {self.url}: no reply to {method}")
+            if r.get("error"):
+                err = r["error"]
+                raise SourceError(f"RPC node {self.url}: {method} {params} failed: "
+                                  f"{err.get('message')} (code {err.get('code')})")
+            results.append(r.get("result"))
+        return results
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class RpcSource:
+    """Blocks of an elementsd-compatible node: ``getblockhash`` then ``getblock HASH 0``, in
+    batches of ``batch_size`` heights, up to the node's height when the replay started."""
+
+    def __init__(self, url: str, auth: tuple[str, str] | None = None,
+                 batch_size: int = 16) -> None:
+        self.client = RpcClient(url, auth)
+        self.description = f"node {self.client.url}"
+        self.batch_size = batch_size
+        self._count: int | None = None
+
+    def last_height(self) -> int | None:
+        if self._count is None:
+            count = self.client.call("getblockcount")
+            if not isinstance(count, int):
+                raise SourceError(f"{self.description}: getblockcount returned {count!r}")
+            self._count = count
+        return self._count
+
+    def blocks(self, start_height: int) -> Iterator[SourceBlock]:
+        last = self.last_height()
+        assert last is not None
+        for first in range(start_height, last + 1, self.batch_size):
+            heights = range(first, min(first + self.batch_size, last + 1))
+            hashes = self.client.batch([("getblockhash", [h]) for h in heights])
+            blocks = self.client.batch([("getblock", [h, 0]) for h in hashes])
+            for height, block_hash, hex_block in zip(heights, hashes, blocks, strict=True):
+                try:
+                    raw = bytes.fromhex(hex_block)
+                except (TypeError, ValueError):
+                    raise SourceError(f"{self.description}: getblock {block_hash} did not "
+                                      "return hex") from None
+                yield SourceBlock(height, raw, f"{self.description} height {height} "
+                                               f"hash {block_hash}")
+
+    def close(self) -> None:
+        self.client.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Choosing a source, read-ahead
+# ------------------------------------------------------------------------------------------------
+
+
+def open_source(spec: str, genesis_hash: bytes, *, rpc_auth: tuple[str, str] | None = None
+                ) -> BlockSource:
+    """``http://…`` → RpcSource; a directory → BlocksDirSource; a file → ChainFileSource."""
+    if spec.startswith(("http://", "https://")):
+        return RpcSource(spec, rpc_auth)
+    path = Path(spec)
+    if path.is_dir():
+        return BlocksDirSource(path, genesis_hash)
+    if path.is_file():
+        return ChainFileSource(path)
+    raise SourceError(f"source {spec!r} is neither a chain file, a blocks/ directory nor "
+                      "an http:// node URL")
+
+
+_DONE = object()
+
+
+def prefetch(blocks: Iterator[SourceBlock], depth: int = 8) -> Iterator[SourceBlock]:
+    """``blocks`` read on a background thread, at most ``depth`` blocks ahead (back-pressure:
+    the reader waits while the queue is full, so memory stays at ``depth`` blocks). Errors are
+    re-raised in the consumer, in order."""
+    slots: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for block in blocks:
+                if not put(block):
+                    return
+        except BaseException as exc:  # handed to the consumer
+            put(exc)
+            return
+        put(_DONE)
+
+    thread = threading.Thread(target=run, name="replay-read", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = slots.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            assert isinstance(item, SourceBlock)
+            yield item
+    finally:
+        stop.set()
+        thread.join()

@@ -1,0 +1,42 @@
+"""The stateless task the workers and Dask run: verify the packed proof work of consecutive
+blocks (``validator.verify_blocks``: ONE batch for all their range proofs and balances, then
+their surjection proofs) and answer with a small verdict.
+
+A task buffer is ONE bytes object: the pickled list of the blocks' ``ProofWork`` (items are
+immutable values of bytes; derived state is rebuilt in the worker). The verdict is the pickled
+``(None | (block position, ValidationError), {stage: seconds})``. Workers touch no chainstate
+and no cache, so running a task twice (a retry, Dask speculation) gives the same verdict.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+
+from ctplugin.bulletproofs import consensus_generators
+from ctplugin.errors import ValidationError
+from validator import ProofWork, StageTimer, verify_blocks
+
+Verdict = tuple[tuple[int, ValidationError] | None, dict[str, float]]
+
+
+def pack_works(works: Sequence[ProofWork]) -> bytes:
+    return pickle.dumps(list(works), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack_verdict(data: bytes) -> Verdict:
+    failure, seconds = pickle.loads(data)
+    return failure, seconds
+
+
+def verify_task(payload: bytes) -> bytes:
+    works: list[ProofWork] = pickle.loads(payload)
+    timer = StageTimer()
+    failure = verify_blocks(works, timer)
+    return pickle.dumps((failure, timer.seconds), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def warm(_: bytes = b"") -> bytes:
+    """Build the per-process state before the first task (the Bulletproof generator set)."""
+    consensus_generators()
+    return b""

@@ -1,0 +1,252 @@
+"""``ctplugin replay``: every mode, from every source, ends in the chainstate of submitting the
+blocks one by one; a corrupted block stops every mode with the same culprit; a killed replay
+resumes; dead workers are replaced; a Dask KilledWorker is a clear error, never an acceptance."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ctplugin.elements import Block, parse_block
+from regtest.blocksdir import arrival_order, write_blocks_dir
+from regtest.chain import make_block, write_chain
+from replay.cluster import DaskError
+from replay.driver import MODES, ReplayConfig, ReplayError, replay
+from replay.engine import Engine
+from replay.sources import BlocksDirSource, ChainFileSource
+from replay.workers import WorkerError
+from tests import replay_faults
+from tests.conftest import REPO, rebuild, with_output
+
+XOR_KEY = bytes.fromhex("0badc0de5eedf00d")
+FAST = {"window": 3, "workers": 2, "task_proofs": 6, "quiet": True, "log_every": 60.0,
+        "dask_processes": False}
+
+
+def config(mode: str, **changes: object) -> ReplayConfig:
+    return replace(ReplayConfig(mode=mode, **FAST), **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def reference(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFactory
+              ) -> list[tuple[str, str]]:
+    """(tip hex, UTXO-set hash) at every height, submitting the blocks one by one."""
+    states = []
+    with Engine.open(tmp_path_factory.mktemp("reference")) as engine:
+        states.append((engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex))
+        for raw in replay_blocks[1:]:
+            engine.connect(raw)
+            states.append((engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex))
+    return states
+
+
+@pytest.fixture(scope="module")
+def sources(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFactory
+            ) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("sources")
+    write_chain(root / "chain.dat", [parse_block(b) for b in replay_blocks])
+    write_blocks_dir(root / "blocks", arrival_order(replay_blocks, seed=11), xor_key=XOR_KEY,
+                     max_file_size=40_000, chunk_size=1 << 15)
+    return {"chain file": root / "chain.dat", "blocks dir": root / "blocks"}
+
+
+def _genesis() -> bytes:
+    from regtest.params import genesis_block
+
+    return genesis_block().hash
+
+
+def open_source(kind: str, path: Path) -> ChainFileSource | BlocksDirSource:
+    if kind == "chain file":
+        return ChainFileSource(path)
+    return BlocksDirSource(path, _genesis())
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["chain file", "blocks dir"])
+def test_every_mode_from_every_source_matches_one_by_one(
+        mode: str, kind: str, sources: dict[str, Path], reference: list[tuple[str, str]],
+        tmp_path: Path) -> None:
+    report = replay(open_source(kind, sources[kind]), tmp_path / "d", config(mode))
+    assert (report.tip, report.utxo_set_hash) == reference[-1]
+    assert report.height == len(reference) - 1 and report.blocks == len(reference) - 1
+    assert report.range_proofs > 0 and report.surjection_proofs > 0
+    # blocks share the wall time between verdicts: positive, adding up to at most the total
+    assert all(r.seconds > 0 for r in report.per_block)
+    assert sum(r.seconds for r in report.per_block) <= report.seconds
+    assert not (tmp_path / "d" / "replay-verified").exists()
+    # resuming a finished replay connects nothing and changes nothing
+    again = replay(open_source(kind, sources[kind]), tmp_path / "d", config(mode))
+    assert again.blocks == 0 and (again.tip, again.utxo_set_hash) == reference[-1]
+
+
+def test_stop_at_height_then_resume_in_another_mode(
+        sources: dict[str, Path], reference: list[tuple[str, str]], tmp_path: Path) -> None:
+    first = replay(ChainFileSource(sources["chain file"]), tmp_path / "d",
+                   config("window", stop_at_height=3))
+    assert first.height == 3 and (first.tip, first.utxo_set_hash) == reference[3]
+    rest = replay(ChainFileSource(sources["chain file"]), tmp_path / "d", config("workers"))
+    assert rest.start_height == 4 and (rest.tip, rest.utxo_set_hash) == reference[-1]
+
+
+# ------------------------------------------------------------------------------------------------
+# A corrupted block in the middle
+# ------------------------------------------------------------------------------------------------
+
+
+def relinked(blocks: list[Block], at: int, bad: Block) -> list[bytes]:
+    """``blocks`` with ``bad`` at height ``at`` and the later blocks re-mined on top of it."""
+    out = [*blocks[:at], bad]
+    for block in blocks[at + 1:]:
+        miner = block.transactions[0].outputs[0].script_pubkey
+        out.append(make_block(out[-1].hash, block.header.height, block.header.time,
+                              block.transactions[1:], miner))
+    return [b.serialize() for b in out]
+
+
+def flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
+
+
+def corrupt(blocks: list[Block], kind: str) -> tuple[list[bytes], tuple[str, int, None, int]]:
+    """A chain whose block 3 breaks one rule (re-mined, so it is well-formed), and the
+    culprit every mode must name."""
+    block = blocks[3]
+    txs = list(block.transactions[1:])
+    if kind == "range":
+        tx = txs[0]
+        proof = tx.outputs[1].range_proof
+        txs[0] = with_output(tx, 1, range_proof=flip(proof, len(proof) - 40))
+        return relinked(blocks, 3, rebuild(block, txs)), ("bad-txns-rangeproof-invalid", 1,
+                                                           None, 1)
+    tx = txs[1]
+    proof = tx.outputs[0].surjection_proof
+    txs[1] = with_output(tx, 0, surjection_proof=flip(proof, len(proof) - 5))
+    return relinked(blocks, 3, rebuild(block, txs)), ("bad-txns-surjectionproof-invalid", 2,
+                                                       None, 0)
+
+
+@pytest.mark.parametrize("kind", ["range", "surjection"])
+def test_a_corrupted_block_stops_every_mode_with_the_same_culprit(
+        kind: str, replay_blocks: list[bytes], reference: list[tuple[str, str]],
+        tmp_path: Path) -> None:
+    raw, culprit = corrupt([parse_block(b) for b in replay_blocks], kind)
+    path = tmp_path / "corrupt.dat"
+    write_chain(path, [parse_block(b) for b in raw])
+    for mode in MODES:
+        datadir = tmp_path / mode
+        with pytest.raises(ReplayError) as caught:
+            replay(ChainFileSource(path), datadir, config(mode))
+        err = caught.value
+        assert err.culprit == culprit, mode
+        assert err.height == 3 and err.where.startswith("corrupt.dat offset"), mode
+        assert err.block_hash == parse_block(raw[3]).hash_hex
+        assert err.report is not None and err.report.height == 2
+        # every block before it is connected, nothing after it
+        assert (err.report.tip, err.report.utxo_set_hash) == reference[2], mode
+        with Engine.open(datadir) as engine:
+            assert engine.tip.height == 2 and engine.read_marker() is None
+
+
+def test_a_bad_input_after_bad_proofs_names_the_earlier_block(
+        replay_blocks: list[bytes], tmp_path: Path) -> None:
+    """Block 3 has a bad range proof and block 4 spends a coin that does not exist: the
+    deferred modes meet block 4's error before block 3's proofs are verified, and must still
+    report block 3."""
+    blocks = [parse_block(b) for b in replay_blocks]
+    raw, culprit = corrupt(blocks, "range")
+    four = parse_block(raw[4])
+    tx = four.transactions[1]
+    bad_in = replace(tx.inputs[0], prevout_hash=bytes(31) + b"\x01")
+    txs = [type(tx)(version=tx.version, inputs=(bad_in, *tx.inputs[1:]), outputs=tx.outputs,
+                    locktime=tx.locktime), *four.transactions[2:]]
+    raw[4] = rebuild(four, txs).serialize()
+    path = tmp_path / "two.dat"
+    write_chain(path, [parse_block(b) for b in raw])
+    for mode in ("window", "workers"):
+        with pytest.raises(ReplayError) as caught:
+            replay(ChainFileSource(path), tmp_path / mode, config(mode, window=5))
+        assert caught.value.culprit == culprit and caught.value.height == 3
+
+
+# ------------------------------------------------------------------------------------------------
+# Killed replays, dead workers, a lost Dask task
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["block", "window", "workers"])
+def test_a_sigkilled_replay_resumes_and_finishes_identically(
+        mode: str, sources: dict[str, Path], reference: list[tuple[str, str]],
+        tmp_path: Path) -> None:
+    datadir = tmp_path / "d"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.replay_faults",
+                             str(sources["blocks dir"]), str(datadir), mode],
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=REPO)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line == b"committed 4\n":
+                break
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+    with Engine.open(datadir) as engine:
+        killed_at = engine.tip.height
+        marker = engine.read_marker()
+    assert 4 <= killed_at < len(reference) - 1  # killed mid-run
+    if mode != "block":
+        # blocks were committed whose proofs were still being verified: the marker says so
+        assert marker is not None and marker.height < killed_at
+    report = replay(BlocksDirSource(sources["blocks dir"], _genesis()), datadir, config(mode))
+    assert (report.tip, report.utxo_set_hash) == reference[-1]
+    assert report.start_height == (killed_at if marker is None else marker.height) + 1
+
+
+def test_a_dead_worker_is_replaced_and_its_task_retried(
+        sources: dict[str, Path], reference: list[tuple[str, str]], tmp_path: Path) -> None:
+    shutil.rmtree(replay_faults.DIE_ONCE_DIR, ignore_errors=True)
+    replay_faults.DIE_ONCE_DIR.mkdir()
+    try:
+        report = replay(ChainFileSource(sources["chain file"]), tmp_path / "d",
+                        config("workers",
+                               task_target="tests.replay_faults:die_once_verify_task"))
+    finally:
+        died = len(list(replay_faults.DIE_ONCE_DIR.iterdir()))
+        shutil.rmtree(replay_faults.DIE_ONCE_DIR, ignore_errors=True)
+    assert died >= 2  # every task's first attempt killed its worker
+    assert report.worker_restarts == died and report.task_retries == died
+    assert (report.tip, report.utxo_set_hash) == reference[-1]
+
+
+def test_workers_that_always_die_stop_the_replay_without_accepting(
+        sources: dict[str, Path], reference: list[tuple[str, str]], tmp_path: Path) -> None:
+    with pytest.raises(WorkerError, match="its worker died 3 times"):
+        replay(ChainFileSource(sources["chain file"]), tmp_path / "d",
+               config("workers", task_target="tests.replay_faults:always_die"))
+    with Engine.open(tmp_path / "d") as engine:
+        # nothing unverified stayed: back at genesis (the first task never succeeded)
+        assert engine.tip.height == 0 and engine.read_marker() is None
+        assert engine.utxo_summary().hash_hex == reference[0][1]
+
+
+def test_dask_killed_worker_is_a_clear_error_never_an_acceptance(
+        sources: dict[str, Path], reference: list[tuple[str, str]], tmp_path: Path) -> None:
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            pytest.raises(DaskError, match="KilledWorker"):
+        replay(ChainFileSource(sources["chain file"]), tmp_path / "d",
+               config("dask", workers=1, dask_processes=True,
+                      task_target="tests.replay_faults:always_die"))
+    with Engine.open(tmp_path / "d") as engine:
+        assert engine.tip.height == 0 and engine.read_marker() is None

@@ -1,0 +1,125 @@
+"""``ctplugin replay`` / ``ctplugin chain`` as a user runs them: a 100-block chain replayed with
+the progress bar on a terminal, the JSON report and the PNG plot, ``--compare``, ``--quiet``
+UpdateTip lines, exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def ctplugin(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "apps.main", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          timeout=300)
+
+
+def on_terminal(*args: str) -> tuple[int, str]:
+    """Run ``ctplugin ARGS`` with stdout and stderr on a pseudo-terminal (so rich draws its
+    live progress bar); returns (exit status, everything it wrote)."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120", "TERM": "xterm"}
+    proc = subprocess.Popen([sys.executable, "-m", "apps.main", *args], stdout=slave,
+                            stderr=slave, stdin=subprocess.DEVNULL, cwd=REPO, env=env)
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+        proc.wait(300)
+    return proc.returncode, b"".join(chunks).decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def chain_100(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli")
+    done = ctplugin("chain", "--blocks", "100", "--txs", "1", "--out", str(root / "c.dat"),
+                    "--blocks-dir", str(root / "blocks"), "--xor-key", "random",
+                    "--shuffle", "3", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "wrote 101 blocks" in done.stdout and "xor key" in done.stdout
+    return root
+
+
+def test_replay_of_100_blocks_shows_progress_and_writes_json_and_png(chain_100: Path) -> None:
+    out = chain_100 / "run"
+    status, screen = on_terminal("replay", str(chain_100 / "c.dat"), "--datadir",
+                                 str(out / "data"), "--json", str(out / "r.json"), "--plot",
+                                 str(out / "r.png"))
+    assert status == 0, screen
+    assert "100/100" in screen and "blocks" in screen and "tx/s" in screen
+    assert "proofs/s" in screen and "eta" in screen and "━" in screen  # the bar itself
+    assert "range proofs" in screen and "database write" in screen  # the phase table
+    report = json.loads((out / "r.json").read_text())
+    for key in ("mode", "blocks", "transactions", "range_proofs", "seconds", "height", "tip",
+                "utxo_set_hash", "phases", "per_block"):
+        assert key in report
+    assert report["mode"] == "block" and report["blocks"] == 100 and report["height"] == 100
+    assert len(report["tip"]) == 64 and len(report["utxo_set_hash"]) == 64
+    assert len(report["per_block"]) == 100
+    assert set(report["phases"]) >= {"read", "parse", "utxo", "range_proofs",
+                                     "surjection_proofs", "write"}
+    png = (out / "r.png").read_bytes()
+    assert png.startswith(PNG_MAGIC) and len(png) > 10_000
+
+
+def test_quiet_replay_of_a_blocks_dir_logs_update_tip_lines_and_compare_plots(
+        chain_100: Path) -> None:
+    out = chain_100 / "quiet"
+    first = ctplugin("replay", str(chain_100 / "blocks"), "--datadir", str(out / "a"),
+                     "--quiet", "--log-every", "0", "--stop-at-height", "40", "--json",
+                     str(out / "a.json"))
+    assert first.returncode == 0, first.stderr
+    lines = [line for line in first.stderr.splitlines() if line.startswith("UpdateTip:")]
+    assert len(lines) == 40
+    assert "height=40 " in lines[-1] and "progress=0.400000" in lines[-1]
+    assert "version=0x20000000" in lines[-1] and "log2_work=" in lines[-1]
+    assert "date='2023-" in lines[-1] and "MiB(" in lines[-1] and "━" not in first.stderr
+    second = ctplugin("replay", str(chain_100 / "c.dat"), "--datadir", str(out / "b"),
+                      "--mode", "window", "--window", "5", "--quiet", "--json",
+                      str(out / "b.json"))
+    assert second.returncode == 0, second.stderr
+    a, b = (json.loads((out / n).read_text()) for n in ("a.json", "b.json"))
+    assert a["tip"] != b["tip"] and b["height"] == 100
+    plotted = ctplugin("replay", "--compare", str(out / "a.json"), str(out / "b.json"),
+                       "--plot", str(out / "both.png"))
+    assert plotted.returncode == 0, plotted.stderr
+    assert (out / "both.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_replay_errors_are_messages_with_exit_codes(tmp_path: Path, chain_100: Path) -> None:
+    missing = ctplugin("replay", str(tmp_path / "nothing"), "--datadir", str(tmp_path / "d"))
+    assert missing.returncode == 2 and "neither a chain file" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    bad_compare = tmp_path / "bad.json"
+    bad_compare.write_text('{"mode": "block"}')
+    compared = ctplugin("replay", "--compare", str(bad_compare), "--plot",
+                        str(tmp_path / "x.png"))
+    assert compared.returncode == 2 and "not a replay report: missing" in compared.stderr
+    usage = ctplugin("replay", str(chain_100 / "c.dat"))
+    assert usage.returncode == 2 and "--datadir" in usage.stderr
+    data = bytearray((chain_100 / "c.dat").read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte in the middle of the file
+    (tmp_path / "flipped.dat").write_bytes(bytes(data))
+    rejected = ctplugin("replay", str(tmp_path / "flipped.dat"), "--datadir",
+                        str(tmp_path / "f"), "--quiet")
+    assert rejected.returncode in (1, 2), rejected.stderr
+    assert "ctplugin replay: " in rejected.stderr and "Traceback" not in rejected.stderr

@@ -1,0 +1,211 @@
+"""Replay sources: chain files, Core-style blocks/ directories (magic + length records, arrival
+order, zero-padded tails, junk, xor.dat, stale branches) and the read-ahead thread."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from ctplugin.elements import parse_block
+from regtest.blocksdir import (
+    XOR_FILE,
+    arrival_order,
+    block_file_name,
+    write_blocks_dir,
+    xor_obfuscate,
+)
+from regtest.chain import make_block, write_chain
+from regtest.params import NETWORK_MAGIC, genesis_block
+from replay.sources import (
+    BlocksDirSource,
+    ChainFileSource,
+    SourceBlock,
+    SourceError,
+    open_source,
+    prefetch,
+    read_cookie,
+)
+
+GENESIS = genesis_block().hash
+KEY = bytes.fromhex("5a17c3e900ff1204")
+
+
+def heights_and_raw(blocks: list[SourceBlock]) -> list[tuple[int, bytes]]:
+    return [(b.height, b.raw) for b in blocks]
+
+
+def test_xor_obfuscation_is_an_involution_at_any_offset() -> None:
+    data = bytes(range(256)) * 3
+    for offset in (0, 1, 7, 8, 12345):
+        hidden = xor_obfuscate(data, KEY, offset)
+        assert hidden != data
+        assert xor_obfuscate(hidden, KEY, offset) == data
+        # byte i of the file is XORed with key[(offset + i) % 8]
+        assert hidden[5] == data[5] ^ KEY[(offset + 5) % 8]
+    assert xor_obfuscate(data, bytes(8), 3) == data
+    with pytest.raises(ValueError):
+        xor_obfuscate(data, b"short", 0)
+
+
+def test_chain_file_source_streams_from_a_height(tmp_path: Path,
+                                                 replay_blocks: list[bytes]) -> None:
+    path = tmp_path / "chain.dat"
+    write_chain(path, [parse_block(b) for b in replay_blocks])
+    source = ChainFileSource(path)
+    assert source.last_height() == len(replay_blocks) - 1
+    assert heights_and_raw(list(source.blocks(0))) == list(enumerate(replay_blocks))
+    tail = list(source.blocks(4))
+    assert heights_and_raw(tail) == list(enumerate(replay_blocks))[4:]
+    assert tail[0].where.startswith("chain.dat offset ")
+    assert list(source.blocks(len(replay_blocks))) == []
+
+
+def test_chain_file_source_names_bad_framing(tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    path = tmp_path / "chain.dat"
+    write_chain(path, [parse_block(b) for b in replay_blocks])
+    data = path.read_bytes()
+    path.write_bytes(data[:-10])  # the last frame is cut short
+    source = ChainFileSource(path)
+    with pytest.raises(SourceError, match="frame length out of range"):
+        list(source.blocks(0))
+    with pytest.raises(SourceError, match="does not exist"):
+        ChainFileSource(tmp_path / "missing.dat")
+
+
+def test_blocks_dir_in_arrival_order_with_xor_and_several_files(
+        tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    shuffled = arrival_order(replay_blocks, seed=5)
+    assert shuffled != replay_blocks and shuffled[0] == replay_blocks[0]
+    files = write_blocks_dir(tmp_path, shuffled, xor_key=KEY, max_file_size=30_000,
+                             chunk_size=1 << 16)
+    assert len(files) > 1
+    # finalized files hold exactly their records; the last one is zero-padded to the chunk
+    assert files[-1].stat().st_size % (1 << 16) == 0
+    assert (tmp_path / XOR_FILE).read_bytes() == KEY
+    # obfuscated on disk: the magic does not appear in clear
+    assert not files[0].read_bytes().startswith(NETWORK_MAGIC)
+    source = BlocksDirSource(tmp_path, GENESIS)
+    assert source.last_height() == len(replay_blocks) - 1
+    assert heights_and_raw(list(source.blocks(0))) == list(enumerate(replay_blocks))
+    assert heights_and_raw(list(source.blocks(3))) == list(enumerate(replay_blocks))[3:]
+    assert source.skipped_bytes > 0 and source.orphans == 0 and not source.bad
+
+
+def test_blocks_dir_skips_junk_and_duplicates_and_drops_stale_branches(
+        tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    main = [parse_block(b) for b in replay_blocks]
+    # a stale block: a sibling of block 3 (same parent, empty, another time)
+    stale = make_block(main[2].hash, 3, main[3].header.time + 1, [], b"\x51")
+    raw = [*replay_blocks[:3], stale.serialize(), *replay_blocks[3:], replay_blocks[2]]
+    write_blocks_dir(tmp_path, raw, xor_key=bytes(8))
+    blk = tmp_path / block_file_name(0)
+    data = blk.read_bytes()
+    first = 8 + len(replay_blocks[0])
+    # junk between two records (Core's reindex scans for the next magic)
+    blk.write_bytes(data[:first] + b"\x13junk\x00\x00" + NETWORK_MAGIC[:3] + data[first:])
+    source = BlocksDirSource(tmp_path, GENESIS)
+    assert heights_and_raw(list(source.blocks(0))) == list(enumerate(replay_blocks))
+    assert source.orphans == 1 and source.duplicates == 1
+    assert source.skipped_bytes >= 9
+
+
+def test_blocks_dir_tie_goes_to_the_first_seen_tip(tmp_path: Path,
+                                                   replay_blocks: list[bytes]) -> None:
+    main = [parse_block(b) for b in replay_blocks]
+    tip = main[-1]
+    rival = make_block(tip.header.prev_hash, tip.header.height, tip.header.time + 5, [],
+                       b"\x51")
+    write_blocks_dir(tmp_path, [*replay_blocks[:-1], rival.serialize(), replay_blocks[-1]])
+    blocks = list(BlocksDirSource(tmp_path, GENESIS).blocks(0))
+    assert blocks[-1].raw == rival.serialize()
+
+
+def test_blocks_dir_names_an_unreadable_block_on_the_chain(
+        tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    write_blocks_dir(tmp_path, replay_blocks, xor_key=KEY)
+    blk = tmp_path / block_file_name(0)
+    data = bytearray(xor_obfuscate(blk.read_bytes(), KEY, 0))
+    # cut the transaction count of block 4 to zero... then the rest is trailing garbage
+    offset = sum(8 + len(b) for b in replay_blocks[:4]) + 8
+    header_len = len(parse_block(replay_blocks[4]).header.serialize())
+    data[offset + header_len] = 0xFD  # a compact size promising more than the block holds
+    blk.write_bytes(xor_obfuscate(bytes(data), KEY, 0))
+    source = BlocksDirSource(tmp_path, GENESIS)
+    assert len(source.bad) == 1 and source.last_height() == 3
+    got = []
+    with pytest.raises(SourceError, match=r"block after height 3 \(blk00000.dat offset "
+                                          rf"{offset - 8}\) is unreadable"):
+        got.extend(source.blocks(0))
+    assert [b.height for b in got] == [0, 1, 2, 3]
+
+
+def test_blocks_dir_errors(tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    with pytest.raises(SourceError, match="no blk"):
+        BlocksDirSource(tmp_path, GENESIS)
+    write_blocks_dir(tmp_path / "other", replay_blocks[1:])  # no genesis
+    with pytest.raises(SourceError, match="does not contain our genesis"):
+        BlocksDirSource(tmp_path / "other", GENESIS)
+    write_blocks_dir(tmp_path / "key", replay_blocks)
+    (tmp_path / "key" / XOR_FILE).write_bytes(b"\x01\x02")
+    with pytest.raises(SourceError, match="XOR key"):
+        BlocksDirSource(tmp_path / "key", GENESIS)
+    with pytest.raises(SourceError, match="neither"):
+        open_source(str(tmp_path / "nothing"), GENESIS)
+
+
+def test_open_source_picks_by_kind(tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks])
+    write_blocks_dir(tmp_path / "blocks", replay_blocks)
+    assert isinstance(open_source(str(tmp_path / "c.dat"), GENESIS), ChainFileSource)
+    assert isinstance(open_source(str(tmp_path / "blocks"), GENESIS), BlocksDirSource)
+
+
+def test_prefetch_keeps_order_bounds_read_ahead_and_passes_errors() -> None:
+    produced = []
+    gate = threading.Event()
+
+    def blocks() -> object:
+        for h in range(10):
+            produced.append(h)
+            yield SourceBlock(h, b"", str(h))
+        gate.wait(5)
+        raise SourceError("disk gone")
+
+    stream = prefetch(blocks(), depth=3)  # type: ignore[arg-type]
+    first = next(stream)
+    assert first.height == 0
+    threading.Event().wait(0.2)
+    assert len(produced) <= 5  # one taken, three queued, one waiting to be put
+    rest = [next(stream).height for _ in range(9)]
+    assert rest == list(range(1, 10))
+    gate.set()
+    with pytest.raises(SourceError, match="disk gone"):
+        next(stream)
+
+
+def test_prefetch_stops_its_thread_when_abandoned() -> None:
+    def endless() -> object:
+        h = 0
+        while True:
+            yield SourceBlock(h, b"", "")
+            h += 1
+
+    before = threading.active_count()
+    stream = prefetch(endless(), depth=2)  # type: ignore[arg-type]
+    next(stream)
+    stream.close()  # type: ignore[attr-defined]
+    assert threading.active_count() == before
+
+
+def test_read_cookie(tmp_path: Path) -> None:
+    (tmp_path / ".cookie").write_text("__cookie__:abc123\n")
+    assert read_cookie(tmp_path / ".cookie") == ("__cookie__", "abc123")
+    (tmp_path / "bad").write_text("nocolon")
+    with pytest.raises(SourceError, match="USER:PASSWORD"):
+        read_cookie(tmp_path / "bad")
+    with pytest.raises(SourceError, match="cannot read"):
+        read_cookie(tmp_path / "missing")
+    assert os.path.exists(tmp_path / ".cookie")
