@@ -18,12 +18,18 @@ A true claim contributes exactly ∞ whatever its weight, so a batch of true cla
 if some claim is false the weighted sum is ∞ with probability at most 2^-128 (for a fixed false
 claim, w_c ↦ w_c·P_c + Q is injective on the 128-bit range unless P_c = ∞).
 
+A ``ClaimGroup`` is many claims over one fixed base whose terms a kernel entry produces
+together (every range proof of a block: ``ctplugin.bulletproofs.RangeProofClaims``): it is added
+like claims — each member is one claim with its own label and its own random weight — but its
+members' terms come from one native call per check instead of one Python object per claim.
+
 Culprits by bisection (split, re-verify halves): ``first_failure()`` names the FIRST false claim
-(in insertion order) with O(log n) MSMs of halving size, about two batch verifications in all
-however many claims are false, so a batch full of bad claims costs no more to reject than one
-with a single bad claim; ``failures()`` names every false claim (recurse into both halves), in
-O(k·log n) MSMs for k false claims. Because a failing set holds at least one false claim, when
-the left half passes the right half is known to fail and is split without re-verifying it.
+(in insertion order, or in the order of a ``key`` on labels) with O(log n) MSMs of halving size,
+about two batch verifications in all however many claims are false, so a batch full of bad
+claims costs no more to reject than one with a single bad claim; ``failures()`` names every
+false claim (recurse into both halves), in O(k·log n) MSMs for k false claims. Because a failing
+set holds at least one false claim, when the left half passes the right half is known to fail
+and is split without re-verifying it.
 
 Labels are caller-chosen (e.g. ``(tx_index, output_index, "rangeproof")``) and returned in the
 order the claims were added.
@@ -31,9 +37,12 @@ order the claims were added.
 
 from __future__ import annotations
 
+import copy
 import secrets
-from collections.abc import Hashable, Iterable, Sequence
+from array import array
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from ctplugin.secp256k1 import FixedBase, kernel
 from ctplugin.secp256k1.params import N
@@ -42,6 +51,7 @@ _k = kernel.backend
 
 Label = Hashable
 _ONE = (1).to_bytes(32, "big")
+_ONE16 = (1).to_bytes(16, "big")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,81 +121,149 @@ _set_shared = Claim.__dict__["shared"].__set__
 _set_fixed_const = Claim.__dict__["fixed_const"].__set__
 
 
-def _random_weights(count: int) -> list[int]:
-    """Independent uniform non-zero 128-bit weights, from one call to the OS generator."""
-    pool = secrets.token_bytes(16 * count)
-    return [int.from_bytes(pool[16 * i: 16 * i + 16], "big") or 1 for i in range(count)]
+class GroupTerms(NamedTuple):
+    """What a ``ClaimGroup`` contributes to one check besides its fixed coefficients: weighted
+    free scalars with their points, and shared points (packed, 64 bytes each) with the weighted
+    sums of their scalars (packed, 32 bytes each, one per shared point)."""
+
+    free_scalars: bytes
+    free_points: bytes
+    shared_points: bytes
+    shared_scalars: bytes
+
+
+class ClaimGroup:
+    """Claims over ``base`` prepared together by a kernel entry, one per label.
+
+    Subclasses implement ``terms``: for the members (indices into ``labels``, a packed array of
+    little-endian u32, in check order, repeats allowed) with their weights (one 32-byte scalar
+    each), add Σ w·(fixed coefficients) to the native ``ScalarAccumulator`` ``acc`` (indices of
+    ``base``) and return the members' other terms, weighted. Member i's claim must be exactly the
+    equation it would be as a ``Claim``: the batch treats both alike.
+    """
+
+    __slots__ = ("base", "labels")
+
+    def __init__(self, base: FixedBase, labels: Sequence[Label]) -> None:
+        self.base = base
+        self.labels = tuple(labels)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def terms(self, acc: Any, members: bytes, weights: bytes) -> GroupTerms:
+        raise NotImplementedError
+
+    def relabelled(self, labels: Sequence[Label]) -> ClaimGroup:
+        """The same claims under other labels (one per member; the prepared data is shared)."""
+        if len(labels) != len(self.labels):
+            raise ValueError("one label per member")
+        group = copy.copy(self)
+        group.labels = tuple(labels)
+        return group
+
+
+_Item = Claim | tuple[ClaimGroup, int]
+"""A batch entry: a claim, or member i of a group."""
+
+
+def _label(item: _Item) -> Label:
+    if isinstance(item, tuple):
+        return item[0].labels[item[1]]
+    return item.label
+
+
+_ZERO16 = bytes(16)
+
+
+def _random_weights(count: int) -> bytes:
+    """Independent uniform 128-bit weights (16 bytes each, big-endian), none zero, from one call
+    to the OS generator."""
+    while True:
+        pool = secrets.token_bytes(16 * count)
+        if all(pool[i: i + 16] != _ZERO16 for i in range(0, len(pool), 16)):
+            return pool
 
 
 class BatchVerifier:
-    """Collects claims over one ``FixedBase`` and checks them all in one MSM.
+    """Collects claims (and claim groups) over one ``FixedBase`` and checks them all in one MSM.
 
     Claims over another fixed base (or none) are accepted too: their fixed segments are moved to
     free terms (correct, just slower).
     """
 
-    __slots__ = ("_claims", "_foreign", "fixed")
+    __slots__ = ("_foreign", "_items", "fixed")
 
     def __init__(self, fixed: FixedBase) -> None:
         self.fixed = fixed
-        self._claims: list[Claim] = []
+        self._items: list[_Item] = []
         self._foreign: dict[int, bytes] = {}
 
-    def add(self, claim: Claim) -> None:
-        self._claims.append(claim)
+    def add(self, claim: Claim | ClaimGroup) -> None:
+        """Add a claim, or every member of a group (in its order)."""
+        if isinstance(claim, ClaimGroup):
+            self._items.extend((claim, i) for i in range(len(claim)))
+        else:
+            self._items.append(claim)
 
-    def extend(self, claims: Iterable[Claim]) -> None:
-        self._claims.extend(claims)
+    def extend(self, claims: Iterable[Claim | ClaimGroup]) -> None:
+        for claim in claims:
+            self.add(claim)
 
     def __len__(self) -> int:
-        return len(self._claims)
+        return len(self._items)
 
     @property
-    def claims(self) -> tuple[Claim, ...]:
-        return tuple(self._claims)
+    def labels(self) -> tuple[Label, ...]:
+        """Every claim's label, in insertion order."""
+        return tuple(_label(item) for item in self._items)
 
     def verify(self) -> bool:
         """True iff (with probability ≥ 1 − 2^-128) every claim holds. Empty batch: True."""
-        return self._check(self._claims)
+        return self._check(self._items)
 
     def failures(self) -> list[Label]:
         """Labels of the false claims, in insertion order (empty if the batch verifies)."""
         out: list[Label] = []
-        self._bisect(self._claims, known_failing=False, out=out)
+        self._bisect(self._items, known_failing=False, out=out)
         return out
 
-    def first_failure(self, known_failing: bool = False) -> Label | None:
-        """The label of the first false claim in insertion order, or None if the batch
-        verifies. ``known_failing``: the caller just saw ``verify()`` fail (it is not re-run).
+    def first_failure(self, known_failing: bool = False,
+                      key: Callable[[Label], Any] | None = None) -> Label | None:
+        """The label of the first false claim in insertion order (or in ``key(label)`` order,
+        insertion order among equal keys), or None if the batch verifies. ``known_failing``: the
+        caller just saw ``verify()`` fail (it is not re-run).
 
         Halving: if the left half verifies, the first false claim is in the right half, else in
         the left. A left half holding a false claim passes with probability 2^-128; the search
         then ends on a true claim, which is detected (a claim alone is checked with weight 1)
         and answered by checking the claims one by one."""
-        claims = self._claims
-        if not known_failing and self._check(claims):
+        items = list(self._items)
+        if key is not None:
+            items.sort(key=lambda item: key(_label(item)))
+        if not known_failing and self._check(items):
             return None
-        lo: Sequence[Claim] = claims
+        lo: Sequence[_Item] = items
         while len(lo) > 1:
             mid = len(lo) // 2
             lo = lo[mid:] if self._check(lo[:mid]) else lo[:mid]
         if lo and not self._check(lo):
-            return lo[0].label
-        for claim in claims:  # only after a 2^-128 false pass above
-            if not self._check((claim,)):
-                return claim.label
+            return _label(lo[0])
+        for item in items:  # only after a 2^-128 false pass above
+            if not self._check((item,)):
+                return _label(item)
         return None
 
     # --- internals ---------------------------------------------------------------------------
 
-    def _bisect(self, claims: Sequence[Claim], known_failing: bool, out: list[Label]) -> None:
-        if not known_failing and self._check(claims):
+    def _bisect(self, items: Sequence[_Item], known_failing: bool, out: list[Label]) -> None:
+        if not known_failing and self._check(items):
             return
-        if len(claims) == 1:
-            out.append(claims[0].label)
+        if len(items) == 1:
+            out.append(_label(items[0]))
             return
-        mid = len(claims) // 2
-        left, right = claims[:mid], claims[mid:]
+        mid = len(items) // 2
+        left, right = items[:mid], items[mid:]
         if self._check(left):
             self._bisect(right, known_failing=True, out=out)
         else:
@@ -199,50 +277,79 @@ class BatchVerifier:
             self._foreign[id(base)] = packed
         return packed
 
-    def _check(self, claims: Sequence[Claim]) -> bool:
-        if not claims:
+    def _check(self, items: Sequence[_Item]) -> bool:
+        if not items:
             return True
         fixed = self.fixed
-        acc = None  # the fixed-base coefficients Σ_c w_c·(…), kept native between claims
+        acc = None  # the fixed-base coefficients Σ_c w_c·(…), native, made when first needed
         consts: dict[tuple[int, int], int] = {}
-        # Free terms: raw scalar vectors and their weights (one 32-byte weight per scalar),
-        # multiplied in ONE kernel call at the end instead of one scaling per claim.
+        # Free terms of plain claims: raw scalar vectors and their weights (one 32-byte weight
+        # per scalar), multiplied in ONE kernel call at the end instead of one scaling per claim.
         raw_s: list[bytes] = []
         raw_w: list[bytes] = []
+        free_s: list[bytes] = []
         free_p: list[bytes] = []
         shared: dict[bytes, int] = {}
-        weights = [1] if len(claims) == 1 else _random_weights(len(claims))
-        for claim, w in zip(claims, weights):
-            if claim.base is fixed:
-                if claim.fixed:
+        members: dict[ClaimGroup, tuple[list[int], list[bytes]]] = {}
+        pool = _ONE16 if len(items) == 1 else _random_weights(len(items))
+        for pos, item in enumerate(items):
+            chunk = pool[16 * pos: 16 * pos + 16]
+            if isinstance(item, tuple):
+                group, index = item
+                entry = members.get(group)
+                if entry is None:
+                    entry = members[group] = ([], [])
+                entry[0].append(index)
+                entry[1].append(chunk)
+                continue
+            w = int.from_bytes(chunk, "big")
+            if item.base is fixed:
+                if item.fixed:
                     if acc is None:
                         acc = _k.ScalarAccumulator(len(fixed))
-                    acc.axpy_terms(w.to_bytes(32, "big"),
+                    acc.axpy_terms(chunk.rjust(32, b"\0"),
                                    [(start, mult.to_bytes(32, "big"), vec)
-                                    for start, mult, vec in claim.fixed])
-                for start, count, value in claim.fixed_const:
+                                    for start, mult, vec in item.fixed])
+                for start, count, value in item.fixed_const:
                     key = (start, count)
                     consts[key] = consts.get(key, 0) + w * value
-            elif claim.base is not None:  # another base: its points become free terms
-                points = self._base_points(claim.base)
-                for start, mult, vec in claim.fixed:
+            elif item.base is not None:  # another base: its points become free terms
+                points = self._base_points(item.base)
+                for start, mult, vec in item.fixed:
                     raw_s.append(vec)
                     raw_w.append((w * mult % N).to_bytes(32, "big") * (len(vec) >> 5))
                     free_p.append(points[64 * start: 64 * start + 2 * len(vec)])
-                for start, count, value in claim.fixed_const:
+                for start, count, value in item.fixed_const:
                     raw_s.append((w * value % N).to_bytes(32, "big") * count)
                     raw_w.append(_ONE * count)
                     free_p.append(points[64 * start: 64 * (start + count)])
-            if claim.free_scalars:
-                raw_s.append(claim.free_scalars)
-                raw_w.append(w.to_bytes(32, "big") * (len(claim.free_scalars) >> 5))
-                free_p.append(claim.free_points)
-        for claim, w in zip(claims, weights):
-            for point, s in claim.shared:
-                shared[point] = shared.get(point, 0) + w * s
-        free_s = [_k.scalar_vec_mul(b"".join(raw_s), b"".join(raw_w))] if raw_s else []
-        for point, s in shared.items():
-            free_s.append((s % N).to_bytes(32, "big"))
+            if item.free_scalars:
+                raw_s.append(item.free_scalars)
+                raw_w.append(w.to_bytes(32, "big") * (len(item.free_scalars) >> 5))
+                free_p.append(item.free_points)
+            for point, sv in item.shared:
+                shared[point] = shared.get(point, 0) + w * sv
+        if raw_s:
+            free_s.append(_k.scalar_vec_mul(b"".join(raw_s), b"".join(raw_w)))
+        for group, (indices, chunks) in members.items():
+            weights = _ZERO16 + _ZERO16.join(chunks)
+            if group.base is fixed:
+                if acc is None:
+                    acc = _k.ScalarAccumulator(len(fixed))
+                terms = group.terms(acc, array("I", indices).tobytes(), weights)
+            else:  # another base: its coefficients become free terms over its points
+                own = _k.ScalarAccumulator(len(group.base))
+                terms = group.terms(own, array("I", indices).tobytes(), weights)
+                free_s.append(own.to_bytes())
+                free_p.append(self._base_points(group.base))
+            free_s.append(terms.free_scalars)
+            free_p.append(terms.free_points)
+            sp, ss = terms.shared_points, terms.shared_scalars
+            for j in range(len(ss) >> 5):
+                point, packed = sp[64 * j: 64 * j + 64], ss[32 * j: 32 * j + 32]
+                shared[point] = shared.get(point, 0) + int.from_bytes(packed, "big")
+        for point, sv in shared.items():
+            free_s.append((sv % N).to_bytes(32, "big"))
             free_p.append(point)
         if consts:
             if acc is None:

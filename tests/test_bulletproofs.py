@@ -22,6 +22,7 @@ from ctplugin.bulletproofs import (
     proof_length,
     prove,
     range_proof_claim,
+    range_proof_claims,
     verify,
 )
 from ctplugin.bulletproofs.__main__ import check, main
@@ -316,3 +317,80 @@ def test_predecoded_commitment_points() -> None:
         range_proof_claim(PROOF, [COMMIT], HG, commitment_points=other)
     with pytest.raises(ProofError, match="do not match"):
         range_proof_claim(PROOF, [COMMIT], HG, commitment_points=packed[:32])
+
+
+# --- claim groups (one kernel call per batch) -----------------------------------------------------
+
+def _group_items(count: int) -> tuple[list[bytes], list[list[bytes]]]:
+    proofs, commits = [], []
+    for i in range(count):
+        proof, c = make(1000 + i, 77 + i, bytes([i + 3]) * 32)
+        proofs.append(proof)
+        commits.append([c])
+    return proofs, commits
+
+
+def test_range_proof_claims_group_names_malformed_and_false_members() -> None:
+    proofs, commits = _group_items(6)
+    proofs[1] = proofs[1][:-1]  # malformed: length
+    proofs[2] = _with(proofs[2], 64, bytes([proofs[2][64] | 0x40]))  # malformed: flag bits
+    commits[4] = [make(5)[1]]  # well-formed, false
+    labels = [("out", i) for i in range(6)]
+    group = range_proof_claims(proofs, commits, [HG] * 6, None, 64, GENS, labels=labels)
+    assert [label for label, _ in group.failures] == [("out", 1), ("out", 2)]
+    assert [exc.reason for _, exc in group.failures] == ["length", "flag-bits"]
+    assert group.labels == (("out", 0), ("out", 3), ("out", 4), ("out", 5))
+    assert group.generator_points == {HG: H_GENERATOR.point.packed}
+    batch = BatchVerifier(GENS.fixed)
+    batch.add(group)
+    assert not batch.verify()
+    assert batch.failures() == [("out", 4)]
+    assert batch.first_failure() == ("out", 4)
+    # label order across plain claims and group members
+    other = range_proof_claim(proofs[0], [make(6)[1]], HG, None, 64, GENS, label=("out", 9))
+    batch.add(other)
+    assert batch.first_failure(key=lambda label: -label[1]) == ("out", 9)
+    assert batch.first_failure() == ("out", 4)
+
+
+def test_claim_group_relabelled_and_added_twice() -> None:
+    proofs, commits = _group_items(3)
+    group = range_proof_claims(proofs, commits, [HG] * 3, None, 64, GENS)
+    assert group.labels == (0, 1, 2)
+    renamed = group.relabelled(["a", "b", "c"])
+    assert renamed.labels == ("a", "b", "c") and group.labels == (0, 1, 2)
+    with pytest.raises(ValueError):
+        group.relabelled(["a"])
+    batch = BatchVerifier(GENS.fixed)
+    batch.extend([group, renamed])
+    assert len(batch) == 6 and batch.verify()
+    assert batch.labels == (0, 1, 2, "a", "b", "c")
+
+
+def test_range_proof_claims_mixed_m_and_unsupported_min_value() -> None:
+    proofs, commits = _group_items(3)
+    commits[1] = commits[1] * 2
+    group = range_proof_claims(proofs, commits, [HG] * 3, None, 64, GENS,
+                               min_values=[None, None, [1 << 40]])
+    assert [(label, exc.reason) for label, exc in group.failures] == [
+        (1, "parameters"), (2, "min-value-unsupported")]
+    batch = BatchVerifier(GENS.fixed)
+    batch.add(group)
+    assert batch.verify()
+
+
+def test_proof_error_reasons_are_stable() -> None:
+    cases = {
+        "length": lambda: verify(PROOF + b"\x00", [COMMIT], HG),
+        "scalar-range": lambda: verify(_with(PROOF, 0, bytes(32)), [COMMIT], HG),
+        "field-range": lambda: verify(_with(PROOF, 65, (P + 1).to_bytes(32, "big")), [COMMIT],
+                                      HG),
+        "commitment-prefix": lambda: verify(PROOF, [b"\x0a" + COMMIT[1:]], HG),
+        "value-generator": lambda: verify(PROOF, [COMMIT], COMMIT),
+        "parameters": lambda: verify(PROOF, [COMMIT] * 3, HG),
+        "generators": lambda: verify(PROOF, [COMMIT] * 4, HG),
+    }
+    for reason, call in cases.items():
+        with pytest.raises(ProofError) as info:
+            call()
+        assert info.value.reason == reason, (reason, info.value)

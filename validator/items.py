@@ -5,31 +5,30 @@ items; nothing is verified while planning. The cache pass drops items the proof 
 vouches for; ``validator.verify`` verifies the rest (stage 5 of ``validator.block``). Two
 families, by how they are verified:
 
-- a *batch item* (``BatchItem``) turns into one ``ctplugin.batch.Claim`` that joins the block's
-  ONE multi-scalar multiplication: Bulletproof range proofs (``RangeItem``), later BIP340
-  Schnorr claims;
+- a *batch item* (``BatchItem``) turns into one claim that joins the block's ONE multi-scalar
+  multiplication: Bulletproof range proofs (``RangeItem``), later BIP340 Schnorr claims. A kind
+  with a native batch setup also has the classmethod ``claims(items, ctx)``, which the verifier
+  then calls once for all its items (range proofs: one kernel call for the whole block, one
+  ``ctplugin.batch.ClaimGroup``), so no per-item Python work is left;
 - a *check item* (``CheckItem``) is verified on its own: surjection proofs (``SurjectionItem``),
-  Borromean range proofs (``BorromeanItem``: they cannot join the MSM; all of a block's go to
-  the ring kernel in ONE call before the checks run, ``verify_borromean``), later ECDSA
-  signatures.
+  later Borromean range proofs and ECDSA signatures.
 
 Every item is an immutable value of bytes (plus its ``ItemLabel``), so items pickle and can be
 verified in another process; derived state (decoded points, prepared targets) is rebuilt there
 on first use, never shipped. To add a kind: a NamedTuple with ``label``, a ``family`` (report
 counts and check timings are keyed by it), ``at_tx``, ``cache_key`` (the proof cache's salted
-key over EVERY verification input, design.md "Proof caches") and ``claim`` or ``check``.
+key over EVERY verification input, design.md "Proof caches") and ``claim`` (optionally
+``claims``) or ``check``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast
 
-from ctplugin import borromean
-from ctplugin.batch import Claim
-from ctplugin.bulletproofs import CONSENSUS_N_GENS, CONSENSUS_NBITS, output_range_proof_claim
-from ctplugin.elements.script import is_unspendable
-from ctplugin.errors import EncodingError, ProofError, ValidationError
+from ctplugin.batch import Claim, ClaimGroup
+from ctplugin.bulletproofs import CONSENSUS_N_GENS, CONSENSUS_NBITS, output_range_proof_claims
+from ctplugin.errors import ProofError, ValidationError
 from ctplugin.pedersen import Generator, generator_generate
 from ctplugin.secp256k1 import KIND_GENERATOR, Point, kernel
 from ctplugin.surjection import PreparedTargets, SurjectionProof, verify_prepared
@@ -83,17 +82,13 @@ class VerifyContext:
 
     ``decoded``: asset encodings (33 B) → packed kernel points, filled by the range claims (a
     range claim's value generator is the output's asset commitment) and read by the surjection
-    checks, so a blinded output's asset commitment is decoded once. ``ring_verdicts``: the
-    verdicts of the Borromean items (``verify_borromean``), read by their checks; ``threads``:
-    cores the ring kernel may use (default: all).
+    checks, so a blinded output's asset commitment is decoded once.
     """
 
-    __slots__ = ("decoded", "ring_verdicts", "threads")
+    __slots__ = ("decoded",)
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self) -> None:
         self.decoded: dict[bytes, bytes] = {}
-        self.ring_verdicts: dict[BorromeanItem, borromean.RangeProofVerdict] = {}
-        self.threads = threads if threads is not None else borromean.default_threads()
 
 
 _ItemT = TypeVar("_ItemT", bound="Item")
@@ -119,10 +114,17 @@ class Item(Protocol):
         ...
 
 
+Malformed = list[tuple[ItemLabel, ValidationError]]
+"""Items that are malformed, each with the ``ValidationError`` naming it."""
+
+
 class BatchItem(Item, Protocol):
-    def claim(self, ctx: VerifyContext) -> Claim:
-        """The item's equation for the batch; a ``ValidationError`` naming the item if it is
-        malformed (a well-formed false item gives a claim that fails)."""
+    def claim(self, ctx: VerifyContext) -> Claim | ClaimGroup:
+        """The item's equation for the batch (a claim, or a group of one); a
+        ``ValidationError`` naming the item if it is malformed (a well-formed false item gives
+        a claim that fails). A kind may also define the classmethod ``claims(items, ctx) ->
+        (claims or groups, Malformed)`` for all its items at once (see ``RangeItem.claims``);
+        the verifier then uses it instead."""
         ...
 
 
@@ -177,78 +179,32 @@ class RangeItem(NamedTuple):
         return cache.rangeproof_key(self.proof, self.commitment, self.value_gen,
                                     self.extra_commit, CONSENSUS_NBITS, CONSENSUS_N_GENS)
 
-    def claim(self, ctx: VerifyContext) -> Claim:
-        """The consensus range-proof equation (ProofError → named as invalid). Records the value
-        generator's decoded point in ``ctx`` (the claim's one shared term is value_gen·w(δ − t))."""
-        try:
-            claim = output_range_proof_claim(self.proof, self.commitment, self.value_gen,
-                                             self.extra_commit, label=self.label,
-                                             commitment_point=self.commitment_point)
-        except ProofError as exc:
-            raise self.label.error("bad-txns-rangeproof-invalid", f"malformed: {exc}") from None
-        if len(claim.shared) == 1:
-            ctx.decoded[self.value_gen] = claim.shared[0][0]
-        return claim
+    def claim(self, ctx: VerifyContext) -> Claim | ClaimGroup:
+        """The consensus range-proof equation of this one item (see ``claims``)."""
+        built, malformed = RangeItem.claims([self], ctx)
+        if malformed:
+            raise malformed[0][1]
+        return built[0]
 
-
-# ------------------------------------------------------------------------------------------------
-# Borromean range proofs (check items, verified together on the ring kernel)
-# ------------------------------------------------------------------------------------------------
-
-
-class BorromeanItem(NamedTuple):
-    """One Borromean range proof (Elements' ``rangeproof``): proof, commitment (33 B), value
-    generator (33 B: the asset commitment, or generator_generate(asset or token id)), extra
-    commit (the output's scriptPubKey; empty for issuances).
-
-    Elements' rules beyond the proof: it must prove min_value > 0 unless the extra commit (the
-    script) is unspendable (an empty one is, as for issuances): no spendable zero-value
-    outputs. Both are functions of the cache key's inputs."""
-
-    label: ItemLabel
-    proof: bytes
-    commitment: bytes
-    value_gen: bytes
-    extra_commit: bytes
-
-    @property
-    def family(self) -> str:
-        return "borromean"
-
-    def at_tx(self, tx_index: int) -> BorromeanItem:
-        return _at_tx(self, tx_index)
-
-    def cache_key(self, cache: ProofCache) -> bytes:
-        return cache.borromean_key(self.proof, self.commitment, self.value_gen,
-                                   self.extra_commit)
-
-    def claim_of(self) -> borromean.RangeProofClaim:
-        return borromean.RangeProofClaim(self.proof, self.commitment, self.value_gen,
-                                         self.extra_commit)
-
-    def check(self, ctx: VerifyContext | None = None) -> None:
-        """The verdict ``verify_borromean`` put in ``ctx`` (verified alone if absent); a
-        ValidationError naming the output or issuance otherwise."""
-        verdict = None if ctx is None else ctx.ring_verdicts.get(self)
-        if verdict is None:
-            verdict = borromean.verify_many([self.claim_of()], threads=1)[0]
-        if isinstance(verdict, EncodingError):
-            raise self.label.error("bad-txns-asset-invalid", f"value generator: {verdict}")
-        if isinstance(verdict, Exception):
-            raise self.label.error("bad-txns-rangeproof-invalid", f"malformed: {verdict}")
-        if verdict is False:
-            raise self.label.error("bad-txns-rangeproof-invalid")
-        min_value = verdict[0] if isinstance(verdict, tuple) else 0
-        if min_value == 0 and not is_unspendable(self.extra_commit):
-            raise self.label.error("bad-txns-rangeproof-invalid",
-                                   "min_value 0 on a spendable output")
-
-
-def verify_borromean(items: list[BorromeanItem], ctx: VerifyContext) -> None:
-    """Every Borromean item's verdict into ``ctx.ring_verdicts``: ONE ring-kernel call (every
-    ring of every proof in waves, on ``ctx.threads`` cores)."""
-    verdicts = borromean.verify_many([item.claim_of() for item in items], threads=ctx.threads)
-    ctx.ring_verdicts.update(zip(items, verdicts))
+    @classmethod
+    def claims(cls, items: Sequence[RangeItem], ctx: VerifyContext,
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        """The consensus range-proof equations of ``items`` as ONE group (one kernel call
+        parses, decodes and runs the transcripts of them all); a malformed proof is named
+        ``bad-txns-rangeproof-invalid``. Records each value generator's decoded point in
+        ``ctx`` (a range claim's one shared term is value_gen·w(δ − t))."""
+        if not items:
+            return [], []
+        labels, proofs, commitments, value_gens, extras, points = zip(*items, strict=True)
+        group = output_range_proof_claims(proofs, commitments, value_gens, extras, labels,
+                                          None if points.count(None) == len(points) else points)
+        ctx.decoded.update(group.generator_points)
+        malformed: Malformed = []
+        for label, exc in group.failures:
+            item_label = cast(ItemLabel, label)
+            malformed.append((item_label, item_label.error("bad-txns-rangeproof-invalid",
+                                                           f"malformed: {exc}")))
+        return [group], malformed
 
 
 # ------------------------------------------------------------------------------------------------

@@ -4,15 +4,14 @@
 items, ``validator.items``): it reads no chainstate and no cache, so it runs the same in the
 validating process, in a worker process (the work pickles) or on a Dask cluster.
 
-1. every prebuilt claim (the balance equations) and every batch item's claim go into ONE
-   ``BatchVerifier`` over the Bulletproof fixed base [G, G_i, H_i] → one multi-scalar
-   multiplication; on failure ``BatchVerifier.first_failure`` names the first false claim by
-   halving. A malformed batch item is kept aside, not raised at once: a claim with a lower
-   label may fail the batch, and the culprit is the lowest label (transaction index, then kind
-   and position) among malformed items and the first false claim;
-2. then the check items, in label order; the first failure is the culprit. The Borromean range
-   proofs among them are verified first, all in ONE ring-kernel call (``verify_borromean``:
-   every ring of every proof in waves, on all cores), and their checks read those verdicts.
+1. every prebuilt claim (the balance equations) and every batch item's claim (the items of a
+   kind built together: all range proofs in one kernel call) go into ONE ``BatchVerifier`` over
+   the Bulletproof fixed base [G, G_i, H_i] → one multi-scalar multiplication; on failure
+   ``BatchVerifier.first_failure`` names the first false claim in label order by halving. A
+   malformed batch item is kept aside, not raised at once: a claim with a lower label may fail
+   the batch, and the culprit is the lowest label (transaction index, then kind and position)
+   among malformed items and the first false claim;
+2. then the check items, in label order; the first failure is the culprit.
 
 ``verify_blocks(works)`` does the same for several blocks in ONE batch (replay windows) and
 names the first failing block: its culprit is what ``verify`` would report for it alone.
@@ -23,19 +22,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from ctplugin.batch import BatchVerifier, Claim
+from ctplugin.batch import BatchVerifier, Claim, ClaimGroup
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.errors import ValidationError
-from validator.items import (
-    BatchItem,
-    BorromeanItem,
-    CheckItem,
-    ItemLabel,
-    VerifyContext,
-    verify_borromean,
-)
+from validator.items import BatchItem, CheckItem, ItemLabel, Malformed, VerifyContext
 from validator.timing import StageTimer
 
 
@@ -80,7 +72,7 @@ def verify(work: ProofWork, timer: StageTimer | None = None) -> int:
     if culprit is not None:
         raise culprit
     _run_checks(sorted(work.checks, key=_item_label), ctx, timer)
-    return len(claims)
+    return sum(len(c) if isinstance(c, ClaimGroup) else 1 for c in claims)
 
 
 def verify_blocks(works: Sequence[ProofWork],
@@ -93,12 +85,12 @@ def verify_blocks(works: Sequence[ProofWork],
     before its checks, an earlier block's checks before a later block's batch)."""
     timer = timer if timer is not None else StageTimer()
     contexts = [VerifyContext() for _ in works]
-    claims: list[Claim] = []
+    claims: list[Claim | ClaimGroup] = []
     malformed: list[list[tuple[ItemLabel, ValidationError | None]]] = []
     with timer.stage("claims"):
         for k, (work, ctx) in enumerate(zip(works, contexts)):
             own, bad = _build_claims(work, ctx)
-            claims += [_in_block(k, c) for c in own]  # block order, then label order
+            claims += [_in_block(k, c) for c in own]  # labels ordered by block, then item
             malformed.append(list(bad))
     with timer.stage("msm"):
         failing = _first_failing_claim(claims)
@@ -123,24 +115,39 @@ def _item_label(item: CheckItem | Claim) -> ItemLabel:
 
 
 def _build_claims(work: ProofWork, ctx: VerifyContext
-                  ) -> tuple[list[Claim], list[tuple[ItemLabel, ValidationError]]]:
-    """Every claim of ``work`` in culprit order (by label), and the malformed batch items."""
-    claims = list(work.claims)
-    malformed: list[tuple[ItemLabel, ValidationError]] = []
+                  ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+    """Every claim of ``work`` (the items of each kind built together), and the malformed
+    batch items."""
+    claims: list[Claim | ClaimGroup] = list(work.claims)
+    malformed: Malformed = []
+    kinds: dict[type, list[BatchItem]] = {}
     for item in work.batch:
-        try:
-            claims.append(item.claim(ctx))
-        except ValidationError as exc:  # kept aside: an earlier item may fail the batch
-            malformed.append((item.label, exc))
-    claims.sort(key=_item_label)
+        kinds.setdefault(type(item), []).append(item)
+    for kind, items in kinds.items():
+        together = getattr(kind, "claims", None)
+        if together is not None:  # a native batch setup for the whole kind
+            built, bad = together(items, ctx)
+            claims += built
+            malformed += bad
+            continue
+        for item in items:
+            try:
+                claims.append(item.claim(ctx))
+            except ValidationError as exc:  # kept aside: an earlier item may fail the batch
+                malformed.append((item.label, exc))
     return claims, malformed
 
 
-def _first_failing_claim(claims: Sequence[Claim]) -> ItemLabel | BlockLabel | None:
+def _first_failing_claim(claims: Sequence[Claim | ClaimGroup]) -> ItemLabel | BlockLabel | None:
+    """The first false claim in label order (culprit order), None if all hold."""
     batch = BatchVerifier(consensus_generators().fixed)
     batch.extend(claims)
-    label = batch.first_failure()
+    label = batch.first_failure(key=_label_order)
     return label  # type: ignore[return-value]  # labels are ItemLabel / BlockLabel
+
+
+def _label_order(label: object) -> Any:
+    return label  # ItemLabel / BlockLabel: tuples ordered by block, transaction, kind, position
 
 
 def _lowest(culprits: Sequence[tuple[ItemLabel, ValidationError | None]],
@@ -152,20 +159,17 @@ def _lowest(culprits: Sequence[tuple[ItemLabel, ValidationError | None]],
     return error if error is not None else label.error("bad-txns-rangeproof-invalid")
 
 
-def _in_block(k: int, claim: Claim) -> Claim:
+def _in_block(k: int, claim: Claim | ClaimGroup) -> Claim | ClaimGroup:
+    if isinstance(claim, ClaimGroup):
+        return claim.relabelled([BlockLabel(k, label) for label in claim.labels])  # type: ignore[arg-type]
     return Claim.trusted(BlockLabel(k, claim.label), claim.base, claim.fixed,  # type: ignore[arg-type]
                          claim.free_scalars, claim.free_points, claim.shared, claim.fixed_const)
 
 
 def _run_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer) -> None:
-    """Check items alone, in the given order (label order), timed per family; the Borromean
-    items' verdicts first, in one ring-kernel call (timed as "borromean")."""
+    """Check items alone, in the given order (label order), timed per family."""
     clock = time.perf_counter
     seconds = timer.seconds
-    rings = [item for item in checks if isinstance(item, BorromeanItem)]
-    if rings:
-        with timer.stage("borromean"):
-            verify_borromean(rings, ctx)
     for item in checks:
         start = clock()
         try:

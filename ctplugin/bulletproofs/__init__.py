@@ -1,8 +1,10 @@
 """Bulletproof range proofs in the secp256k1-zkp production format (Grin; 675 bytes at 64 bits).
 
 Modules (split like dalek's bulletproofs): ``generators`` (generator sets, cached), ``transcript``
-(Fiat–Shamir), ``nonces`` (the reference's ChaCha20 randomness), ``layout`` (byte layout and
-limits), ``prover``, ``verifier`` (single verify and batch claims over ``ctplugin.batch``),
+(Fiat–Shamir: the one transcript), ``nonces`` (the reference's ChaCha20 randomness), ``layout``
+(byte layout and limits), ``prover``, ``verifier`` (single verify and batch claim groups over
+``ctplugin.batch``), ``kernel`` (the verification setup of a whole batch in one native call,
+with its pure-Python twin ``_reference``),
 ``rewind`` (owner recovery of value, blind and message), ``params`` / ``consensus`` (our chain's
 parameters and the helpers the validator and wallet use).
 Spec: ../shared/notes/bulletproofs-format.md.
@@ -11,6 +13,7 @@ Spec: ../shared/notes/bulletproofs-format.md.
 from ctplugin.bulletproofs.consensus import (
     consensus_generators,
     output_range_proof_claim,
+    output_range_proof_claims,
     prove_output,
     rewind_output,
     verify_output,
@@ -26,8 +29,10 @@ from ctplugin.bulletproofs.params import (
 )
 from ctplugin.bulletproofs.prover import prove
 from ctplugin.bulletproofs.verifier import (
+    RangeProofClaims,
     default_generators,
     range_proof_claim,
+    range_proof_claims,
     verify,
     verify_batch,
 )
@@ -42,14 +47,17 @@ __all__ = [
     "MAX_NBITS",
     "MAX_PROOF_LENGTH",
     "GeneratorSet",
+    "RangeProofClaims",
     "consensus_generators",
     "default_generators",
     "generator_set",
     "output_range_proof_claim",
+    "output_range_proof_claims",
     "proof_length",
     "prove",
     "prove_output",
     "range_proof_claim",
+    "range_proof_claims",
     "rewind_output",
     "verify",
     "verify_batch",

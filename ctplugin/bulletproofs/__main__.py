@@ -18,11 +18,11 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ctplugin.batch import BatchVerifier, Claim
+from ctplugin.batch import BatchVerifier
 from ctplugin.bulletproofs.generators import generator_set, rfc6979_stream
 from ctplugin.bulletproofs.prover import prove
 from ctplugin.bulletproofs.rewind import rewind
-from ctplugin.bulletproofs.verifier import range_proof_claim
+from ctplugin.bulletproofs.verifier import RangeProofClaims, range_proof_claim
 from ctplugin.errors import CtpluginError
 from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1 import G
@@ -34,7 +34,7 @@ def _hex(value: str | None) -> bytes | None:
     return None if value is None else bytes.fromhex(value)
 
 
-def _claim(case: Case, min_value: Any = "case", label: Any = None) -> Claim:
+def _claim(case: Case, min_value: Any = "case", label: Any = None) -> RangeProofClaims:
     mins = case.get("min_value") if min_value == "case" else min_value
     return range_proof_claim(
         bytes.fromhex(case["proof"]), [bytes.fromhex(c) for c in case["commitments"]],
@@ -42,15 +42,13 @@ def _claim(case: Case, min_value: Any = "case", label: Any = None) -> Claim:
         generator_set(case["gens_n"]), min_value=mins, label=label if label else case["id"])
 
 
-def _verdict(make: Callable[[], Claim]) -> bool:
+def _verdict(make: Callable[[], RangeProofClaims]) -> bool:
     """Verify one claim alone; a malformed proof (ProofError) is a reject."""
     try:
         claim = make()
     except CtpluginError:
         return False
-    batch = BatchVerifier(claim.base) if claim.base is not None else None
-    if batch is None:
-        return False
+    batch = BatchVerifier(claim.base)
     batch.add(claim)
     return batch.verify()
 
@@ -79,7 +77,7 @@ def _rewind_matches(case: Case) -> bool:
             and got.blind.hex() == want["blind"] and got.message.hex() == want["message"])
 
 
-def _batch_verdict(case: Case, good: list[Claim]) -> tuple[bool, bool]:
+def _batch_verdict(case: Case, good: list[RangeProofClaims]) -> tuple[bool, bool]:
     """(verdict of the case batched with all valid cases, bisection named exactly this case)."""
     try:
         claim = _claim(case, label=("case", case["id"]))
@@ -87,7 +85,7 @@ def _batch_verdict(case: Case, good: list[Claim]) -> tuple[bool, bool]:
         return False, True  # rejected at parse time: never reaches a batch
     if not good:
         return _verdict(lambda: claim), True
-    batch = BatchVerifier(good[0].base)  # type: ignore[arg-type]
+    batch = BatchVerifier(good[0].base)
     batch.extend(good)
     batch.add(claim)
     ok = batch.verify()
@@ -143,7 +141,7 @@ def _prover_check(case: Case) -> Iterator[Check]:
         yield same, f"prover {'bytes match' if same else 'BYTES DIFFER'}"
 
 
-def _case_checks(case: Case, good: list[Claim]) -> Iterator[Check]:
+def _case_checks(case: Case, good: list[RangeProofClaims]) -> Iterator[Check]:
     """Prover bytes, verdict alone, verdict in a batch (named by bisection), rewind."""
     yield from _prover_check(case)
     expected = bool(case["expected"])
@@ -186,7 +184,7 @@ def check(path: str, out: Any = None) -> bool:
 
     valid = data.get("valid", [])
     by_id = {c["id"]: c for c in [*valid, *data.get("invalid", []), *data.get("quirks", [])]}
-    good_by_gens: dict[int, list[Claim]] = {}
+    good_by_gens: dict[int, list[RangeProofClaims]] = {}
     for case in valid:
         with contextlib.suppress(CtpluginError):  # reported as a verify failure below
             good_by_gens.setdefault(case["gens_n"], []).append(
@@ -195,7 +193,7 @@ def check(path: str, out: Any = None) -> bool:
     for section in ("valid", "invalid"):
         for case in data.get(section, []):
             good = [c for c in good_by_gens.get(case["gens_n"], [])
-                    if c.label != ("good", case["id"])]
+                    if c.labels != (("good", case["id"]),)]
             report(case["id"], *_collect(_case_checks(case, good)))
     for case in data.get("quirks", []):
         report(case["id"], *_collect(_quirk_checks(case)))

@@ -8,21 +8,34 @@ script, never None), no min_value. The validator builds its block batch from
 with ``rewind_output``.
 
 For the block batch (design.md "Batch verification"): create one
-``BatchVerifier(consensus_generators().fixed)`` and add every output's
-``output_range_proof_claim`` and every balance equation as a ``Claim`` on the same base. Index
-``GeneratorSet.H_INDEX`` (0) of that base is G, so a balance equation's G coefficient (e.g. the
-sum of blinding factors of explicit amounts) can be a ``fixed_const=((0, 1, scalar),)`` term,
-and asset generators / H can be ``shared`` terms (merged across the block).
+``BatchVerifier(consensus_generators().fixed)`` and add ``output_range_proof_claims`` of every
+output (ONE group: one kernel call prepares them all) and every balance equation as a ``Claim``
+on the same base. Index ``GeneratorSet.H_INDEX`` (0) of that base is G, so a balance equation's
+G coefficient (e.g. the sum of blinding factors of explicit amounts) can be a
+``fixed_const=((0, 1, scalar),)`` term, and asset generators / H can be ``shared`` terms (merged
+across the block).
 """
 
 from __future__ import annotations
 
-from ctplugin.batch import Claim, Label
+from collections.abc import Sequence
+
+from ctplugin.batch import Label
 from ctplugin.bulletproofs.generators import GeneratorSet, generator_set
-from ctplugin.bulletproofs.params import CONSENSUS_BLINDING_GEN, CONSENSUS_N_GENS, CONSENSUS_NBITS
+from ctplugin.bulletproofs.params import (
+    CONSENSUS_BLINDING_GEN,
+    CONSENSUS_M,
+    CONSENSUS_N_GENS,
+    CONSENSUS_NBITS,
+)
 from ctplugin.bulletproofs.prover import prove
 from ctplugin.bulletproofs.rewind import Rewound, rewind
-from ctplugin.bulletproofs.verifier import range_proof_claim, verify
+from ctplugin.bulletproofs.verifier import (
+    RangeProofClaims,
+    prepare_claims,
+    range_proof_claim,
+    verify,
+)
 from ctplugin.pedersen import Generator
 
 
@@ -32,9 +45,24 @@ def consensus_generators() -> GeneratorSet:
     return generator_set(CONSENSUS_N_GENS, CONSENSUS_BLINDING_GEN)
 
 
+def output_range_proof_claims(proofs: Sequence[bytes], commitments: Sequence[bytes],
+                              asset_generators: Sequence[bytes],
+                              script_pubkeys: Sequence[bytes], labels: Sequence[Label],
+                              commitment_points: Sequence[bytes | None] | None = None,
+                              ) -> RangeProofClaims:
+    """The batch claims of many outputs' range proofs, as one group (one kernel call): each
+    output's proof (675 bytes), commitment and asset generator (33-byte encodings) and
+    scriptPubKey, with its label. Malformed ones are in ``failures`` (label, ProofError).
+    ``commitment_points``: commitments as already decoded by the kernel (optional, per output;
+    saves one square root each)."""
+    return prepare_claims(consensus_generators(), CONSENSUS_NBITS, CONSENSUS_M, proofs,
+                          commitments, asset_generators, script_pubkeys, labels,
+                          commitment_points=commitment_points)
+
+
 def output_range_proof_claim(proof: bytes, commitment: bytes, asset_generator: bytes,
                              script_pubkey: bytes, label: Label = None,
-                             commitment_point: bytes | None = None) -> Claim:
+                             commitment_point: bytes | None = None) -> RangeProofClaims:
     """The batch claim of one output's range proof; ProofError if malformed or not 675 bytes.
     ``commitment_point``: the commitment as already decoded by the kernel (optional; saves one
     square root)."""

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import coincurve
 
-from ctplugin.errors import ProofError
+from ctplugin.bulletproofs.errors import proof_error
 from ctplugin.pedersen import generator_generate
 from ctplugin.secp256k1 import FixedBase, G, Point
 from ctplugin.secp256k1.ct import to_coincurve
@@ -78,9 +78,10 @@ class GeneratorSet:
 
     def __init__(self, n_gens: int, blinding_gen: Point = G) -> None:
         if n_gens < 2 or n_gens % 2 or n_gens > MAX_N_GENS:
-            raise ProofError(f"n_gens must be even and in [2, {MAX_N_GENS}], got {n_gens}")
+            raise proof_error("parameters",
+                              f"n_gens must be even and in [2, {MAX_N_GENS}], got {n_gens}")
         if blinding_gen.is_infinity:
-            raise ProofError("blinding generator is infinity")
+            raise proof_error("parameters", "blinding generator is infinity")
         seed = blinding_gen.x.to_bytes(32, "big") + blinding_gen.y.to_bytes(32, "big")  # type: ignore[union-attr]
         stream = rfc6979_stream(seed)
         points = [_generate_uncached(next(stream)).point for _ in range(n_gens)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ctplugin.errors import ProofError
+from ctplugin.bulletproofs.errors import proof_error
 
 MAX_NBITS = 64
 MAX_AGGREGATION = 64
@@ -55,14 +55,15 @@ def layout(nbits: int, m: int) -> Layout:
     (the reference's explicit small case N ≤ 2 has no use at nbits ≥ 4 and is not supported).
     """
     if not isinstance(nbits, int) or not isinstance(m, int):
-        raise ProofError("nbits and m must be integers")
+        raise proof_error("parameters", "nbits and m must be integers")
     if not (_is_pow2(m) and m <= MAX_AGGREGATION):
-        raise ProofError(f"aggregation m must be a power of two in [1, {MAX_AGGREGATION}]")
+        raise proof_error("parameters",
+                          f"aggregation m must be a power of two in [1, {MAX_AGGREGATION}]")
     if not (_is_pow2(nbits) and nbits <= MAX_NBITS):
-        raise ProofError(f"nbits must be a power of two in [1, {MAX_NBITS}]")
+        raise proof_error("parameters", f"nbits must be a power of two in [1, {MAX_NBITS}]")
     n = nbits * m
     if n < 4:
-        raise ProofError("nbits·m must be at least 4")
+        raise proof_error("parameters", "nbits·m must be at least 4")
     lg = n.bit_length() - 2
     flag_bytes = (2 * lg + 7) // 8
     return Layout(nbits, m, n, lg, flag_bytes, OFF_LR_FLAGS + flag_bytes + 64 * lg)

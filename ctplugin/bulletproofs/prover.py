@@ -34,12 +34,13 @@ from typing import NamedTuple
 
 import coincurve
 
+from ctplugin.bulletproofs.errors import proof_error
 from ctplugin.bulletproofs.generators import GeneratorSet
 from ctplugin.bulletproofs.layout import Layout, layout
 from ctplugin.bulletproofs.nonces import chacha_pair, chacha_pairs
 from ctplugin.bulletproofs.transcript import Transcript, challenge
 from ctplugin.bulletproofs.verifier import default_generators
-from ctplugin.errors import EncodingError, ProofError
+from ctplugin.errors import EncodingError
 from ctplugin.pedersen import Generator
 from ctplugin.secp256k1 import KIND_PEDERSEN, KIND_XQR, Point, kernel
 from ctplugin.secp256k1.ct import from_coincurve, to_coincurve
@@ -56,7 +57,7 @@ def _b(v: int) -> bytes:
 def _secret_int(value: int | bytes, what: str) -> int:
     v = int.from_bytes(value, "big") if isinstance(value, bytes | bytearray) else int(value)
     if not 0 <= v < N:
-        raise ProofError(f"{what} not below the group order")
+        raise proof_error("value-range", f"{what} not below the group order")
     return v
 
 
@@ -64,7 +65,7 @@ def _ct_sum(terms: list[coincurve.PublicKey]) -> Point:
     try:
         return from_coincurve(coincurve.PublicKey.combine_keys(terms))
     except ValueError:  # the sum is infinity: only with negligible probability for honest input
-        raise ProofError("degenerate proof point; use another nonce") from None
+        raise proof_error("degenerate", "degenerate proof point; use another nonce") from None
 
 
 def _ct_mul_or_none(key: coincurve.PublicKey, scalar: int) -> coincurve.PublicKey | None:
@@ -81,7 +82,7 @@ def _lincomb(pairs: Sequence[tuple[coincurve.PublicKey, int]]) -> Point:
     """Σ scalar·key in constant time per term (zero scalars contribute nothing)."""
     terms = _ct_terms(pairs)
     if not terms:
-        raise ProofError("degenerate proof point; use another nonce")
+        raise proof_error("degenerate", "degenerate proof point; use another nonce")
     return _ct_sum(terms)
 
 
@@ -123,12 +124,9 @@ def prove(
     m, n, vals, mins, gammas = st.m, st.lay.n, st.values, st.mins, st.gammas
     h_cc, g_cc = to_coincurve(gens.blinding_gen), to_coincurve(st.value_gen.point)
     commit_enc, value_gen_enc = _commitments(st, g_cc, h_cc)
-    tr = Transcript()
-    if min_value is not None:
-        tr.absorb_min_values(mins)
-    tr.absorb_commitments([commit_enc[33 * j: 33 * j + 33] for j in range(m)], value_gen_enc)
-    if extra_commit is not None:
-        tr.absorb(bytes(extra_commit))
+    tr = Transcript.for_statement([commit_enc[33 * j: 33 * j + 33] for j in range(m)],
+                                  value_gen_enc, extra_commit,
+                                  mins if min_value is not None else None)
 
     # Randomness and A, S.
     alpha, rho = chacha_pair(nonce, 0)
@@ -142,15 +140,15 @@ def prove(
     point_s = _blinding_commitment(gens, s_pairs, rho, h_cc)
     f_as, x_as = _flags_and_x([point_a, point_s])
     f_a, f_s = f_as & 1, f_as >> 1
-    y = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
-    z = challenge(tr.absorb_pair(f_a, x_as[0], f_s, x_as[1]))
+    y = challenge(tr.absorb_points(f_a, f_s, x_as[0] + x_as[1]))
+    z = challenge(tr.absorb_points(f_a, f_s, x_as[0] + x_as[1]))
 
     # t(X) = t0 + t1·X + t2·X², committed as T1, T2.
     poly = _t_polynomial(bits, s_pairs, nbits, m, y, z)
     point_t1 = _lincomb([(g_cc, poly.t1), (h_cc, tau1)])
     point_t2 = _lincomb([(g_cc, poly.t2), (h_cc, tau2)])
     f_t, x_t = _flags_and_x([point_t1, point_t2])
-    x = challenge(tr.absorb_pair(f_t & 1, x_t[0], f_t >> 1, x_t[1]))
+    x = challenge(tr.absorb_points(f_t & 1, f_t >> 1, x_t[0] + x_t[1]))
 
     z_weights = poly.z_weights
     tau_x = (tau1 * x + tau2 * x % N * x + sum(zw * gm for zw, gm in zip(z_weights, gammas))) % N
@@ -194,26 +192,27 @@ def _statement(values: Sequence[int], blinds: Sequence[int | bytes],
     m = len(values)
     lay = layout(nbits, m)
     if lay.n > gens.capacity:
-        raise ProofError(f"generator set of {gens.n_gens} is too small for N = {lay.n}")
+        raise proof_error("generators",
+                          f"generator set of {gens.n_gens} is too small for N = {lay.n}")
     if len(blinds) != m:
-        raise ProofError("one blinding factor per value")
+        raise proof_error("parameters", "one blinding factor per value")
     if len(nonce) != 32 or (private_nonce is not None and len(private_nonce) != 32):
-        raise ProofError("nonces must be 32 bytes")
+        raise proof_error("parameters", "nonces must be 32 bytes")
     if message is not None and (len(message) != 20 or m != 1):
-        raise ProofError("message must be 20 bytes, and only for m = 1")
+        raise proof_error("parameters", "message must be 20 bytes, and only for m = 1")
     mins = [0] * m if min_value is None else [int(v) for v in min_value]
     if len(mins) != m:
-        raise ProofError("min_value needs one entry per value")
+        raise proof_error("parameters", "min_value needs one entry per value")
     vals = [int(v) for v in values]
     for v, lo in zip(vals, mins):
         if not (0 <= lo <= v < 1 << 64 and v - lo < 1 << nbits):
-            raise ProofError("value out of range")
+            raise proof_error("value-range", "value out of range")
     gammas = [_secret_int(bl, "blinding factor") for bl in blinds]
     if not isinstance(value_gen, Generator):
         try:
             value_gen = Generator.parse(bytes(value_gen))
         except EncodingError as exc:
-            raise ProofError(f"value generator: {exc}") from None
+            raise proof_error("value-generator", f"value generator: {exc}") from None
     return _Statement(m, lay, vals, mins, gammas, value_gen)
 
 
@@ -230,7 +229,7 @@ def _commitments(st: _Statement, g_cc: coincurve.PublicKey,
         commit_enc = _k.encode_points_var(b"".join(c.packed for c in commits), KIND_PEDERSEN)
         return commit_enc, st.value_gen.serialize()
     except (ValueError, EncodingError) as exc:
-        raise ProofError(str(exc)) from None
+        raise proof_error("degenerate", str(exc)) from None
 
 
 def _bit_commitment(gens: GeneratorSet, bits: Sequence[int], alpha: int,
@@ -332,10 +331,11 @@ def _inner_product(gens: GeneratorSet, tr: Transcript, n: int, y: int, u: int,
         point_r = table.msm_var(_b(u * c_r) + gr + gap + hr)
         pl, pr = Point.from_packed(point_l), Point.from_packed(point_r)
         if pl.is_infinity or pr.is_infinity:
-            raise ProofError("degenerate inner-product point; use another nonce")
+            raise proof_error("degenerate",
+                              "degenerate inner-product point; use another nonce")
         lr_points += [pl, pr]
         f_lr, x_lr = _flags_and_x([pl, pr])
-        xr = challenge(tr.absorb_pair(f_lr & 1, x_lr[0], f_lr >> 1, x_lr[1]))
+        xr = challenge(tr.absorb_points(f_lr & 1, f_lr >> 1, x_lr[0] + x_lr[1]))
         xr_inv = pow(xr, -1, N)
         a = [(a[2 * j] * xr + a[2 * j + 1] * xr_inv) % N for j in range(half)]
         b = [(b[2 * j] * xr_inv + b[2 * j + 1] * xr) % N for j in range(half)]

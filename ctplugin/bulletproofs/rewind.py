@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ctplugin.bulletproofs.errors import proof_error
 from ctplugin.bulletproofs.generators import GeneratorSet
 from ctplugin.bulletproofs.layout import OFF_FLAGS, OFF_POINTS, layout
 from ctplugin.bulletproofs.nonces import chacha_pair
@@ -30,7 +31,7 @@ from ctplugin.bulletproofs.verifier import (
     _value_gen_bytes,
     default_generators,
 )
-from ctplugin.errors import EncodingError, ProofError
+from ctplugin.errors import EncodingError
 from ctplugin.pedersen import Commitment, Generator
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
@@ -61,31 +62,27 @@ def rewind(
     if gens is None:
         gens = default_generators()
     if len(nonce) != 32:
-        raise ProofError("nonce must be 32 bytes")
+        raise proof_error("parameters", "nonce must be 32 bytes")
     proof = bytes(proof)
     lay = layout(nbits, 1)
     if len(proof) != lay.length:
-        raise ProofError(f"proof is {len(proof)} bytes, expected {lay.length}")
+        raise proof_error("length", f"proof is {len(proof)} bytes, expected {lay.length}")
     if not 0 <= min_value < 1 << 64:
-        raise ProofError("min_value out of range")
+        raise proof_error("parameters", "min_value out of range")
     vg = _value_gen_bytes(value_gen)
     cb = _commitment_bytes(commitment)
     taux_s = int.from_bytes(proof[0:32], "big")
     mu_s = int.from_bytes(proof[32:64], "big")
     if not (0 < taux_s < N and 0 < mu_s < N):
-        raise ProofError("stored scalar is zero or not below n")
+        raise proof_error("scalar-range", "stored scalar is zero or not below n")
     flags = proof[OFF_FLAGS]
-    xs4 = [proof[OFF_POINTS + 32 * i: OFF_POINTS + 32 * i + 32] for i in range(4)]
 
-    tr = Transcript()
-    if min_value > 0:
-        tr.absorb_min_values([min_value])
-    tr.absorb_commitments([cb], vg)
-    if extra_commit is not None:
-        tr.absorb(bytes(extra_commit))
-    tr.absorb_pair(flags & 1, xs4[0], (flags >> 1) & 1, xs4[1])
-    z = challenge(tr.absorb_pair(flags & 1, xs4[0], (flags >> 1) & 1, xs4[1]))
-    x = challenge(tr.absorb_pair((flags >> 2) & 1, xs4[2], (flags >> 3) & 1, xs4[3]))
+    tr = Transcript.for_statement([cb], vg, extra_commit, [min_value] if min_value > 0 else None)
+    a_s = proof[OFF_POINTS: OFF_POINTS + 64]
+    tr.absorb_points(flags & 1, (flags >> 1) & 1, a_s)  # → y (not needed here)
+    z = challenge(tr.absorb_points(flags & 1, (flags >> 1) & 1, a_s))
+    x = challenge(tr.absorb_points((flags >> 2) & 1, (flags >> 3) & 1,
+                                   proof[OFF_POINTS + 64: OFF_POINTS + 128]))
 
     alpha0, rho = chacha_pair(nonce, 0)
     tau1, tau2 = chacha_pair(nonce, 1)
@@ -101,7 +98,7 @@ def rewind(
         g_point = Generator.parse(vg).point
         expected = Commitment.parse(cb).point
     except EncodingError as exc:
-        raise ProofError(str(exc)) from None
+        raise proof_error("commitment-prefix", str(exc)) from None
     opened = ct.mul_or_zero(value, g_point) + ct.mul_or_zero(gamma, gens.blinding_gen)
     if opened != expected:
         return None

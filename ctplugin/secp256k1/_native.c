@@ -7,16 +7,19 @@
  * Layout (libsecp256k1's: algorithms apart from the glue; one translation unit):
  *
  *   native/   algorithms, no Python, callable without the GIL, preconditions stated per header:
- *             field.h (mod p, 4x64 limbs, sqrt, Jacobi) -- modinv.h (safegcd) -- scalar.h
+ *             field.h (mod p, 4x64 limbs, sqrt, Jacobi) -- field_batch.h (many square
+ *             roots at once: AVX-512 IFMA lanes when the CPU has them) -- modinv.h (safegcd) -- scalar.h
  *             (mod N, lazy sums) -- inverse.h (single and THE batch inversion, Montgomery's
  *             trick, for field and scalar) -- group.h (affine/Jacobian group law, batch
  *             normalisation, affine additions sharing an inversion) -- glv.h (endomorphism
  *             split) -- digits.h (wNAF, signed windows) -- straus.h, pippenger.h, fixed.h
  *             (FixedBaseTable algorithms) -- msm.h (algorithm choice under an msm_config) --
- *             subset.h (subset sums over a trie).
+ *             subset.h (subset sums over a trie) -- bulletproof.h (Bulletproof verification
+ *             setup: transcripts, challenges, per-proof records and their expansion).
  *   glue/     the Python entries, one file per API family: common.h (typed errors, parsing,
  *             the kernel settings), msm.h, fixed_base.h, accumulator.h, points.h, scalars.h,
- *             subset_sums.h, selftest.h.
+ *             subset_sums.h, selftest.h, bulletproof.h (API in ctplugin/bulletproofs/kernel.py,
+ *             specification in ctplugin/bulletproofs/_reference.py).
  *
  * Adding an entry (a newcomer's checklist):
  *   1. the algorithm in native/<concern>.h: plain C over fe/sc/ge arrays, no Python, malloc'ed
@@ -52,6 +55,7 @@
 
 #include "glue/accumulator.h"
 #include "glue/borromean.h"
+#include "glue/bulletproof.h"
 #include "glue/fixed_base.h"
 #include "glue/msm.h"
 #include "glue/points.h"
@@ -90,6 +94,15 @@ static PyMethodDef METHODS[] = {
     /* glue/subset_sums.h */
     {"subset_sums_var", py_subset_sums_var, METH_VARARGS,
      "subset_sums_var(table, paths) -> for each path the sum of its table points."},
+    /* glue/bulletproof.h */
+    {"bulletproof_prepare_var", py_bulletproof_prepare_var, METH_VARARGS,
+     "bulletproof_prepare_var(nbits, m, proofs, commitments, value_gens, gen_index, "
+     "extra_commits, min_values=None, commitment_points=None) -> (records, points, failures)."},
+    {"bulletproof_accumulate_var", py_bulletproof_accumulate_var, METH_VARARGS,
+     "bulletproof_accumulate_var(acc, nbits, m, h_index, g_start, h_start, records, points, "
+     "gen_index, n_gens, members, weights) -> (free_scalars, free_points, gen_sums)."},
+    {"_sqrt_backend", py_sqrt_backend, METH_VARARGS,
+     "_sqrt_backend(name=None) -> previous batch square-root backend (testing only)"},
     /* glue/selftest.h */
     {"_selftest", py_selftest, METH_VARARGS,
      "_selftest(iterations, seed) -> mismatch counts of internal cross-checks (testing only)"},

@@ -105,6 +105,11 @@ Scalar vectors (mod N):
     (32 bytes, zeros where a failed ring stopped) when asked, else b"".  Errors: ``length``
     (e0m, a malformed layout), the point and scalar errors, ``count-mismatch``, ``too-large``
     (more than 2^31 members).
+
+``bulletproof_prepare_var``, ``bulletproof_accumulate_var``
+    The Bulletproof verification setup of a whole batch (native only here; API and the
+    pure-Python twin in ``ctplugin.bulletproofs.kernel`` / ``ctplugin.bulletproofs._reference``).
+    ``_sqrt_backend(name=None)`` (private, tests): the batch square-root path ("ifma", "scalar").
 """
 
 from __future__ import annotations
