@@ -26,6 +26,8 @@ COMMANDS: dict[str, Command] = {
     "replay": Command("replay.__main__", "replay blocks (chain file, blocks/ directory or a "
                                          "node's RPC) into a data directory, in one of five "
                                          "verification modes, with progress and reports"),
+    "audit": Command("apps.audit", "audit real Elements/Liquid data: every range proof, and "
+                                   "the surjection proofs and balances of known spent outputs"),
     "elements": Command("ctplugin.elements.__main__", "decode a transaction or check an "
                                                       "Elements vectors file"),
     "bulletproofs": Command("ctplugin.bulletproofs.__main__", "check a Bulletproof vectors file"),

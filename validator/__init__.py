@@ -23,6 +23,9 @@ Modules (data flow of ``../shared/notes/design.md``):
   the block validator and the mempool: ``submit_block(raw)``, ``accept_transaction(raw)``,
   ``disconnect_tip()``, ``stats()``.
 - ``coins``: UTXO records.
+- ``audit``: ``audit_transactions(txs, prevouts, policy_asset)`` re-validates real Elements /
+  Liquid transactions (every range proof; surjection proofs and balances where the spent
+  outputs are known), trusting no cache (``ctplugin audit``).
 
 Errors: ``ctplugin.errors.ParseError`` for undecodable bytes, ``ctplugin.errors.ValidationError``
 (``reason``, ``tx_index``, ``input_index``, ``output_index``) for rule violations,
@@ -30,6 +33,7 @@ Errors: ``ctplugin.errors.ParseError`` for undecodable bytes, ``ctplugin.errors.
 """
 
 from ctplugin.elements.chainparams import ChainParams
+from validator.audit import TransactionAudit, audit_transactions
 from validator.block import ConnectReport
 from validator.mempool import MempoolEntry
 from validator.node import Node, NodeStats
@@ -56,6 +60,8 @@ __all__ = [
     "ProofWork",
     "StageTimer",
     "StoreError",
+    "TransactionAudit",
+    "audit_transactions",
     "verify",
     "verify_blocks",
 ]

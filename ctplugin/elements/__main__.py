@@ -3,7 +3,8 @@
 decode: prints elementsd ``decoderawtransaction`` JSON for a hex transaction (argument, or
 stdin when absent or ``-``); exit 1 with ``TX decode failed`` on bad input.
 check: runs a vectors file (transactions.json or blocks.json schema); exit 0 only if every
-entry parses, round-trips byte-identically and matches every stated hash.
+entry parses, round-trips byte-identically and matches every stated hash, and every range
+proof (Borromean, as Elements and Liquid carry them) verifies.
 """
 
 from __future__ import annotations

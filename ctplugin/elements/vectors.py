@@ -1,8 +1,10 @@
 """Run a vectors file in the schema of ../shared/elements-vectors/{transactions,blocks}.json.
 
 Every entry must parse, re-serialize byte-identically, and match each hash the entry states
-(``expected_*`` from the source, else the offline ``computed`` value).  Returns one line per
-failure; an empty list means the whole file passed.
+(``expected_*`` from the source, else the offline ``computed`` value); every range proof its
+transactions carry (blinded output values, blinded issuance amounts) must verify, all of them
+in one ring-kernel call (``ctplugin.borromean``).  Returns one line per failure; an empty list
+means the whole file passed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctplugin.elements.model import parse_block, parse_block_header, parse_transaction
+from ctplugin.elements.model import (
+    Transaction,
+    parse_block,
+    parse_block_header,
+    parse_transaction,
+)
 from ctplugin.errors import ParseError
 
 
@@ -65,6 +72,33 @@ def check_block_entry(entry: dict[str, Any], index: int) -> list[str]:
     return problems
 
 
+def check_range_proofs(named: list[tuple[str, Transaction]]) -> list[str]:
+    """Every range proof of the (name, transaction) pairs, verified in one kernel call."""
+    from ctplugin.borromean import verify_many
+    from ctplugin.borromean.elements import transaction_claims
+
+    sites = [(name, site, claim) for name, tx in named for site, claim in transaction_claims(tx)]
+    results = verify_many([claim for _, _, claim in sites])
+    return [f"{name}: {site}: range proof "
+            + (f"malformed: {r}" if isinstance(r, Exception) else "does not verify")
+            for (name, site, _), r in zip(sites, results) if not isinstance(r, tuple)]
+
+
+def _parsed(entries: list[dict[str, Any]], blocks: bool) -> list[tuple[str, Transaction]]:
+    named: list[tuple[str, Transaction]] = []
+    for i, entry in enumerate(entries):
+        try:
+            if not blocks:
+                named.append((entry.get("id", "?"), parse_transaction(bytes.fromhex(entry["hex"]))))
+            elif entry.get("kind") != "block_header":
+                block = parse_block(bytes.fromhex(entry["hex"]))
+                name = entry.get("id") or entry.get("source", {}).get("locator") or f"block {i}"
+                named += [(f"{name} tx {t}", tx) for t, tx in enumerate(block.transactions)]
+        except ParseError:
+            continue  # reported by the entry checks
+    return named
+
+
 def check_file(path: Path) -> tuple[int, list[str]]:
     """(number of entries checked, failures) for a transactions or blocks vectors file."""
     data = json.loads(Path(path).read_text())
@@ -81,6 +115,7 @@ def check_file(path: Path) -> tuple[int, list[str]]:
         raise ValueError(f"{path}: neither a 'transactions' nor a 'blocks' vectors file")
     if not entries:
         problems.append(f"{path}: no entries")
+    problems += check_range_proofs(_parsed(entries, "blocks" in data))
     return len(entries), problems
 
 

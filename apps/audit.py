@@ -1,0 +1,261 @@
+"""``ctplugin audit SOURCE [--prevouts FILE | --rpc URL]``: audit real Elements / Liquid data.
+
+Every range proof (outputs and issuances) is verified, and every surjection proof and balance
+whose spent outputs are known: from a prevouts file (the schema of
+``../shared/elements-vectors/known_prevouts.json``), from an elementsd-compatible node
+(``getrawtransaction``), or from the audited transactions themselves. Nothing is cached or
+trusted (``validator.audit``).
+
+SOURCE is one of:
+  - raw transaction hex (or - to read it from stdin);
+  - a vectors file (``transactions`` or ``blocks`` JSON, as ../shared/elements-vectors/*.json);
+  - a file of raw blocks: blk*.dat framing (4-byte magic ‖ LE32 size ‖ block, one magic for the
+    whole file: Liquid's, Elements regtest's, ours), or one block or transaction hex per line.
+Transactions from blocks may spend each other's outputs (those count as known).
+
+Prints one table row per transaction (range proofs ok / failed, surjection and balance ok /
+failed / unknown) and the failures by output or input. Exit status: 0 all checks passed, 1 some
+check failed, 2 the source or the node could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ctplugin.elements import Transaction, TxOut, parse_block, parse_transaction
+from ctplugin.errors import CtpluginError, ParseError
+from replay.sources import RpcClient, SourceError, read_cookie
+from validator import TransactionAudit, audit_transactions
+
+LIQUID_POLICY_ASSET = "6f0279e9ed041c3d710a9f57d0c02928416460c4b722ae3457a11eec381c526d"
+"""L-BTC, display byte order (the default policy asset: issuance and fee limits)."""
+
+Outpoint = tuple[bytes, int]
+
+_SOURCES: dict[bytes, list[dict[str, Any]]] = {}
+"""txid → the ``sources`` of its vectors-file entry (for prevouts given as ``prevout_of``)."""
+
+
+class AuditInputError(CtpluginError):
+    """The source, the prevouts file or the node cannot be read."""
+
+
+# --- sources -----------------------------------------------------------------------------------
+
+def _framed_blocks(data: bytes) -> list[bytes]:
+    """Blocks of a blk*.dat-framed file: every frame starts with the first frame's magic."""
+    magic, blocks, pos = data[:4], [], 0
+    while pos < len(data):
+        if data[pos: pos + 4] != magic or pos + 8 > len(data):
+            raise ParseError(pos, "bad block-file magic or truncated frame header")
+        size = int.from_bytes(data[pos + 4: pos + 8], "little")
+        if pos + 8 + size > len(data):
+            raise ParseError(pos + 4, "block-file frame runs past the end of the file")
+        blocks.append(data[pos + 8: pos + 8 + size])
+        pos += 8 + size
+    return blocks
+
+
+def _hex_items(text: str) -> tuple[list[Transaction], bool]:
+    """Whitespace-separated hex items, each a transaction or else a block; (transactions,
+    whether any came from a block)."""
+    txs: list[Transaction] = []
+    from_blocks = False
+    for item in text.split():
+        raw = bytes.fromhex(item)
+        try:
+            txs.append(parse_transaction(raw))
+        except ParseError:
+            txs.extend(parse_block(raw).transactions)
+            from_blocks = True
+    return txs, from_blocks
+
+
+def _vectors(data: dict[str, Any]) -> list[Transaction]:
+    if "transactions" in data:
+        txs: list[Transaction] = []
+        for entry in data["transactions"]:
+            tx = parse_transaction(bytes.fromhex(entry["hex"]))
+            _SOURCES[tx.txid] = entry.get("sources", [])
+            txs.append(tx)
+        return txs
+    if "blocks" in data:
+        txs = []
+        for entry in data["blocks"]:
+            if entry.get("kind", "block") == "block":
+                txs.extend(parse_block(bytes.fromhex(entry["hex"])).transactions)
+        return txs
+    raise AuditInputError("a vectors file has 'transactions' or 'blocks'")
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a transaction's hex is too long to be a file name
+        return False
+
+
+def load_source(source: str) -> tuple[list[Transaction], bool]:
+    """The transactions of SOURCE (module docstring), and whether they came from blocks (then
+    they may spend each other's outputs)."""
+    try:
+        if source == "-":
+            return _hex_items(sys.stdin.read())
+        path = Path(source)
+        if not _is_file(path):
+            return _hex_items(source)
+        data = path.read_bytes()
+        text = data.lstrip()[:1]
+        if text == b"{":
+            document = json.loads(data)
+            return _vectors(document), "blocks" in document
+        if all(c in b"0123456789abcdefABCDEF \t\r\n" for c in data[:4096]):
+            return _hex_items(data.decode())
+        blocks = _framed_blocks(data)
+        return [tx for raw in blocks for tx in parse_block(raw).transactions], True
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # ParseError is a ValueError
+        raise AuditInputError(f"cannot read {source!r}: {exc}") from None
+
+
+# --- spent outputs -----------------------------------------------------------------------------
+
+def _outpoint_of(record: dict[str, Any], txs: list[Transaction]) -> Outpoint | None:
+    """The outpoint of a record that names it by the spending transaction instead
+    (``prevout_of``: "<what> transaction, input N", ``source``: that transaction's repository,
+    path and locator): input N of the audited transaction from the same source, if any."""
+    index = str(record["prevout_of"]).rpartition(", input ")[2]
+    where = record.get("source", {})
+    for tx in txs:
+        for src in _SOURCES.get(tx.txid, []):
+            if (src.get("source_repo"), src.get("source_path")) == (
+                    where.get("source_repo"), where.get("source_path")) and \
+                    str(src.get("locator", "")).startswith(str(where.get("locator", "?"))) and \
+                    index.isdigit() and int(index) < len(tx.inputs):
+                txin = tx.inputs[int(index)]
+                return txin.prevout_hash, txin.prevout_index
+    return None
+
+
+def _prevout_record(record: dict[str, Any], txs: list[Transaction]
+                    ) -> tuple[Outpoint | None, TxOut]:
+    """One known_prevouts.json record (txid and asset ids in display byte order)."""
+    asset = (bytes.fromhex(record["assetcommitment"]) if record.get("assetcommitment")
+             else bytes.fromhex(record["asset"])[::-1])
+    value = (bytes.fromhex(record["amountcommitment"]) if record.get("amountcommitment")
+             else round(float(record["amount_btc"]) * 100_000_000))
+    out = TxOut(asset=asset, value=value, script_pubkey=bytes.fromhex(record["scriptPubKey"]))
+    if "prevout_txid" not in record:
+        return _outpoint_of(record, txs), out
+    return (bytes.fromhex(record["prevout_txid"])[::-1], int(record["vout"])), out
+
+
+def load_prevouts(path: str, txs: list[Transaction]) -> dict[Outpoint, TxOut]:
+    """Spent outputs from a known_prevouts.json-style file; records naming their outpoint by
+    the spending transaction are matched against ``txs``."""
+    try:
+        records = json.loads(Path(path).read_text())["prevouts"]
+        pairs = [_prevout_record(r, txs) for r in records]
+        return {outpoint: out for outpoint, out in pairs if outpoint is not None}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise AuditInputError(f"cannot read the prevouts file {path!r}: {exc}") from None
+
+
+def fetch_prevouts(client: RpcClient, txs: list[Transaction],
+                   known: dict[Outpoint, TxOut]) -> dict[Outpoint, TxOut]:
+    """The spent outputs not yet known, from the node's ``getrawtransaction`` (one batch)."""
+    own = {tx.txid for tx in txs}
+    wanted = sorted({txin.prevout_hash for tx in txs if not tx.is_coinbase for txin in tx.inputs
+                     if not txin.is_pegin and txin.prevout_hash not in own
+                     and (txin.prevout_hash, txin.prevout_index) not in known})
+    if not wanted:
+        return {}
+    found: dict[Outpoint, TxOut] = {}
+    try:
+        answers = client.batch([("getrawtransaction", [txid[::-1].hex()]) for txid in wanted])
+        for txid, answer in zip(wanted, answers):
+            parent = parse_transaction(bytes.fromhex(str(answer)))
+            if parent.txid != txid:
+                raise AuditInputError("the node returned another transaction for "
+                                      f"{txid[::-1].hex()}")
+            found.update(((txid, n), out) for n, out in enumerate(parent.outputs))
+    except (SourceError, ValueError) as exc:
+        raise AuditInputError(str(exc)) from None
+    return found
+
+
+# --- report ------------------------------------------------------------------------------------
+
+def _cell(status: str, ok: int, failed: int) -> str:
+    if status in ("ok", "failed") and ok + failed:
+        return f"{status} ({ok}/{ok + failed})"
+    return status
+
+
+def render(results: list[TransactionAudit]) -> str:
+    rows = [("transaction", "range proofs", "surjection", "balance")]
+    for r in results:
+        ranges = f"{r.range_ok} ok" + (f", {r.range_failed} failed" if r.range_failed else "")
+        rows.append((r.txid, ranges, _cell(r.surjection, r.surjection_ok, r.surjection_failed),
+                     r.balance))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = []
+    for k, row in enumerate(rows):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if k:
+            lines += [f"    FAIL {p}" for p in results[k - 1].problems]
+            lines += [f"    note {n}" for n in results[k - 1].notes]
+    failed = sum(r.failed for r in results)
+    proofs = sum(r.range_ok + r.range_failed for r in results)
+    lines.append(f"{len(results)} transactions, {proofs} range proofs, "
+                 f"{failed} transactions with failures")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ctplugin audit", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("source", help="transaction hex, - (stdin), a vectors file or a file "
+                                       "of raw blocks")
+    known = parser.add_mutually_exclusive_group()
+    known.add_argument("--prevouts", help="spent outputs (known_prevouts.json schema)")
+    known.add_argument("--rpc", metavar="URL", help="an elementsd-compatible node: "
+                                                    "http://[USER:PASS@]HOST:PORT")
+    parser.add_argument("--rpccookiefile", help="the node's .cookie (instead of USER:PASS)")
+    parser.add_argument("--policy-asset", default=LIQUID_POLICY_ASSET,
+                        help="the policy asset id, display byte order (default: L-BTC)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="cores for the ring kernel (default: all)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    try:
+        txs, from_blocks = load_source(args.source)
+        prevouts = load_prevouts(args.prevouts, txs) if args.prevouts else {}
+        if args.rpc:
+            auth = read_cookie(args.rpccookiefile) if args.rpccookiefile else None
+            client = RpcClient(args.rpc, auth)
+            try:
+                prevouts.update(fetch_prevouts(client, txs, prevouts))
+            finally:
+                client.close()
+        policy_asset = bytes.fromhex(args.policy_asset)[::-1]
+    except (AuditInputError, SourceError, ValueError) as exc:
+        print(f"ctplugin audit: {exc}", file=sys.stderr)
+        return 2
+    results = audit_transactions(txs, prevouts, policy_asset, args.threads,
+                                 chain_outputs=from_blocks)
+    if args.json:
+        print(json.dumps([{"txid": r.txid, "range_ok": r.range_ok,
+                           "range_failed": r.range_failed, "surjection": r.surjection,
+                           "balance": r.balance, "problems": r.problems, "notes": r.notes}
+                          for r in results], indent=1))
+    else:
+        print(render(results))
+    return 1 if any(r.failed for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
