@@ -163,11 +163,13 @@ def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
 
 
 def build_transfer_chain(n_blocks: int, txs_per_block: int,
-                         progress: Progress | None = None) -> ChainBuilder:
+                         progress: Progress | None = None, ramp: bool = False) -> ChainBuilder:
     """The replay benchmark's shape: block 1 fans the regtest coins out into
     2 × ``txs_per_block`` explicit coins; each of the next ``n_blocks`` blocks holds
     ``txs_per_block`` transactions, each spending its lane's two coins of the previous block
-    into two blinded outputs (Bulletproof + two-input surjection proof each) and a fee."""
+    into two blinded outputs (Bulletproof + two-input surjection proof each) and a fee.
+    ``ramp``: block k of n uses only the first ⌈k·txs_per_block/n⌉ lanes (sizes from small to
+    full, so a replay plot shows time against proofs per block)."""
     alice = Wallet(REGTEST_SEED)
     chain = ChainBuilder([alice], miner_script=alice.new_address().script_pubkey)
     fanout = [Payment(COIN, script_pubkey=alice.new_address().script_pubkey)
@@ -181,7 +183,8 @@ def build_transfer_chain(n_blocks: int, txs_per_block: int,
         progress(1, n_blocks + 1)
     for b in range(n_blocks):
         height = chain.next_height
-        for lane in lanes:
+        active = -(-(b + 1) * txs_per_block // n_blocks) if ramp else txs_per_block
+        for lane in lanes[:active]:
             total = sum(coin.value for coin in lane)
             tx = chain.add(alice.build_transaction(
                 [Payment(total // 3, alice.new_address())], fee=1000, height=height,
@@ -261,11 +264,11 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--blocks", type=int, default=6, help="blocks after genesis")
     parser.add_argument("--txs", type=int, default=4, help="wallet transactions per block")
-    parser.add_argument("--shape", choices=["demo", "transfers"], default="demo",
+    parser.add_argument("--shape", choices=["demo", "transfers", "ramp"], default="demo",
                         help="demo: payments between two wallets with an issuance and a "
                              "reissuance; transfers: the replay benchmark's lanes of "
                              "two-input, two-blinded-output transactions (one funding block "
-                             "first)")
+                             "first); ramp: the same with blocks growing to --txs")
     parser.add_argument("--out", help="chain file to write")
     parser.add_argument("--blocks-dir", help="also write a Core-style blocks/ directory")
     parser.add_argument("--xor-key", type=_xor_key, default=bytes(XOR_KEY_SIZE),
@@ -300,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.shape == "demo":
             chain = build_demo_chain(args.blocks, args.txs, progress=advance)
         else:
-            chain = build_transfer_chain(args.blocks, args.txs, progress=advance)
+            chain = build_transfer_chain(args.blocks, args.txs, progress=advance,
+                                         ramp=args.shape == "ramp")
     n_txs = sum(len(b.transactions) for b in chain.blocks)
     if args.out:
         write_chain(args.out, chain.blocks)

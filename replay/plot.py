@@ -23,8 +23,8 @@ def plot_reports(reports: Sequence[ReplayReport], path: str | os.PathLike[str]) 
     labels = _labels(reports)
     for report, label in zip(reports, labels, strict=True):
         records = report.per_block
-        proofs = [r.range_proofs + r.surjection_proofs for r in records]
-        ms = [1000 * r.seconds for r in records]
+        proofs = [(r.range_proofs + r.surjection_proofs) / r.blocks for r in records]
+        ms = [1000 * r.seconds / r.blocks for r in records]
         per_block.scatter(proofs, ms, s=14, alpha=0.7, label=label)
         heights = [report.start_height - 1] + [r.height for r in records]
         total = [0.0, *accumulate(r.seconds for r in records)]

@@ -7,7 +7,8 @@ JSON (``ReplayReport.to_json``), stable keys::
      "window", "phases": {PHASE: seconds}, "worker_phases": {PHASE: cpu seconds},
      "blocks_per_second", "transactions_per_second", "proofs_per_second", "peak_rss_mib",
      "startup_seconds", "worker_restarts", "task_retries",
-     "per_block": [{"height", "transactions", "range_proofs", "surjection_proofs", "seconds"}]}
+     "per_block": [{"height", "transactions", "range_proofs", "surjection_proofs", "seconds",
+                    "blocks"}]}
 
 ``tip`` is the block hash in elementsd's hex order; ``seconds`` is wall time from the first
 block to the last (``startup_seconds``, starting workers or a cluster, comes before it);
@@ -16,8 +17,10 @@ workers' verdicts); ``worker_phases`` the CPU time workers spent (workers and da
 concurrent with the driver, so the two do not add up to ``seconds``). In the batch modes (block,
 window, workers, dask) balances are verified inside the range-proof batch (one multi-scalar
 multiplication), so their time is under ``range_proofs`` and ``balances`` is only set in single
-mode. ``per_block`` seconds add up to ``seconds``: blocks verified together (a window, a task)
-share the wall time since the previous ones, by proofs.
+mode. ``per_block`` seconds add up to (at most) ``seconds``: blocks verified together (a window,
+a task) share the wall time since the previous ones, by proofs. Past ``MAX_RECORDS`` blocks,
+neighbouring records are merged two by two (``blocks`` says how many each covers), so a replay
+of millions of blocks keeps a bounded report.
 """
 
 from __future__ import annotations
@@ -45,13 +48,27 @@ class ReportError(Exception):
     """A report file that is not a replay report."""
 
 
+MAX_RECORDS = 50_000  # per_block entries kept: a longer replay merges neighbours (bounded)
+
+
 @dataclass(slots=True)
 class BlockRecord:
+    """One block (or, on a long replay, ``blocks`` consecutive blocks ending at ``height``)."""
+
     height: int
     transactions: int
     range_proofs: int
     surjection_proofs: int
     seconds: float = 0.0
+    blocks: int = 1
+
+    def absorb(self, later: BlockRecord) -> None:
+        self.height = later.height
+        self.transactions += later.transactions
+        self.range_proofs += later.range_proofs
+        self.surjection_proofs += later.surjection_proofs
+        self.seconds += later.seconds
+        self.blocks += later.blocks
 
 
 @dataclass(slots=True)
@@ -77,6 +94,7 @@ class ReplayReport:
     worker_restarts: int = 0  # workers mode: dead workers replaced
     task_retries: int = 0  # workers mode: tasks run again after their worker died
     per_block: list[BlockRecord] = field(default_factory=list)
+    _bucket: int = field(default=1, repr=False)  # blocks per record (doubles past MAX_RECORDS)
 
     # --- accumulation ------------------------------------------------------------------------
 
@@ -89,7 +107,17 @@ class ReplayReport:
             self.worker_phases[name] = self.worker_phases.get(name, 0.0) + seconds
 
     def add_block(self, record: BlockRecord) -> None:
-        self.per_block.append(record)
+        records = self.per_block
+        if records and records[-1].blocks < self._bucket:
+            records[-1].absorb(record)
+        else:
+            records.append(record)
+            if len(records) > MAX_RECORDS:
+                self._bucket *= 2
+                merged = records[0::2]
+                for first, second in zip(merged, records[1::2]):
+                    first.absorb(second)
+                records[:] = merged
         self.blocks += 1
         self.transactions += record.transactions
         self.range_proofs += record.range_proofs
@@ -112,6 +140,7 @@ class ReplayReport:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["_bucket"]
         data["blocks_per_second"] = self.rate(self.blocks)
         data["transactions_per_second"] = self.rate(self.transactions)
         data["proofs_per_second"] = self.rate(self.range_proofs + self.surjection_proofs)
