@@ -8,7 +8,8 @@ directory (blk*.dat, any order, xor.dat), or ``http://HOST:PORT`` of an elements
 ``ctplugin replay --compare A.json B.json ... --plot OUT.png`` plots earlier reports together.
 
 Exit status: 0 done, 1 a block was rejected (the culprit is printed), 2 bad usage or unreadable
-input, 3 the data directory or the workers failed.
+input, 3 the data directory or the workers failed, 130 interrupted (Ctrl-C; run it again to
+resume).
 """
 
 from __future__ import annotations
@@ -117,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     except CtpluginError as exc:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt:
+        print("ctplugin replay: interrupted; the data directory is at its last verified block "
+              "(run the same command again to resume)", file=sys.stderr)
+        return 130
     finally:
         source.close()
     if report is None:

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ctplugin.bulletproofs import consensus_generators
+from ctplugin.elements import Block
+from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
 from replay.engine import Engine
 from replay.progress import ReplayProgress, TipInfo, peak_rss_mib
@@ -95,20 +97,16 @@ def block_hash_hex(raw: bytes) -> str | None:
         return None
 
 
-def tip_info(report_block: object, height: int, n_tx: int, n_proofs: int,
-             utxo_delta: int) -> TipInfo:
-    """What the progress line says about a connected block (``report_block``: the parsed
-    ``ctplugin.elements.Block`` the validator returned)."""
-    header = report_block.header  # type: ignore[attr-defined]
-    return TipInfo(header.hash_hex, height, header.version, header.time, n_tx, n_proofs,
-                   utxo_delta)
+def tip_info(block: Block, n_proofs: int) -> TipInfo:
+    """What the progress line says about a connected block."""
+    header = block.header
+    return TipInfo(header.hash_hex, header.height, header.version, header.time,
+                   len(block.transactions), n_proofs, utxo_delta(block))
 
 
-def utxo_delta(block: object) -> int:
+def utxo_delta(block: Block) -> int:
     """UTXOs a block adds: spendable outputs created minus inputs spent (coinbase excluded)."""
-    from ctplugin.elements.script import is_unspendable
-
-    txs = block.transactions  # type: ignore[attr-defined]
+    txs = block.transactions
     created = sum(1 for tx in txs for out in tx.outputs
                   if not is_unspendable(out.script_pubkey))
     spent = sum(len(tx.inputs) for tx in txs[1:])

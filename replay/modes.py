@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from operator import itemgetter
 from types import TracebackType
+from typing import cast
 
 import validator
 from ctplugin.errors import ParseError, ValidationError
-from replay.driver import ReplayConfig, ReplayError, block_hash_hex, tip_info, utxo_delta
+from replay.driver import ReplayConfig, ReplayError, block_hash_hex, tip_info
 from replay.engine import Engine, Prepared
 from replay.progress import ReplayProgress, TipInfo
 from replay.report import BlockRecord, ReplayReport
@@ -36,6 +38,9 @@ from replay.sources import SourceBlock
 from replay.tasks import pack_works, unpack_verdict
 from replay.workers import TaskPool, TaskResult, WorkerPool, default_workers
 from validator import BlockRef, ProofWork, StageTimer, verify_blocks
+
+Label = tuple[int, str, int]
+"""An item's label (validator's ItemLabel: transaction index, kind, position): culprit order."""
 
 # The validator's stage names (ConnectReport.timings, StageTimer) → the report's phases.
 PHASE_OF_STAGE = {
@@ -63,6 +68,10 @@ class Pending:
     record: BlockRecord
     tip: TipInfo
     work: ProofWork | None  # None once handed to a task
+
+    def proof_work(self) -> ProofWork:
+        assert self.work is not None, "this block's proof work was already handed out"
+        return self.work
 
 
 class Mode:
@@ -126,9 +135,8 @@ class Mode:
         parsed = prepared.block
         record = BlockRecord(block.height, len(parsed.transactions), prepared.n_range,
                              prepared.n_surjection)
-        tip = tip_info(parsed, block.height, len(parsed.transactions), prepared.n_proofs,
-                       utxo_delta(parsed))
-        return Pending(block, parsed.hash, record, tip, prepared.work)
+        return Pending(block, parsed.hash, record, tip_info(parsed, prepared.n_proofs),
+                       prepared.work)
 
     def done(self, blocks: list[Pending]) -> None:
         """These blocks are verified and connected: the wall time since the previous ones
@@ -167,9 +175,7 @@ class BlockMode(Mode):
         record = BlockRecord(block.height, connected.n_transactions, connected.n_range_proofs,
                              connected.n_surjection_proofs)
         self.report.add_phases(phases_of(connected.timings))
-        tip = tip_info(parsed, block.height, connected.n_transactions, n_proofs,
-                       utxo_delta(parsed))
-        self.done([Pending(block, parsed.hash, record, tip, None)])
+        self.done([Pending(block, parsed.hash, record, tip_info(parsed, n_proofs), None)])
 
 
 def verify_single(work: ProofWork, timer: StageTimer) -> None:
@@ -177,10 +183,10 @@ def verify_single(work: ProofWork, timer: StageTimer) -> None:
     as the block batch: the batched kinds (balances, range proofs) by label — the first that
     fails is the lowest failing label, as the batch's culprit search finds — then the checks
     by label. Balances are timed as "balance", range proofs as "claims" / "msm"."""
-    batched: list[tuple[object, ProofWork]] = [
-        (claim.label, ProofWork(claims=[claim])) for claim in work.claims]
+    batched: list[tuple[Label, ProofWork]] = [
+        (cast(Label, claim.label), ProofWork(claims=[claim])) for claim in work.claims]
     batched += [(item.label, ProofWork(batch=[item])) for item in work.batch]
-    batched.sort(key=lambda pair: pair[0])  # type: ignore[arg-type, return-value]
+    batched.sort(key=itemgetter(0))
     balance = StageTimer()
     for _, one in batched:
         # validator.verify, the function (``from validator import verify`` reads to the import
@@ -252,8 +258,7 @@ class WindowMode(DeferredMode):
         if not self.unverified:
             return
         timer = StageTimer()
-        works = [p.work for p in self.unverified]
-        failure = verify_blocks(works, timer)  # type: ignore[arg-type]
+        failure = verify_blocks([p.proof_work() for p in self.unverified], timer)
         self.report.add_phases(phases_of(timer.seconds))
         if failure is not None:
             k, exc = failure
@@ -290,8 +295,7 @@ class PoolMode(DeferredMode):
     def submit_group(self) -> None:
         if not self.group:
             return
-        works = [p.work for p in self.group]
-        payload = pack_works(works)  # type: ignore[arg-type]
+        payload = pack_works([p.proof_work() for p in self.group])
         for p in self.group:
             p.work = None  # the task holds it now
         task_id = self.submitted

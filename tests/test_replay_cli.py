@@ -123,3 +123,25 @@ def test_replay_errors_are_messages_with_exit_codes(tmp_path: Path, chain_100: P
                         str(tmp_path / "f"), "--quiet")
     assert rejected.returncode in (1, 2), rejected.stderr
     assert "ctplugin replay: " in rejected.stderr and "Traceback" not in rejected.stderr
+
+
+def test_ctrl_c_stops_cleanly_and_the_replay_resumes(chain_100: Path, tmp_path: Path) -> None:
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "apps.main", "replay", str(chain_100 /
+                             "c.dat"), "--datadir", str(tmp_path / "d"), "--mode", "window",
+                             "--window", "4", "--quiet", "--log-every", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "height=8 " in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    done = ctplugin("replay", str(chain_100 / "c.dat"), "--datadir", str(tmp_path / "d"),
+                    "--quiet", "--json", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["height"] == 100 and report["start_height"] > 8
