@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
+from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import script_num, witness_commitment_script
@@ -120,12 +121,13 @@ class ChainBuilder:
 
 def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
                      seed: bytes = b"ctplugin demo wallet seed",
-                     progress: Progress | None = None) -> ChainBuilder:
+                     progress: Progress | None = None,
+                     range_proofs: str = RANGE_PROOF_BULLETPROOF) -> ChainBuilder:
     """A reproducible chain: the regtest-key wallet funds a second wallet, both pay each other
     with two blinded outputs per transaction, one block issues an asset and a later one
-    reissues it."""
-    alice = Wallet(REGTEST_SEED)
-    bob = Wallet(seed)
+    reissues it. ``range_proofs``: the chain profile's proof kind (``chain_params``)."""
+    alice = Wallet(REGTEST_SEED, range_proofs=range_proofs)
+    bob = Wallet(seed, range_proofs=range_proofs)
     chain = ChainBuilder([alice, bob])
     fee = 1000
     for _ in range(txs_per_block):
@@ -277,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shuffle", type=int, metavar="SEED",
                         help="write blocks/ in a shuffled arrival order (genesis first)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--range-proofs", choices=sorted(RANGE_PROOF_KINDS),
+                        default=RANGE_PROOF_BULLETPROOF,
+                        help="the demo chain profile's range-proof kind (chain_params)")
     args = parser.parse_args(argv)
     if not args.out and not args.blocks_dir:
         parser.error("give --out FILE and/or --blocks-dir DIR")
@@ -301,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
             bar.update(task, completed=done, total=total)
 
         if args.shape == "demo":
-            chain = build_demo_chain(args.blocks, args.txs, progress=advance)
+            chain = build_demo_chain(args.blocks, args.txs, progress=advance,
+                                     range_proofs=args.range_proofs)
         else:
             chain = build_transfer_chain(args.blocks, args.txs, progress=advance,
                                          ramp=args.shape == "ramp")

@@ -19,7 +19,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut
-from ctplugin.elements.chainparams import ChainParams
+from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, ChainParams
 from ctplugin.elements.consensus import DEFAULT_COINBASE_MATURITY, MAX_MONEY
 from ctplugin.hashes import sha256, tagged_hash
 
@@ -63,7 +63,10 @@ def genesis_block() -> Block:
 
 
 
-def chain_params() -> ChainParams:
-    """What the validator needs to know about our regtest chain."""
+def chain_params(range_proofs: str = RANGE_PROOF_BULLETPROOF) -> ChainParams:
+    """What the validator needs to know about our regtest chain. Two profiles (design.md): the
+    default takes Bulletproofs only; ``RANGE_PROOF_BORROMEAN`` takes the Borromean proofs
+    Elements' wallet makes (the wallet's ``range_proofs`` option), everything else alike."""
     return ChainParams(policy_asset=POLICY_ASSET, block_challenge=BLOCK_CHALLENGE,
-                       coinbase_maturity=COINBASE_MATURITY)
+                       coinbase_maturity=COINBASE_MATURITY,
+                       range_proofs=frozenset({range_proofs}))

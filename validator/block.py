@@ -50,7 +50,7 @@ from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num
 from ctplugin.errors import ValidationError
 from validator.coins import decode_spent, encode_txout
-from validator.items import KIND_BALANCE, Item, ItemLabel
+from validator.items import KIND_BALANCE, CheckItem, Item, ItemLabel
 from validator.rules import (
     AmountPlan,
     SpentOutput,
@@ -89,11 +89,12 @@ class ConnectReport:
 
     @property
     def n_range_proofs(self) -> int:
-        return self.items.get("range", 0)
+        """Range proofs of both kinds (families "range": Bulletproofs, "borromean")."""
+        return self.items.get("range", 0) + self.items.get("borromean", 0)
 
     @property
     def n_range_cached(self) -> int:
-        return self.cached.get("range", 0)
+        return self.cached.get("range", 0) + self.cached.get("borromean", 0)
 
     @property
     def n_surjection_proofs(self) -> int:
@@ -105,7 +106,8 @@ class ConnectReport:
 
 
 CacheKeys = tuple[list[bytes], list[bytes]]
-"""(range-proof keys, surjection-proof keys) of one transaction, in plan order."""
+"""(batch-item keys, check-item keys) of one transaction, in plan order: the Bulletproofs',
+then the surjection proofs' followed by the Borromean proofs'."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +126,18 @@ def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
     b = plan.balance
     balance = Claim.trusted(ItemLabel(tx_index, KIND_BALANCE), b.base, b.fixed, b.free_scalars,
                             b.free_points, b.shared, b.fixed_const)
-    return AmountPlan(tx_index, plan.fees, balance, plan.ranges, plan.surjections)
+    return AmountPlan(tx_index, plan.fees, balance, plan.ranges, plan.surjections,
+                      plan.borromeans)
 
 
 def cache_keys(cache: ProofCache, plan: AmountPlan) -> CacheKeys:
     return ([r.cache_key(cache) for r in plan.ranges],
-            [s.cache_key(cache) for s in plan.surjections])
+            [c.cache_key(cache) for c in check_items(plan)])
+
+
+def check_items(plan: AmountPlan) -> list[CheckItem]:
+    """A plan's check items in cache-key order: surjection proofs, then Borromean proofs."""
+    return [*plan.surjections, *plan.borromeans]
 
 
 class ResolvedInputs(NamedTuple):
@@ -318,7 +326,8 @@ class BlockValidator:
         if known is not None:
             return relabel(known.plan, tx_index)
         outs = [decode_spent(o) if isinstance(o, bytes) else o for o in spent]
-        return plan_amounts(tx, tx_index, outs, self.params.policy_asset)
+        return plan_amounts(tx, tx_index, outs, self.params.policy_asset,
+                            self.params.range_proofs)
 
     # --- stage 4: proof cache ---------------------------------------------------------------
 
@@ -330,7 +339,7 @@ class BlockValidator:
         for p in plan.txs:
             i = p.tx_index
             batch += [(r, i) for r in p.ranges]
-            checks += [(s, i) for s in p.surjections]
+            checks += [(c, i) for c in check_items(p)]
         items = Counter(map(_family, (item for item, _ in batch)))
         items.update(map(_family, (item for item, _ in checks)))
         cache = self.cache

@@ -11,7 +11,9 @@ families, by how they are verified:
   then calls once for all its items (range proofs: one kernel call for the whole block, one
   ``ctplugin.batch.ClaimGroup``), so no per-item Python work is left;
 - a *check item* (``CheckItem``) is verified on its own: surjection proofs (``SurjectionItem``),
-  later Borromean range proofs and ECDSA signatures.
+  Borromean range proofs (``BorromeanItem``: they cannot join the MSM; all of a block's go to
+  the ring kernel in ONE call before the checks run, ``verify_borromean``), later ECDSA
+  signatures.
 
 Every item is an immutable value of bytes (plus its ``ItemLabel``), so items pickle and can be
 verified in another process; derived state (decoded points, prepared targets) is rebuilt there
@@ -26,9 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast
 
+from ctplugin import borromean
 from ctplugin.batch import Claim, ClaimGroup
 from ctplugin.bulletproofs import CONSENSUS_N_GENS, CONSENSUS_NBITS, output_range_proof_claims
-from ctplugin.errors import ProofError, ValidationError
+from ctplugin.elements.script import is_unspendable
+from ctplugin.errors import EncodingError, ProofError, ValidationError
 from ctplugin.pedersen import Generator, generator_generate
 from ctplugin.secp256k1 import KIND_GENERATOR, Point, kernel
 from ctplugin.surjection import PreparedTargets, SurjectionProof, verify_prepared
@@ -82,13 +86,17 @@ class VerifyContext:
 
     ``decoded``: asset encodings (33 B) → packed kernel points, filled by the range claims (a
     range claim's value generator is the output's asset commitment) and read by the surjection
-    checks, so a blinded output's asset commitment is decoded once.
+    checks, so a blinded output's asset commitment is decoded once. ``ring_verdicts``: the
+    verdicts of the Borromean items (``verify_borromean``), read by their checks; ``threads``:
+    cores the ring kernel may use (default: all).
     """
 
-    __slots__ = ("decoded",)
+    __slots__ = ("decoded", "ring_verdicts", "threads")
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:
         self.decoded: dict[bytes, bytes] = {}
+        self.ring_verdicts: dict[BorromeanItem, borromean.RangeProofVerdict] = {}
+        self.threads = threads if threads is not None else borromean.default_threads()
 
 
 _ItemT = TypeVar("_ItemT", bound="Item")
@@ -205,6 +213,66 @@ class RangeItem(NamedTuple):
             malformed.append((item_label, item_label.error("bad-txns-rangeproof-invalid",
                                                            f"malformed: {exc}")))
         return [group], malformed
+
+
+# ------------------------------------------------------------------------------------------------
+# Borromean range proofs (check items, verified together on the ring kernel)
+# ------------------------------------------------------------------------------------------------
+
+
+class BorromeanItem(NamedTuple):
+    """One Borromean range proof (Elements' ``rangeproof``): proof, commitment (33 B), value
+    generator (33 B: the asset commitment, or generator_generate(asset or token id)), extra
+    commit (the output's scriptPubKey; empty for issuances).
+
+    Elements' rules beyond the proof: it must prove min_value > 0 unless the extra commit (the
+    script) is unspendable (an empty one is, as for issuances): no spendable zero-value
+    outputs. Both are functions of the cache key's inputs."""
+
+    label: ItemLabel
+    proof: bytes
+    commitment: bytes
+    value_gen: bytes
+    extra_commit: bytes
+
+    @property
+    def family(self) -> str:
+        return "borromean"
+
+    def at_tx(self, tx_index: int) -> BorromeanItem:
+        return _at_tx(self, tx_index)
+
+    def cache_key(self, cache: ProofCache) -> bytes:
+        return cache.borromean_key(self.proof, self.commitment, self.value_gen,
+                                   self.extra_commit)
+
+    def claim_of(self) -> borromean.RangeProofClaim:
+        return borromean.RangeProofClaim(self.proof, self.commitment, self.value_gen,
+                                         self.extra_commit)
+
+    def check(self, ctx: VerifyContext | None = None) -> None:
+        """The verdict ``verify_borromean`` put in ``ctx`` (verified alone if absent); a
+        ValidationError naming the output or issuance otherwise."""
+        verdict = None if ctx is None else ctx.ring_verdicts.get(self)
+        if verdict is None:
+            verdict = borromean.verify_many([self.claim_of()], threads=1)[0]
+        if isinstance(verdict, EncodingError):
+            raise self.label.error("bad-txns-asset-invalid", f"value generator: {verdict}")
+        if isinstance(verdict, Exception):
+            raise self.label.error("bad-txns-rangeproof-invalid", f"malformed: {verdict}")
+        if verdict is False:
+            raise self.label.error("bad-txns-rangeproof-invalid")
+        min_value = verdict[0] if isinstance(verdict, tuple) else 0
+        if min_value == 0 and not is_unspendable(self.extra_commit):
+            raise self.label.error("bad-txns-rangeproof-invalid",
+                                   "min_value 0 on a spendable output")
+
+
+def verify_borromean(items: list[BorromeanItem], ctx: VerifyContext) -> None:
+    """Every Borromean item's verdict into ``ctx.ring_verdicts``: ONE ring-kernel call (every
+    ring of every proof in waves, on ``ctx.threads`` cores)."""
+    verdicts = borromean.verify_many([item.claim_of() for item in items], threads=ctx.threads)
+    ctx.ring_verdicts.update(zip(items, verdicts))
 
 
 # ------------------------------------------------------------------------------------------------

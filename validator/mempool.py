@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
-from validator.block import CacheKeys, KnownTransaction, cache_keys
+from validator.block import CacheKeys, KnownTransaction, cache_keys, check_items
 from validator.coins import decode_spent
 from validator.rules import SpentOutput, check_transaction, plan_amounts
 from validator.store import Chainstate, Outpoint, ProofCache
@@ -116,27 +116,31 @@ class Mempool:
                 raise ValidationError("bad-txns-premature-spend-of-coinbase", input_index=n)
             spent.append(decode_spent(coin.txout))
 
-        plan = plan_amounts(tx, 0, spent, self.params.policy_asset)
+        plan = plan_amounts(tx, 0, spent, self.params.policy_asset, self.params.range_proofs)
         cache = self.cache
         keys: CacheKeys | None = None
+        checks = check_items(plan)
         if cache is None:
             range_keys: list[bytes] = []
-            surj_keys: list[bytes] = []
+            check_keys: list[bytes] = []
             to_verify = list(plan.ranges)
-            surj_to_verify = list(plan.surjections)
+            checks_to_verify = list(checks)
         else:
-            keys = range_keys, surj_keys = cache_keys(cache, plan)
+            keys = range_keys, check_keys = cache_keys(cache, plan)
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
-            surj_to_verify = [s for s, k in zip(plan.surjections, surj_keys) if k not in cache]
-        verify(ProofWork([plan.balance], list(to_verify), list(surj_to_verify)))
+            checks_to_verify = [c for c, k in zip(checks, check_keys) if k not in cache]
+        verify(ProofWork([plan.balance], list(to_verify), list(checks_to_verify)))
+        # Bulletproofs and Borromean proofs both count as range proofs
+        n_ranges = len(plan.ranges) + len(plan.borromeans)
+        n_range_verified = len(to_verify) + sum(c.family == "borromean" for c in checks_to_verify)
+        n_surj_verified = len(checks_to_verify) - (n_range_verified - len(to_verify))
+        counts = (n_range_verified, n_ranges - n_range_verified, n_surj_verified,
+                  len(plan.surjections) - n_surj_verified)
         if not add:
-            return MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
-                                len(surj_to_verify), len(plan.surjections) - len(surj_to_verify))
+            return MempoolEntry(tx, plan.fees, *counts)
         if cache is not None:
-            cache.insert_many([*range_keys, *surj_keys])
-        entry = MempoolEntry(tx, plan.fees, len(to_verify), len(plan.ranges) - len(to_verify),
-                             len(surj_to_verify), len(plan.surjections) - len(surj_to_verify),
-                             KnownTransaction(plan, keys))
+            cache.insert_many([*range_keys, *check_keys])
+        entry = MempoolEntry(tx, plan.fees, *counts, KnownTransaction(plan, keys))
         self.entries[txid] = entry
         for outpoint in outpoints:
             self.spent_by[outpoint] = txid

@@ -20,7 +20,8 @@ Reject reasons (``ValidationError.reason``): Elements' strings where Elements ha
 folds a failure into ``bad-txns-in-ne-out`` without saying which check failed, we name it
 (VerifyAmounts returns false for all of these):
 
-- ``bad-txns-rangeproof-invalid``: a range proof that is malformed or does not verify;
+- ``bad-txns-rangeproof-invalid``: a range proof that is malformed or does not verify, or (a
+  Borromean proof, as in Elements) that proves min_value 0 for a spendable output;
 - ``bad-txns-rangeproof-missing``: a blinded value without a range proof;
 - ``bad-txns-rangeproof-unexpected``: an explicit value with a non-empty range proof;
 - ``bad-txns-surjectionproof-invalid`` / ``-missing`` / ``-unexpected``: the same for assets;
@@ -45,7 +46,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ctplugin.batch import Claim
+from ctplugin.bulletproofs import CONSENSUS_NBITS
+from ctplugin.bulletproofs.layout import proof_length
 from ctplugin.elements import Transaction, TxIn, TxOut
+from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.consensus import (
     MAX_BLOCK_WEIGHT,
     MAX_MONEY,
@@ -64,6 +68,7 @@ from validator.items import (
     KIND_INFLATION,
     KIND_ISSUANCE,
     KIND_OUTPUT,
+    BorromeanItem,
     ItemLabel,
     RangeItem,
     SurjectionItem,
@@ -72,6 +77,8 @@ from validator.items import (
 )
 
 _INT64_MAX = (1 << 63) - 1
+BULLETPROOF_ONLY = frozenset({RANGE_PROOF_BULLETPROOF})
+_BULLETPROOF_LEN = proof_length(CONSENSUS_NBITS, 1)
 
 
 class SpentOutput(Protocol):
@@ -93,6 +100,7 @@ class AmountPlan:
     balance: Claim
     ranges: list[RangeItem] = field(default_factory=list)
     surjections: list[SurjectionItem] = field(default_factory=list)
+    borromeans: list[BorromeanItem] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -199,10 +207,13 @@ def _explicit_generator(asset_id: bytes) -> bytes:
 
 
 def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
-                 policy_asset: bytes) -> AmountPlan:
+                 policy_asset: bytes,
+                 range_proofs: frozenset[str] = BULLETPROOF_ONLY) -> AmountPlan:
     """CheckTxInputs + VerifyAmounts (§2.2) without the cryptography: the balance claim, range
     items and surjection items to batch. ``spent[i]`` is the output input i spends (anything
-    with ``asset`` and ``value`` in the model's encodings).
+    with ``asset`` and ``value`` in the model's encodings). ``range_proofs``: the kinds the
+    chain accepts (``ChainParams.range_proofs``): Bulletproofs become batch items
+    (``ranges``), Borromean proofs check items (``borromeans``).
 
     Asset commitments are not decoded here: a range or surjection proof that is verified decodes
     them (a bad one fails there, named), and a cached proof was verified with these very bytes.
@@ -210,7 +221,7 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
     amounts. Raises ``ValidationError`` for every non-cryptographic failure.
     """
     fees = check_fees(tx, tx_index)
-    planner = _AmountPlanner(tx_index, policy_asset)
+    planner = _AmountPlanner(tx_index, policy_asset, range_proofs)
     for i, (txin, prev) in enumerate(zip(tx.inputs, spent, strict=True)):
         planner.spend(i, prev)
         if txin.issuance is not None:
@@ -225,13 +236,17 @@ class _AmountPlanner:
     balance tally, the range items, the surjection target list (Elements' order: each input's
     asset, then its issued asset and token when it issues) and the blinded-asset outputs."""
 
-    __slots__ = ("policy_asset", "ranges", "surjection_outputs", "tally", "targets", "tx_index")
+    __slots__ = ("borromeans", "policy_asset", "range_proofs", "ranges", "surjection_outputs",
+                 "tally", "targets", "tx_index")
 
-    def __init__(self, tx_index: int, policy_asset: bytes) -> None:
+    def __init__(self, tx_index: int, policy_asset: bytes,
+                 range_proofs: frozenset[str] = BULLETPROOF_ONLY) -> None:
         self.tx_index = tx_index
         self.policy_asset = policy_asset
+        self.range_proofs = range_proofs
         self.tally = BalanceTally()
         self.ranges: list[RangeItem] = []
+        self.borromeans: list[BorromeanItem] = []
         self.targets: list[bytes] = []
         self.surjection_outputs: list[tuple[ItemLabel, bytes, bytes]] = []
 
@@ -294,8 +309,8 @@ class _AmountPlanner:
                 raise label.error("bad-txns-value-invalid")
             self.tally.add_input_commitment(point)
             # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
-            self.ranges.append(RangeItem(label, proof, amount,
-                                         generator_generate(asset_id).serialize(), b"", point))
+            self.range_item(label, proof, amount, generator_generate(asset_id).serialize(), b"",
+                            point)
         self.targets.append(b"\x01" + asset_id)
 
     def output(self, j: int, out: TxOut) -> None:
@@ -324,8 +339,7 @@ class _AmountPlanner:
             if not out.range_proof:
                 raise label.error("bad-txns-rangeproof-missing")
             value_gen = asset if not explicit_asset else generator_generate(asset).serialize()
-            self.ranges.append(RangeItem(label, out.range_proof, value, value_gen,
-                                         out.script_pubkey, point))
+            self.range_item(label, out.range_proof, value, value_gen, out.script_pubkey, point)
         if explicit_asset:
             if out.surjection_proof:
                 raise label.error("bad-txns-surjectionproof-unexpected")
@@ -333,6 +347,19 @@ class _AmountPlanner:
             if not out.surjection_proof:
                 raise label.error("bad-txns-surjectionproof-missing")
             self.surjection_outputs.append((label, out.surjection_proof, asset))
+
+    def range_item(self, label: ItemLabel, proof: bytes, commitment: bytes, value_gen: bytes,
+                   extra_commit: bytes, point: bytes) -> None:
+        """The range proof of a blinded amount, as the kind the chain takes it for: a
+        Bulletproof (batch item) or a Borromean proof (check item). With both kinds accepted,
+        the consensus Bulletproof size decides (no Borromean proof has it)."""
+        kinds = self.range_proofs
+        if RANGE_PROOF_BORROMEAN in kinds and (
+                RANGE_PROOF_BULLETPROOF not in kinds or len(proof) != _BULLETPROOF_LEN):
+            self.borromeans.append(BorromeanItem(label, proof, commitment, value_gen,
+                                                 extra_commit))
+        else:
+            self.ranges.append(RangeItem(label, proof, commitment, value_gen, extra_commit, point))
 
     def plan(self, fees: dict[bytes, int]) -> AmountPlan:
         surjections: list[SurjectionItem] = []
@@ -342,4 +369,4 @@ class _AmountPlanner:
                            for label, proof, asset in self.surjection_outputs]
         return AmountPlan(self.tx_index, fees,
                           self.tally.claim(ItemLabel(self.tx_index, KIND_BALANCE)), self.ranges,
-                          surjections)
+                          surjections, self.borromeans)

@@ -11,7 +11,9 @@ validating process, in a worker process (the work pickles) or on a Dask cluster.
    malformed batch item is kept aside, not raised at once: a claim with a lower label may fail
    the batch, and the culprit is the lowest label (transaction index, then kind and position)
    among malformed items and the first false claim;
-2. then the check items, in label order; the first failure is the culprit.
+2. then the check items, in label order; the first failure is the culprit. The Borromean range
+   proofs among them are verified first, all in ONE ring-kernel call (``verify_borromean``:
+   every ring of every proof in waves, on all cores), and their checks read those verdicts.
 
 ``verify_blocks(works)`` does the same for several blocks in ONE batch (replay windows) and
 names the first failing block: its culprit is what ``verify`` would report for it alone.
@@ -27,7 +29,15 @@ from typing import Any, NamedTuple
 from ctplugin.batch import BatchVerifier, Claim, ClaimGroup
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.errors import ValidationError
-from validator.items import BatchItem, CheckItem, ItemLabel, Malformed, VerifyContext
+from validator.items import (
+    BatchItem,
+    BorromeanItem,
+    CheckItem,
+    ItemLabel,
+    Malformed,
+    VerifyContext,
+    verify_borromean,
+)
 from validator.timing import StageTimer
 
 
@@ -167,9 +177,14 @@ def _in_block(k: int, claim: Claim | ClaimGroup) -> Claim | ClaimGroup:
 
 
 def _run_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer) -> None:
-    """Check items alone, in the given order (label order), timed per family."""
+    """Check items alone, in the given order (label order), timed per family; the Borromean
+    items' verdicts first, in one ring-kernel call (timed as "borromean")."""
     clock = time.perf_counter
     seconds = timer.seconds
+    rings = [item for item in checks if isinstance(item, BorromeanItem)]
+    if rings:
+        with timer.stage("borromean"):
+            verify_borromean(rings, ctx)
     for item in checks:
         start = clock()
         try:

@@ -10,6 +10,12 @@ from dataclasses import dataclass
 
 from ctplugin.elements.consensus import DEFAULT_COINBASE_MATURITY
 
+RANGE_PROOF_BULLETPROOF = "bulletproof"
+"""A secp256k1-zkp Bulletproof (design.md: m = 1, 64 bits, 256 generators)."""
+RANGE_PROOF_BORROMEAN = "borromean"
+"""A secp256k1-zkp Borromean ``rangeproof``, what Elements and Liquid carry."""
+RANGE_PROOF_KINDS = frozenset({RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN})
+
 
 @dataclass(frozen=True, slots=True)
 class ChainParams:
@@ -18,9 +24,18 @@ class ChainParams:
     - ``policy_asset``: the asset fees are paid in (32-byte id, internal byte order);
     - ``block_challenge``: the signed-block challenge script every header must carry (our regtest
       chain: ``OP_TRUE`` with an empty solution);
-    - ``coinbase_maturity``: blocks before a coinbase output may be spent.
+    - ``coinbase_maturity``: blocks before a coinbase output may be spent;
+    - ``range_proofs``: the range-proof kinds the chain accepts (``RANGE_PROOF_KINDS``). With
+      both, a proof of the consensus Bulletproof size is a Bulletproof and any other a
+      Borromean proof (no Borromean proof has that size).
     """
 
     policy_asset: bytes
     block_challenge: bytes = b"\x51"
     coinbase_maturity: int = DEFAULT_COINBASE_MATURITY
+    range_proofs: frozenset[str] = frozenset({RANGE_PROOF_BULLETPROOF})
+
+    def __post_init__(self) -> None:
+        if not self.range_proofs or not self.range_proofs <= RANGE_PROOF_KINDS:
+            raise ValueError("range_proofs must be a non-empty subset of "
+                             f"{sorted(RANGE_PROOF_KINDS)}")

@@ -12,6 +12,13 @@ driven by the same calls produces the same transactions byte for byte (reproduci
 Unblinding convention: see ``regtest.wallet.blinding`` (nonce from ECDH as in Elements; value and
 value blind from the Bulletproof rewind; abf from the nonce; 20-byte message = asset id prefix).
 
+Range-proof kind (``range_proofs``: the chain profile's, ``regtest.params.chain_params``):
+Bulletproofs by default; ``RANGE_PROOF_BORROMEAN`` makes Borromean proofs the way Elements'
+wallet does (``ctplugin.borromean.elements``: min_value 1, or 0 for an unspendable script, exp 0,
+52 bits, message asset ‖ abf, extra commit = scriptPubKey; issuance proofs with min 0, no extra
+commit and the issuance blinding key as nonce) and unblinds them Elements' way (asset and abf
+read from the message, the asset commitment recomputed).
+
 Scope: scripts are P2WPKH but no signatures are made (our validator does not execute scripts);
 the wallet trusts its own bookkeeping: a transaction it builds is applied to its coin set at
 once (its inputs leave, its own outputs arrive unconfirmed) and a block confirms them.
@@ -22,14 +29,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctplugin import surjection
+from ctplugin import borromean, surjection
 from ctplugin.bulletproofs import prove_output, rewind_output
 from ctplugin.elements import AssetIssuance, Block, Transaction, TxIn, TxOut
+from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.issuance import (
     issuance_asset_id,
     issuance_entropy,
     reissuance_token_id,
 )
+from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ProofError
 from ctplugin.hashes import tagged_hash
 from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
@@ -148,9 +157,13 @@ class _InSpec:
 class Wallet:
     """A deterministic wallet (see the module docstring)."""
 
-    def __init__(self, seed: bytes, *, policy_asset: bytes = POLICY_ASSET) -> None:
+    def __init__(self, seed: bytes, *, policy_asset: bytes = POLICY_ASSET,
+                 range_proofs: str = RANGE_PROOF_BULLETPROOF) -> None:
+        if range_proofs not in (RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN):
+            raise WalletError(f"unknown range-proof kind {range_proofs!r}")
         self.keys = KeyChain(seed)
         self.policy_asset = policy_asset
+        self.range_proofs = range_proofs
         self.coins: dict[tuple[bytes, int], OwnedCoin] = {}
         self.known_assets: dict[bytes, bytes] = {}  # 20-byte prefix -> asset id
         self.entropy: dict[bytes, bytes] = {}  # asset or token id -> issuance entropy
@@ -219,6 +232,8 @@ class Wallet:
         nonce = rewind_nonce(pair.blinding_secret, out.nonce)
         value_gen = (out.asset if len(out.asset) == 33
                      else generator_generate(out.asset).serialize())
+        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+            return self._unblind_borromean(out, nonce, value_gen)
         try:
             opened = rewind_output(out.range_proof, out.value, value_gen, nonce,
                                    out.script_pubkey)
@@ -236,6 +251,46 @@ class Wallet:
         if generator_generate_blinded(asset, abf.to_bytes(32, "big")).serialize() != out.asset:
             return None
         return asset, opened.value, abf, vbf
+
+    def _unblind_borromean(self, out: TxOut, nonce: bytes,
+                           value_gen: bytes) -> tuple[bytes, int, int, int] | None:
+        """Elements' unblinding: the proof's message is asset ‖ abf, checked against the
+        output's asset commitment (an explicit asset has abf 0 and no check)."""
+        assert isinstance(out.value, bytes)
+        try:
+            if len(out.asset) == 32:
+                opened = borromean.rewind(out.range_proof, out.value, value_gen,
+                                          out.script_pubkey, nonce)
+                if opened is None:
+                    return None
+                return out.asset, opened.value, 0, int.from_bytes(opened.blind, "big")
+            found = borromean.elements.unblind_with_nonce(nonce, out.range_proof, out.value,
+                                                          out.asset, out.script_pubkey)
+        except CtpluginError:
+            return None
+        if found is None:
+            return None
+        return (found.asset, found.value, int.from_bytes(found.asset_blind, "big"),
+                int.from_bytes(found.value_blind, "big"))
+
+    def _output_proof(self, value: int, vbf: int, asset: bytes, abf: bytes, asset_gen: Generator,
+                      nonce: bytes, script: bytes) -> bytes:
+        """The range proof of a blinded output, of this wallet's kind."""
+        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+            return borromean.elements.output_rangeproof(
+                value, nonce, asset, abf, vbf.to_bytes(32, "big"),
+                commit(value, vbf, asset_gen), asset_gen, script,
+                min_value=0 if is_unspendable(script) else 1)
+        return prove_output(value, vbf, asset_gen, nonce, script, message=asset[:20])
+
+    def _issuance_proof(self, value: int, vbf: int, asset: bytes) -> bytes:
+        """The range proof of a blinded issuance amount (extra commit: an EMPTY script)."""
+        asset_gen = generator_generate(asset)
+        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+            return borromean.elements.issuance_rangeproof(
+                value, self._random(), vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
+                asset)
+        return prove_output(value, vbf, asset_gen, self._random(), b"")
 
     def scan_transaction(self, tx: Transaction, height: int | None = None) -> list[OwnedCoin]:
         """Drop the coins ``tx`` spends, add the outputs it pays us; returns the new coins."""
@@ -341,9 +396,7 @@ class Wallet:
                 if issuance.blind_amount:
                     issue_vbf = self._random_scalar()
                     issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
-                    # Elements' issuance rule: the proof's extra commit is an EMPTY script.
-                    amount_proof = prove_output(issuance.amount, issue_vbf, asset_gen,
-                                                self._random(), b"")
+                    amount_proof = self._issuance_proof(issuance.amount, issue_vbf, asset)
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
                 self._learn_issuance(asset, token, entropy)
@@ -428,8 +481,8 @@ class Wallet:
             abf_bytes = abf.to_bytes(32, "big")
             asset_gen = generator_generate_blinded(o.asset, abf_bytes)
             commitment = commit(o.amount, vbf, asset_gen)
-            proof = prove_output(o.amount, vbf, asset_gen, nonce, o.script,
-                                 message=o.asset[:20])
+            proof = self._output_proof(o.amount, vbf, o.asset, abf_bytes, asset_gen, nonce,
+                                       o.script)
             surj = self._surjection(input_assets, input_blinds, input_gens, o.asset, abf_bytes,
                                     asset_gen)
             result.append(TxOut(asset=asset_gen.serialize(), value=commitment.serialize(),

@@ -5,7 +5,8 @@ Rules (design.md "Proof caches"; elements-format.md §2.3):
 - Only successes are stored. A key is SHA256(salt ‖ domain tag ‖ every verification input),
   each field length-prefixed, so two different verifications can never share a key. Leaving an
   input out of the key would let a proof valid in one context pass in another (an inflation
-  bug), so ``rangeproof_key`` / ``surjection_key`` take every input the verifier takes.
+  bug), so ``rangeproof_key`` / ``borromean_key`` / ``surjection_key`` take every input the
+  verifier takes.
 - Mempool acceptance ``insert``s; block connection ``lookup_and_erase``s (a hit is consumed).
 - Bounded size, oldest-first eviction: entries carry an insertion sequence number.
 - The cache is an optimization. Anything unexpected (foreign files in its directory, an unknown
@@ -53,6 +54,7 @@ RECENT_MAX = 1 << 16  # in-memory mirror of recently inserted entries (about 8 M
 
 DOMAIN_RANGEPROOF = b"ctplugin/proofcache/rangeproof/v1"
 DOMAIN_SURJECTION = b"ctplugin/proofcache/surjection/v1"
+DOMAIN_BORROMEAN = b"ctplugin/proofcache/borromean/v1"
 
 T = TypeVar("T")
 
@@ -132,6 +134,7 @@ class ProofCache(LevelDbHandle):
         # SHA256 states after salt ‖ lp(domain): every key of a domain starts from a copy.
         self._range_prefix = _prefix_state(self.salt, DOMAIN_RANGEPROOF)
         self._surjection_prefix = _prefix_state(self.salt, DOMAIN_SURJECTION)
+        self._borromean_prefix = _prefix_state(self.salt, DOMAIN_BORROMEAN)
         self._db: plyvel.DB | None = None
         self._count = 0
         self._next_seq = 0
@@ -160,6 +163,13 @@ class ProofCache(LevelDbHandle):
         return _key_from(self._range_prefix, (
             _field(proof), _field(commitment), _field(value_generator), _field(extra_commit),
             _U64.pack(nbits), _U64.pack(n_gens)))
+
+    def borromean_key(self, proof: BytesLike, commitment: object, value_generator: object,
+                      extra_commit: BytesLike) -> bytes:
+        """Key of one Borromean range proof verification: proof, commitment, value generator
+        and extra commit (every input of ``secp256k1_rangeproof_verify``)."""
+        return _key_from(self._borromean_prefix, (
+            _field(proof), _field(commitment), _field(value_generator), _field(extra_commit)))
 
     def surjection_key(self, proof: BytesLike, output_generator: object,
                        input_generators: Iterable[object]) -> bytes:

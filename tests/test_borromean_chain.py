@@ -1,0 +1,205 @@
+"""The Borromean regtest profile: a chain whose wallets make Borromean proofs the way Elements'
+wallet does is built, validated block by block (proofs on the ring kernel, balances and
+surjection proofs as in the Bulletproof profile), and one bad proof is named by transaction and
+output; the proof cache covers Borromean proofs; each profile refuses the other's proofs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctplugin import borromean
+from ctplugin.elements import Transaction
+from ctplugin.elements.chainparams import (
+    RANGE_PROOF_BORROMEAN,
+    RANGE_PROOF_BULLETPROOF,
+    RANGE_PROOF_KINDS,
+    ChainParams,
+)
+from ctplugin.elements.script import is_unspendable
+from ctplugin.errors import ValidationError
+from ctplugin.pedersen import Commitment, Generator
+from regtest.chain import ChainBuilder, build_demo_chain
+from regtest.params import POLICY_ASSET, chain_params, genesis_block
+from regtest.wallet import Issuance, Payment, Wallet
+from regtest.wallet.blinding import rewind_nonce
+from tests.conftest import connect_upto, rebuild, with_output
+from validator.node import Node
+from validator.rules import _BULLETPROOF_LEN
+
+PARAMS = chain_params(RANGE_PROOF_BORROMEAN)
+
+
+@pytest.fixture(scope="module")
+def chain() -> ChainBuilder:
+    """5 blocks, 2 wallet txs each (two blinded outputs), an issuance at block 3, a transfer of
+    the issued asset at 4, a reissuance at 5, then a block with a blinded issuance amount (an
+    issuance proof: generator_generate(asset id), empty extra commit)."""
+    built = build_demo_chain(n_blocks=5, txs_per_block=2, seed=b"borromean chain seed",
+                             range_proofs=RANGE_PROOF_BORROMEAN)
+    alice = built.wallets[0]
+    built.add(alice.build_transaction([], fee=1000, height=built.next_height,
+                                      issuance=Issuance(amount=777, tokens=3, blind_amount=True)))
+    built.mine()
+    return built
+
+
+@pytest.fixture
+def bnode(tmp_path: Path) -> Iterator[Node]:
+    with Node.open(tmp_path / "node", genesis_block(), PARAMS) as n:
+        yield n
+
+
+def test_the_wallet_makes_elements_proofs(chain: ChainBuilder) -> None:
+    proofs = [(o, borromean.info(o.range_proof)) for b in chain.blocks[1:]
+              for tx in b.transactions for o in tx.outputs if isinstance(o.value, bytes)]
+    assert len(proofs) >= 16
+    for out, head in proofs:
+        assert head.exp == 0 and head.mantissa == 52
+        assert head.min_value == (0 if is_unspendable(out.script_pubkey) else 1)
+        assert len(out.range_proof) == 4174  # Liquid's default size
+    issuance_proofs = [i.issuance_amount_rangeproof for b in chain.blocks
+                       for tx in b.transactions for i in tx.inputs
+                       if i.issuance_amount_rangeproof]
+    assert issuance_proofs and all(borromean.info(p).min_value == 0 for p in issuance_proofs)
+
+
+def test_the_chain_validates_block_by_block(bnode: Node, chain: ChainBuilder) -> None:
+    for block in chain.blocks[1:]:
+        report = bnode.submit_block(block.serialize())
+        assert report.items.get("borromean", 0) >= 4 and "range" not in report.items
+        assert report.n_range_proofs == report.items["borromean"]
+        assert report.n_msm_items == report.n_balance  # the batch holds only the balances
+        assert "borromean" in report.timings
+    assert bnode.tip.hash == chain.tip.hash
+
+
+def test_one_bad_proof_is_named_by_transaction_and_output(bnode: Node,
+                                                          chain: ChainBuilder) -> None:
+    connect_upto(bnode, chain, 1)
+    block = chain.blocks[2]
+    txs = list(block.transactions[1:])
+    victim_tx, victim_out = 1, 1
+    proof = bytearray(txs[victim_tx].outputs[victim_out].range_proof)
+    proof[-1] ^= 1  # the last s value: still well-formed, the ring no longer closes
+    txs[victim_tx] = with_output(txs[victim_tx], victim_out, range_proof=bytes(proof))
+    with pytest.raises(ValidationError) as err:
+        bnode.submit_block(rebuild(block, txs).serialize())
+    assert err.value.reason == "bad-txns-rangeproof-invalid"
+    assert (err.value.tx_index, err.value.output_index) == (victim_tx + 1, victim_out)
+    assert bnode.tip.hash == chain.blocks[1].hash  # nothing written
+    bnode.submit_block(block.serialize())  # the genuine block still connects
+
+
+def test_truncated_proof_and_bulletproof_sized_proof(bnode: Node, chain: ChainBuilder) -> None:
+    connect_upto(bnode, chain, 1)
+    block = chain.blocks[2]
+    for bad in (chain.blocks[2].transactions[1].outputs[0].range_proof[:-1],
+                bytes(_BULLETPROOF_LEN)):
+        txs = list(block.transactions[1:])
+        txs[0] = with_output(txs[0], 0, range_proof=bad)
+        with pytest.raises(ValidationError) as err:
+            bnode.submit_block(rebuild(block, txs).serialize())
+        assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
+            ("bad-txns-rangeproof-invalid", 1, 0)
+        assert "malformed" in err.value.detail
+
+
+def _resign(chain: ChainBuilder, tx: Transaction, j: int, min_value: int) -> Transaction:
+    """Output j with a valid proof of another min_value (same opening)."""
+    out = tx.outputs[j]
+    for wallet in chain.wallets:
+        opened = wallet.unblind(out)
+        if opened is None:
+            continue
+        asset, value, abf, vbf = opened
+        pair = wallet.keys.owner_of(out.script_pubkey)
+        assert pair is not None
+        nonce = rewind_nonce(pair.blinding_secret, out.nonce)
+        proof = borromean.elements.output_rangeproof(
+            value, nonce, asset, abf.to_bytes(32, "big"), vbf.to_bytes(32, "big"),
+            Commitment.parse(out.value), Generator.parse(out.asset), out.script_pubkey,
+            min_value=min_value)
+        return with_output(tx, j, range_proof=proof)
+    raise AssertionError("no wallet owns this output")
+
+
+def test_min_value_zero_on_a_spendable_output_is_rejected(bnode: Node,
+                                                          chain: ChainBuilder) -> None:
+    """Elements: a proof from 0 is allowed only for unspendable scripts (no spendable
+    zero-value outputs), even though the proof itself verifies."""
+    connect_upto(bnode, chain, 1)
+    block = chain.blocks[2]
+    txs = list(block.transactions[1:])
+    txs[1] = _resign(chain, txs[1], 0, min_value=0)
+    with pytest.raises(ValidationError) as err:
+        bnode.submit_block(rebuild(block, txs).serialize())
+    assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
+        ("bad-txns-rangeproof-invalid", 2, 0)
+    assert "min_value 0" in err.value.detail
+
+
+def test_the_proof_cache_covers_borromean_proofs(bnode: Node, chain: ChainBuilder) -> None:
+    connect_upto(bnode, chain, 1)
+    block = chain.blocks[2]
+    for tx in block.transactions[1:]:
+        entry = bnode.accept_transaction(tx.serialize())
+        assert entry.n_range_verified >= 2 and entry.n_range_cached == 0
+    report = bnode.submit_block(block.serialize())
+    assert report.cached.get("borromean", 0) == report.items["borromean"]
+
+
+def test_borromean_cache_keys_cover_every_input(bnode: Node, chain: ChainBuilder) -> None:
+    cache = bnode.data.proof_cache
+    out = chain.blocks[1].transactions[1].outputs[0]
+    base = (out.range_proof, out.value, out.asset, out.script_pubkey)
+    keys = {cache.borromean_key(*base)}
+    for i in range(4):
+        changed = list(base)
+        changed[i] = changed[i] + b"\x00"
+        keys.add(cache.borromean_key(*changed))
+    keys.add(cache.borromean_key(out.range_proof + out.value[:1], out.value[1:], out.asset,
+                                 out.script_pubkey))  # boundary shift
+    keys.add(cache.rangeproof_key(*base, 64, 256))
+    assert len(keys) == 7
+
+
+def test_each_profile_refuses_the_other_kind(tmp_path: Path, chain: ChainBuilder) -> None:
+    bullet = build_demo_chain(n_blocks=2, txs_per_block=1, seed=b"borromean chain seed")
+    with Node.open(tmp_path / "b", genesis_block(), chain_params()) as node:
+        with pytest.raises(ValidationError) as err:
+            node.submit_block(chain.blocks[1].serialize())
+        assert err.value.reason == "bad-txns-rangeproof-invalid"
+    with Node.open(tmp_path / "r", genesis_block(), PARAMS) as node:
+        with pytest.raises(ValidationError) as err:
+            node.submit_block(bullet.blocks[1].serialize())
+        assert err.value.reason == "bad-txns-rangeproof-invalid"
+    # a chain taking both kinds takes both chains' blocks
+    both = chain_params(RANGE_PROOF_BORROMEAN)
+    both = ChainParams(both.policy_asset, both.block_challenge, both.coinbase_maturity,
+                       RANGE_PROOF_KINDS)
+    with Node.open(tmp_path / "both", genesis_block(), both) as node:
+        node.submit_block(chain.blocks[1].serialize())
+    with Node.open(tmp_path / "both2", genesis_block(), both) as node:
+        node.submit_block(bullet.blocks[1].serialize())
+
+
+def test_no_borromean_proof_has_the_bulletproof_size() -> None:
+    sizes = {borromean.proof_len(m, has_min) for m in range(65) for has_min in (False, True)}
+    assert _BULLETPROOF_LEN not in sizes
+    with pytest.raises(ValueError):
+        ChainParams(POLICY_ASSET, range_proofs=frozenset({"snark"}))
+    assert chain_params().range_proofs == {RANGE_PROOF_BULLETPROOF}
+
+
+def test_the_wallet_receives_borromean_payments(chain: ChainBuilder) -> None:
+    alice, bob = chain.wallets
+    assert alice.range_proofs == bob.range_proofs == RANGE_PROOF_BORROMEAN
+    assert isinstance(bob.balance(POLICY_ASSET), int) and bob.balance(POLICY_ASSET) > 0
+    fresh = Wallet(b"another seed", range_proofs=RANGE_PROOF_BORROMEAN)
+    tx = alice.build_transaction([Payment(12_345, fresh.new_address())], fee=1000,
+                                 height=chain.next_height)
+    fresh.scan_transaction(tx, None)
+    assert fresh.balance(POLICY_ASSET) == 12_345
