@@ -28,9 +28,9 @@ COMMANDS: dict[str, Command] = {
                                          "verification modes, with progress and reports"),
     "audit": Command("apps.audit", "audit real Elements/Liquid data: every range proof, and "
                                    "the surjection proofs and balances of known spent outputs"),
-    "elements": Command("ctplugin.elements.__main__", "decode a transaction or check an "
-                                                      "Elements vectors file"),
-    "bulletproofs": Command("ctplugin.bulletproofs.__main__", "check a Bulletproof vectors file"),
+    "elements": Command("apps.elements", "decode a transaction or check an Elements vectors "
+                                         "file"),
+    "bulletproofs": Command("apps.bulletproofs", "check a Bulletproof vectors file"),
 }
 
 

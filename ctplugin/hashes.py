@@ -36,14 +36,23 @@ def sha256d(data: bytes) -> bytes:
 
 
 @cache
-def _tag_prefix(tag: str) -> bytes:
+def _tag_state(tag: str) -> hashlib._Hash:
     digest = hashlib.sha256(tag.encode()).digest()
-    return digest + digest
+    return hashlib.sha256(digest + digest)
+
+
+def tagged_hasher(tag: str) -> hashlib._Hash:
+    """A SHA-256 object that has absorbed BIP340's tag prefix SHA256(tag) || SHA256(tag) (the
+    prefix's state is computed once per tag and copied): ``update`` it with the data, in parts
+    if convenient; ``digest()`` is then the tagged hash."""
+    return _tag_state(tag).copy()
 
 
 def tagged_hash(tag: str, data: bytes) -> bytes:
     """BIP340 tagged hash: SHA256(SHA256(tag) || SHA256(tag) || data)."""
-    return hashlib.sha256(_tag_prefix(tag) + data).digest()
+    h = _tag_state(tag).copy()
+    h.update(data)
+    return h.digest()
 
 
 _K = (

@@ -137,13 +137,11 @@ def generator_generate_blinded(key32: bytes, blind32: bytes) -> Generator:
     return Generator(base if blind == 0 else base + ct.base_mul(blind))
 
 
-def _elements_h() -> Point:
-    x = int.from_bytes(sha256(G.to_bytes(compressed=False)), "big")
-    return Point.from_x_qr(x, non_residue=True)
-
-
-H = _elements_h()
-"""Elements' value generator H (0b50929b…3ac0)."""
+H = Point(0x50929B74C1A04954B78B4B6035E97A5E078A5A0F28EC96D547BFEE9ACE803AC0,
+          0x31D3C6863973926E049E637CB1B5F40A36DAC28AF1766968C30C2313F3A38904)
+"""Elements' value generator H (0b50929b…3ac0): x = SHA256(G uncompressed), the y whose square
+root is not a quadratic residue (a constant: nothing is derived at import; the derivation is
+checked in tests/test_pedersen.py)."""
 
 H_GENERATOR = Generator(H)
 

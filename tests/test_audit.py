@@ -1,8 +1,8 @@
 """``ctplugin audit``: real Elements/Liquid data passes (every range proof; surjection proofs
 and balances where the spent outputs are known, from a prevouts file or a node's
 ``getrawtransaction``), tampered copies fail naming transaction and output, and every SOURCE
-form works: transaction hex, stdin, vectors files, files of raw blocks. ``python -m
-ctplugin.elements check`` verifies every range proof too."""
+form works: transaction hex, stdin, vectors files, files of raw blocks. ``ctplugin
+elements check`` verifies every range proof too."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 import pytest
 
 from apps.audit import main as audit_main
+from apps.elements import main as elements_main
 from apps.main import main as ctplugin_main
 from ctplugin.elements import Transaction
-from ctplugin.elements.__main__ import main as elements_main
 from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN
 from regtest.chain import build_demo_chain, write_chain
 from regtest.params import POLICY_ASSET

@@ -25,10 +25,10 @@ from ctplugin.elements import (
     parse_block_header,
     parse_transaction,
 )
-from ctplugin.elements.interop import model_fields, wally_fields
 from ctplugin.elements.rpcjson import decode_transaction, dumps
-from ctplugin.elements.vectors import load_entries
 from ctplugin.errors import ParseError
+from harness.elements_vectors import load_entries
+from harness.interop import model_fields, wally_fields
 from tests.conftest import FIXTURES, SHARED, SLOW_SCALE
 
 TX_PATHS = [FIXTURES / "elements_transactions.json",

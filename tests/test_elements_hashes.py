@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from ctplugin import _hashes, hashes
 from ctplugin.elements import _speedups, parse_transaction
-from ctplugin.elements.vectors import load_entries
 from ctplugin.errors import EncodingError
+from harness.elements_vectors import load_entries
 from tests.conftest import FIXTURES
 
 EXTENSIONS = (_hashes, _speedups)

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from ctplugin.elements import _speedups, parse_transaction
-from ctplugin.elements.interop import (
+from harness.elements_vectors import load_entries
+from harness.interop import (
     from_elementstx,
     from_wally,
     model_fields,
@@ -16,7 +17,6 @@ from ctplugin.elements.interop import (
     to_wally,
     wally_fields,
 )
-from ctplugin.elements.vectors import load_entries
 from tests.conftest import FIXTURES, SHARED
 
 wallycore = pytest.importorskip("wallycore")

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from apps.elements import main
 from ctplugin.elements import _speedups, parse_transaction
-from ctplugin.elements.__main__ import main
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.rpcjson import decode_transaction, dumps, value_from_amount
 from ctplugin.elements.script import script_to_asm, script_type
-from ctplugin.elements.vectors import load_entries
+from harness.elements_vectors import load_entries
 from tests.conftest import FIXTURES, REPO, shared_path
 
 TX_FIXTURE = FIXTURES / "elements_transactions.json"
@@ -168,7 +168,7 @@ def test_cli_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("name", ["transactions.json", "blocks.json"])
 def test_cli_check_shared_vectors(name: str) -> None:
     path = shared_path("elements-vectors", name)
-    done = subprocess.run([sys.executable, "-m", "ctplugin.elements", "check", str(path)],
+    done = subprocess.run([sys.executable, "-m", "apps.main", "elements", "check", str(path)],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 failures" in done.stdout

@@ -23,8 +23,8 @@ from ctplugin.elements import (
     parse_block,
     parse_transaction,
 )
-from ctplugin.elements.interop import model_fields, wally_fields
 from ctplugin.errors import EncodingError, ParseError
+from harness.interop import model_fields, wally_fields
 
 small_bytes = st.binary(max_size=80)
 stack = st.lists(st.binary(max_size=40), max_size=4).map(tuple)

@@ -20,7 +20,7 @@ from ctplugin.pedersen import (
     generator_generate_blinded,
     verify_tally,
 )
-from ctplugin.secp256k1 import G, N, P
+from ctplugin.secp256k1 import G, N, P, Point
 from tests.conftest import load_json, shared_path
 
 secrets32 = st.integers(min_value=1, max_value=N - 1).map(lambda v: v.to_bytes(32, "big"))
@@ -31,7 +31,8 @@ values = st.integers(min_value=1, max_value=2**64 - 1)
 def test_h_matches_elements_constant() -> None:
     assert H_GENERATOR.serialize().hex() == (
         "0b50929b74c1a04954b78b4b6035e97a5e078a5a0f28ec96d547bfee9ace803ac0")
-    assert H.x == int.from_bytes(sha256(G.to_bytes(compressed=False)), "big")
+    x = int.from_bytes(sha256(G.to_bytes(compressed=False)), "big")
+    assert Point.from_x_qr(x, non_residue=True) == H
 
 
 def test_generators_match_shared_vectors() -> None:

@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctplugin.elements import AssetIssuance, Transaction, TxIn, TxOut
-from ctplugin.elements.interop import to_elementstx, to_wally
 from ctplugin.elements.model import serialize_conf_asset, serialize_conf_value
 from ctplugin.errors import EncodingError
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
@@ -45,6 +44,7 @@ from ctplugin.script.taproot import (
     tree_paths,
     tweak_hash,
 )
+from harness.interop import to_elementstx, to_wally
 from tests.conftest import FIXTURES, load_json
 
 RUST = load_json(FIXTURES / "sighash" / "rust_elements_sighash.json")
@@ -175,8 +175,8 @@ def test_elements_taproot_tweak_trees(vector: dict[str, Any]) -> None:
 def test_the_tree_file_leaf_hashes_are_bitcoins() -> None:
     """The file's ``leafHashes`` were not regenerated for Elements: they are BIP341's untagged
     TapLeaf hashes (the roots, tweaks and control blocks do use the /elements tags)."""
-    from ctplugin.elements.model import compact_size
     from ctplugin.hashes import tagged_hash
+    from ctplugin.serialize import compact_size
 
     checked = 0
     for vector in TREES:

@@ -185,3 +185,26 @@ def _generator_packed() -> bytes:
     from ctplugin.secp256k1 import G
 
     return G.packed
+
+
+def test_an_output_that_already_exists_is_a_bip30_verdict(node: Node, demo: ChainBuilder) -> None:
+    """The chainstate refuses to overwrite an unspent output with a store error; the validator's
+    commit stage turns it into the consensus verdict and nothing is written."""
+    from validator import reasons
+    from validator.block import ResolvedInputs
+
+    connect_upto(node, demo, 2)
+    block = demo.blocks[3]
+    v = node.validator
+    inputs = v.resolve_inputs(block)
+    unspent = next((o, e) for o, e in node.data.chainstate.iter_utxos()
+                   if o not in inputs.spent_points)
+    forged = ResolvedInputs(inputs.spent, inputs.spent_points, [*inputs.created, unspent],
+                            inputs.view)
+    before = node.tip
+    with pytest.raises(ValidationError) as err:
+        v.commit(block, forged)
+    assert err.value.reason == reasons.BAD_TXNS_BIP30
+    assert node.tip == before and node.data.chainstate.get(unspent[0]) == unspent[1]
+    v.commit(block, inputs)  # the genuine block still connects
+    assert node.tip is not None and node.tip.hash == block.hash

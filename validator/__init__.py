@@ -5,7 +5,8 @@ This module is the validator's public surface: layers above it (``regtest``, ``r
 
 Modules (data flow of ``../shared/notes/design.md``):
 
-- ``rules``: consensus rules and reject reasons; ``check_transaction`` (context-free) and
+- ``reasons``: every reject reason as a named constant (``reasons.BAD_TXNS_IN_NE_OUT``).
+- ``rules``: consensus rules; ``check_transaction`` (context-free) and
   ``plan_amounts`` (contextual: fees, encodings, issuance; the balance claim and the range /
   surjection items to verify).
 - ``balance``: a transaction's Pedersen balance as a batch claim.
@@ -28,11 +29,13 @@ Modules (data flow of ``../shared/notes/design.md``):
   outputs are known), trusting no cache (``ctplugin audit``).
 
 Errors: ``ctplugin.errors.ParseError`` for undecodable bytes, ``ctplugin.errors.ValidationError``
-(``reason``, ``tx_index``, ``input_index``, ``output_index``) for rule violations,
-``StoreError`` and its subclasses for data-directory problems.
+(``reason`` — one of ``reasons`` —, ``tx_index``, ``input_index``, ``output_index``) for rule
+violations, only from the validator; ``StoreError`` and its subclasses for data-directory
+problems (the store never gives a consensus verdict).
 """
 
 from ctplugin.elements.chainparams import ChainParams
+from validator import reasons
 from validator.audit import TransactionAudit, audit_transactions
 from validator.block import ConnectReport
 from validator.mempool import MempoolEntry
@@ -62,6 +65,7 @@ __all__ = [
     "StoreError",
     "TransactionAudit",
     "audit_transactions",
+    "reasons",
     "verify",
     "verify_blocks",
 ]

@@ -29,6 +29,7 @@ from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Transaction, TxOut
 from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN
 from ctplugin.errors import ValidationError
+from validator import reasons
 from validator.items import (
     KIND_INFLATION,
     KIND_ISSUANCE,
@@ -87,7 +88,7 @@ def _describe(error: ValidationError) -> str:
 
 def _explicit_with_proof(tx: Transaction) -> list[ValidationError]:
     """Proofs where Elements requires none: explicit output values, explicit issuance amounts."""
-    errors = [ValidationError("bad-txns-rangeproof-unexpected", output_index=j)
+    errors = [ValidationError(reasons.BAD_TXNS_RANGEPROOF_UNEXPECTED, output_index=j)
               for j, out in enumerate(tx.outputs)
               if isinstance(out.value, int) and out.range_proof]
     for i, txin in enumerate(tx.inputs):
@@ -97,7 +98,7 @@ def _explicit_with_proof(tx: Transaction) -> list[ValidationError]:
         for amount, proof in ((issuance.amount, txin.issuance_amount_rangeproof),
                               (issuance.inflation_keys, txin.inflation_keys_rangeproof)):
             if isinstance(amount, int) and proof:
-                errors.append(ValidationError("bad-txns-issuance-invalid", input_index=i,
+                errors.append(ValidationError(reasons.BAD_TXNS_ISSUANCE_INVALID, input_index=i,
                                               detail="explicit amount with a range proof"))
     return errors
 
@@ -112,8 +113,8 @@ def audit_range_proofs(txs: Sequence[Transaction], results: Sequence[Transaction
             label = ItemLabel(t, _SITE_KINDS[site.kind], site.index)
             if not claim.proof:
                 results[t].range_failed += 1
-                reason = ("bad-txns-rangeproof-missing" if site.kind == SITE_OUTPUT
-                          else "bad-txns-issuance-invalid")
+                reason = (reasons.BAD_TXNS_RANGEPROOF_MISSING if site.kind == SITE_OUTPUT
+                          else reasons.BAD_TXNS_ISSUANCE_INVALID)
                 results[t].problems.append(_describe(label.error(reason, "no range proof")))
                 continue
             items.append(BorromeanItem(label, claim.proof, claim.commitment, claim.generator,

@@ -23,13 +23,8 @@
 6. ``commit`` — one atomic LevelDB batch: spent outputs removed, new outputs (minus unspendable
    ones) added, undo data and the best-block marker (``Chainstate.connect_block``).
 
-Block-level reject reasons: ``bad-prevblk``, ``bad-blk-height``, ``block-proof-invalid`` (not
-our challenge/empty solution, or a dynafed header), ``bad-cb-missing``, ``bad-cb-multiple``,
-``bad-cb-height`` (BIP34 push), ``bad-txns-duplicate`` (same txid twice, or a mutated Merkle
-tree), ``bad-txnmrklroot``, ``bad-blk-weight``, ``bad-witness-merkle-match``,
-``unexpected-witness`` (witness data but no commitment), ``bad-txns-accumulated-fee-outofrange``,
-``bad-cb-amount`` / ``bad-cb-witness`` (coinbase), plus the transaction reasons of
-``validator.rules`` with the transaction's index in the block.
+Reject reasons: the block-level and transaction constants of ``validator.reasons``, with the
+transaction's index in the block.
 
 Header time rules (median time past, future drift) are not checked on our regtest chain.
 """
@@ -41,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from ctplugin.batch import Claim
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
@@ -49,7 +44,8 @@ from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num
 from ctplugin.errors import ValidationError
-from validator.coins import decode_spent, encode_txout
+from validator import reasons
+from validator.coins import decode_txout, encode_txout
 from validator.items import KIND_BALANCE, CheckItem, Item, ItemLabel
 from validator.rules import (
     AmountPlan,
@@ -58,7 +54,15 @@ from validator.rules import (
     check_transaction,
     plan_amounts,
 )
-from validator.store import BlockRef, Chainstate, Outpoint, ProofCache, SpendView, UtxoEntry
+from validator.store import (
+    BlockRef,
+    Chainstate,
+    DuplicateOutputError,
+    Outpoint,
+    ProofCache,
+    SpendView,
+    UtxoEntry,
+)
 from validator.timing import StageTimer
 from validator.verify import ProofWork, verify
 
@@ -142,7 +146,7 @@ def check_items(plan: AmountPlan) -> list[CheckItem]:
 
 class ResolvedInputs(NamedTuple):
     """Stage 2's answer: per transaction the outputs its inputs spend (coinbase: none; an
-    output from the chainstate as its stored bytes, see ``decode_spent``), the spent outpoints
+    output from the chainstate as its stored bytes, see ``decode_txout``), the spent outpoints
     in block order, the UTXO entries the block creates and the snapshot read itself
     (``connect_block`` reuses its entries)."""
 
@@ -203,40 +207,40 @@ class BlockValidator:
         header = block.header
         if tip is not None:
             if header.prev_hash != tip.hash:
-                raise ValidationError("bad-prevblk", detail="block does not extend the tip")
+                raise ValidationError(reasons.BAD_PREVBLK, detail="block does not extend the tip")
             if header.height != tip.height + 1:
-                raise ValidationError("bad-blk-height")
+                raise ValidationError(reasons.BAD_BLK_HEIGHT)
         if header.is_dynafed or header.challenge != self.params.block_challenge \
                 or header.solution != b"":
-            raise ValidationError("block-proof-invalid")
+            raise ValidationError(reasons.BLOCK_PROOF_INVALID)
         txs = block.transactions
         if not txs or not txs[0].is_coinbase:
-            raise ValidationError("bad-cb-missing", tx_index=0)
+            raise ValidationError(reasons.BAD_CB_MISSING, tx_index=0)
         for i, tx in enumerate(txs[1:], start=1):
             if tx.is_coinbase:
-                raise ValidationError("bad-cb-multiple", tx_index=i)
+                raise ValidationError(reasons.BAD_CB_MULTIPLE, tx_index=i)
         root, mutated = block.compute_merkle_root()
         if mutated:
-            raise ValidationError("bad-txns-duplicate", detail="mutated Merkle tree")
+            raise ValidationError(reasons.BAD_TXNS_DUPLICATE, detail="mutated Merkle tree")
         if root != header.merkle_root:
-            raise ValidationError("bad-txnmrklroot")
+            raise ValidationError(reasons.BAD_TXNMRKLROOT)
         seen: dict[bytes, int] = {}
         for i, tx in enumerate(txs):
             if tx.txid in seen:
-                raise ValidationError("bad-txns-duplicate", tx_index=i)
+                raise ValidationError(reasons.BAD_TXNS_DUPLICATE, tx_index=i)
             seen[tx.txid] = i
         expected_height = script_num(header.height)
         if not txs[0].inputs[0].script_sig.startswith(expected_height):
-            raise ValidationError("bad-cb-height", tx_index=0)
+            raise ValidationError(reasons.BAD_CB_HEIGHT, tx_index=0)
         weight = sum(tx.weight for tx in txs)
         if weight > MAX_BLOCK_WEIGHT:
-            raise ValidationError("bad-blk-weight")
+            raise ValidationError(reasons.BAD_BLK_WEIGHT)
         has_witness = any(tx.serialize()[4] & 1 for tx in txs)
         if block.witness_commitment_index() is not None:
             if not block.check_witness_commitment():
-                raise ValidationError("bad-witness-merkle-match", tx_index=0)
+                raise ValidationError(reasons.BAD_WITNESS_MERKLE_MATCH, tx_index=0)
         elif has_witness:
-            raise ValidationError("unexpected-witness")
+            raise ValidationError(reasons.UNEXPECTED_WITNESS)
         n_checked = len(checked)
         for i, tx in enumerate(txs):
             if i >= n_checked or checked[i] is None:
@@ -270,7 +274,7 @@ class BlockValidator:
                     outpoint = spent_points[k]
                     k += 1
                     if outpoint in used:
-                        raise ValidationError("bad-txns-inputs-missingorspent", tx_index=i,
+                        raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, tx_index=i,
                                               input_index=n, detail="spent twice in the block")
                     used.add(outpoint)
                     here = created.get(outpoint)
@@ -279,10 +283,10 @@ class BlockValidator:
                         continue
                     entry = from_db.get(outpoint)
                     if entry is None:
-                        raise ValidationError("bad-txns-inputs-missingorspent", tx_index=i,
+                        raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, tx_index=i,
                                               input_index=n, detail=str(outpoint))
                     if entry.coinbase and height - entry.height < maturity:
-                        raise ValidationError("bad-txns-premature-spend-of-coinbase",
+                        raise ValidationError(reasons.BAD_TXNS_PREMATURE_SPEND_OF_COINBASE,
                                               tx_index=i, input_index=n)
                     outs.append(entry.txout)  # decoded only if the rules need it
                 spent_outs.append(outs)
@@ -308,7 +312,7 @@ class BlockValidator:
             for asset, fee in plan.fees.items():
                 total = block_fees.get(asset, 0) + fee
                 if total > MAX_MONEY:
-                    raise ValidationError("bad-txns-accumulated-fee-outofrange", tx_index=i)
+                    raise ValidationError(reasons.BAD_TXNS_ACCUMULATED_FEE_OUTOFRANGE, tx_index=i)
                 block_fees[asset] = total
             plans.append(plan)
         check_coinbase_outputs(txs[0], block_fees)
@@ -325,7 +329,7 @@ class BlockValidator:
         still verified in this block's batch; only the decoding work is saved."""
         if known is not None:
             return relabel(known.plan, tx_index)
-        outs = [decode_spent(o) if isinstance(o, bytes) else o for o in spent]
+        outs = [decode_txout(o) if isinstance(o, bytes) else o for o in spent]
         return plan_amounts(tx, tx_index, outs, self.params.policy_asset,
                             self.params.range_proofs)
 
@@ -367,10 +371,19 @@ class BlockValidator:
     # --- stage 6: commit ------------------------------------------------------------------
 
     def commit(self, block: Block, inputs: ResolvedInputs) -> None:
-        """The block's one atomic chainstate write (UTXO changes, undo data, best block)."""
+        """The block's one atomic chainstate write (UTXO changes, undo data, best block). An
+        output the block creates that is already unspent is rejected (BIP30) and nothing is
+        written: the chainstate reads every created outpoint for its write anyway."""
         header = block.header
-        self.chainstate.connect_block(block.hash, header.height, header.prev_hash,
-                                      inputs.spent_points, inputs.created, inputs.view)
+        try:
+            self.chainstate.connect_block(block.hash, header.height, header.prev_hash,
+                                          inputs.spent_points, inputs.created, inputs.view)
+        except DuplicateOutputError as exc:
+            txid, index = cast(Outpoint, exc.outpoint)
+            tx_index = next((i for i, tx in enumerate(block.transactions) if tx.txid == txid),
+                            None)
+            raise ValidationError(reasons.BAD_TXNS_BIP30, tx_index=tx_index, output_index=index,
+                                  detail=str(exc)) from None
 
     # --- connect / disconnect ------------------------------------------------------------
 
@@ -382,7 +395,7 @@ class BlockValidator:
             block = data if isinstance(data, Block) else parse_block(data)
         tip = self.chainstate.best_block()
         if tip is None:
-            raise ValidationError("bad-prevblk", detail="chainstate has no genesis")
+            raise ValidationError(reasons.BAD_PREVBLK, detail="chainstate has no genesis")
         with timer.stage("check"):
             knowns = self.known_transactions(block)
             self.check_block(block, tip, knowns)

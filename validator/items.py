@@ -36,6 +36,7 @@ from ctplugin.errors import EncodingError, ProofError, ValidationError
 from ctplugin.pedersen import Generator, generator_generate
 from ctplugin.secp256k1 import KIND_GENERATOR, Point, kernel
 from ctplugin.surjection import PreparedTargets, SurjectionProof, verify_prepared
+from validator import reasons
 
 if TYPE_CHECKING:
     from validator.store import ProofCache
@@ -63,10 +64,10 @@ class ItemLabel(NamedTuple):
     kind: str
     index: int = -1  # type: ignore[assignment]  # shadows tuple.index: output/input index
 
-    def error(self, reason_if_range: str = "bad-txns-rangeproof-invalid",
+    def error(self, reason_if_range: str = reasons.BAD_TXNS_RANGEPROOF_INVALID,
               detail: str = "") -> ValidationError:
         if self.kind == KIND_BALANCE:
-            return ValidationError("bad-txns-in-ne-out", tx_index=self.tx_index,
+            return ValidationError(reasons.BAD_TXNS_IN_NE_OUT, tx_index=self.tx_index,
                                    detail=detail or "value in != value out")
         if self.kind == KIND_OUTPUT:
             return ValidationError(reason_if_range, tx_index=self.tx_index,
@@ -210,7 +211,7 @@ class RangeItem(NamedTuple):
         malformed: Malformed = []
         for label, exc in group.failures:
             item_label = cast(ItemLabel, label)
-            malformed.append((item_label, item_label.error("bad-txns-rangeproof-invalid",
+            malformed.append((item_label, item_label.error(reasons.BAD_TXNS_RANGEPROOF_INVALID,
                                                            f"malformed: {exc}")))
         return [group], malformed
 
@@ -257,14 +258,14 @@ class BorromeanItem(NamedTuple):
         if verdict is None:
             verdict = borromean.verify_many([self.claim_of()], threads=1)[0]
         if isinstance(verdict, EncodingError):
-            raise self.label.error("bad-txns-asset-invalid", f"value generator: {verdict}")
+            raise self.label.error(reasons.BAD_TXNS_ASSET_INVALID, f"value generator: {verdict}")
         if isinstance(verdict, Exception):
-            raise self.label.error("bad-txns-rangeproof-invalid", f"malformed: {verdict}")
+            raise self.label.error(reasons.BAD_TXNS_RANGEPROOF_INVALID, f"malformed: {verdict}")
         if verdict is False:
-            raise self.label.error("bad-txns-rangeproof-invalid")
+            raise self.label.error(reasons.BAD_TXNS_RANGEPROOF_INVALID)
         min_value = verdict[0] if isinstance(verdict, tuple) else 0
         if min_value == 0 and not is_unspendable(self.extra_commit):
-            raise self.label.error("bad-txns-rangeproof-invalid",
+            raise self.label.error(reasons.BAD_TXNS_RANGEPROOF_INVALID,
                                    "min_value 0 on a spendable output")
 
 
@@ -363,14 +364,16 @@ class SurjectionItem(NamedTuple):
         generator a range claim of ``ctx`` decoded."""
         output = self.output_point(None if ctx is None else ctx.decoded)
         if output is None:
-            raise self.label.error("bad-txns-asset-invalid", "asset commitment does not decode")
+            raise self.label.error(reasons.BAD_TXNS_ASSET_INVALID,
+                                   "asset commitment does not decode")
         targets = self.targets.prepared()
         if targets is None:
-            raise self.label.error("bad-txns-asset-invalid", "a target generator does not decode")
+            raise self.label.error(reasons.BAD_TXNS_ASSET_INVALID,
+                                   "a target generator does not decode")
         try:
             proof = SurjectionProof.parse(self.proof)
         except ProofError as exc:
-            raise self.label.error("bad-txns-surjectionproof-invalid",
+            raise self.label.error(reasons.BAD_TXNS_SURJECTIONPROOF_INVALID,
                                    f"malformed: {exc}") from None
         if not verify_prepared(proof, targets, output):
-            raise self.label.error("bad-txns-surjectionproof-invalid")
+            raise self.label.error(reasons.BAD_TXNS_SURJECTIONPROOF_INVALID)

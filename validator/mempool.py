@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
+from validator import reasons
 from validator.block import CacheKeys, KnownTransaction, cache_keys, check_items
-from validator.coins import decode_spent
+from validator.coins import decode_txout
 from validator.rules import SpentOutput, check_transaction, plan_amounts
 from validator.store import Chainstate, Outpoint, ProofCache
 from validator.verify import ProofWork, verify
@@ -83,20 +84,20 @@ class Mempool:
     def _accept(self, tx: Transaction, add: bool) -> MempoolEntry:
         check_transaction(tx, 0)
         if tx.is_coinbase:
-            raise ValidationError("coinbase", detail="coinbase is only valid in a block")
+            raise ValidationError(reasons.COINBASE, detail="coinbase is only valid in a block")
         txid = tx.txid
         if txid in self.entries:
-            raise ValidationError("txn-already-in-mempool")
+            raise ValidationError(reasons.TXN_ALREADY_IN_MEMPOOL)
         existing = self.chainstate.get_many(
             Outpoint.trusted(txid, n) for n in range(len(tx.outputs)))
         if any(entry is not None for entry in existing.values()):
-            raise ValidationError("txn-already-known")
+            raise ValidationError(reasons.TXN_ALREADY_KNOWN)
         tip = self.chainstate.best_block()
         height = (tip.height + 1) if tip is not None else 0
         outpoints = [Outpoint.trusted(t.prevout_hash, t.prevout_index) for t in tx.inputs]
         for n, outpoint in enumerate(outpoints):
             if outpoint in self.spent_by:
-                raise ValidationError("txn-mempool-conflict", input_index=n,
+                raise ValidationError(reasons.TXN_MEMPOOL_CONFLICT, input_index=n,
                                       detail=f"{outpoint} already spent in the mempool")
         from_db = self.chainstate.get_many(
             o for o in outpoints if o.txid not in self.entries)
@@ -105,16 +106,16 @@ class Mempool:
             parent = self.entries.get(outpoint.txid)
             if parent is not None:
                 if outpoint.index >= len(parent.tx.outputs):
-                    raise ValidationError("bad-txns-inputs-missingorspent", input_index=n)
+                    raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, input_index=n)
                 spent.append(parent.tx.outputs[outpoint.index])
                 continue
             coin = from_db.get(outpoint)
             if coin is None:
-                raise ValidationError("bad-txns-inputs-missingorspent", input_index=n,
+                raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, input_index=n,
                                       detail=str(outpoint))
             if coin.coinbase and height - coin.height < self.params.coinbase_maturity:
-                raise ValidationError("bad-txns-premature-spend-of-coinbase", input_index=n)
-            spent.append(decode_spent(coin.txout))
+                raise ValidationError(reasons.BAD_TXNS_PREMATURE_SPEND_OF_COINBASE, input_index=n)
+            spent.append(decode_txout(coin.txout))
 
         plan = plan_amounts(tx, 0, spent, self.params.policy_asset, self.params.range_proofs)
         cache = self.cache

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from types import TracebackType
 
+from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_transaction
 from ctplugin.elements.chainparams import ChainParams
 from validator.block import BlockValidator, ConnectReport, connect_genesis
@@ -27,7 +27,7 @@ class NodeStats:
     cache: CacheStats
 
 
-class Node:
+class Node(Closeable):
     """Chainstate + proof cache + mempool of one data directory."""
 
     def __init__(self, data: DataDir, params: ChainParams, use_cache: bool = True) -> None:
@@ -86,9 +86,3 @@ class Node:
     def close(self) -> None:
         self.data.close()
 
-    def __enter__(self) -> Node:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

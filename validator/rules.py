@@ -10,30 +10,7 @@ Two stages, as in Elements:
   blinded value (outputs, issuance amounts, inflation keys) and one surjection item per blinded
   asset. Nothing cryptographic is verified here, so a block's items all go into one batch.
 
-Reject reasons (``ValidationError.reason``): Elements' strings where Elements has one —
-``bad-txns-vin-empty``, ``bad-txns-vout-empty``, ``bad-txns-oversize``,
-``bad-txns-vout-negative``, ``bad-txns-vout-toolarge``, ``bad-txns-txouttotal-toolarge``,
-``bad-txns-inputs-duplicate``, ``bad-txns-prevout-null``, ``bad-cb-length``, ``bad-cb-fee``,
-``bad-txns-fee-outofrange``, ``bad-txns-in-ne-out`` (the balance), ``bad-cb-amount``,
-``bad-cb-witness``, ``bad-txns-inputs-missingorspent``,
-``bad-txns-premature-spend-of-coinbase``, ``bad-pegin-unsupported`` (design.md). Where Elements
-folds a failure into ``bad-txns-in-ne-out`` without saying which check failed, we name it
-(VerifyAmounts returns false for all of these):
-
-- ``bad-txns-rangeproof-invalid``: a range proof that is malformed or does not verify, or (a
-  Borromean proof, as in Elements) that proves min_value 0 for a spendable output;
-- ``bad-txns-rangeproof-missing``: a blinded value without a range proof;
-- ``bad-txns-rangeproof-unexpected``: an explicit value with a non-empty range proof;
-- ``bad-txns-surjectionproof-invalid`` / ``-missing`` / ``-unexpected``: the same for assets;
-- ``bad-txns-asset-invalid`` / ``bad-txns-value-invalid``: an asset generator or value
-  commitment that does not decode (x ≥ p, not on the curve), or an explicit input value outside
-  (0, MAX_MONEY];
-- ``bad-txns-vout-zero-spendable``: an explicit zero value on a spendable script;
-- ``bad-txns-issuance-invalid``: an explicit issuance amount that is 0 or out of range, a
-  blinded one without its proof, or a non-empty proof on an explicit one;
-- ``bad-txns-reissuance-token``: a reissuance whose spent input is not the blinded token
-  (generator_generate_blinded(token, assetBlindingNonce) byte-compared);
-- ``bad-txns-reissuance-inflation``: inflation keys on a reissuance.
+Reject reasons (``ValidationError.reason``) are the constants of ``validator.reasons``.
 
 Scripts are not executed (issue 6 covers the confidential-amount rules; script and signature
 checks belong to the node layer above).
@@ -62,6 +39,7 @@ from ctplugin.errors import ValidationError
 from ctplugin.pedersen import generator_generate, generator_generate_blinded
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN
 from ctplugin.secp256k1.params import N
+from validator import reasons
 from validator.balance import BalanceTally
 from validator.items import (
     KIND_BALANCE,
@@ -82,7 +60,8 @@ _BULLETPROOF_LEN = proof_length(CONSENSUS_NBITS, 1)
 
 
 class SpentOutput(Protocol):
-    """What the rules read of a spent output: ``TxOut`` or the chainstate's light record."""
+    """What the rules read of a spent output (a ``TxOut``: created in the block, or decoded from
+    the chainstate)."""
 
     @property
     def asset(self) -> bytes: ...
@@ -111,42 +90,44 @@ class AmountPlan:
 def check_transaction(tx: Transaction, tx_index: int | None = None) -> None:
     """CheckTransaction (elements-format.md §2.1), plus our chain's peg-in ban."""
     if not tx.inputs:
-        raise ValidationError("bad-txns-vin-empty", tx_index=tx_index)
+        raise ValidationError(reasons.BAD_TXNS_VIN_EMPTY, tx_index=tx_index)
     if not tx.outputs:
-        raise ValidationError("bad-txns-vout-empty", tx_index=tx_index)
+        raise ValidationError(reasons.BAD_TXNS_VOUT_EMPTY, tx_index=tx_index)
     if tx.base_size * WITNESS_SCALE_FACTOR > MAX_BLOCK_WEIGHT:
-        raise ValidationError("bad-txns-oversize", tx_index=tx_index)
+        raise ValidationError(reasons.BAD_TXNS_OVERSIZE, tx_index=tx_index)
     total = 0
     for j, out in enumerate(tx.outputs):
         value = out.value
         if isinstance(value, int):
             if value > _INT64_MAX:  # a negative CAmount in Elements' signed 64-bit view
-                raise ValidationError("bad-txns-vout-negative", tx_index=tx_index,
+                raise ValidationError(reasons.BAD_TXNS_VOUT_NEGATIVE, tx_index=tx_index,
                                       output_index=j)
             if value > MAX_MONEY:
-                raise ValidationError("bad-txns-vout-toolarge", tx_index=tx_index,
+                raise ValidationError(reasons.BAD_TXNS_VOUT_TOOLARGE, tx_index=tx_index,
                                       output_index=j)
             total += value
             if total > MAX_MONEY:
-                raise ValidationError("bad-txns-txouttotal-toolarge", tx_index=tx_index,
+                raise ValidationError(reasons.BAD_TXNS_TXOUTTOTAL_TOOLARGE, tx_index=tx_index,
                                       output_index=j)
     seen: set[tuple[bytes, int]] = set()
     for i, txin in enumerate(tx.inputs):
         key = (txin.prevout_hash, txin.prevout_index)
         if key in seen:
-            raise ValidationError("bad-txns-inputs-duplicate", tx_index=tx_index, input_index=i)
+            raise ValidationError(reasons.BAD_TXNS_INPUTS_DUPLICATE, tx_index=tx_index,
+                                  input_index=i)
         seen.add(key)
         if txin.is_pegin or txin.pegin_witness:
-            raise ValidationError("bad-pegin-unsupported", tx_index=tx_index, input_index=i)
+            raise ValidationError(reasons.BAD_PEGIN_UNSUPPORTED, tx_index=tx_index, input_index=i)
     if tx.is_coinbase:
         if not 2 <= len(tx.inputs[0].script_sig) <= 100:
-            raise ValidationError("bad-cb-length", tx_index=tx_index)
+            raise ValidationError(reasons.BAD_CB_LENGTH, tx_index=tx_index)
         if any(out.is_fee for out in tx.outputs):
-            raise ValidationError("bad-cb-fee", tx_index=tx_index)
+            raise ValidationError(reasons.BAD_CB_FEE, tx_index=tx_index)
     else:
         for i, txin in enumerate(tx.inputs):
             if txin.is_null_prevout:
-                raise ValidationError("bad-txns-prevout-null", tx_index=tx_index, input_index=i)
+                raise ValidationError(reasons.BAD_TXNS_PREVOUT_NULL, tx_index=tx_index,
+                                      input_index=i)
 
 
 def check_fees(tx: Transaction, tx_index: int | None = None) -> dict[bytes, int]:
@@ -157,11 +138,11 @@ def check_fees(tx: Transaction, tx_index: int | None = None) -> dict[bytes, int]
             value = out.value
             assert isinstance(value, int)
             if not 0 < value <= MAX_MONEY:
-                raise ValidationError("bad-txns-fee-outofrange", tx_index=tx_index,
+                raise ValidationError(reasons.BAD_TXNS_FEE_OUTOFRANGE, tx_index=tx_index,
                                       output_index=j)
             total = fees.get(out.asset, 0) + value
             if total > MAX_MONEY:
-                raise ValidationError("bad-txns-fee-outofrange", tx_index=tx_index,
+                raise ValidationError(reasons.BAD_TXNS_FEE_OUTOFRANGE, tx_index=tx_index,
                                       output_index=j)
             fees[out.asset] = total
     return fees
@@ -172,26 +153,26 @@ def check_coinbase_outputs(coinbase: Transaction, block_fees: dict[bytes, int]) 
     outputs sum to at most the block's fees (block subsidy is 0 on our chain)."""
     txin = coinbase.inputs[0]
     if txin.issuance_amount_rangeproof or txin.inflation_keys_rangeproof or txin.pegin_witness:
-        raise ValidationError("bad-cb-witness", tx_index=0, input_index=0)
+        raise ValidationError(reasons.BAD_CB_WITNESS, tx_index=0, input_index=0)
     remaining = dict(block_fees)
     for j, out in enumerate(coinbase.outputs):
         if out.surjection_proof or out.range_proof:
-            raise ValidationError("bad-cb-witness", tx_index=0, output_index=j)
+            raise ValidationError(reasons.BAD_CB_WITNESS, tx_index=0, output_index=j)
         if not out.asset_is_explicit or not out.value_is_explicit:
-            raise ValidationError("bad-cb-amount", tx_index=0, output_index=j,
+            raise ValidationError(reasons.BAD_CB_AMOUNT, tx_index=0, output_index=j,
                                   detail="coinbase outputs must be explicit")
         value = out.value
         assert isinstance(value, int)
         if not money_range(value):
-            raise ValidationError("bad-cb-amount", tx_index=0, output_index=j)
+            raise ValidationError(reasons.BAD_CB_AMOUNT, tx_index=0, output_index=j)
         if value == 0:
             if not is_unspendable(out.script_pubkey):
-                raise ValidationError("bad-cb-amount", tx_index=0, output_index=j,
+                raise ValidationError(reasons.BAD_CB_AMOUNT, tx_index=0, output_index=j,
                                       detail="zero-value coinbase output must be unspendable")
             continue
         left = remaining.get(out.asset, 0) - value
         if left < 0:
-            raise ValidationError("bad-cb-amount", tx_index=0, output_index=j,
+            raise ValidationError(reasons.BAD_CB_AMOUNT, tx_index=0, output_index=j,
                                   detail="coinbase pays more than the block's fees")
         remaining[out.asset] = left
 
@@ -257,18 +238,18 @@ class _AmountPlanner:
         value = prev.value
         if isinstance(value, int):
             if not 0 < value <= MAX_MONEY:  # pedersen_commit refuses 0; MoneyRange
-                raise ValidationError("bad-txns-value-invalid", tx_index=self.tx_index,
+                raise ValidationError(reasons.BAD_TXNS_VALUE_INVALID, tx_index=self.tx_index,
                                       input_index=i, detail="spent explicit value out of range")
             gen = (_explicit_generator(asset) if len(asset) == 32
                    else decode_one(asset, KIND_GENERATOR))
             if gen is None:
-                raise ValidationError("bad-txns-asset-invalid", tx_index=self.tx_index,
+                raise ValidationError(reasons.BAD_TXNS_ASSET_INVALID, tx_index=self.tx_index,
                                       input_index=i)
             self.tally.add_explicit(gen, value)
         else:
             point = decode_one(value, KIND_PEDERSEN)
             if point is None:
-                raise ValidationError("bad-txns-value-invalid", tx_index=self.tx_index,
+                raise ValidationError(reasons.BAD_TXNS_VALUE_INVALID, tx_index=self.tx_index,
                                       input_index=i)
             self.tally.add_input_commitment(point)
 
@@ -281,10 +262,10 @@ class _AmountPlanner:
             nonce = issuance.asset_blinding_nonce
             if int.from_bytes(nonce, "big") >= N or len(spent_asset) != 33 \
                     or generator_generate_blinded(ids.token, nonce).serialize() != spent_asset:
-                raise ValidationError("bad-txns-reissuance-token", tx_index=self.tx_index,
+                raise ValidationError(reasons.BAD_TXNS_REISSUANCE_TOKEN, tx_index=self.tx_index,
                                       input_index=i)
             if issuance.inflation_keys is not None:
-                raise ValidationError("bad-txns-reissuance-inflation", tx_index=self.tx_index,
+                raise ValidationError(reasons.BAD_TXNS_REISSUANCE_INFLATION, tx_index=self.tx_index,
                                       input_index=i)
         self._issued_amount(ItemLabel(self.tx_index, KIND_ISSUANCE, i), issuance.amount,
                             ids.asset, txin.issuance_amount_rangeproof)
@@ -299,14 +280,14 @@ class _AmountPlanner:
         if isinstance(amount, int):
             limit = MAX_MONEY if asset_id == self.policy_asset else _INT64_MAX
             if not 0 < amount <= limit or proof:
-                raise label.error("bad-txns-issuance-invalid")
+                raise label.error(reasons.BAD_TXNS_ISSUANCE_INVALID)
             self.tally.add_explicit(_explicit_generator(asset_id), amount)
         else:
             if not proof:
-                raise label.error("bad-txns-issuance-invalid", "blinded amount without proof")
+                raise label.error(reasons.BAD_TXNS_ISSUANCE_INVALID, "blinded amount without proof")
             point = decode_one(amount, KIND_PEDERSEN)
             if point is None:
-                raise label.error("bad-txns-value-invalid")
+                raise label.error(reasons.BAD_TXNS_VALUE_INVALID)
             self.tally.add_input_commitment(point)
             # Elements: issuance proofs use an EMPTY scriptPubKey as extra commit.
             self.range_item(label, proof, amount, generator_generate(asset_id).serialize(), b"",
@@ -321,31 +302,31 @@ class _AmountPlanner:
         explicit_asset = len(asset) == 32
         if isinstance(value, int):
             if out.range_proof:
-                raise label.error("bad-txns-rangeproof-unexpected")
+                raise label.error(reasons.BAD_TXNS_RANGEPROOF_UNEXPECTED)
             if value == 0:
                 if not is_unspendable(out.script_pubkey):
-                    raise label.error("bad-txns-vout-zero-spendable")
+                    raise label.error(reasons.BAD_TXNS_VOUT_ZERO_SPENDABLE)
             else:
                 gen = (_explicit_generator(asset) if explicit_asset
                        else decode_one(asset, KIND_GENERATOR))
                 if gen is None:
-                    raise label.error("bad-txns-asset-invalid")
+                    raise label.error(reasons.BAD_TXNS_ASSET_INVALID)
                 self.tally.add_explicit(gen, -value)
         else:
             point = decode_one(value, KIND_PEDERSEN)
             if point is None:
-                raise label.error("bad-txns-value-invalid")
+                raise label.error(reasons.BAD_TXNS_VALUE_INVALID)
             self.tally.add_output_commitment(point)
             if not out.range_proof:
-                raise label.error("bad-txns-rangeproof-missing")
+                raise label.error(reasons.BAD_TXNS_RANGEPROOF_MISSING)
             value_gen = asset if not explicit_asset else generator_generate(asset).serialize()
             self.range_item(label, out.range_proof, value, value_gen, out.script_pubkey, point)
         if explicit_asset:
             if out.surjection_proof:
-                raise label.error("bad-txns-surjectionproof-unexpected")
+                raise label.error(reasons.BAD_TXNS_SURJECTIONPROOF_UNEXPECTED)
         else:
             if not out.surjection_proof:
-                raise label.error("bad-txns-surjectionproof-missing")
+                raise label.error(reasons.BAD_TXNS_SURJECTIONPROOF_MISSING)
             self.surjection_outputs.append((label, out.surjection_proof, asset))
 
     def range_item(self, label: ItemLabel, proof: bytes, commitment: bytes, value_gen: bytes,

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from ctplugin.batch import BatchVerifier, Claim, ClaimGroup
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.errors import ValidationError
+from validator import reasons
 from validator.items import (
     BatchItem,
     BorromeanItem,
@@ -166,7 +167,7 @@ def _lowest(culprits: Sequence[tuple[ItemLabel, ValidationError | None]],
     if not culprits:
         return None
     label, error = min(culprits, key=lambda pair: pair[0])
-    return error if error is not None else label.error("bad-txns-rangeproof-invalid")
+    return error if error is not None else label.error(reasons.BAD_TXNS_RANGEPROOF_INVALID)
 
 
 def _in_block(k: int, claim: Claim | ClaimGroup) -> Claim | ClaimGroup:

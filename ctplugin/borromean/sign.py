@@ -31,11 +31,10 @@ from ctplugin.borromean.drbg import prover_stream, rpser
 from ctplugin.borromean.format import MAX_MESSAGE_LEN, U64_MAX, proof_error, ring_sizes
 from ctplugin.borromean.verify import expand_members, member_bases
 from ctplugin.pedersen import Commitment, Generator, commit
-from ctplugin.secp256k1 import KIND_XQR, G, kernel
+from ctplugin.secp256k1 import KIND_XQR, g_table, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
-_G_TABLE = _k.FixedBaseTable(G.packed)
 _INFINITY = kernel.INFINITY
 I64_MAX = 2**63 - 1
 
@@ -199,8 +198,8 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
     pubs = expand_members(digits, bases, sizes)
 
     def forge(s: int, e: int, k: int) -> bytes:
-        r = _G_TABLE.msm_var(s.to_bytes(32, "big"), e.to_bytes(32, "big"),
-                             pubs[64 * k: 64 * k + 64])
+        r = g_table().msm_var(s.to_bytes(32, "big"), e.to_bytes(32, "big"),
+                              pubs[64 * k: 64 * k + 64])
         if r == _INFINITY:
             raise proof_error("sign-retry")
         return _ser33(r)

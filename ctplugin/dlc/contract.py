@@ -59,7 +59,7 @@ from ctplugin.dlc.oracle import (
     outcome_message,
 )
 from ctplugin.dlc.payout import RangePayout, enum_payouts, validate_numeric
-from ctplugin.dlc.trie import OutcomeIndex
+from ctplugin.dlc.trie import ItemShape, OutcomeIndex
 from ctplugin.secp256k1 import Point, ct, msm_var
 from ctplugin.secp256k1.params import N
 
@@ -77,6 +77,11 @@ class PreparedItem:
     ranges: list[RangePayout] = field(default_factory=list)
     enum_outcomes: list[str] = field(default_factory=list)
     digit_points: ap.DigitPoints | None = None
+
+    def shape(self) -> ItemShape:
+        """What the outcome look-up needs of this item."""
+        return ItemShape(len(self.oracle_infos), self.item.oracles.threshold,
+                         tuple(self.enum_outcomes), len(self.entries), len(self.payouts))
 
 
 def _oracle_infos(item: ContractInfoItem) -> list[OracleInfo]:
@@ -242,7 +247,7 @@ class Contract:
     @functools.cached_property
     def index(self) -> OutcomeIndex:
         """Outcome look-up (built on first use: only execution needs it)."""
-        return OutcomeIndex(self.items, self.entries)
+        return OutcomeIndex([item.shape() for item in self.items], self.entries)
 
     def cet(self, index: int) -> txs.CMutableTransaction:
         """CET ``index`` as a python-bitcointx transaction (built on demand)."""

@@ -24,7 +24,6 @@ Verification works on public data only and uses the variable-time kernel.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,8 +33,8 @@ import coincurve
 
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import sha256
-from ctplugin.secp256k1 import KIND_COMPRESSED, G, Point, ct, decode_points, kernel
+from ctplugin.hashes import sha256, tagged_hash
+from ctplugin.secp256k1 import KIND_COMPRESSED, G, Point, ct, decode_points, g_table, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
@@ -143,26 +142,13 @@ def parse_many(blobs: Sequence[bytes]) -> list[AdaptorSignature]:
 
 # --- nonces (secp256k1-zkp nonce_function_ecdsa_adaptor) -------------------------------------
 
-def _tag_state(tag: str) -> object:
-    state = hashlib.sha256()
-    state.update(sha256(tag.encode()) * 2)
-    return state
-
-
-_NONCE_TAG = _tag_state("ECDSAadaptor/non")
-_AUX_TAG = _tag_state("ECDSAadaptor/aux")
-_DLEQ_TAG = _tag_state("DLEQ")
-
-
-def _tagged(state: object, data: bytes) -> int:
-    h = state.copy()  # type: ignore[attr-defined]
-    h.update(data)
-    return _int(h.digest())
+def _tagged(tag: str, data: bytes) -> int:
+    return _int(tagged_hash(tag, data))
 
 
 def _dleq_challenge(ra33: bytes, y33: bytes, r33: bytes, ag33: bytes, ay33: bytes) -> int:
     """zkp ``secp256k1_dleq_challenge``: TH("DLEQ", P1 ‖ gen2 ‖ P2 ‖ A_G ‖ A_Y) mod n."""
-    return _tagged(_DLEQ_TAG, ra33 + y33 + r33 + ag33 + ay33) % N
+    return _tagged("DLEQ", ra33 + y33 + r33 + ag33 + ay33) % N
 
 
 # --- encrypt ---------------------------------------------------------------------------------
@@ -233,8 +219,8 @@ def _nonce_parts(x32: bytes, items: Sequence[tuple[Point, bytes]], deterministic
             mask = 0
         else:
             aux = aux_rands[index] if aux_rands is not None else secrets.token_bytes(32)
-            mask = _tagged(_AUX_TAG, aux)
-        k = _tagged(_NONCE_TAG, (x ^ mask).to_bytes(32, "big") + y33 + msg32) % N
+            mask = _tagged("ECDSAadaptor/aux", aux)
+        k = _tagged("ECDSAadaptor/non", (x ^ mask).to_bytes(32, "big") + y33 + msg32) % N
         if k == 0:  # probability 2^-256; zkp fails the same way
             raise DlcError("nonce-zero", "derived nonce is zero")
         # Constant-time products through coincurve (libsecp256k1), Y converted once for both.
@@ -243,7 +229,7 @@ def _nonce_parts(x32: bytes, items: Sequence[tuple[Point, bytes]], deterministic
         r_key, ra_key = y_key.multiply(k32), coincurve.PublicKey.from_secret(k32)
         r33, ra33 = r_key.format(), ra_key.format()
         # DLEQ proof that log_G(R_a) == log_Y(R) == k.
-        a = _tagged(_DLEQ_TAG, (k ^ mask).to_bytes(32, "big") + y33 + sha256(ra33 + r33)) % N
+        a = _tagged("DLEQ", (k ^ mask).to_bytes(32, "big") + y33 + sha256(ra33 + r33)) % N
         if a == 0:
             raise DlcError("nonce-zero", "derived DLEQ nonce is zero")
         a32 = _b32(a)
@@ -280,17 +266,6 @@ def _finish(x: int, items: Sequence[tuple[Point, bytes]],
 
 # --- verify ----------------------------------------------------------------------------------
 
-_G_TABLE: object | None = None
-
-
-def _g_table() -> object:
-    """G precomputed once for the kernel (reused by every DLEQ check)."""
-    global _G_TABLE
-    if _G_TABLE is None:
-        _G_TABLE = _k.FixedBaseTable(_G_PACKED)
-    return _G_TABLE
-
-
 def _dleq_holds(sig: AdaptorSignature, enc_point: Point, y33: bytes) -> bool:
     try:
         sig._points()
@@ -298,7 +273,7 @@ def _dleq_holds(sig: AdaptorSignature, enc_point: Point, y33: bytes) -> bool:
         return False
     neg_e = _b32((N - sig.dleq_e) % N)
     s = _b32(sig.dleq_s)
-    ag = _g_table().msm_var(s, neg_e, sig.ra_point.packed)  # type: ignore[attr-defined]
+    ag = g_table().msm_var(s, neg_e, sig.ra_point.packed)
     ay = _k.msm_var(s + neg_e, enc_point.packed + sig.r_point.packed)
     if ag == kernel.INFINITY or ay == kernel.INFINITY:
         return False

@@ -24,10 +24,11 @@ from typing import Any
 from ctplugin.dlc.digits import attested_digits
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import tagged_hash
+from ctplugin.hashes import tagged_hash, tagged_hasher
 from ctplugin.secp256k1 import KIND_XONLY, G, Point, ct, decode_points, kernel, msm_var
 from ctplugin.secp256k1.params import N
 from ctplugin.secp256k1.params import P as FIELD_P
+from ctplugin.serialize import bigsize
 
 
 class MessageHash(Enum):
@@ -45,12 +46,9 @@ def outcome_message(outcome: str, scheme: MessageHash = MessageHash.UNTAGGED) ->
     return hashlib.sha256(data).digest()
 
 
-_CHALLENGE_PREFIX = hashlib.sha256(hashlib.sha256(b"BIP0340/challenge").digest() * 2)
-
-
 def bip340_challenge(r_x: bytes, p_x: bytes, msg: bytes) -> int:
     """e = int(TH("BIP0340/challenge", R.x ‖ P.x ‖ m)) mod n (the tag prefix is pre-hashed)."""
-    h = _CHALLENGE_PREFIX.copy()
+    h = tagged_hasher("BIP0340/challenge")
     h.update(r_x + p_x + msg)
     return int.from_bytes(h.digest(), "big") % N
 
@@ -85,17 +83,6 @@ class OracleEvent:
     maturity_epoch: int
     descriptor: EventDescriptor
     event_id: str
-
-
-def bigsize(value: int) -> bytes:
-    """Lightning BigSize (big-endian varint), used by the DLC TLV formats."""
-    if value < 0xFD:
-        return bytes((value,))
-    if value <= 0xFFFF:
-        return b"\xfd" + value.to_bytes(2, "big")
-    if value <= 0xFFFFFFFF:
-        return b"\xfe" + value.to_bytes(4, "big")
-    return b"\xff" + value.to_bytes(8, "big")
 
 
 def _string(text: str) -> bytes:
@@ -222,7 +209,7 @@ class OracleInfo:
             raise DlcError("bad-oracle-key", str(exc)) from None
         states = []
         for nonce in nonces:
-            state = _CHALLENGE_PREFIX.copy()
+            state = tagged_hasher("BIP0340/challenge")
             state.update(nonce + public_key)
             states.append(state)
         return cls(public_key, tuple(nonces), points[0], tuple(points[1:]), tuple(states))

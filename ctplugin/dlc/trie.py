@@ -9,17 +9,27 @@ or by bounded-difference prefixes is found. Combinations are tried in rust-dlc's
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
+from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.multi_oracle import AdaptorEntry, oracle_combinations
 from ctplugin.dlc.oracle import OracleAttestation
 
-if TYPE_CHECKING:
-    from ctplugin.dlc.contract import PreparedItem
+
+class ItemShape(NamedTuple):
+    """What the look-up needs of one contract-info item (``PreparedItem.shape()``): its oracle
+    count and threshold, its enumerated outcomes (empty for a numeric item), and how many
+    adaptor entries and CETs it has (they follow the previous items' in the contract's lists)."""
+
+    n_oracles: int
+    threshold: int
+    enum_outcomes: tuple[str, ...]
+    n_entries: int
+    n_cets: int
 
 
 class OutcomeIndex:
-    def __init__(self, items: Sequence[PreparedItem], entries: Sequence[AdaptorEntry]) -> None:
+    def __init__(self, items: Sequence[ItemShape], entries: Sequence[AdaptorEntry]) -> None:
         self._items = list(items)
         self._tries: list[dict[tuple[int, ...], dict[tuple[int, ...], Any]]] = []
         self._enum: list[dict[tuple[tuple[int, ...], int], int]] = []
@@ -27,7 +37,7 @@ class OutcomeIndex:
         for item in items:
             tries: dict[tuple[int, ...], dict[tuple[int, ...], Any]] = {}
             enum_keys: dict[tuple[tuple[int, ...], int], int] = {}
-            for _ in item.entries:
+            for _ in range(item.n_entries):
                 entry = entries[position]
                 oracles = tuple(i for i, _ in entry.paths)
                 if item.enum_outcomes:
@@ -40,14 +50,15 @@ class OutcomeIndex:
                         else:
                             node = node.setdefault(prefix, {})
                 position += 1
-            cet_offset += len(item.payouts)
+            cet_offset += item.n_cets
             self._tries.append(tries)
             self._enum.append(enum_keys)
 
     def look_up(self, item_number: int, attestations: dict[int, OracleAttestation]) -> int | None:
+        if not 0 <= item_number < len(self._items):
+            raise DlcError("bad-item-number", f"no contract-info item {item_number}")
         item = self._items[item_number]
-        n, t = len(item.oracle_infos), item.item.oracles.threshold
-        for combo in oracle_combinations(n, t):
+        for combo in oracle_combinations(item.n_oracles, item.threshold):
             if not all(i in attestations for i in combo):
                 continue
             if item.enum_outcomes:

@@ -32,9 +32,10 @@ from ctplugin.dlc.messages import (
     OfferDlc,
     SignDlc,
 )
-from ctplugin.dlc.oracle import OracleAnnouncement, bigsize, serialize_event
+from ctplugin.dlc.oracle import OracleAnnouncement, serialize_event
 from ctplugin.dlc.payout import HyperbolaPiece, PayoutPoint, RoundingIntervals
 from ctplugin.dlc.transactions import FundingInput
+from ctplugin.serialize import bigsize
 
 OFFER_TYPE = 42778
 ACCEPT_TYPE = 42780

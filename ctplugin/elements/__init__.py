@@ -49,8 +49,8 @@ Issuance (``ctplugin.elements.issuance``)
 Other modules
     ``rpcjson``   decode_transaction(tx) -> dict (elementsd decoderawtransaction), dumps(obj)
     ``script``    script_to_asm(script, attempt_sighash_decode), script_type(script)
-    ``interop``   to/from python-elementstx and wallycore; wally_fields/model_fields views
-    ``vectors``   check_file(path), load_entries(paths, key)
+    (conversions to/from python-elementstx and wallycore: ``harness.interop``; vector files:
+    ``harness.elements_vectors``)
     Hashes: ``ctplugin.hashes.fast_merkle_root`` / ``sha256_midstate`` (the hashing layer's; an
     odd node of the fast Merkle tree is promoted, not paired with itself).
 
@@ -66,8 +66,8 @@ Notes for users
     * Parsed objects keep a copy of their consensus bytes (serialize() returns it; hashes are
       computed from it once).  ``dataclasses.replace`` gives a value whose bytes are rebuilt.
 
-Command line: ``python -m ctplugin.elements decode [HEX|-]`` prints elementsd
-``decoderawtransaction`` JSON; ``python -m ctplugin.elements check FILE`` runs a vectors file.
+Command line (``apps.elements``): ``ctplugin elements decode [HEX|-]`` prints elementsd
+``decoderawtransaction`` JSON; ``ctplugin elements check FILE`` runs a vectors file.
 """
 
 from ctplugin.elements.issuance import (

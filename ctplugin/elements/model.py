@@ -25,6 +25,8 @@ from typing import Any
 from ctplugin import hashes
 from ctplugin.elements.consensus import WITNESS_SCALE_FACTOR
 from ctplugin.errors import EncodingError, ParseError
+from ctplugin.serialize import compact_size
+from ctplugin.serialize import var_bytes as _var
 
 try:
     from ctplugin.elements import _speedups
@@ -47,21 +49,6 @@ _ZERO32 = bytes(32)
 # ------------------------------------------------------------------------------------------------
 # Serialization primitives
 # ------------------------------------------------------------------------------------------------
-
-
-def compact_size(n: int) -> bytes:
-    """Bitcoin CompactSize (canonical)."""
-    if n < 0xFD:
-        return bytes((n,))
-    if n <= 0xFFFF:
-        return b"\xfd" + n.to_bytes(2, "little")
-    if n <= 0xFFFF_FFFF:
-        return b"\xfe" + n.to_bytes(4, "little")
-    return b"\xff" + n.to_bytes(8, "little")
-
-
-def _var(data: bytes) -> bytes:
-    return compact_size(len(data)) + data
 
 
 def _stack(items: tuple[bytes, ...]) -> bytes:

@@ -35,12 +35,14 @@ from ctplugin.elements.model import (
     AssetIssuance,
     Transaction,
     TxOut,
-    compact_size,
     serialize_conf_asset,
     serialize_conf_value,
 )
 from ctplugin.errors import EncodingError
+from ctplugin.hashes import tagged_hasher
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
+from ctplugin.serialize import compact_size
+from ctplugin.serialize import var_bytes as _var
 
 SIGHASH_DEFAULT = 0x00
 SIGHASH_ALL = 0x01
@@ -66,10 +68,6 @@ def _sha256(data: bytes) -> bytes:
 
 def _sha256d(data: bytes) -> bytes:
     return hashlib.sha256(hashlib.sha256(data).digest()).digest()
-
-
-def _var(data: bytes) -> bytes:
-    return compact_size(len(data)) + data
 
 
 def _issuance_bytes(issuance: AssetIssuance | None) -> bytes:
@@ -245,7 +243,7 @@ class PrecomputedTransaction:
                 raise ScriptError(ScriptErrorCode.UNKNOWN_ERROR,
                                   "taproot digest without the genesis hash")
             tx = self.tx
-            parts = [_tag_prefix(), genesis, genesis, bytes((hash_type,)),
+            parts = [genesis, genesis, bytes((hash_type,)),
                      (tx.version & 0xFFFF_FFFF).to_bytes(4, "little"),
                      tx.locktime.to_bytes(4, "little")]
             if not hash_type & SIGHASH_ANYONECANPAY:
@@ -254,20 +252,10 @@ class PrecomputedTransaction:
                           self.sha_issuance_rangeproofs]
             if hash_type & 3 in (SIGHASH_DEFAULT, SIGHASH_ALL):
                 parts += [self.sha_outputs, self.sha_output_witnesses]
-            state = hashlib.sha256(b"".join(parts))
+            state = tagged_hasher(TAG_TAPSIGHASH)
+            state.update(b"".join(parts))
             self._tap_prefix[hash_type] = state
         return state
-
-
-_TAG_PREFIX: bytes | None = None
-
-
-def _tag_prefix() -> bytes:
-    global _TAG_PREFIX
-    if _TAG_PREFIX is None:
-        tag = _sha256(TAG_TAPSIGHASH.encode())
-        _TAG_PREFIX = tag + tag
-    return _TAG_PREFIX
 
 
 def _check_index(tx: Transaction, index: int) -> None:

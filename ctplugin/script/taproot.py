@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctplugin.elements.model import compact_size
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import tagged_hash
 from ctplugin.secp256k1 import libsecp
+from ctplugin.serialize import compact_size
 
 TAG_TAPLEAF = "TapLeaf/elements"
 TAG_TAPBRANCH = "TapBranch/elements"

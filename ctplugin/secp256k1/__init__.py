@@ -1,7 +1,8 @@
 """secp256k1 for ctplugin.
 
 - ``Scalar``, ``Point``: immutable value types; ``G`` the base point, ``INFINITY``.
-- ``msm_var``, ``FixedBase``: variable-time multi-scalar multiplication (public data only), native.
+- ``msm_var``, ``FixedBase``, ``g_table``: variable-time multi-scalar multiplication (public data
+  only), native; ``g_table()`` the one precomputed table of G.
 - ``decode_points`` / ``encode_points``: batch encodings (compressed, Pedersen 08/09, generator
   0a/0b, x-only, QR-flagged x) with validation.
 - ``ct``: constant-time operations on secrets through coincurve.
@@ -16,7 +17,7 @@ from ctplugin.secp256k1.kernel import (
     KIND_XONLY,
     KIND_XQR,
 )
-from ctplugin.secp256k1.msm import FixedBase, msm_var, pack_points, pack_scalars
+from ctplugin.secp256k1.msm import FixedBase, g_table, msm_var, pack_points, pack_scalars
 from ctplugin.secp256k1.params import GX, GY, LAMBDA, N, P
 from ctplugin.secp256k1.point import INFINITY, G, Point, decode_points, encode_points
 from ctplugin.secp256k1.scalar import Scalar
@@ -40,6 +41,7 @@ __all__ = [
     "ct",
     "decode_points",
     "encode_points",
+    "g_table",
     "kernel",
     "msm_var",
     "pack_points",

@@ -4,7 +4,7 @@ Two interchangeable backends implement exactly this API:
 
 - ``ctplugin.secp256k1._native`` (C, fast), used whenever it is built;
 - ``ctplugin.secp256k1._reference`` (pure Python), the executable specification that tests
-  cross-check the native one against. ``CTPLUGIN_PURE=1`` forces it.
+  cross-check the native one against, and the fallback when the extension is not built.
 
 No secret may ever enter this kernel: its running time depends on its inputs. Secret-dependent
 operations go through ``ctplugin.secp256k1.ct`` (coincurve / libsecp256k1, constant time).
@@ -115,7 +115,6 @@ Scalar vectors (mod N):
 from __future__ import annotations
 
 import importlib
-import os
 from types import ModuleType
 
 KIND_COMPRESSED = 0
@@ -128,11 +127,12 @@ INFINITY = bytes(64)
 
 
 def _load() -> ModuleType:
-    if os.environ.get("CTPLUGIN_PURE") != "1":
-        try:
-            return importlib.import_module("ctplugin.secp256k1._native")
-        except ImportError:
-            pass
+    """The native backend when built, else the reference (no environment switch: the library's
+    behaviour never depends on the environment; tests call ``_reference`` directly)."""
+    try:
+        return importlib.import_module("ctplugin.secp256k1._native")
+    except ImportError:
+        pass
     from ctplugin.secp256k1 import _reference
 
     return _reference

@@ -6,11 +6,13 @@ Scalars may be any integers: they are reduced mod N here (so negative coefficien
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from typing import Any
 
 from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
-from ctplugin.secp256k1.point import Point
+from ctplugin.secp256k1.point import G, Point
 
 _k = kernel.backend
 
@@ -53,3 +55,10 @@ class FixedBase:
             raise EncodingError("msm_var: more scalars than fixed points", reason="too-large")
         return Point.from_packed(self.table.msm_var(
             pack_scalars(scalars), pack_scalars(extra_scalars), pack_points(extra_points)))
+
+
+@cache
+def g_table() -> Any:
+    """The kernel's ``FixedBaseTable`` of G alone (``g_table().msm_var(s, e, P)`` = s·G + e·P in
+    one call: ring signatures, DLEQ checks), built once, on first use (never at import)."""
+    return _k.FixedBaseTable(G.packed)

@@ -23,7 +23,7 @@ from coincurve.context import GLOBAL_CONTEXT
 
 from ctplugin.errors import ProofError
 from ctplugin.pedersen import Generator, generator_generate_blinded
-from ctplugin.secp256k1 import ct
+from ctplugin.secp256k1 import ct, g_table
 from ctplugin.secp256k1.params import N
 from ctplugin.surjection.proof import (
     MAX_INPUTS,
@@ -32,7 +32,6 @@ from ctplugin.surjection.proof import (
     SurjectionProof,
 )
 from ctplugin.surjection.verifier import (
-    _G_TABLE,
     _INFINITY,
     borromean_hash,
     compressed,
@@ -202,7 +201,7 @@ def generate(*, input_assets: Sequence[bytes], input_blinds: Sequence[bytes],
         e = borromean_hash(message, r_ser, j)
         if not 0 < int.from_bytes(e, "big") < N:
             raise ProofError("challenge out of range; use another seed")
-        r = _G_TABLE.msm_var(s[j], e, pubs[j])
+        r = g_table().msm_var(s[j], e, pubs[j])
         if r == _INFINITY:
             raise ProofError("ring member is infinity; use another seed")
         r_ser = compressed(r)
@@ -212,7 +211,7 @@ def generate(*, input_assets: Sequence[bytes], input_blinds: Sequence[bytes],
     if not 0 < int.from_bytes(e, "big") < N:
         raise ProofError("challenge out of range; use another seed")
     for j in range(ring_index):
-        r = _G_TABLE.msm_var(s[j], e, pubs[j])
+        r = g_table().msm_var(s[j], e, pubs[j])
         if r == _INFINITY:
             raise ProofError("ring member is infinity; use another seed")
         e = borromean_hash(message, compressed(r), j + 1)

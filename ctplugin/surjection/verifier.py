@@ -23,12 +23,11 @@ from collections.abc import Sequence
 from functools import cache
 
 from ctplugin.pedersen import Generator
-from ctplugin.secp256k1 import G, kernel
+from ctplugin.secp256k1 import g_table, kernel
 from ctplugin.secp256k1.params import N
 from ctplugin.surjection.proof import SurjectionProof
 
 _k = kernel.backend
-_G_TABLE = _k.FixedBaseTable(G.packed)
 _INFINITY = kernel.INFINITY
 _RING0 = bytes(4)  # be32(ring index 0): a surjection proof has exactly one ring
 
@@ -144,10 +143,11 @@ def verify_prepared(proof: SurjectionProof, targets: PreparedTargets,
     e = borromean_hash(message, proof.e0, 0)
     last = len(pubs) - 1
     r_ser = b""
+    table = g_table()
     for j, (pub, s) in enumerate(zip(pubs, proof.s)):
         if not 0 < int.from_bytes(e, "big") < N:
             return False
-        r = _G_TABLE.msm_var(s, e, pub)  # s_j·G + e_j·P_j
+        r = table.msm_var(s, e, pub)  # s_j·G + e_j·P_j
         if r == _INFINITY:
             return False
         r_ser = compressed(r)

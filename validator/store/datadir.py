@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from types import TracebackType
 
+from ctplugin.closing import Closeable
 from validator.store.chainstate import Chainstate
 from validator.store.errors import DataDirLockedError, StoreError
 from validator.store.proofcache import DEFAULT_MAX_ENTRIES, ProofCache
@@ -69,7 +69,7 @@ def read_or_create_salt(directory: str) -> tuple[bytes, bool]:
     return salt, True
 
 
-class DataDir:
+class DataDir(Closeable):
     """An open data directory (``DataDir.open(path)``); use as a context manager."""
 
     def __init__(self, path: str, chainstate: Chainstate, proof_cache: ProofCache,
@@ -106,9 +106,3 @@ class DataDir:
             stack.callback(self.chainstate.close)
             self.proof_cache.close()
 
-    def __enter__(self) -> DataDir:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctplugin.errors import CtpluginError, ValidationError
+from ctplugin.errors import CtpluginError
 
 
 class StoreError(CtpluginError):
@@ -26,17 +26,19 @@ class ChainstateConflictError(StoreError):
     """A block that does not extend the tip (wrong prev_hash/height), or no tip to disconnect."""
 
 
-class MissingInputError(ValidationError):
-    """A spent outpoint is not in the UTXO set (missing, already spent, or spent twice)."""
+class MissingInputError(ChainstateConflictError):
+    """A spent outpoint is not in the UTXO set (missing, already spent, or spent twice). The
+    validator checks spends before writing, so for it this is an inconsistency, not a verdict."""
 
     def __init__(self, outpoint: object, detail: str = "") -> None:
-        super().__init__("bad-txns-inputs-missingorspent", detail=detail or f"{outpoint}")
+        super().__init__(detail or f"{outpoint} is not in the UTXO set")
         self.outpoint = outpoint
 
 
-class DuplicateOutputError(ValidationError):
-    """A created outpoint already exists (BIP30) or is created twice in one block."""
+class DuplicateOutputError(ChainstateConflictError):
+    """A created outpoint already exists or is created twice in one block (the validator turns
+    the first into its BIP30 verdict)."""
 
     def __init__(self, outpoint: object, detail: str = "") -> None:
-        super().__init__("bad-txns-BIP30", detail=detail or f"{outpoint}")
+        super().__init__(detail or f"{outpoint} already exists")
         self.outpoint = outpoint

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from types import TracebackType
-from typing import ClassVar, Self
+from typing import ClassVar
 
 import plyvel
 
+from ctplugin.closing import Closeable
 from validator.store.errors import DataDirLockedError, StoreError
 
 LEVELDB_FILE_NAMES = frozenset({"CURRENT", "LOCK", "LOG", "LOG.old"})
@@ -44,7 +44,7 @@ def open_db(path: str, *, create: bool = True, paranoid: bool = False,
         raise StoreError(f"cannot open LevelDB at {path}: {exc}") from None
 
 
-class LevelDbHandle:
+class LevelDbHandle(Closeable):
     """Owner of one open plyvel database: ``db`` (raising once closed), ``close``, ``with``."""
 
     KIND: ClassVar[str] = "database"
@@ -65,9 +65,3 @@ class LevelDbHandle:
     def closed(self) -> bool:
         return self._db is None
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

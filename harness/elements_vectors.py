@@ -1,10 +1,11 @@
-"""Run a vectors file in the schema of ../shared/elements-vectors/{transactions,blocks}.json.
+"""Elements vectors in the schema of ../shared/elements-vectors/{transactions,blocks}.json:
+loading them (tests, benchmarks) and checking them (``ctplugin elements check FILE``).
 
 Every entry must parse, re-serialize byte-identically, and match each hash the entry states
 (``expected_*`` from the source, else the offline ``computed`` value); every range proof its
 transactions carry (blinded output values, blinded issuance amounts) must verify, all of them
-in one ring-kernel call (``ctplugin.borromean``).  Returns one line per failure; an empty list
-means the whole file passed.
+in one ring-kernel call (``ctplugin.borromean``). ``check`` returns one line per failure; an
+empty list means the whole document passed.
 """
 
 from __future__ import annotations
@@ -99,9 +100,9 @@ def _parsed(entries: list[dict[str, Any]], blocks: bool) -> list[tuple[str, Tran
     return named
 
 
-def check_file(path: Path) -> tuple[int, list[str]]:
-    """(number of entries checked, failures) for a transactions or blocks vectors file."""
-    data = json.loads(Path(path).read_text())
+def check(data: dict[str, Any], name: str = "vectors") -> tuple[int, list[str]]:
+    """(number of entries checked, failures) for a transactions or blocks vectors document.
+    Malformed entries raise KeyError / ValueError."""
     problems: list[str] = []
     if "transactions" in data:
         entries = data["transactions"]
@@ -112,9 +113,9 @@ def check_file(path: Path) -> tuple[int, list[str]]:
         for i, entry in enumerate(entries):
             problems += check_block_entry(entry, i)
     else:
-        raise ValueError(f"{path}: neither a 'transactions' nor a 'blocks' vectors file")
+        raise ValueError(f"{name}: neither a 'transactions' nor a 'blocks' vectors file")
     if not entries:
-        problems.append(f"{path}: no entries")
+        problems.append(f"{name}: no entries")
     problems += check_range_proofs(_parsed(entries, "blocks" in data))
     return len(entries), problems
 

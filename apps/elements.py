@@ -1,4 +1,4 @@
-"""``python -m ctplugin.elements decode [HEX|-]`` / ``python -m ctplugin.elements check FILE``.
+"""``ctplugin elements decode [HEX|-]`` / ``ctplugin elements check FILE``.
 
 decode: prints elementsd ``decoderawtransaction`` JSON for a hex transaction (argument, or
 stdin when absent or ``-``); exit 1 with ``TX decode failed`` on bad input.
@@ -10,17 +10,18 @@ proof (Borromean, as Elements and Liquid carry them) verifies.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from ctplugin.elements.model import Transaction
 from ctplugin.elements.rpcjson import decode_transaction, dumps
-from ctplugin.elements.vectors import check_file
 from ctplugin.errors import ParseError
+from harness import elements_vectors
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ctplugin.elements", description=__doc__,
+    parser = argparse.ArgumentParser(prog="ctplugin elements", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     decode = sub.add_parser("decode", help="decoderawtransaction-style JSON")
@@ -40,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     try:
-        count, problems = check_file(args.file)
+        count, problems = elements_vectors.check(json.loads(args.file.read_text()),
+                                                 str(args.file))
     except (OSError, ValueError, KeyError) as exc:
         print(f"cannot check {args.file}: {exc}", file=sys.stderr)
         return 2

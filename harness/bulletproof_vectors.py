@@ -1,5 +1,5 @@
-"""``python -m ctplugin.bulletproofs check FILE``: run a vectors file (schema of
-../shared/bulletproofs/vectors.json) and print one verdict line per case.
+"""Run a Bulletproof vectors document (schema of ../shared/bulletproofs/vectors.json), one
+verdict line per case (the ``ctplugin bulletproofs check FILE`` command, ``apps.bulletproofs``).
 
 Per case: the prover's bytes (cases with openings and a nonce), verify alone, verify in a batch
 (the case's claim together with every valid case's claim; a failing batch must name exactly this
@@ -10,11 +10,8 @@ too. Exit status 0 only if everything matches.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
-import json
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -167,17 +164,16 @@ def _quirk_checks(case: Case) -> Iterator[Check]:
             yield got == bool(case[key]), f"{name} {got} (reference {case[key]})"
 
 
-def check(path: str, out: Any = None) -> bool:
-    """Run every case of a vectors file, printing verdict lines to ``out`` (default stdout)."""
-    out = sys.stdout if out is None else out
-    with open(path) as handle:
-        data = json.load(handle)
+def check(data: dict[str, Any], say: Callable[[str], None]) -> bool:
+    """Run every case of a vectors document, one ``PASS``/``FAIL`` verdict line per check to
+    ``say``; True iff everything matches. Malformed documents raise KeyError / TypeError /
+    ValueError / CtpluginError."""
     all_ok = True
 
     def report(name: str, ok: bool, detail: str) -> None:
         nonlocal all_ok
         all_ok &= ok
-        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", file=out, flush=True)
+        say(f"{'PASS' if ok else 'FAIL'} {name}: {detail}")
 
     for name, ok in _check_generators(data.get("generators", {})):
         report(name, ok, "matches" if ok else "differs")
@@ -210,26 +206,3 @@ def check(path: str, out: Any = None) -> bool:
             ok, detail = False, f"error {type(exc).__name__}: {exc}"
         report(f"batch[{i}]", ok, detail)
     return all_ok
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ctplugin.bulletproofs")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_check = sub.add_parser("check", help="run a vectors file; exit 0 only if all cases match")
-    p_check.add_argument("file")
-    args = parser.parse_args(argv)
-    try:
-        ok = check(args.file)
-    except (OSError, json.JSONDecodeError) as exc:
-        print(f"cannot read {args.file}: {exc}", file=sys.stderr)
-        return 2
-    except (CtpluginError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        print(f"malformed vectors file {args.file}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return 2
-    print("all cases match" if ok else "MISMATCHES", flush=True)
-    return 0 if ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,95 @@
+"""Reject reasons: the stable strings a ``ValidationError.reason`` carries (one place for all).
+
+Elements' own strings where Elements has one (so a client comparing against elementsd sees the
+same reasons); where Elements folds a failure into ``bad-txns-in-ne-out`` without saying which
+check failed (VerifyAmounts returns false for all of these), the check is named. Only the
+validator judges: these come from ``validator`` (rules, block connection, mempool), never from
+the store or the library. Layers above use them as ``validator.reasons.BAD_TXNS_IN_NE_OUT``
+(exported by ``validator``).
+"""
+
+from __future__ import annotations
+
+# --- transactions, context-free (CheckTransaction) --------------------------------------------
+
+BAD_TXNS_VIN_EMPTY = "bad-txns-vin-empty"
+BAD_TXNS_VOUT_EMPTY = "bad-txns-vout-empty"
+BAD_TXNS_OVERSIZE = "bad-txns-oversize"
+BAD_TXNS_VOUT_NEGATIVE = "bad-txns-vout-negative"
+BAD_TXNS_VOUT_TOOLARGE = "bad-txns-vout-toolarge"
+BAD_TXNS_TXOUTTOTAL_TOOLARGE = "bad-txns-txouttotal-toolarge"
+BAD_TXNS_INPUTS_DUPLICATE = "bad-txns-inputs-duplicate"
+BAD_TXNS_PREVOUT_NULL = "bad-txns-prevout-null"
+BAD_CB_LENGTH = "bad-cb-length"
+BAD_CB_FEE = "bad-cb-fee"
+BAD_PEGIN_UNSUPPORTED = "bad-pegin-unsupported"
+"""Peg-ins parse but are rejected on our chain (design.md)."""
+
+# --- transactions, contextual (CheckTxInputs, VerifyAmounts) ----------------------------------
+
+BAD_TXNS_INPUTS_MISSINGORSPENT = "bad-txns-inputs-missingorspent"
+BAD_TXNS_PREMATURE_SPEND_OF_COINBASE = "bad-txns-premature-spend-of-coinbase"
+BAD_TXNS_FEE_OUTOFRANGE = "bad-txns-fee-outofrange"
+BAD_TXNS_IN_NE_OUT = "bad-txns-in-ne-out"
+"""The Pedersen balance: inputs + issuances ≠ outputs + fees."""
+BAD_TXNS_RANGEPROOF_INVALID = "bad-txns-rangeproof-invalid"
+"""A range proof that is malformed or does not verify, or (a Borromean proof, as in Elements) that
+proves min_value 0 for a spendable output."""
+BAD_TXNS_RANGEPROOF_MISSING = "bad-txns-rangeproof-missing"
+"""A blinded value without a range proof."""
+BAD_TXNS_RANGEPROOF_UNEXPECTED = "bad-txns-rangeproof-unexpected"
+"""An explicit value with a non-empty range proof."""
+BAD_TXNS_SURJECTIONPROOF_INVALID = "bad-txns-surjectionproof-invalid"
+BAD_TXNS_SURJECTIONPROOF_MISSING = "bad-txns-surjectionproof-missing"
+BAD_TXNS_SURJECTIONPROOF_UNEXPECTED = "bad-txns-surjectionproof-unexpected"
+BAD_TXNS_ASSET_INVALID = "bad-txns-asset-invalid"
+"""An asset generator that does not decode (x ≥ p, not on the curve)."""
+BAD_TXNS_VALUE_INVALID = "bad-txns-value-invalid"
+"""A value commitment that does not decode, or a spent explicit value outside (0, MAX_MONEY]."""
+BAD_TXNS_VOUT_ZERO_SPENDABLE = "bad-txns-vout-zero-spendable"
+"""An explicit zero value on a spendable script."""
+BAD_TXNS_ISSUANCE_INVALID = "bad-txns-issuance-invalid"
+"""An explicit issuance amount that is 0 or out of range, a blinded one without its proof, or a
+non-empty proof on an explicit one."""
+BAD_TXNS_REISSUANCE_TOKEN = "bad-txns-reissuance-token"
+"""A reissuance whose spent input is not the blinded token."""
+BAD_TXNS_REISSUANCE_INFLATION = "bad-txns-reissuance-inflation"
+"""Inflation keys on a reissuance."""
+
+# --- blocks -------------------------------------------------------------------------------------
+
+BAD_PREVBLK = "bad-prevblk"
+BAD_BLK_HEIGHT = "bad-blk-height"
+BLOCK_PROOF_INVALID = "block-proof-invalid"
+"""Not our challenge with an empty solution, or a dynafed header."""
+BAD_CB_MISSING = "bad-cb-missing"
+BAD_CB_MULTIPLE = "bad-cb-multiple"
+BAD_CB_HEIGHT = "bad-cb-height"
+"""The coinbase scriptSig does not start with the BIP34 height push."""
+BAD_TXNS_DUPLICATE = "bad-txns-duplicate"
+"""The same txid twice, or a mutated Merkle tree."""
+BAD_TXNMRKLROOT = "bad-txnmrklroot"
+BAD_BLK_WEIGHT = "bad-blk-weight"
+BAD_WITNESS_MERKLE_MATCH = "bad-witness-merkle-match"
+UNEXPECTED_WITNESS = "unexpected-witness"
+"""Witness data but no witness commitment."""
+BAD_TXNS_ACCUMULATED_FEE_OUTOFRANGE = "bad-txns-accumulated-fee-outofrange"
+BAD_CB_AMOUNT = "bad-cb-amount"
+"""A coinbase output that is not explicit, out of range, zero on a spendable script, or pays
+more than the block's fees."""
+BAD_CB_WITNESS = "bad-cb-witness"
+BAD_TXNS_BIP30 = "bad-txns-BIP30"
+"""An output the block creates already exists in the UTXO set."""
+
+# --- mempool only (Bitcoin's) -------------------------------------------------------------------
+
+COINBASE = "coinbase"
+"""A coinbase outside a block."""
+TXN_ALREADY_IN_MEMPOOL = "txn-already-in-mempool"
+TXN_ALREADY_KNOWN = "txn-already-known"
+"""The transaction's outputs are already in the UTXO set."""
+TXN_MEMPOOL_CONFLICT = "txn-mempool-conflict"
+
+ALL: frozenset[str] = frozenset(
+    value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str))
+"""Every reason above."""
