@@ -32,7 +32,11 @@ else:  # pragma: no cover - skipped above
 
 GENS = generator_set(256)
 OTHER = generator_generate(b"\x24" * 32)
-GEN_ENCODINGS = H_GENERATOR.serialize() + OTHER.serialize()
+_OFF_CURVE_X = next(x for x in range(1, 100) if secp_ref.sqrt_mod_p(x ** 3 + 7) is None)
+# two good generators, then one with a bad prefix, one with x >= p and one off the curve
+GEN_ENCODINGS = (H_GENERATOR.serialize() + OTHER.serialize() + b"\x08" + OTHER.serialize()[1:]
+                 + b"\x0a" + (P + 3).to_bytes(32, "big")
+                 + b"\x0b" + _OFF_CURVE_X.to_bytes(32, "big"))
 SHAPES = [(4, 1), (8, 1), (4, 2), (64, 1), (16, 4)]
 
 
@@ -111,6 +115,8 @@ def hostile_item(draw: st.DrawFn, nbits: int, m: int) -> dict[str, Any]:
     elif choice == 4:  # another valid point with the commitment's x
         points = bytes(comms_b[1:33]) + (1).to_bytes(32, "big") + bytes(64 * (m - 1))
     extra_v = draw(st.sampled_from([extra, None, b"", b"x" * 70, extra]))
+    if draw(st.integers(0, 9)) == 0:
+        gi = draw(st.integers(2, 4))  # a generator that does not decode
     min_v = None
     if m == 1 and draw(st.integers(0, 5)) == 0:
         min_v = draw(st.sampled_from([0, 1, 5, (1 << 32) + 1, (1 << 64) - 1]))
@@ -138,7 +144,8 @@ def test_prepare_native_matches_reference(data: st.DataObject) -> None:
     want = _prepare(ref, nbits, m, items, with_mins, with_points)
     assert _prepare(native, nbits, m, items, with_mins, with_points) == want
     if want[0] == "ok":
-        records, points, failures = want[1]
+        records, points, gen_points, failures = want[1]
+        assert len(gen_points) == 64 * 5 and gen_points[128:] == bytes(192)
         ok = len(items) - len(failures)
         assert len(records) == 32 * record_scalars(nbits, m) * ok
         assert len(points) == 64 * (m + 4 + 2 * (nbits * m).bit_length() - 4) * ok
@@ -149,7 +156,7 @@ def test_prepare_valid_pool_has_no_failures_on_either_backend() -> None:
         items = [{"proof": p, "comms": c, "gi": g, "extra": e, "min": None, "points": None}
                  for p, c, g, e in pool]
         want = _prepare(ref, nbits, m, items, False, False)
-        assert want[0] == "ok" and want[1][2] == []
+        assert want[0] == "ok" and want[1][3] == []
         assert _prepare(native, nbits, m, items, False, False) == want
 
 
@@ -186,7 +193,7 @@ def test_sqrt_backend_switch_rejects_unknown_names() -> None:
 
 def _prepared(nbits: int, m: int) -> tuple[bytes, bytes, bytes]:
     pool = POOLS[(nbits, m)]
-    records, points, failures = native.bulletproof_prepare_var(
+    records, points, _, failures = native.bulletproof_prepare_var(
         nbits, m, [p for p, *_ in pool], [c for _, c, *_ in pool], GEN_ENCODINGS,
         struct.pack(f"<{len(pool)}I", *[g for _, _, g, _ in pool]), [e for *_, e in pool])
     assert failures == []
@@ -250,9 +257,8 @@ def test_prepare_argument_errors_agree() -> None:
         (64, 3, [proof], [comms], GEN_ENCODINGS, one, [extra]),  # shape
         (64, 1, [proof], [comms, comms], GEN_ENCODINGS, one, [extra]),  # counts
         (64, 1, [proof], [comms], GEN_ENCODINGS[:-1], one, [extra]),  # generator length
-        (64, 1, [proof], [comms], b"\x08" + GEN_ENCODINGS[1:], one, [extra]),  # prefix
         (64, 1, [proof], [comms], GEN_ENCODINGS, b"\x00" * 3, [extra]),  # index length
-        (64, 1, [proof], [comms], GEN_ENCODINGS, struct.pack("<I", 2), [extra]),  # index range
+        (64, 1, [proof], [comms], GEN_ENCODINGS, struct.pack("<I", 5), [extra]),  # index range
         (64, 1, [5], [comms], GEN_ENCODINGS, one, [extra]),  # element type
         (64, 1, [proof], [comms], GEN_ENCODINGS, one, [extra], [-1]),  # min range
         (64, 1, [proof], [comms], GEN_ENCODINGS, one, [extra], ["1"]),  # min type
@@ -269,15 +275,20 @@ def test_failure_codes_name_the_check() -> None:
     """Each kind of defect gives its own code and detail, in the documented check order."""
     proof, comms, gi, extra = POOLS[(64, 1)][0]
 
-    def code(p: bytes, c: bytes = comms, points: bytes | None = None) -> tuple[int, int] | None:
-        _, _, failures = native.bulletproof_prepare_var(
-            64, 1, [p], [c], GEN_ENCODINGS, struct.pack("<I", gi), [extra], None,
+    def code(p: bytes, c: bytes = comms, points: bytes | None = None,
+             g: int = gi) -> tuple[int, int] | None:
+        _, _, _, failures = native.bulletproof_prepare_var(
+            64, 1, [p], [c], GEN_ENCODINGS, struct.pack("<I", g), [extra], None,
             None if points is None else [points])
         return None if not failures else failures[0][1:]
 
     assert code(proof) is None
     assert code(proof + b"\x00") == (ref.ERR_LENGTH, 676)
     assert code(proof, comms + b"\x00") == (ref.ERR_COMMITMENT_LENGTH, 34)
+    assert code(proof, g=2) == (ref.ERR_VALUE_GENERATOR, ref.GEN_PREFIX)
+    assert code(proof, g=3) == (ref.ERR_VALUE_GENERATOR, ref.GEN_RANGE)
+    assert code(proof, g=4) == (ref.ERR_VALUE_GENERATOR, ref.GEN_CURVE)
+    assert code(proof[:-1], g=4) == (ref.ERR_LENGTH, 674)  # length comes first
     assert code(proof, b"\x0a" + comms[1:]) == (ref.ERR_COMMITMENT_PREFIX, 0)
     assert code(proof[:64] + bytes([proof[64] | 0x20]) + proof[65:]) == (ref.ERR_FLAG_BITS, 64)
     assert code(proof[:354] + bytes([proof[354] | 0x80]) + proof[355:]) == (ref.ERR_FLAG_BITS,
@@ -286,8 +297,8 @@ def test_failure_codes_name_the_check() -> None:
     assert code(proof, points=bytes(64)) == (ref.ERR_COMMITMENT_POINT, 0)
     assert code(proof[:129] + (P + 1).to_bytes(32, "big") + proof[161:]) == (
         ref.ERR_POINT_RANGE, 1 + 2)  # T1 is point 3 (V, A, S, T1, ...)
-    bad = next(x for x in range(1, 100) if secp_ref.sqrt_mod_p(x ** 3 + 7) is None)
-    assert code(proof[:65] + bad.to_bytes(32, "big") + proof[97:]) == (ref.ERR_POINT_CURVE, 1)
+    assert code(proof[:65] + _OFF_CURVE_X.to_bytes(32, "big") + proof[97:]) == (
+        ref.ERR_POINT_CURVE, 1)
 
 
 def test_challenge_failure_code_exists() -> None:
@@ -322,7 +333,7 @@ def test_transcript_trace_python_and_native() -> None:
         assert xr[-1].hex() == trace[f"x_ip[{r}]"]
     gens = generator_set(case["gens_n"])
     assert gens.n_gens == 256
-    records, _, failures = native.bulletproof_prepare_var(
+    records, _, _, failures = native.bulletproof_prepare_var(
         64, 1, [proof], [comms[0]], gen, struct.pack("<I", 0), [extra])
     assert failures == []
     rec = [int.from_bytes(records[32 * i: 32 * i + 32], "big") for i in range(len(records) // 32)]

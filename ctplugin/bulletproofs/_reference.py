@@ -53,6 +53,8 @@ ERR_COMMITMENT_POINT = 6  # detail: j (given point: wrong length, infinity, off 
 ERR_POINT_RANGE = 7  # detail: point index (V_0 … V_{m−1}, A, S, T1, T2, L_0, R_0, …): x >= p
 ERR_POINT_CURVE = 8  # detail: point index: x³ + 7 is not a square
 ERR_CHALLENGE = 9  # detail: 0 y, 1 z, 2 x, 3 w, 4 u, 5 + r for x_r
+ERR_VALUE_GENERATOR = 10  # detail: GEN_PREFIX, GEN_RANGE or GEN_CURVE (its generator's defect)
+GEN_PREFIX, GEN_RANGE, GEN_CURVE = 1, 2, 3  # not 0a/0b; x >= p; x³ + 7 not a square
 
 SCALAR_OFFSETS = (0, 32, 193, 225, 257, 289, 321)  # −τx, −μ, t, a1, a2, b1, b2
 OFF_FLAGS, OFF_POINTS, OFF_T, OFF_LR_FLAGS = 64, 65, 193, 353
@@ -149,13 +151,15 @@ class _Failure(Exception):
 
 
 def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen: bytes,
-                 extra: bytes | None, min_value: int | None,
+                 gen_defect: int, extra: bytes | None, min_value: int | None,
                  points_given: bytes | None) -> tuple[bytes, bytes]:
     n, lg, flag_bytes, length = shape(nbits, m)
     if len(proof) != length:
         raise _Failure(ERR_LENGTH, len(proof))
     if len(commitments) != 33 * m:
         raise _Failure(ERR_COMMITMENT_LENGTH, len(commitments))
+    if gen_defect:
+        raise _Failure(ERR_VALUE_GENERATOR, gen_defect)
     cs = [commitments[33 * j: 33 * j + 33] for j in range(m)]
     for j, c in enumerate(cs):
         if c[0] not in (8, 9):
@@ -238,24 +242,36 @@ def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen
     return record, points
 
 
+def _decode_generator(encoding: bytes) -> tuple[bytes, int]:
+    """(packed point, 0) of a 0a/0b ‖ x generator encoding, or (64 zero bytes, GEN_*)."""
+    if encoding[0] & ~1 != 0x0A:
+        return bytes(64), GEN_PREFIX
+    got = _decode(encoding[1:], encoding[0] & 1)
+    if isinstance(got, int):
+        return bytes(64), GEN_RANGE if got == ERR_POINT_RANGE else GEN_CURVE
+    return got[0].to_bytes(32, "big") + got[1].to_bytes(32, "big"), 0
+
+
 def bulletproof_prepare_var(
     nbits: int, m: int, proofs: Sequence[bytes], commitments: Sequence[bytes],
     value_gens: bytes, gen_index: bytes, extra_commits: Sequence[bytes | None],
     min_values: Sequence[int | None] | None = None,
     commitment_points: Sequence[bytes | None] | None = None,
-) -> tuple[bytes, bytes, list[tuple[int, int, int]]]:
-    """(records, points, failures) for the proofs of one shape; see the module docstring.
+) -> tuple[bytes, bytes, bytes, list[tuple[int, int, int]]]:
+    """(records, points, generator points, failures) for the proofs of one shape; see the
+    module docstring.
 
     ``commitments[i]``: proof i's m commitment encodings joined (33·m bytes); ``value_gens``:
-    distinct 33-byte generator encodings (0a/0b ‖ x), ``gen_index``: a little-endian u32 per
-    proof selecting its generator; ``extra_commits[i]`` None (absent) or bytes (hashed even when
-    empty); ``min_values``: None, or per proof None or an int in [0, 2^64) (m = 1 only);
-    ``commitment_points``: None, or per proof None or its m commitments already decoded (64·m
-    bytes; the y must be the root the encoding's flag selects: a precondition, not checked).
-    Records and points of the proofs that pass come out in order; ``failures`` lists
-    (proof index, code, detail) for the others (codes ERR_*). Bad arguments (not a per-proof
-    matter): EncodingError with the native entry's reason and message; element types that are
-    not bytes-like: TypeError.
+    distinct 33-byte generator encodings (0a/0b ‖ x, decoded here: 64 bytes each come back, zero
+    for one that does not decode, whose proofs fail with ERR_VALUE_GENERATOR), ``gen_index``: a
+    little-endian u32 per proof selecting its generator; ``extra_commits[i]`` None (absent) or
+    bytes (hashed even when empty); ``min_values``: None, or per proof None or an int in
+    [0, 2^64) (m = 1 only); ``commitment_points``: None, or per proof None or its m commitments
+    already decoded (64·m bytes; the y must be the root the encoding's flag selects: a
+    precondition, not checked). Records and points of the proofs that pass come out in order;
+    ``failures`` lists (proof index, code, detail) for the others (codes ERR_*). Bad arguments
+    (not a per-proof matter): EncodingError with the native entry's reason and message; element
+    types that are not bytes-like: TypeError.
     """
     shape(nbits, m)
     proof_list = _sequence(proofs, None, "proofs")
@@ -269,10 +285,6 @@ def bulletproof_prepare_var(
     if len(value_gens) % 33:
         raise EncodingError("value generators: 33 bytes each", reason="length")
     gens = [value_gens[33 * i: 33 * i + 33] for i in range(len(value_gens) // 33)]
-    for j, g in enumerate(gens):
-        if g[0] & ~1 != 0x0A:
-            raise EncodingError(f"value generator {j}: bad prefix byte 0x{g[0]:02x}",
-                                reason="prefix")
     if len(gen_index) != 4 * count:
         raise EncodingError("gen_index: one u32 per proof", reason="count-mismatch")
     index = _u32s(bytes(gen_index))
@@ -287,17 +299,19 @@ def bulletproof_prepare_var(
         point = (None if point_list is None or point_list[i] is None
                  else _bytes(point_list[i], "commitment_points", i))
         extra = None if extra_list[i] is None else _bytes(extra_list[i], "extra_commits", i)
-        inputs.append((proof, commitment, gens[index[i]], extra, mv, point))
+        inputs.append((proof, commitment, index[i], extra, mv, point))
+    decoded = [_decode_generator(g) for g in gens]
     records, points, failures = [], [], []
-    for i, (proof, commitment, gen, extra, mv, point) in enumerate(inputs):
+    for i, (proof, commitment, g, extra, mv, point) in enumerate(inputs):
         try:
-            rec, pts = _prepare_one(nbits, m, proof, commitment, gen, extra, mv, point)
+            rec, pts = _prepare_one(nbits, m, proof, commitment, gens[g], decoded[g][1], extra,
+                                    mv, point)
         except _Failure as failure:
             failures.append((i, failure.code, failure.detail))
             continue
         records.append(rec)
         points.append(pts)
-    return b"".join(records), b"".join(points), failures
+    return (b"".join(records), b"".join(points), b"".join(p for p, _ in decoded), failures)
 
 
 def bulletproof_accumulate_var(

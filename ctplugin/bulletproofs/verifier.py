@@ -39,7 +39,7 @@ from ctplugin.bulletproofs.layout import OFF_FLAGS, layout
 from ctplugin.bulletproofs.params import CONSENSUS_N_GENS
 from ctplugin.errors import EncodingError, ProofError
 from ctplugin.pedersen import Commitment, Generator
-from ctplugin.secp256k1 import KIND_GENERATOR, kernel
+from ctplugin.secp256k1 import kernel
 
 _k = kernel.backend
 _bk = _bpk.backend
@@ -48,14 +48,7 @@ CommitmentLike = bytes | bytearray | memoryview | Commitment
 GeneratorLike = bytes | bytearray | memoryview | Generator
 
 _CHALLENGE_NAMES = ("y", "z", "x", "w", "u")
-
-
-@lru_cache(maxsize=1024)
-def _decode_value_gen(encoded: bytes) -> bytes:
-    try:
-        return _k.decode_points_var(encoded, KIND_GENERATOR)
-    except ValueError as exc:
-        raise proof_error("value-generator", f"value generator: {exc}") from None
+_INFINITY = bytes(64)
 
 
 @lru_cache(maxsize=1024)
@@ -100,6 +93,11 @@ def _failure(code: int, detail: int, nbits: int, m: int) -> ProofError:
     if code == _bpk.ERR_COMMITMENT_LENGTH:
         return proof_error("commitment-length",
                            f"commitments are {detail} bytes, expected {33 * m}")
+    if code == _bpk.ERR_VALUE_GENERATOR:
+        why = {_bpk.GEN_PREFIX: "does not start with 0a or 0b",
+               _bpk.GEN_RANGE: "x coordinate not below the field size"}.get(detail,
+                                                                            "not on the curve")
+        return proof_error("value-generator", f"value generator: {why}")
     if code == _bpk.ERR_COMMITMENT_PREFIX:
         return proof_error("commitment-prefix", f"commitment {detail} must start with 08 or 09")
     if code == _bpk.ERR_FLAG_BITS:
@@ -134,24 +132,25 @@ class RangeProofClaims(ClaimGroup):
                  "nbits", "points", "records")
 
     def __init__(self, gens: GeneratorSet, nbits: int, m: int, labels: Sequence[Label],
-                 records: bytes, points: bytes, gen_index: bytes,
-                 generator_points: dict[bytes, bytes],
-                 failures: Sequence[tuple[Label, ProofError]]) -> None:
+                 records: bytes, points: bytes, gen_index: bytes, encodings: Sequence[bytes],
+                 gen_points: bytes, failures: Sequence[tuple[Label, ProofError]]) -> None:
         super().__init__(gens.fixed, labels)
         self.nbits = nbits
         self.m = m
         self.records = records
         self.points = points
         self.gen_index = gen_index
-        self.generator_points = generator_points
-        self.gen_points = b"".join(generator_points.values())
+        self.gen_points = gen_points
+        self.generator_points = {
+            enc: gen_points[64 * j: 64 * j + 64] for j, enc in enumerate(encodings)
+            if gen_points[64 * j: 64 * j + 64] != _INFINITY}
         self.failures = tuple(failures)
         self._offsets = (gens.H_INDEX, gens.G_OFFSET, gens.h_rev_start(nbits * m))
 
     def terms(self, acc: object, members: bytes, weights: bytes) -> GroupTerms:
         free_s, free_p, sums = _bk.bulletproof_accumulate_var(
             acc, self.nbits, self.m, *self._offsets, self.records, self.points, self.gen_index,
-            len(self.generator_points), members, weights)
+            len(self.gen_points) // 64, members, weights)
         return GroupTerms(free_s, free_p, self.gen_points, sums)
 
 
@@ -178,26 +177,18 @@ def prepare_claims(
         raise proof_error("generators",
                           f"generator set of {gens.n_gens} is too small for N = {lay.n}")
     failed: dict[int, ProofError] = dict(failures)
-    # Distinct value generators, each checked and decoded once (a block has a handful).
+    # Distinct value generators (the kernel decodes them all in its batch; a block has one per
+    # blinded output, a benchmark batch often one in all).
     table: dict[bytes, int] = {}
-    points: dict[bytes, bytes] = {}
-    bad_gens: dict[bytes, ProofError] = {}
     index: list[int] = []
     for i, vg in enumerate(value_gens):
         j = table.get(vg)
-        if j is None and i not in failed:
-            error = bad_gens.get(vg)
-            if error is None:
-                try:
-                    if len(vg) != 33:
-                        raise proof_error("value-generator", "value generator must be 33 bytes")
-                    points[vg] = _decode_value_gen(vg)
-                    j = table[vg] = len(points) - 1
-                except ProofError as exc:
-                    error = bad_gens[vg] = exc
-            if error is not None:
-                failed[i] = error
-        index.append(-1 if j is None else j)
+        if j is None:
+            j = table[vg] = len(table) if len(vg) == 33 else -1
+        if j < 0 and i not in failed:
+            failed[i] = proof_error("value-generator", "value generator must be 33 bytes")
+        index.append(j)
+    encodings = [vg for vg, j in table.items() if j >= 0]
     keep: Sequence[int] = range(len(proofs))
     if failed:
         keep = [i for i in keep if i not in failed]
@@ -209,8 +200,8 @@ def prepare_claims(
             min_values = [min_values[i] for i in keep]
         if commitment_points is not None:
             commitment_points = [commitment_points[i] for i in keep]
-    records, packed, kernel_failures = _bk.bulletproof_prepare_var(
-        nbits, m, proofs, commitments, b"".join(points),
+    records, packed, gen_points, kernel_failures = _bk.bulletproof_prepare_var(
+        nbits, m, proofs, commitments, b"".join(encodings),
         struct.pack(f"<{len(index)}I", *index), extra_commits, min_values, commitment_points)
     if kernel_failures:
         bad_kept = set()
@@ -224,7 +215,7 @@ def prepare_claims(
     else:
         ok_labels, bad = list(labels), []
     return RangeProofClaims(gens, nbits, m, ok_labels, records, packed,
-                            struct.pack(f"<{len(index)}I", *index), points, bad)
+                            struct.pack(f"<{len(index)}I", *index), encodings, gen_points, bad)
 
 
 def range_proof_claims(

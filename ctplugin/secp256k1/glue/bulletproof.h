@@ -19,6 +19,10 @@
 
 static const char KERR_SHAPE[] = "shape"; /* nbits / m not a supported shape */
 
+static inline uint32_t bp_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* A bytes-like element of a sequence: bytes objects are read in place, anything else through
  * the buffer protocol (view released by bp_release).  -1 with TypeError otherwise. */
 typedef struct {
@@ -77,12 +81,13 @@ static int bp_parse_shape(bp_shape *s, Py_ssize_t nbits, Py_ssize_t m) {
 
 /* The per-proof inputs of prepare, copied. */
 typedef struct {
-    uint8_t *proofs, *commitments, *states, *given_points;
+    uint8_t *proofs, *commitments, *states, *given_points, *gens;
     uint64_t *mins;
-    unsigned char *given, *status;
+    uint32_t *gen_index;
+    unsigned char *given, *status, *gen_defect;
     long *detail;
     sc *records;
-    ge *points;
+    ge *points, *gen_points;
 } bp_prepare_buffers;
 
 static void bp_prepare_free(bp_prepare_buffers *b) {
@@ -96,10 +101,18 @@ static void bp_prepare_free(bp_prepare_buffers *b) {
     free(b->detail);
     free(b->records);
     free(b->points);
+    free(b->gens);
+    free(b->gen_index);
+    free(b->gen_defect);
+    free(b->gen_points);
 }
 
-static int bp_prepare_alloc(bp_prepare_buffers *b, const bp_shape *s, size_t n) {
-    size_t k = n ? n : 1, m = (size_t)s->m;
+static int bp_prepare_alloc(bp_prepare_buffers *b, const bp_shape *s, size_t n, size_t ngens) {
+    size_t k = n ? n : 1, m = (size_t)s->m, g = ngens ? ngens : 1;
+    b->gens = malloc(g * 33);
+    b->gen_index = malloc(k * sizeof *b->gen_index);
+    b->gen_defect = calloc(g, 1);
+    b->gen_points = malloc(g * sizeof *b->gen_points);
     b->proofs = malloc(k * s->length);
     b->commitments = malloc(k * 33 * m);
     b->states = malloc(k * 32);
@@ -111,7 +124,8 @@ static int bp_prepare_alloc(bp_prepare_buffers *b, const bp_shape *s, size_t n) 
     b->records = malloc(k * s->rec * sizeof *b->records);
     b->points = malloc(k * s->nfree * sizeof *b->points);
     if (b->proofs && b->commitments && b->states && b->given_points && b->mins && b->given &&
-        b->status && b->detail && b->records && b->points)
+        b->status && b->detail && b->records && b->points && b->gens && b->gen_index &&
+        b->gen_defect && b->gen_points)
         return 0;
     PyErr_NoMemory();
     return -1;
@@ -179,15 +193,23 @@ done:
     return rc;
 }
 
-/* (records, points, failures) of the proofs that pass; failures [(index, code, detail)]. */
-static PyObject *bp_prepare_result(const bp_shape *s, const bp_prepare_buffers *b, size_t n) {
+/* (records, points, generator points, failures) of the proofs that pass; failures
+ * [(index, code, detail)]; a generator that does not decode comes out as 64 zero bytes. */
+static PyObject *bp_prepare_result(const bp_shape *s, const bp_prepare_buffers *b, size_t n,
+                                   size_t ngens) {
     size_t ok = 0;
     for (size_t i = 0; i < n; i++) ok += b->status[i] == BP_OK;
     PyObject *recs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * s->rec * ok));
     PyObject *pts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * s->nfree * ok));
+    PyObject *gpts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * ngens));
     PyObject *fails = PyList_New(0);
     PyObject *res = NULL;
-    if (!recs || !pts || !fails) goto done;
+    if (!recs || !pts || !gpts || !fails) goto done;
+    unsigned char *gp = (unsigned char *)PyBytes_AS_STRING(gpts);
+    for (size_t j = 0; j < ngens; j++) {
+        if (b->gen_defect[j]) memset(gp + 64 * j, 0, 64);
+        else point_to_64(gp + 64 * j, &b->gen_points[j]);
+    }
     unsigned char *rp = (unsigned char *)PyBytes_AS_STRING(recs);
     unsigned char *pp = (unsigned char *)PyBytes_AS_STRING(pts);
     for (size_t i = 0; i < n; i++) {
@@ -203,10 +225,11 @@ static PyObject *bp_prepare_result(const bp_shape *s, const bp_prepare_buffers *
         for (size_t k = 0; k < s->rec; k++, rp += 32) sc_get_b32(rp, &b->records[i * s->rec + k]);
         for (size_t k = 0; k < s->nfree; k++, pp += 64) point_to_64(pp, &b->points[i * s->nfree + k]);
     }
-    res = PyTuple_Pack(3, recs, pts, fails);
+    res = PyTuple_Pack(4, recs, pts, gpts, fails);
 done:
     Py_XDECREF(recs);
     Py_XDECREF(pts);
+    Py_XDECREF(gpts);
     Py_XDECREF(fails);
     return res;
 }
@@ -237,30 +260,21 @@ static PyObject *py_bulletproof_prepare_var(PyObject *self, PyObject *args) {
     }
     size_t ngens = (size_t)bg.len / 33;
     const uint8_t *gens = bg.buf;
-    for (size_t j = 0; j < ngens; j++) {
-        if ((gens[33 * j] & ~1) != 0x0a) {
-            kernel_error(KERR_PREFIX, "value generator %zu: bad prefix byte 0x%02x", j,
-                         gens[33 * j]);
-            goto done;
-        }
-    }
     if (bi.len != 4 * n) {
         kernel_error(KERR_COUNT_MISMATCH, "gen_index: one u32 per proof");
         goto done;
     }
     const uint8_t *gi = bi.buf;
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t g = (uint32_t)gi[4 * i] | (uint32_t)gi[4 * i + 1] << 8 |
-                     (uint32_t)gi[4 * i + 2] << 16 | (uint32_t)gi[4 * i + 3] << 24;
-        if (g >= ngens) {
+        if (bp_u32(gi + 4 * i) >= ngens) {
             kernel_error(KERR_INDEX_RANGE, "gen_index %zd out of range", i);
             goto done;
         }
     }
-    if (bp_prepare_alloc(&b, &s, (size_t)n) < 0) goto done;
+    if (bp_prepare_alloc(&b, &s, (size_t)n, ngens) < 0) goto done;
+    memcpy(b.gens, gens, 33 * ngens);
     for (Py_ssize_t i = 0; i < n; i++) {
-        size_t g = (size_t)gi[4 * i] | (size_t)gi[4 * i + 1] << 8 | (size_t)gi[4 * i + 2] << 16 |
-                   (size_t)gi[4 * i + 3] << 24;
+        size_t g = b.gen_index[i] = bp_u32(gi + 4 * i);
         if (bp_prepare_one_input(&s, &b, (size_t)i, PySequence_Fast_GET_ITEM(proofs, i),
                                  PySequence_Fast_GET_ITEM(commitments, i),
                                  PySequence_Fast_GET_ITEM(extras, i),
@@ -270,7 +284,8 @@ static PyObject *py_bulletproof_prepare_var(PyObject *self, PyObject *args) {
             goto done;
     }
     bp_batch batch = {&s, (size_t)n, b.proofs, b.commitments, b.states, b.mins, b.given,
-                      b.given_points, b.status, b.detail, b.records, b.points};
+                      b.given_points, b.gens, ngens, b.gen_index, b.gen_points, b.gen_defect,
+                      b.status, b.detail, b.records, b.points};
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = bp_prepare_batch_var(&batch);
@@ -279,7 +294,7 @@ static PyObject *py_bulletproof_prepare_var(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    res = bp_prepare_result(&s, &b, (size_t)n);
+    res = bp_prepare_result(&s, &b, (size_t)n, ngens);
 done:
     bp_prepare_free(&b);
     Py_XDECREF(proofs);
@@ -293,10 +308,6 @@ done:
 }
 
 /* --- accumulate ------------------------------------------------------------------------------ */
-
-static inline uint32_t bp_u32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static PyObject *py_bulletproof_accumulate_var(PyObject *self, PyObject *args) {
     (void)self;

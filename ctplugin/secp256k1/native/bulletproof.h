@@ -38,7 +38,11 @@ enum {
     BP_ERR_POINT_RANGE = 7,
     BP_ERR_POINT_CURVE = 8,
     BP_ERR_CHALLENGE = 9,
+    BP_ERR_VALUE_GENERATOR = 10,
 };
+
+/* The defect of a value generator (the detail of BP_ERR_VALUE_GENERATOR). */
+enum { BP_GEN_OK = 0, BP_GEN_PREFIX = 1, BP_GEN_RANGE = 2, BP_GEN_CURVE = 3 };
 
 #define BP_OFF_FLAGS 64
 #define BP_OFF_POINTS 65
@@ -144,8 +148,9 @@ static void bp_statement_state(uint8_t c[32], int m, const uint8_t *commitments,
  * memory cannot be allocated. */
 static int bp_decode_all_var(ge *out, unsigned char *err, const uint8_t *xs,
                              const unsigned char *flags, size_t n) {
-    fe *rhs = malloc((n ? n : 1) * sizeof *rhs), *root = malloc((n ? n : 1) * sizeof *root);
-    unsigned char *square = malloc(n ? n : 1);
+    if (n == 0) return 1;
+    fe *rhs = malloc(n * sizeof *rhs), *root = malloc(n * sizeof *root);
+    unsigned char *square = malloc(n);
     if (!rhs || !root || !square) {
         free(rhs);
         free(root);
@@ -374,11 +379,40 @@ typedef struct {
     const uint64_t *min_values;  /* n (0 where absent) */
     const unsigned char *given;  /* n: 1 the commitments come decoded, 2 given with a wrong length */
     const uint8_t *given_points; /* n × 64·m (read where given) */
+    const uint8_t *gens;         /* ngens distinct value generator encodings, 33 bytes each */
+    size_t ngens;
+    const uint32_t *gen_index;   /* n: each proof's generator */
+    ge *gen_points;              /* ngens: decoded (meaningless where gen_defect is set) */
+    unsigned char *gen_defect;   /* ngens: BP_GEN_* */
     unsigned char *status;       /* n */
     long *detail;                /* n */
     sc *records;                 /* n × s->rec */
     ge *points;                  /* n × s->nfree */
 } bp_batch;
+
+/* Decode the distinct value generators (0a/0b prefix, then the x lift), all in one batch. */
+static int bp_decode_generators_var(bp_batch *b) {
+    size_t g = b->ngens;
+    uint8_t *xs = malloc((g ? g : 1) * 32);
+    unsigned char *flags = malloc(g ? g : 1), *err = malloc(g ? g : 1);
+    int ok = xs && flags && err;
+    if (ok) {
+        for (size_t j = 0; j < g; j++) {
+            memcpy(xs + 32 * j, b->gens + 33 * j + 1, 32);
+            flags[j] = b->gens[33 * j] & 1;
+        }
+        ok = bp_decode_all_var(b->gen_points, err, xs, flags, g);
+    }
+    for (size_t j = 0; ok && j < g; j++) {
+        b->gen_defect[j] = (b->gens[33 * j] & ~1) != 0x0a ? BP_GEN_PREFIX
+                         : err[j] == BP_ERR_POINT_RANGE    ? BP_GEN_RANGE
+                         : err[j] == BP_ERR_POINT_CURVE    ? BP_GEN_CURVE : BP_GEN_OK;
+    }
+    free(xs);
+    free(flags);
+    free(err);
+    return ok;
+}
 
 /* A given commitment point: x, y < p, on the curve, x equal to the encoding's. */
 static int bp_given_point(ge *r, const uint8_t *xy, const uint8_t *encoding) {
@@ -403,11 +437,18 @@ static int bp_prepare_batch_var(bp_batch *b) {
     sc *inv_out = malloc((n ? n : 1) * (1 + lg) * sizeof *inv_out);
     sc *prefix = malloc((n ? n : 1) * (1 + lg) * sizeof *prefix);
     if (!ps || !xs || !flags || !err || !dec || !inv_in || !inv_out || !prefix) goto done;
+    if (!bp_decode_generators_var(b)) goto done;
 
-    /* 1. parse-time checks and given commitment points */
+    /* 1. the value generator, parse-time checks and given commitment points */
     for (size_t i = 0; i < n; i++) {
         if (b->status[i] != BP_OK) continue;
         const uint8_t *proof = b->proofs + i * s->length, *cm = b->commitments + 33 * m * i;
+        unsigned char defect = b->gen_defect[b->gen_index[i]];
+        if (defect) {
+            b->status[i] = BP_ERR_VALUE_GENERATOR;
+            b->detail[i] = defect;
+            continue;
+        }
         int st = bp_check_proof(s, proof, cm, &ps[i], &b->detail[i]);
         if (st == BP_OK && b->given[i] == 2) { /* given, but not 64·m bytes */
             st = BP_ERR_COMMITMENT_POINT;
