@@ -10,6 +10,7 @@ path from the repository root (``#include "ctplugin/native/sha256.h"``).
 """
 
 import os
+import platform
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -20,6 +21,10 @@ EXTENSIONS = {
     "ctplugin.secp256k1._native": "ctplugin/secp256k1/_native.c",
     "ctplugin.elements._speedups": "ctplugin/elements/_speedups.c",
 }
+# The kernel again with the BMI2/ADX field multiplication (x86-64 assembly); kernel.py uses it
+# only on CPUs that have those instructions.
+if platform.machine().lower() in ("x86_64", "amd64"):
+    EXTENSIONS["ctplugin.secp256k1._native_adx"] = "ctplugin/secp256k1/_native_adx.c"
 CFLAGS = ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-strict-aliasing"]
 SHARED_HEADERS = sorted(str(h.relative_to(ROOT)) for h in (ROOT / "ctplugin/native").glob("*.h"))
 

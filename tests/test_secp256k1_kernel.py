@@ -20,6 +20,18 @@ from ctplugin.secp256k1.params import BETA, GX, GY, LAMBDA, N, P
 
 nat = pytest.importorskip("ctplugin.secp256k1._native")
 
+
+def _adx_module() -> object | None:
+    try:
+        from ctplugin.secp256k1 import _native_adx
+    except ImportError:
+        return None
+    return _native_adx if _native_adx.cpu_supported() else None
+
+
+adx = _adx_module()
+NATIVES = [nat] if adx is None else [nat, adx]  # the portable build, and the ADX one if it runs
+
 INF = bytes(64)
 KINDS = [kernel.KIND_COMPRESSED, kernel.KIND_PEDERSEN, kernel.KIND_GENERATOR, kernel.KIND_XONLY,
          kernel.KIND_XQR]
@@ -63,16 +75,16 @@ def off_curve_point() -> bytes:
 # --- backend selection ----------------------------------------------------------------------------
 
 def test_kernel_uses_the_native_backend_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert kernel._load() is nat
+    assert kernel._load() is NATIVES[-1]  # the fastest build that runs on this CPU
     real_import = kernel.importlib.import_module
 
     def unbuilt(name: str) -> object:
-        if name == "ctplugin.secp256k1._native":
+        if name in kernel.NATIVE_MODULES:
             raise ImportError(name)
         return real_import(name)
 
     monkeypatch.setattr(kernel.importlib, "import_module", unbuilt)
-    assert kernel._load() is ref  # the reference serves when the extension is not built
+    assert kernel._load() is ref  # the reference serves when no extension is built
 
 
 # --- multi-scalar multiplication -----------------------------------------------------------------
@@ -132,13 +144,36 @@ def test_msm_every_window_width_and_straus() -> None:
         nat._tune(*previous)
 
 
-def test_native_internal_cross_checks() -> None:
+@pytest.mark.parametrize("module", NATIVES, ids=lambda m: m.FIELD_BACKEND)
+def test_native_internal_cross_checks(module: object) -> None:
     # safegcd inversions vs Fermat, square roots, GLV recomposition and bounds, wNAF, weakly
-    # reduced field inputs: all checked inside C on pseudo-random and edge values
-    report = nat._selftest(20000, 20240611)
+    # reduced field inputs, batch inversion, and (in the ADX build) the assembly field
+    # multiplication against the portable C: all checked inside C on pseudo-random and edge values
+    report = module._selftest(20000, 20240611)  # type: ignore[attr-defined]
     assert report.pop("glv_max_bits") <= 129
     assert report == {"fe_inv": 0, "sc_inv": 0, "sqrt": 0, "field": 0, "glv": 0, "wnaf": 0,
-                      "batch_inv": 0}
+                      "batch_inv": 0, "backend": 0}
+
+
+@pytest.mark.skipif(adx is None, reason="the ADX build does not run on this CPU")
+def test_adx_build_agrees_with_portable_on_every_entry() -> None:
+    rng = random.Random(1407)
+    for n in (1, 2, 7, 29, 64, 300, 2000):
+        ks = scs([rng.randrange(N) for _ in range(n)])
+        ps = pts([rng.randrange(1, N) for _ in range(n)])
+        assert adx.msm_var(ks, ps) == nat.msm_var(ks, ps), n  # type: ignore[union-attr]
+        table_n, table_a = nat.FixedBaseTable(ps), adx.FixedBaseTable(ps)  # type: ignore[union-attr]
+        for cut in (1, 5, n):
+            assert table_a.msm_var(ks[: 32 * cut], ks[:64], ps[:128]) == table_n.msm_var(
+                ks[: 32 * cut], ks[:64], ps[:128])
+        for kind in KINDS:
+            enc = nat.encode_points_var(ps, kind)
+            assert adx.encode_points_var(ps, kind) == enc  # type: ignore[union-attr]
+            assert adx.decode_points_var(enc, kind) == nat.decode_points_var(enc, kind)  # type: ignore[union-attr]
+        assert adx.scalar_batch_inverse(ks) == nat.scalar_batch_inverse(ks)  # type: ignore[union-attr]
+        assert adx.scalar_vec_inner(ks, ks) == nat.scalar_vec_inner(ks, ks)  # type: ignore[union-attr]
+        paths = [[rng.randrange(n) for _ in range(rng.randrange(6))] for _ in range(20)]
+        assert adx.subset_sums_var(ps, paths) == nat.subset_sums_var(ps, paths)  # type: ignore[union-attr]
 
 
 def test_concurrent_calls_release_the_gil_safely() -> None:
@@ -973,4 +1008,6 @@ def test_hostile_input_same_typed_error_native_and_reference(
     # Only EncodingError may escape (anything else fails the test), with the same reason and
     # message from both backends, or both succeed with the same bytes.
     name, args = call
-    assert _outcome(nat, name, args) == _outcome(ref, name, args)
+    expected = _outcome(ref, name, args)
+    for module in NATIVES:
+        assert _outcome(module, name, args) == expected, module

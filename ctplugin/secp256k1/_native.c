@@ -127,16 +127,41 @@ static const struct {
     {"KIND_XQR", KIND_XQR},
 };
 
+/* The module name (KERNEL_MODULE, glue/common.h): _native (portable field arithmetic), or
+ * _native_adx when _native_adx.c compiles this file again with CTP_FIELD_ADX (BMI2/ADX assembly,
+ * native/field_adx.h). */
+#define KERNEL_STR_(x) #x
+#define KERNEL_STR(x) KERNEL_STR_(x)
+#define KERNEL_INIT_(m) PyInit_##m
+#define KERNEL_INIT(m) KERNEL_INIT_(m)
+
+static PyObject *py_cpu_supported(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(kernel_cpu_supported());
+}
+
+static PyMethodDef MODULE_METHODS[] = {
+    {"cpu_supported", py_cpu_supported, METH_NOARGS,
+     "cpu_supported() -> bool: this build's instructions run on this CPU (kernel.py asks)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "_native",
+    PyModuleDef_HEAD_INIT, KERNEL_STR(KERNEL_MODULE),
     "Variable-time secp256k1 kernel over public data (see ctplugin.secp256k1.kernel).", -1,
     METHODS, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__native(void) {
+PyMODINIT_FUNC KERNEL_INIT(KERNEL_MODULE)(void) {
     if (module_init_errors() < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
+    if (PyModule_AddFunctions(m, MODULE_METHODS) < 0 ||
+        PyModule_AddStringConstant(m, "FIELD_BACKEND", FIELD_BACKEND) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++) {
         PyObject *type = PyType_FromSpec(TYPES[i].spec);
         if (!type || PyModule_AddObject(m, TYPES[i].name, type) < 0) {

@@ -1,10 +1,15 @@
 """The variable-time kernel: bulk secp256k1 work on PUBLIC data, over packed bytes.
 
-Two interchangeable backends implement exactly this API:
+Interchangeable backends implement exactly this API:
 
-- ``ctplugin.secp256k1._native`` (C, fast), used whenever it is built;
+- ``ctplugin.secp256k1._native_adx`` (C with the x86-64 BMI2/ADX field multiplication), used
+  when it is built and ``cpu_supported()`` says this CPU has those instructions;
+- ``ctplugin.secp256k1._native`` (the same C with portable field arithmetic), used otherwise;
 - ``ctplugin.secp256k1._reference`` (pure Python), the executable specification that tests
-  cross-check the native one against, and the fallback when the extension is not built.
+  cross-check the native ones against, and the fallback when no extension is built.
+
+The choice is made once, when this module is first imported (a CPU capability query, no other
+work); ``backend.FIELD_BACKEND`` names it ("adx", "portable") for the native modules.
 
 No secret may ever enter this kernel: its running time depends on its inputs. Secret-dependent
 operations go through ``ctplugin.secp256k1.ct`` (coincurve / libsecp256k1, constant time).
@@ -126,13 +131,20 @@ KIND_XQR = 4
 INFINITY = bytes(64)
 
 
+NATIVE_MODULES = ("ctplugin.secp256k1._native_adx", "ctplugin.secp256k1._native")
+"""The native builds, fastest first (each says by ``cpu_supported()`` whether it runs here)."""
+
+
 def _load() -> ModuleType:
-    """The native backend when built, else the reference (no environment switch: the library's
-    behaviour never depends on the environment; tests call ``_reference`` directly)."""
-    try:
-        return importlib.import_module("ctplugin.secp256k1._native")
-    except ImportError:
-        pass
+    """The fastest native build this CPU runs, else the reference (no environment switch: the
+    library's behaviour never depends on the environment; tests call ``_reference`` directly)."""
+    for name in NATIVE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if module.cpu_supported():
+            return module
     from ctplugin.secp256k1 import _reference
 
     return _reference
@@ -141,4 +153,4 @@ def _load() -> ModuleType:
 backend: ModuleType = _load()
 """The module serving the kernel API (native C when built)."""
 
-IS_NATIVE = backend.__name__.endswith("_native")
+IS_NATIVE = backend.__name__ in NATIVE_MODULES

@@ -225,7 +225,7 @@ static PyType_Slot sacc_slots[] = {
 };
 
 static PyType_Spec sacc_spec = {
-    "ctplugin.secp256k1._native.ScalarAccumulator",
+    KERNEL_TYPE_NAME("ScalarAccumulator"),
     sizeof(ScalarAccumulatorObject),
     0,
     Py_TPFLAGS_DEFAULT,

@@ -31,6 +31,14 @@ static const char KERR_KIND[] = "kind";                 /* an unknown encoding k
 static const char KERR_FLAGS[] = "flags";               /* unused flag bits set */
 static const char KERR_TYPE[] = "type";                 /* a container element of a wrong type */
 
+/* The qualified name of a type of this module (_native or _native_adx: see _native.c). */
+#ifndef KERNEL_MODULE
+#define KERNEL_MODULE _native
+#endif
+#define KERNEL_TYPE_NAME_(m, t) "ctplugin.secp256k1." #m "." t
+#define KERNEL_TYPE_NAME_X_(m, t) KERNEL_TYPE_NAME_(m, t)
+#define KERNEL_TYPE_NAME(t) KERNEL_TYPE_NAME_X_(KERNEL_MODULE, t)
+
 /* Above this many elements a computation releases the GIL (below, the switch costs more). */
 #define GIL_RELEASE_MIN 32
 

@@ -133,7 +133,7 @@ static PyType_Slot fbt_slots[] = {
 };
 
 static PyType_Spec fbt_spec = {
-    "ctplugin.secp256k1._native.FixedBaseTable",
+    KERNEL_TYPE_NAME("FixedBaseTable"),
     sizeof(FixedBaseTableObject),
     0,
     Py_TPFLAGS_DEFAULT,

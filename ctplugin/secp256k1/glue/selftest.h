@@ -1,6 +1,7 @@
 /* Glue: _selftest, cross-checks of C internals that the Python API cannot reach directly (the
  * fast inversions against Fermat, square roots, GLV bounds and recomposition, weakly reduced
- * field inputs in [p, 2^256), wNAF recomposition, batch inversion).  Testing only. */
+ * field inputs in [p, 2^256), wNAF recomposition, batch inversion, the ADX field backend against
+ * the portable one).  Testing only. */
 #ifndef CTPLUGIN_GLUE_SELFTEST_H
 #define CTPLUGIN_GLUE_SELFTEST_H
 
@@ -10,7 +11,7 @@
 #include "common.h"
 
 typedef struct {
-    long fe_inv, sc_inv, sqrt, field, glv, wnaf, batch_inv;
+    long fe_inv, sc_inv, sqrt, field, glv, wnaf, batch_inv, backend;
     int glv_max_bits;
 } selftest_counts_;
 
@@ -59,6 +60,30 @@ static void selftest_field_(selftest_counts_ *c, const fe *a, const fe *b) {
     if (!fe_equal(&r1, &r2)) c->fe_inv++;
     fe_mul(&r3, &r1, a);
     if (!fe_is_zero(&an) && !fe_equal(&r3, &FE_ONE)) c->fe_inv++;
+}
+
+/* The field backend in use (ADX assembly in _native_adx) against the portable C, which every
+ * build keeps: products, squares, 512-bit products. */
+static void selftest_backend_(selftest_counts_ *c, const fe *a, const fe *b) {
+    fe r1, r2;
+    u64 l1[8], l2[8];
+    fe_mul(&r1, a, b);
+    fe_mul_portable_(&r2, a, b);
+    if (!fe_equal(&r1, &r2)) c->backend++;
+    fe_sqr(&r1, a);
+    fe_sqr_portable_(&r2, a);
+    if (!fe_equal(&r1, &r2)) c->backend++;
+    r1 = *a;
+    fe_mul(&r1, &r1, b); /* the output aliasing an input */
+    fe_mul_portable_(&r2, a, b);
+    if (!fe_equal(&r1, &r2)) c->backend++;
+    r1 = *a;
+    fe_sqr(&r1, &r1);
+    fe_sqr_portable_(&r2, a);
+    if (!fe_equal(&r1, &r2)) c->backend++;
+    u256_mul_512_(l1, a->n, b->n);
+    u256_mul_512_portable_(l2, a->n, b->n);
+    if (memcmp(l1, l2, sizeof l1)) c->backend++;
 }
 
 /* Square roots: a² has the residue root ±a; the existence flag agrees with the Jacobi symbol and
@@ -143,6 +168,31 @@ static void selftest_batch_inverse_(selftest_counts_ *c, u64 *st, int it) {
     }
 }
 
+/* Field values at the edges of the representation: 0, 1, p - 1, p, p + 1, 2^256 - 1 (whose
+ * square makes the reduction wrap past 2^256 twice), 2^256 - C, 2^255, 2^64 - 1, C. */
+static const fe SELFTEST_EDGES[] = {
+    {{0, 0, 0, 0}},
+    {{1, 0, 0, 0}},
+    {{FE_P0 - 1, FE_ONES, FE_ONES, FE_ONES}},
+    {{FE_P0, FE_ONES, FE_ONES, FE_ONES}},
+    {{FE_P0 + 1, FE_ONES, FE_ONES, FE_ONES}},
+    {{FE_ONES, FE_ONES, FE_ONES, FE_ONES}},
+    {{(u64)0 - FE_C, FE_ONES, FE_ONES, FE_ONES}},
+    {{0, 0, 0, (u64)1 << 63}},
+    {{FE_ONES, 0, 0, 0}},
+    {{FE_C, 0, 0, 0}},
+};
+
+static void selftest_edges_(selftest_counts_ *c) {
+    const size_t n = sizeof SELFTEST_EDGES / sizeof SELFTEST_EDGES[0];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            selftest_backend_(c, &SELFTEST_EDGES[i], &SELFTEST_EDGES[j]);
+            selftest_field_(c, &SELFTEST_EDGES[i], &SELFTEST_EDGES[j]);
+        }
+    }
+}
+
 static PyObject *py_selftest(PyObject *self, PyObject *args) {
     (void)self;
     Py_ssize_t iterations;
@@ -151,20 +201,23 @@ static PyObject *py_selftest(PyObject *self, PyObject *args) {
     u64 st = seed | 1;
     selftest_counts_ c = {0};
     Py_BEGIN_ALLOW_THREADS
+    selftest_edges_(&c);
     for (Py_ssize_t it = 0; it < iterations; it++) {
         u64 v[4], w[4];
         selftest_value_(v, &st, (int)it);
         selftest_value_(w, &st, (int)(it / 8));
         fe a = {{v[0], v[1], v[2], v[3]}}, b = {{w[0], w[1], w[2], w[3]}};
         selftest_field_(&c, &a, &b);
+        selftest_backend_(&c, &a, &b);
         selftest_sqrt_(&c, &a);
         selftest_scalar_(&c, v);
         if (it % 16 == 0) selftest_batch_inverse_(&c, &st, (int)it);
     }
     Py_END_ALLOW_THREADS
-    return Py_BuildValue("{s:l,s:l,s:l,s:l,s:l,s:l,s:l,s:i}", "fe_inv", c.fe_inv, "sc_inv",
+    return Py_BuildValue("{s:l,s:l,s:l,s:l,s:l,s:l,s:l,s:l,s:i}", "fe_inv", c.fe_inv, "sc_inv",
                          c.sc_inv, "sqrt", c.sqrt, "field", c.field, "glv", c.glv, "wnaf", c.wnaf,
-                         "batch_inv", c.batch_inv, "glv_max_bits", c.glv_max_bits);
+                         "batch_inv", c.batch_inv, "backend", c.backend, "glv_max_bits",
+                         c.glv_max_bits);
 }
 
 #endif

@@ -160,8 +160,9 @@ static inline void fe_reduce512_(fe *r, const u64 l[8]) {
     } while (0)
 
 /* The full 512-bit product of two 4×64-bit integers (little-endian limbs), shared by the field
- * and the scalar arithmetic, which differ only in how they reduce it. */
-static inline void u256_mul_512_(u64 l[8], const u64 a[4], const u64 b[4]) {
+ * and the scalar arithmetic, which differ only in how they reduce it.  (Portable C; the ADX
+ * build replaces it, see u256_mul_512_ below.) */
+static inline void u256_mul_512_portable_(u64 l[8], const u64 a[4], const u64 b[4]) {
     u64 c0 = 0, c1 = 0, c2 = 0;
     const u64 a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
     const u64 b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
@@ -191,9 +192,9 @@ static inline void u256_mul_512_(u64 l[8], const u64 a[4], const u64 b[4]) {
     l[7] = c0;
 }
 
-static inline void fe_mul(fe *r, const fe *a, const fe *b) {
+static inline void fe_mul_portable_(fe *r, const fe *a, const fe *b) {
     u64 l[8];
-    u256_mul_512_(l, a->n, b->n);
+    u256_mul_512_portable_(l, a->n, b->n);
     fe_reduce512_(r, l);
 }
 
@@ -215,7 +216,7 @@ static inline void fe_mul(fe *r, const fe *a, const fe *b) {
     } while (0)
 
 /* Squaring by columns: each cross product once, doubled in the accumulator. */
-static inline void fe_sqr(fe *r, const fe *a) {
+static inline void fe_sqr_portable_(fe *r, const fe *a) {
     u64 l[8], c0 = 0, c1 = 0, c2 = 0;
     const u64 a0 = a->n[0], a1 = a->n[1], a2 = a->n[2], a3 = a->n[3];
     FE_MULADD_(a0, a0);
@@ -238,6 +239,25 @@ static inline void fe_sqr(fe *r, const fe *a) {
     l[7] = c0;
     fe_reduce512_(r, l);
 }
+
+/* The multiplications every algorithm uses: the portable C above, or in the module built with
+ * CTP_FIELD_ADX the BMI2/ADX assembly of field_adx.h (same results, same preconditions). */
+#if defined(CTP_FIELD_ADX) && defined(__OPTIMIZE__) /* (unoptimised code lacks the registers) */
+#include "field_adx.h"
+#define FIELD_BACKEND "adx"
+#define FE_IMPL_(name) name##_adx
+#else
+#define FIELD_BACKEND "portable"
+#define FE_IMPL_(name) name##_portable_
+/* The portable build runs everywhere. */
+static int kernel_cpu_supported(void) { return 1; }
+#endif
+
+FE_INLINE void u256_mul_512_(u64 l[8], const u64 a[4], const u64 b[4]) {
+    FE_IMPL_(u256_mul_512)(l, a, b);
+}
+FE_INLINE void fe_mul(fe *r, const fe *a, const fe *b) { FE_IMPL_(fe_mul)(r, a, b); }
+FE_INLINE void fe_sqr(fe *r, const fe *a) { FE_IMPL_(fe_sqr)(r, a); }
 
 /* Canonical form: subtract p once if v >= p (v < 2^256 < 2p). */
 static inline void fe_normalize(fe *r) {
