@@ -1011,3 +1011,46 @@ def test_hostile_input_same_typed_error_native_and_reference(
     expected = _outcome(ref, name, args)
     for module in NATIVES:
         assert _outcome(module, name, args) == expected, module
+
+
+# --- threads ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", NATIVES, ids=lambda m: m.FIELD_BACKEND)
+def test_results_are_bit_identical_for_any_thread_count(module: object) -> None:
+    rng = random.Random(31)
+    for n in (300, 1100, 5000):
+        ds = [rng.randrange(1, N) for _ in range(n)]
+        ks = [rng.randrange(N) for _ in range(n)]
+        ks[3], ds[4] = 0, ds[5]  # a zero scalar and a repeated point
+        packed_k, packed_p = scs(ks), pts(ds)
+        expected = pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+        results = {module.msm_var(packed_k, packed_p, threads=t)  # type: ignore[attr-defined]
+                   for t in (1, 2, 3, 4, 7)}
+        assert results == {expected}, n
+    # the fixed-base tables split their points among threads (from 512 scalars on)
+    ds = [rng.randrange(1, N) for _ in range(1200)]
+    ks = [rng.randrange(N) for _ in range(1200)]
+    extra_k, extra_d = [rng.randrange(N) for _ in range(40)], [rng.randrange(1, N) for _ in range(40)]
+    table = module.FixedBaseTable(pts(ds))  # type: ignore[attr-defined]
+    expected = pt(sum(k * d for k, d in zip(ks + extra_k, ds + extra_d, strict=True)))
+    for t in (1, 2, 3, 5):
+        assert table.msm_var(scs(ks), scs(extra_k), pts(extra_d), threads=t) == expected, t
+
+
+@pytest.mark.parametrize("module", [*NATIVES, ref], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_thread_setting_like_par(module: object) -> None:
+    previous = module.set_threads(3)  # type: ignore[attr-defined]
+    try:
+        assert module.threads() == 3  # type: ignore[attr-defined]
+        assert module.set_threads(0) == 3  # type: ignore[attr-defined]
+        assert module.threads() >= 1  # the machine's cores  # type: ignore[attr-defined]
+        for bad in (-1, 65):
+            with pytest.raises(EncodingError):
+                module.set_threads(bad)  # type: ignore[attr-defined]
+            with pytest.raises(EncodingError):
+                module.msm_var(sc(1), pt(1), threads=bad)  # type: ignore[attr-defined]
+            with pytest.raises(EncodingError):
+                module.FixedBaseTable(pt(1)).msm_var(sc(1), threads=bad)  # type: ignore[attr-defined]
+        assert module.msm_var(sc(2), pt(1), threads=1) == pt(2)  # type: ignore[attr-defined]
+    finally:
+        module.set_threads(previous)  # type: ignore[attr-defined]

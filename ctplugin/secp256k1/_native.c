@@ -69,7 +69,11 @@ static PyMethodDef METHODS[] = {
      METH_VARARGS | METH_KEYWORDS,
      "borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False) -> (verdicts, challenges)."},
     /* glue/msm.h */
-    {"msm_var", py_msm_var, METH_VARARGS, "msm_var(scalars, points) -> point: Σ k_i·P_i."},
+    {"msm_var", (PyCFunction)(void (*)(void))py_msm_var, METH_VARARGS | METH_KEYWORDS,
+     "msm_var(scalars, points, threads=0) -> point: Σ k_i·P_i."},
+    {"set_threads", py_set_threads, METH_O,
+     "set_threads(n) -> previous: threads kernel calls may use (0 = the machine's cores)."},
+    {"threads", py_threads, METH_NOARGS, "threads() -> the threads a call uses by default."},
     {"_tune", py_tune, METH_VARARGS, "_tune(window, straus_max) -> previous (tuning only)"},
     /* glue/points.h */
     {"decode_points_var", py_decode_points_var, METH_VARARGS,

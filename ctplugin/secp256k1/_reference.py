@@ -8,6 +8,7 @@ native kernel must agree with it bit for bit -- results, and on bad input the sa
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 
 from ctplugin.errors import EncodingError
@@ -127,7 +128,31 @@ def _points(data: bytes | memoryview) -> list[Affine]:
 
 # --- kernel API ------------------------------------------------------------------------------
 
-def msm_var(scalars: bytes, points: bytes) -> bytes:
+MAX_THREADS = 64
+_threads_setting = 0
+
+
+def _check_threads(threads: int) -> None:
+    if not 0 <= threads <= MAX_THREADS:
+        raise EncodingError(f"threads must be in [0, {MAX_THREADS}]", reason="index-range")
+
+
+def set_threads(n: int) -> int:
+    """The threads kernel calls may use (0 = the machine's cores); returns the previous setting.
+    The reference computes on the caller's thread whatever the setting (results never depend on
+    it)."""
+    global _threads_setting
+    _check_threads(n)
+    previous, _threads_setting = _threads_setting, n
+    return previous
+
+
+def threads() -> int:
+    return _threads_setting or (os.cpu_count() or 1)
+
+
+def msm_var(scalars: bytes, points: bytes, threads: int = 0) -> bytes:
+    _check_threads(threads)
     ks, ps = _unpack_scalars(scalars), _points(points)
     if len(ks) != len(ps):
         raise EncodingError("msm_var: scalar and point counts differ", reason="count-mismatch")
@@ -147,9 +172,9 @@ class FixedBaseTable:
     def __len__(self) -> int:
         return len(self._points) // 64
 
-    def msm_var(
-        self, scalars: bytes, extra_scalars: bytes = b"", extra_points: bytes = b""
-    ) -> bytes:
+    def msm_var(self, scalars: bytes, extra_scalars: bytes = b"", extra_points: bytes = b"",
+                threads: int = 0) -> bytes:
+        _check_threads(threads)
         if len(scalars) > 32 * len(self):
             raise EncodingError("more scalars than table points", reason="too-large")
         fixed = msm_var(scalars, self._points[: 2 * len(scalars)])

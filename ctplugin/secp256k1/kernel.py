@@ -34,12 +34,19 @@ backends raise the same reason for the same input. Arguments of the wrong Python
 
 API (``Kernel`` protocol below):
 
-``msm_var(scalars, points) -> point``
+``msm_var(scalars, points, threads=0) -> point``
     Σ scalars[i]·points[i].  len(scalars) = 32n, len(points) = 64n, n >= 0 (n = 0 gives infinity).
+
+Threads (like Core's ``-par``): ``set_threads(n) -> previous`` sets how many threads a kernel
+call may use, 0 = the machine's cores (the default); ``threads()`` is the number in effect. Calls
+that take ``threads=`` override it for that call (0 = the setting). Large MSMs (Pippenger:
+windows split among threads; FixedBaseTable: ranges of table points) run on up to that many
+threads with the GIL released; results are bit-identical for any thread count. The reference
+backend accepts the same arguments and computes on the caller's thread.
 
 ``FixedBaseTable(points)``
     Precomputation for points reused across many MSMs (G, the Bulletproof generators...).
-    ``table.msm_var(scalars, extra_scalars=b"", extra_points=b"") -> point`` computes
+    ``table.msm_var(scalars, extra_scalars=b"", extra_points=b"", threads=0) -> point`` computes
     Σ scalars[i]·table[i] + Σ extra_scalars[j]·extra_points[j] as one multi-scalar
     multiplication; ``len(scalars)`` may be shorter than the table (missing scalars are zero).
     ``len(table)`` is the number of points. Native cost model: construction builds the bucket

@@ -55,11 +55,34 @@ static int module_init_errors(void) {
 #define kernel_error(reason, ...) ctp_raise_reasoned(EncodingErrorType, (reason), __VA_ARGS__)
 
 /* --- kernel settings ------------------------------------------------------------------------
- * Mutable only with the GIL held (the tuning entry); an entry copies them into a local
- * msm_config before releasing the GIL, so running computations never read them. */
-static msm_config g_settings = {0, MSM_STRAUS_MAX_DEFAULT};
+ * Mutable only with the GIL held (set_threads, _tune); an entry copies them into a local
+ * msm_config before releasing the GIL (settings_snapshot), so running computations never read
+ * them.  threads = 0 means the machine's cores (the default). */
+static msm_config g_settings = {0, MSM_STRAUS_MAX_DEFAULT, 0};
 
-static inline msm_config settings_snapshot(void) { return g_settings; }
+/* The machine's cores, asked once (the answer is a sysfs read). */
+static int machine_threads(void) {
+    static int cached = 0;
+    if (!cached) cached = kernel_cpu_count();
+    return cached;
+}
+
+/* The settings for one call; threads: the call's own request (0 = the kernel setting). */
+static inline msm_config settings_snapshot_for(int threads) {
+    msm_config cfg = g_settings;
+    if (threads > 0) cfg.threads = threads;
+    if (cfg.threads <= 0) cfg.threads = machine_threads();
+    return cfg;
+}
+
+static inline msm_config settings_snapshot(void) { return settings_snapshot_for(0); }
+
+/* A `threads` argument: 0 (the kernel setting) or 1..KERNEL_MAX_THREADS. */
+static int check_threads(int threads) {
+    if (threads < 0 || threads > KERNEL_MAX_THREADS)
+        return kernel_error(KERR_INDEX_RANGE, "threads must be in [0, %d]", KERNEL_MAX_THREADS);
+    return 0;
+}
 
 /* --- scalars --------------------------------------------------------------------------------- */
 

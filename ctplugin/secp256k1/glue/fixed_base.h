@@ -78,16 +78,19 @@ static int fbt_choose_path(FixedBaseTableObject *self, size_t nk, size_t ne,
 }
 
 static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"scalars", "extra_scalars", "extra_points", NULL};
+    static char *kwlist[] = {"scalars", "extra_scalars", "extra_points", "threads", NULL};
     Py_buffer bs, bes = {0}, bep = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|y*y*:msm_var", kwlist, &bs, &bes, &bep))
+    int threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|y*y*i:msm_var", kwlist, &bs, &bes, &bep,
+                                     &threads))
         return NULL;
     sc *ks = NULL, *eks = NULL;
     ge *eps = NULL;
     size_t nk = 0, ne = 0;
     PyObject *res = NULL;
-    const msm_config cfg = settings_snapshot();
+    const msm_config cfg = settings_snapshot_for(threads);
     fixed_path path;
+    if (check_threads(threads)) goto done;
     if (bs.len > (Py_ssize_t)(32 * self->tab.n)) {
         kernel_error(KERR_TOO_LARGE, "more scalars than table points");
         goto done;
@@ -117,8 +120,8 @@ done:
 
 static PyMethodDef fbt_methods[] = {
     {"msm_var", (PyCFunction)(void (*)(void))fbt_msm_var, METH_VARARGS | METH_KEYWORDS,
-     "msm_var(scalars, extra_scalars=b'', extra_points=b'') -> point: Σ scalars[i]·table[i] + "
-     "Σ extra_scalars[j]·extra_points[j]."},
+     "msm_var(scalars, extra_scalars=b'', extra_points=b'', threads=0) -> point: "
+     "Σ scalars[i]·table[i] + Σ extra_scalars[j]·extra_points[j]."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,8 +5,8 @@
 #include "common.h"
 
 /* Σ k_i·P_i as 64 bytes; the GIL is released for n >= GIL_RELEASE_MIN. */
-static PyObject *msm_result(const ge *pts, const sc *ks, size_t n) {
-    const msm_config cfg = settings_snapshot();
+static PyObject *msm_result(const ge *pts, const sc *ks, size_t n, int threads) {
+    const msm_config cfg = settings_snapshot_for(threads);
     gej r;
     int ok;
     if (n >= GIL_RELEASE_MIN) {
@@ -20,22 +20,47 @@ static PyObject *msm_result(const ge *pts, const sc *ks, size_t n) {
     return gej_bytes(&r);
 }
 
-static PyObject *py_msm_var(PyObject *self, PyObject *args) {
+static PyObject *py_msm_var(PyObject *self, PyObject *args, PyObject *kwds) {
     (void)self;
+    static char *kwlist[] = {"scalars", "points", "threads", NULL};
     Py_buffer bs, bp;
-    if (!PyArg_ParseTuple(args, "y*y*:msm_var", &bs, &bp)) return NULL;
+    int threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*|i:msm_var", kwlist, &bs, &bp, &threads))
+        return NULL;
     sc *ks;
     ge *pts;
     size_t n;
     PyObject *res = NULL;
-    if (parse_msm_operands(&bs, &bp, &ks, &pts, &n) == 0) {
-        res = msm_result(pts, ks, n);
+    if (check_threads(threads) == 0 && parse_msm_operands(&bs, &bp, &ks, &pts, &n) == 0) {
+        res = msm_result(pts, ks, n, threads);
         free(ks);
         free(pts);
     }
     PyBuffer_Release(&bs);
     PyBuffer_Release(&bp);
     return res;
+}
+
+/* set_threads(n): the threads kernel calls may use, 0 = the machine's cores (the default);
+ * returns the previous setting.  Like Core's -par: results never depend on it. */
+static PyObject *py_set_threads(PyObject *self, PyObject *arg) {
+    (void)self;
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v < 0 || v > KERNEL_MAX_THREADS) {
+        kernel_error(KERR_INDEX_RANGE, "threads must be in [0, %d]", KERNEL_MAX_THREADS);
+        return NULL;
+    }
+    int previous = g_settings.threads;
+    g_settings.threads = (int)v;
+    return PyLong_FromLong(previous);
+}
+
+/* threads() -> the number of threads a call uses by default (the setting, or the cores). */
+static PyObject *py_threads(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyLong_FromLong(settings_snapshot().threads);
 }
 
 /* Private: force the Pippenger window (0 = by size, else 2..DIGITS_MAX_WINDOW) and the

@@ -14,6 +14,7 @@
 #include "glv.h"
 #include "pippenger.h"
 #include "straus.h"
+#include "threads.h"
 
 /* GLV magnitudes stay below 2^129 (see msm.h); one more bit absorbs the last digit carry. */
 #define FIXED_MAX_BITS 129
@@ -92,36 +93,24 @@ done:
     return ok;
 }
 
-/* r = Σ_{i < nk} ks[i]·P_i through the shifted tables.  Returns 1 on success, 0 on allocation
- * failure, 2 if a GLV half exceeded FIXED_MAX_BITS (never seen; the caller then falls back to the
- * generic MSM rather than trusting the bound). */
-static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) {
-    gej_set_inf(r);
+/* Digits of ks[0..n) against table points base + i (GLV halves, signed c-bit windows) into
+ * digits[2·i·W ..] and the halves' signs into neg[2i], neg[2i+1]; counts the insertions per bucket
+ * into len[] (which the caller zeroed) and returns their total, or (size_t)-1 if a GLV half
+ * exceeded FIXED_MAX_BITS. */
+static size_t fixed_digits_(int16_t *digits, int *neg, size_t *len, const fixed_table *t,
+                            size_t base, const sc *ks, size_t n) {
     const int c = t->c, W = t->windows;
-    const size_t nb = (size_t)1 << (c - 1);
-    int16_t *digits = malloc((2 * nk * (size_t)W + 1) * sizeof *digits);
-    int *neg = malloc((2 * nk + 1) * sizeof *neg);
-    size_t *start = malloc((nb + 1) * sizeof *start);
-    size_t *len = malloc(nb * sizeof *len);
-    ge_xy *entries = NULL;
-    fe *inv = NULL, *den = NULL;
-    unsigned char *kind = NULL;
-    int ok = 0;
-    if (!digits || !neg || !start || !len) goto done;
-    memset(len, 0, nb * sizeof *len);
     size_t total = 0;
-    for (size_t i = 0; i < nk; i++) {
+    for (size_t i = 0; i < n; i++) {
         int16_t *d = &digits[2 * i * (size_t)W];
-        if (sc_is_zero(&ks[i]) || t->base[i].inf) {
+        if (sc_is_zero(&ks[i]) || t->base[base + i].inf) {
             memset(d, 0, 2 * (size_t)W * sizeof *d);
             continue;
         }
         sc m1, m2;
         sc_split_lambda_var(&m1, &neg[2 * i], &m2, &neg[2 * i + 1], &ks[i]);
-        if (limbs_bitlen_(m1.n, 4) > FIXED_MAX_BITS || limbs_bitlen_(m2.n, 4) > FIXED_MAX_BITS) {
-            ok = 2;
-            goto done;
-        }
+        if (limbs_bitlen_(m1.n, 4) > FIXED_MAX_BITS || limbs_bitlen_(m2.n, 4) > FIXED_MAX_BITS)
+            return (size_t)-1;
         signed_digits_var(d, W, &m1, c);
         signed_digits_var(d + W, W, &m2, c);
         for (int j = 0; j < 2 * W; j++) {
@@ -131,34 +120,59 @@ static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk) 
             }
         }
     }
-    if (total == 0) {
-        ok = 1;
-        goto done;
-    }
-    entries = malloc(total * sizeof *entries);
-    inv = malloc((total / 2 + 1) * sizeof *inv);
-    den = malloc((total / 2 + 1) * sizeof *den);
-    kind = malloc(total / 2 + 1);
-    if (!entries || !inv || !den || !kind) goto done;
-    start[0] = 0;
-    for (size_t b = 0; b < nb; b++) start[b + 1] = start[b] + len[b];
-    memset(len, 0, nb * sizeof *len);
-    for (size_t i = 0; i < nk; i++) {
+    return total;
+}
+
+/* Scatter the shifted table points ±2^(c·w)·(λ)P of every digit into its bucket (start[] set,
+ * len[] zeroed by the caller). */
+static void fixed_scatter_(pip_buckets *bk, size_t *start, const fixed_table *t, size_t base,
+                           const int16_t *digits, const int *neg, size_t n) {
+    const int W = t->windows;
+    for (size_t i = 0; i < n; i++) {
         const int16_t *d = &digits[2 * i * (size_t)W];
         for (int h = 0; h < 2; h++) {
             for (int w = 0; w < W; w++) {
                 int v = d[h * W + w];
                 if (!v) continue;
                 size_t b = (size_t)(v < 0 ? -v : v) - 1;
-                const ge *p = &t->q[(i * (size_t)W + (size_t)w) * 2 + (size_t)h];
-                ge_xy *e = &entries[start[b] + len[b]++];
+                const ge *p = &t->q[((base + i) * (size_t)W + (size_t)w) * 2 + (size_t)h];
+                ge_xy *e = &bk->entries[start[b] + bk->len[b]++];
                 e->x = p->x;
                 if ((v < 0) ^ neg[2 * i + h]) fe_neg(&e->y, &p->y);
                 else e->y = p->y;
             }
         }
     }
-    pip_buckets bk = {entries, start, len, nb, inv, den, kind};
+}
+
+/* r = Σ_{base <= i < base + n} ks[i - base]·P_i through the shifted tables: every window in ONE
+ * bucket set.  Returns 1 on success, 0 on allocation failure, 2 if a GLV half exceeded
+ * FIXED_MAX_BITS (never seen; the caller then falls back to the generic MSM rather than trusting
+ * the bound). */
+static int fixed_msm_range_var(gej *r, const fixed_table *t, size_t base, const sc *ks,
+                               size_t n) {
+    gej_set_inf(r);
+    const size_t nb = (size_t)1 << (t->c - 1);
+    int16_t *digits = malloc((2 * n * (size_t)t->windows + 1) * sizeof *digits);
+    int *neg = malloc((2 * n + 1) * sizeof *neg);
+    size_t *start = malloc((nb + 1) * sizeof *start);
+    pip_buckets bk = {NULL, start, calloc(nb, sizeof(size_t)), nb, NULL, NULL, NULL};
+    int ok = 0;
+    if (!digits || !neg || !start || !bk.len) goto done;
+    const size_t total = fixed_digits_(digits, neg, bk.len, t, base, ks, n);
+    if (total == (size_t)-1 || total == 0) {
+        ok = total ? 2 : 1;
+        goto done;
+    }
+    bk.entries = malloc(total * sizeof *bk.entries);
+    bk.inv = malloc((total / 2 + 1) * sizeof *bk.inv);
+    bk.den = malloc((total / 2 + 1) * sizeof *bk.den);
+    bk.kind = malloc(total / 2 + 1);
+    if (!bk.entries || !bk.inv || !bk.den || !bk.kind) goto done;
+    start[0] = 0;
+    for (size_t b = 0; b < nb; b++) start[b + 1] = start[b] + bk.len[b];
+    memset(bk.len, 0, nb * sizeof *bk.len);
+    fixed_scatter_(&bk, start, t, base, digits, neg, n);
     pip_reduce_buckets_var(&bk);
     pip_window_sum_(r, &bk, 0, nb);
     ok = 1;
@@ -166,12 +180,53 @@ done:
     free(digits);
     free(neg);
     free(start);
-    free(len);
-    free(entries);
-    free(inv);
-    free(den);
-    free(kind);
+    free(bk.len);
+    free(bk.entries);
+    free(bk.inv);
+    free(bk.den);
+    free(bk.kind);
     return ok;
+}
+
+/* One call's table part split across threads: part p takes a range of the table points. */
+typedef struct {
+    const fixed_table *t;
+    const sc *ks;
+    size_t nk;
+    gej part_sum[KERNEL_MAX_THREADS];
+    int status[KERNEL_MAX_THREADS];
+} fixed_job_;
+
+static void fixed_part_(void *ctx, size_t part, size_t nparts) {
+    fixed_job_ *job = ctx;
+    size_t lo, hi;
+    parallel_range(job->nk, part, nparts, &lo, &hi);
+    job->status[part] = fixed_msm_range_var(&job->part_sum[part], job->t, lo, job->ks + lo, hi - lo);
+}
+
+/* Fewer table scalars than this per thread do not pay for starting one. */
+#define FIXED_MIN_SCALARS_PER_THREAD 256
+
+/* r = Σ_{i < nk} ks[i]·P_i on up to `threads` threads (ranges of points; the partial sums are
+ * added in order).  Same returns as fixed_msm_range_var. */
+static int fixed_msm_var(gej *r, const fixed_table *t, const sc *ks, size_t nk, int threads) {
+    size_t parts = threads > 0 ? (size_t)threads : 1;
+    if (parts > nk / FIXED_MIN_SCALARS_PER_THREAD) parts = nk / FIXED_MIN_SCALARS_PER_THREAD;
+    if (parts <= 1) return fixed_msm_range_var(r, t, 0, ks, nk);
+    fixed_job_ *job = malloc(sizeof *job);
+    if (!job) return 0;
+    job->t = t;
+    job->ks = ks;
+    job->nk = nk;
+    parallel_run(fixed_part_, job, parts);
+    int status = 1;
+    gej_set_inf(r);
+    for (size_t p = 0; p < parts; p++) {
+        if (job->status[p] != 1) status = job->status[p] == 2 && status ? 2 : 0;
+        else gej_add_var(r, r, &job->part_sum[p]);
+    }
+    free(job);
+    return status;
 }
 
 /* --- few scalars: Straus with large precomputed windows ---------------------------------------

@@ -22,14 +22,15 @@
 typedef struct {
     int window;        /* Pippenger window: 0 = by size (pippenger_best_window), else 2..15 */
     size_t straus_max; /* largest n handled by Straus */
+    int threads;       /* threads a call may use (>= 1) */
 } msm_config;
 
-static const msm_config MSM_CONFIG_DEFAULT = {0, MSM_STRAUS_MAX_DEFAULT};
+static const msm_config MSM_CONFIG_DEFAULT = {0, MSM_STRAUS_MAX_DEFAULT, 1};
 
 /* Σ k_i·P_i, Straus or Pippenger by size. */
 static int msm_var(gej *r, const ge *pts, const sc *ks, size_t n, const msm_config *cfg) {
     if (n <= cfg->straus_max) return msm_straus_var(r, pts, ks, n);
-    return msm_pippenger_var(r, pts, ks, n, cfg->window);
+    return msm_pippenger_var(r, pts, ks, n, cfg->window, cfg->threads);
 }
 
 /* msm_var, except one point: the inversion-free single-point Straus of fixed_straus_var. */
@@ -62,7 +63,7 @@ static int fixed_msm_with_extra_var(gej *r, const fixed_table *tab, fixed_path p
                                     const msm_config *cfg) {
     if (path == FIXED_PATH_STRAUS) return fixed_straus_var(r, tab, ks, nk, eks, eps, ne);
     gej fixed, extra;
-    int st = nk >= FIXED_MIN_SCALARS ? fixed_msm_var(&fixed, tab, ks, nk) : 2;
+    int st = nk >= FIXED_MIN_SCALARS ? fixed_msm_var(&fixed, tab, ks, nk, cfg->threads) : 2;
     if (st == 0) return 0;
     if (st == 1) {
         if (!msm_var(&extra, eps, eks, ne, cfg)) return 0;

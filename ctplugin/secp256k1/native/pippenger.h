@@ -6,6 +6,9 @@
  * sharing one field inversion per round (fe_inv_all_var), then each window's buckets are
  * combined by a Jacobian running sum, and the windows by c doublings each.
  *
+ * Threads: the windows are split among them (msm_pippenger_terms_var); the result does not
+ * depend on their number.
+ *
  * Preconditions: points on the curve (or flagged infinity), magnitudes below 2^(maxbits);
  * 2 <= c <= DIGITS_MAX_WINDOW.  Memory: O(n) scratch from malloc (callable without the GIL);
  * functions return 0 on allocation failure.
@@ -18,6 +21,7 @@
 #include "digits.h"
 #include "glv.h"
 #include "group.h"
+#include "threads.h"
 
 /* Window width by number of input points, measured on this machine kind (thread CPU time, best
  * of 5, bench/msm.py sizes): the optimum moves from 5 bits at 32 points to 13 at 32768. */
@@ -142,20 +146,25 @@ static void pip_fill_group_(pip_buckets *bk, size_t *start, const msm_term *term
     bk->nbuckets = gb;
 }
 
-/* r = Σ m_t·P_t over prepared terms with window width c (2 <= c <= DIGITS_MAX_WINDOW). */
-static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int maxbits, int c) {
-    gej_set_inf(r);
-    if (nt == 0 || maxbits == 0) return 1;
-    const int windows = (maxbits + 1 + c - 1) / c;
-    const size_t nb = (size_t)1 << (c - 1);
-    /* windows per group: the group's entries (<= nt per window) stay under the cap */
+/* The work of one Pippenger call, shared by its threads (each takes a range of windows). */
+typedef struct {
+    const msm_term *terms;
+    size_t nt;
+    int c, windows;
+    const int16_t *digits; /* digits[t·windows + w] */
+    gej *wsum;             /* wsum[w] = Σ_j j·B_{w,j}, written by the thread owning window w */
+    int failed;            /* some thread could not allocate its scratch */
+} pip_job_;
+
+/* Windows [w_lo, w_hi) of the job, in groups whose entries (<= nt per window) stay under
+ * PIP_MAX_GROUP_ENTRIES.  Returns 0 on allocation failure. */
+static int pip_windows_(pip_job_ *job, int w_lo, int w_hi) {
+    const size_t nt = job->nt, nb = (size_t)1 << (job->c - 1);
     size_t group = PIP_MAX_GROUP_ENTRIES / nt;
     if (group < 1) group = 1;
-    if (group > (size_t)windows) group = (size_t)windows;
+    if (group > (size_t)(w_hi - w_lo)) group = (size_t)(w_hi - w_lo);
     const size_t cap_entries = nt * group;
-    int16_t *digits = malloc(nt * (size_t)windows * sizeof *digits);
     size_t *start = malloc((group * nb + 1) * sizeof *start);
-    gej *wsum = malloc((size_t)windows * sizeof *wsum);
     pip_buckets bk = {
         .entries = malloc(cap_entries * sizeof(ge_xy)),
         .start = start,
@@ -164,30 +173,14 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
         .den = malloc((cap_entries / 2 + 1) * sizeof(fe)),
         .kind = malloc(cap_entries / 2 + 1),
     };
-    int ok = 0;
-    if (!digits || !start || !wsum || !bk.entries || !bk.len || !bk.inv || !bk.den || !bk.kind)
-        goto done;
-    for (size_t t = 0; t < nt; t++) {
-        int16_t *d = &digits[t * (size_t)windows];
-        if (terms[t].p.inf) memset(d, 0, (size_t)windows * sizeof *d);
-        else signed_digits_var(d, windows, &terms[t].m, c);
-    }
-    for (int w0 = 0; w0 < windows; w0 += (int)group) {
-        int w1 = w0 + (int)group < windows ? w0 + (int)group : windows;
-        pip_fill_group_(&bk, start, terms, nt, digits, windows, w0, w1, nb);
+    int ok = start && bk.entries && bk.len && bk.inv && bk.den && bk.kind;
+    for (int w0 = w_lo; ok && w0 < w_hi; w0 += (int)group) {
+        int w1 = w0 + (int)group < w_hi ? w0 + (int)group : w_hi;
+        pip_fill_group_(&bk, start, job->terms, nt, job->digits, job->windows, w0, w1, nb);
         pip_reduce_buckets_var(&bk);
-        for (int w = w0; w < w1; w++) pip_window_sum_(&wsum[w], &bk, (size_t)(w - w0) * nb, nb);
+        for (int w = w0; w < w1; w++) pip_window_sum_(&job->wsum[w], &bk, (size_t)(w - w0) * nb, nb);
     }
-    *r = wsum[windows - 1];
-    for (int w = windows - 2; w >= 0; w--) {
-        for (int k = 0; k < c && !r->inf; k++) gej_double_var(r, r);
-        gej_add_var(r, r, &wsum[w]);
-    }
-    ok = 1;
-done:
-    free(digits);
     free(start);
-    free(wsum);
     free(bk.entries);
     free(bk.len);
     free(bk.inv);
@@ -196,13 +189,59 @@ done:
     return ok;
 }
 
-/* r = Σ k_i·P_i by Pippenger with window c (0 = pippenger_best_window). */
-static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n, int c) {
+static void pip_windows_part_(void *ctx, size_t part, size_t nparts) {
+    pip_job_ *job = ctx;
+    size_t lo, hi;
+    parallel_range((size_t)job->windows, part, nparts, &lo, &hi);
+    if (lo < hi && !pip_windows_(job, (int)lo, (int)hi)) __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* Fewer points than this per thread do not pay for starting one. */
+#define PIP_MIN_POINTS_PER_THREAD 128
+
+/* r = Σ m_t·P_t over prepared terms with window width c (2 <= c <= DIGITS_MAX_WINDOW), on up to
+ * `threads` threads (each a range of windows; the window sums are combined in order, so the
+ * result does not depend on the thread count). */
+static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int maxbits, int c,
+                                   int threads) {
+    gej_set_inf(r);
+    if (nt == 0 || maxbits == 0) return 1;
+    const int windows = (maxbits + 1 + c - 1) / c;
+    int16_t *digits = malloc(nt * (size_t)windows * sizeof *digits);
+    gej *wsum = malloc((size_t)windows * sizeof *wsum);
+    int ok = 0;
+    if (!digits || !wsum) goto done;
+    for (size_t t = 0; t < nt; t++) {
+        int16_t *d = &digits[t * (size_t)windows];
+        if (terms[t].p.inf) memset(d, 0, (size_t)windows * sizeof *d);
+        else signed_digits_var(d, windows, &terms[t].m, c);
+    }
+    pip_job_ job = {terms, nt, c, windows, digits, wsum, 0};
+    size_t parts = threads > 0 ? (size_t)threads : 1;
+    if (parts > (size_t)windows) parts = (size_t)windows;
+    if (parts > nt / 2 / PIP_MIN_POINTS_PER_THREAD) parts = nt / 2 / PIP_MIN_POINTS_PER_THREAD;
+    parallel_run(pip_windows_part_, &job, parts ? parts : 1);
+    if (job.failed) goto done;
+    *r = wsum[windows - 1];
+    for (int w = windows - 2; w >= 0; w--) {
+        for (int k = 0; k < c && !r->inf; k++) gej_double_var(r, r);
+        gej_add_var(r, r, &wsum[w]);
+    }
+    ok = 1;
+done:
+    free(digits);
+    free(wsum);
+    return ok;
+}
+
+/* r = Σ k_i·P_i by Pippenger with window c (0 = pippenger_best_window), on up to `threads`
+ * threads. */
+static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n, int c, int threads) {
     msm_term *terms = malloc((2 * n + 1) * sizeof *terms);
     if (!terms) return 0;
     int maxbits = msm_expand_glv_(terms, pts, ks, n);
     if (c == 0) c = pippenger_best_window(n);
-    int ok = msm_pippenger_terms_var(r, terms, 2 * n, maxbits, c);
+    int ok = msm_pippenger_terms_var(r, terms, 2 * n, maxbits, c, threads);
     free(terms);
     return ok;
 }
