@@ -1013,7 +1013,7 @@ def test_hostile_input_same_typed_error_native_and_reference(
         assert _outcome(module, name, args) == expected, module
 
 
-# --- threads ---------------------------------------------------------------------------------------
+# --- threads -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("module", NATIVES, ids=lambda m: m.FIELD_BACKEND)
 def test_results_are_bit_identical_for_any_thread_count(module: object) -> None:
@@ -1030,7 +1030,8 @@ def test_results_are_bit_identical_for_any_thread_count(module: object) -> None:
     # the fixed-base tables split their points among threads (from 512 scalars on)
     ds = [rng.randrange(1, N) for _ in range(1200)]
     ks = [rng.randrange(N) for _ in range(1200)]
-    extra_k, extra_d = [rng.randrange(N) for _ in range(40)], [rng.randrange(1, N) for _ in range(40)]
+    extra_k = [rng.randrange(N) for _ in range(40)]
+    extra_d = [rng.randrange(1, N) for _ in range(40)]
     table = module.FixedBaseTable(pts(ds))  # type: ignore[attr-defined]
     expected = pt(sum(k * d for k, d in zip(ks + extra_k, ds + extra_d, strict=True)))
     for t in (1, 2, 3, 5):
