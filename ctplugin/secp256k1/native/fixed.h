@@ -123,22 +123,32 @@ static size_t fixed_digits_(int16_t *digits, int *neg, size_t *len, const fixed_
     return total;
 }
 
-/* Scatter the shifted table points ±2^(c·w)·(λ)P of every digit into its bucket (start[] set,
- * len[] zeroed by the caller). */
-static void fixed_scatter_(pip_buckets *bk, size_t *start, const fixed_table *t, size_t base,
-                           const int16_t *digits, const int *neg, size_t n) {
-    const int W = t->windows;
-    for (size_t i = 0; i < n; i++) {
-        const int16_t *d = &digits[2 * i * (size_t)W];
+/* The digits of one range of table points as bucket insertions (pip_scatter_fn). */
+typedef struct {
+    const fixed_table *t;
+    size_t base, n;
+    const int16_t *digits;
+    const int *neg;
+} fixed_scatter_ctx_;
+
+/* Insert the shifted table points ±2^(c·w)·(λ)P of every digit into its bucket, for the buckets
+ * [b0, b1) (bk->start relative to b0, bk->len zeroed). */
+static void fixed_scatter_(void *ctx, pip_buckets *bk, size_t b0, size_t b1) {
+    const fixed_scatter_ctx_ *f = ctx;
+    const int W = f->t->windows;
+    for (size_t i = 0; i < f->n; i++) {
+        const int16_t *d = &f->digits[2 * i * (size_t)W];
         for (int h = 0; h < 2; h++) {
             for (int w = 0; w < W; w++) {
                 int v = d[h * W + w];
                 if (!v) continue;
                 size_t b = (size_t)(v < 0 ? -v : v) - 1;
-                const ge *p = &t->q[((base + i) * (size_t)W + (size_t)w) * 2 + (size_t)h];
-                ge_xy *e = &bk->entries[start[b] + bk->len[b]++];
+                if (b < b0 || b >= b1) continue;
+                b -= b0;
+                const ge *p = &f->t->q[((f->base + i) * (size_t)W + (size_t)w) * 2 + (size_t)h];
+                ge_xy *e = &bk->entries[bk->start[b] + bk->len[b]++];
                 e->x = p->x;
-                if ((v < 0) ^ neg[2 * i + h]) fe_neg(&e->y, &p->y);
+                if ((v < 0) ^ f->neg[2 * i + h]) fe_neg(&e->y, &p->y);
                 else e->y = p->y;
             }
         }
@@ -155,36 +165,23 @@ static int fixed_msm_range_var(gej *r, const fixed_table *t, size_t base, const 
     const size_t nb = (size_t)1 << (t->c - 1);
     int16_t *digits = malloc((2 * n * (size_t)t->windows + 1) * sizeof *digits);
     int *neg = malloc((2 * n + 1) * sizeof *neg);
-    size_t *start = malloc((nb + 1) * sizeof *start);
-    pip_buckets bk = {NULL, start, calloc(nb, sizeof(size_t)), nb, NULL, NULL, NULL};
+    size_t *count = calloc(nb, sizeof *count);
+    ge_xy *bsum = malloc(nb * sizeof *bsum);
+    unsigned char *present = malloc(nb);
     int ok = 0;
-    if (!digits || !neg || !start || !bk.len) goto done;
-    const size_t total = fixed_digits_(digits, neg, bk.len, t, base, ks, n);
-    if (total == (size_t)-1 || total == 0) {
-        ok = total ? 2 : 1;
-        goto done;
+    if (digits && neg && count && bsum && present) {
+        const size_t total = fixed_digits_(digits, neg, count, t, base, ks, n);
+        fixed_scatter_ctx_ ctx = {t, base, n, digits, neg};
+        if (total == (size_t)-1) ok = 2;
+        else if (total == 0) ok = 1;
+        else ok = pip_bucket_sums_(bsum, present, count, nb, fixed_scatter_, &ctx) &&
+                  pip_window_sums_(r, bsum, present, 1, nb);
     }
-    bk.entries = malloc(total * sizeof *bk.entries);
-    bk.inv = malloc((total / 2 + 1) * sizeof *bk.inv);
-    bk.den = malloc((total / 2 + 1) * sizeof *bk.den);
-    bk.kind = malloc(total / 2 + 1);
-    if (!bk.entries || !bk.inv || !bk.den || !bk.kind) goto done;
-    start[0] = 0;
-    for (size_t b = 0; b < nb; b++) start[b + 1] = start[b] + bk.len[b];
-    memset(bk.len, 0, nb * sizeof *bk.len);
-    fixed_scatter_(&bk, start, t, base, digits, neg, n);
-    pip_reduce_buckets_var(&bk);
-    pip_window_sum_(r, &bk, 0, nb);
-    ok = 1;
-done:
     free(digits);
     free(neg);
-    free(start);
-    free(bk.len);
-    free(bk.entries);
-    free(bk.inv);
-    free(bk.den);
-    free(bk.kind);
+    free(count);
+    free(bsum);
+    free(present);
     return ok;
 }
 
