@@ -9,6 +9,7 @@ import sys
 
 import bench
 from bench.common import report
+from ctplugin.secp256k1 import kernel
 from harness.timing import measure_t_us
 
 _NOT_BENCHMARKS = {"common", "__main__"}
@@ -26,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     parser.add_argument("--json", action="store_true", help="one JSON object per benchmark")
     args = parser.parse_args(argv)
+    # Rows are single-threaded unless their name says otherwise (``*_threads`` rows ask the
+    # kernel for its threads explicitly): the kernel's own default is every core.
+    kernel.set_threads(1)
     for name in names if args.name == "all" else [args.name]:
         module = importlib.import_module(f"bench.{name}")
         t_us = measure_t_us()

@@ -1,9 +1,11 @@
 """Multi-scalar multiplication in the kernel (``ctplugin.secp256k1.kernel.backend``).
 
-Rows (per point unless said): ``msm`` for n random points and scalars, with libsecp256k1's
-``ecmult_multi_var`` on this machine kind beside it (bulletproofs-format.md §3, "Ng" figures in µs
-converted with t = 34 µs); ``msm_fixed256`` for a FixedBaseTable of 257 Bulletproof-like points
-(256 generators plus one) with 17 extra points, as in one single-proof verification; and
+Rows (per point unless said; one thread unless said): ``msm`` for n random points and scalars,
+with libsecp256k1's ``ecmult_multi_var`` on this machine kind beside it (bulletproofs-format.md
+§3, "Ng" figures in µs converted with t = 34 µs); ``msm_threads`` the same on every core (wall
+time, the kernel's default thread count; its reference is still the single-threaded libsecp);
+``msm_fixed256`` for a FixedBaseTable of 257 Bulletproof-like points (256 generators plus one)
+with 17 extra points, as in one single-proof verification; and
 ``subset_sums_1024x30`` (per path) for DLC adaptor points: the 1024 consecutive outcomes of a
 numeric range, each a path of 30 binary digits over a 60-point table (digit position j, value b ->
 point 2j + b), as a numeric-outcome DLC enumerates them; ``subset_sums_1024x30_random`` is the
@@ -20,6 +22,7 @@ times, since the machine is shared.
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import time
@@ -76,8 +79,8 @@ def _g_rows(rng: random.Random, quick: bool, t_us: float) -> list[Row]:
     message = rng.randbytes(32)
     signature, public = secret.sign(message, hasher=None), secret.public_key
     timed = _interleaved({
-        "ours": lambda: g_table.msm_var(s, e, p),
-        "g": lambda: g_table.msm_var(s),
+        "ours": lambda: g_table.msm_var(s, e, p, threads=1),
+        "g": lambda: g_table.msm_var(s, threads=1),
         "ecmult": lambda: public.verify(signature, message, hasher=None),
     }, repeat=5 if quick else 15, number=100 if quick else 300)
     (wall, cpu), (g_wall, g_cpu), (ref_wall, ref_cpu) = timed["ours"], timed["g"], timed["ecmult"]
@@ -100,9 +103,17 @@ def run(quick: bool, t_us: float) -> list[Row]:
     for n in sizes:
         points, scalars = pool_points[: 64 * n], _scalars(rng, n)
         number = max(1, 2000 // n) if not quick else max(1, 300 // n)
-        seconds = median_time(lambda p=points, s=scalars: backend.msm_var(s, p),
+        seconds = median_time(lambda p=points, s=scalars: backend.msm_var(s, p, threads=1),
                               repeat=repeat, number=number)
         rows.append(make_row("msm", n, seconds / n, t_us, REFERENCE_T[n]))
+    cores = os.cpu_count() or 1
+    for n in [m for m in sizes if m >= 1024]:  # every core (set_threads default), wall time
+        points, scalars = pool_points[: 64 * n], _scalars(rng, n)
+        number = max(1, 2000 // n) if not quick else max(1, 300 // n)
+        seconds = median_time(lambda p=points, s=scalars: backend.msm_var(s, p, threads=cores),
+                              repeat=repeat, number=number)
+        rows.append(make_row("msm_threads", n, seconds / n, t_us, REFERENCE_T[n],
+                             note=f"{cores} threads, wall; ref = single-threaded libsecp"))
 
     rows += _g_rows(rng, quick, t_us)
 
@@ -110,7 +121,8 @@ def run(quick: bool, t_us: float) -> list[Row]:
     table = backend.FixedBaseTable(table_points)
     fixed_scalars = _scalars(rng, 257)
     extra_points, extra_scalars = pool_points[64 * 257: 64 * 274], _scalars(rng, 17)
-    seconds = median_time(lambda: table.msm_var(fixed_scalars, extra_scalars, extra_points),
+    seconds = median_time(lambda: table.msm_var(fixed_scalars, extra_scalars, extra_points,
+                                                threads=1),
                           repeat=repeat, number=10 if quick else 50)
     rows.append(make_row("msm_fixed256", 274, seconds / 274, t_us, REFERENCE_T[256],
                          note="257 table points + 17 extra; ref = general 256g"))

@@ -161,3 +161,16 @@ backend: ModuleType = _load()
 """The module serving the kernel API (native C when built)."""
 
 IS_NATIVE = backend.__name__ in NATIVE_MODULES
+
+
+def set_threads(n: int) -> int:
+    """Threads kernel calls may use, 0 = the machine's cores (the default); returns the previous
+    setting.  Results never depend on it."""
+    previous: int = backend.set_threads(n)
+    return previous
+
+
+def threads() -> int:
+    """The threads a kernel call uses by default (the setting, or the machine's cores)."""
+    count: int = backend.threads()
+    return count
