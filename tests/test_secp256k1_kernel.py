@@ -1055,3 +1055,66 @@ def test_thread_setting_like_par(module: object) -> None:
         assert module.msm_var(sc(2), pt(1), threads=1) == pt(2)  # type: ignore[attr-defined]
     finally:
         module.set_threads(previous)  # type: ignore[attr-defined]
+
+
+# --- bucket rounds: AVX-512 IFMA lanes and scalar ---------------------------------------------
+
+def _bucket_backends() -> list[str]:
+    names = ["scalar"]
+    previous = nat._bucket_backend()
+    try:
+        nat._bucket_backend("ifma")
+        names.append("ifma")
+    except RuntimeError:
+        pass
+    finally:
+        nat._bucket_backend(previous)
+    return names
+
+
+@pytest.mark.parametrize("backend", _bucket_backends())
+def test_bucket_rounds_every_backend(backend: str) -> None:
+    # Pippenger and fixed-base tables with every shape of bucket: random, repeated points
+    # (doublings), P and -P in one bucket (cancellations), zero scalars, one scalar for all
+    # points (a single huge bucket per window), few and many points; against known logs.
+    rng = random.Random(1414)
+    cases = []
+    for n in (40, 300, 2500):
+        ds = [rng.randrange(1, N) for _ in range(n)]
+        ks = [rng.randrange(N) for _ in range(n)]
+        cases.append((ks, ds))
+        rep = ds[:]
+        for i in range(0, n, 3):
+            rep[i] = ds[0]  # repeated points
+        for i in range(1, n, 7):
+            rep[i] = N - ds[0]  # their negations
+        cases.append((ks, rep))
+        cases.append(([ks[0]] * n, ds))  # one scalar: every digit in the same buckets
+        cases.append(([k if i % 2 else 0 for i, k in enumerate(ks)], ds))
+    previous = [m._bucket_backend(backend) for m in NATIVES]  # type: ignore[attr-defined]
+    saved = nat._tune(0, 28)
+    try:
+        for ks, ds in cases:
+            expected = pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+            for module in NATIVES:
+                assert module.msm_var(scs(ks), pts(ds), threads=1) == expected  # type: ignore[attr-defined]
+                table = module.FixedBaseTable(pts(ds))  # type: ignore[attr-defined]
+                assert table.msm_var(scs(ks), threads=2) == expected
+    finally:
+        nat._tune(*saved)
+        for module, name in zip(NATIVES, previous):
+            module._bucket_backend(name)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="unknown bucket backend"):
+        nat._bucket_backend("gpu")
+
+
+def test_ifma_rounds_pass_their_self_test_where_the_cpu_has_ifma() -> None:
+    # A broken lane path would only switch itself off (the self-test guards production); on a
+    # CPU with AVX-512 IFMA that must fail loudly here instead.
+    from pathlib import Path
+
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = cpuinfo.read_text() if cpuinfo.exists() else ""
+    if "avx512ifma" not in flags:
+        pytest.skip("no AVX-512 IFMA on this CPU")
+    assert "ifma" in _bucket_backends()

@@ -4,22 +4,25 @@
  * PUBLIC DATA ONLY.  Every function here runs in time that depends on its inputs (branches on
  * scalar digits, infinity, equal coordinates...).  Secrets must go through ctplugin.secp256k1.ct.
  *
- * Layout (libsecp256k1's: algorithms apart from the glue; one translation unit):
+ * Layout (libsecp256k1's: algorithms apart from the glue; one translation unit, compiled twice:
+ * _native with the portable field multiplication, _native_adx with the BMI2/ADX one):
  *
  *   native/   algorithms, no Python, callable without the GIL, preconditions stated per header:
- *             field.h (mod p, 4x64 limbs, sqrt, Jacobi) -- field_batch.h (many square
- *             roots at once: AVX-512 IFMA lanes when the CPU has them) -- modinv.h (safegcd) -- scalar.h
- *             (mod N, lazy sums) -- inverse.h (single and THE batch inversion, Montgomery's
- *             trick, for field and scalar) -- group.h (affine/Jacobian group law, batch
- *             normalisation, affine additions sharing an inversion) -- glv.h (endomorphism
- *             split) -- digits.h (wNAF, signed windows) -- straus.h, pippenger.h, fixed.h
- *             (FixedBaseTable algorithms) -- msm.h (algorithm choice under an msm_config) --
- *             subset.h (subset sums over a trie) -- bulletproof.h (Bulletproof verification
- *             setup: transcripts, challenges, per-proof records and their expansion).
+ *             field.h (mod p, 4x64 limbs, sqrt, Jacobi; the multiplication from field_adx.h in
+ *             the ADX build) -- field_batch.h (radix-2^52 AVX-512 IFMA lanes; many square roots
+ *             at once) -- modinv.h (safegcd) -- scalar.h (mod N, lazy sums) -- inverse.h
+ *             (single and THE batch inversion, Montgomery's trick, for field and scalar) --
+ *             group.h (affine/Jacobian group law, batch normalisation, affine additions sharing
+ *             an inversion) -- glv.h (endomorphism split) -- digits.h (wNAF, signed windows) --
+ *             threads.h (parallel parts) -- straus.h, pippenger.h (+ pippenger_ifma.h: bucket
+ *             rounds in IFMA lanes), fixed.h (FixedBaseTable algorithms) -- msm.h (algorithm
+ *             choice under an msm_config) -- subset.h (subset sums over a trie) --
+ *             bulletproof.h (Bulletproof verification setup) -- borromean.h (ring signatures).
  *   glue/     the Python entries, one file per API family: common.h (typed errors, parsing,
- *             the kernel settings), msm.h, fixed_base.h, accumulator.h, points.h, scalars.h,
- *             subset_sums.h, selftest.h, bulletproof.h (API in ctplugin/bulletproofs/kernel.py,
- *             specification in ctplugin/bulletproofs/_reference.py).
+ *             the kernel settings: threads, tuning), msm.h, fixed_base.h, accumulator.h,
+ *             points.h, scalars.h, subset_sums.h, selftest.h, bulletproof.h (API in
+ *             ctplugin/bulletproofs/kernel.py, specification in ctplugin/bulletproofs/
+ *             _reference.py), borromean.h.
  *
  * Adding an entry (a newcomer's checklist):
  *   1. the algorithm in native/<concern>.h: plain C over fe/sc/ge arrays, no Python, malloc'ed
@@ -75,6 +78,8 @@ static PyMethodDef METHODS[] = {
      "set_threads(n) -> previous: threads kernel calls may use (0 = the machine's cores)."},
     {"threads", py_threads, METH_NOARGS, "threads() -> the threads a call uses by default."},
     {"_tune", py_tune, METH_VARARGS, "_tune(window, straus_max) -> previous (tuning only)"},
+    {"_bucket_backend", py_bucket_backend, METH_VARARGS,
+     "_bucket_backend(name=None) -> previous: 'ifma' or 'scalar' bucket rounds (testing only)"},
     /* glue/points.h */
     {"decode_points_var", py_decode_points_var, METH_VARARGS,
      "decode_points_var(data, kind) -> points (64 B each), with full validation."},

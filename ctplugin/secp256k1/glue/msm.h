@@ -63,6 +63,27 @@ static PyObject *py_threads(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(settings_snapshot().threads);
 }
 
+/* Private: _bucket_backend(name=None) -> the previous name: the bucket reduction rounds,
+ * "ifma" (AVX-512 IFMA lanes, when the CPU has them) or "scalar"; tests run both. */
+static PyObject *py_bucket_backend(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *name = NULL;
+    if (!PyArg_ParseTuple(args, "|s:_bucket_backend", &name)) return NULL;
+    const char *prev = pip_backend_name();
+    if (name) {
+        int rc = pip_set_backend(name);
+        if (rc == -1) {
+            PyErr_Format(PyExc_ValueError, "unknown bucket backend %s", name);
+            return NULL;
+        }
+        if (rc == -2) {
+            PyErr_SetString(PyExc_RuntimeError, "the IFMA bucket rounds are not available here");
+            return NULL;
+        }
+    }
+    return PyUnicode_FromString(prev);
+}
+
 /* Private: force the Pippenger window (0 = by size, else 2..DIGITS_MAX_WINDOW) and the
  * Straus/Pippenger switch, for the tuning runs behind bench/msm.py; returns the previous values.
  * Takes effect for calls that start afterwards (running calls keep their snapshot). */

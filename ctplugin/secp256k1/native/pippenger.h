@@ -21,6 +21,7 @@
 #include "digits.h"
 #include "glv.h"
 #include "group.h"
+#include "pippenger_ifma.h"
 #include "threads.h"
 
 /* Window width by number of input points, measured on this machine kind (thread CPU time, best
@@ -48,6 +49,7 @@ typedef struct {
     /* scratch of >= (total entries)/2 + 1 elements each */
     fe *inv, *den;
     unsigned char *kind;
+    void *lanes; /* NULL, or pip_lanes_bytes(total entries) bytes for the IFMA rounds */
 } pip_buckets;
 
 /* Pass 1 of a round: the denominators of all pairs (entries 2j, 2j+1 of every bucket), in
@@ -86,15 +88,182 @@ static int pip_pair_sums_(const pip_buckets *bk) {
     return again;
 }
 
+/* --- IFMA rounds (pippenger_ifma.h) ---------------------------------------------------------- */
+
+/* Below this many pairs a round stays scalar (the lanes' setup would not pay). */
+#define PIP_IFMA_MIN_PAIRS 32
+
+/* Scratch of the IFMA rounds for up to `entries` entries: per block of 8 pairs two fe8 and 16
+ * indices. */
+static size_t pip_lanes_bytes(size_t entries) {
+#ifdef FE_HAVE_IFMA_CODE
+    const size_t blocks = entries / 16 + 1;
+    return blocks * (2 * sizeof(fe8) + 16 * sizeof(int64_t)) + 64;
+#else
+    (void)entries;
+    return 0;
+#endif
+}
+
+static int pip_ifma_selftest_(void);
+
+/* -1 unresolved, 0 off, 1 on: the CPU has IFMA and the lanes agree with the scalar round on a
+ * self-test (resolved once, atomically; pip_set_ifma switches it for tests). */
+static int pip_ifma_state_ = -1;
+
+static int pip_ifma_enabled(void) {
+    int s = __atomic_load_n(&pip_ifma_state_, __ATOMIC_ACQUIRE);
+    if (s < 0) {
+#ifdef FE_HAVE_IFMA_CODE
+        s = fe_cpu_has_ifma_() && pip_ifma_selftest_();
+#else
+        s = 0;
+#endif
+        __atomic_store_n(&pip_ifma_state_, s, __ATOMIC_RELEASE);
+    }
+    return s;
+}
+
+/* Select the rounds by name (tests run both): "scalar" or "ifma".  0 on success, -1 for an
+ * unknown name, -2 when the IFMA rounds are unavailable here. */
+static int pip_set_backend(const char *name) {
+    if (!strcmp(name, "scalar")) {
+        __atomic_store_n(&pip_ifma_state_, 0, __ATOMIC_RELEASE);
+        return 0;
+    }
+    if (!strcmp(name, "ifma")) {
+#ifdef FE_HAVE_IFMA_CODE
+        if (!fe_cpu_has_ifma_() || !pip_ifma_selftest_()) return -2;
+        __atomic_store_n(&pip_ifma_state_, 1, __ATOMIC_RELEASE);
+        return 0;
+#else
+        return -2;
+#endif
+    }
+    return -1;
+}
+
+static const char *pip_backend_name(void) { return pip_ifma_enabled() ? "ifma" : "scalar"; }
+
+/* One round in IFMA lanes: 1 done (len[] updated, *again set), 0 not done (too few pairs, or a
+ * pair with equal x: the scalar round takes it; nothing was written). */
+static int pip_round_ifma_(const pip_buckets *bk, int *again) {
+#ifdef FE_HAVE_IFMA_CODE
+    size_t npairs = 0;
+    for (size_t b = 0; b < bk->nbuckets; b++) npairs += bk->len[b] / 2;
+    if (npairs < PIP_IFMA_MIN_PAIRS) return 0;
+    const size_t blocks = (npairs + 7) / 8;
+    unsigned char *base = (unsigned char *)(((uintptr_t)bk->lanes + 63) & ~(uintptr_t)63);
+    pip_ifma_pairs_ r = {bk->entries, NULL, NULL, npairs, blocks, (fe8 *)base, (fe8 *)base + blocks};
+    int64_t *first = (int64_t *)((fe8 *)base + 2 * blocks), *out = first + 8 * blocks;
+    size_t i = 0;
+    for (size_t b = 0; b < bk->nbuckets; b++) {
+        const size_t L = bk->len[b], s0 = bk->start[b];
+        for (size_t k = 0; k + 1 < L; k += 2, i++) {
+            first[i] = (int64_t)(s0 + k);
+            out[i] = (int64_t)(s0 + k / 2);
+        }
+    }
+    for (; i < 8 * blocks; i++) first[i] = first[0], out[i] = out[0];
+    r.first = first;
+    r.out = out;
+    if (!pip_ifma_round_(&r)) return 0;
+    *again = 0;
+    for (size_t b = 0; b < bk->nbuckets; b++) {
+        const size_t L = bk->len[b];
+        if (L < 2) continue;
+        ge_xy *seg = bk->entries + bk->start[b];
+        if (L & 1) seg[L / 2] = seg[L - 1];
+        bk->len[b] = (L + 1) / 2;
+        if (bk->len[b] >= 2) *again = 1;
+    }
+    return 1;
+#else
+    (void)bk;
+    (void)again;
+    return 0;
+#endif
+}
+
 /* Reduce every bucket to at most one point: rounds of pairwise affine additions, all the
- * additions of a round sharing one field inversion. */
-static void pip_reduce_buckets_var(const pip_buckets *bk) {
+ * additions of a round sharing one field inversion; in IFMA lanes when bk->lanes is given and
+ * the CPU has them, else (and for rounds with a doubling or cancellation) in scalar code. */
+static void pip_reduce_buckets_with_(const pip_buckets *bk, int lanes) {
     for (;;) {
+        int again;
+        if (lanes && pip_round_ifma_(bk, &again)) {
+            if (!again) return;
+            continue;
+        }
         size_t npairs = pip_pair_denominators_(bk);
         if (npairs == 0) return;
         fe_inv_all_var(bk->inv, bk->den, npairs, bk->inv);
         if (!pip_pair_sums_(bk)) return;
     }
+}
+
+static void pip_reduce_buckets_var(const pip_buckets *bk) {
+    pip_reduce_buckets_with_(bk, bk->lanes != NULL && pip_ifma_enabled());
+}
+
+/* The IFMA rounds against the scalar ones on a pseudo-random bucket set (multiples of a point
+ * built by the group law): 1 iff every resulting bucket agrees. */
+static int pip_ifma_selftest_(void) {
+#ifdef FE_HAVE_IFMA_CODE
+    enum { NB = 7, NE = 150 };
+    ge_xy e1[NE], e2[NE];
+    size_t start[NB], len1[NB], len2[NB];
+    unsigned char lanes_mem[16384];
+    fe inv[NE], den[NE];
+    unsigned char kind[NE];
+    /* entries: x, y of k·P for P = (x, y) with x = 7, a point exists for some small x */
+    ge p;
+    p.inf = 0;
+    fe seven = {{7, 0, 0, 0}}, x = {{1, 0, 0, 0}}, rhs;
+    for (;;) {
+        fe_sqr(&rhs, &x);
+        fe_mul(&rhs, &rhs, &x);
+        fe_add(&rhs, &rhs, &seven);
+        if (fe_sqrt_var(&p.y, &rhs)) break;
+        x.n[0]++;
+    }
+    p.x = x;
+    gej acc;
+    gej_set_ge(&acc, &p);
+    gej pts[NE];
+    for (int i = 0; i < NE; i++) {
+        pts[i] = acc;
+        gej_double_var(&acc, &acc);
+        gej_add_ge_var(&acc, &acc, &p);
+    }
+    ge aff[NE];
+    fe scratch[2 * NE];
+    ge_set_all_gej_var(aff, pts, NE, scratch);
+    size_t pos = 0;
+    for (int b = 0; b < NB; b++) {
+        start[b] = pos;
+        len1[b] = len2[b] = (size_t)(b * 7 + 3) % 41;
+        pos += len1[b];
+    }
+    for (size_t i = 0; i < pos && i < NE; i++) {
+        e1[i].x = e2[i].x = aff[i].x;
+        e1[i].y = e2[i].y = aff[i].y;
+    }
+    pip_buckets scalar = {e1, start, len1, NB, inv, den, kind, NULL};
+    pip_buckets lanes = {e2, start, len2, NB, inv, den, kind, lanes_mem};
+    if (pip_lanes_bytes(pos) > sizeof lanes_mem) return 0;
+    pip_reduce_buckets_with_(&scalar, 0);
+    pip_reduce_buckets_with_(&lanes, 1);
+    for (int b = 0; b < NB; b++) {
+        if (len1[b] != len2[b]) return 0;
+        if (len1[b] && (!fe_equal(&e1[start[b]].x, &e2[start[b]].x) ||
+                        !fe_equal(&e1[start[b]].y, &e2[start[b]].y)))
+            return 0;
+    }
+    return 1;
+#else
+    return 0;
+#endif
 }
 
 /* --- window sums Σ_j j·B_j, affine ------------------------------------------------------------
@@ -216,7 +385,8 @@ static int pip_bucket_sums_(ge_xy *bsum, unsigned char *present, const size_t *c
     for (size_t b = 0; b < nbk; b++) cap = count[b] > cap ? count[b] : cap;
     size_t *start = malloc((nbk + 1) * sizeof *start), *len = malloc((nbk + 1) * sizeof *len);
     pip_buckets bk = {malloc(cap * sizeof(ge_xy)), NULL, NULL, 0, malloc((cap / 2 + 1) * sizeof(fe)),
-                      malloc((cap / 2 + 1) * sizeof(fe)), malloc(cap / 2 + 1)};
+                      malloc((cap / 2 + 1) * sizeof(fe)), malloc(cap / 2 + 1), NULL};
+    if (pip_lanes_bytes(cap) && pip_ifma_enabled()) bk.lanes = malloc(pip_lanes_bytes(cap));
     int ok = start && len && bk.entries && bk.inv && bk.den && bk.kind;
     for (size_t b0 = 0, b1; ok && b0 < nbk; b0 = b1) {
         size_t fill = 0;
@@ -241,6 +411,7 @@ static int pip_bucket_sums_(ge_xy *bsum, unsigned char *present, const size_t *c
     free(bk.inv);
     free(bk.den);
     free(bk.kind);
+    free(bk.lanes);
     return ok;
 }
 
