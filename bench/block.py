@@ -16,6 +16,13 @@ Measured on a real LevelDB data directory (sync writes), median of the repeats:
   verifies and caches every proof): only the balances are batched. Target: 20× faster than cold
   (its reference_t is the measured cold t / 20).
 - ``block_*_<stage>``: the split of each by connection stage (``ConnectReport.timings``).
+- The Borromean twin (issue 12): the same transactions made by the wallet in the Borromean
+  profile (``regtest.params.chain_params(RANGE_PROOF_BORROMEAN)``: Elements' 52-bit proofs),
+  connected cold on that profile's node: ``block_cold_borromean`` (per block; reference: the C
+  reference's Borromean verify, 3.87 ms per proof (design.md) in t, for every proof, plus the
+  surjection proofs), and side by side ``block_output_bulletproof`` / ``block_output_borromean``:
+  cold connect time per blinded output, with range-proof bytes and block bytes per output in the
+  note (the seed's claim: Bulletproofs ~6x smaller and much faster).
 
 Both connects read the spent coins from the chainstate's in-memory coins cache (they were
 created by the previous block, or restored by the disconnect between repeats), as a node
@@ -38,6 +45,7 @@ from pathlib import Path
 
 from bench.common import Row, cache_dir, make_row
 from ctplugin.elements import parse_block
+from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.consensus import COIN
 from harness.timing import measure_t_us
 from regtest.chain import ChainBuilder, read_chain, write_chain
@@ -48,13 +56,15 @@ from validator import ConnectReport, Node
 CACHE_VERSION = 1
 RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (design.md)
 SURJECTION_T_REF = 3.2  # C reference: one surjection proof with two inputs
+BORROMEAN_US_REF = 3870.0  # C reference: one 52-bit Borromean verify (design.md), in us
 
 
 
-def build_blocks(n_tx: int) -> list[bytes]:
-    """[genesis, fan-out, benchmark block] as raw blocks (deterministic from the seeds)."""
-    alice = Wallet(REGTEST_SEED)
-    bob = Wallet(b"bench/block receiver seed")
+def build_blocks(n_tx: int, range_proofs: str = RANGE_PROOF_BULLETPROOF) -> list[bytes]:
+    """[genesis, fan-out, benchmark block] as raw blocks (deterministic from the seeds), the
+    proofs of the ``range_proofs`` kind."""
+    alice = Wallet(REGTEST_SEED, range_proofs=range_proofs)
+    bob = Wallet(b"bench/block receiver seed", range_proofs=range_proofs)
     chain = ChainBuilder([alice], miner_script=alice.new_address().script_pubkey)
     coin_value = 2 * COIN
     fanout = [Payment(coin_value, script_pubkey=alice.new_address().script_pubkey)
@@ -71,8 +81,9 @@ def build_blocks(n_tx: int) -> list[bytes]:
     return [b.serialize() for b in chain.blocks]
 
 
-def load_blocks(n_tx: int) -> list[bytes]:
-    path = cache_dir() / f"bench-block-v{CACHE_VERSION}-{n_tx}.dat"
+def load_blocks(n_tx: int, range_proofs: str = RANGE_PROOF_BULLETPROOF) -> list[bytes]:
+    kind = "" if range_proofs == RANGE_PROOF_BULLETPROOF else f"-{range_proofs}"
+    path = cache_dir() / f"bench-block-v{CACHE_VERSION}-{n_tx}{kind}.dat"
     if path.exists():
         try:
             blocks = list(read_chain(path))
@@ -80,7 +91,7 @@ def load_blocks(n_tx: int) -> list[bytes]:
                 return blocks
         except Exception:  # a stale or damaged cache file is rebuilt
             pass
-    blocks = build_blocks(n_tx)
+    blocks = build_blocks(n_tx, range_proofs)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_chain(path, [parse_block(b) for b in blocks])
     return blocks
@@ -114,12 +125,15 @@ def _timed_connect(node: Node, raw: bytes) -> Timed:
     return Timed(report, (before + measure_t_us(300)) / 2)
 
 
-def measure(n_tx: int, repeats: int, sync: bool = True) -> tuple[list[Timed], list[Timed]]:
-    blocks = load_blocks(n_tx)
+def measure(n_tx: int, repeats: int, sync: bool = True,
+            range_proofs: str = RANGE_PROOF_BULLETPROOF, warm_repeats: int | None = None,
+            ) -> tuple[list[Timed], list[Timed]]:
+    blocks = load_blocks(n_tx, range_proofs)
     cold: list[Timed] = []
     warm: list[Timed] = []
+    params = chain_params(range_proofs)
     with tempfile.TemporaryDirectory(prefix="ctplugin-bench-block-") as tmp, \
-            Node.open(Path(tmp) / "node", genesis_block(), chain_params(), sync=sync) as node:
+            Node.open(Path(tmp) / "node", genesis_block(), params, sync=sync) as node:
         node.submit_block(blocks[1])
         bench_block = parse_block(blocks[2])
         node.submit_block(blocks[2])  # warm-up: generator tables, lazy imports, caches
@@ -127,7 +141,7 @@ def measure(n_tx: int, repeats: int, sync: bool = True) -> tuple[list[Timed], li
         for _ in range(repeats):
             cold.append(_timed_connect(node, blocks[2]))
             node.disconnect_tip()
-        for _ in range(repeats):
+        for _ in range(repeats if warm_repeats is None else warm_repeats):
             for tx in bench_block.transactions[1:]:
                 node.accept_transaction(tx)
             timed = _timed_connect(node, blocks[2])
@@ -167,4 +181,33 @@ def run(quick: bool, t_us: float) -> list[Row]:
                               f"t = {warm.t_us:.1f} us around this run"))
     for phase, seconds in w.timings.items():
         rows.append(make_row(f"block_warm_{phase}", n, seconds, warm.t_us))
+    return rows + borromean_twin_rows(n_tx, sync, cold)
+
+
+def _sizes(raw: bytes) -> tuple[int, int, int]:
+    """(blinded outputs, their range-proof bytes, block bytes) of a block."""
+    outs = [o for tx in parse_block(raw).transactions for o in tx.outputs
+            if isinstance(o.value, bytes)]
+    return len(outs), sum(len(o.range_proof) for o in outs), len(raw)
+
+
+def borromean_twin_rows(n_tx: int, sync: bool, bullet_cold: Timed) -> list[Row]:
+    """The same block with Borromean proofs, cold, and both kinds per blinded output."""
+    runs, _ = measure(n_tx, repeats=3, sync=sync, range_proofs=RANGE_PROOF_BORROMEAN,
+                      warm_repeats=0)
+    cold = _median(runs)
+    c = cold.report
+    n = c.n_range_proofs
+    proofs_ref = n * BORROMEAN_US_REF / cold.t_us + c.n_surjection_proofs * SURJECTION_T_REF
+    rows = [make_row("block_cold_borromean", n, cold.seconds, cold.t_us, reference_t=proofs_ref,
+                     note=f"{c.n_transactions} txs, Borromean proofs on the ring kernel "
+                          f"({c.timings.get('borromean', 0.0):.3f} s), {c.n_msm_items} batch "
+                          f"claims (balances); t = {cold.t_us:.1f} us around this run")]
+    for name, timed, kind in (("block_output_bulletproof", bullet_cold, RANGE_PROOF_BULLETPROOF),
+                              ("block_output_borromean", cold, RANGE_PROOF_BORROMEAN)):
+        outs, proof_bytes, block_bytes = _sizes(load_blocks(n_tx, kind)[2])
+        rows.append(make_row(name, outs, timed.seconds / outs, timed.t_us,
+                             note=f"cold connect per blinded output; {proof_bytes / outs:.0f} "
+                                  f"range-proof bytes and {block_bytes / outs:.0f} block bytes "
+                                  "per output"))
     return rows

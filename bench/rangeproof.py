@@ -1,0 +1,137 @@
+"""Borromean range proof benchmarks (issue 12): one 52-bit Liquid-default proof (4174 bytes: min
+1, exp 0, message asset ‖ abf, extra commit = a 22-byte P2WPKH script) unless said.
+
+Rows (per proof; the ``*_ref`` rows are secp256k1-zkp as wallycore bundles it, through ctypes, in
+this same run, with commitment and generator parsed beforehand):
+
+- ``borromean_verify`` / ``borromean_verify_ref``: ``ctplugin.borromean.verify`` (parse, digits,
+  message, ring members, the ring kernel, one thread) vs ``secp256k1_rangeproof_verify``;
+  target <= 0.9x.
+- ``borromean_verify_many``: n distinct proofs (1000; --quick 100) in ONE ``verify_many`` call,
+  one thread, time per proof; target <= 0.65x the reference.
+- ``borromean_verify_many_threads``: the same on every core, wall time per proof; target <= 0.4x
+  on 2 cores.
+- ``borromean_rewind`` / ``_ref``: rewind with the signer's nonce (verify included); target
+  <= 1.0x.
+- ``borromean_sign`` / ``_ref``: sign the same statement (the outputs are byte-identical:
+  checked); target <= 1.0x.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+from bench.common import Row, make_row
+from ctplugin import borromean
+from ctplugin.borromean.elements import output_rangeproof
+from ctplugin.pedersen import commit, generator_generate_blinded
+from harness.timing import median_time
+from harness.zkp import rangeproof
+
+SCRIPT = bytes.fromhex("0014") + bytes(range(20))
+
+
+class _Case:
+    """One output's secrets and its Elements-style proof."""
+
+    def __init__(self, seed: int) -> None:
+        h = hashlib.sha256(seed.to_bytes(8, "big")).digest
+        self.asset = hashlib.sha256(b"asset" + h()).digest()
+        self.abf = hashlib.sha256(b"abf" + h()).digest()
+        self.vbf = hashlib.sha256(b"vbf" + h()).digest()
+        self.nonce = hashlib.sha256(b"nonce" + h()).digest()
+        self.value = 1 + int.from_bytes(h()[:6], "big")
+        self.gen = generator_generate_blinded(self.asset, self.abf)
+        self.commitment = commit(self.value, self.vbf, self.gen)
+        self.c_enc, self.g_enc = self.commitment.serialize(), self.gen.serialize()
+
+    def sign(self) -> bytes:
+        return output_rangeproof(self.value, self.nonce, self.asset, self.abf, self.vbf,
+                                 self.commitment, self.gen, SCRIPT)
+
+    def claim(self, proof: bytes) -> borromean.RangeProofClaim:
+        return borromean.RangeProofClaim(proof, self.c_enc, self.g_enc, SCRIPT)
+
+
+def _many(n: int) -> list[borromean.RangeProofClaim]:
+    """n distinct valid proofs, signed by the C reference when present (faster to build)."""
+    ref = rangeproof()
+    claims = []
+    for seed in range(1, n + 1):
+        case = _Case(seed)
+        proof = None
+        if ref is not None:
+            proof = ref.sign(case.value, case.vbf, case.nonce, case.c_enc, case.g_enc, 1, 0, 52,
+                             case.asset + case.abf, SCRIPT)
+        claims.append(case.claim(proof if proof is not None else case.sign()))
+    return claims
+
+
+def _wall_per_item(fn: object, n: int, repeat: int) -> float:
+    """Median wall seconds of one call of fn(), divided by n."""
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()  # type: ignore[operator]
+        runs.append(time.perf_counter() - start)
+    return sorted(runs)[len(runs) // 2] / n
+
+
+def run(quick: bool, t_us: float) -> list[Row]:
+    repeat = 3 if quick else 7
+    number = 5 if quick else 20
+    case = _Case(0)
+    proof = case.sign()
+    assert len(proof) == 4174 and borromean.verify(proof, case.commitment, case.gen, SCRIPT)
+    ref = rangeproof()
+    rows: list[Row] = []
+    ref_t: dict[str, float | None] = {"verify": None, "rewind": None, "sign": None}
+    if ref is not None:
+        c, g = ref.parse_commitment(case.c_enc), ref.parse_generator(case.g_enc)
+        assert c is not None and g is not None
+        assert ref.verify_parsed(proof, c, g, SCRIPT) == (1, 2**52)
+        ref_sign = ref.sign_parsed(case.value, case.vbf, case.nonce, c, g, 1, 0, 52,
+                                   case.asset + case.abf, SCRIPT)
+        if ref_sign != proof:
+            raise AssertionError("the C reference signs different bytes")
+        for name, fn in (
+                ("verify", lambda: ref.verify_parsed(proof, c, g, SCRIPT)),
+                ("rewind", lambda: ref.rewind_parsed(proof, c, g, SCRIPT, case.nonce, 64)),
+                ("sign", lambda: ref.sign_parsed(case.value, case.vbf, case.nonce, c, g, 1, 0,
+                                                 52, case.asset + case.abf, SCRIPT))):
+            seconds = median_time(fn, repeat=repeat, number=number)
+            row = make_row(f"borromean_{name}_ref", 1, seconds, t_us,
+                           note="secp256k1-zkp (wallycore) via ctypes, parsed C and gen")
+            ref_t[name] = row.t
+            rows.append(row)
+
+    claim = case.claim(proof)
+    seconds = median_time(lambda: borromean.verify(proof, case.c_enc, case.g_enc, SCRIPT),
+                          repeat=repeat, number=number)
+    rows.insert(0, make_row("borromean_verify", 1, seconds, t_us, ref_t["verify"],
+                            note="one thread; target <= 0.9x ref"))
+    n = 100 if quick else 1000
+    claims = _many(n)
+    assert all(isinstance(r, tuple) for r in borromean.verify_many(claims[:4], threads=1))
+    seconds = _wall_per_item(lambda: borromean.verify_many(claims, threads=1), n, repeat)
+    rows.append(make_row("borromean_verify_many", n, seconds, t_us, ref_t["verify"],
+                         note="one call, one thread, per proof; target <= 0.65x ref"))
+    threads = borromean.default_threads()
+    seconds = _wall_per_item(lambda: borromean.verify_many(claims, threads=threads), n, repeat)
+    rows.append(make_row("borromean_verify_many_threads", n, seconds, t_us, ref_t["verify"],
+                         note=f"{threads} threads ({os.cpu_count()} cores), wall per proof; "
+                              "target <= 0.4x ref on 2 cores"))
+    seconds = median_time(lambda: borromean.rewind(proof, case.c_enc, case.g_enc, SCRIPT,
+                                                   case.nonce), repeat=repeat, number=number)
+    rows.append(make_row("borromean_rewind", 1, seconds, t_us, ref_t["rewind"],
+                         note="verify + DRBG + opening check; target <= 1.0x ref"))
+    seconds = median_time(case.sign, repeat=repeat, number=max(number // 2, 3))
+    rows.append(make_row("borromean_sign", 1, seconds, t_us, ref_t["sign"],
+                         note="byte-identical to the reference; target <= 1.0x ref"))
+    assert claim.proof == proof
+    order = ["borromean_verify", "borromean_verify_ref", "borromean_verify_many",
+             "borromean_verify_many_threads", "borromean_rewind", "borromean_rewind_ref",
+             "borromean_sign", "borromean_sign_ref"]
+    return sorted(rows, key=lambda r: order.index(r.name))
