@@ -96,6 +96,8 @@ def parse_announcement(obj: Any, where: str = "announcement") -> OracleAnnouncem
             raise DlcError("bad-announcement", "enum events have exactly one nonce")
     else:
         precision = _field(desc, "precision", int, dw)
+        if not -(1 << 31) <= precision < 1 << 31:  # serialized as a signed 32-bit integer
+            raise DlcError("bad-message", f"{dw}.precision: {precision} out of range")
         descriptor = DigitDecompositionEvent(
             _uint(desc, "base", dw, 16), bool(_field(desc, "isSigned", bool, dw)),
             _field(desc, "unit", str, dw), precision, _uint(desc, "nbDigits", dw, 16))
