@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from types import ModuleType
 
@@ -33,6 +33,31 @@ def sha256(data: bytes) -> bytes:
 def sha256d(data: bytes) -> bytes:
     """Bitcoin's double SHA-256."""
     return hashlib.sha256(hashlib.sha256(data).digest()).digest()
+
+
+@cache
+def _ripemd160_impl() -> Callable[[bytes], bytes]:
+    """OpenSSL's RIPEMD-160 when hashlib offers it; OpenSSL 3 builds without the legacy
+    provider do not (``hashlib.new("ripemd160")`` raises ValueError), and python-bitcointx's
+    pure-Python RIPEMD-160 (Bitcoin Core's test-framework implementation) serves instead. Same
+    digests either way (public data only: neither is constant time). Chosen once, on first use."""
+    try:
+        hashlib.new("ripemd160", b"")
+    except ValueError:
+        from bitcointx.core._ripemd160 import ripemd160 as portable
+
+        return portable
+    return lambda data: hashlib.new("ripemd160", data).digest()
+
+
+def ripemd160(data: bytes) -> bytes:
+    """RIPEMD-160 of ``data`` (portable: see ``_ripemd160_impl``)."""
+    return _ripemd160_impl()(bytes(data))
+
+
+def hash160(data: bytes) -> bytes:
+    """Bitcoin's HASH160 = RIPEMD-160(SHA-256(data)) (P2WPKH / P2PKH key hashes)."""
+    return _ripemd160_impl()(hashlib.sha256(data).digest())
 
 
 @cache

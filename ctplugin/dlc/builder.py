@@ -6,7 +6,6 @@ previous transaction, which is all the funding transaction and its witnesses nee
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,14 +31,10 @@ from ctplugin.dlc.messages import (
 from ctplugin.dlc.multi_oracle import DifferenceParams
 from ctplugin.dlc.oracle import OracleAnnouncement
 from ctplugin.dlc.payout import PayoutFunction, RoundingIntervals
-from ctplugin.hashes import sha256
+from ctplugin.hashes import hash160, sha256
 
 REGTEST_CHAIN_HASH = bytes.fromhex(
     "06226e46111a0b59caaf126043eb5bbf28c34f3a5e332a1fc7b2b73cf188910f")
-
-
-def hash160(data: bytes) -> bytes:
-    return hashlib.new("ripemd160", sha256(data)).digest()
 
 
 def p2wpkh(pubkey: bytes) -> bytes:

@@ -14,17 +14,12 @@ Secrets only meet constant-time code (coincurve); public keys become ``Point`` v
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass
 
-from ctplugin.hashes import sha256, tagged_hash
+from ctplugin.hashes import hash160, tagged_hash
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
-
-
-def hash160(data: bytes) -> bytes:
-    return hashlib.new("ripemd160", sha256(data)).digest()
 
 
 def p2wpkh_script(pubkey: bytes) -> bytes:
