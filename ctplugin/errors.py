@@ -11,23 +11,17 @@ class CtpluginError(Exception):
     """Base class of every error ctplugin raises on bad input."""
 
 
-def _reason_from(message: str) -> str:
-    """A stable identifier from a message: its text before any ':', lower-case, words joined by
-    '-' (``"scalar 3: not below the group order"`` -> ``"scalar-3"``)."""
-    head = message.split(":", 1)[0].strip().lower()
-    return "-".join("".join(c if c.isalnum() else " " for c in head).split()) or "invalid"
-
-
 class _ReasonedError(CtpluginError, ValueError):
     """An error with a stable machine-readable ``reason`` beside its human message.
 
-    ``reason`` is given explicitly by the raiser (``EncodingError("...", reason="off-curve")``);
-    when omitted it is derived from the message (``_reason_from``).
+    ``reason`` is always given by the raiser (``EncodingError("...", reason="off-curve")``): one
+    of a documented vocabulary (``ENCODING_REASONS`` below; each proof system's ``REASONS``),
+    so a caller can switch on it; tests/test_error_contract.py checks every raise site.
     """
 
-    def __init__(self, message: str = "", *, reason: str | None = None) -> None:
+    def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
-        self.reason = reason if reason is not None else _reason_from(message)
+        self.reason = reason
 
     def __reduce__(self) -> tuple[object, ...]:
         # keep the explicit reason across pickling (worker processes send errors back)
@@ -38,13 +32,39 @@ def _rebuild_reasoned(cls: type[_ReasonedError], message: str, reason: str) -> _
     return cls(message, reason=reason)
 
 
-class EncodingError(_ReasonedError):
-    """Bytes that do not encode the expected object (bad prefix, length, x >= p, off curve).
+ENCODING_REASONS: dict[str, str] = {
+    "length": "wrong size (bytes, vector or list length)",
+    "type": "a value of the wrong kind for the field (bytes, a tuple of TxIn, a bool, ...)",
+    "value-range": "an integer outside the range its encoding allows",
+    "scalar-range": "a scalar that is zero where it may not be, or not below the group order",
+    "field-range": "a coordinate not below the field size",
+    "off-curve": "a point (or x coordinate) not on the curve",
+    "prefix": "a wrong prefix or flag byte (point, commitment, generator, nonce, address)",
+    "infinity": "the point at infinity where a point is required or encoded",
+    "count-mismatch": "vectors or lists whose counts must agree do not",
+    "zero": "zero where an inverse or a non-zero value is needed",
+    "too-large": "above a size bound",
+    "index-range": "an index or run outside its vector",
+    "kind": "an unknown point encoding kind",
+    "shape": "an unsupported proof shape for a kernel entry (nbits / m)",
+    "flags": "unused flag bits set",
+    "non-minimal": "a non-minimal number encoding",
+    "structure": "fields that cannot be encoded together (a null prevout with flags, a dynafed "
+                 "header with a challenge, a script tree without leaves, ...)",
+    "der": "not a strict-DER signature",
+    "ecdh": "an ECDH shared secret that cannot be formed",
+    "not-in-tree": "a script that is not a leaf of the taproot tree",
+    "mixed-case": "an address in mixed case",
+    "character": "a character outside the address alphabet",
+    "checksum": "an address checksum that does not verify",
+    "padding": "address data that does not regroup into bytes",
+}
+"""Every ``EncodingError.reason``, with its meaning (the message adds the details)."""
 
-    ``reason`` values raised by the secp256k1 kernel: ``length``, ``scalar-range``,
-    ``field-range``, ``off-curve``, ``prefix``, ``infinity``, ``count-mismatch``, ``zero``,
-    ``too-large``, ``index-range``, ``kind``, ``flags``.
-    """
+
+class EncodingError(_ReasonedError):
+    """Bytes that do not encode the expected object (bad prefix, length, x >= p, off curve);
+    ``reason`` is one of ``ENCODING_REASONS``."""
 
 
 class ParseError(CtpluginError, ValueError):
@@ -61,7 +81,9 @@ class ParseError(CtpluginError, ValueError):
 
 
 class ProofError(_ReasonedError):
-    """A proof that cannot be parsed or whose parameters are out of the supported range.
+    """A proof that cannot be parsed or whose parameters are out of the supported range;
+    ``reason`` is one of its proof system's ``REASONS`` (``ctplugin.bulletproofs.errors``,
+    ``ctplugin.borromean.format``, ``ctplugin.surjection.errors``).
 
     Verification failure of a well-formed proof is a ``False`` verdict, not this error.
     """

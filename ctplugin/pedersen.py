@@ -53,12 +53,13 @@ class _FlaggedPoint:
     @classmethod
     def parse(cls, data: bytes) -> Self:
         if len(data) != 33:
-            raise EncodingError(f"{cls.__name__.lower()} must be 33 bytes, got {len(data)}")
+            raise EncodingError(f"{cls.__name__.lower()} must be 33 bytes, got {len(data)}",
+                                reason="length")
         return cls(decode_points(data, cls.KIND)[0])
 
     def serialize(self) -> bytes:
         if self.point.is_infinity:
-            raise EncodingError("the point at infinity cannot be serialized")
+            raise EncodingError("the point at infinity cannot be serialized", reason="infinity")
         return bytes([self.PREFIX | (0 if self.point.has_square_y() else 1)]) + self.point.xonly()
 
 
@@ -109,11 +110,11 @@ def _svdw(t: int, inv_den: int, inv_3t2: int) -> Point:
 def generator_generate(key32: bytes) -> Generator:
     """secp256k1_generator_generate: a NUMS generator for a 32-byte key (e.g. an asset id)."""
     if len(key32) != 32:
-        raise EncodingError("generator key must be 32 bytes")
+        raise EncodingError("generator key must be 32 bytes", reason="length")
     t1 = int.from_bytes(sha256(b"1st generation: " + key32), "big")
     t2 = int.from_bytes(sha256(b"2nd generation: " + key32), "big")
     if t1 >= P or t2 >= P:
-        raise EncodingError("generator hash not below the field size")
+        raise EncodingError("generator hash not below the field size", reason="field-range")
     # Montgomery's trick: the four denominators share one inversion (zeros stay out of it).
     dens = [8 + t1 * t1, -3 * t1 * t1, 8 + t2 * t2, -3 * t2 * t2]
     dens = [d % P or 1 for d in dens]
@@ -133,7 +134,8 @@ def generator_generate_blinded(key32: bytes, blind32: bytes) -> Generator:
     base = generator_generate(key32).point
     blind = int.from_bytes(blind32, "big")
     if blind >= N:
-        raise EncodingError("asset blinding factor not below the group order")
+        raise EncodingError("asset blinding factor not below the group order",
+                            reason="scalar-range")
     return Generator(base if blind == 0 else base + ct.base_mul(blind))
 
 
@@ -152,13 +154,13 @@ def commit(value: int, blind: int | bytes, generator: Generator) -> Commitment:
     Raises EncodingError if the result is infinity (e.g. value = blind = 0), as the C does.
     """
     if not 0 <= value < 2**64:
-        raise EncodingError("value must fit in 64 bits")
+        raise EncodingError("value must fit in 64 bits", reason="value-range")
     blind_int = int.from_bytes(blind, "big") if isinstance(blind, bytes) else int(blind)
     if not 0 <= blind_int < N:
-        raise EncodingError("blinding factor not below the group order")
+        raise EncodingError("blinding factor not below the group order", reason="scalar-range")
     point = ct.mul_or_zero(value, generator.point) + ct.mul_or_zero(blind_int, G)
     if point.is_infinity:
-        raise EncodingError("commitment is the point at infinity")
+        raise EncodingError("commitment is the point at infinity", reason="infinity")
     return Commitment(point)
 
 

@@ -20,7 +20,7 @@ _U64_MAX = (1 << 64) - 1
 
 def _varint(n: int, order: Literal["little", "big"]) -> bytes:
     if not 0 <= n <= _U64_MAX:
-        raise EncodingError(f"varint {n} outside [0, 2^64)")
+        raise EncodingError(f"varint {n} outside [0, 2^64)", reason="value-range")
     if n < 0xFD:
         return bytes((n,))
     if n <= 0xFFFF:

@@ -100,3 +100,44 @@ def test_importing_the_library_has_no_side_effects() -> None:
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "([], None)"
+
+
+def _proof_reasons() -> set[str]:
+    from ctplugin.borromean.format import REASONS as BORROMEAN
+    from ctplugin.bulletproofs.errors import REASONS as BULLETPROOFS
+    from ctplugin.surjection.errors import REASONS as SURJECTION
+
+    return {*BULLETPROOFS, *BORROMEAN, *SURJECTION}
+
+
+_REASONED_SOURCES = [p for pkg in ("ctplugin", "validator", "regtest", "rpc", "replay")
+                     if (REPO / pkg).exists() for p in _sources(pkg)]
+
+
+@pytest.mark.parametrize("path", _REASONED_SOURCES, ids=lambda p: str(p.relative_to(REPO)))
+def test_encoding_and_proof_errors_carry_a_documented_reason(path: Path) -> None:
+    """Every ``EncodingError(...)`` / ``ProofError(...)`` passes ``reason=`` as a literal from
+    ``ctplugin.errors.ENCODING_REASONS`` / the proof systems' ``REASONS`` (or forwards the
+    ``reason`` of the error it wraps)."""
+    from ctplugin.errors import ENCODING_REASONS
+
+    vocabulary = {"EncodingError": set(ENCODING_REASONS), "ProofError": _proof_reasons()}
+    helper_module = "\nREASONS = {" in path.read_text()  # its proof_error asserts membership
+    bad = []
+    for call in _calls(path):
+        kind = _name(call.func)
+        if kind == "proof_error" and isinstance(call.func, ast.Name):  # the helpers' reason
+            first = call.args[0] if call.args else None
+            if isinstance(first, ast.Constant) and first.value not in vocabulary["ProofError"]:
+                bad.append(f"line {call.lineno}")
+            continue
+        if kind not in vocabulary or not isinstance(call.func, ast.Name):
+            continue
+        reason = next((k.value for k in call.keywords if k.arg == "reason"), None)
+        if isinstance(reason, ast.Attribute) and reason.attr == "reason":
+            continue  # forwarded from the wrapped error
+        if helper_module and isinstance(reason, ast.Name) and reason.id == "reason":
+            continue
+        if not (isinstance(reason, ast.Constant) and reason.value in vocabulary[kind]):
+            bad.append(f"line {call.lineno}")
+    assert not bad, f"{path.relative_to(REPO)}: undocumented or missing reason at {bad}"

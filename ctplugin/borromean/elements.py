@@ -44,7 +44,7 @@ def ecdh_nonce(blinding_key: bytes, ephemeral_pubkey: bytes) -> bytes:
     try:
         shared = coincurve.PublicKey(bytes(ephemeral_pubkey)).multiply(bytes(blinding_key))
     except (ValueError, TypeError) as exc:
-        raise EncodingError(f"ECDH nonce: {exc}") from None
+        raise EncodingError(f"ECDH nonce: {exc}", reason="ecdh") from None
     return hashlib.sha256(hashlib.sha256(shared.format(compressed=True)).digest()).digest()
 
 
@@ -116,7 +116,7 @@ def blind_value_proof(value: int, nonce: bytes, value_blind: bytes, commitment: 
     """An exact-value ("explicit") proof that ``commitment`` holds ``value`` (73 bytes, or 65
     for value 0): wally's ``explicit_rangeproof``, Elements' ``CreateBlindValueProof``."""
     if not 0 <= value <= U64_MAX:
-        raise EncodingError("value must fit in 64 bits")
+        raise EncodingError("value must fit in 64 bits", reason="value-range")
     return sign(value, value_blind, nonce, generator, min_value=value, exp=-1,
                 commitment=commitment)
 

@@ -52,7 +52,7 @@ def rewind(proof: bytes, commitment: Commitment | bytes, generator: Generator | 
     verify, the nonce is not the signer's, or the recovered opening does not match C.
     Malformed proofs raise ``ProofError``."""
     if len(nonce) != 32:
-        raise EncodingError("rewind nonce must be 32 bytes")
+        raise EncodingError("rewind nonce must be 32 bytes", reason="length")
     claim = RangeProofClaim.of(proof, commitment, generator, extra_commit)
     prepared = prepare(claim)
     if prepared is None:

@@ -97,12 +97,10 @@ def _scalar_bytes(value: int) -> bytes:
 
 def _decode_pair(commitment: bytes, generator: bytes) -> tuple[bytes, bytes]:
     if len(commitment) != 33 or len(generator) != 33:
-        raise EncodingError("commitment and generator must be 33 bytes")
-    try:
-        return (_k.decode_points_var(commitment, KIND_PEDERSEN),
-                _k.decode_points_var(generator, KIND_GENERATOR))
-    except ValueError as exc:
-        raise EncodingError(str(exc)) from None
+        raise EncodingError("commitment and generator must be 33 bytes", reason="length")
+    # the kernel raises EncodingError with its reason (off-curve, prefix, ...)
+    return (_k.decode_points_var(commitment, KIND_PEDERSEN),
+            _k.decode_points_var(generator, KIND_GENERATOR))
 
 
 def prepare(claim: RangeProofClaim, commit_packed: bytes | None = None,

@@ -119,22 +119,23 @@ def parse_many(blobs: Sequence[bytes]) -> list[AdaptorSignature]:
     points = bytearray()
     for i, blob in enumerate(blobs):
         if len(blob) != ADAPTOR_SIGNATURE_SIZE:
-            raise EncodingError(f"adaptor signature {i}: must be 162 bytes, got {len(blob)}")
+            raise EncodingError(f"adaptor signature {i}: must be 162 bytes, got {len(blob)}",
+                                reason="length")
         points += blob[:66]
     try:
         decoded = decode_points(bytes(points), KIND_COMPRESSED)
     except EncodingError as exc:
-        raise EncodingError(f"adaptor signature point: {exc}") from None
+        raise EncodingError(f"adaptor signature point: {exc}", reason=exc.reason) from None
     out = []
     for i, blob in enumerate(blobs):
         r_point, ra_point = decoded[2 * i], decoded[2 * i + 1]
         s_a, dleq_s = _int(blob[66:98]), _int(blob[130:162])
         if not 0 < s_a < N:
-            raise EncodingError(f"adaptor signature {i}: s_a not in [1, n)")
+            raise EncodingError(f"adaptor signature {i}: s_a not in [1, n)", reason="scalar-range")
         if dleq_s >= N:
-            raise EncodingError(f"adaptor signature {i}: DLEQ s not below n")
+            raise EncodingError(f"adaptor signature {i}: DLEQ s not below n", reason="scalar-range")
         if r_point.x is not None and r_point.x % N == 0:
-            raise EncodingError(f"adaptor signature {i}: r is zero")
+            raise EncodingError(f"adaptor signature {i}: r is zero", reason="zero")
         out.append(AdaptorSignature(blob[:33], blob[33:66], s_a, _int(blob[98:130]) % N, dleq_s,
                                     [r_point, ra_point]))
     return out
@@ -391,7 +392,7 @@ def der_encode(signature: tuple[int, int]) -> bytes:
 def der_decode(data: bytes) -> tuple[int, int]:
     """Parse a strict-DER ECDSA signature into (r, s); ``EncodingError`` otherwise."""
     def fail(reason: str) -> EncodingError:
-        return EncodingError(f"DER signature: {reason}")
+        return EncodingError(f"DER signature: {reason}", reason="der")
 
     if len(data) < 8 or data[0] != 0x30 or data[1] != len(data) - 2:
         raise fail("bad sequence header")

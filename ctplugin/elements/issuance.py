@@ -22,13 +22,15 @@ _TOKEN_BLINDED = (2).to_bytes(32, "little")
 
 def _hash32(name: str, value: bytes) -> None:
     if not isinstance(value, bytes) or len(value) != 32:
-        raise EncodingError(f"{name} must be 32 bytes")
+        raise EncodingError(f"{name} must be 32 bytes", reason="length")
 
 
 def issuance_entropy(prevout_hash: bytes, prevout_index: int, contract_hash: bytes) -> bytes:
     """GenerateAssetEntropy for a new issuance spending (prevout_hash, prevout_index)."""
     _hash32("prevout_hash", prevout_hash)
     _hash32("contract_hash", contract_hash)
+    if not 0 <= prevout_index <= 0xFFFF_FFFF:
+        raise EncodingError("prevout index must fit in 32 bits", reason="value-range")
     prevout = prevout_hash + prevout_index.to_bytes(4, "little")
     return hashes.sha256_midstate(hashes.sha256d(prevout) + contract_hash)
 

@@ -59,6 +59,8 @@ def serialize_conf_value(value: int | bytes | None) -> bytes:
     if value is None:
         return b"\x00"
     if isinstance(value, int):
+        if not 0 <= value <= MAX_EXPLICIT_VALUE:
+            raise EncodingError("explicit value outside [0, 2^64)", reason="value-range")
         return b"\x01" + value.to_bytes(8, "big")
     return value
 
@@ -78,32 +80,34 @@ def serialize_conf_nonce(nonce: bytes) -> bytes:
 
 def _check_bytes(name: str, value: Any, lengths: tuple[int, ...] | None = None) -> None:
     if not isinstance(value, bytes):
-        raise EncodingError(f"{name} must be bytes, got {type(value).__name__}")
+        raise EncodingError(f"{name} must be bytes, got {type(value).__name__}", reason="type")
     if lengths is not None and len(value) not in lengths:
-        raise EncodingError(f"{name} must be {' or '.join(map(str, lengths))} bytes")
+        raise EncodingError(f"{name} must be {' or '.join(map(str, lengths))} bytes",
+                            reason="length")
 
 
 def _check_uint(name: str, value: Any, maximum: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= maximum:
-        raise EncodingError(f"{name} must be an integer in [0, {maximum}]")
+        raise EncodingError(f"{name} must be an integer in [0, {maximum}]", reason="value-range")
 
 
 def _check_stack(name: str, value: Any) -> None:
     if not isinstance(value, tuple) or not all(isinstance(i, bytes) for i in value):
-        raise EncodingError(f"{name} must be a tuple of bytes")
+        raise EncodingError(f"{name} must be a tuple of bytes", reason="type")
 
 
 def _check_value(name: str, value: Any, allow_null: bool) -> None:
     if value is None:
         if not allow_null:
-            raise EncodingError(f"{name} may not be null")
+            raise EncodingError(f"{name} may not be null", reason="structure")
     elif isinstance(value, int) and not isinstance(value, bool):
         _check_uint(name, value, MAX_EXPLICIT_VALUE)
     elif isinstance(value, bytes):
         if len(value) != 33 or value[0] not in (8, 9):
-            raise EncodingError(f"{name} commitment must be 33 bytes with prefix 08/09")
+            raise EncodingError(f"{name} commitment must be 33 bytes with prefix 08/09",
+                                reason="prefix")
     else:
-        raise EncodingError(f"{name} must be an int amount or a 33-byte commitment")
+        raise EncodingError(f"{name} must be an int amount or a 33-byte commitment", reason="type")
 
 
 def _coerce_tuple(obj: Any, name: str) -> None:
@@ -136,7 +140,8 @@ class AssetIssuance:
         _check_value("issuance amount", self.amount, allow_null=True)
         _check_value("inflation keys", self.inflation_keys, allow_null=True)
         if self.amount is None and self.inflation_keys is None:
-            raise EncodingError("an issuance needs an amount or inflation keys (else it is null)")
+            raise EncodingError("an issuance needs an amount or inflation keys (else it is null)",
+                                reason="structure")
 
     @property
     def is_reissuance(self) -> bool:
@@ -182,18 +187,21 @@ class TxIn:
         _check_bytes("script_sig", self.script_sig)
         _check_uint("sequence", self.sequence, 0xFFFF_FFFF)
         if not isinstance(self.is_pegin, bool):
-            raise EncodingError("is_pegin must be a bool")
+            raise EncodingError("is_pegin must be a bool", reason="type")
         if self.issuance is not None and not isinstance(self.issuance, AssetIssuance):
-            raise EncodingError("issuance must be an AssetIssuance or None")
+            raise EncodingError("issuance must be an AssetIssuance or None", reason="type")
         if self.prevout_index == NULL_INDEX:
             if self.issuance is not None or self.is_pegin:
-                raise EncodingError("a null prevout index cannot carry issuance or peg-in flags")
+                raise EncodingError("a null prevout index cannot carry issuance or peg-in flags",
+                                    reason="structure")
         elif self.prevout_index > OUTPOINT_INDEX_MASK:
-            raise EncodingError("prevout_index above 2**30-1 collides with the flag bits")
+            raise EncodingError("prevout_index above 2**30-1 collides with the flag bits",
+                                reason="value-range")
         elif (self.prevout_index == OUTPOINT_INDEX_MASK and self.issuance is not None
               and self.is_pegin):
             # index | both flags == 0xffffffff, which readers take for the null prevout
-            raise EncodingError("index 2**30-1 with issuance and peg-in flags is unencodable")
+            raise EncodingError("index 2**30-1 with issuance and peg-in flags is unencodable",
+                                reason="structure")
         _check_bytes("issuance_amount_rangeproof", self.issuance_amount_rangeproof)
         _check_bytes("inflation_keys_rangeproof", self.inflation_keys_rangeproof)
         _check_stack("script_witness", self.script_witness)
@@ -256,11 +264,11 @@ class TxOut:
     def __post_init__(self) -> None:
         _check_bytes("asset", self.asset, (32, 33))
         if len(self.asset) == 33 and self.asset[0] not in (0x0A, 0x0B):
-            raise EncodingError("asset commitment must have prefix 0a/0b")
+            raise EncodingError("asset commitment must have prefix 0a/0b", reason="prefix")
         _check_value("value", self.value, allow_null=False)
         _check_bytes("nonce", self.nonce, (0, 33))
         if self.nonce and self.nonce[0] not in (1, 2, 3):
-            raise EncodingError("nonce must have prefix 01/02/03")
+            raise EncodingError("nonce must have prefix 01/02/03", reason="prefix")
         _check_bytes("script_pubkey", self.script_pubkey)
         _check_bytes("surjection_proof", self.surjection_proof)
         _check_bytes("range_proof", self.range_proof)
@@ -316,11 +324,11 @@ class Transaction:
         _coerce_tuple(self, "inputs")
         _coerce_tuple(self, "outputs")
         if not isinstance(self.version, int) or not -(1 << 31) <= self.version < (1 << 31):
-            raise EncodingError("version must be a signed 32-bit integer")
+            raise EncodingError("version must be a signed 32-bit integer", reason="value-range")
         if not all(isinstance(i, TxIn) for i in self.inputs):
-            raise EncodingError("inputs must be TxIn values")
+            raise EncodingError("inputs must be TxIn values", reason="type")
         if not all(isinstance(o, TxOut) for o in self.outputs):
-            raise EncodingError("outputs must be TxOut values")
+            raise EncodingError("outputs must be TxOut values", reason="type")
         _check_uint("locktime", self.locktime, 0xFFFF_FFFF)
 
     # -- construction -----------------------------------------------------------------------
@@ -498,7 +506,7 @@ class DynafedParamEntry:
     def __post_init__(self) -> None:
         _coerce_tuple(self, "extension_space")
         if self.type not in (0, 1, 2):
-            raise EncodingError("dynafed entry type must be 0, 1 or 2")
+            raise EncodingError("dynafed entry type must be 0, 1 or 2", reason="structure")
         _check_bytes("signblockscript", self.signblockscript)
         _check_uint("signblock_witness_limit", self.signblock_witness_limit, 0xFFFF_FFFF)
         _check_bytes("elided_root", self.elided_root, (32,) if self.type == 1 else (0,))
@@ -506,9 +514,9 @@ class DynafedParamEntry:
         _check_bytes("fedpegscript", self.fedpegscript)
         _check_stack("extension_space", self.extension_space)
         if self.type != 2 and (self.fedpeg_program or self.fedpegscript or self.extension_space):
-            raise EncodingError("only full (type 2) entries carry fedpeg data")
+            raise EncodingError("only full (type 2) entries carry fedpeg data", reason="structure")
         if self.type == 0 and (self.signblockscript or self.signblock_witness_limit):
-            raise EncodingError("a null entry carries no data")
+            raise EncodingError("a null entry carries no data", reason="structure")
 
     @property
     def is_null(self) -> bool:
@@ -602,15 +610,16 @@ class BlockHeader:
             _check_bytes("challenge", self.challenge)
             _check_bytes("solution", self.solution)
             if self.signblock_witness:
-                raise EncodingError("legacy headers have no signblock witness")
+                raise EncodingError("legacy headers have no signblock witness", reason="structure")
         else:
             if not isinstance(self.dynafed_params, DynafedParams):
-                raise EncodingError("dynafed_params must be DynafedParams")
+                raise EncodingError("dynafed_params must be DynafedParams", reason="type")
             if self.challenge is not None or self.solution is not None:
-                raise EncodingError("dynafed headers have no challenge/solution")
+                raise EncodingError("dynafed headers have no challenge/solution",
+                                    reason="structure")
             if self.dynafed_params.current.is_null and self.dynafed_params.proposed.is_null:
                 raise EncodingError("dynafed headers need non-null parameters (Elements "
-                                    "serializes null ones as a legacy header)")
+                                    "serializes null ones as a legacy header)", reason="structure")
             _check_stack("signblock_witness", self.signblock_witness)
 
     @property
@@ -662,9 +671,9 @@ class Block:
     def __post_init__(self) -> None:
         _coerce_tuple(self, "transactions")
         if not isinstance(self.header, BlockHeader):
-            raise EncodingError("header must be a BlockHeader")
+            raise EncodingError("header must be a BlockHeader", reason="type")
         if not all(isinstance(t, Transaction) for t in self.transactions):
-            raise EncodingError("transactions must be Transaction values")
+            raise EncodingError("transactions must be Transaction values", reason="type")
 
     @staticmethod
     def parse(data: bytes | bytearray | memoryview) -> Block:

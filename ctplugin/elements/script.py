@@ -244,10 +244,10 @@ def script_num_decode(data: bytes, require_minimal: bool = False, max_size: int 
     than ``max_size`` or, with ``require_minimal``, not minimally encoded (Elements throws
     scriptnum_error in both cases)."""
     if len(data) > max_size:
-        raise EncodingError("script number overflow")
+        raise EncodingError("script number overflow", reason="value-range")
     if require_minimal and data and not data[-1] & 0x7F and (
             len(data) == 1 or not data[-2] & 0x80):
-        raise EncodingError("non-minimally encoded script number")
+        raise EncodingError("non-minimally encoded script number", reason="non-minimal")
     if not data:
         return 0
     value = int.from_bytes(data, "little")

@@ -126,9 +126,9 @@ class PrecomputedTransaction:
     def __init__(self, tx: Transaction, spent: Sequence[TxOut] | None = None,
                  genesis_hash: bytes | None = None) -> None:
         if spent is not None and len(spent) != len(tx.inputs):
-            raise EncodingError("one spent output per input is needed")
+            raise EncodingError("one spent output per input is needed", reason="count-mismatch")
         if genesis_hash is not None and len(genesis_hash) != 32:
-            raise EncodingError("the genesis hash is 32 bytes")
+            raise EncodingError("the genesis hash is 32 bytes", reason="length")
         self.tx = tx
         self.spent = tuple(spent) if spent is not None else None
         self.genesis_hash = genesis_hash
@@ -260,7 +260,7 @@ class PrecomputedTransaction:
 
 def _check_index(tx: Transaction, index: int) -> None:
     if not 0 <= index < len(tx.inputs):
-        raise EncodingError(f"input index {index} out of range")
+        raise EncodingError(f"input index {index} out of range", reason="index-range")
 
 
 def segwit_v0_sighash(pre: PrecomputedTransaction, index: int, script_code: bytes,

@@ -67,7 +67,7 @@ class ControlBlock:
         size = len(data)
         if (size < CONTROL_BASE_SIZE or size > CONTROL_MAX_SIZE
                 or (size - CONTROL_BASE_SIZE) % CONTROL_NODE_SIZE):
-            raise EncodingError("control block size is not 33 + 32*m (m <= 128)")
+            raise EncodingError("control block size is not 33 + 32*m (m <= 128)", reason="length")
         path = tuple(data[i:i + 32] for i in range(CONTROL_BASE_SIZE, size, CONTROL_NODE_SIZE))
         return cls(data[0] & LEAF_MASK, data[0] & 1, bytes(data[1:33]), path)
 
@@ -87,7 +87,8 @@ def output_key(internal_key: bytes, merkle_root: bytes | None) -> tuple[bytes, i
     the Elements tag). ``EncodingError`` if P is not on the curve or t ≥ n (negligible)."""
     result = libsecp.xonly_tweak_add(internal_key, tweak_hash(internal_key, merkle_root))
     if result is None:
-        raise EncodingError("internal key does not lift, or the tweak is out of range")
+        raise EncodingError("internal key does not lift, or the tweak is out of range",
+                            reason="off-curve")
     return result
 
 
@@ -163,13 +164,13 @@ class TaprootOutput:
         for leaf, block in self.control_blocks():
             if leaf.script == script:
                 return block
-        raise EncodingError("script is not a leaf of this output's tree")
+        raise EncodingError("script is not a leaf of this output's tree", reason="not-in-tree")
 
 
 def taproot_tree_from_leaves(leaves: Sequence[Leaf]) -> ScriptTree:
     """A balanced tree over the leaves, in order (wallet convenience)."""
     if not leaves:
-        raise EncodingError("a script tree needs at least one leaf")
+        raise EncodingError("a script tree needs at least one leaf", reason="structure")
     nodes: list[ScriptTree] = list(leaves)
     while len(nodes) > 1:
         paired: list[ScriptTree] = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]

@@ -17,7 +17,7 @@ def secret_bytes(secret: int | bytes) -> bytes:
     """Canonical 32-byte form of a secret scalar in [1, N)."""
     value = int.from_bytes(secret, "big") if isinstance(secret, bytes) else int(secret)
     if not 0 < value < N:
-        raise EncodingError("secret scalar must be in [1, N)")
+        raise EncodingError("secret scalar must be in [1, N)", reason="scalar-range")
     return value.to_bytes(32, "big")
 
 

@@ -33,11 +33,11 @@ class Point:
     def __init__(self, x: int | None, y: int | None, *, _trusted: bool = False) -> None:
         if x is None or y is None:
             if x is not None or y is not None:
-                raise EncodingError("infinity has neither coordinate")
+                raise EncodingError("infinity has neither coordinate", reason="infinity")
             packed = kernel.INFINITY
         else:
             if not _trusted and not _on_curve(x, y):
-                raise EncodingError("point is not on the curve")
+                raise EncodingError("point is not on the curve", reason="off-curve")
             packed = x.to_bytes(32, "big") + y.to_bytes(32, "big")
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
@@ -52,7 +52,7 @@ class Point:
     def from_packed(cls, packed: bytes) -> Point:
         """From the kernel's 64-byte form (trusted: it came out of the kernel)."""
         if len(packed) != 64:
-            raise EncodingError("packed point must be 64 bytes")
+            raise EncodingError("packed point must be 64 bytes", reason="length")
         if packed == kernel.INFINITY:
             return INFINITY
         return cls(int.from_bytes(packed[:32], "big"), int.from_bytes(packed[32:], "big"),
@@ -69,24 +69,25 @@ class Point:
         if len(data) == 65 and data[0] == 4:
             return cls(int.from_bytes(data[1:33], "big"), int.from_bytes(data[33:], "big"))
         if len(data) != 33:
-            raise EncodingError(f"public key must be 33 or 65 bytes, got {len(data)}")
+            raise EncodingError(f"public key must be 33 or 65 bytes, got {len(data)}",
+                                reason="length")
         return cls.decode(data, kernel.KIND_COMPRESSED)
 
     @classmethod
     def from_xonly(cls, data: bytes) -> Point:
         """BIP340 lift_x: the point with this x and an even y."""
         if len(data) != 32:
-            raise EncodingError(f"x-only key must be 32 bytes, got {len(data)}")
+            raise EncodingError(f"x-only key must be 32 bytes, got {len(data)}", reason="length")
         return cls.decode(data, kernel.KIND_XONLY)
 
     @classmethod
     def from_x_qr(cls, x: int, non_residue: bool) -> Point:
         """secp256k1-zkp's convention: the y that is a quadratic residue, negated if flagged."""
         if not 0 <= x < P:
-            raise EncodingError("x coordinate not below the field size")
+            raise EncodingError("x coordinate not below the field size", reason="field-range")
         y = sqrt_mod_p(x * x * x + 7)
         if y is None:
-            raise EncodingError("x is not on the curve")
+            raise EncodingError("x is not on the curve", reason="off-curve")
         return cls(x, P - y if non_residue else y, _trusted=True)
 
     # --- encodings -------------------------------------------------------------------------
@@ -101,7 +102,7 @@ class Point:
 
     def _coords(self) -> tuple[int, int]:
         if self.x is None or self.y is None:
-            raise EncodingError("the point at infinity has no encoding")
+            raise EncodingError("the point at infinity has no encoding", reason="infinity")
         return self.x, self.y
 
     def to_bytes(self, compressed: bool = True) -> bytes:

@@ -27,10 +27,10 @@ class Scalar:
     @classmethod
     def from_bytes(cls, data: bytes) -> Scalar:
         if len(data) != 32:
-            raise EncodingError(f"scalar must be 32 bytes, got {len(data)}")
+            raise EncodingError(f"scalar must be 32 bytes, got {len(data)}", reason="length")
         value = int.from_bytes(data, "big")
         if value >= N:
-            raise EncodingError("scalar not below the group order")
+            raise EncodingError("scalar not below the group order", reason="scalar-range")
         return cls(value)
 
     @classmethod

@@ -59,21 +59,24 @@ class SurjectionProof:
 
     def __post_init__(self) -> None:
         if not 1 <= self.n_inputs <= MAX_INPUTS:
-            raise ProofError(f"surjection proof covers {self.n_inputs} inputs, not 1..{MAX_INPUTS}")
+            raise ProofError(f"surjection proof covers {self.n_inputs} inputs, not 1..{MAX_INPUTS}",
+                             reason="input-count")
         if not self.used or len(self.used) > MAX_USED_INPUTS:
-            raise ProofError(f"surjection proof uses {len(self.used)} inputs")
+            raise ProofError(f"surjection proof uses {len(self.used)} inputs", reason="used-inputs")
         increasing = all(a < b for a, b in zip(self.used, self.used[1:]))
         if not increasing or self.used[0] < 0 or self.used[-1] >= self.n_inputs:
-            raise ProofError("used input indices must be distinct, increasing and < n_inputs")
+            raise ProofError("used input indices must be distinct, increasing and < n_inputs",
+                             reason="used-inputs")
         if len(self.s) != len(self.used):
-            raise ProofError("one s scalar per used input is required")
+            raise ProofError("one s scalar per used input is required", reason="count-mismatch")
         if len(self.e0) != 32:
-            raise ProofError("e0 must be 32 bytes")
+            raise ProofError("e0 must be 32 bytes", reason="length")
         for j, s in enumerate(self.s):
             if len(s) != 32:
-                raise ProofError(f"s[{j}] must be 32 bytes")
+                raise ProofError(f"s[{j}] must be 32 bytes", reason="length")
             if not 0 < int.from_bytes(s, "big") < N:
-                raise ProofError(f"s[{j}] is zero or not below the group order")
+                raise ProofError(f"s[{j}] is zero or not below the group order",
+                                 reason="scalar-range")
 
     @property
     def n_used(self) -> int:
@@ -97,35 +100,42 @@ class SurjectionProof:
         """
         data = bytes(data)
         if len(data) < 2:
-            raise ProofError(f"surjection proof of {len(data)} bytes is shorter than its header")
+            raise ProofError(f"surjection proof of {len(data)} bytes is shorter than its header",
+                             reason="length")
         n_inputs = data[0] | data[1] << 8
         if not 1 <= n_inputs <= MAX_INPUTS:
-            raise ProofError(f"surjection proof covers {n_inputs} inputs, not 1..{MAX_INPUTS}")
+            raise ProofError(f"surjection proof covers {n_inputs} inputs, not 1..{MAX_INPUTS}",
+                             reason="input-count")
         nbytes = bitmap_len(n_inputs)
         if len(data) < 2 + nbytes:
-            raise ProofError("surjection proof truncated inside its used-input bitmap")
+            raise ProofError("surjection proof truncated inside its used-input bitmap",
+                             reason="length")
         bitmap = data[2: 2 + nbytes]
         if n_inputs % 8 and bitmap[-1] >> (n_inputs % 8):
-            raise ProofError("surjection proof bitmap marks inputs beyond n_inputs")
+            raise ProofError("surjection proof bitmap marks inputs beyond n_inputs",
+                             reason="used-inputs")
         # (no bit at or beyond n_inputs is set, so every set bit is a used input)
         if nbytes == 1:
             used = _BYTE_BITS[bitmap[0]]
         else:
             used = tuple(8 * k + b for k, byte in enumerate(bitmap) for b in _BYTE_BITS[byte])
         if not used:
-            raise ProofError("surjection proof uses no input")
+            raise ProofError("surjection proof uses no input", reason="used-inputs")
         if len(used) > max_used:
-            raise ProofError(f"surjection proof uses {len(used)} inputs, over {max_used}")
+            raise ProofError(f"surjection proof uses {len(used)} inputs, over {max_used}",
+                             reason="used-inputs")
         expected = serialized_size(n_inputs, len(used))
         if len(data) != expected:
-            raise ProofError(f"surjection proof is {len(data)} bytes, expected {expected}")
+            raise ProofError(f"surjection proof is {len(data)} bytes, expected {expected}",
+                             reason="length")
         sig = 2 + nbytes
         e0 = data[sig: sig + 32]
         s = tuple(data[sig + 32 * (j + 1): sig + 32 * (j + 2)] for j in range(len(used)))
         for j, scalar in enumerate(s):
             # 0 < s_j < n on the 32-byte big-endian strings (same-length byte order is numeric)
             if not _ZERO < scalar < _N_BYTES:
-                raise ProofError(f"s[{j}] is zero or not below the group order")
+                raise ProofError(f"s[{j}] is zero or not below the group order",
+                                 reason="scalar-range")
         # Every invariant of __post_init__ holds by now (n_inputs in range, used non-empty,
         # increasing and below n_inputs by construction, 32-byte e0 and s_j in [1, n)): build
         # without checking them a second time (parse is on the block's hot path).

@@ -52,7 +52,7 @@ class SeededIndexStream:
 
     def __init__(self, seed: bytes) -> None:
         if len(seed) != 32:
-            raise ProofError("surjection proof seed must be 32 bytes")
+            raise ProofError("surjection proof seed must be 32 bytes", reason="parameters")
         self._state = bytes(seed)
         self._pos = 0
 
@@ -82,11 +82,12 @@ def select_inputs(input_assets: Sequence[bytes], output_asset: bytes, n_used: in
     """
     n = len(input_assets)
     if not 1 <= n <= MAX_INPUTS:
-        raise ProofError(f"a surjection proof covers 1..{MAX_INPUTS} inputs, got {n}")
+        raise ProofError(f"a surjection proof covers 1..{MAX_INPUTS} inputs, got {n}",
+                         reason="parameters")
     if not 1 <= n_used <= min(n, MAX_USED_INPUTS):
-        raise ProofError(f"cannot use {n_used} of {n} inputs")
+        raise ProofError(f"cannot use {n_used} of {n} inputs", reason="parameters")
     if any(len(a) != 32 for a in input_assets) or len(output_asset) != 32:
-        raise ProofError("asset tags must be 32 bytes")
+        raise ProofError("asset tags must be 32 bytes", reason="parameters")
     stream = SeededIndexStream(seed)
     for _ in range(max_iterations):
         used: set[int] = set()
@@ -101,7 +102,8 @@ def select_inputs(input_assets: Sequence[bytes], output_asset: bytes, n_used: in
                     break
         if real is not None:
             return tuple(sorted(used)), real
-    raise ProofError(f"no input carries the output asset after {max_iterations} tries")
+    raise ProofError(f"no input carries the output asset after {max_iterations} tries",
+                     reason="no-matching-input")
 
 
 def nonce_scalars(count: int, secret: bytes) -> list[bytes]:
@@ -117,7 +119,8 @@ def nonce_scalars(count: int, secret: bytes) -> list[bytes]:
         digest = hashlib.sha256(buf).digest()
         buf[0:32] = digest
         if int.from_bytes(digest, "big") >= N:
-            raise ProofError("nonce derivation overflowed the group order; use another seed")
+            raise ProofError("nonce derivation overflowed the group order; use another seed",
+                             reason="retry")
         out.append(digest)
     buf[:] = bytes(len(buf))
     return out
@@ -137,10 +140,10 @@ def _ct_sub(a: bytes, b: bytes) -> bytes:
         key = _seckey(b)
         lib.secp256k1_ec_seckey_negate(GLOBAL_CONTEXT.ctx, key)
         if a != bytes(32) and not lib.secp256k1_ec_seckey_tweak_add(GLOBAL_CONTEXT.ctx, key, a):
-            raise ProofError("asset blinding factors are equal")
+            raise ProofError("asset blinding factors are equal", reason="degenerate")
         result = bytes(ffi.buffer(key, 32))
     if result == bytes(32):
-        raise ProofError("asset blinding factors are equal")
+        raise ProofError("asset blinding factors are equal", reason="degenerate")
     return result
 
 
@@ -149,15 +152,16 @@ def _ct_nonce_minus(k: bytes, e: bytes, x: bytes) -> bytes:
     key = _seckey(x)
     minus_e = (N - int.from_bytes(e, "big")).to_bytes(32, "big")
     if not lib.secp256k1_ec_seckey_tweak_mul(GLOBAL_CONTEXT.ctx, key, minus_e):
-        raise ProofError("invalid secret key in surjection proof")
+        raise ProofError("invalid secret key in surjection proof", reason="degenerate")
     if not lib.secp256k1_ec_seckey_tweak_add(GLOBAL_CONTEXT.ctx, key, k):
-        raise ProofError("surjection proof s is zero; use another seed")
+        raise ProofError("surjection proof s is zero; use another seed", reason="retry")
     return bytes(ffi.buffer(key, 32))
 
 
 def _check_scalar(value: bytes, what: str) -> bytes:
     if len(value) != 32 or int.from_bytes(value, "big") >= N:
-        raise ProofError(f"{what} must be a 32-byte scalar below the group order")
+        raise ProofError(f"{what} must be a 32-byte scalar below the group order",
+                         reason="parameters")
     return bytes(value)
 
 
@@ -175,7 +179,8 @@ def generate(*, input_assets: Sequence[bytes], input_blinds: Sequence[bytes],
     """
     n = len(input_assets)
     if not len(input_blinds) == len(input_generators) == n:
-        raise ProofError("input assets, blinds and generators must have the same length")
+        raise ProofError("input assets, blinds and generators must have the same length",
+                         reason="parameters")
     output_blind = _check_scalar(output_blind, "output asset blinding factor")
     blinds = [_check_scalar(b, f"input {i} asset blinding factor")
               for i, b in enumerate(input_blinds)]
@@ -187,7 +192,8 @@ def generate(*, input_assets: Sequence[bytes], input_blinds: Sequence[bytes],
     output = output_generator.point.packed
     if any(g.point.packed == output for g in input_generators):
         # secp256k1-zkp refuses: an identical tag would put infinity into the ring.
-        raise ProofError("an input asset generator equals the output generator")
+        raise ProofError("an input asset generator equals the output generator",
+                         reason="degenerate")
     secret = _ct_sub(output_blind, blinds[real])
     pubs = ring_public_keys(output, [input_generators[i].point.packed for i in used])
     ring_index = used.index(real)
@@ -200,22 +206,22 @@ def generate(*, input_assets: Sequence[bytes], input_blinds: Sequence[bytes],
     for j in range(ring_index + 1, len(used)):
         e = borromean_hash(message, r_ser, j)
         if not 0 < int.from_bytes(e, "big") < N:
-            raise ProofError("challenge out of range; use another seed")
+            raise ProofError("challenge out of range; use another seed", reason="retry")
         r = g_table().msm_var(s[j], e, pubs[j])
         if r == _INFINITY:
-            raise ProofError("ring member is infinity; use another seed")
+            raise ProofError("ring member is infinity; use another seed", reason="retry")
         r_ser = compressed(r)
     e0 = hashlib.sha256(r_ser + message).digest()
     # Around the ring from e0 to the real member, then close it: s_real = k − e·x.
     e = borromean_hash(message, e0, 0)
     if not 0 < int.from_bytes(e, "big") < N:
-        raise ProofError("challenge out of range; use another seed")
+        raise ProofError("challenge out of range; use another seed", reason="retry")
     for j in range(ring_index):
         r = g_table().msm_var(s[j], e, pubs[j])
         if r == _INFINITY:
-            raise ProofError("ring member is infinity; use another seed")
+            raise ProofError("ring member is infinity; use another seed", reason="retry")
         e = borromean_hash(message, compressed(r), j + 1)
         if not 0 < int.from_bytes(e, "big") < N:
-            raise ProofError("challenge out of range; use another seed")
+            raise ProofError("challenge out of range; use another seed", reason="retry")
     s[ring_index] = _ct_nonce_minus(k, e, secret)
     return SurjectionProof(n, used, e0, tuple(s))

@@ -44,7 +44,7 @@ def _convert_bits(data: bytes | list[int], frm: int, to: int, pad: bool) -> list
     maxv = (1 << to) - 1
     for value in data:
         if value >> frm:
-            raise EncodingError("invalid data for bit conversion")
+            raise EncodingError("invalid data for bit conversion", reason="padding")
         acc = (acc << frm) | value
         bits += frm
         while bits >= to:
@@ -54,7 +54,7 @@ def _convert_bits(data: bytes | list[int], frm: int, to: int, pad: bool) -> list
         if bits:
             out.append((acc << (to - bits)) & maxv)
     elif bits >= frm or (acc << (to - bits)) & maxv:
-        raise EncodingError("invalid padding in address data")
+        raise EncodingError("invalid padding in address data", reason="padding")
     return out
 
 
@@ -69,19 +69,19 @@ def blech32_encode(hrp: str, witness_version: int, payload: bytes) -> str:
 def blech32_decode(hrp: str, address: str) -> tuple[int, bytes]:
     """(witness version, payload) of a blech32/blech32m string with this HRP."""
     if address.lower() != address and address.upper() != address:
-        raise EncodingError("mixed-case address")
+        raise EncodingError("mixed-case address", reason="mixed-case")
     address = address.lower()
     pos = address.rfind("1")
     if address[:pos] != hrp or pos + 13 > len(address) or len(address) > 1000:
-        raise EncodingError("wrong address prefix or length")
+        raise EncodingError("wrong address prefix or length", reason="prefix")
     try:
         data = [CHARSET.index(c) for c in address[pos + 1:]]
     except ValueError:
-        raise EncodingError("invalid character in address") from None
+        raise EncodingError("invalid character in address", reason="character") from None
     version = data[0]
     const = _BLECH32_CONST if version == 0 else _BLECH32M_CONST
     if _polymod([*_hrp_expand(hrp), *data]) != const:
-        raise EncodingError("bad address checksum")
+        raise EncodingError("bad address checksum", reason="checksum")
     return version, bytes(_convert_bits(data[1:-12], 5, 8, False))
 
 
@@ -94,13 +94,14 @@ class ConfidentialAddress:
 
     def __post_init__(self) -> None:
         if len(self.blinding_pubkey) != 33 or self.blinding_pubkey[0] not in (2, 3):
-            raise EncodingError("blinding public key must be 33 bytes compressed")
+            raise EncodingError("blinding public key must be 33 bytes compressed", reason="length")
 
     def encode(self, hrp: str = CONFIDENTIAL_HRP) -> str:
         spk = self.script_pubkey
         if not (4 <= len(spk) <= 42 and spk[1] == len(spk) - 2
                 and (spk[0] == 0 or 0x51 <= spk[0] <= 0x60)):
-            raise EncodingError("only segwit scripts have blech32 confidential addresses")
+            raise EncodingError("only segwit scripts have blech32 confidential addresses",
+                                reason="structure")
         version = 0 if spk[0] == 0 else spk[0] - 0x50
         return blech32_encode(hrp, version, self.blinding_pubkey + spk[2:])
 
@@ -108,7 +109,7 @@ class ConfidentialAddress:
     def decode(cls, address: str, hrp: str = CONFIDENTIAL_HRP) -> ConfidentialAddress:
         version, payload = blech32_decode(hrp, address)
         if not 0 <= version <= 16 or not 33 + 2 <= len(payload) <= 33 + 40:
-            raise EncodingError("bad confidential segwit address payload")
+            raise EncodingError("bad confidential segwit address payload", reason="structure")
         program = payload[33:]
         op = 0 if version == 0 else 0x50 + version
         return cls(bytes((op, len(program))) + program, payload[:33])

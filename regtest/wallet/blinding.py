@@ -27,6 +27,7 @@ from collections.abc import Iterable
 
 import coincurve
 
+from ctplugin.errors import EncodingError
 from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
@@ -70,5 +71,6 @@ def final_value_blind(inputs: Iterable[tuple[int, int, int]],
     """
     vbf = (blinding_total(inputs) - blinding_total(outputs) - last_value * last_abf) % N
     if vbf == 0:  # a zero blind would make the commitment reveal v·A; vanishingly unlikely
-        raise ValueError("final value blinding factor is zero; redraw the other blinds")
+        raise EncodingError("final value blinding factor is zero; redraw the other blinds",
+                            reason="zero")
     return vbf

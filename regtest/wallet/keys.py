@@ -17,6 +17,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 
+from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160, tagged_hash
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
@@ -25,7 +26,7 @@ from ctplugin.secp256k1.params import N
 def p2wpkh_script(pubkey: bytes) -> bytes:
     """OP_0 PUSH20 HASH160(pubkey)."""
     if len(pubkey) != 33:
-        raise ValueError("P2WPKH needs a 33-byte compressed public key")
+        raise EncodingError("P2WPKH needs a 33-byte compressed public key", reason="length")
     return b"\x00\x14" + hash160(pubkey)
 
 
@@ -50,7 +51,8 @@ def slip77_blinding_secret(master: bytes, script_pubkey: bytes) -> int:
     """SLIP-0077 blinding private key of a scriptPubKey."""
     value = int.from_bytes(hmac.digest(master, script_pubkey, "sha256"), "big")
     if not 0 < value < N:  # probability ~2^-128; SLIP-77 has no retry rule, so refuse
-        raise ValueError("SLIP-77 blinding key out of range for this script")
+        raise EncodingError("SLIP-77 blinding key out of range for this script",
+                            reason="scalar-range")
     return value
 
 
@@ -76,7 +78,7 @@ class KeyChain:
 
     def __init__(self, seed: bytes) -> None:
         if not seed:  # tests use short readable seeds; real wallets want >= 16 bytes of entropy
-            raise ValueError("wallet seed must not be empty")
+            raise EncodingError("wallet seed must not be empty", reason="length")
         self.seed = bytes(seed)
         self.master_blinding_key = slip77_master_blinding_key(self.seed)
         self._keys: list[KeyPair] = []

@@ -1,0 +1,366 @@
+"""The error contract (ctplugin.errors): on hostile input of the right Python types, every public
+entry point of ctplugin, validator and regtest either returns or raises a ``CtpluginError``
+subclass — never ValueError, KeyError, IndexError, TypeError, OverflowError, ZeroDivisionError,
+AssertionError, RecursionError, ... — and the typed errors carry a machine-readable ``reason``.
+
+Each entry below is one public function or constructor with a hypothesis strategy for its
+arguments: random bytes, right-sized bytes with hostile content, mutated valid encodings,
+out-of-range integers, hostile JSON documents. (Arguments of the wrong Python type altogether,
+``None`` for bytes, are caller bugs and may raise TypeError.)
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctplugin import borromean, hashes, serialize, surjection
+from ctplugin.bulletproofs import generator_set, prove, range_proof_claim, rewind_output, verify
+from ctplugin.dlc import ecdsa_adaptor, messages
+from ctplugin.dlc.contract import validate_offer
+from ctplugin.dlc.errors import DlcError
+from ctplugin.dlc.oracle import OracleAttestation, bip340_verify
+from ctplugin.elements import (
+    Block,
+    Transaction,
+    TxIn,
+    TxOut,
+    issuance_asset_id,
+    issuance_entropy,
+    parse_block,
+    parse_block_header,
+    parse_transaction,
+    reissuance_token_id,
+)
+from ctplugin.elements import script as escript
+from ctplugin.elements.rpcjson import decode_transaction
+from ctplugin.errors import (
+    CtpluginError,
+    EncodingError,
+    ParseError,
+    ProofError,
+    ValidationError,
+)
+from ctplugin.pedersen import (
+    H_GENERATOR,
+    Commitment,
+    Generator,
+    commit,
+    generator_generate,
+    generator_generate_blinded,
+)
+from ctplugin.script import sighash, taproot
+from ctplugin.secp256k1 import (
+    KIND_COMPRESSED,
+    KIND_GENERATOR,
+    KIND_PEDERSEN,
+    KIND_XONLY,
+    KIND_XQR,
+    G,
+    Point,
+    Scalar,
+    ct,
+    decode_points,
+    kernel,
+)
+from ctplugin.surjection import SurjectionProof, verify_bytes
+from harness.elements_vectors import load_entries
+from regtest.chain import read_chain, read_chain_records
+from regtest.params import POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
+from regtest.wallet import Payment, Wallet
+from regtest.wallet.address import ConfidentialAddress, blech32_decode
+from regtest.wallet.keys import p2wpkh_script
+from tests.conftest import FIXTURES, SLOW_SCALE
+from validator import Node, audit_transactions
+from validator.rules import check_transaction, plan_amounts
+
+_k = kernel.backend
+GENS = generator_set(256)
+_TXS = [bytes.fromhex(e["hex"]) for e in load_entries([FIXTURES / "elements_transactions.json"],
+                                                      "transactions")][:6]
+_BLOCKS = [bytes.fromhex(e["hex"]) for e in load_entries([FIXTURES / "elements_blocks.json"],
+                                                         "blocks")][:2]
+_PROOF = prove([5], [7], H_GENERATOR, b"\x01" * 32, gens=GENS)
+_COMMIT = commit(5, 7, H_GENERATOR).serialize()
+_HG = H_GENERATOR.serialize()
+_BORROMEAN = [bytes.fromhex(c["proof"]) for c in json.loads(
+    (FIXTURES / "borromean_vectors.json").read_text())["zkp_fixed"]][:4]
+
+
+def _flip(data: bytes, flips: list[tuple[int, int]]) -> bytes:
+    out = bytearray(data)
+    for pos, mask in flips:
+        if out:
+            out[pos % len(out)] ^= mask
+    return bytes(out)
+
+
+def mutated(pool: list[bytes]) -> st.SearchStrategy[bytes]:
+    """A valid encoding from ``pool`` with bytes flipped, cut or extended."""
+    flips = st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), max_size=4)
+    return st.one_of(
+        st.builds(_flip, st.sampled_from(pool), flips),
+        st.builds(lambda d, n: d[:n], st.sampled_from(pool), st.integers(0, 400)),
+        st.builds(lambda d, tail: d + tail, st.sampled_from(pool), st.binary(max_size=8)))
+
+
+def sized(*lengths: int) -> st.SearchStrategy[bytes]:
+    return st.one_of(*(st.binary(min_size=n, max_size=n) for n in lengths))
+
+
+hostile = st.one_of(st.binary(max_size=120), sized(32, 33, 64, 65))
+point33 = st.one_of(sized(33), st.builds(lambda p, b: bytes([p]) + b,
+                                         st.sampled_from([2, 3, 8, 9, 10, 11, 4, 0]),
+                                         st.binary(min_size=32, max_size=32)))
+big_int = st.one_of(st.integers(-2**70, 2**70), st.sampled_from([0, -1, 2**64, 2**256, -2**63]))
+json_value = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
+              st.text(max_size=8)),
+    lambda children: st.one_of(st.lists(children, max_size=3),
+                               st.dictionaries(st.text(max_size=12), children, max_size=4)),
+    max_leaves=12)
+
+
+def _offer_mutants() -> st.SearchStrategy[Any]:
+    """Real dlcspecs offers with one field replaced by a hostile JSON value."""
+    path = FIXTURES / "dlc_rust_offer_contract.json"
+    base = json.loads(path.read_text()) if path.exists() else {}
+
+    def replace(doc: Any, pick: int, value: Any) -> Any:
+        doc = json.loads(json.dumps(doc))
+        nodes: list[tuple[Any, Any]] = []
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    nodes.append((node, key))
+                    walk(child)
+            elif isinstance(node, list):
+                for i, child in enumerate(node):
+                    nodes.append((node, i))
+                    walk(child)
+
+        walk(doc)
+        if nodes:
+            parent, key = nodes[pick % len(nodes)]
+            parent[key] = value
+        return doc
+
+    return st.one_of(json_value, st.builds(replace, st.just(base), st.integers(0, 10**6),
+                                           json_value))
+
+
+def _node_call(method: str) -> Callable[[bytes], Any]:
+    def call(data: bytes) -> Any:
+        with tempfile.TemporaryDirectory() as tmp, \
+                Node.open(Path(tmp) / "n", genesis_block(), chain_params()) as node:
+            return getattr(node, method)(data)
+    return call
+
+
+def _chain_file(data: bytes) -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "chain.dat"
+        path.write_bytes(data)
+        return [len(b) for b in read_chain(path)], [n for n, _ in read_chain_records(path)]
+
+
+def _txout(asset: Any, value: Any, nonce: Any, script: Any) -> TxOut:
+    return TxOut(asset=asset, value=value, nonce=nonce, script_pubkey=script)
+
+
+def _decode_parsed(data: bytes) -> Any:
+    return decode_transaction(parse_transaction(data))
+
+
+def _plan_hostile(data: bytes, spent: list[tuple[bytes, Any]]) -> Any:
+    """plan_amounts of a real transaction against hostile spent outputs (assets, values)."""
+    tx = parse_transaction(data)
+    outs = [_SpentStub(a, v) for a, v in spent][:len(tx.inputs)]
+    outs += [_SpentStub(b"\x01" * 32, 1)] * (len(tx.inputs) - len(outs))
+    return plan_amounts(tx, 1, outs, POLICY_ASSET)
+
+
+class _SpentStub:
+    def __init__(self, asset: bytes, value: Any) -> None:
+        self.asset = asset
+        self.value = value
+
+
+def _pay_hostile(amount: int, script: bytes, asset: bytes) -> Any:
+    wallet = Wallet(REGTEST_SEED)
+    wallet.scan_block(genesis_block())
+    return wallet.build_transaction([Payment(amount, script_pubkey=script, asset=asset)],
+                                    fee=1000, height=1)
+
+
+def _check_block(data: bytes) -> Any:
+    block = parse_block(data)
+    return block.compute_merkle_root(), block.check_witness_commitment(), block.weight
+
+
+ENTRY_POINTS: list[tuple[str, Callable[..., Any], tuple[st.SearchStrategy[Any], ...]]] = [
+    # --- parser and model ----------------------------------------------------------------------
+    ("parse_transaction", parse_transaction, (st.one_of(hostile, mutated(_TXS)),)),
+    ("parse_block", parse_block, (st.one_of(hostile, mutated(_BLOCKS)),)),
+    ("parse_block_header", parse_block_header, (st.one_of(hostile, mutated(_BLOCKS)),)),
+    ("Transaction.from_hex", Transaction.from_hex, (st.text(max_size=40),)),
+    ("TxOut.parse", TxOut.parse, (hostile,)),
+    ("TxOut()", _txout, (st.one_of(sized(32, 33), hostile), st.one_of(big_int, point33),
+                         st.one_of(point33, st.binary(max_size=2)), hostile)),
+    ("TxIn()", lambda h, i, s: TxIn(prevout_hash=h, prevout_index=i, script_sig=s),
+     (hostile, big_int, hostile)),
+    ("decode_transaction", _decode_parsed, (mutated(_TXS),)),
+    ("block checks", _check_block, (mutated(_BLOCKS),)),
+    ("issuance_entropy", issuance_entropy, (hostile, big_int, hostile)),
+    ("issuance_asset_id", issuance_asset_id, (hostile,)),
+    ("reissuance_token_id", reissuance_token_id, (hostile, st.booleans())),
+    ("script_to_asm", escript.script_to_asm, (hostile, st.booleans())),
+    ("script_type", escript.script_type, (hostile,)),
+    ("script_num_decode", escript.script_num_decode, (hostile, st.booleans(),
+                                                      st.integers(0, 10))),
+    ("script_num_encode", escript.script_num_encode, (big_int,)),
+    ("compact_size", serialize.compact_size, (big_int,)),
+    ("bigsize", serialize.bigsize, (big_int,)),
+    ("sha256_midstate", hashes.sha256_midstate, (hostile,)),
+    ("fast_merkle_root", hashes.fast_merkle_root, (st.lists(hostile, max_size=5),)),
+    # --- secp256k1 and Pedersen ----------------------------------------------------------------
+    ("Point.from_bytes", Point.from_bytes, (st.one_of(hostile, point33, sized(65)),)),
+    ("Point.from_xonly", Point.from_xonly, (hostile,)),
+    ("Point.from_packed", Point.from_packed, (hostile,)),
+    ("decode_points", decode_points, (st.one_of(hostile, point33),
+                                      st.sampled_from([KIND_COMPRESSED, KIND_PEDERSEN,
+                                                       KIND_GENERATOR, KIND_XONLY, KIND_XQR]))),
+    ("Scalar.from_bytes", Scalar.from_bytes, (hostile,)),
+    ("ct.base_mul", ct.base_mul, (st.one_of(big_int, hostile),)),
+    ("ct.mul", lambda s: ct.mul(s, G), (st.one_of(big_int, hostile),)),
+    ("kernel.msm_var", _k.msm_var, (hostile, hostile)),
+    ("kernel.scalar_batch_inverse", _k.scalar_batch_inverse, (hostile,)),
+    ("kernel.scalar_vec_mul", _k.scalar_vec_mul, (hostile, hostile)),
+    ("kernel.point_add_var", _k.point_add_var, (hostile, hostile)),
+    ("kernel.subset_sums_var", _k.subset_sums_var,
+     (hostile, st.lists(st.lists(st.integers(-3, 5), max_size=3), max_size=3))),
+    ("Generator.parse", Generator.parse, (st.one_of(hostile, point33),)),
+    ("Commitment.parse", Commitment.parse, (st.one_of(hostile, point33),)),
+    ("commit", lambda v, b: commit(v, b, H_GENERATOR), (big_int, st.one_of(big_int, hostile))),
+    ("generator_generate", generator_generate, (hostile,)),
+    ("generator_generate_blinded", generator_generate_blinded, (hostile, hostile)),
+    # --- proofs ----------------------------------------------------------------------------------
+    ("bulletproofs.verify", lambda p, c, g, e: verify(p, [c], g, e, 64, GENS),
+     (st.one_of(hostile, mutated([_PROOF])), st.one_of(point33, st.just(_COMMIT)),
+      st.one_of(point33, st.just(_HG)), st.one_of(st.none(), hostile))),
+    ("bulletproofs.range_proof_claim",
+     lambda p, n: range_proof_claim(p, [_COMMIT], _HG, None, n, GENS),
+     (mutated([_PROOF]), st.sampled_from([1, 2, 8, 32, 64, 65, 0, -1]))),
+    ("bulletproofs.prove", lambda v, b, n, nb: prove([v], [b], H_GENERATOR, n, nbits=nb,
+                                                     gens=GENS),
+     (big_int, st.one_of(big_int, hostile), hostile, st.sampled_from([8, 64, 3, 0, 128]))),
+    ("bulletproofs.rewind_output", lambda p, c, g, n: rewind_output(p, c, g, n, b""),
+     (mutated([_PROOF]), point33, point33, hostile)),
+    ("SurjectionProof.parse", SurjectionProof.parse, (hostile,)),
+    ("surjection.verify_bytes", lambda p: verify_bytes(p, [H_GENERATOR], H_GENERATOR),
+     (hostile,)),
+    ("borromean.info", borromean.info, (st.one_of(hostile, mutated(_BORROMEAN)),)),
+    ("borromean.parse", borromean.parse, (st.one_of(hostile, mutated(_BORROMEAN)),)),
+    ("borromean.verify", lambda p, c, g, e: borromean.verify(p, c, g, e),
+     (st.one_of(hostile, mutated(_BORROMEAN)), point33, point33, hostile)),
+    ("borromean.verify_many", lambda p, c, g: borromean.verify_many(
+        [borromean.RangeProofClaim(p, c, g, b"")], threads=1),
+     (st.one_of(hostile, mutated(_BORROMEAN)), point33, point33)),
+    ("borromean.rewind", lambda p, c, g, n: borromean.rewind(p, c, g, b"", n),
+     (st.one_of(hostile, mutated(_BORROMEAN)), point33, point33, hostile)),
+    ("borromean.sign", lambda v, b, n, m, e, mb: borromean.sign(
+        v, b, n, H_GENERATOR, min_value=m, exp=e, min_bits=mb),
+     (big_int, hostile, hostile, big_int, st.integers(-2, 20), st.integers(-2, 70))),
+    ("surjection.generate", lambda a, b, o, ob, seed: surjection.generate(
+        input_assets=a, input_blinds=b, input_generators=[H_GENERATOR] * len(a), output_asset=o,
+        output_blind=ob, seed=seed),
+     (st.lists(hostile, max_size=3), st.lists(hostile, max_size=3), hostile, hostile, hostile)),
+    ("surjection.serialized_size", surjection.serialized_size, (big_int, big_int)),
+    # --- script, DLC -----------------------------------------------------------------------------
+    ("script_ops", escript.script_ops, (hostile,)),
+    ("witness_program", escript.witness_program, (hostile,)),
+    ("segwit_v0_sighash", lambda t, i, a, h: sighash.segwit_v0_sighash(
+        sighash.PrecomputedTransaction(parse_transaction(t)), i, b"", a, h),
+     (st.sampled_from(_TXS), big_int, st.one_of(big_int, point33), big_int)),
+    ("taproot_sighash", lambda t, i, h, g: sighash.taproot_sighash(
+        sighash.PrecomputedTransaction(parse_transaction(t), None, g), i, h),
+     (st.sampled_from(_TXS), big_int, big_int, st.one_of(st.none(), hostile))),
+    ("legacy_sighash", lambda t, i, h: sighash.legacy_sighash(parse_transaction(t), i, b"", h),
+     (st.sampled_from(_TXS), big_int, big_int)),
+    ("ecdsa_adaptor.encrypt", lambda k, m: ecdsa_adaptor.encrypt(k, G, m, deterministic=True),
+     (st.one_of(hostile, sized(32)), hostile)),
+    ("ecdsa_adaptor.decrypt", lambda sig, k: ecdsa_adaptor.decrypt(
+        ecdsa_adaptor.AdaptorSignature.from_bytes(sig), k), (sized(162), st.one_of(hostile,
+                                                                                  big_int))),
+    ("OracleAttestation.verify", lambda e, k, sigs, outs: OracleAttestation(
+        e, k, tuple(sigs), tuple(outs)).verify(),
+     (st.text(max_size=8), hostile, st.lists(hostile, max_size=3),
+      st.lists(st.text(max_size=3), max_size=3))),
+    ("ControlBlock.parse", taproot.ControlBlock.parse, (hostile,)),
+    ("taproot.output_key", taproot.output_key, (hostile, st.one_of(st.none(), hostile))),
+    ("taproot.check_tweak", taproot.check_tweak, (hostile, st.integers(-1, 3), hostile,
+                                                  st.one_of(st.none(), hostile))),
+    ("AdaptorSignature.from_bytes", ecdsa_adaptor.AdaptorSignature.from_bytes,
+     (st.one_of(hostile, sized(162)),)),
+    ("der_decode", ecdsa_adaptor.der_decode, (hostile,)),
+    ("bip340_verify", bip340_verify, (hostile, hostile, hostile)),
+    ("dlc.parse_offer", messages.parse_offer, (_offer_mutants(),)),
+    ("dlc.validate_offer", lambda doc: validate_offer(messages.parse_offer(doc)),
+     (_offer_mutants(),)),
+    ("dlc.parse_announcement", messages.parse_announcement, (json_value,)),
+    ("dlc.parse_contract_info", messages.parse_contract_info, (json_value,)),
+    # --- validator, regtest ----------------------------------------------------------------------
+    ("Node.submit_block", _node_call("submit_block"), (st.one_of(hostile, mutated(_BLOCKS)),)),
+    ("Node.accept_transaction", _node_call("accept_transaction"),
+     (st.one_of(hostile, mutated(_TXS)),)),
+    ("blech32_decode", blech32_decode, (st.text(max_size=6), st.text(max_size=90))),
+    ("ConfidentialAddress.decode", ConfidentialAddress.decode, (st.text(max_size=120),)),
+    ("p2wpkh_script", p2wpkh_script, (hostile,)),
+    ("read_chain", _chain_file, (st.one_of(hostile, mutated(_BLOCKS)),)),
+    ("check_transaction", lambda t: check_transaction(parse_transaction(t)), (mutated(_TXS),)),
+    ("plan_amounts", _plan_hostile, (st.sampled_from(_TXS), st.lists(
+        st.tuples(st.one_of(sized(32, 33), point33), st.one_of(big_int, point33)), max_size=4))),
+    ("audit_transactions", lambda t: audit_transactions([parse_transaction(t)], {},
+                                                        POLICY_ASSET, threads=1),
+     (mutated(_TXS),)),
+    ("Wallet.build_transaction", _pay_hostile, (big_int, hostile, st.one_of(sized(32), hostile))),
+]
+
+
+@pytest.mark.parametrize(("name", "function", "strategies"), ENTRY_POINTS,
+                         ids=[e[0] for e in ENTRY_POINTS])
+def test_only_typed_errors_escape(name: str, function: Callable[..., Any],
+                                  strategies: tuple[st.SearchStrategy[Any], ...]) -> None:
+    examples = 10 if name.startswith(("Node.", "bulletproofs.prove")) else 40
+
+    @settings(max_examples=max(5, int(examples * SLOW_SCALE)), deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.tuples(*strategies))
+    def run(args: tuple[Any, ...]) -> None:
+        try:
+            function(*args)
+        except CtpluginError as exc:
+            # machine-readable: a reason string (parse, encoding, proof, validation, DLC
+            # errors) or an error code (ScriptError); wallet and store errors are typed only
+            if isinstance(exc, ParseError | EncodingError | ProofError | ValidationError
+                          | DlcError):
+                assert isinstance(exc.reason, str) and exc.reason, type(exc).__name__
+
+    run()
+
+
+def test_every_layer_is_driven() -> None:
+    """The table covers the library's parser, engine, proofs, script and DLC packages, the
+    validator's node and the regtest wallet and chain files."""
+    modules = {f.__module__.split(".")[0] for _, f, _ in ENTRY_POINTS if hasattr(f, "__module__")}
+    assert {"ctplugin", "regtest"} <= modules
+    assert any(name.startswith("Node.") for name, _, _ in ENTRY_POINTS)
+    assert isinstance(Block, type)
