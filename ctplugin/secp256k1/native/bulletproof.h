@@ -390,30 +390,6 @@ typedef struct {
     ge *points;                  /* n × s->nfree */
 } bp_batch;
 
-/* Decode the distinct value generators (0a/0b prefix, then the x lift), all in one batch. */
-static int bp_decode_generators_var(bp_batch *b) {
-    size_t g = b->ngens;
-    uint8_t *xs = malloc((g ? g : 1) * 32);
-    unsigned char *flags = malloc(g ? g : 1), *err = malloc(g ? g : 1);
-    int ok = xs && flags && err;
-    if (ok) {
-        for (size_t j = 0; j < g; j++) {
-            memcpy(xs + 32 * j, b->gens + 33 * j + 1, 32);
-            flags[j] = b->gens[33 * j] & 1;
-        }
-        ok = bp_decode_all_var(b->gen_points, err, xs, flags, g);
-    }
-    for (size_t j = 0; ok && j < g; j++) {
-        b->gen_defect[j] = (b->gens[33 * j] & ~1) != 0x0a ? BP_GEN_PREFIX
-                         : err[j] == BP_ERR_POINT_RANGE    ? BP_GEN_RANGE
-                         : err[j] == BP_ERR_POINT_CURVE    ? BP_GEN_CURVE : BP_GEN_OK;
-    }
-    free(xs);
-    free(flags);
-    free(err);
-    return ok;
-}
-
 /* A given commitment point: x, y < p, on the curve, x equal to the encoding's. */
 static int bp_given_point(ge *r, const uint8_t *xy, const uint8_t *encoding) {
     if (memcmp(xy, encoding + 1, 32) || !fe_set_b32(&r->x, xy) || !fe_set_b32(&r->y, xy + 32))
@@ -426,10 +402,10 @@ static int bp_given_point(ge *r, const uint8_t *xy, const uint8_t *encoding) {
  * memory cannot be allocated (nothing is then meaningful), else 1. */
 static int bp_prepare_batch_var(bp_batch *b) {
     const bp_shape *s = b->s;
-    const size_t n = b->n, m = (size_t)s->m, nfree = s->nfree, lg = (size_t)s->lg;
+    const size_t n = b->n, m = (size_t)s->m, nfree = s->nfree, lg = (size_t)s->lg, g = b->ngens;
     int ok = 0;
     bp_proof_scalars *ps = malloc((n ? n : 1) * sizeof *ps);
-    size_t cap = n * nfree;
+    size_t cap = g + n * nfree;
     uint8_t *xs = malloc((cap ? cap : 1) * 32);
     unsigned char *flags = malloc((cap ? cap : 1)), *err = malloc((cap ? cap : 1));
     ge *dec = malloc((cap ? cap : 1) * sizeof *dec);
@@ -437,36 +413,15 @@ static int bp_prepare_batch_var(bp_batch *b) {
     sc *inv_out = malloc((n ? n : 1) * (1 + lg) * sizeof *inv_out);
     sc *prefix = malloc((n ? n : 1) * (1 + lg) * sizeof *prefix);
     if (!ps || !xs || !flags || !err || !dec || !inv_in || !inv_out || !prefix) goto done;
-    if (!bp_decode_generators_var(b)) goto done;
 
-    /* 1. the value generator, parse-time checks and given commitment points */
-    for (size_t i = 0; i < n; i++) {
-        if (b->status[i] != BP_OK) continue;
-        const uint8_t *proof = b->proofs + i * s->length, *cm = b->commitments + 33 * m * i;
-        unsigned char defect = b->gen_defect[b->gen_index[i]];
-        if (defect) {
-            b->status[i] = BP_ERR_VALUE_GENERATOR;
-            b->detail[i] = defect;
-            continue;
-        }
-        int st = bp_check_proof(s, proof, cm, &ps[i], &b->detail[i]);
-        if (st == BP_OK && b->given[i] == 2) { /* given, but not 64·m bytes */
-            st = BP_ERR_COMMITMENT_POINT;
-            b->detail[i] = 0;
-        } else if (st == BP_OK && b->given[i]) {
-            for (size_t j = 0; j < m; j++) {
-                if (!bp_given_point(&b->points[i * nfree + j], b->given_points + 64 * (m * i + j),
-                                    cm + 33 * j)) {
-                    st = BP_ERR_COMMITMENT_POINT;
-                    b->detail[i] = (long)j;
-                    break;
-                }
-            }
-        }
-        b->status[i] = (unsigned char)st;
-    }
-    /* 2. every remaining x coordinate in one pass, in point order */
+    /* 1. every x coordinate in one pass: the distinct value generators, then per proof (of the
+     * right lengths) V_j unless given, A, S, T1, T2, L_0, R_0, ...  The results count only for
+     * proofs that pass the parse-time checks below (the checks' order is the specification's). */
     size_t total = 0;
+    for (size_t j = 0; j < g; j++, total++) {
+        memcpy(xs + 32 * total, b->gens + 33 * j + 1, 32);
+        flags[total] = b->gens[33 * j] & 1;
+    }
     for (size_t i = 0; i < n; i++) {
         if (b->status[i] != BP_OK) continue;
         const uint8_t *proof = b->proofs + i * s->length, *cm = b->commitments + 33 * m * i;
@@ -487,17 +442,49 @@ static int bp_prepare_batch_var(bp_batch *b) {
         }
     }
     if (!bp_decode_all_var(dec, err, xs, flags, total)) goto done;
-    total = 0;
+    for (size_t j = 0; j < g; j++) {
+        b->gen_points[j] = dec[j];
+        b->gen_defect[j] = (b->gens[33 * j] & ~1) != 0x0a ? BP_GEN_PREFIX
+                         : err[j] == BP_ERR_POINT_RANGE    ? BP_GEN_RANGE
+                         : err[j] == BP_ERR_POINT_CURVE    ? BP_GEN_CURVE : BP_GEN_OK;
+    }
+
+    /* 2. per proof: its value generator, the parse-time checks, given commitment points, then
+     * its decoded points (the first that fails names the proof's failure) */
+    total = g;
     for (size_t i = 0; i < n; i++) {
         if (b->status[i] != BP_OK) continue;
-        size_t first = b->given[i] ? m : 0;
-        for (size_t k = first; k < nfree; k++, total++) {
-            if (err[total] != BP_OK && b->status[i] == BP_OK) {
-                b->status[i] = err[total];
+        const uint8_t *proof = b->proofs + i * s->length, *cm = b->commitments + 33 * m * i;
+        size_t first = b->given[i] ? m : 0, here = total;
+        total += nfree - first;
+        unsigned char defect = b->gen_defect[b->gen_index[i]];
+        if (defect) {
+            b->status[i] = BP_ERR_VALUE_GENERATOR;
+            b->detail[i] = defect;
+            continue;
+        }
+        int st = bp_check_proof(s, proof, cm, &ps[i], &b->detail[i]);
+        if (st == BP_OK && b->given[i] == 2) { /* given, but not 64·m bytes */
+            st = BP_ERR_COMMITMENT_POINT;
+            b->detail[i] = 0;
+        } else if (st == BP_OK && b->given[i]) {
+            for (size_t j = 0; j < m; j++) {
+                if (!bp_given_point(&b->points[i * nfree + j], b->given_points + 64 * (m * i + j),
+                                    cm + 33 * j)) {
+                    st = BP_ERR_COMMITMENT_POINT;
+                    b->detail[i] = (long)j;
+                    break;
+                }
+            }
+        }
+        for (size_t k = first; st == BP_OK && k < nfree; k++) {
+            if (err[here + k - first] != BP_OK) {
+                st = err[here + k - first];
                 b->detail[i] = (long)k;
             }
-            b->points[i * nfree + k] = dec[total];
+            b->points[i * nfree + k] = dec[here + k - first];
         }
+        b->status[i] = (unsigned char)st;
     }
     /* 3. transcripts */
     for (size_t i = 0; i < n; i++) {
