@@ -339,13 +339,14 @@ def test_transcript_trace_python_and_native() -> None:
     rec = [int.from_bytes(records[32 * i: 32 * i + 32], "big") for i in range(len(records) // 32)]
     z, x = int(trace["z"], 16), int(trace["x"], 16)
     xs = [int(v.hex(), 16) for v in xr]
-    assert rec[6] == z
-    free = rec[ref.HEAD + 5 + 1:]
+    assert rec[5] == z
+    free = rec[ref.HEAD + 5:]
     assert free[2] == x and [free[5 + 2 * r] for r in range(5)] == [v * v % N for v in xs]
     p0 = 1
     for v in xs:
         p0 = p0 * pow(v, -1, N) % N
-    assert rec[0] == p0
+    a1 = int.from_bytes(proof[225:257], "big")
+    assert rec[0] == -a1 * p0 % N  # pg = −a1·Π x_r^{-1}
 
 
 def trace_case(vectors: dict[str, Any]) -> str:

@@ -21,16 +21,22 @@ P_k = Π_r x_r^{+1 if bit r of k is set, else −1} for k < N/2, reads over the 
 ``prepare`` parses and checks each proof, decodes its points and runs the transcript, and keeps
 per proof a compact *record* of weight-independent scalars (32 bytes each, big-endian):
 
-    0 p0 = Π_r x_r^{−1}   1 −a1   2 −a2   3 −b1·y^{1−N/2}   4 −b2·y^{1−N}   5 y/2   6 z
-    7 h scalar   8 g scalar w·(δ − t)
-    9 …          vm_r = x_r²·y^{2^r}                  (lg)
-    9 + lg …     β_j = z^{2+j}·(2/y)^{nbits−1}·y^{−j·nbits}   (m)
-    9 + lg + m … the free scalars, in point order (m + 4 + 2·lg)
+    0 pg = −a1·p0 (p0 = Π_r x_r^{−1})   1 rg = a2/a1
+    2 ph = −b2·y^{1−N}·p0                 3 rh = (b1/b2)·y^{N/2}
+    4 y/2   5 z   6 h scalar   7 g scalar w·(δ − t)
+    8 β0 = z²·(2/y)^{nbits−1}             9 γ = z·y^{−nbits}
+    10 …       vm_r = x_r²·y^{2^r}                  (lg)
+    10 + lg …  the free scalars, in point order (m + 4 + 2·lg)
+
+so that, with U_k = Π_r x_r^{2·bit r of k} and Y_k = Π_r vm_r^{bit r of k} (k < N/2), the
+coefficients above are G_k: pg·U_k, G_{N/2+k}: rg·pg·U_k, H at q < N/2: ph·Y_q, at N/2 + q:
+rh·ph·Y_q, and the z-run block j: β0·γ^j·(y/2)^i (−z, +z and h are constant runs).
 
 ``accumulate`` expands the records of some members with weights ρ into an accumulator over the
-fixed base (ρ·P_k by the doubling tree P_{k+2^r} = P_k·x_r², ρ·P_q·y^q by V_{q+2^r} =
-V_q·vm_r, the (y/2)^i run) and returns the weighted free scalars, the members' points and, per
-distinct value generator, the weighted sum of its scalars.
+fixed base — the doubling trees ρ·pg·U (U_{k+2^r} = U_k·x_r²) and ρ·ph·Y (Y_{k+2^r} =
+Y_k·vm_r) and the ρ·β0·(y/2)^i run are added as they are, their rg / rh / γ^j multiples
+multiplied in — and returns the weighted free scalars, the members' points and, per distinct
+value generator, the weighted sum of its scalars.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ GEN_PREFIX, GEN_RANGE, GEN_CURVE = 1, 2, 3  # not 0a/0b; x >= p; x³ + 7 not a s
 
 SCALAR_OFFSETS = (0, 32, 193, 225, 257, 289, 321)  # −τx, −μ, t, a1, a2, b1, b2
 OFF_FLAGS, OFF_POINTS, OFF_T, OFF_LR_FLAGS = 64, 65, 193, 353
-HEAD = 9  # record scalars before vm
+HEAD = 10  # record scalars before vm
 _INV2 = pow(2, -1, N)
 
 
@@ -80,7 +86,7 @@ def shape(nbits: int, m: int) -> tuple[int, int, int, int]:
 def record_scalars(nbits: int, m: int) -> int:
     """Scalars per record."""
     _, lg, _, _ = shape(nbits, m)
-    return HEAD + lg + m + m + 4 + 2 * lg
+    return HEAD + lg + m + 4 + 2 * lg
 
 
 def _b(v: int) -> bytes:
@@ -228,16 +234,18 @@ def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen
     vm = [xr[r] * xr[r] * pow(y, 1 << r, N) % N for r in range(lg)]
     z_pows = [pow(z, 2 + j, N) for j in range(m)]  # z^{2+j}
     two_over_y_top = pow(2 * y_inv, nbits - 1, N)
-    beta = [z_pows[j] * two_over_y_top * pow(y_inv, j * nbits, N) % N for j in range(m)]
+    beta0 = z_pows[0] * two_over_y_top % N
     sum_y = sum(pow(y, k, N) for k in range(n)) % N
     delta = ((z - z * z) * sum_y - z * sum(z_pows) * ((1 << nbits) - 1)
              - z * z * (min_value or 0))
-    head = [p0, -a1, -a2, -b1 * pow(y_inv, half - 1, N), -b2 * pow(y_inv, n - 1, N),
-            y * _INV2, z, u * (t - a1 * b1 - a2 * b2) + mu_s + w * taux_s, w * (delta - t)]
+    head = [-a1 * p0, a2 * pow(a1, -1, N), -b2 * pow(y_inv, n - 1, N) * p0,
+            b1 * pow(b2, -1, N) * pow(y, half, N), y * _INV2, z,
+            u * (t - a1 * b1 - a2 * b2) + mu_s + w * taux_s, w * (delta - t),
+            beta0, z * pow(y_inv, nbits, N)]
     free = [w * zj for zj in z_pows] + [1, x, w * x, w * x * x]
     for r in range(lg):
         free += [xr[r] * xr[r], xr_inv[r] * xr_inv[r]]
-    record = b"".join(_b(v) for v in head + vm + beta + free)
+    record = b"".join(_b(v) for v in head + vm + free)
     points = b"".join(px.to_bytes(32, "big") + py.to_bytes(32, "big") for px, py in decoded)
     return record, points
 
@@ -356,22 +364,23 @@ def bulletproof_accumulate_var(
     fixed = [0] * len(acc)
     for c, r in zip(idx, rho):
         s = rec[size * c: size * (c + 1)]
-        p0, ga1, ga2, hb1, hb2, yh, z, hsc, sg = s[:HEAD]
-        vm, beta, free = s[HEAD: HEAD + lg], s[HEAD + lg: HEAD + lg + m], s[HEAD + lg + m:]
+        pg, rg, ph, rh, yh, z, hsc, sg, beta0, gamma = s[:HEAD]
+        vm, free = s[HEAD: HEAD + lg], s[HEAD + lg:]
         sq = [free[m + 4 + 2 * k] for k in range(lg)]
         for k in range(half):
-            pk, vk = r * p0 % N, r * p0 % N
+            uk, yk = 1, 1
             for b in range(lg):
                 if k >> b & 1:
-                    pk = pk * sq[b] % N
-                    vk = vk * vm[b] % N
-            fixed[g_start + k] += ga1 * pk
-            fixed[g_start + half + k] += ga2 * pk
-            fixed[h_start + k] += hb2 * vk
-            fixed[h_start + half + k] += hb1 * vk
+                    uk = uk * sq[b] % N
+                    yk = yk * vm[b] % N
+            fixed[g_start + k] += r * pg * uk
+            fixed[g_start + half + k] += r * rg * pg * uk
+            fixed[h_start + k] += r * ph * yk
+            fixed[h_start + half + k] += r * rh * ph * yk
         for j in range(m):
             for i in range(nbits):
-                fixed[h_start + (m - 1 - j) * nbits + i] += r * beta[j] * pow(yh, i, N)
+                fixed[h_start + (m - 1 - j) * nbits + i] += (r * beta0 * pow(gamma, j, N)
+                                                             * pow(yh, i, N))
         fixed[h_index] += r * hsc
         for k in range(n):
             fixed[g_start + k] -= r * z

@@ -8,9 +8,9 @@
  * Work per batch: every x coordinate of every proof is decoded in one pass (bp_decode_all_var),
  * the scalar inversions of all proofs (y and the x_r) share one field-of-scalars inversion
  * (sc_inv_all_var), and the transcript hashes at most two SHA-256 blocks per step from a stack
- * buffer.  Expanding a record (bp_expand_var) costs N/2 + N/2 + nbits scalar multiplications
- * (the doubling trees of ρ·P_k and ρ·P_k·y^k, the (y/2)^i run) and 3N lazily reduced
- * multiply-adds into the accumulator.
+ * buffer.  Expanding a record (bp_expand_var) costs N/2 + N/2 + nbits + m scalar
+ * multiplications (the doubling trees of the G and H coefficients, the (y/2)^i run), N + nbits
+ * additions and 2N − nbits lazily reduced multiply-adds into the accumulator.
  */
 #ifndef CTPLUGIN_BULLETPROOF_H
 #define CTPLUGIN_BULLETPROOF_H
@@ -48,7 +48,7 @@ enum { BP_GEN_OK = 0, BP_GEN_PREFIX = 1, BP_GEN_RANGE = 2, BP_GEN_CURVE = 3 };
 #define BP_OFF_POINTS 65
 #define BP_OFF_T 193
 #define BP_OFF_LR_FLAGS 353
-#define BP_HEAD 9 /* record scalars before vm: p0, -a1, -a2, hb1, hb2, y/2, z, h, g */
+#define BP_HEAD 10 /* record scalars before vm: pg, rg, ph, rh, y/2, z, h, g, β0, γ */
 #define BP_MAX_BITS 64
 #define BP_MAX_M 64
 #define BP_MAX_LG 12 /* N <= 4096 */
@@ -60,7 +60,7 @@ typedef struct {
     int nbits, m, n, lg;
     size_t flag_bytes, length; /* L/R flag bytes; proof length */
     size_t nfree;              /* free points (and scalars) per proof: m + 4 + 2·lg */
-    size_t rec;                /* scalars per record: BP_HEAD + lg + m + nfree */
+    size_t rec;                /* scalars per record: BP_HEAD + lg + nfree */
 } bp_shape;
 
 /* 1 iff nbits and m are powers of two in [1, 64] with nbits·m >= 4 (then *s is filled). */
@@ -77,7 +77,7 @@ static int bp_shape_init(bp_shape *s, long nbits, long m) {
     s->flag_bytes = (size_t)(2 * lg + 7) / 8;
     s->length = BP_OFF_LR_FLAGS + s->flag_bytes + 64 * (size_t)lg;
     s->nfree = (size_t)s->m + 4 + 2 * (size_t)lg;
-    s->rec = BP_HEAD + (size_t)lg + (size_t)s->m + s->nfree;
+    s->rec = BP_HEAD + (size_t)lg + s->nfree;
     return 1;
 }
 
@@ -185,7 +185,7 @@ static int bp_decode_all_var(ge *out, unsigned char *err, const uint8_t *xs,
 typedef struct {
     sc taux, mu, t, a1, a2, b1, b2; /* as stored: −τx, −μ, t, a1, a2, b1, b2 */
     sc y, z, x, w, u, xr[BP_MAX_LG];
-    sc inv[1 + BP_MAX_LG]; /* y^-1, x_r^-1 (filled by the batch inversion) */
+    sc inv[3 + BP_MAX_LG]; /* y^-1, x_r^-1, a1^-1, b2^-1 (filled by the batch inversion) */
 } bp_proof_scalars;
 
 /* Parse-time checks of one proof of the right length (all but decoding and challenges), in the
@@ -279,23 +279,30 @@ static const sc SC_INV2 = {{0xdfe92f46681b20a1ULL, 0x5d576e7357a4501dULL, 0xffff
 static void bp_record(const bp_shape *s, const bp_proof_scalars *ps, uint64_t min_value, sc *rec) {
     const int lg = s->lg, m = s->m, n = s->n, nbits = s->nbits;
     const sc *y = &ps->y, *z = &ps->z, *y_inv = &ps->inv[0];
+    const sc *a1_inv = &ps->inv[1 + lg], *b2_inv = &ps->inv[2 + lg];
     sc t1, t2, zz, p0 = SC_ONE;
     for (int r = 0; r < lg; r++) sc_mul(&p0, &p0, &ps->inv[1 + r]);
-    /* y^{-(N/2 - 1)} and y^{-(N - 1)} */
-    sc yi_half1, yi_n1;
-    bp_sc_pow(&yi_half1, y_inv, (unsigned long)(n / 2 - 1));
-    bp_sc_pow(&t1, y_inv, (unsigned long)(n / 2));
-    sc_mul(&yi_n1, &yi_half1, &t1);
-    sc *head = rec, *vm = rec + BP_HEAD, *beta = vm + lg, *fr = beta + m;
-    head[0] = p0;
-    sc_neg(&head[1], &ps->a1);
-    sc_neg(&head[2], &ps->a2);
-    sc_mul(&t1, &ps->b1, &yi_half1);
-    sc_neg(&head[3], &t1);
+    sc *head = rec, *vm = rec + BP_HEAD, *fr = vm + lg;
+    /* vm_r = x_r²·y^{2^r}; afterwards ypow = y^{2^lg} = y^{N/2} */
+    sc ypow = *y;
+    for (int r = 0; r < lg; r++) {
+        sc_mul(&t1, &ps->xr[r], &ps->xr[r]);
+        sc_mul(&vm[r], &t1, &ypow);
+        sc_mul(&ypow, &ypow, &ypow);
+    }
+    /* pg = −a1·p0, rg = a2/a1, ph = −b2·y^{1−N}·p0, rh = (b1/b2)·y^{N/2} */
+    sc_mul(&t1, &ps->a1, &p0);
+    sc_neg(&head[0], &t1);
+    sc_mul(&head[1], &ps->a2, a1_inv);
+    sc yi_n1;
+    bp_sc_pow(&yi_n1, y_inv, (unsigned long)(n - 1));
     sc_mul(&t1, &ps->b2, &yi_n1);
-    sc_neg(&head[4], &t1);
-    sc_mul(&head[5], y, &SC_INV2);
-    head[6] = *z;
+    sc_mul(&t1, &t1, &p0);
+    sc_neg(&head[2], &t1);
+    sc_mul(&t1, &ps->b1, b2_inv);
+    sc_mul(&head[3], &t1, &ypow);
+    sc_mul(&head[4], y, &SC_INV2);
+    head[5] = *z;
     /* h: u·(t − a1·b1 − a2·b2) + (−μ) + w·(−τx) */
     sc_mul(&t1, &ps->a1, &ps->b1);
     sc_mul(&t2, &ps->a2, &ps->b2);
@@ -305,29 +312,22 @@ static void bp_record(const bp_shape *s, const bp_proof_scalars *ps, uint64_t mi
     sc_mul(&t1, &t1, &ps->u);
     sc_add(&t1, &t1, &ps->mu);
     sc_mul(&t2, &ps->w, &ps->taux);
-    sc_add(&head[7], &t1, &t2);
-    /* vm_r = x_r²·y^{2^r} */
-    sc ypow = *y;
-    for (int r = 0; r < lg; r++) {
-        sc_mul(&t1, &ps->xr[r], &ps->xr[r]);
-        sc_mul(&vm[r], &t1, &ypow);
-        sc_mul(&ypow, &ypow, &ypow);
-    }
-    /* z^{2+j}; β_j = z^{2+j}·(2/y)^{nbits−1}·y^{−j·nbits}; Σ z^{2+j} */
-    sc zj, two_y, top, yi_nbits, step = SC_ONE, zsum = SC_ZERO;
+    sc_add(&head[6], &t1, &t2);
+    /* z^{2+j} (free: V_j scalars w·z^{2+j}, and Σ z^{2+j}); β0 = z²·(2/y)^{nbits−1};
+     * γ = z·y^{−nbits} */
+    sc zj, two_y, top, yi_nbits, zsum = SC_ZERO;
     sc_mul(&zz, z, z);
     zj = zz;
-    sc_add(&two_y, y_inv, y_inv);
-    bp_sc_pow(&top, &two_y, (unsigned long)(nbits - 1));
-    bp_sc_pow(&yi_nbits, y_inv, (unsigned long)nbits);
     for (int j = 0; j < m; j++) {
-        sc_mul(&t1, &zj, &top);
-        sc_mul(&beta[j], &t1, &step);
-        sc_mul(&fr[j], &ps->w, &zj); /* free: V_j scalar w·z^{2+j} */
+        sc_mul(&fr[j], &ps->w, &zj);
         sc_add(&zsum, &zsum, &zj);
-        sc_mul(&step, &step, &yi_nbits);
         sc_mul(&zj, &zj, z);
     }
+    sc_add(&two_y, y_inv, y_inv);
+    bp_sc_pow(&top, &two_y, (unsigned long)(nbits - 1));
+    sc_mul(&head[8], &zz, &top);
+    bp_sc_pow(&yi_nbits, y_inv, (unsigned long)nbits);
+    sc_mul(&head[9], z, &yi_nbits);
     /* δ = (z − z²)·Σ_{k<N} y^k − z·Σ_j z^{2+j}·(2^nbits − 1) − z²·min; Σ_{k<N} y^k by doubling:
      * S(2k) = S(k)·(1 + y^k). */
     sc sum_y = SC_ONE, yk = *y;
@@ -353,7 +353,7 @@ static void bp_record(const bp_shape *s, const bp_proof_scalars *ps, uint64_t mi
     /* g: w·(δ − t) */
     sc_neg(&t1, &ps->t);
     sc_add(&t1, &t1, &delta);
-    sc_mul(&head[8], &ps->w, &t1);
+    sc_mul(&head[7], &ps->w, &t1);
     /* free: A 1, S x, T1 w·x, T2 w·x², then L_r x_r², R_r x_r^{-2} */
     fr[m] = SC_ONE;
     fr[m + 1] = ps->x;
@@ -409,9 +409,9 @@ static int bp_prepare_batch_var(bp_batch *b) {
     uint8_t *xs = malloc((cap ? cap : 1) * 32);
     unsigned char *flags = malloc((cap ? cap : 1)), *err = malloc((cap ? cap : 1));
     ge *dec = malloc((cap ? cap : 1) * sizeof *dec);
-    sc *inv_in = malloc((n ? n : 1) * (1 + lg) * sizeof *inv_in);
-    sc *inv_out = malloc((n ? n : 1) * (1 + lg) * sizeof *inv_out);
-    sc *prefix = malloc((n ? n : 1) * (1 + lg) * sizeof *prefix);
+    sc *inv_in = malloc((n ? n : 1) * (3 + lg) * sizeof *inv_in);
+    sc *inv_out = malloc((n ? n : 1) * (3 + lg) * sizeof *inv_out);
+    sc *prefix = malloc((n ? n : 1) * (3 + lg) * sizeof *prefix);
     if (!ps || !xs || !flags || !err || !dec || !inv_in || !inv_out || !prefix) goto done;
 
     /* 1. every x coordinate in one pass: the distinct value generators, then per proof (of the
@@ -494,19 +494,21 @@ static int bp_prepare_batch_var(bp_batch *b) {
         b->status[i] = (unsigned char)bp_transcript(s, b->proofs + i * s->length, c, &ps[i],
                                                     &b->detail[i]);
     }
-    /* 4. one inversion for every y and x_r of the batch, then the records */
+    /* 4. one inversion for every y, x_r, a1 and b2 of the batch, then the records */
     size_t ninv = 0;
     for (size_t i = 0; i < n; i++) {
         if (b->status[i] != BP_OK) continue;
         inv_in[ninv++] = ps[i].y;
         for (size_t r = 0; r < lg; r++) inv_in[ninv++] = ps[i].xr[r];
+        inv_in[ninv++] = ps[i].a1;
+        inv_in[ninv++] = ps[i].b2;
     }
     sc_inv_all_var(inv_out, inv_in, ninv, prefix);
     ninv = 0;
     for (size_t i = 0; i < n; i++) {
         if (b->status[i] != BP_OK) continue;
-        memcpy(ps[i].inv, inv_out + ninv, (1 + lg) * sizeof *inv_out);
-        ninv += 1 + lg;
+        memcpy(ps[i].inv, inv_out + ninv, (3 + lg) * sizeof *inv_out);
+        ninv += 3 + lg;
         bp_record(s, &ps[i], b->min_values[i], b->records + i * s->rec);
     }
     ok = 1;
@@ -529,16 +531,19 @@ static inline size_t bp_expand_scratch(const bp_shape *s) { return (size_t)s->n 
 
 /* Add ρ·(fixed coefficients of rec) to acc (indexed by the fixed base: G_k at g_start + k,
  * H_{N−1} … H_0 from h_start) except the constant runs and h, which the caller sums (ρ·z,
- * ρ·h scalar) and adds once per batch.  scratch: bp_expand_scratch(s) scalars.
+ * ρ·h scalar) and adds once per batch.  The trees ρ·pg·U and ρ·ph·Y and the ρ·β0·(y/2)^i run
+ * are added as they are (a plain 256-bit addition), their rg, rh and γ^j multiples with a
+ * lazily reduced multiply-add: N + nbits additions and 2N − nbits multiply-adds, after
+ * N + nbits + m scalar multiplications.  scratch: bp_expand_scratch(s) scalars.
  * Preconditions: the runs lie inside acc; rec holds s->rec reduced scalars. */
 static void bp_expand_var(const bp_shape *s, sc_wide *acc, size_t g_start, size_t h_start,
                           const sc *rec, const sc *rho, sc *scratch) {
     const int lg = s->lg, m = s->m, nbits = s->nbits;
     const size_t half = (size_t)s->n / 2;
-    const sc *vm = rec + BP_HEAD, *beta = vm + lg, *fr = beta + m;
+    const sc *vm = rec + BP_HEAD, *fr = vm + lg;
     sc *P = scratch, *V = scratch + half, *Y = scratch + 2 * half;
     sc_mul(&P[0], rho, &rec[0]);
-    V[0] = P[0];
+    sc_mul(&V[0], rho, &rec[2]);
     for (int r = 0; r < lg; r++) {
         const sc *sq = &fr[m + 4 + 2 * r];
         size_t step = (size_t)1 << r;
@@ -549,18 +554,20 @@ static void bp_expand_var(const bp_shape *s, sc_wide *acc, size_t g_start, size_
     }
     sc_wide *g = acc + g_start, *h = acc + h_start;
     for (size_t k = 0; k < half; k++) {
-        sc_wide_add_mul(&g[k], &rec[1], &P[k]);
-        sc_wide_add_mul(&g[half + k], &rec[2], &P[k]);
-        sc_wide_add_mul(&h[k], &rec[4], &V[k]);
+        sc_wide_add(&g[k], &P[k]);
+        sc_wide_add_mul(&g[half + k], &rec[1], &P[k]);
+        sc_wide_add(&h[k], &V[k]);
         sc_wide_add_mul(&h[half + k], &rec[3], &V[k]);
     }
-    Y[0] = SC_ONE;
-    for (int i = 1; i < nbits; i++) sc_mul(&Y[i], &Y[i - 1], &rec[5]);
-    for (int j = 0; j < m; j++) {
-        sc b;
-        sc_mul(&b, rho, &beta[j]);
-        sc_wide *blk = h + (size_t)(m - 1 - j) * (size_t)nbits;
-        for (int i = 0; i < nbits; i++) sc_wide_add_mul(&blk[i], &b, &Y[i]);
+    sc_mul(&Y[0], rho, &rec[8]);
+    for (int i = 1; i < nbits; i++) sc_mul(&Y[i], &Y[i - 1], &rec[4]);
+    sc_wide *blk = h + (size_t)(m - 1) * (size_t)nbits; /* block j = 0 */
+    for (int i = 0; i < nbits; i++) sc_wide_add(&blk[i], &Y[i]);
+    sc c = SC_ONE;
+    for (int j = 1; j < m; j++) {
+        sc_mul(&c, &c, &rec[9]);
+        blk = h + (size_t)(m - 1 - j) * (size_t)nbits;
+        for (int i = 0; i < nbits; i++) sc_wide_add_mul(&blk[i], &c, &Y[i]);
     }
 }
 
@@ -588,13 +595,13 @@ static int bp_accumulate_var(const bp_accumulation *a) {
     sc hsum = SC_ZERO, zsum = SC_ZERO, t;
     for (size_t k = 0; k < a->nmem; k++) {
         const sc *rec = a->records + (size_t)a->members[k] * s->rec, *rho = &a->weights[k];
-        const sc *fr = rec + BP_HEAD + s->lg + s->m;
+        const sc *fr = rec + BP_HEAD + s->lg;
         bp_expand_var(s, a->acc, a->g_start, a->h_start, rec, rho, scratch);
-        sc_mul(&t, rho, &rec[7]);
-        sc_add(&hsum, &hsum, &t);
         sc_mul(&t, rho, &rec[6]);
+        sc_add(&hsum, &hsum, &t);
+        sc_mul(&t, rho, &rec[5]);
         sc_add(&zsum, &zsum, &t);
-        sc_mul(&t, rho, &rec[8]);
+        sc_mul(&t, rho, &rec[7]);
         sc *gs = &a->gen_sums[a->gen_index[a->members[k]]];
         sc_add(gs, gs, &t);
         sc *out = a->free_out + k * s->nfree;
