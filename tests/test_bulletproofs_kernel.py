@@ -25,10 +25,22 @@ from tests.conftest import SLOW_SCALE, load_json, shared_path
 
 pytestmark = pytest.mark.skipif(not IS_NATIVE, reason="native kernel not built")
 
-if IS_NATIVE:
-    from ctplugin.secp256k1 import _native as native
-else:  # pragma: no cover - skipped above
-    native = None  # type: ignore[assignment]
+
+def _native_builds() -> list[Any]:
+    """The portable native build, and the ADX one where it runs (both carry the entries)."""
+    builds: list[Any] = []
+    for name in ("_native", "_native_adx"):
+        try:
+            module = __import__(f"ctplugin.secp256k1.{name}", fromlist=[name])
+        except ImportError:
+            continue
+        if getattr(module, "cpu_supported", lambda: True)():
+            builds.append(module)
+    return builds
+
+
+NATIVES = _native_builds()
+native = NATIVES[0] if NATIVES else None  # the portable build (fixed-input tests run all)
 
 GENS = generator_set(256)
 OTHER = generator_generate(b"\x24" * 32)
@@ -141,8 +153,9 @@ def test_prepare_native_matches_reference(data: st.DataObject) -> None:
     nbits, m = data.draw(st.sampled_from(SHAPES))
     items = data.draw(st.lists(hostile_item(nbits, m), min_size=0, max_size=5))
     with_mins, with_points = data.draw(st.booleans()), data.draw(st.booleans())
+    build = data.draw(st.sampled_from(NATIVES))
     want = _prepare(ref, nbits, m, items, with_mins, with_points)
-    assert _prepare(native, nbits, m, items, with_mins, with_points) == want
+    assert _prepare(build, nbits, m, items, with_mins, with_points) == want
     if want[0] == "ok":
         records, points, gen_points, failures = want[1]
         assert len(gen_points) == 64 * 5 and gen_points[128:] == bytes(192)
@@ -157,32 +170,36 @@ def test_prepare_valid_pool_has_no_failures_on_either_backend() -> None:
                  for p, c, g, e in pool]
         want = _prepare(ref, nbits, m, items, False, False)
         assert want[0] == "ok" and want[1][3] == []
-        assert _prepare(native, nbits, m, items, False, False) == want
+        for build in NATIVES:
+            assert _prepare(build, nbits, m, items, False, False) == want
 
 
 @pytest.mark.parametrize("backend", ["scalar", "ifma"])
 def test_square_root_backends_agree(backend: str) -> None:
     """Both batch square-root paths give the reference's results, for batch sizes around the
-    16-lane blocks (the padded tail) and hostile x coordinates."""
-    try:
-        previous = native._sqrt_backend(backend)
-    except RuntimeError:
-        pytest.skip("no AVX-512 IFMA on this machine")
-    try:
-        pool = POOLS[(64, 1)]
-        for count in (1, 2, 3, 5, 16, 17, 33):
-            items = []
-            for i in range(count):
-                proof, comms, gi, extra = pool[i % len(pool)]
-                if i % 4 == 3:  # points off the curve / x >= p somewhere in the batch
-                    at = 65 + 32 * (i % 4)
-                    proof = proof[:at] + _SPECIAL_32[i % len(_SPECIAL_32)] + proof[at + 32:]
-                items.append({"proof": proof, "comms": comms, "gi": gi, "extra": extra,
-                              "min": None, "points": None})
-            assert (_prepare(native, 64, 1, items, False, False)
-                    == _prepare(ref, 64, 1, items, False, False))
-    finally:
-        native._sqrt_backend(previous)
+    16-lane blocks (the padded tail) and hostile x coordinates, in every native build."""
+    pool = POOLS[(64, 1)]
+    batches = []
+    for count in (1, 2, 3, 5, 16, 17, 33):
+        items = []
+        for i in range(count):
+            proof, comms, gi, extra = pool[i % len(pool)]
+            if i % 4 == 3:  # points off the curve / x >= p somewhere in the batch
+                at = 65 + 32 * (i % 4)
+                proof = proof[:at] + _SPECIAL_32[i % len(_SPECIAL_32)] + proof[at + 32:]
+            items.append({"proof": proof, "comms": comms, "gi": gi, "extra": extra,
+                          "min": None, "points": None})
+        batches.append((items, _prepare(ref, 64, 1, items, False, False)))
+    for build in NATIVES:
+        try:
+            previous = build._sqrt_backend(backend)
+        except RuntimeError:
+            pytest.skip("no AVX-512 IFMA on this machine")
+        try:
+            for items, want in batches:
+                assert _prepare(build, 64, 1, items, False, False) == want
+        finally:
+            build._sqrt_backend(previous)
 
 
 def test_sqrt_backend_switch_rejects_unknown_names() -> None:
@@ -223,6 +240,7 @@ def test_accumulate_native_matches_reference(data: st.DataObject) -> None:
         recs = (records[:at] + b"\xff" * 32 + records[at + 32:] if data.draw(st.booleans())
                 else records[:-1])
     n_gens = data.draw(st.sampled_from([2, 2, 1, 0]))
+    build = data.draw(st.sampled_from(NATIVES))
     start = [data.draw(st.integers(0, N - 1)) for _ in range(4)]
 
     def run(backend: Any, acc_type: Any) -> tuple[Any, ...]:
@@ -239,7 +257,7 @@ def test_accumulate_native_matches_reference(data: st.DataObject) -> None:
             assert after == before  # an error changes nothing
         return got, after
 
-    assert run(native, native.ScalarAccumulator) == run(ref, secp_ref.ScalarAccumulator)
+    assert run(build, build.ScalarAccumulator) == run(ref, secp_ref.ScalarAccumulator)
 
 
 def test_accumulate_rejects_a_foreign_accumulator() -> None:
@@ -268,7 +286,8 @@ def test_prepare_argument_errors_agree() -> None:
     for args in cases:
         want = _outcome(functools.partial(ref.bulletproof_prepare_var, *args))
         assert want[0] != "ok", args
-        assert _outcome(functools.partial(native.bulletproof_prepare_var, *args)) == want, args
+        for build in NATIVES:
+            assert _outcome(functools.partial(build.bulletproof_prepare_var, *args)) == want, args
 
 
 def test_failure_codes_name_the_check() -> None:
@@ -351,3 +370,41 @@ def test_transcript_trace_python_and_native() -> None:
 
 def trace_case(vectors: dict[str, Any]) -> str:
     return vectors["transcript_trace"]["case"]
+
+
+def test_results_do_not_depend_on_the_thread_count() -> None:
+    """prepare and accumulate give the same bytes on 1..5 threads, with malformed proofs, a
+    bad generator and repeated members mixed in (shares cut through them)."""
+    pool = POOLS[(16, 4)]
+    items = []
+    for i in range(70):
+        proof, comms, gi, extra = pool[i % len(pool)]
+        if i % 9 == 4:
+            proof = proof[:65] + _OFF_CURVE_X.to_bytes(32, "big") + proof[97:]
+        if i % 13 == 7:
+            gi = 4
+        items.append((proof, comms, gi, extra))
+    args = ([p for p, *_ in items], [c for _, c, *_ in items], GEN_ENCODINGS,
+            struct.pack(f"<{len(items)}I", *[g for _, _, g, _ in items]), [e for *_, e in items])
+    outcomes = {(b.__name__, t): b.bulletproof_prepare_var(16, 4, *args, threads=t)
+                for b in NATIVES for t in range(1, 6)}
+    assert len({repr(v) for v in outcomes.values()}) == 1
+    first = next(iter(outcomes.values()))
+    assert first == ref.bulletproof_prepare_var(16, 4, *args)
+    records, points, _, failures = first
+    assert failures
+    count = len(items) - len(failures)
+    gi_ok = [g for k, (_, _, g, _) in enumerate(items) if k not in {f[0] for f in failures}]
+    members = struct.pack(f"<{3 * count}I", *(list(range(count)) * 3))
+    weights = b"".join((7 * k + 1).to_bytes(32, "big") for k in range(3 * count))
+    results = set()
+    for build in NATIVES:
+        for t in range(1, 6):
+            acc = build.ScalarAccumulator(2 * GENS.capacity + 1)
+            out = build.bulletproof_accumulate_var(
+                acc, 16, 4, 0, 1, GENS.h_rev_start(64), records, points,
+                struct.pack(f"<{count}I", *gi_ok), 5, members, weights, threads=t)
+            results.add((out, acc.to_bytes()))
+    assert len(results) == 1
+    with pytest.raises(EncodingError):
+        native.bulletproof_prepare_var(16, 4, *args, threads=65)

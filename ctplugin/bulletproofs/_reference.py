@@ -114,6 +114,14 @@ def _bytes(obj: object, what: str, i: int) -> bytes:
         raise TypeError(f"{what}[{i}] must be bytes-like, not {type(obj).__name__}") from None
 
 
+MAX_THREADS = 64
+
+
+def _check_threads(threads: int) -> None:
+    if not 0 <= threads <= MAX_THREADS:
+        raise EncodingError(f"threads must be in [0, {MAX_THREADS}]", reason="index-range")
+
+
 def _scalars(data: bytes) -> list[int]:
     out = [int.from_bytes(data[i: i + 32], "big") for i in range(0, len(data), 32)]
     for i, v in enumerate(out):
@@ -265,6 +273,7 @@ def bulletproof_prepare_var(
     value_gens: bytes, gen_index: bytes, extra_commits: Sequence[bytes | None],
     min_values: Sequence[int | None] | None = None,
     commitment_points: Sequence[bytes | None] | None = None,
+    threads: int = 0,
 ) -> tuple[bytes, bytes, bytes, list[tuple[int, int, int]]]:
     """(records, points, generator points, failures) for the proofs of one shape; see the
     module docstring.
@@ -279,8 +288,10 @@ def bulletproof_prepare_var(
     precondition, not checked). Records and points of the proofs that pass come out in order;
     ``failures`` lists (proof index, code, detail) for the others (codes ERR_*). Bad arguments
     (not a per-proof matter): EncodingError with the native entry's reason and message; element
-    types that are not bytes-like: TypeError.
+    types that are not bytes-like: TypeError. ``threads`` (0: the kernel setting) only checked:
+    the results do not depend on it.
     """
+    _check_threads(threads)
     shape(nbits, m)
     proof_list = _sequence(proofs, None, "proofs")
     count = len(proof_list)
@@ -325,6 +336,7 @@ def bulletproof_prepare_var(
 def bulletproof_accumulate_var(
     acc: ScalarAccumulator, nbits: int, m: int, h_index: int, g_start: int, h_start: int,
     records: bytes, points: bytes, gen_index: bytes, n_gens: int, members: bytes, weights: bytes,
+    threads: int = 0,
 ) -> tuple[bytes, bytes, bytes]:
     """Add Σ_c ρ_c·(fixed coefficients of record c) to ``acc`` and return (the weighted free
     scalars, the members' points, the per-generator weighted sums of the g scalars).
@@ -334,6 +346,7 @@ def bulletproof_accumulate_var(
     ``g_start``, the reversed H_{N−1} … H_0 from ``h_start``. Every argument is validated
     before ``acc`` changes (EncodingError otherwise).
     """
+    _check_threads(threads)
     n, lg, _, _ = shape(nbits, m)
     size = record_scalars(nbits, m)
     nfree = m + 4 + 2 * lg

@@ -9,7 +9,7 @@ tests cross-check the native one against, hostile inputs included. ``CTPLUGIN_PU
 the reference. Variable time: public data only.
 
 ``bulletproof_prepare_var(nbits, m, proofs, commitments, value_gens, gen_index, extra_commits,
-min_values=None, commitment_points=None) -> (records, points, gen_points, failures)``
+min_values=None, commitment_points=None, threads=0) -> (records, points, gen_points, failures)``
     For proofs of one shape (N = nbits·m): strict parsing (exact length; unused flag bits zero;
     scalars in [1, n); x < p and on the curve; transcript challenges in [1, n)), the batch decode
     of every point (the distinct value generators, then V_j unless given, A, S, T1, T2, L_0, R_0,
@@ -24,12 +24,17 @@ min_values=None, commitment_points=None) -> (records, points, gen_points, failur
     EncodingError (the same reason and message from both backends).
 
 ``bulletproof_accumulate_var(acc, nbits, m, h_index, g_start, h_start, records, points,
-gen_index, n_gens, members, weights) -> (free_scalars, free_points, gen_sums)``
+gen_index, n_gens, members, weights, threads=0) -> (free_scalars, free_points, gen_sums)``
     For the members (u32 record indices) with weights (32-byte scalars): adds every fixed-base
     coefficient Σ_c ρ_c·(…) to the ``ScalarAccumulator`` ``acc`` (h at ``h_index``, G_k at
     ``g_start + k``, H_{N−1} … H_0 from ``h_start``), and returns the weighted free scalars with
     the members' points (ready for the MSM) and per distinct value generator the weighted sum of
     its scalars. EncodingError on any inconsistency, before ``acc`` changes.
+
+``threads`` (0: the kernel setting, ``ctplugin.secp256k1.kernel.set_threads``): the native
+entries split the proofs (members) into contiguous shares on up to that many threads, with the
+GIL released; results are bit-identical for any thread count (each proof's record depends on
+that proof alone, and the accumulated sums are exact or mod N).
 
 Failure codes: ``ERR_LENGTH``, ``ERR_COMMITMENT_LENGTH``, ``ERR_VALUE_GENERATOR`` (detail
 ``GEN_PREFIX``, ``GEN_RANGE``, ``GEN_CURVE``), ``ERR_COMMITMENT_PREFIX``, ``ERR_FLAG_BITS``,

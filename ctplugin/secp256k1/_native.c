@@ -104,12 +104,15 @@ static PyMethodDef METHODS[] = {
     {"subset_sums_var", py_subset_sums_var, METH_VARARGS,
      "subset_sums_var(table, paths) -> for each path the sum of its table points."},
     /* glue/bulletproof.h */
-    {"bulletproof_prepare_var", py_bulletproof_prepare_var, METH_VARARGS,
+    {"bulletproof_prepare_var", (PyCFunction)(void (*)(void))py_bulletproof_prepare_var,
+     METH_VARARGS | METH_KEYWORDS,
      "bulletproof_prepare_var(nbits, m, proofs, commitments, value_gens, gen_index, "
-     "extra_commits, min_values=None, commitment_points=None) -> (records, points, failures)."},
-    {"bulletproof_accumulate_var", py_bulletproof_accumulate_var, METH_VARARGS,
+     "extra_commits, min_values=None, commitment_points=None, threads=0) -> (records, points, "
+     "gen_points, failures)."},
+    {"bulletproof_accumulate_var", (PyCFunction)(void (*)(void))py_bulletproof_accumulate_var,
+     METH_VARARGS | METH_KEYWORDS,
      "bulletproof_accumulate_var(acc, nbits, m, h_index, g_start, h_start, records, points, "
-     "gen_index, n_gens, members, weights) -> (free_scalars, free_points, gen_sums)."},
+     "gen_index, n_gens, members, weights, threads=0) -> (free_scalars, free_points, gen_sums)."},
     {"_sqrt_backend", py_sqrt_backend, METH_VARARGS,
      "_sqrt_backend(name=None) -> previous batch square-root backend (testing only)"},
     /* glue/selftest.h */

@@ -8,7 +8,8 @@
  * Decoding, the rest of the transcripts, the inversions and the records run without it.
  * accumulate: records and weights are validated (every scalar < N, every index in range) before
  * the accumulator changes; the expansion runs without the GIL (an accumulator must not be used by
- * another thread during the call).
+ * another thread during the call).  Both take threads= (0: the kernel setting, set_threads);
+ * the results do not depend on it.
  */
 #ifndef CTPLUGIN_GLUE_BULLETPROOF_H
 #define CTPLUGIN_GLUE_BULLETPROOF_H
@@ -234,19 +235,24 @@ done:
     return res;
 }
 
-static PyObject *py_bulletproof_prepare_var(PyObject *self, PyObject *args) {
+static PyObject *py_bulletproof_prepare_var(PyObject *self, PyObject *args, PyObject *kwds) {
     (void)self;
+    static char *kwlist[] = {"nbits", "m", "proofs", "commitments", "value_gens", "gen_index",
+                             "extra_commits", "min_values", "commitment_points", "threads", NULL};
     Py_ssize_t nbits, m;
     PyObject *proofs_obj, *commitments_obj, *extras_obj, *mins_obj = Py_None, *points_obj = Py_None;
     Py_buffer bg, bi;
-    if (!PyArg_ParseTuple(args, "nnOOy*y*O|OO:bulletproof_prepare_var", &nbits, &m, &proofs_obj,
-                          &commitments_obj, &bg, &bi, &extras_obj, &mins_obj, &points_obj))
+    int threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "nnOOy*y*O|OOi:bulletproof_prepare_var", kwlist,
+                                     &nbits, &m, &proofs_obj, &commitments_obj, &bg, &bi,
+                                     &extras_obj, &mins_obj, &points_obj, &threads))
         return NULL;
     PyObject *res = NULL, *proofs = NULL, *commitments = NULL, *extras = NULL, *mins = NULL,
              *points = NULL;
     bp_prepare_buffers b = {0};
     bp_shape s;
-    if (bp_parse_shape(&s, nbits, m) < 0) goto done;
+    if (check_threads(threads) < 0 || bp_parse_shape(&s, nbits, m) < 0) goto done;
+    const int nthreads = settings_snapshot_for(threads).threads;
     if (bp_sequence(proofs_obj, -1, "proofs", 0, &proofs) < 0) goto done;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(proofs);
     if (bp_sequence(commitments_obj, n, "commitments", 0, &commitments) < 0 ||
@@ -288,7 +294,7 @@ static PyObject *py_bulletproof_prepare_var(PyObject *self, PyObject *args) {
                       b.status, b.detail, b.records, b.points};
     int ok;
     Py_BEGIN_ALLOW_THREADS
-    ok = bp_prepare_batch_var(&batch);
+    ok = bp_prepare_batch_var(&batch, nthreads);
     Py_END_ALLOW_THREADS
     if (!ok) {
         PyErr_NoMemory();
@@ -309,13 +315,18 @@ done:
 
 /* --- accumulate ------------------------------------------------------------------------------ */
 
-static PyObject *py_bulletproof_accumulate_var(PyObject *self, PyObject *args) {
+static PyObject *py_bulletproof_accumulate_var(PyObject *self, PyObject *args, PyObject *kwds) {
     (void)self;
+    static char *kwlist[] = {"acc", "nbits", "m", "h_index", "g_start", "h_start", "records",
+                             "points", "gen_index", "n_gens", "members", "weights", "threads",
+                             NULL};
     PyObject *acc_obj;
     Py_ssize_t nbits, m, h_index, g_start, h_start, n_gens;
     Py_buffer br, bpts, bgi, bmem, bw;
-    if (!PyArg_ParseTuple(args, "Onnnnny*y*y*ny*y*:bulletproof_accumulate_var", &acc_obj, &nbits,
-                          &m, &h_index, &g_start, &h_start, &br, &bpts, &bgi, &n_gens, &bmem, &bw))
+    int threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Onnnnny*y*y*ny*y*|i:bulletproof_accumulate_var",
+                                     kwlist, &acc_obj, &nbits, &m, &h_index, &g_start, &h_start,
+                                     &br, &bpts, &bgi, &n_gens, &bmem, &bw, &threads))
         return NULL;
     PyObject *res = NULL;
     sc *records = NULL, *weights = NULL, *free_out = NULL, *gen_sums = NULL;
@@ -326,7 +337,8 @@ static PyObject *py_bulletproof_accumulate_var(PyObject *self, PyObject *args) {
         goto done;
     }
     ScalarAccumulatorObject *acc = (ScalarAccumulatorObject *)acc_obj;
-    if (bp_parse_shape(&s, nbits, m) < 0) goto done;
+    if (check_threads(threads) < 0 || bp_parse_shape(&s, nbits, m) < 0) goto done;
+    const int nthreads = settings_snapshot_for(threads).threads;
     size_t reclen = 32 * s.rec;
     if ((size_t)br.len % reclen) {
         kernel_error(KERR_LENGTH, "records: not a whole number of records");
@@ -388,10 +400,10 @@ static PyObject *py_bulletproof_accumulate_var(PyObject *self, PyObject *args) {
     int ok;
     if (nmem >= 4) {
         Py_BEGIN_ALLOW_THREADS
-        ok = bp_accumulate_var(&a);
+        ok = bp_accumulate_var(&a, ngens, nthreads);
         Py_END_ALLOW_THREADS
     } else {
-        ok = bp_accumulate_var(&a);
+        ok = bp_accumulate_var(&a, ngens, 1);
     }
     if (!ok) {
         PyErr_NoMemory();

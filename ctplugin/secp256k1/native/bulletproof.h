@@ -25,6 +25,7 @@
 #include "group.h"
 #include "inverse.h"
 #include "scalar.h"
+#include "threads.h"
 
 /* Failure codes (the same numbers as ctplugin/bulletproofs/_reference.py ERR_*). */
 enum {
@@ -398,129 +399,172 @@ static int bp_given_point(ge *r, const uint8_t *xy, const uint8_t *encoding) {
     return ge_is_on_curve(r);
 }
 
-/* Checks, decoding, transcripts and records of a batch (see bp_batch).  Returns 0 if scratch
- * memory cannot be allocated (nothing is then meaningful), else 1. */
-static int bp_prepare_batch_var(bp_batch *b) {
+/* The shared state of one prepare call while its parts run (threads.h). */
+typedef struct {
+    bp_batch *b;
+    size_t total;       /* x coordinates to decode: the generators, then the proofs' points */
+    size_t *first;      /* n + 1: where each proof's points start in the decode arrays */
+    uint8_t *xs;        /* total × 32 */
+    unsigned char *flags, *err;
+    ge *dec;
+    bp_proof_scalars *ps;
+    sc *inv_in, *inv_out, *prefix; /* n × (3 + lg): each proof's slice */
+    int failed;         /* a part could not allocate its scratch */
+} bp_prepare_job;
+
+/* Phase 1, part p: decode the p-th contiguous share of all x coordinates. */
+static void bp_decode_part_(void *ctx, size_t part, size_t nparts) {
+    bp_prepare_job *j = ctx;
+    size_t lo, hi;
+    parallel_range(j->total, part, nparts, &lo, &hi);
+    if (!bp_decode_all_var(j->dec + lo, j->err + lo, j->xs + 32 * lo, j->flags + lo, hi - lo))
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* Phase 2, part p: its share of the proofs — the value generator, the parse-time checks, given
+ * commitment points, its decoded points (the first that fails names the failure), the
+ * transcript, one inversion for every y, x_r, a1 and b2 of the share, and the records. */
+static void bp_check_part_(void *ctx, size_t part, size_t nparts) {
+    bp_prepare_job *j = ctx;
+    bp_batch *b = j->b;
     const bp_shape *s = b->s;
-    const size_t n = b->n, m = (size_t)s->m, nfree = s->nfree, lg = (size_t)s->lg, g = b->ngens;
-    int ok = 0;
-    bp_proof_scalars *ps = malloc((n ? n : 1) * sizeof *ps);
-    size_t cap = g + n * nfree;
-    uint8_t *xs = malloc((cap ? cap : 1) * 32);
-    unsigned char *flags = malloc((cap ? cap : 1)), *err = malloc((cap ? cap : 1));
-    ge *dec = malloc((cap ? cap : 1) * sizeof *dec);
-    sc *inv_in = malloc((n ? n : 1) * (3 + lg) * sizeof *inv_in);
-    sc *inv_out = malloc((n ? n : 1) * (3 + lg) * sizeof *inv_out);
-    sc *prefix = malloc((n ? n : 1) * (3 + lg) * sizeof *prefix);
-    if (!ps || !xs || !flags || !err || !dec || !inv_in || !inv_out || !prefix) goto done;
-
-    /* 1. every x coordinate in one pass: the distinct value generators, then per proof (of the
-     * right lengths) V_j unless given, A, S, T1, T2, L_0, R_0, ...  The results count only for
-     * proofs that pass the parse-time checks below (the checks' order is the specification's). */
-    size_t total = 0;
-    for (size_t j = 0; j < g; j++, total++) {
-        memcpy(xs + 32 * total, b->gens + 33 * j + 1, 32);
-        flags[total] = b->gens[33 * j] & 1;
-    }
-    for (size_t i = 0; i < n; i++) {
+    const size_t m = (size_t)s->m, nfree = s->nfree, lg = (size_t)s->lg, per = 3 + lg;
+    size_t lo, hi;
+    parallel_range(b->n, part, nparts, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
         if (b->status[i] != BP_OK) continue;
         const uint8_t *proof = b->proofs + i * s->length, *cm = b->commitments + 33 * m * i;
-        if (!b->given[i]) {
-            for (size_t j = 0; j < m; j++, total++) {
-                memcpy(xs + 32 * total, cm + 33 * j + 1, 32);
-                flags[total] = cm[33 * j] & 1;
-            }
-        }
-        for (int k = 0; k < 4; k++, total++) {
-            memcpy(xs + 32 * total, proof + BP_OFF_POINTS + 32 * k, 32);
-            flags[total] = (proof[BP_OFF_FLAGS] >> k) & 1;
-        }
-        const uint8_t *lrf = proof + BP_OFF_LR_FLAGS, *lrx = lrf + s->flag_bytes;
-        for (size_t k = 0; k < 2 * lg; k++, total++) {
-            memcpy(xs + 32 * total, lrx + 32 * k, 32);
-            flags[total] = (lrf[k >> 3] >> (k & 7)) & 1;
-        }
-    }
-    if (!bp_decode_all_var(dec, err, xs, flags, total)) goto done;
-    for (size_t j = 0; j < g; j++) {
-        b->gen_points[j] = dec[j];
-        b->gen_defect[j] = (b->gens[33 * j] & ~1) != 0x0a ? BP_GEN_PREFIX
-                         : err[j] == BP_ERR_POINT_RANGE    ? BP_GEN_RANGE
-                         : err[j] == BP_ERR_POINT_CURVE    ? BP_GEN_CURVE : BP_GEN_OK;
-    }
-
-    /* 2. per proof: its value generator, the parse-time checks, given commitment points, then
-     * its decoded points (the first that fails names the proof's failure) */
-    total = g;
-    for (size_t i = 0; i < n; i++) {
-        if (b->status[i] != BP_OK) continue;
-        const uint8_t *proof = b->proofs + i * s->length, *cm = b->commitments + 33 * m * i;
-        size_t first = b->given[i] ? m : 0, here = total;
-        total += nfree - first;
         unsigned char defect = b->gen_defect[b->gen_index[i]];
         if (defect) {
             b->status[i] = BP_ERR_VALUE_GENERATOR;
             b->detail[i] = defect;
             continue;
         }
-        int st = bp_check_proof(s, proof, cm, &ps[i], &b->detail[i]);
+        int st = bp_check_proof(s, proof, cm, &j->ps[i], &b->detail[i]);
         if (st == BP_OK && b->given[i] == 2) { /* given, but not 64·m bytes */
             st = BP_ERR_COMMITMENT_POINT;
             b->detail[i] = 0;
         } else if (st == BP_OK && b->given[i]) {
-            for (size_t j = 0; j < m; j++) {
-                if (!bp_given_point(&b->points[i * nfree + j], b->given_points + 64 * (m * i + j),
-                                    cm + 33 * j)) {
+            for (size_t k = 0; k < m; k++) {
+                if (!bp_given_point(&b->points[i * nfree + k], b->given_points + 64 * (m * i + k),
+                                    cm + 33 * k)) {
                     st = BP_ERR_COMMITMENT_POINT;
-                    b->detail[i] = (long)j;
+                    b->detail[i] = (long)k;
                     break;
                 }
             }
         }
-        for (size_t k = first; st == BP_OK && k < nfree; k++) {
-            if (err[here + k - first] != BP_OK) {
-                st = err[here + k - first];
+        size_t first = b->given[i] ? m : 0, at = j->first[i];
+        for (size_t k = first; st == BP_OK && k < nfree; k++, at++) {
+            if (j->err[at] != BP_OK) {
+                st = j->err[at];
                 b->detail[i] = (long)k;
             }
-            b->points[i * nfree + k] = dec[here + k - first];
+            b->points[i * nfree + k] = j->dec[at];
+        }
+        if (st == BP_OK) {
+            uint8_t c[32];
+            memcpy(c, b->states + 32 * i, 32);
+            st = bp_transcript(s, proof, c, &j->ps[i], &b->detail[i]);
         }
         b->status[i] = (unsigned char)st;
     }
-    /* 3. transcripts */
-    for (size_t i = 0; i < n; i++) {
-        if (b->status[i] != BP_OK) continue;
-        uint8_t c[32];
-        memcpy(c, b->states + 32 * i, 32);
-        b->status[i] = (unsigned char)bp_transcript(s, b->proofs + i * s->length, c, &ps[i],
-                                                    &b->detail[i]);
-    }
-    /* 4. one inversion for every y, x_r, a1 and b2 of the batch, then the records */
+    sc *in = j->inv_in + lo * per, *out = j->inv_out + lo * per;
     size_t ninv = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = lo; i < hi; i++) {
         if (b->status[i] != BP_OK) continue;
-        inv_in[ninv++] = ps[i].y;
-        for (size_t r = 0; r < lg; r++) inv_in[ninv++] = ps[i].xr[r];
-        inv_in[ninv++] = ps[i].a1;
-        inv_in[ninv++] = ps[i].b2;
+        in[ninv++] = j->ps[i].y;
+        for (size_t r = 0; r < lg; r++) in[ninv++] = j->ps[i].xr[r];
+        in[ninv++] = j->ps[i].a1;
+        in[ninv++] = j->ps[i].b2;
     }
-    sc_inv_all_var(inv_out, inv_in, ninv, prefix);
+    sc_inv_all_var(out, in, ninv, j->prefix + lo * per);
     ninv = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = lo; i < hi; i++) {
         if (b->status[i] != BP_OK) continue;
-        memcpy(ps[i].inv, inv_out + ninv, (3 + lg) * sizeof *inv_out);
-        ninv += 3 + lg;
-        bp_record(s, &ps[i], b->min_values[i], b->records + i * s->rec);
+        memcpy(j->ps[i].inv, out + ninv, per * sizeof *out);
+        ninv += per;
+        bp_record(s, &j->ps[i], b->min_values[i], b->records + i * s->rec);
     }
+}
+
+/* Proofs per part below which another thread costs more than it saves. */
+#define BP_MIN_PER_THREAD 16
+
+/* Checks, decoding, transcripts and records of a batch (see bp_batch) on up to `threads`
+ * threads.  Every proof's result depends on that proof (and its generator) alone — each share
+ * inverts its own scalars, and inverses are unique — so the outputs are the same for any thread
+ * count.  Returns 0 if scratch memory cannot be allocated (nothing is then meaningful). */
+static int bp_prepare_batch_var(bp_batch *b, int threads) {
+    const bp_shape *s = b->s;
+    const size_t n = b->n, m = (size_t)s->m, nfree = s->nfree, lg = (size_t)s->lg, g = b->ngens;
+    bp_prepare_job j = {b, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0};
+    int ok = 0;
+    size_t cap = g + n * nfree, k1 = n ? n : 1;
+    j.first = malloc((n + 1) * sizeof *j.first);
+    j.xs = malloc((cap ? cap : 1) * 32);
+    j.flags = malloc(cap ? cap : 1);
+    j.err = malloc(cap ? cap : 1);
+    j.dec = malloc((cap ? cap : 1) * sizeof *j.dec);
+    j.ps = malloc(k1 * sizeof *j.ps);
+    j.inv_in = malloc(k1 * (3 + lg) * sizeof *j.inv_in);
+    j.inv_out = malloc(k1 * (3 + lg) * sizeof *j.inv_out);
+    j.prefix = malloc(k1 * (3 + lg) * sizeof *j.prefix);
+    if (!j.first || !j.xs || !j.flags || !j.err || !j.dec || !j.ps || !j.inv_in || !j.inv_out ||
+        !j.prefix)
+        goto done;
+    /* every x coordinate, in order: the distinct value generators, then per proof of the right
+     * lengths V_j unless given, A, S, T1, T2, L_0, R_0, ...  The results count only for proofs
+     * that pass the parse-time checks (the checks' order is the specification's). */
+    size_t total = 0;
+    for (size_t q = 0; q < g; q++, total++) {
+        memcpy(j.xs + 32 * total, b->gens + 33 * q + 1, 32);
+        j.flags[total] = b->gens[33 * q] & 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        j.first[i] = total;
+        if (b->status[i] != BP_OK) continue;
+        const uint8_t *proof = b->proofs + i * s->length, *cm = b->commitments + 33 * m * i;
+        if (!b->given[i]) {
+            for (size_t q = 0; q < m; q++, total++) {
+                memcpy(j.xs + 32 * total, cm + 33 * q + 1, 32);
+                j.flags[total] = cm[33 * q] & 1;
+            }
+        }
+        for (int k = 0; k < 4; k++, total++) {
+            memcpy(j.xs + 32 * total, proof + BP_OFF_POINTS + 32 * k, 32);
+            j.flags[total] = (proof[BP_OFF_FLAGS] >> k) & 1;
+        }
+        const uint8_t *lrf = proof + BP_OFF_LR_FLAGS, *lrx = lrf + s->flag_bytes;
+        for (size_t k = 0; k < 2 * lg; k++, total++) {
+            memcpy(j.xs + 32 * total, lrx + 32 * k, 32);
+            j.flags[total] = (lrf[k >> 3] >> (k & 7)) & 1;
+        }
+    }
+    j.first[n] = j.total = total;
+    size_t parts = n / BP_MIN_PER_THREAD;
+    if (parts > (size_t)threads) parts = (size_t)threads;
+    if (parts < 1) parts = 1;
+    parallel_run(bp_decode_part_, &j, parts);
+    if (j.failed) goto done;
+    for (size_t q = 0; q < g; q++) {
+        b->gen_points[q] = j.dec[q];
+        b->gen_defect[q] = (b->gens[33 * q] & ~1) != 0x0a ? BP_GEN_PREFIX
+                         : j.err[q] == BP_ERR_POINT_RANGE  ? BP_GEN_RANGE
+                         : j.err[q] == BP_ERR_POINT_CURVE  ? BP_GEN_CURVE : BP_GEN_OK;
+    }
+    parallel_run(bp_check_part_, &j, parts);
     ok = 1;
 done:
-    free(ps);
-    free(xs);
-    free(flags);
-    free(err);
-    free(dec);
-    free(inv_in);
-    free(inv_out);
-    free(prefix);
+    free(j.first);
+    free(j.xs);
+    free(j.flags);
+    free(j.err);
+    free(j.dec);
+    free(j.ps);
+    free(j.inv_in);
+    free(j.inv_out);
+    free(j.prefix);
     return ok;
 }
 
@@ -585,37 +629,115 @@ typedef struct {
     sc *gen_sums;                    /* per generator Σ ρ·g scalar; zeroed by the caller */
 } bp_accumulation;
 
-/* Expand every member into acc (bp_expand_var), then the constant runs once: h += Σρ·h scalar,
- * G_0 … G_{N−1} += −Σρ·z, H_{N−1} … H_0 += Σρ·z.  Preconditions: indices and runs valid (the
- * glue checks them).  Returns 0 if scratch memory cannot be allocated (acc unchanged). */
-static int bp_accumulate_var(const bp_accumulation *a) {
+/* r += a (two lazily reduced sums: exact, so sums of parts equal the sum of all terms) */
+static inline void bp_wide_add_wide(sc_wide *r, const sc_wide *a) {
+    u128 c = 0;
+    for (int i = 0; i < 9; i++) {
+        c += (u128)r->n[i] + a->n[i];
+        r->n[i] = (u64)c;
+        c >>= 64;
+    }
+}
+
+/* One part of an accumulation: its members' expansions into its own G and H runs (or straight
+ * into the accumulator when there is one part), and its sums of ρ·h, ρ·z and ρ·g. */
+typedef struct {
+    const bp_accumulation *a;
+    sc_wide *runs;   /* parts × 2N (part p's G run, then its H run), NULL for one part */
+    sc *sums;        /* parts × (2 + ngens): Σρ·h, Σρ·z, Σρ·g per generator */
+    size_t ngens;
+    int failed;
+} bp_accumulate_job;
+
+static void bp_accumulate_part_(void *ctx, size_t part, size_t nparts) {
+    bp_accumulate_job *j = ctx;
+    const bp_accumulation *a = j->a;
     const bp_shape *s = a->s;
+    const size_t n = (size_t)s->n;
     sc *scratch = malloc(bp_expand_scratch(s) * sizeof *scratch);
-    if (!scratch) return 0;
-    sc hsum = SC_ZERO, zsum = SC_ZERO, t;
-    for (size_t k = 0; k < a->nmem; k++) {
+    if (!scratch) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    sc_wide *base = a->acc;
+    size_t g_start = a->g_start, h_start = a->h_start;
+    if (j->runs) { /* private runs: G at 0, H at N */
+        base = j->runs + part * 2 * n;
+        g_start = 0;
+        h_start = n;
+    }
+    sc *sums = j->sums + part * (2 + j->ngens), t;
+    size_t lo, hi;
+    parallel_range(a->nmem, part, nparts, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
         const sc *rec = a->records + (size_t)a->members[k] * s->rec, *rho = &a->weights[k];
         const sc *fr = rec + BP_HEAD + s->lg;
-        bp_expand_var(s, a->acc, a->g_start, a->h_start, rec, rho, scratch);
+        bp_expand_var(s, base, g_start, h_start, rec, rho, scratch);
         sc_mul(&t, rho, &rec[6]);
-        sc_add(&hsum, &hsum, &t);
+        sc_add(&sums[0], &sums[0], &t);
         sc_mul(&t, rho, &rec[5]);
-        sc_add(&zsum, &zsum, &t);
+        sc_add(&sums[1], &sums[1], &t);
         sc_mul(&t, rho, &rec[7]);
-        sc *gs = &a->gen_sums[a->gen_index[a->members[k]]];
+        sc *gs = &sums[2 + a->gen_index[a->members[k]]];
         sc_add(gs, gs, &t);
         sc *out = a->free_out + k * s->nfree;
         for (size_t i = 0; i < s->nfree; i++) sc_mul(&out[i], rho, &fr[i]);
     }
     free(scratch);
-    sc_wide_add(&a->acc[a->h_index], &hsum);
-    sc neg_z;
-    sc_neg(&neg_z, &zsum);
-    for (int k = 0; k < s->n; k++) {
-        sc_wide_add(&a->acc[a->g_start + (size_t)k], &neg_z);
-        sc_wide_add(&a->acc[a->h_start + (size_t)k], &zsum);
+}
+
+/* Members per part below which another thread costs more than it saves. */
+#define BP_MIN_MEMBERS_PER_THREAD 8
+
+/* Expand every member into acc (bp_expand_var), then the constant runs once:
+ * h += Σρ·h scalar, G_0 … G_{N−1} += −Σρ·z, H_{N−1} … H_0 += Σρ·z; gen_sums[q] = Σρ·g of the
+ * members of generator q.  On up to `threads` threads, members split in contiguous shares, each
+ * share summed in its own runs and the runs added together: every sum is exact (lazily reduced)
+ * or a sum mod N, so the results are the same for any thread count.  Preconditions: indices
+ * and runs valid (the glue checks them).  Returns 0 if scratch memory cannot be allocated (acc
+ * unchanged). */
+static int bp_accumulate_var(const bp_accumulation *a, size_t ngens, int threads) {
+    const bp_shape *s = a->s;
+    const size_t n = (size_t)s->n;
+    size_t parts = a->nmem / BP_MIN_MEMBERS_PER_THREAD;
+    if (parts > (size_t)threads) parts = (size_t)threads;
+    if (parts < 1) parts = 1;
+    bp_accumulate_job j = {a, NULL, NULL, ngens, 0};
+    j.sums = calloc(parts * (2 + ngens), sizeof *j.sums);
+    if (parts > 1) j.runs = calloc(parts * 2 * n, sizeof *j.runs);
+    if (!j.sums || (parts > 1 && !j.runs)) {
+        free(j.sums);
+        free(j.runs);
+        return 0;
     }
-    return 1;
+    parallel_run(bp_accumulate_part_, &j, parts);
+    int ok = !j.failed;
+    if (ok) {
+        sc hsum = SC_ZERO, zsum = SC_ZERO;
+        for (size_t p = 0; p < parts; p++) {
+            const sc *sums = j.sums + p * (2 + ngens);
+            sc_add(&hsum, &hsum, &sums[0]);
+            sc_add(&zsum, &zsum, &sums[1]);
+            for (size_t q = 0; q < ngens; q++) sc_add(&a->gen_sums[q], &a->gen_sums[q], &sums[2 + q]);
+            if (j.runs) {
+                const sc_wide *runs = j.runs + p * 2 * n;
+                for (size_t k = 0; k < n; k++) {
+                    bp_wide_add_wide(&a->acc[a->g_start + k], &runs[k]);
+                    bp_wide_add_wide(&a->acc[a->h_start + k], &runs[n + k]);
+                }
+            }
+        }
+        sc_wide_add(&a->acc[a->h_index], &hsum);
+        sc neg_z;
+        sc_neg(&neg_z, &zsum);
+        for (size_t k = 0; k < n; k++) {
+            sc_wide_add(&a->acc[a->g_start + k], &neg_z);
+            sc_wide_add(&a->acc[a->h_start + k], &zsum);
+        }
+    }
+    free(j.sums);
+    free(j.runs);
+    return ok;
 }
 
 #endif
