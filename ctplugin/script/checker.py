@@ -1,0 +1,227 @@
+"""Signature checkers: what the interpreter asks of the transaction (Elements'
+``GenericTransactionSignatureChecker``), immediate or deferred.
+
+A ``SignatureChecker`` is made per input. It computes digests from the shared
+``PrecomputedTransaction`` and answers CHECKSIG-family questions, CHECKLOCKTIMEVERIFY and
+CHECKSEQUENCEVERIFY. Signature verification is either immediate (libsecp256k1) or, when the
+checker carries a ``DeferredChecks``, recorded for later:
+
+- every non-empty BIP340 signature (taproot key path, tapscript CHECKSIG/CHECKSIGVERIFY/
+  CHECKSIGADD) must be valid or the script fails (BIP341/342), so the checker records
+  (key, message, signature) and answers "valid"; the caller puts the records in the block's
+  one batch;
+- an ECDSA check whose false result would fail the script anyway (``must_succeed``: P2WPKH's
+  final CHECKSIG, CHECKSIGVERIFY, a final CHECKMULTISIG...) is recorded the same way and
+  verified later, in parallel.
+
+Soundness: a run with deferred checks equals the immediate run whenever every recorded check
+holds; if one does not, the caller re-runs that input with an immediate checker, which gives the
+exact verdict and Elements' error. Deterministic failures (bad sizes, hash types, keys that do
+not lift, s ≥ n) are never deferred.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from ctplugin.errors import EncodingError
+from ctplugin.script.errors import ScriptError, ScriptErrorCode
+from ctplugin.script.flags import ScriptFlags
+from ctplugin.script.sighash import PrecomputedTransaction, segwit_v0_sighash, taproot_sighash
+from ctplugin.secp256k1 import libsecp
+from ctplugin.secp256k1.params import N
+
+LOCKTIME_THRESHOLD = 500_000_000
+SEQUENCE_FINAL = 0xFFFF_FFFF
+SEQUENCE_LOCKTIME_DISABLE_FLAG = 1 << 31
+SEQUENCE_LOCKTIME_TYPE_FLAG = 1 << 22
+SEQUENCE_LOCKTIME_MASK = 0x0000_FFFF
+
+_PUBKEY_SIZES = {2: 33, 3: 33, 4: 65, 6: 65, 7: 65}
+
+
+class SigVersion(IntEnum):
+    BASE = 0
+    WITNESS_V0 = 1
+    TAPROOT = 2
+    TAPSCRIPT = 3
+
+
+@dataclass(slots=True)
+class ExecData:
+    """Per-input execution data of taproot spends (Elements' ScriptExecutionData)."""
+
+    annex: bytes | None = None
+    leaf_hash: bytes | None = None
+    codesep_pos: int = 0xFFFF_FFFF
+    weight_left: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SchnorrCheck:
+    """A BIP340 check to batch: lift_x(key) and (r, s) verify over ``msg``."""
+
+    key: Hashable
+    pubkey: bytes
+    msg: bytes
+    sig: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EcdsaCheck:
+    key: Hashable
+    pubkey: bytes
+    der: bytes
+    msg: bytes
+
+    def verify(self) -> bool:
+        return libsecp.ecdsa_verify(self.pubkey, self.der, self.msg)
+
+
+@dataclass(frozen=True, slots=True)
+class TweakCheck:
+    """Q (x-only, with parity) = lift_x(P) + t·G, the commitment of a script-path spend."""
+
+    key: Hashable
+    output_key: bytes
+    parity: int
+    internal_key: bytes
+    tweak: bytes
+
+    def verify(self) -> bool:
+        return libsecp.xonly_tweak_add_check(self.output_key, self.parity, self.internal_key,
+                                             self.tweak)
+
+
+@dataclass(slots=True)
+class DeferredChecks:
+    """Checks recorded during optimistic script runs, to be verified later."""
+
+    schnorr: list[SchnorrCheck] = field(default_factory=list)
+    ecdsa: list[EcdsaCheck] = field(default_factory=list)
+    tweaks: list[TweakCheck] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.schnorr) + len(self.ecdsa) + len(self.tweaks)
+
+    def extend(self, other: DeferredChecks) -> None:
+        self.schnorr += other.schnorr
+        self.ecdsa += other.ecdsa
+        self.tweaks += other.tweaks
+
+
+def _valid_pubkey_size(pubkey: bytes) -> bool:
+    """CPubKey's size check by the first byte (IsValid after construction)."""
+    return bool(pubkey) and _PUBKEY_SIZES.get(pubkey[0]) == len(pubkey)
+
+
+class SignatureChecker:
+    """Answers the interpreter's transaction questions for input ``index`` of ``pre.tx``.
+
+    ``amount`` is the spent output's value as stored (v0 digests commit to it); ``deferred``
+    (with ``key`` naming this input in it) turns on deferral (module docstring).
+    """
+
+    __slots__ = ("amount", "deferred", "flags", "index", "key", "pre")
+
+    def __init__(self, pre: PrecomputedTransaction, index: int, amount: int | bytes,
+                 flags: int, deferred: DeferredChecks | None = None,
+                 key: Hashable = None) -> None:
+        self.pre = pre
+        self.index = index
+        self.amount = amount
+        self.flags = flags
+        self.deferred = deferred
+        self.key = key
+
+    # --- ECDSA (segwit v0) -----------------------------------------------------------------
+
+    def check_ecdsa(self, sig: bytes, pubkey: bytes, script_code: bytes,
+                    must_succeed: bool) -> bool:
+        """CheckECDSASignature: False for an invalid key size, an empty signature or a
+        signature that does not verify against the v0 digest of its hash type."""
+        if not _valid_pubkey_size(pubkey) or not sig:
+            return False
+        hash_type = sig[-1]
+        digest = segwit_v0_sighash(self.pre, self.index, script_code, self.amount, hash_type,
+                                   bool(self.flags & ScriptFlags.SIGHASH_RANGEPROOF))
+        if self.deferred is not None and must_succeed:
+            if not libsecp.is_valid_pubkey(pubkey):
+                return False
+            self.deferred.ecdsa.append(EcdsaCheck(self.key, pubkey, sig[:-1], digest))
+            return True
+        return libsecp.ecdsa_verify(pubkey, sig[:-1], digest)
+
+    # --- BIP340 (taproot key path and tapscript) ---------------------------------------------
+
+    def check_schnorr(self, sig: bytes, pubkey: bytes, sigversion: SigVersion,
+                      execdata: ExecData) -> None:
+        """CheckSchnorrSignature: raises ScriptError (SCHNORR_SIG_SIZE, SCHNORR_SIG_HASHTYPE,
+        SCHNORR_SIG) unless the signature is valid (or deferred as valid)."""
+        if len(sig) not in (64, 65):
+            raise ScriptError(ScriptErrorCode.SCHNORR_SIG_SIZE)
+        hash_type = 0
+        if len(sig) == 65:
+            hash_type = sig[64]
+            if hash_type == 0:
+                raise ScriptError(ScriptErrorCode.SCHNORR_SIG_HASHTYPE)
+        leaf = execdata.leaf_hash if sigversion == SigVersion.TAPSCRIPT else None
+        digest = taproot_sighash(self.pre, self.index, hash_type, annex=execdata.annex,
+                                 leaf_hash=leaf, codesep_pos=execdata.codesep_pos)
+        sig64 = sig[:64]
+        if self.deferred is not None:
+            # deterministic parts now: s < n and both x coordinates lift (r < p included)
+            if (int.from_bytes(sig64[32:], "big") >= N or not libsecp.is_valid_xonly(pubkey)
+                    or not libsecp.is_valid_xonly(sig64[:32])):
+                raise ScriptError(ScriptErrorCode.SCHNORR_SIG)
+            self.deferred.schnorr.append(SchnorrCheck(self.key, pubkey, digest, sig64))
+            return
+        if not libsecp.schnorr_verify(pubkey, digest, sig64):
+            raise ScriptError(ScriptErrorCode.SCHNORR_SIG)
+
+    def check_tweak(self, output_key: bytes, parity: int, internal_key: bytes,
+                    tweak: bytes) -> bool:
+        """VerifyTaprootCommitment's final check (deferred into the batch when possible)."""
+        if self.deferred is not None and libsecp.is_valid_xonly(internal_key) \
+                and libsecp.is_valid_xonly(output_key) and int.from_bytes(tweak, "big") < N:
+            self.deferred.tweaks.append(TweakCheck(self.key, output_key, parity, internal_key,
+                                                   tweak))
+            return True
+        return libsecp.xonly_tweak_add_check(output_key, parity, internal_key, tweak)
+
+    # --- timelocks ---------------------------------------------------------------------------
+
+    def check_locktime(self, lock_time: int) -> bool:
+        """CheckLockTime (BIP65): same kind (height or time) as the tx's nLockTime, not above
+        it, and this input not final."""
+        tx = self.pre.tx
+        if (tx.locktime < LOCKTIME_THRESHOLD) != (lock_time < LOCKTIME_THRESHOLD):
+            return False
+        if lock_time > tx.locktime:
+            return False
+        return tx.inputs[self.index].sequence != SEQUENCE_FINAL
+
+    def check_sequence(self, sequence: int) -> bool:
+        """CheckSequence (BIP112): version ≥ 2, this input's relative lock enabled and of the
+        same kind, and not below the required one."""
+        tx = self.pre.tx
+        if tx.version < 2:
+            return False
+        tx_sequence = tx.inputs[self.index].sequence
+        if tx_sequence & SEQUENCE_LOCKTIME_DISABLE_FLAG:
+            return False
+        mask = SEQUENCE_LOCKTIME_TYPE_FLAG | SEQUENCE_LOCKTIME_MASK
+        have, want = tx_sequence & mask, sequence & mask
+        if (have < SEQUENCE_LOCKTIME_TYPE_FLAG) != (want < SEQUENCE_LOCKTIME_TYPE_FLAG):
+            return False
+        return want <= have
+
+
+def checker_for(pre: PrecomputedTransaction, index: int, flags: int,
+                deferred: DeferredChecks | None = None, key: Hashable = None) -> SignatureChecker:
+    """A checker for input ``index`` whose spent output is ``pre.spent[index]``."""
+    if pre.spent is None:
+        raise EncodingError("the spent outputs are needed to check scripts")
+    return SignatureChecker(pre, index, pre.spent[index].value, flags, deferred, key)
