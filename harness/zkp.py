@@ -223,3 +223,56 @@ def rangeproof() -> Rangeproof | None:
     """The reference rangeproof module, or None when wallycore is not installed."""
     lib, ctx = library(), context()
     return None if lib is None or ctx is None else Rangeproof(lib, ctx)
+
+
+class Signatures:
+    """secp256k1-zkp's BIP340 and ECDSA verification, called the way Elements calls them: the
+    key is parsed for every check (XOnlyPubKey::VerifySchnorr, CPubKey::Verify)."""
+
+    def __init__(self, lib: ctypes.CDLL, ctx: int) -> None:
+        self._lib = lib
+        self._ctx = ctx
+        for name in ("secp256k1_xonly_pubkey_parse", "secp256k1_schnorrsig_verify",
+                     "secp256k1_ec_pubkey_parse", "secp256k1_ecdsa_signature_parse_der",
+                     "secp256k1_ecdsa_signature_normalize", "secp256k1_ecdsa_verify"):
+            getattr(lib, name).restype = ctypes.c_int
+        lib.secp256k1_xonly_pubkey_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                     ctypes.c_char_p]
+        lib.secp256k1_schnorrsig_verify.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                    ctypes.c_char_p, ctypes.c_size_t,
+                                                    ctypes.c_char_p]
+        lib.secp256k1_ec_pubkey_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                  ctypes.c_char_p, ctypes.c_size_t]
+        lib.secp256k1_ecdsa_signature_parse_der.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                            ctypes.c_char_p, ctypes.c_size_t]
+        lib.secp256k1_ecdsa_signature_normalize.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                            ctypes.c_char_p]
+        lib.secp256k1_ecdsa_verify.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                               ctypes.c_char_p, ctypes.c_char_p]
+        self._key = ctypes.create_string_buffer(64)
+        self._sig = ctypes.create_string_buffer(64)
+
+    def schnorr_verify(self, xonly: bytes, msg: bytes, sig: bytes) -> bool:
+        """secp256k1_xonly_pubkey_parse then secp256k1_schnorrsig_verify (False if either
+        fails)."""
+        lib, ctx, key = self._lib, self._ctx, self._key
+        if len(sig) != 64 or not lib.secp256k1_xonly_pubkey_parse(ctx, key, xonly):
+            return False
+        return bool(lib.secp256k1_schnorrsig_verify(ctx, sig, msg, len(msg), key))
+
+    def ecdsa_verify(self, pubkey: bytes, der: bytes, msg32: bytes) -> bool:
+        """ec_pubkey_parse, strict DER parse, normalize (low S), ecdsa_verify."""
+        lib, ctx, key, sig = self._lib, self._ctx, self._key, self._sig
+        if not lib.secp256k1_ec_pubkey_parse(ctx, key, pubkey, len(pubkey)):
+            return False
+        if not lib.secp256k1_ecdsa_signature_parse_der(ctx, sig, der, len(der)):
+            return False
+        lib.secp256k1_ecdsa_signature_normalize(ctx, sig, sig)
+        return bool(lib.secp256k1_ecdsa_verify(ctx, sig, msg32, key))
+
+
+@cache
+def signatures() -> Signatures | None:
+    """The reference signature verifier, or None when wallycore is not installed."""
+    lib, ctx = library(), context()
+    return None if lib is None or ctx is None else Signatures(lib, ctx)
