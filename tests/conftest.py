@@ -86,6 +86,24 @@ def connect_upto(node: Node, chain: ChainBuilder, height: int) -> None:
         node.submit_block(block.serialize())
 
 
+def signed_by_regtest_key(tx: Transaction) -> Transaction:
+    """``tx`` with every input that spends a genesis coin signed by the regtest key (its
+    P2WPKH script); other inputs must be bare OP_TRUE spends."""
+    from ctplugin.elements import TxOut
+    from regtest.params import REGTEST_SEED, genesis_block
+    from regtest.wallet import KeyChain
+    from regtest.wallet.signing import sign_transaction
+
+    genesis = genesis_block()
+    coins = {(t.txid, n): out for t in genesis.transactions for n, out in enumerate(t.outputs)}
+    spent = [coins.get(txin.prevout) for txin in tx.inputs]
+    outs = [out if out is not None else TxOut(asset=bytes(32), value=0, script_pubkey=b"\x51")
+            for out in spent]
+    keys = KeyChain(REGTEST_SEED)
+    keys.key(0)  # derive the key owning the genesis coins
+    return sign_transaction(tx, outs, keys, genesis.hash, lambda: bytes(32))
+
+
 # ------------------------------------------------------------------------------------------------
 # Replay tests
 # ------------------------------------------------------------------------------------------------

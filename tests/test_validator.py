@@ -29,7 +29,7 @@ from regtest.params import (
 )
 from regtest.wallet import Issuance, Payment, Reissuance, Wallet
 from regtest.wallet.blinding import rewind_nonce
-from tests.conftest import connect_upto, rebuild, with_output
+from tests.conftest import connect_upto, rebuild, signed_by_regtest_key, with_output
 from validator.node import Node
 from validator.store import DataDirLockedError
 
@@ -63,8 +63,11 @@ def test_demo_chain_connects_with_one_batch_per_block(node: Node, demo: ChainBui
     for block in demo.blocks[1:]:
         report = node.submit_block(block.serialize())
         assert report.n_range_proofs >= 6 and report.n_range_cached == 0
-        # one claim per balance equation + one per range proof, all in the block's one batch
-        assert report.n_msm_items == report.n_balance + report.n_range_proofs
+        # one claim per balance equation, range proof and Schnorr signature (the wallet spends
+        # taproot key path by default), all in the block's one batch
+        assert report.items.get("schnorr", 0) >= 1
+        assert report.n_msm_items == (report.n_balance + report.n_range_proofs
+                                      + report.items["schnorr"])
     assert node.tip.hash == demo.tip.hash
 
 
@@ -191,9 +194,15 @@ def test_mempool_then_block_skips_cached_proofs(node: Node, demo: ChainBuilder) 
     report = node.submit_block(block.serialize())
     assert report.n_range_proofs > 0 and report.n_range_cached == report.n_range_proofs
     assert report.n_surjection_cached == report.n_surjection_proofs
-    assert cache.hits - hits_before == report.n_range_proofs + report.n_surjection_proofs
+    # the script-execution cache vouched for every transaction's scripts: none ran
+    n_txs = len(block.transactions) - 1
+    assert report.items["script"] == report.cached["script"] == n_txs
+    assert "schnorr" not in report.items and "ecdsa" not in report.items
+    assert cache.hits - hits_before == (report.n_range_proofs + report.n_surjection_proofs
+                                        + n_txs)
     # block connection consumed (erased) what it used; the balance was still checked
-    assert len(cache) == entries_before - report.n_range_proofs - report.n_surjection_proofs
+    assert len(cache) == (entries_before - report.n_range_proofs - report.n_surjection_proofs
+                          - n_txs)
     assert report.n_msm_items == report.n_balance
     assert len(node.mempool) == 0
 
@@ -319,7 +328,10 @@ def test_fee_peg_in_and_explicit_rules(node: Node) -> None:
     assert _reject(node, block_of(other_asset)).reason == "bad-txns-in-ne-out"
     too_much = _explicit_tx(spend, total + 1, 1000, script)  # the genesis coin is MAX_MONEY
     assert _reject(node, block_of(too_much)).reason == "bad-txns-txouttotal-toolarge"
-    node.submit_block(block_of(ok).serialize())
+    err = _reject(node, block_of(ok))  # unsigned: the genesis coin is the regtest key's
+    assert (err.reason, err.tx_index, err.input_index) == (
+        "mandatory-script-verify-flag-failed (Witness program hash mismatch)", 1, 0)
+    node.submit_block(block_of(signed_by_regtest_key(ok)).serialize())
 
 
 def test_mempool_rules(node: Node, demo: ChainBuilder) -> None:
@@ -517,7 +529,9 @@ def test_reused_plan_with_an_emptied_cache_verifies_everything(node: Node,
     node.data.proof_cache.clear("test: evicted between mempool and block")
     report = node.submit_block(demo.blocks[2].serialize())
     assert report.n_range_cached == 0 and report.n_surjection_cached == 0
-    assert report.n_msm_items == report.n_balance + report.n_range_proofs
+    assert report.cached["script"] == 0  # the cleared cache also held the script entries
+    assert report.n_msm_items == (report.n_balance + report.n_range_proofs
+                                  + report.items["schnorr"])
 
 
 def test_test_accept_has_no_side_effects(node: Node, demo: ChainBuilder) -> None:

@@ -157,12 +157,13 @@ def test_malformed_item_and_false_claim_the_lowest_label_is_named(uncached: Node
 def test_report_timings_are_the_stages(node: Node, demo: ChainBuilder) -> None:
     connect_upto(node, demo, 1)
     report = node.submit_block(demo.blocks[2].serialize())
-    assert list(report.timings) == ["parse", "check", "resolve", "plan", "cache", "claims",
-                                    "msm", "surjection", "commit"]
+    assert list(report.timings) == ["parse", "check", "resolve", "plan", "scripts", "cache",
+                                    "claims", "msm", "surjection", "commit"]
     assert report.total_seconds == sum(report.timings.values())
     assert report.batch_seconds == report.timings["claims"] + report.timings["msm"]
-    assert report.items == {"range": 4, "surjection": 4} and report.cached == {}
-    assert report.n_msm_items == report.n_balance + report.n_range_proofs == 6
+    assert report.items == {"range": 4, "surjection": 4, "script": 2, "schnorr": 2}
+    assert report.cached == {"script": 0}
+    assert report.n_msm_items == report.n_balance + report.n_range_proofs + 2 == 8
 
 
 def test_verify_of_empty_work_is_trivially_true() -> None:

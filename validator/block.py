@@ -46,13 +46,21 @@ from ctplugin.elements.script import is_unspendable, script_num
 from ctplugin.errors import ValidationError
 from validator import reasons
 from validator.coins import decode_txout, encode_txout
-from validator.items import KIND_BALANCE, CheckItem, Item, ItemLabel
+from validator.items import KIND_BALANCE, BorromeanItem, Item, ItemLabel, SurjectionItem
 from validator.rules import (
     AmountPlan,
     SpentOutput,
     check_coinbase_outputs,
     check_transaction,
     plan_amounts,
+)
+from validator.scripts import (
+    BLOCK_FLAGS,
+    ScriptWork,
+    check_output_scripts,
+    items_of,
+    run_scripts,
+    script_cache_key,
 )
 from validator.store import (
     BlockRef,
@@ -63,6 +71,7 @@ from validator.store import (
     SpendView,
     UtxoEntry,
 )
+from validator.timelocks import check_final, check_sequence_locks
 from validator.timing import StageTimer
 from validator.verify import ProofWork, verify
 
@@ -139,7 +148,7 @@ def cache_keys(cache: ProofCache, plan: AmountPlan) -> CacheKeys:
             [c.cache_key(cache) for c in check_items(plan)])
 
 
-def check_items(plan: AmountPlan) -> list[CheckItem]:
+def check_items(plan: AmountPlan) -> list[SurjectionItem | BorromeanItem]:
     """A plan's check items in cache-key order: surjection proofs, then Borromean proofs."""
     return [*plan.surjections, *plan.borromeans]
 
@@ -164,6 +173,16 @@ class BlockPlan:
     txs: list[AmountPlan]
     known_keys: list[CacheKeys | None]
     fees: dict[bytes, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptPass:
+    """The scripts stage's answer: the signature items left to verify, and how many
+    transactions had their scripts run or vouched for by the script-execution cache."""
+
+    work: ScriptWork
+    n_transactions: int
+    n_cached: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +352,45 @@ class BlockValidator:
         return plan_amounts(tx, tx_index, outs, self.params.policy_asset,
                             self.params.range_proofs)
 
+    # --- stage 3b: scripts -----------------------------------------------------------------
+
+    def script_pass(self, block: Block, inputs: ResolvedInputs,
+                    consumed: list[bytes]) -> ScriptPass:
+        """Every output's template (``bad-txns-script-unsupported``) and every transaction's
+        timelocks (nLockTime, BIP68: ``validator.timelocks``), then every input script of the
+        transactions the script-execution cache does not vouch for (hits are consumed: their
+        keys are appended to ``consumed``, put back if the block fails), run under the block
+        flags with their signatures deferred to the batch (``validator.scripts``)."""
+        txs = block.transactions
+        height = block.header.height
+        entries = inputs.view.entries
+        k = 0
+        for i, tx in enumerate(txs):
+            check_output_scripts(tx, i)
+            check_final(tx, i, height, block.header.time)
+            if i:
+                points = inputs.spent_points[k:k + len(tx.inputs)]
+                k += len(tx.inputs)
+                check_sequence_locks(tx, i, [_coin_height(entries.get(p), height)
+                                             for p in points], height)
+        spent = inputs.spent
+        hits = [False] * len(txs)
+        cache = self.cache
+        if cache is not None and len(txs) > 1:
+            keys = [script_cache_key(cache, tx, BLOCK_FLAGS) for tx in txs[1:]]
+            found = cache.lookup_and_erase_many(keys)
+            hits[1:] = found
+            consumed += compress(keys, found)
+        runs = []
+        genesis = self.params.genesis_hash
+        for i in range(1, len(txs)):
+            if hits[i]:
+                continue
+            outs = [decode_txout(o) if isinstance(o, bytes) else o for o in spent[i]]
+            pre, deferred = run_scripts(txs[i], i, outs, genesis, BLOCK_FLAGS)
+            runs.append((i, pre, deferred))
+        return ScriptPass(items_of(runs, BLOCK_FLAGS), len(txs) - 1, sum(hits))
+
     # --- stage 4: proof cache ---------------------------------------------------------------
 
     def cache_pass(self, plan: BlockPlan) -> CachePass:
@@ -403,21 +461,36 @@ class BlockValidator:
             inputs = self.resolve_inputs(block)
         with timer.stage("plan"):
             plan = self.plan(block, inputs.spent, knowns)
-        with timer.stage("cache"):
-            cached = self.cache_pass(plan)
+        consumed: list[bytes] = []
         try:
-            n_claims = verify(cached.work, timer)
+            with timer.stage("scripts"):
+                scripts = self.script_pass(block, inputs, consumed)
+            with timer.stage("cache"):
+                cached = self.cache_pass(plan)
+            consumed += cached.consumed
+            work = cached.work
+            work.batch += scripts.work.batch
+            work.checks += scripts.work.checks
+            n_claims = verify(work, timer)
             with timer.stage("commit"):
                 self.commit(block, inputs)
         except BaseException:
-            # The block failed: the proofs it consumed are still verified successes, so put them
-            # back (an invalid block must not flush the cache entries of valid transactions).
-            if self.cache is not None and cached.consumed:
-                self.cache.insert_many(cached.consumed)
+            # The block failed: the proofs and scripts it consumed are still verified successes,
+            # so put them back (an invalid block must not flush the cache entries of valid
+            # transactions).
+            if self.cache is not None and consumed:
+                self.cache.insert_many(consumed)
             raise
+        items = dict(cached.items)
+        cached_counts = dict(cached.cached)
+        items["script"] = scripts.n_transactions
+        cached_counts["script"] = scripts.n_cached
+        for family, count in Counter(map(_family, scripts.work.batch)).items():
+            items[family] = count
+        if scripts.work.checks:
+            items["ecdsa"] = sum(len(c.checks) for c in scripts.work.checks)
         return ConnectReport(block.hash, block.header.height, len(block.transactions), block,
-                             cached.items, cached.cached, len(plan.txs), n_claims,
-                             timer.seconds)
+                             items, cached_counts, len(plan.txs), n_claims, timer.seconds)
 
     def known_transactions(self, block: Block) -> list[KnownTransaction | None]:
         """Per transaction, what mempool acceptance computed for it (None: not known; the
@@ -430,6 +503,11 @@ class BlockValidator:
     def disconnect_tip(self) -> BlockRef:
         """Undo the tip block (its undo data restores the exact previous UTXO set)."""
         return self.chainstate.disconnect_tip()
+
+
+def _coin_height(entry: UtxoEntry | None, height: int) -> int:
+    """The height of a spent coin's block (a coin created in this block: this height)."""
+    return height if entry is None else entry.height
 
 
 def connect_genesis(chainstate: Chainstate, genesis: Block) -> BlockRef:

@@ -18,9 +18,11 @@ families, by how they are verified:
 Every item is an immutable value of bytes (plus its ``ItemLabel``), so items pickle and can be
 verified in another process; derived state (decoded points, prepared targets) is rebuilt there
 on first use, never shipped. To add a kind: a NamedTuple with ``label``, a ``family`` (report
-counts and check timings are keyed by it), ``at_tx``, ``cache_key`` (the proof cache's salted
-key over EVERY verification input, design.md "Proof caches") and ``claim`` (optionally
-``claims``) or ``check``.
+counts and check timings are keyed by it), ``at_tx``, ``claim`` (optionally ``claims``) and
+``failure`` or ``check``, and — for proofs the proof cache vouches for one by one
+(``CachedItem``) — ``cache_key`` (the proof cache's salted key over EVERY verification input,
+design.md "Proof caches"). Signature items (``validator.scripts``) have none: the
+script-execution cache covers whole transactions.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ KIND_BALANCE = "balance"
 KIND_OUTPUT = "output"
 KIND_ISSUANCE = "issuance"
 KIND_INFLATION = "inflation"
+KIND_SCRIPT = "script"  # an input's script and signatures (validator.scripts)
 
 
 class ItemLabel(NamedTuple):
@@ -104,7 +107,7 @@ _ItemT = TypeVar("_ItemT", bound="Item")
 
 
 class Item(Protocol):
-    """What the cache pass and the verifier need of any item."""
+    """What the verifier needs of any item."""
 
     @property
     def label(self) -> ItemLabel: ...
@@ -117,6 +120,10 @@ class Item(Protocol):
     def at_tx(self: _ItemT, tx_index: int) -> _ItemT:
         """The same item labelled with its transaction's block position."""
         ...
+
+
+class CachedItem(Item, Protocol):
+    """An item the proof cache vouches for on its own (range and surjection proofs)."""
 
     def cache_key(self, cache: ProofCache) -> bytes:
         """The proof cache's salted key over every input of the verification."""
@@ -134,6 +141,10 @@ class BatchItem(Item, Protocol):
         a claim that fails). A kind may also define the classmethod ``claims(items, ctx) ->
         (claims or groups, Malformed)`` for all its items at once (see ``RangeItem.claims``);
         the verifier then uses it instead."""
+        ...
+
+    def failure(self) -> ValidationError:
+        """The error naming this item when its claim is false."""
         ...
 
 
@@ -187,6 +198,9 @@ class RangeItem(NamedTuple):
     def cache_key(self, cache: ProofCache) -> bytes:
         return cache.rangeproof_key(self.proof, self.commitment, self.value_gen,
                                     self.extra_commit, CONSENSUS_NBITS, CONSENSUS_N_GENS)
+
+    def failure(self) -> ValidationError:
+        return self.label.error(reasons.BAD_TXNS_RANGEPROOF_INVALID)
 
     def claim(self, ctx: VerifyContext) -> Claim | ClaimGroup:
         """The consensus range-proof equation of this one item (see ``claims``)."""

@@ -15,6 +15,7 @@ Reject reasons carry no transaction index here (there is no block); output/input
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -25,7 +26,16 @@ from validator import reasons
 from validator.block import CacheKeys, KnownTransaction, cache_keys, check_items
 from validator.coins import decode_txout
 from validator.rules import SpentOutput, check_transaction, plan_amounts
+from validator.scripts import (
+    BLOCK_FLAGS,
+    MEMPOOL_FLAGS,
+    check_output_scripts,
+    items_of,
+    run_scripts,
+    script_cache_key,
+)
 from validator.store import Chainstate, Outpoint, ProofCache
+from validator.timelocks import check_final, check_sequence_locks
 from validator.verify import ProofWork, verify
 
 
@@ -102,12 +112,14 @@ class Mempool:
         from_db = self.chainstate.get_many(
             o for o in outpoints if o.txid not in self.entries)
         spent: list[SpentOutput] = []
+        coin_heights: list[int] = []  # unconfirmed parents count at the next block's height
         for n, outpoint in enumerate(outpoints):
             parent = self.entries.get(outpoint.txid)
             if parent is not None:
                 if outpoint.index >= len(parent.tx.outputs):
                     raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, input_index=n)
                 spent.append(parent.tx.outputs[outpoint.index])
+                coin_heights.append(height)
                 continue
             coin = from_db.get(outpoint)
             if coin is None:
@@ -116,6 +128,10 @@ class Mempool:
             if coin.coinbase and height - coin.height < self.params.coinbase_maturity:
                 raise ValidationError(reasons.BAD_TXNS_PREMATURE_SPEND_OF_COINBASE, input_index=n)
             spent.append(decode_txout(coin.txout))
+            coin_heights.append(coin.height)
+        # finality for the next block: time locks against the clock (no median time past here)
+        check_final(tx, None, height, int(time.time()), reason=reasons.NON_FINAL)
+        check_sequence_locks(tx, None, coin_heights, height, reason=reasons.NON_BIP68_FINAL)
 
         plan = plan_amounts(tx, 0, spent, self.params.policy_asset, self.params.range_proofs)
         cache = self.cache
@@ -130,7 +146,12 @@ class Mempool:
             keys = range_keys, check_keys = cache_keys(cache, plan)
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
             checks_to_verify = [c for c, k in zip(checks, check_keys) if k not in cache]
-        verify(ProofWork([plan.balance], list(to_verify), list(checks_to_verify)))
+        # scripts under the policy flags; their signatures join this transaction's batch
+        check_output_scripts(tx, 0)
+        pre, deferred = run_scripts(tx, 0, spent, self.params.genesis_hash, MEMPOOL_FLAGS)
+        scripts = items_of([(0, pre, deferred)], MEMPOOL_FLAGS)
+        verify(ProofWork([plan.balance], [*to_verify, *scripts.batch],
+                         [*checks_to_verify, *scripts.checks]))
         # Bulletproofs and Borromean proofs both count as range proofs
         n_ranges = len(plan.ranges) + len(plan.borromeans)
         n_range_verified = len(to_verify) + sum(c.family == "borromean" for c in checks_to_verify)
@@ -140,7 +161,10 @@ class Mempool:
         if not add:
             return MempoolEntry(tx, plan.fees, *counts)
         if cache is not None:
-            cache.insert_many([*range_keys, *check_keys])
+            # the script entry under the block flags: valid under the (stricter) policy flags
+            # means valid under the block's, which is what connecting the block will look up
+            cache.insert_many([*range_keys, *check_keys,
+                               script_cache_key(cache, tx, BLOCK_FLAGS)])
         entry = MempoolEntry(tx, plan.fees, *counts, KnownTransaction(plan, keys))
         self.entries[txid] = entry
         for outpoint in outpoints:

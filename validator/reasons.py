@@ -81,7 +81,26 @@ BAD_CB_WITNESS = "bad-cb-witness"
 BAD_TXNS_BIP30 = "bad-txns-BIP30"
 """An output the block creates already exists in the UTXO set."""
 
+# --- scripts, signatures and timelocks (issue 11) ----------------------------------------------
+
+MANDATORY_SCRIPT_VERIFY_FLAG_FAILED = "mandatory-script-verify-flag-failed"
+"""A script or signature fails under the consensus flags. As in Elements, the reason carries the
+script error after it: ``mandatory-script-verify-flag-failed (<ScriptErrorString>)``
+(``validator.scripts.script_reason``)."""
+NON_MANDATORY_SCRIPT_VERIFY_FLAG = "non-mandatory-script-verify-flag"
+"""Mempool only: a script fails only because of policy flags (low S, NULLFAIL, MINIMALDATA...);
+``non-mandatory-script-verify-flag (<ScriptErrorString>)``."""
+BAD_TXNS_SCRIPT_UNSUPPORTED = "bad-txns-script-unsupported"
+"""Ours (design.md): an output to, or a spend of, a script outside our chain's template set."""
+BAD_TXNS_NONFINAL = "bad-txns-nonfinal"
+"""nLockTime not reached, or a BIP68 relative lock not reached."""
+
 # --- mempool only (Bitcoin's) -------------------------------------------------------------------
+
+NON_FINAL = "non-final"
+"""nLockTime not reached for the next block."""
+NON_BIP68_FINAL = "non-BIP68-final"
+"""A BIP68 relative lock not reached for the next block."""
 
 COINBASE = "coinbase"
 """A coinbase outside a block."""

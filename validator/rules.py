@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from ctplugin.batch import Claim
 from ctplugin.bulletproofs import CONSENSUS_NBITS
@@ -37,6 +36,7 @@ from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ValidationError
 from ctplugin.pedersen import generator_generate, generator_generate_blinded
+from ctplugin.script.sighash import SpentOutput  # a TxOut or the chainstate's light record
 from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN
 from ctplugin.secp256k1.params import N
 from validator import reasons
@@ -57,17 +57,6 @@ from validator.items import (
 _INT64_MAX = (1 << 63) - 1
 BULLETPROOF_ONLY = frozenset({RANGE_PROOF_BULLETPROOF})
 _BULLETPROOF_LEN = proof_length(CONSENSUS_NBITS, 1)
-
-
-class SpentOutput(Protocol):
-    """What the rules read of a spent output (a ``TxOut``: created in the block, or decoded from
-    the chainstate)."""
-
-    @property
-    def asset(self) -> bytes: ...
-
-    @property
-    def value(self) -> int | bytes: ...
 
 
 @dataclass(frozen=True, slots=True)

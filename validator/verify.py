@@ -78,9 +78,10 @@ def verify(work: ProofWork, timer: StageTimer | None = None) -> int:
         failing = _first_failing_claim(claims)
     culprits: list[tuple[ItemLabel, ValidationError | None]] = list(malformed)
     if isinstance(failing, ItemLabel):
-        culprits.append((failing, None))
+        culprits.append((failing, _claim_failure(work, failing, ctx)))
     culprit = _lowest(culprits)
     if culprit is not None:
+        _run_checks(_checks_before(work, culprits), ctx, timer)
         raise culprit
     _run_checks(sorted(work.checks, key=_item_label), ctx, timer)
     return sum(len(c) if isinstance(c, ClaimGroup) else 1 for c in claims)
@@ -106,10 +107,16 @@ def verify_blocks(works: Sequence[ProofWork],
     with timer.stage("msm"):
         failing = _first_failing_claim(claims)
     if isinstance(failing, BlockLabel):
-        malformed[failing.block].append((failing.item, None))
+        k = failing.block
+        malformed[k].append((failing.item, _claim_failure(works[k], failing.item,
+                                                          contexts[k])))
     for k, (work, ctx) in enumerate(zip(works, contexts)):
         culprit = _lowest(malformed[k])
         if culprit is not None:
+            try:
+                _run_checks(_checks_before(work, malformed[k]), ctx, timer)
+            except ValidationError as exc:
+                return k, exc
             return k, culprit
         try:
             _run_checks(sorted(work.checks, key=_item_label), ctx, timer)
@@ -168,6 +175,31 @@ def _lowest(culprits: Sequence[tuple[ItemLabel, ValidationError | None]],
         return None
     label, error = min(culprits, key=lambda pair: pair[0])
     return error if error is not None else label.error(reasons.BAD_TXNS_RANGEPROOF_INVALID)
+
+
+def _checks_before(work: ProofWork,
+                   culprits: Sequence[tuple[ItemLabel, ValidationError | None]]
+                   ) -> list[CheckItem]:
+    """The check items labelled before the batch's culprit: they come first in Elements'
+    serial order (a transaction's proofs before its scripts, earlier transactions first)."""
+    first = min(label for label, _ in culprits)
+    return sorted((c for c in work.checks if c.label < first), key=_item_label)
+
+
+def _claim_failure(work: ProofWork, label: ItemLabel, ctx: VerifyContext
+                   ) -> ValidationError | None:
+    """The error of the false claim labelled ``label``: its batch item's ``failure()``. The
+    signatures of one input share a label; the first whose claim is false on its own is the
+    culprit. None for a prebuilt claim (a balance: the label says it all)."""
+    items = [item for item in work.batch if item.label == label]
+    if len(items) > 1:
+        fixed = consensus_generators().fixed
+        for item in items:
+            alone = BatchVerifier(fixed)
+            alone.add(item.claim(ctx))
+            if not alone.verify():
+                return item.failure()
+    return items[0].failure() if items else None
 
 
 def _in_block(k: int, claim: Claim | ClaimGroup) -> Claim | ClaimGroup:

@@ -27,13 +27,16 @@ class ChainParams:
     - ``coinbase_maturity``: blocks before a coinbase output may be spent;
     - ``range_proofs``: the range-proof kinds the chain accepts (``RANGE_PROOF_KINDS``). With
       both, a proof of the consensus Bulletproof size is a Bulletproof and any other a
-      Borromean proof (no Borromean proof has that size).
+      Borromean proof (no Borromean proof has that size);
+    - ``genesis_hash``: the genesis block's hash (internal byte order); taproot signature
+      hashes commit to it twice, so signatures are bound to one chain (``sighash.md`` §2.1).
     """
 
     policy_asset: bytes
     block_challenge: bytes = b"\x51"
     coinbase_maturity: int = DEFAULT_COINBASE_MATURITY
     range_proofs: frozenset[str] = frozenset({RANGE_PROOF_BULLETPROOF})
+    genesis_hash: bytes = bytes(32)
 
     def __post_init__(self) -> None:
         if not self.range_proofs or not self.range_proofs <= RANGE_PROOF_KINDS:

@@ -16,8 +16,8 @@ checker carries a ``DeferredChecks``, recorded for later:
 
 Soundness: a run with deferred checks equals the immediate run whenever every recorded check
 holds; if one does not, the caller re-runs that input with an immediate checker, which gives the
-exact verdict and Elements' error. Deterministic failures (bad sizes, hash types, keys that do
-not lift, s ≥ n) are never deferred.
+exact verdict and Elements' error. Deterministic failures (bad sizes, hash types, s ≥ n) are never
+deferred; keys and nonces that do not lift are found when the batch lifts them.
 """
 
 from __future__ import annotations
@@ -71,10 +71,14 @@ class SchnorrCheck:
 
 @dataclass(frozen=True, slots=True)
 class EcdsaCheck:
+    """An ECDSA check to verify later; ``failure`` is the consensus error its failure means
+    (where the script would have failed had the check returned false)."""
+
     key: Hashable
     pubkey: bytes
     der: bytes
     msg: bytes
+    failure: ScriptErrorCode
 
     def verify(self) -> bool:
         return libsecp.ecdsa_verify(self.pubkey, self.der, self.msg)
@@ -139,18 +143,18 @@ class SignatureChecker:
     # --- ECDSA (segwit v0) -----------------------------------------------------------------
 
     def check_ecdsa(self, sig: bytes, pubkey: bytes, script_code: bytes,
-                    must_succeed: bool) -> bool:
+                    failure: ScriptErrorCode | None) -> bool:
         """CheckECDSASignature: False for an invalid key size, an empty signature or a
-        signature that does not verify against the v0 digest of its hash type."""
+        signature that does not verify against the v0 digest of its hash type. ``failure``
+        (not None) says the script fails with that error if this check is false: the check may
+        then be deferred."""
         if not _valid_pubkey_size(pubkey) or not sig:
             return False
         hash_type = sig[-1]
         digest = segwit_v0_sighash(self.pre, self.index, script_code, self.amount, hash_type,
                                    bool(self.flags & ScriptFlags.SIGHASH_RANGEPROOF))
-        if self.deferred is not None and must_succeed:
-            if not libsecp.is_valid_pubkey(pubkey):
-                return False
-            self.deferred.ecdsa.append(EcdsaCheck(self.key, pubkey, sig[:-1], digest))
+        if self.deferred is not None and failure is not None:
+            self.deferred.ecdsa.append(EcdsaCheck(self.key, pubkey, sig[:-1], digest, failure))
             return True
         return libsecp.ecdsa_verify(pubkey, sig[:-1], digest)
 
@@ -172,9 +176,8 @@ class SignatureChecker:
                                  leaf_hash=leaf, codesep_pos=execdata.codesep_pos)
         sig64 = sig[:64]
         if self.deferred is not None:
-            # deterministic parts now: s < n and both x coordinates lift (r < p included)
-            if (int.from_bytes(sig64[32:], "big") >= N or not libsecp.is_valid_xonly(pubkey)
-                    or not libsecp.is_valid_xonly(sig64[:32])):
+            # s ≥ n fails now; R and P are lifted (or found not to lift) with the batch
+            if int.from_bytes(sig64[32:], "big") >= N:
                 raise ScriptError(ScriptErrorCode.SCHNORR_SIG)
             self.deferred.schnorr.append(SchnorrCheck(self.key, pubkey, digest, sig64))
             return
@@ -184,8 +187,7 @@ class SignatureChecker:
     def check_tweak(self, output_key: bytes, parity: int, internal_key: bytes,
                     tweak: bytes) -> bool:
         """VerifyTaprootCommitment's final check (deferred into the batch when possible)."""
-        if self.deferred is not None and libsecp.is_valid_xonly(internal_key) \
-                and libsecp.is_valid_xonly(output_key) and int.from_bytes(tweak, "big") < N:
+        if self.deferred is not None and int.from_bytes(tweak, "big") < N:
             self.deferred.tweaks.append(TweakCheck(self.key, output_key, parity, internal_key,
                                                    tweak))
             return True
@@ -223,5 +225,6 @@ def checker_for(pre: PrecomputedTransaction, index: int, flags: int,
                 deferred: DeferredChecks | None = None, key: Hashable = None) -> SignatureChecker:
     """A checker for input ``index`` whose spent output is ``pre.spent[index]``."""
     if pre.spent is None:
-        raise EncodingError("the spent outputs are needed to check scripts")
+        raise EncodingError("the spent outputs are needed to check scripts",
+                            reason="count-mismatch")
     return SignatureChecker(pre, index, pre.spent[index].value, flags, deferred, key)

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import hashlib
 
-from ctplugin.elements.model import TxOut
 from ctplugin.elements.script import next_op, script_num_decode, script_num_encode
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import sha256
 from ctplugin.script.checker import ExecData, SignatureChecker, SigVersion
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.flags import ScriptFlags as F
-from ctplugin.script.sighash import PrecomputedTransaction
+from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
 from ctplugin.script.taproot import (
     ANNEX_TAG,
     LEAF_VERSION_TAPSCRIPT,
@@ -302,8 +301,10 @@ class _Machine:
         elif op in (0xAC, 0xAD):  # OP_CHECKSIG / OP_CHECKSIGVERIFY
             self.need(2)
             sig, pubkey = stack[-2], stack[-1]
-            final = pos == len(self.script)
-            ok = self.checksig(sig, pubkey, must_succeed=op == 0xAD or final)
+            # a false result fails the script at a VERIFY, or at the end (false on top)
+            failure = (E.CHECKSIGVERIFY if op == 0xAD
+                       else E.EVAL_FALSE if pos == len(self.script) else None)
+            ok = self.checksig(sig, pubkey, failure)
             del stack[-2:]
             self.push_bool(ok)
             if op == 0xAD:
@@ -315,7 +316,7 @@ class _Machine:
                 raise ScriptError(E.BAD_OPCODE)
             self.need(3)
             sig, n, pubkey = stack[-3], self.num(stack[-2]), stack[-1]
-            ok = self.checksig(sig, pubkey, must_succeed=False)
+            ok = self.checksig(sig, pubkey, None)
             del stack[-3:]
             self.push_num(n + ok)
         elif op in (0xAE, 0xAF):
@@ -508,15 +509,16 @@ class _Machine:
 
     # signatures ---------------------------------------------------------------------------
 
-    def checksig(self, sig: bytes, pubkey: bytes, must_succeed: bool) -> bool:
+    def checksig(self, sig: bytes, pubkey: bytes, failure: ScriptErrorCode | None) -> bool:
         """EvalChecksig: the result of the check (False = the push of false); raises for the
-        failures that end the script."""
+        failures that end the script. ``failure``: the error a false result leads to, if it
+        must lead to one (the ECDSA check may then be deferred)."""
         if self.sigversion == SigVersion.TAPSCRIPT:
             return self.checksig_tapscript(sig, pubkey)
         check_signature_encoding(sig, self.flags)
         check_pubkey_encoding(pubkey, self.flags)
         code = self.script[self.code_start:]
-        ok = self.checker.check_ecdsa(sig, pubkey, code, must_succeed)
+        ok = self.checker.check_ecdsa(sig, pubkey, code, failure)
         if not ok and self.flags & F.NULLFAIL and sig:
             raise ScriptError(E.SIG_NULLFAIL)
         return ok
@@ -562,13 +564,16 @@ class _Machine:
         code = self.script[self.code_start:]
         # A false result fails the script when this is a VERIFY or the last opcode; and only
         # when every key must match a signature (m = n) does no check legitimately fail.
-        must_succeed = (op == 0xAF or pos == len(self.script)) and n_sigs == n_keys
+        failure = None
+        if n_sigs == n_keys:
+            failure = (E.CHECKMULTISIGVERIFY if op == 0xAF
+                       else E.EVAL_FALSE if pos == len(self.script) else None)
         success = True
         while success and n_sigs > 0:
             sig, pubkey = stack[-isig], stack[-ikey]
             check_signature_encoding(sig, self.flags)
             check_pubkey_encoding(pubkey, self.flags)
-            if self.checker.check_ecdsa(sig, pubkey, code, must_succeed):
+            if self.checker.check_ecdsa(sig, pubkey, code, failure):
                 isig += 1
                 n_sigs -= 1
             ikey += 1
@@ -748,7 +753,7 @@ def verify_input(pre: PrecomputedTransaction, index: int, flags: int,
     template set (module docstring); raises ``ScriptError``."""
     if pre.spent is None:
         raise ScriptError(E.UNKNOWN_ERROR, "the spent outputs are needed")
-    spent: TxOut = pre.spent[index]
+    spent: SpentOutput = pre.spent[index]
     txin = pre.tx.inputs[index]
     spk = spent.script_pubkey
     witness = txin.script_witness

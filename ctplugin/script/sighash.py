@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Protocol
 
 from ctplugin.elements.model import (
     AssetIssuance,
@@ -104,9 +105,22 @@ def _issuance_proofs(tx: Transaction, index: int) -> bytes:
     return _var(txin.issuance_amount_rangeproof) + _var(txin.inflation_keys_rangeproof)
 
 
-def spent_asset_amount(out: TxOut) -> bytes:
+def spent_asset_amount(out: SpentOutput) -> bytes:
     """What taproot commits to of a spent output besides its script: asset then value."""
     return serialize_conf_asset(out.asset) + serialize_conf_value(out.value)
+
+
+class SpentOutput(Protocol):
+    """What the digests read of a spent output (a ``TxOut`` or the chainstate's record)."""
+
+    @property
+    def asset(self) -> bytes: ...
+
+    @property
+    def value(self) -> int | bytes: ...
+
+    @property
+    def script_pubkey(self) -> bytes: ...
 
 
 class PrecomputedTransaction:
@@ -123,14 +137,15 @@ class PrecomputedTransaction:
         "_tap_rangeproofs", "_v0", "genesis_hash", "spent", "tx",
     )
 
-    def __init__(self, tx: Transaction, spent: Sequence[TxOut] | None = None,
+    def __init__(self, tx: Transaction, spent: Sequence[SpentOutput] | None = None,
                  genesis_hash: bytes | None = None) -> None:
         if spent is not None and len(spent) != len(tx.inputs):
             raise EncodingError("one spent output per input is needed", reason="count-mismatch")
         if genesis_hash is not None and len(genesis_hash) != 32:
             raise EncodingError("the genesis hash is 32 bytes", reason="length")
         self.tx = tx
-        self.spent = tuple(spent) if spent is not None else None
+        self.spent: tuple[SpentOutput, ...] | None = (
+            tuple(spent) if spent is not None else None)
         self.genesis_hash = genesis_hash
         self._prevouts: bytes | None = None
         self._sequences: bytes | None = None
@@ -193,7 +208,7 @@ class PrecomputedTransaction:
 
     # --- taproot ---------------------------------------------------------------------------
 
-    def _spent(self) -> tuple[TxOut, ...]:
+    def _spent(self) -> tuple[SpentOutput, ...]:
         if self.spent is None:
             raise ScriptError(ScriptErrorCode.UNKNOWN_ERROR, "taproot digest without spent outputs")
         return self.spent

@@ -52,7 +52,7 @@ def mul_or_zero(secret: int, point: Point) -> Point:
 def ecdsa_sign(secret: int | bytes, digest: bytes) -> bytes:
     """DER ECDSA signature of a 32-byte digest: RFC6979 nonce, low S (libsecp256k1)."""
     if len(digest) != 32:
-        raise EncodingError("ECDSA signs a 32-byte digest")
+        raise EncodingError("ECDSA signs a 32-byte digest", reason="length")
     return coincurve.PrivateKey(secret_bytes(secret)).sign(digest, hasher=None)
 
 
@@ -65,7 +65,8 @@ def schnorr_sign(secret: int | bytes, digest: bytes, aux_rand: bytes) -> bytes:
     """BIP340 signature of a 32-byte digest with 32 bytes of auxiliary randomness (the nonce
     is derived from the key, the digest and ``aux_rand``; libsecp256k1 checks the result)."""
     if len(digest) != 32 or len(aux_rand) != 32:
-        raise EncodingError("BIP340 signs a 32-byte digest with 32 bytes of aux randomness")
+        raise EncodingError("BIP340 signs a 32-byte digest with 32 bytes of aux randomness",
+                            reason="length")
     return coincurve.PrivateKey(secret_bytes(secret)).sign_schnorr(digest, aux_rand)
 
 
@@ -77,9 +78,12 @@ def taproot_tweak_secret(secret: int | bytes, tweak: bytes) -> bytes:
     ctx = coincurve.context.GLOBAL_CONTEXT.ctx
     keypair = ffi.new("secp256k1_keypair *")
     if not lib.secp256k1_keypair_create(ctx, keypair, secret_bytes(secret)):
-        raise EncodingError("invalid secret")
-    if len(tweak) != 32 or not lib.secp256k1_keypair_xonly_tweak_add(ctx, keypair, tweak):
-        raise EncodingError("taproot tweak out of range or gives the point at infinity")
+        raise EncodingError("invalid secret", reason="scalar-range")
+    if len(tweak) != 32:
+        raise EncodingError("a taproot tweak is 32 bytes", reason="length")
+    if not lib.secp256k1_keypair_xonly_tweak_add(ctx, keypair, tweak):
+        raise EncodingError("taproot tweak out of range or gives the point at infinity",
+                            reason="scalar-range")
     out = ffi.new("unsigned char[32]")
     lib.secp256k1_keypair_sec(ctx, out, keypair)
     return bytes(ffi.buffer(out, 32))

@@ -7,7 +7,10 @@
   is bytes 32..64 of HMAC-SHA512(key = HMAC-SHA512("Symmetric key seed", seed)[0:32],
   msg = 0x00 ‖ "SLIP-0077"), and the blinding private key of a scriptPubKey is
   HMAC-SHA256(master blinding key, scriptPubKey).
-- Scripts are P2WPKH: ``OP_0 <20-byte HASH160(compressed pubkey)>``.
+- Scripts: every key has two receiving scripts, each with its own SLIP-77 blinding key:
+  P2TR ``OP_1 <32-byte Q>`` (key path only, BIP86-style: Q = P + TaggedHash("TapTweak/elements",
+  P)·G with P = x(k·G); the wallet's default) and P2WPKH ``OP_0 <20-byte HASH160(compressed
+  pubkey)>`` (on request; the genesis coins pay key 0's P2WPKH script).
 
 Secrets only meet constant-time code (coincurve); public keys become ``Point`` values.
 """
@@ -19,8 +22,13 @@ from dataclasses import dataclass
 
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160, tagged_hash
+from ctplugin.script.taproot import TaprootOutput
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
+
+P2TR = "p2tr"
+P2WPKH = "p2wpkh"
+ADDRESS_KINDS = (P2TR, P2WPKH)
 
 
 def p2wpkh_script(pubkey: bytes) -> bytes:
@@ -28,6 +36,13 @@ def p2wpkh_script(pubkey: bytes) -> bytes:
     if len(pubkey) != 33:
         raise EncodingError("P2WPKH needs a 33-byte compressed public key", reason="length")
     return b"\x00\x14" + hash160(pubkey)
+
+
+def p2tr_script(pubkey: bytes) -> bytes:
+    """OP_1 PUSH32 Q: the key-path-only taproot output of a compressed public key's x."""
+    if len(pubkey) != 33:
+        raise EncodingError("P2TR needs a 33-byte compressed public key", reason="length")
+    return TaprootOutput(pubkey[1:]).script_pubkey
 
 
 def scalar_from_hash(tag: str, data: bytes) -> int:
@@ -58,7 +73,8 @@ def slip77_blinding_secret(master: bytes, script_pubkey: bytes) -> int:
 
 @dataclass(frozen=True, slots=True)
 class KeyPair:
-    """One receiving slot: spending key, its P2WPKH script, and the script's blinding key."""
+    """One receiving script: spending key, the script (``kind`` P2WPKH or P2TR), and the
+    script's blinding key."""
 
     index: int
     secret: int
@@ -66,6 +82,7 @@ class KeyPair:
     script_pubkey: bytes
     blinding_secret: int
     blinding_pubkey: bytes
+    kind: str = P2WPKH
 
     def __repr__(self) -> str:  # never print secrets
         return f"KeyPair(index={self.index}, script={self.script_pubkey.hex()})"
@@ -74,7 +91,7 @@ class KeyPair:
 class KeyChain:
     """Deterministic keys of one wallet seed (see the module docstring)."""
 
-    __slots__ = ("_by_script", "_keys", "master_blinding_key", "seed")
+    __slots__ = ("_by_script", "_keys", "_taproot", "master_blinding_key", "seed")
 
     def __init__(self, seed: bytes) -> None:
         if not seed:  # tests use short readable seeds; real wallets want >= 16 bytes of entropy
@@ -82,19 +99,28 @@ class KeyChain:
         self.seed = bytes(seed)
         self.master_blinding_key = slip77_master_blinding_key(self.seed)
         self._keys: list[KeyPair] = []
+        self._taproot: list[KeyPair] = []
         self._by_script: dict[bytes, KeyPair] = {}
 
-    def key(self, index: int) -> KeyPair:
+    def key(self, index: int, kind: str = P2WPKH) -> KeyPair:
+        """Key ``index``'s receiving script of ``kind`` (both are derived together)."""
+        if kind not in ADDRESS_KINDS:
+            raise EncodingError(f"unknown address kind {kind!r}", reason="kind")
         while len(self._keys) <= index:
             i = len(self._keys)
             secret = scalar_from_hash("ctplugin/wallet/spend", self.seed + i.to_bytes(4, "big"))
             pubkey = ct.base_mul(secret).to_bytes()
-            script = p2wpkh_script(pubkey)
-            blinding = slip77_blinding_secret(self.master_blinding_key, script)
-            pair = KeyPair(i, secret, pubkey, script, blinding, ct.base_mul(blinding).to_bytes())
-            self._keys.append(pair)
-            self._by_script[script] = pair
-        return self._keys[index]
+            for script, kind_i, pairs in ((p2wpkh_script(pubkey), P2WPKH, self._keys),
+                                          (p2tr_script(pubkey), P2TR, self._taproot)):
+                blinding = slip77_blinding_secret(self.master_blinding_key, script)
+                pair = KeyPair(i, secret, pubkey, script, blinding,
+                               ct.base_mul(blinding).to_bytes(), kind_i)
+                pairs.append(pair)
+                self._by_script[script] = pair
+        return (self._keys if kind == P2WPKH else self._taproot)[index]
+
+    def taproot_key(self, index: int) -> KeyPair:
+        return self.key(index, P2TR)
 
     def __len__(self) -> int:
         return len(self._keys)

@@ -19,9 +19,12 @@ wallet does (``ctplugin.borromean.elements``: min_value 1, or 0 for an unspendab
 commit and the issuance blinding key as nonce) and unblinds them Elements' way (asset and abf
 read from the message, the asset commitment recomputed).
 
-Scope: scripts are P2WPKH but no signatures are made (our validator does not execute scripts);
-the wallet trusts its own bookkeeping: a transaction it builds is applied to its coin set at
-once (its inputs leave, its own outputs arrive unconfirmed) and a block confirms them.
+Scripts and signatures: new addresses are P2TR key-path outputs by default (P2WPKH on request,
+``new_address(kind="p2wpkh")``); every transaction the wallet builds is signed
+(``regtest.wallet.signing``: BIP340 for P2TR, ECDSA for P2WPKH; taproot digests commit to the
+chain's genesis hash, ``genesis_hash``). The wallet trusts its own bookkeeping: a transaction it
+builds is applied to its coin set at once (its inputs leave, its own outputs arrive unconfirmed)
+and a block confirms them.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from ctplugin.errors import CtpluginError, ProofError
 from ctplugin.hashes import tagged_hash
 from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1.params import N
-from regtest.params import COINBASE_MATURITY, POLICY_ASSET
+from regtest.params import COINBASE_MATURITY, POLICY_ASSET, genesis_block
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.blinding import (
     asset_blinding_factor,
@@ -52,7 +55,8 @@ from regtest.wallet.blinding import (
     final_value_blind,
     rewind_nonce,
 )
-from regtest.wallet.keys import KeyChain
+from regtest.wallet.keys import P2TR, KeyChain
+from regtest.wallet.signing import sign_transaction
 
 _ZERO32 = bytes(32)
 LOOKAHEAD = 20
@@ -158,12 +162,14 @@ class Wallet:
     """A deterministic wallet (see the module docstring)."""
 
     def __init__(self, seed: bytes, *, policy_asset: bytes = POLICY_ASSET,
-                 range_proofs: str = RANGE_PROOF_BULLETPROOF) -> None:
+                 range_proofs: str = RANGE_PROOF_BULLETPROOF,
+                 genesis_hash: bytes | None = None) -> None:
         if range_proofs not in (RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN):
             raise WalletError(f"unknown range-proof kind {range_proofs!r}")
         self.keys = KeyChain(seed)
         self.policy_asset = policy_asset
         self.range_proofs = range_proofs
+        self.genesis_hash = genesis_hash if genesis_hash is not None else genesis_block().hash
         self.coins: dict[tuple[bytes, int], OwnedCoin] = {}
         self.known_assets: dict[bytes, bytes] = {}  # 20-byte prefix -> asset id
         self.entropy: dict[bytes, bytes] = {}  # asset or token id -> issuance entropy
@@ -186,15 +192,17 @@ class Wallet:
             if 0 < value < N:
                 return value
 
-    def new_address(self) -> ConfidentialAddress:
-        pair = self.keys.key(self._next_key)
+    def new_address(self, kind: str = P2TR) -> ConfidentialAddress:
+        """The next unused key's address of ``kind`` (``"p2tr"`` or ``"p2wpkh"``)."""
+        pair = self.keys.key(self._next_key, kind)
         self._next_key += 1
         self.keys.key(self._next_key + LOOKAHEAD - 1)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
 
-    def address(self, index: int) -> ConfidentialAddress:
-        """The address of key ``index`` (key 0 of ``REGTEST_SEED`` owns the genesis coins)."""
-        pair = self.keys.key(index)
+    def address(self, index: int, kind: str = P2TR) -> ConfidentialAddress:
+        """The address of key ``index`` (key 0 of ``REGTEST_SEED`` owns the genesis coins, at
+        its P2WPKH address)."""
+        pair = self.keys.key(index, kind)
         self._next_key = max(self._next_key, index + 1)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
 
@@ -438,6 +446,8 @@ class Wallet:
 
         txouts = self._blind_outputs(outs, targets)
         tx = Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts), locktime=0)
+        tx = sign_transaction(tx, [c.out for c in coins], self.keys, self.genesis_hash,
+                              self._random)
         self.scan_transaction(tx, None)
         return tx
 

@@ -25,6 +25,7 @@ from validator.store.errors import (
 from validator.store.proofcache import (
     DEFAULT_MAX_ENTRIES,
     DOMAIN_RANGEPROOF,
+    DOMAIN_SCRIPT,
     DOMAIN_SURJECTION,
     CacheStats,
     ProofCache,
@@ -34,6 +35,7 @@ from validator.store.proofcache import (
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
     "DOMAIN_RANGEPROOF",
+    "DOMAIN_SCRIPT",
     "DOMAIN_SURJECTION",
     "BlockRef",
     "BlockUndo",

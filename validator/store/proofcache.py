@@ -55,6 +55,7 @@ RECENT_MAX = 1 << 16  # in-memory mirror of recently inserted entries (about 8 M
 DOMAIN_RANGEPROOF = b"ctplugin/proofcache/rangeproof/v1"
 DOMAIN_SURJECTION = b"ctplugin/proofcache/surjection/v1"
 DOMAIN_BORROMEAN = b"ctplugin/proofcache/borromean/v1"
+DOMAIN_SCRIPT = b"ctplugin/proofcache/script/v1"
 
 T = TypeVar("T")
 
@@ -135,6 +136,7 @@ class ProofCache(LevelDbHandle):
         self._range_prefix = _prefix_state(self.salt, DOMAIN_RANGEPROOF)
         self._surjection_prefix = _prefix_state(self.salt, DOMAIN_SURJECTION)
         self._borromean_prefix = _prefix_state(self.salt, DOMAIN_BORROMEAN)
+        self._script_prefix = _prefix_state(self.salt, DOMAIN_SCRIPT)
         self._db: plyvel.DB | None = None
         self._count = 0
         self._next_seq = 0
@@ -177,6 +179,12 @@ class ProofCache(LevelDbHandle):
         inputs = [_field(g) for g in input_generators]
         return _key_from(self._surjection_prefix, (
             _field(proof), _field(output_generator), _U64.pack(len(inputs)), *inputs))
+
+    def script_key(self, wtxid: bytes, flags: int) -> bytes:
+        """Key of one transaction's script execution (Elements' script-execution cache: the
+        wtxid commits to every witness — signatures, range and surjection proofs — and the
+        spent outputs are fixed by the prevouts; the flags say under which rules it passed)."""
+        return _key_from(self._script_prefix, (_field(wtxid), flags.to_bytes(4, "little")))
 
     # --- operations ------------------------------------------------------------------------
 

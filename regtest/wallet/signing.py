@@ -1,0 +1,147 @@
+"""The wallet's signatures (issue 11): P2WPKH with ECDSA, P2TR key path with BIP340, P2WSH
+multisig partial signatures, tapscript leaves.
+
+Digests are ``ctplugin.script.sighash``'s (Elements' segwit v0 and taproot algorithms, the
+taproot one committing to the chain's genesis hash); secrets only meet libsecp256k1 through
+``ctplugin.secp256k1.ct`` (RFC6979 ECDSA with low S, BIP340 with auxiliary randomness, the
+BIP341 key tweak). A transaction is signed after it is complete — outputs blinded and proven,
+issuance proofs attached — since taproot digests commit to the output witnesses and issuance
+proofs; the signatures go in the inputs' script witnesses, so the txid does not change.
+
+- ``sign_transaction(tx, spent, keys, genesis_hash, aux)``: every input the key chain owns
+  (P2WPKH: ``[sig‖01, pubkey]``; P2TR: ``[sig]`` with SIGHASH_DEFAULT); bare ``OP_TRUE``
+  inputs need nothing; any other input is a ``SigningError``.
+- ``witness_template(script_pubkey)``: a witness of the size signing will give (fee estimates).
+- ``sign_multisig_input`` / ``finalize_multisig``: one party's signature of a P2WSH m-of-n
+  input, and the witness once enough parties signed (the dummy, then signatures in key order).
+- ``sign_tapscript_input``: a BIP342 signature of a tapscript leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from ctplugin.elements import Transaction
+from ctplugin.elements.script import script_ops
+from ctplugin.errors import CtpluginError
+from ctplugin.hashes import hash160
+from ctplugin.script.interpreter import p2wpkh_script_code
+from ctplugin.script.sighash import (
+    SIGHASH_ALL,
+    SIGHASH_DEFAULT,
+    PrecomputedTransaction,
+    SpentOutput,
+    segwit_v0_sighash,
+    taproot_sighash,
+)
+from ctplugin.script.taproot import leaf_hash, tweak_hash
+from ctplugin.secp256k1 import ct
+from regtest.wallet.keys import P2TR, P2WPKH, KeyChain
+
+AuxRandom = Callable[[], bytes]
+"""32 fresh bytes per BIP340 signature (the wallet's deterministic stream in tests)."""
+
+_DER_PLACEHOLDER = b"\x30" + b"\x00" * 70 + b"\x01"  # 72 bytes: the largest low-S signature
+_OP_TRUE = b"\x51"
+
+
+class SigningError(CtpluginError):
+    """An input the wallet cannot sign (not its key, an unsupported script, a bad request)."""
+
+
+def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyChain,
+                     genesis_hash: bytes, aux: AuxRandom) -> Transaction:
+    """``tx`` with every input signed (see the module docstring); ``spent[i]`` is the output
+    input i spends."""
+    if len(spent) != len(tx.inputs):
+        raise SigningError("one spent output per input is needed")
+    pre = PrecomputedTransaction(tx, spent, genesis_hash)
+    inputs = list(tx.inputs)
+    for n, prev in enumerate(spent):
+        script = prev.script_pubkey
+        if script == _OP_TRUE:
+            continue
+        pair = keys.owner_of(script)
+        if pair is None:
+            raise SigningError(f"input {n} spends a script this wallet does not own")
+        if pair.kind == P2WPKH:
+            code = p2wpkh_script_code(hash160(pair.pubkey))
+            digest = segwit_v0_sighash(pre, n, code, prev.value, SIGHASH_ALL, rangeproof=True)
+            witness: tuple[bytes, ...] = (ct.ecdsa_sign(pair.secret, digest) + b"\x01",
+                                          pair.pubkey)
+        elif pair.kind == P2TR:
+            xonly = pair.pubkey[1:]
+            secret = ct.taproot_tweak_secret(pair.secret, tweak_hash(xonly, None))
+            digest = taproot_sighash(pre, n, SIGHASH_DEFAULT)
+            witness = (ct.schnorr_sign(secret, digest, aux()),)
+        else:  # pragma: no cover - KeyPair kinds are the two above
+            raise SigningError(f"unknown key kind {pair.kind}")
+        inputs[n] = replace(inputs[n], script_witness=witness)
+    return replace(tx, inputs=tuple(inputs))
+
+
+def witness_template(script_pubkey: bytes) -> tuple[bytes, ...]:
+    """A witness of the size ``sign_transaction`` puts on an input spending this script (the
+    largest DER signature for P2WPKH), for fee estimation."""
+    if script_pubkey == _OP_TRUE:
+        return ()
+    if len(script_pubkey) == 22 and script_pubkey[:2] == b"\x00\x14":
+        return (_DER_PLACEHOLDER, bytes(33))
+    if len(script_pubkey) == 34 and script_pubkey[:2] == b"\x51\x20":
+        return (bytes(64),)
+    raise SigningError("the wallet signs only P2WPKH, P2TR and OP_TRUE inputs")
+
+
+# --- P2WSH multisig ----------------------------------------------------------------------------
+
+def multisig_keys(witness_script: bytes) -> tuple[int, list[bytes]]:
+    """(m, keys) of a bare ``OP_m <key>… OP_n OP_CHECKMULTISIG`` witness script."""
+    ops = script_ops(witness_script)
+    if (ops is None or len(ops) < 4 or ops[-1][0] != 0xAE
+            or not 0x51 <= ops[0][0] <= 0x60 or not 0x51 <= ops[-2][0] <= 0x60):
+        raise SigningError("not an m-of-n CHECKMULTISIG script")
+    m, n = ops[0][0] - 0x50, ops[-2][0] - 0x50
+    keys = [data for _, data in ops[1:-2]]
+    if len(keys) != n or m > n or any(k is None or len(k) != 33 for k in keys):
+        raise SigningError("not an m-of-n CHECKMULTISIG script of compressed keys")
+    return m, keys  # type: ignore[return-value]  # the None case is refused above
+
+
+def sign_multisig_input(pre: PrecomputedTransaction, index: int, witness_script: bytes,
+                        secret: int, hash_type: int = SIGHASH_ALL) -> bytes:
+    """One party's signature (DER ‖ hash type) of input ``index`` spending a P2WSH multisig
+    output; ``pre.spent`` must hold the spent outputs (their amounts are signed)."""
+    _, keys = multisig_keys(witness_script)
+    if ct.base_mul(secret).to_bytes() not in keys:
+        raise SigningError("this key is not one of the script's keys")
+    if pre.spent is None:
+        raise SigningError("the spent outputs are needed to sign")
+    digest = segwit_v0_sighash(pre, index, witness_script, pre.spent[index].value, hash_type,
+                               rangeproof=True)
+    return ct.ecdsa_sign(secret, digest) + bytes((hash_type,))
+
+
+def finalize_multisig(witness_script: bytes, signatures: Mapping[bytes, bytes]
+                      ) -> tuple[bytes, ...] | None:
+    """The P2WSH witness ``[<empty>, sig…, witness_script]`` from partial signatures (public
+    key → signature), taking the first m in the script's key order; None until m parties
+    signed."""
+    m, keys = multisig_keys(witness_script)
+    chosen = [signatures[k] for k in keys if k in signatures][:m]
+    if len(chosen) < m:
+        return None
+    return (b"", *chosen, witness_script)
+
+
+# --- tapscript ---------------------------------------------------------------------------------
+
+def sign_tapscript_input(pre: PrecomputedTransaction, index: int, leaf_script: bytes,
+                         secret: int, aux: bytes, hash_type: int = SIGHASH_DEFAULT,
+                         leaf_version: int = 0xC4) -> bytes:
+    """A BIP342 signature by ``secret`` (untweaked: leaf keys are plain x-only keys) of input
+    ``index`` spending ``leaf_script``; 64 bytes, or 65 with a non-default hash type."""
+    digest = taproot_sighash(pre, index, hash_type,
+                             leaf_hash=leaf_hash(leaf_script, leaf_version))
+    sig = ct.schnorr_sign(secret, digest, aux)
+    return sig + (bytes((hash_type,)) if hash_type != SIGHASH_DEFAULT else b"")

@@ -1,0 +1,349 @@
+"""Scripts and signatures of transactions (issue 11; design.md "Scripts and signatures (our
+chain)"): the stage of block connection and mempool acceptance that runs every input script.
+
+For each transaction the stage
+
+1. checks that every output pays a scriptPubKey our chain can later spend-check (bare
+   ``OP_TRUE``, P2WPKH, P2WSH, P2TR) or an unspendable one (OP_RETURN, the empty fee script);
+   anything else is ``bad-txns-script-unsupported`` naming the output;
+2. runs every input's script (``ctplugin.script.verify_input``) with a *deferring* checker: each
+   BIP340 signature and each taproot script-path commitment becomes a batch item
+   (``SchnorrItem``, ``TweakItem``: one claim each in the block's one multi-scalar
+   multiplication), each ECDSA signature whose failure would fail its script an ``EcdsaItem``
+   (verified with libsecp256k1, the signatures of a block spread over threads);
+3. on a script failure, re-runs that input with an immediate checker to report Elements' exact
+   error and — under the mempool's policy flags — re-runs it with the consensus flags only to
+   tell ``non-mandatory-script-verify-flag (<error>)`` (policy) from
+   ``mandatory-script-verify-flag-failed (<error>)`` (consensus), as Elements'
+   CheckInputScripts does. The failure becomes a ``FailedInput`` item, so the verifier names
+   culprits in Elements' order (a transaction's balance and range proofs before its scripts,
+   earlier transactions first). A deferred item that turns out false reports its own consensus error
+   (SCHNORR_SIG, WITNESS_PROGRAM_MISMATCH, EVAL_FALSE, CHECKSIGVERIFY...): signature validity
+   never depends on policy flags.
+
+Reject reasons: ``mandatory-script-verify-flag-failed (...)``, ``non-mandatory-script-verify-flag
+(...)`` and ``bad-txns-script-unsupported`` (ours), with the transaction and input (or output)
+index. Flags: ``ctplugin.script.flags.BLOCK`` in blocks, ``STANDARD`` in the mempool.
+
+The script-execution cache (design.md "Proof caches"): a salted key over the wtxid and the
+flags, written when the mempool accepts a transaction (under the block flags, as Elements'
+ConsensusScriptChecks caches with the block's flags), consumed when a block connects it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+from ctplugin.batch import Claim
+from ctplugin.bulletproofs import consensus_generators
+from ctplugin.elements import Transaction
+from ctplugin.errors import ValidationError
+from ctplugin.script.batch import (
+    KIND_COMPRESSED,
+    lift_many,
+    output_key_encoding,
+    schnorr_claim,
+    tweak_claim,
+)
+from ctplugin.script.checker import DeferredChecks, SignatureChecker
+from ctplugin.script.errors import ScriptError, ScriptErrorCode
+from ctplugin.script.flags import BLOCK, POLICY_ONLY, STANDARD
+from ctplugin.script.interpreter import verify_input
+from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
+from ctplugin.secp256k1 import libsecp
+from validator import reasons
+from validator.items import KIND_SCRIPT, ItemLabel, VerifyContext
+
+if TYPE_CHECKING:
+    from validator.store import ProofCache
+
+UNSUPPORTED = reasons.BAD_TXNS_SCRIPT_UNSUPPORTED
+BLOCK_FLAGS = int(BLOCK)
+MEMPOOL_FLAGS = int(STANDARD)
+
+
+# --- reject reasons ----------------------------------------------------------------------------
+
+def script_reason(code: ScriptErrorCode, mandatory: bool = True) -> str:
+    """Elements' reject reason for a script error (ours for an unsupported template)."""
+    if code is ScriptErrorCode.UNSUPPORTED:
+        return UNSUPPORTED
+    prefix = (reasons.MANDATORY_SCRIPT_VERIFY_FLAG_FAILED if mandatory
+              else reasons.NON_MANDATORY_SCRIPT_VERIFY_FLAG)
+    return f"{prefix} ({code.message})"
+
+
+def _failure(code: ScriptErrorCode, label: ItemLabel, mandatory: bool = True,
+             detail: str = "") -> ValidationError:
+    return ValidationError(script_reason(code, mandatory), tx_index=label.tx_index,
+                           input_index=label.index, detail=detail)
+
+
+# --- output templates --------------------------------------------------------------------------
+
+def is_supported_output(script: bytes) -> bool:
+    """Can our chain spend-check an output to ``script`` later (or is it unspendable)?"""
+    if not script or script[0] == 0x6A or script == b"\x51":
+        return True
+    size = len(script)
+    return ((size == 22 and script[:2] == b"\x00\x14") or (size == 34 and script[:2] in (
+        b"\x00\x20", b"\x51\x20")))
+
+
+def check_output_scripts(tx: Transaction, tx_index: int) -> None:
+    """``bad-txns-script-unsupported`` naming the first output our chain could not spend."""
+    for j, out in enumerate(tx.outputs):
+        if not is_supported_output(out.script_pubkey):
+            raise ValidationError(UNSUPPORTED, tx_index=tx_index, output_index=j,
+                                  detail="scriptPubKey outside the template set")
+
+
+# --- items -------------------------------------------------------------------------------------
+
+class SchnorrItem(NamedTuple):
+    """A BIP340 signature of input ``label.index``: lifted R and P, key, message, signature."""
+
+    label: ItemLabel
+    r_point: bytes
+    p_point: bytes
+    pubkey: bytes
+    msg: bytes
+    sig: bytes
+
+    @property
+    def family(self) -> str:
+        return "schnorr"
+
+    def at_tx(self, tx_index: int) -> SchnorrItem:
+        return self._replace(label=self.label._replace(tx_index=tx_index))
+
+
+    def claim(self, ctx: VerifyContext) -> Claim:
+        return schnorr_claim(self.label, consensus_generators().fixed, self.r_point,
+                             self.p_point, self.pubkey, self.msg, self.sig)
+
+    def failure(self) -> ValidationError:
+        return _failure(ScriptErrorCode.SCHNORR_SIG, self.label)
+
+
+class TweakItem(NamedTuple):
+    """A script-path spend's commitment Q = P + t·G (Q and P lifted, t < n)."""
+
+    label: ItemLabel
+    q_point: bytes
+    p_point: bytes
+    tweak: bytes
+
+    @property
+    def family(self) -> str:
+        return "tweak"
+
+    def at_tx(self, tx_index: int) -> TweakItem:
+        return self._replace(label=self.label._replace(tx_index=tx_index))
+
+
+    def claim(self, ctx: VerifyContext) -> Claim:
+        return tweak_claim(self.label, consensus_generators().fixed, self.q_point, self.p_point,
+                           int.from_bytes(self.tweak, "big"))
+
+    def failure(self) -> ValidationError:
+        return _failure(ScriptErrorCode.WITNESS_PROGRAM_MISMATCH, self.label)
+
+
+class EcdsaItem(NamedTuple):
+    """The deferred ECDSA signatures of one input, in script order, each with the consensus
+    error its failure means (``(pubkey, DER signature, digest, error name)``)."""
+
+    label: ItemLabel
+    checks: tuple[tuple[bytes, bytes, bytes, str], ...]
+
+    @property
+    def family(self) -> str:
+        return "ecdsa"
+
+    def at_tx(self, tx_index: int) -> EcdsaItem:
+        return self._replace(label=self.label._replace(tx_index=tx_index))
+
+
+    def first_failing(self) -> str | None:
+        """The error name of the first signature that does not verify, or None."""
+        for pubkey, der, msg, code in self.checks:
+            if not libsecp.ecdsa_verify(pubkey, der, msg):
+                return code
+        return None
+
+    def check(self, ctx: VerifyContext | None = None) -> None:
+        code = self.first_failing()
+        if code is not None:
+            raise _failure(ScriptErrorCode[code], self.label)
+
+
+def verify_ecdsa_parallel(items: Sequence[EcdsaItem], threads: int | None = None
+                          ) -> list[str | None]:
+    """``first_failing`` of every item, spread over threads (libsecp256k1 runs with the GIL
+    released); the result does not depend on the thread count."""
+    threads = threads or os.cpu_count() or 1
+    if threads <= 1 or len(items) < 16:
+        return [item.first_failing() for item in items]
+    chunk = (len(items) + threads - 1) // threads
+    parts = [items[i:i + chunk] for i in range(0, len(items), chunk)]
+    with ThreadPoolExecutor(len(parts)) as pool:
+        results = pool.map(lambda part: [item.first_failing() for item in part], parts)
+    return [code for part in results for code in part]
+
+
+# --- the stage ---------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class ScriptWork:
+    """What running the scripts of some transactions left to verify."""
+
+    batch: list[SchnorrItem | TweakItem | FailedInput] = field(default_factory=list)
+    checks: list[EcdsaItem] = field(default_factory=list)
+    n_inputs: int = 0
+
+    def extend(self, other: ScriptWork) -> None:
+        self.batch += other.batch
+        self.checks += other.checks
+        self.n_inputs += other.n_inputs
+
+
+def exact_failure(pre: PrecomputedTransaction, index: int, flags: int, tx_index: int,
+                  first: ScriptError | None = None) -> ValidationError:
+    """The reject reason Elements gives for input ``index`` (see the module docstring): the
+    input re-run with an immediate checker under ``flags``, and, if that fails only because of
+    policy flags, reported as non-mandatory. ``first``: the error of an immediate run already
+    made under ``flags``."""
+    label = ItemLabel(tx_index, KIND_SCRIPT, index)
+    assert pre.spent is not None
+    value = pre.spent[index].value
+    if first is None:
+        try:
+            verify_input(pre, index, flags, SignatureChecker(pre, index, value, flags))
+        except ScriptError as exc:
+            first = exc
+        else:  # an optimistic check failed but the input is valid: cannot happen
+            return _failure(ScriptErrorCode.UNKNOWN_ERROR, label,
+                            detail="deferred check failed, immediate run passed")
+    if first.unsupported or not flags & POLICY_ONLY:
+        return _failure(first.code, label, detail=first.detail)
+    consensus = flags & ~POLICY_ONLY
+    try:
+        verify_input(pre, index, consensus, SignatureChecker(pre, index, value, consensus))
+    except ScriptError as exc:
+        return _failure(exc.code, label, detail=exc.detail)
+    return _failure(first.code, label, mandatory=False, detail=first.detail)
+
+
+def run_scripts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
+                genesis_hash: bytes, flags: int
+                ) -> tuple[PrecomputedTransaction, list[DeferredChecks | ValidationError]]:
+    """Every input of ``tx`` run optimistically: per input its deferred checks, or the exact
+    reject reason of its failure (``exact_failure``)."""
+    pre = PrecomputedTransaction(tx, spent, genesis_hash)
+    results: list[DeferredChecks | ValidationError] = []
+    for n, prev in enumerate(spent):
+        record = DeferredChecks()
+        try:
+            verify_input(pre, n, flags, SignatureChecker(pre, n, prev.value, flags, record, n))
+        except ScriptError:
+            results.append(exact_failure(pre, n, flags, tx_index))
+        else:
+            results.append(record)
+    return pre, results
+
+
+class FailedInput(NamedTuple):
+    """An input whose script failed when it was run: a batch item whose claim is malformed, so
+    the verifier reports it in culprit order (a transaction's balance and range proofs come
+    before its scripts, as Elements checks amounts before scripts; earlier transactions
+    first)."""
+
+    label: ItemLabel
+    error: ValidationError
+
+    @property
+    def family(self) -> str:
+        return "script-failure"
+
+    def at_tx(self, tx_index: int) -> FailedInput:
+        return self._replace(label=self.label._replace(tx_index=tx_index))
+
+
+    def claim(self, ctx: VerifyContext) -> Claim:
+        raise self.error
+
+    def failure(self) -> ValidationError:
+        return self.error
+
+
+def items_of(runs: Sequence[tuple[int, PrecomputedTransaction,
+                                  Sequence[DeferredChecks | ValidationError]]],
+             flags: int) -> ScriptWork:
+    """The batch and check items of several transactions' script runs. Every R, P and Q is
+    lifted in one kernel call for all of them; a key or nonce that does not lift fails its
+    input (re-run for the exact error)."""
+    work = ScriptWork()
+    xonly: list[bytes] = []
+    compressed: list[bytes] = []
+    for _, _, results in runs:
+        for record in results:
+            if isinstance(record, ValidationError):
+                continue
+            for tweak in record.tweaks:  # the same order as the loop below reads them
+                xonly.append(tweak.internal_key)
+                compressed.append(output_key_encoding(tweak.output_key, tweak.parity))
+            for check in record.schnorr:
+                xonly += (check.sig[:32], check.pubkey)
+    points = lift_many(xonly)
+    q_points = lift_many(compressed, KIND_COMPRESSED)
+    k = q = 0
+    for tx_index, pre, results in runs:
+        for n, record in enumerate(results):
+            label = ItemLabel(tx_index, KIND_SCRIPT, n)
+            work.n_inputs += 1
+            if isinstance(record, ValidationError):
+                work.batch.append(FailedInput(label, record))
+                continue
+            items: list[SchnorrItem | TweakItem | FailedInput] = []
+            lifted = True
+            for tweak in record.tweaks:  # Elements checks the commitment before the script
+                p_point, q_point = points[k], q_points[q]
+                k += 1
+                q += 1
+                if p_point is None or q_point is None:
+                    lifted = False
+                else:
+                    items.append(TweakItem(label, q_point, p_point, tweak.tweak))
+            for check in record.schnorr:
+                r_point, p_point = points[k], points[k + 1]
+                k += 2
+                if r_point is None or p_point is None:
+                    lifted = False
+                else:
+                    items.append(SchnorrItem(label, r_point, p_point, check.pubkey,
+                                             check.msg, check.sig))
+            if not lifted:
+                work.batch.append(FailedInput(label, exact_failure(pre, n, flags, tx_index)))
+                continue
+            work.batch += items
+            if record.ecdsa:
+                work.checks.append(EcdsaItem(label, tuple(
+                    (c.pubkey, c.der, c.msg, c.failure.name) for c in record.ecdsa)))
+    return work
+
+
+def script_cache_key(cache: ProofCache, tx: Transaction, flags: int) -> bytes:
+    """The script-execution cache entry of ``tx`` under ``flags``."""
+    return cache.script_key(tx.wtxid, flags)
+
+
+__all__ = ["BLOCK_FLAGS", "MEMPOOL_FLAGS", "UNSUPPORTED", "EcdsaItem", "FailedInput",
+           "SchnorrItem",
+           "ScriptWork", "TweakItem", "check_output_scripts", "exact_failure",
+           "is_supported_output", "items_of", "run_scripts", "script_cache_key",
+           "script_reason", "verify_ecdsa_parallel"]
