@@ -1,0 +1,137 @@
+"""Signature benchmark (issue 11): BIP340 batches against secp256k1-zkp, and the sighashes.
+
+Rows (``python -m bench sigs [--quick] [--json]``; per signature or per input):
+
+- ``schnorr_single_ref``: secp256k1-zkp's ``schnorrsig_verify`` (wallycore's bundled library,
+  ctypes), the key parsed for every signature as Elements does — the C reference, same run;
+- ``schnorr_batch``: n = 1000 signatures alone in ONE batch: R and P lifted (one kernel call),
+  the challenges, one claim each, one multi-scalar multiplication. Target ≤ 0.5 × the reference;
+- ``schnorr_in_block``: the marginal cost per signature when the same signatures join a block's
+  batch of range-proof claims (the 2000 Bulletproofs of ``bench block``'s block, ``--quick``:
+  200): (batch with signatures − batch without) / n, lifting and claims included. Target ≤ 0.25
+  × the reference;
+- ``sighash_v0`` / ``sighash_taproot``: per input of a 100-input transaction with two blinded
+  outputs (Bulletproof-sized range proofs), the per-transaction streams computed once and shared
+  (``PrecomputedTransaction``) — included in the per-input figure. Target ≤ 5 us.
+"""
+
+from __future__ import annotations
+
+from bench.block import load_blocks
+from bench.common import Row, make_row
+from ctplugin.batch import BatchVerifier, Claim
+from ctplugin.bulletproofs import consensus_generators, output_range_proof_claim
+from ctplugin.elements import Transaction, TxIn, TxOut, parse_block
+from ctplugin.hashes import sha256
+from ctplugin.script.batch import lift_many, schnorr_claim
+from ctplugin.script.sighash import PrecomputedTransaction, segwit_v0_sighash, taproot_sighash
+from ctplugin.secp256k1 import ct
+from harness.timing import median_time
+from harness.zkp import signatures
+
+
+def _signatures(n: int) -> list[tuple[bytes, bytes, bytes]]:
+    """n (x-only key, 32-byte message, signature) triples, distinct keys."""
+    out = []
+    for i in range(1, n + 1):
+        msg = sha256(i.to_bytes(8, "big"))
+        out.append((ct.xonly_public_key(i), msg, ct.schnorr_sign(i, msg, bytes(32))))
+    return out
+
+
+def _schnorr_claims(sigs: list[tuple[bytes, bytes, bytes]]) -> list[Claim]:
+    """Lift every R and P in one kernel call and build one claim per signature."""
+    base = consensus_generators().fixed
+    points = lift_many([x for key, _, sig in sigs for x in (sig[:32], key)])
+    claims = []
+    for i, (key, msg, sig) in enumerate(sigs):
+        r, p = points[2 * i], points[2 * i + 1]
+        assert r is not None and p is not None
+        claims.append(schnorr_claim(("sig", i), base, r, p, key, msg, sig))
+    return claims
+
+
+def _batch(claims: list[Claim]) -> bool:
+    batch = BatchVerifier(consensus_generators().fixed)
+    batch.extend(claims)
+    return batch.verify()
+
+
+def _range_claims(n_tx: int) -> list[Claim]:
+    """The range-proof claims of ``bench block``'s benchmark block."""
+    block = parse_block(load_blocks(n_tx)[2])
+    claims = []
+    for i, tx in enumerate(block.transactions[1:]):
+        for j, out in enumerate(tx.outputs):
+            if out.range_proof:
+                claims.append(output_range_proof_claim(
+                    out.range_proof, out.value, out.asset, out.script_pubkey, label=(i, j)))
+    return claims
+
+
+def _sighash_case(n_inputs: int) -> tuple[Transaction, list[TxOut]]:
+    """A transaction spending ``n_inputs`` explicit coins into two blinded outputs."""
+    proof = bytes(675)  # the consensus Bulletproof's size
+    surj = bytes(67)
+    outs = [TxOut(asset=b"\x0a" + bytes(range(32)), value=b"\x08" + bytes(range(32)),
+                  nonce=b"\x02" + bytes(32), script_pubkey=b"\x51\x20" + bytes(32),
+                  surjection_proof=surj, range_proof=proof) for _ in range(2)]
+    outs.append(TxOut(asset=bytes(32), value=1000))
+    inputs = [TxIn(prevout_hash=sha256(i.to_bytes(4, "big")), prevout_index=i % 3,
+                   script_witness=(bytes(64),)) for i in range(n_inputs)]
+    spent = [TxOut(asset=bytes(32), value=10**8 + i, script_pubkey=b"\x51\x20" + bytes(32))
+             for i in range(n_inputs)]
+    return Transaction(version=2, inputs=inputs, outputs=outs), spent
+
+
+def run(quick: bool, t_us: float) -> list[Row]:
+    n = 200 if quick else 1000
+    sigs = _signatures(n)
+    ref = signatures()
+    repeat = 3 if quick else 5
+
+    def reference() -> None:
+        assert ref is not None
+        for key, msg, sig in sigs:
+            ref.schnorr_verify(key, msg, sig)
+
+    ref_s = median_time(reference, repeat=repeat) / n if ref is not None else float("nan")
+    ref_t = ref_s * 1e6 / t_us
+    assert _batch(_schnorr_claims(sigs))
+    batch_s = median_time(lambda: _batch(_schnorr_claims(sigs)), repeat=repeat) / n
+    rows = [make_row("schnorr_single_ref", n, ref_s, t_us,
+                     note="secp256k1-zkp schnorrsig_verify via ctypes (key parsed per call)"),
+            make_row("schnorr_batch", n, batch_s, t_us, reference_t=0.5 * ref_t,
+                     note=f"{batch_s / ref_s:.2f}x the reference (target <= 0.5x); "
+                          "lift R,P + challenges + claims + one MSM")]
+
+    range_claims = _range_claims(100 if quick else 1000)
+    alone = median_time(lambda: _batch(list(range_claims)), repeat=repeat)
+    joined = median_time(lambda: _batch(range_claims + _schnorr_claims(sigs)), repeat=repeat)
+    marginal = (joined - alone) / n
+    rows.append(make_row("schnorr_in_block", n, marginal, t_us, reference_t=0.25 * ref_t,
+                         note=f"{marginal / ref_s:.2f}x the reference (target <= 0.25x); "
+                              f"added to a batch of {len(range_claims)} range-proof claims "
+                              f"({alone * 1e3:.1f} ms alone)"))
+
+    n_inputs = 100
+    tx, spent = _sighash_case(n_inputs)
+    genesis = sha256(b"bench genesis")
+    code = b"\x76\xa9\x14" + bytes(20) + b"\x88\xac"
+
+    def v0() -> None:
+        pre = PrecomputedTransaction(tx)
+        for i in range(n_inputs):
+            segwit_v0_sighash(pre, i, code, spent[i].value, 1, True)
+
+    def taproot() -> None:
+        pre = PrecomputedTransaction(tx, spent, genesis)
+        for i in range(n_inputs):
+            taproot_sighash(pre, i, 0)
+
+    for name, fn in (("sighash_v0", v0), ("sighash_taproot", taproot)):
+        seconds = median_time(fn, repeat=repeat) / n_inputs
+        rows.append(make_row(name, n_inputs, seconds, t_us, reference_t=5.0 / t_us,
+                             note=f"per input of a {n_inputs}-input tx, streams shared "
+                                  "(target <= 5 us)"))
+    return rows
