@@ -12,25 +12,13 @@ import os
 from collections.abc import Sequence
 
 from ctplugin.errors import EncodingError
+from ctplugin.secp256k1.field import is_square_mod_p, sqrt_mod_p
 from ctplugin.secp256k1.params import B, N, P
 
 KIND_COMPRESSED, KIND_PEDERSEN, KIND_GENERATOR, KIND_XONLY, KIND_XQR = range(5)
 _PREFIX_BASE = {KIND_COMPRESSED: 0x02, KIND_PEDERSEN: 0x08, KIND_GENERATOR: 0x0A}
 
 Affine = tuple[int, int] | None  # None is the point at infinity
-
-
-# --- field helpers -------------------------------------------------------------------------------
-
-def is_square_mod_p(a: int) -> bool:
-    """Euler's criterion: a is a quadratic residue (0 counts as one)."""
-    return a % P == 0 or pow(a, (P - 1) // 2, P) == 1
-
-
-def sqrt_mod_p(a: int) -> int | None:
-    """The square root of a that is itself a quadratic residue (p ≡ 3 mod 4), or None."""
-    y = pow(a, (P + 1) // 4, P)
-    return y if y * y % P == a % P else None
 
 
 # --- group law -------------------------------------------------------------------------------

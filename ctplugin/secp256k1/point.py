@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import kernel
-from ctplugin.secp256k1._reference import is_square_mod_p, sqrt_mod_p
+from ctplugin.secp256k1.field import is_square_mod_p, sqrt_mod_p
 from ctplugin.secp256k1.params import GX, GY, N, P
 
 _k = kernel.backend
