@@ -1,7 +1,10 @@
 """Shared test fixtures and helpers.
 
-Vectors live in ``../shared/`` beside the checkout (override with CTPLUGIN_SHARED). Tests that need
-them skip with a clear reason when absent; small fixtures copied into ``tests/fixtures`` run always.
+Vectors live in ``../shared/`` beside the checkout (override with CTPLUGIN_SHARED). Standalone,
+tests that need them skip with a clear reason when absent, and small fixtures copied into
+``tests/fixtures`` run always. When the environment variable ``CI`` is set, missing shared vectors
+are a FAILURE, never a skip: the whole run stops at start if ``../shared`` is absent, and
+``shared_path`` / ``shared_file`` / ``shared_if_present`` fail for a missing file.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -24,28 +27,57 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(os.environ.get("CTPLUGIN_SHARED", REPO.parent / "shared"))
 
+CI = bool(os.environ.get("CI"))
+
 # Slow property tests run at small size in CI; raise this locally for deeper runs.
 SLOW_SCALE = float(os.environ.get("CTPLUGIN_SLOW_SCALE", "1"))
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if CI and not SHARED.is_dir():
+        raise pytest.UsageError(f"CI is set but the shared vectors are missing: {SHARED} "
+                                "(set CTPLUGIN_SHARED)")
+
+
+def shared_missing(path: Path) -> NoReturn:
+    """A shared file the calling test needs is absent: fail under CI, else skip."""
+    message = f"shared vectors not present: {path} (set CTPLUGIN_SHARED)"
+    if CI:
+        pytest.fail(f"CI: {message}")
+    pytest.skip(message)
+
+
 def shared_path(*parts: str) -> Path:
-    """Path under ../shared, or skip the calling test with the reason it is missing."""
+    """Path under ../shared, or skip the calling test (fail under CI) if it is missing."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared vectors not present: {path} (set CTPLUGIN_SHARED)")
+        shared_missing(path)
+    return path
+
+
+def shared_if_present(*parts: str) -> Path | None:
+    """Path under ../shared, or None when absent (a test that then runs on its fixture
+    copy); under CI an absent file fails the calling test."""
+    path = SHARED.joinpath(*parts)
+    if path.exists():
+        return path
+    if CI:
+        pytest.fail(f"CI: shared vectors not present: {path}")
+    return None
+
+
+def shared_file(*parts: str) -> Path:
+    """Path under ../shared for module-level lists of vector files (read only if present);
+    under CI an absent file is an error at collection."""
+    path = SHARED.joinpath(*parts)
+    if CI and not path.exists():
+        raise FileNotFoundError(f"CI: shared vectors not present: {path}")
     return path
 
 
 def load_json(path: Path) -> Any:
     with path.open() as handle:
         return json.load(handle)
-
-
-@pytest.fixture
-def shared() -> Path:
-    if not SHARED.exists():
-        pytest.skip(f"shared vectors not present at {SHARED}")
-    return SHARED
 
 
 # ------------------------------------------------------------------------------------------------

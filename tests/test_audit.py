@@ -25,13 +25,13 @@ from ctplugin.elements import Transaction
 from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN
 from regtest.chain import build_demo_chain, write_chain
 from regtest.params import POLICY_ASSET
-from tests.conftest import FIXTURES, SHARED, load_json
+from tests.conftest import FIXTURES, SHARED, load_json, shared_file, shared_path
 
 VECTORS = SHARED / "elements-vectors"
 
 
 def _file(name: str, fixture: str) -> Path:
-    path = VECTORS / name
+    path = shared_file("elements-vectors", name)
     return path if path.exists() else FIXTURES / fixture
 
 
@@ -52,8 +52,7 @@ def chain() -> Any:
 
 
 def test_shared_transactions_pass_with_known_prevouts(capsys: pytest.CaptureFixture[str]) -> None:
-    if not PREVOUTS.exists():
-        pytest.skip("../shared/elements-vectors not present")
+    shared_path("elements-vectors", PREVOUTS.name)
     code, out = run(capsys, str(TRANSACTIONS), "--prevouts", str(PREVOUTS))
     assert code == 0, out
     rows = [line for line in out.splitlines() if line[:64].isalnum() and len(line) > 64]

@@ -8,7 +8,6 @@ shared file is a failure.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,11 @@ from ctplugin import borromean
 from ctplugin.borromean.elements import SITE_OUTPUT, ProofSite, transaction_claims
 from ctplugin.elements import Transaction, parse_block, parse_transaction
 from harness import zkp
-from tests.conftest import FIXTURES, SHARED, load_json
+from tests.conftest import FIXTURES, SHARED, load_json, shared_if_present
 
 
 def _source(shared_name: str, fixture_name: str) -> Path:
-    path = SHARED / "elements-vectors" / shared_name
-    if path.exists():
-        return path
-    if os.environ.get("CI"):
-        pytest.fail(f"shared vectors missing in CI: {path}")
-    return FIXTURES / fixture_name
+    return shared_if_present("elements-vectors", shared_name) or FIXTURES / fixture_name
 
 
 def _transactions() -> list[Transaction]:

@@ -18,9 +18,9 @@ from ctplugin.dlc import messages, wire
 from ctplugin.dlc.contract import Contract
 from ctplugin.dlc.oracle import outcome_message
 from ctplugin.dlc.transactions import FundingInput, PartyParams, closing_sighash, contract_id
-from tests.conftest import FIXTURES, SHARED, load_json, shared_path
+from tests.conftest import FIXTURES, load_json, shared_file, shared_path
 
-VECTOR_DIR = SHARED / "dlc-vectors" / "dlcspecs" / "test_vectors"
+VECTOR_DIR = shared_file("dlc-vectors", "dlcspecs", "test_vectors")
 SETS = sorted(p.name for p in VECTOR_DIR.glob("*.json")) if VECTOR_DIR.exists() else []
 FIXTURE_SETS = sorted(p.name for p in FIXTURES.glob("dlc_*_test.json")
                       if "oracle" in p.name or "enum" in p.name)

@@ -29,11 +29,11 @@ from ctplugin.elements.rpcjson import decode_transaction, dumps
 from ctplugin.errors import ParseError
 from harness.elements_vectors import load_entries
 from harness.interop import model_fields, wally_fields
-from tests.conftest import FIXTURES, SHARED, SLOW_SCALE
+from tests.conftest import FIXTURES, SLOW_SCALE, shared_file
 
 TX_PATHS = [FIXTURES / "elements_transactions.json",
-            SHARED / "elements-vectors" / "transactions.json"]
-BLOCK_PATHS = [FIXTURES / "elements_blocks.json", SHARED / "elements-vectors" / "blocks.json"]
+            shared_file("elements-vectors", "transactions.json")]
+BLOCK_PATHS = [FIXTURES / "elements_blocks.json", shared_file("elements-vectors", "blocks.json")]
 TX_POOL = sorted(raw for e in load_entries(TX_PATHS, "transactions")
                  if len(raw := bytes.fromhex(e["hex"])) <= 6000)
 BLOCK_POOL = sorted(raw for e in load_entries(BLOCK_PATHS, "blocks")

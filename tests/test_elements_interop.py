@@ -17,7 +17,7 @@ from harness.interop import (
     to_wally,
     wally_fields,
 )
-from tests.conftest import FIXTURES, SHARED
+from tests.conftest import FIXTURES, SHARED, shared_file
 
 wallycore = pytest.importorskip("wallycore")
 WALLY_FLAGS = wallycore.WALLY_TX_FLAG_USE_ELEMENTS | wallycore.WALLY_TX_FLAG_USE_WITNESS
@@ -25,7 +25,7 @@ WALLY_FLAGS = wallycore.WALLY_TX_FLAG_USE_ELEMENTS | wallycore.WALLY_TX_FLAG_USE
 
 def transaction_entries() -> list[dict[str, Any]]:
     return load_entries([FIXTURES / "elements_transactions.json",
-                         SHARED / "elements-vectors" / "transactions.json"], "transactions")
+                         shared_file("elements-vectors", "transactions.json")], "transactions")
 
 
 ENTRIES = [pytest.param(e, id=e.get("id", str(i))) for i, e in enumerate(transaction_entries())]

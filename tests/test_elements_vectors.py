@@ -23,12 +23,12 @@ from ctplugin.elements import (
     parse_block_header,
     parse_transaction,
 )
-from tests.conftest import FIXTURES, SHARED, load_json
+from tests.conftest import FIXTURES, SHARED, load_json, shared_file
 
 
 def _sources(name: str) -> list[Path]:
     paths = [FIXTURES / f"elements_{name}.json"]
-    shared = SHARED / "elements-vectors" / f"{name}.json"
+    shared = shared_file("elements-vectors", f"{name}.json")
     if shared.exists():
         paths.append(shared)
     return paths
