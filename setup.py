@@ -1,8 +1,10 @@
 """Build the native kernels.
 
 Every C extension of the project is listed here; an extension whose source does not exist yet is
-skipped, so a partial tree still installs.  Set CTPLUGIN_ONLY_EXT to a comma-separated list of
-extension names to rebuild just those (handy while editing one kernel).
+skipped, so a partial tree still installs.  ``make native`` rebuilds them in place through an
+editable reinstall (``pip install -e .``; never a deprecated ``setup.py`` command); set
+CTPLUGIN_ONLY_EXT to a comma-separated list of extension names to rebuild just those (handy
+while editing one kernel).
 
 Each extension is ONE translation unit (its module file #includes its headers, as libsecp256k1
 does).  Headers shared by several extensions live in ctplugin/native/ and are included by their

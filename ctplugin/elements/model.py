@@ -33,7 +33,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the package is unusable without its walker
     raise ImportError(
         "ctplugin.elements needs its native walker; build it with "
-        "`CTPLUGIN_ONLY_EXT=ctplugin.elements._speedups python setup.py build_ext --inplace`"
+        "`make native` (an editable reinstall: pip install -e .)"
     ) from exc
 
 OUTPOINT_ISSUANCE_FLAG = 0x8000_0000
