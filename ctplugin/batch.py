@@ -278,84 +278,120 @@ class BatchVerifier:
         return packed
 
     def _check(self, items: Sequence[_Item]) -> bool:
+        """Σ_c w_c·claim_c = ∞ for fresh random weights (weight 1 for a single claim)."""
         if not items:
             return True
-        fixed = self.fixed
-        acc = None  # the fixed-base coefficients Σ_c w_c·(…), native, made when first needed
-        consts: dict[tuple[int, int], int] = {}
-        # Free terms of plain claims: raw scalar vectors and their weights (one 32-byte weight
-        # per scalar), multiplied in ONE kernel call at the end instead of one scaling per claim.
-        raw_s: list[bytes] = []
-        raw_w: list[bytes] = []
-        free_s: list[bytes] = []
-        free_p: list[bytes] = []
-        shared: dict[bytes, int] = {}
-        members: dict[ClaimGroup, tuple[list[int], list[bytes]]] = {}
+        total = _WeightedSum(self.fixed, self._base_points)
         pool = _ONE16 if len(items) == 1 else _random_weights(len(items))
         for pos, item in enumerate(items):
             chunk = pool[16 * pos: 16 * pos + 16]
             if isinstance(item, tuple):
-                group, index = item
-                entry = members.get(group)
-                if entry is None:
-                    entry = members[group] = ([], [])
-                entry[0].append(index)
-                entry[1].append(chunk)
-                continue
-            w = int.from_bytes(chunk, "big")
-            if item.base is fixed:
-                if item.fixed:
-                    if acc is None:
-                        acc = _k.ScalarAccumulator(len(fixed))
-                    acc.axpy_terms(chunk.rjust(32, b"\0"),
-                                   [(start, mult.to_bytes(32, "big"), vec)
-                                    for start, mult, vec in item.fixed])
-                for start, count, value in item.fixed_const:
-                    key = (start, count)
-                    consts[key] = consts.get(key, 0) + w * value
-            elif item.base is not None:  # another base: its points become free terms
-                points = self._base_points(item.base)
-                for start, mult, vec in item.fixed:
-                    raw_s.append(vec)
-                    raw_w.append((w * mult % N).to_bytes(32, "big") * (len(vec) >> 5))
-                    free_p.append(points[64 * start: 64 * start + 2 * len(vec)])
-                for start, count, value in item.fixed_const:
-                    raw_s.append((w * value % N).to_bytes(32, "big") * count)
-                    raw_w.append(_ONE * count)
-                    free_p.append(points[64 * start: 64 * (start + count)])
-            if item.free_scalars:
-                raw_s.append(item.free_scalars)
-                raw_w.append(w.to_bytes(32, "big") * (len(item.free_scalars) >> 5))
-                free_p.append(item.free_points)
-            for point, sv in item.shared:
-                shared[point] = shared.get(point, 0) + w * sv
-        if raw_s:
-            free_s.append(_k.scalar_vec_mul(b"".join(raw_s), b"".join(raw_w)))
-        for group, (indices, chunks) in members.items():
+                total.add_member(item[0], item[1], chunk)
+            else:
+                total.add_claim(item, chunk)
+        return total.is_infinity()
+
+
+class _WeightedSum:
+    """Σ_c w_c·claim_c gathered for ONE multi-scalar multiplication over the ``fixed`` base:
+
+    - fixed-base coefficients go into one native ``ScalarAccumulator`` (made when first needed),
+      runs of a constant (``fixed_const``) are summed per run first;
+    - free terms of plain claims are kept as raw scalar vectors with one 32-byte weight per
+      scalar and multiplied in ONE kernel call at the end, not one scaling per claim;
+    - shared points are merged by identity; group members are collected per group and expanded
+      by the group's kernel entry in one call;
+    - claims over another fixed base turn its points into free terms.
+    """
+
+    __slots__ = ("_acc", "_base_points", "_consts", "_fixed", "_free_p", "_free_s", "_members",
+                 "_raw_s", "_raw_w", "_shared")
+
+    def __init__(self, fixed: FixedBase, base_points: Callable[[FixedBase], bytes]) -> None:
+        self._fixed = fixed
+        self._base_points = base_points
+        self._acc: Any = None
+        self._consts: dict[tuple[int, int], int] = {}
+        self._raw_s: list[bytes] = []
+        self._raw_w: list[bytes] = []
+        self._free_s: list[bytes] = []
+        self._free_p: list[bytes] = []
+        self._shared: dict[bytes, int] = {}
+        self._members: dict[ClaimGroup, tuple[list[int], list[bytes]]] = {}
+
+    def _accumulator(self) -> Any:
+        if self._acc is None:
+            self._acc = _k.ScalarAccumulator(len(self._fixed))
+        return self._acc
+
+    def add_member(self, group: ClaimGroup, index: int, chunk: bytes) -> None:
+        """Member ``index`` of ``group`` with the 16-byte weight ``chunk``."""
+        entry = self._members.get(group)
+        if entry is None:
+            entry = self._members[group] = ([], [])
+        entry[0].append(index)
+        entry[1].append(chunk)
+
+    def add_claim(self, claim: Claim, chunk: bytes) -> None:
+        """``claim`` weighted by the 16-byte weight ``chunk``."""
+        w = int.from_bytes(chunk, "big")
+        if claim.base is self._fixed:
+            if claim.fixed:
+                self._accumulator().axpy_terms(chunk.rjust(32, b"\0"),
+                                               [(start, mult.to_bytes(32, "big"), vec)
+                                                for start, mult, vec in claim.fixed])
+            consts = self._consts
+            for start, count, value in claim.fixed_const:
+                key = (start, count)
+                consts[key] = consts.get(key, 0) + w * value
+        elif claim.base is not None:  # another base: its points become free terms
+            points = self._base_points(claim.base)
+            for start, mult, vec in claim.fixed:
+                self._raw_s.append(vec)
+                self._raw_w.append((w * mult % N).to_bytes(32, "big") * (len(vec) >> 5))
+                self._free_p.append(points[64 * start: 64 * start + 2 * len(vec)])
+            for start, count, value in claim.fixed_const:
+                self._raw_s.append((w * value % N).to_bytes(32, "big") * count)
+                self._raw_w.append(_ONE * count)
+                self._free_p.append(points[64 * start: 64 * (start + count)])
+        if claim.free_scalars:
+            self._raw_s.append(claim.free_scalars)
+            self._raw_w.append(w.to_bytes(32, "big") * (len(claim.free_scalars) >> 5))
+            self._free_p.append(claim.free_points)
+        shared = self._shared
+        for point, sv in claim.shared:
+            shared[point] = shared.get(point, 0) + w * sv
+
+    def _add_groups(self) -> None:
+        for group, (indices, chunks) in self._members.items():
             weights = _ZERO16 + _ZERO16.join(chunks)
-            if group.base is fixed:
-                if acc is None:
-                    acc = _k.ScalarAccumulator(len(fixed))
-                terms = group.terms(acc, array("I", indices).tobytes(), weights)
+            if group.base is self._fixed:
+                terms = group.terms(self._accumulator(), array("I", indices).tobytes(), weights)
             else:  # another base: its coefficients become free terms over its points
                 own = _k.ScalarAccumulator(len(group.base))
                 terms = group.terms(own, array("I", indices).tobytes(), weights)
-                free_s.append(own.to_bytes())
-                free_p.append(self._base_points(group.base))
-            free_s.append(terms.free_scalars)
-            free_p.append(terms.free_points)
+                self._free_s.append(own.to_bytes())
+                self._free_p.append(self._base_points(group.base))
+            self._free_s.append(terms.free_scalars)
+            self._free_p.append(terms.free_points)
             sp, ss = terms.shared_points, terms.shared_scalars
             for j in range(len(ss) >> 5):
                 point, packed = sp[64 * j: 64 * j + 64], ss[32 * j: 32 * j + 32]
-                shared[point] = shared.get(point, 0) + int.from_bytes(packed, "big")
-        for point, sv in shared.items():
+                self._shared[point] = self._shared.get(point, 0) + int.from_bytes(packed, "big")
+
+    def is_infinity(self) -> bool:
+        """Run the one multi-scalar multiplication: is the weighted sum the point at infinity?"""
+        free_s, free_p = self._free_s, self._free_p
+        if self._raw_s:
+            free_s.append(_k.scalar_vec_mul(b"".join(self._raw_s), b"".join(self._raw_w)))
+        self._add_groups()
+        for point, sv in self._shared.items():
             free_s.append((sv % N).to_bytes(32, "big"))
             free_p.append(point)
-        if consts:
-            if acc is None:
-                acc = _k.ScalarAccumulator(len(fixed))
-            for (start, count), value in consts.items():
+        if self._consts:
+            acc = self._accumulator()
+            for (start, count), value in self._consts.items():
                 acc.add_const(start, count, (value % N).to_bytes(32, "big"))
-        total = b"" if acc is None else acc.to_bytes()
-        result = fixed.table.msm_var(total, b"".join(free_s), b"".join(free_p))
+        total = b"" if self._acc is None else self._acc.to_bytes()
+        result = self._fixed.table.msm_var(total, b"".join(free_s), b"".join(free_p))
         return result == kernel.INFINITY
