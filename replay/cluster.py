@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from ctplugin.closing import Closeable
 from ctplugin.errors import CtpluginError
 from replay.workers import TaskResult, resolve_target
 
@@ -40,7 +41,7 @@ def _run_task(target: str, payload: bytes) -> tuple[bytes, float]:
     return result, time.process_time() - cpu
 
 
-class DaskPool:
+class DaskPool(Closeable):
     """``submit`` / ``completed`` / ``drain`` / ``close`` over a Dask cluster."""
 
     def __init__(self, target: str, *, scheduler: str | None = None, n_workers: int = 2,
@@ -142,8 +143,3 @@ class DaskPool:
             self._cluster.close()
             self._cluster = None
 
-    def __enter__(self) -> DaskPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

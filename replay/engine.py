@@ -23,9 +23,9 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from ctplugin.closing import Closeable
 from ctplugin.elements import Block, parse_block
 from regtest.params import chain_params, genesis_block
 from validator import BlockRef, ConnectReport, Node, ProofWork, StageTimer, StoreError
@@ -62,7 +62,7 @@ class UtxoSummary:
     hash_hex: str
 
 
-class Engine:
+class Engine(Closeable):
     """One open data directory, driven by the replay (see the module docstring)."""
 
     def __init__(self, node: Node, datadir: Path) -> None:
@@ -186,9 +186,3 @@ class Engine:
     def close(self) -> None:
         self.node.close()
 
-    def __enter__(self) -> Engine:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

@@ -25,10 +25,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from operator import itemgetter
-from types import TracebackType
 from typing import cast
 
 import validator
+from ctplugin.closing import Closeable
 from ctplugin.errors import ParseError, ValidationError
 from replay.driver import ReplayConfig, ReplayError, block_hash_hex, tip_info
 from replay.engine import Engine, Prepared
@@ -74,7 +74,7 @@ class Pending:
         return self.work
 
 
-class Mode:
+class Mode(Closeable):
     """A verification strategy fed blocks in height order by the driver."""
 
     workers = 0
@@ -104,12 +104,6 @@ class Mode:
     def close(self) -> None:
         """Release workers / clusters (also after an error)."""
 
-    def __enter__(self) -> Mode:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     # --- shared steps ------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, Protocol
 
+from ctplugin.closing import Closeable
 from ctplugin.errors import CtpluginError
 
 TaskFunction = Callable[[bytes], bytes]
@@ -120,7 +121,7 @@ class TaskPool(Protocol):
     def close(self) -> None: ...
 
 
-class WorkerPool:
+class WorkerPool(Closeable):
     """``n_workers`` processes running ``target`` on task buffers (see the module docstring)."""
 
     def __init__(self, n_workers: int, target: str, *, max_in_flight: int | None = None,
@@ -304,11 +305,6 @@ class WorkerPool:
         self._done.clear()
         self._in_flight = 0
 
-    def __enter__(self) -> WorkerPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def default_workers() -> int:
