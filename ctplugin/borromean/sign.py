@@ -146,9 +146,31 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         raise proof_error("sign-message-too-long")
     header = params.header()
     c_enc, gen_enc = commitment.serialize(), generator.serialize()
-    gen_packed = generator.point.packed
+    secs, s_values = _draw(params, nonce, c_enc, gen_enc, header, message, blind_int)
+    starts = [4 * i for i in range(rings)]  # every ring but the last has 4 members
+    nonces = [s_values[starts[i] + d] for i, d in enumerate(params.digits)]
+    bases = member_bases(generator.point.packed, params.scale, rings)
+    digits, encoded, sign_bits = _digit_commitments(params, secs, generator.point.packed, bases)
+    h = hashlib.sha256(rpser(c_enc) + rpser(gen_enc) + header)
+    for i in range(rings - 1):
+        h.update(encoded[33 * i: 33 * i + 33])
+    h.update(extra_commit)
+    m = h.digest()
+    e0 = _close_rings(params, m, secs, nonces, s_values, starts,
+                      expand_members(digits, bases, sizes))
+    sign_field = sign_bits.to_bytes((rings + 6) >> 3, "little")
+    xs = b"".join(encoded[33 * i + 1: 33 * i + 33] for i in range(rings - 1))
+    return header + sign_field + xs + e0 + b"".join(s.to_bytes(32, "big") for s in s_values)
 
-    # the scratch: message, then the value block in the last ring
+
+def _draw(params: ProveParams, nonce: bytes, c_enc: bytes, gen_enc: bytes, header: bytes,
+          message: bytes, blind: int) -> tuple[list[int], list[int]]:
+    """The C signer's genrand with the scratch: per ring its secret (the last one plus the
+    blind), and every member's s value (forged ones final, the real one a ring nonce for now).
+    The scratch holds the message, then the value block in the last ring; it masks the draws
+    (what ``rewind`` unmasks)."""
+    sizes = params.ring_sizes
+    rings = len(sizes)
     scratch = bytearray(4096)
     scratch[: len(message)] = message
     if sizes[-1] > 1:
@@ -156,8 +178,6 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         slot -= params.digits[-1] == slot
         at = ((rings - 1) * 4 + slot) * 32
         scratch[at: at + 32] = b"\x80" + bytes(7) + params.v.to_bytes(8, "big") * 3
-
-    # genrand with the scratch: forged s values and ring nonces
     secs, words = prover_stream(nonce, c_enc, gen_enc, header, sizes)
     s_values: list[int] = []
     for k, word in enumerate(words):  # flat member k is (ring k // 4, member k % 4)
@@ -165,16 +185,19 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         if not 0 < masked < N:
             raise proof_error("sign-retry")
         s_values.append(masked)
-    starts = [4 * i for i in range(rings)]  # every ring but the last has 4 members
-    nonces = [s_values[starts[i] + d] for i, d in enumerate(params.digits)]
-    secs[-1] = (secs[-1] + blind_int) % N
+    secs[-1] = (secs[-1] + blind) % N
     if secs[-1] == 0:
         raise proof_error("sign-retry")
+    return secs, s_values
 
-    # digit commitments C_i = sec_i·G + d_i·u_i·gen with u_i = 4^i·scale, and −u_i·gen = B_i:
-    # (d_i + 1)·u_i is never zero, so C_i = sec_i·G + ((d_i + 1)·u_i)·gen + B_i without a
-    # branch on the secret digit
-    bases = member_bases(gen_packed, params.scale, rings)
+
+def _digit_commitments(params: ProveParams, secs: list[int], gen_packed: bytes,
+                       bases: list[bytes]) -> tuple[bytes, bytes, int]:
+    """The digit commitments C_i = sec_i·G + d_i·u_i·gen with u_i = 4^i·scale (packed), the
+    first rings − 1 of them QR-encoded, and their sign bits. With −u_i·gen = B_i, (d_i + 1)·u_i
+    is never zero, so C_i = sec_i·G + ((d_i + 1)·u_i)·gen + B_i without a branch on the secret
+    digit (constant-time coincurve multiplications)."""
+    rings = len(params.ring_sizes)
     gen_key = _key(gen_packed)
     digit_points = []
     for i in range(rings):
@@ -188,14 +211,16 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
     digits = b"".join(digit_points)
     encoded = _k.encode_points_var(digits[: 64 * (rings - 1)], KIND_XQR) if rings > 1 else b""
     sign_bits = 0
-    h = hashlib.sha256(rpser(c_enc) + rpser(gen_enc) + header)
     for i in range(rings - 1):
-        record = encoded[33 * i: 33 * i + 33]
-        sign_bits |= record[0] << i
-        h.update(record)
-    h.update(extra_commit)
-    m = h.digest()
-    pubs = expand_members(digits, bases, sizes)
+        sign_bits |= encoded[33 * i] << i
+    return digits, encoded, sign_bits
+
+
+def _close_rings(params: ProveParams, m: bytes, secs: list[int], nonces: list[int],
+                 s_values: list[int], starts: list[int], pubs: bytes) -> bytes:
+    """The Borromean ring signature over every ring's members ``pubs``: from each real member,
+    forge the members after it up to the shared closing hash e0, then from e0 forge the members
+    before it and close the ring (its s value replaces the nonce in ``s_values``). Returns e0."""
 
     def forge(s: int, e: int, k: int) -> bytes:
         r = g_table().msm_var(s.to_bytes(32, "big"), e.to_bytes(32, "big"),
@@ -205,7 +230,7 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         return _ser33(r)
 
     closing = hashlib.sha256()
-    for i, size in enumerate(sizes):
+    for i, size in enumerate(params.ring_sizes):
         r_enc = _ser33(_packed(coincurve.PublicKey.from_secret(_secret(nonces[i]))))
         for j in range(params.digits[i] + 1, size):
             e = _ring_hash(r_enc, m, i, j)
@@ -213,7 +238,7 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         closing.update(r_enc)
     closing.update(m)
     e0 = closing.digest()
-    for i in range(rings):
+    for i in range(len(params.ring_sizes)):
         e = _ring_hash(e0, m, i, 0)
         for j in range(params.digits[i]):
             e = _ring_hash(forge(s_values[starts[i] + j], e, starts[i] + j), m, i, j + 1)
@@ -221,7 +246,4 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         if closing_s == 0:
             raise proof_error("sign-retry")
         s_values[starts[i] + params.digits[i]] = closing_s
-
-    sign_field = sign_bits.to_bytes((rings + 6) >> 3, "little")
-    xs = b"".join(encoded[33 * i + 1: 33 * i + 33] for i in range(rings - 1))
-    return header + sign_field + xs + e0 + b"".join(s.to_bytes(32, "big") for s in s_values)
+    return e0
