@@ -50,7 +50,7 @@ from replay.engine import Engine
 from replay.report import ReplayReport
 from replay.sources import ChainFileSource
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # v2: the wallet signs its inputs (scripts are validated)
 RANGE_T_REF = 63.0  # one 64-bit Bulletproof verified alone, secp256k1-zkp (design.md)
 SURJECTION_T_REF = 3.2  # one two-input surjection proof, secp256k1-zkp (design.md)
 TARGETS = {"replay_block": ("replay_single", 0.2), "replay_window": ("replay_block", 0.85),
