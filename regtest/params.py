@@ -69,4 +69,5 @@ def chain_params(range_proofs: str = RANGE_PROOF_BULLETPROOF) -> ChainParams:
     Elements' wallet makes (the wallet's ``range_proofs`` option), everything else alike."""
     return ChainParams(policy_asset=POLICY_ASSET, block_challenge=BLOCK_CHALLENGE,
                        coinbase_maturity=COINBASE_MATURITY,
-                       range_proofs=frozenset({range_proofs}), genesis_hash=genesis_block().hash)
+                       range_proofs=frozenset({range_proofs}), genesis_hash=genesis_block().hash,
+                       network_magic=NETWORK_MAGIC)

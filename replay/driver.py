@@ -1,7 +1,7 @@
 """The replay driver: stream a source's blocks into the data directory's chainstate, in height
 order, with one of the verification modes (``replay.modes``), progress and a report.
 
-The driver is the only writer of the chainstate (and of the verified marker, ``replay.engine``);
+The driver is the only writer of the chainstate (``replay.engine``);
 modes decide only *where and when* each block's stateless proof work is verified. Whatever the
 mode, the chainstate ends identical, and a rejected block stops the replay with the reason and
 the transaction / input / output the validator names (``ReplayError``), after every block before
@@ -180,7 +180,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
             raise
         except BaseException as exc:
             # Workers lost, interrupted, I/O trouble: blocks committed before their proofs
-            # were verified must not stay (the marker names the last verified block).
+            # were verified must not stay (the node holds them pending: take them out).
             engine.recover()
             if isinstance(exc, SourceError):
                 raise SourceError(f"{exc} (replay stopped with the chainstate at height "

@@ -2,35 +2,40 @@
 directory it owns.
 
 - ``Engine.open(datadir)``: a ``validator.Node`` on our regtest chain, proof cache off (a replay
-  measures verification; design.md "Proof caches"), chainstate writes without fsync (as Core,
-  which does not sync per block: LevelDB appends each block's batch to its log with one write(),
-  which survives a killed process).
-- ``connect`` (a block, all stages), ``prepare`` (stages 1–4: checks, inputs, plan, cache
-  pass → the block's ``ProofWork``, nothing verified or written) and ``commit`` (stage 6),
-  ``disconnect_tip``, ``tip``, ``utxo_summary``. Stage 5 is ``validator.verify`` /
-  ``verify_blocks`` on the ``ProofWork`` — wherever the mode runs it.
-- The *verified marker* ``<datadir>/replay-verified`` (``height hash``): the modes that commit a
-  block before its proofs are verified (window, workers, dask) write it before their first such
-  commit and move it forward as verdicts arrive. ``recover`` — run by every mode on open — rolls
-  the chainstate back to it, so a replay killed at any moment never leaves an unverified block
-  behind: it resumes from the last verified block.
+  measures verification; design.md "Proof caches"), flushes without fsync (as Core: a killed
+  process loses nothing that was flushed or indexed).
+- ``connect`` (a block, all stages: ``Node.submit_block``), ``prepare`` (stages 1–4 → the
+  block's ``ProofWork``, nothing verified or written: ``Node.prepare_block``) and ``commit``
+  (stage 6: ``Node.commit_block``), ``tip``, ``utxo_summary`` (``Node.utxo_stats``). Stage 5 is
+  ``validator.verify`` / ``verify_blocks`` on the ``ProofWork`` — wherever the mode runs it.
+- Deferred modes (window, workers, dask) commit blocks before their proofs are verified with
+  ``commit(prepared, verified=False)``: the node keeps such a block *pending* — connected in
+  memory, but neither indexed nor flushed — until ``mark_verified``; ``reject`` takes a block
+  whose proofs failed back out, ``recover`` (``Node.abort_pending``) every pending block. A
+  replay killed at any moment therefore never leaves an unverified block behind: it resumes
+  from the last verified block.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ctplugin.closing import Closeable
-from ctplugin.elements import Block, parse_block
+from ctplugin.elements import Block
 from regtest.params import chain_params, genesis_block
-from validator import BlockRef, ConnectReport, Node, ProofWork, StageTimer, StoreError
+from validator import (
+    BlockRef,
+    ConnectReport,
+    Node,
+    PreparedBlock,
+    ProofWork,
+    StageTimer,
+)
 
-MARKER = "replay-verified"
+LEGACY_MARKER = "replay-verified"  # written by replays before Node.commit_block(verified=)
 
 
 @dataclass(slots=True)
@@ -41,7 +46,7 @@ class Prepared:
     work: ProofWork
     items: dict[str, int]  # items per family ("range", "surjection", ...)
     timer: StageTimer
-    inputs: Any  # the validator's resolved inputs, handed back to ``commit``
+    inputs: PreparedBlock  # the node's prepared block, handed back to ``commit``
 
     @property
     def n_range(self) -> int:
@@ -81,105 +86,42 @@ class Engine(Closeable):
         return tip
 
     def connect(self, raw: bytes) -> ConnectReport:
-        """Every stage of one block, verified before it is written (block mode)."""
-        return self.node.submit_block(raw)
-
-    # Stages 1–4 and 6 one by one. The node's public surface has only submit_block (all six);
-    # until it exposes Node.prepare_block / commit_block (requested, interfaces.md §6), this is
-    # the one place that calls the node's BlockValidator stage methods (the same sequence as
-    # BlockValidator.connect, without stage 5).
+        """Every stage of one block, verified before it is connected (block mode);
+        ``ValidationError`` / ``ParseError`` for a rejected block."""
+        return self.node.submit_block(raw).connected()
 
     def prepare(self, raw: bytes) -> Prepared:
         """Stages 1–4 of ``raw`` on the current tip; ``ValidationError`` / ``ParseError`` as
         connect would raise them. Nothing is verified or written."""
-        validator = self.node.validator
-        timer = StageTimer()
-        with timer.stage("parse"):
-            block = parse_block(raw)
-        with timer.stage("check"):
-            knowns = validator.known_transactions(block)
-            validator.check_block(block, self.tip, knowns)
-        with timer.stage("resolve"):
-            inputs = validator.resolve_inputs(block)
-        with timer.stage("plan"):
-            plan = validator.plan(block, inputs.spent, knowns)
-        with timer.stage("cache"):
-            cached = validator.cache_pass(plan)
-        return Prepared(block, cached.work, cached.items, timer, inputs)
+        prepared = self.node.prepare_block(raw)
+        return Prepared(prepared.block, prepared.work, prepared.items, prepared.timer,
+                        prepared)
 
-    def commit(self, prepared: Prepared) -> None:
-        """Stage 6: the block's one atomic chainstate write (it must extend the tip)."""
-        with prepared.timer.stage("commit"):
-            self.node.validator.commit(prepared.block, prepared.inputs)
+    def commit(self, prepared: Prepared, *, verified: bool = True) -> None:
+        """Stage 6 (it must extend the tip); ``verified=False``: pending (module docstring)."""
+        self.node.commit_block(prepared.inputs, verified=verified)
 
-    def disconnect_tip(self) -> BlockRef:
-        return self.node.disconnect_tip()
+    def mark_verified(self, block_hash: bytes) -> None:
+        """The pending blocks up to ``block_hash`` had their proofs verified."""
+        self.node.mark_verified(block_hash)
 
-    def rollback_to(self, height: int) -> int:
-        """Disconnect blocks until the tip is at ``height``; returns how many."""
-        rolled = 0
-        while self.tip.height > height:
-            self.disconnect_tip()
-            rolled += 1
-        return rolled
-
-    def utxo_summary(self) -> UtxoSummary:
-        """Count and hash of the whole UTXO set: SHA256 over every entry's (outpoint key ‖
-        stored entry) in key order, so identical sets hash the same whatever the history.
-        (Replaced by the store's ``Node.utxo_stats()`` once it lands, interfaces.md §6.)"""
-        digest = hashlib.sha256()
-        count = 0
-        for outpoint, entry in self.node.data.chainstate.iter_utxos():
-            key = outpoint.key()
-            value = entry.encode()
-            digest.update(len(key).to_bytes(4, "little") + key)
-            digest.update(len(value).to_bytes(4, "little") + value)
-            count += 1
-        return UtxoSummary(count, digest.hexdigest())
-
-    # --- the verified marker ---------------------------------------------------------------
-
-    @property
-    def marker_path(self) -> Path:
-        return self.datadir / MARKER
-
-    def read_marker(self) -> BlockRef | None:
-        try:
-            text = self.marker_path.read_text().split()
-        except FileNotFoundError:
-            return None
-        if len(text) != 2 or not text[0].isdigit():
-            raise StoreError(f"{self.marker_path} is malformed (expected 'HEIGHT HASH')")
-        try:
-            block_hash = bytes.fromhex(text[1])[::-1]
-        except ValueError:
-            raise StoreError(f"{self.marker_path} is malformed (expected 'HEIGHT HASH')") from None
-        return BlockRef(block_hash, int(text[0]))
-
-    def write_marker(self, ref: BlockRef) -> None:
-        """Atomically (temporary file, rename): the marker is old or new, never partial."""
-        tmp = self.marker_path.with_suffix(".tmp")
-        tmp.write_text(f"{ref.height} {ref.hash[::-1].hex()}\n")
-        os.replace(tmp, self.marker_path)
-
-    def clear_marker(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.marker_path.unlink()
+    def reject(self, block_hash: bytes) -> None:
+        """A pending block's proofs failed: it and the pending blocks above it are taken out
+        (the ones below stay pending)."""
+        self.node.reject_block(block_hash)
 
     def recover(self) -> int:
-        """Roll back blocks committed after the last verified one (a killed window / workers /
-        dask replay); returns how many were disconnected. The marker is then removed: every
-        block left in the chainstate is verified."""
-        marker = self.read_marker()
-        if marker is None:
-            return 0
-        rolled = self.rollback_to(marker.height)
-        if self.tip != marker:
-            raise StoreError(f"{self.marker_path} names block {marker.hash[::-1].hex()} at "
-                             f"height {marker.height}, but the chainstate's tip is "
-                             f"{self.tip.hash[::-1].hex()} at height {self.tip.height}")
-        self.clear_marker()
-        return rolled
+        """Take out every pending block (a failure or an interruption left them unverified);
+        returns how many. Also removes the verified-marker file of older replays."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.datadir / LEGACY_MARKER).unlink()
+        return self.node.abort_pending()
+
+    def utxo_summary(self) -> UtxoSummary:
+        """Count and hash of the whole UTXO set (``Node.utxo_stats``: identical sets hash the
+        same whatever the history)."""
+        stats = self.node.utxo_stats()
+        return UtxoSummary(stats.txouts, stats.utxo_set_hash.hex())
 
     # --- lifecycle -------------------------------------------------------------------------
 

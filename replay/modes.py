@@ -16,8 +16,9 @@ first failing block exactly as connecting the blocks one by one would).
   while the driver connects the next blocks. Verdicts are applied in height order; at most
   ``max_in_flight`` tasks are out (back-pressure).
 
-The deferred modes commit a block before its proofs are verified; the verified marker
-(``replay.engine``) keeps a killed replay from ever trusting such a block.
+The deferred modes commit a block before its proofs are verified as *pending* in the node
+(``replay.engine``): never indexed or flushed until verified, so a killed replay never trusts
+such a block.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from replay.report import BlockRecord, ReplayReport
 from replay.sources import SourceBlock
 from replay.tasks import pack_works, unpack_verdict
 from replay.workers import TaskPool, TaskResult, WorkerPool, default_workers
-from validator import BlockRef, ProofWork, StageTimer, verify_blocks
+from validator import ProofWork, StageTimer, verify_blocks
 
 Label = tuple[int, str, int]
 """An item's label (validator's ItemLabel: transaction index, kind, position): culprit order."""
@@ -143,10 +144,14 @@ class Mode(Closeable):
             self.progress.block_done(p.tip)
 
     def fail(self, failed: Pending, exc: ValidationError) -> ReplayError:
-        """``failed``'s proofs failed: disconnect it and everything after it (their proofs
-        were never accepted), leaving the last verified block as the tip."""
-        self.engine.rollback_to(failed.source.height - 1)
-        self.engine.clear_marker()
+        """``failed``'s proofs failed: the blocks before it verified (verdicts name the first
+        failing block); take it and everything after it out (their proofs were never
+        accepted), leaving the last verified block as the tip."""
+        unverified: list[Pending] = getattr(self, "unverified", [])
+        before = [p for p in unverified if p.source.height < failed.source.height]
+        if before:
+            self.engine.mark_verified(before[-1].hash)
+        self.engine.reject(failed.hash)
         return self.rejected(failed.source, exc, failed.tip.hash_hex)
 
 
@@ -174,21 +179,21 @@ class BlockMode(Mode):
 
 def verify_single(work: ProofWork, timer: StageTimer) -> None:
     """Every item of ``work`` verified on its own, in the order that names the same culprit
-    as the block batch: the batched kinds (balances, range proofs) by label — the first that
-    fails is the lowest failing label, as the batch's culprit search finds — then the checks
-    by label. Balances are timed as "balance", range proofs as "claims" / "msm"."""
-    batched: list[tuple[Label, ProofWork]] = [
+    as the block's ``verify``: ascending label over every kind — balances, range proofs,
+    signatures and checks together — so the first that fails is the lowest failing label,
+    which is what ``verify`` reports (a failing check below the batch's culprit wins there too).
+    Balances are timed as "balance", range proofs and signatures as "claims" / "msm"."""
+    singles: list[tuple[Label, ProofWork]] = [
         (cast(Label, claim.label), ProofWork(claims=[claim])) for claim in work.claims]
-    batched += [(item.label, ProofWork(batch=[item])) for item in work.batch]
-    batched.sort(key=itemgetter(0))
+    singles += [(item.label, ProofWork(batch=[item])) for item in work.batch]
+    singles += [(item.label, ProofWork(checks=[item])) for item in work.checks]
+    singles.sort(key=itemgetter(0))
     balance = StageTimer()
-    for _, one in batched:
+    for _, one in singles:
         # validator.verify, the function (``from validator import verify`` reads to the import
         # linter as the validator.verify module, which layers above may not import)
         validator.verify(one, balance if one.claims else timer)
     timer.seconds["balance"] = timer.seconds.get("balance", 0.0) + balance.total
-    for item in sorted(work.checks, key=lambda c: c.label):
-        validator.verify(ProofWork(checks=[item]), timer)
 
 
 class SingleMode(Mode):
@@ -219,24 +224,20 @@ class DeferredMode(Mode):
         self.unverified: list[Pending] = []  # committed, proofs not verified, height order
 
     def commit_unverified(self, block: SourceBlock, prepared: Prepared) -> Pending:
-        if not self.unverified:
-            self.engine.write_marker(self.engine.tip)  # before the first unverified commit
-        self.engine.commit(prepared)
+        self.engine.commit(prepared, verified=False)
         self.report.add_phases(phases_of(prepared.timer.seconds))
         entry = self.pending(block, prepared)
         self.unverified.append(entry)
         return entry
 
     def verified(self, count: int) -> None:
-        """The first ``count`` unverified blocks are verified: move the marker past them."""
+        """The first ``count`` unverified blocks are verified."""
         blocks, self.unverified = self.unverified[:count], self.unverified[count:]
-        last = blocks[-1]
-        self.engine.write_marker(BlockRef(last.hash, last.source.height))
+        self.engine.mark_verified(blocks[-1].hash)
         self.done(blocks)
 
     def finish(self) -> None:
         self.settle()
-        self.engine.clear_marker()
 
 
 class WindowMode(DeferredMode):

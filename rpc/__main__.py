@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ctplugin.elements import parse_block
+from ctplugin.errors import ValidationError
 from regtest.chain import read_chain
 from regtest.params import chain_params, genesis_block
 from rpc.server import RpcServer
@@ -23,15 +24,14 @@ DEFAULT_PORT = 18884
 
 
 def load_chain(node: Node, path: Path) -> int:
-    """Connect the blocks of a chain file that extend the tip; returns how many were added."""
+    """Submit the blocks of a chain file; returns how many were new (known ones are skipped)."""
     added = 0
     for raw in read_chain(path):
-        block = parse_block(raw)
-        tip = node.tip
-        if tip is not None and block.header.height <= tip.height:
-            continue
-        node.submit_block(block)
-        added += 1
+        result = node.submit_block(parse_block(raw))
+        if result.error is not None:
+            raise ValidationError(result.error.reason, detail=f"chain file block rejected: "
+                                                              f"{result.error}")
+        added += result.status not in ("duplicate", "duplicate-invalid")
     return added
 
 
@@ -43,7 +43,6 @@ async def serve(args: argparse.Namespace) -> None:
         server = RpcServer(node, "127.0.0.1", args.rpcport, auth=auth)
         await server.start()
         tip = node.tip
-        assert tip is not None  # Node.open connects genesis into an empty chainstate
         print(f"ctplugin regtest node at {server.url} (height {tip.height})", flush=True)
         try:
             await server.stopped.wait()

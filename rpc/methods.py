@@ -124,18 +124,10 @@ def submitblock(node: Node, hexdata: object) -> str | None:
         block: Block = parse_block(hex_param(hexdata, "hexdata"))
     except (ParseError, RpcError):
         raise RpcError(RpcCode.DESERIALIZATION_ERROR, "Block decode failed") from None
-    tip = node.tip
-    if tip is not None and block.hash == tip.hash:
-        return "duplicate"
-    if tip is not None and block.header.prev_hash != tip.hash:
-        return "inconclusive"  # not on our tip: we keep no side branches
     try:
-        node.submit_block(block)
-    except ValidationError as exc:
-        return exc.reason
+        return node.submit_block(block).bip22
     except StoreError as exc:
         raise RpcError(RpcCode.VERIFY_ERROR, str(exc)) from None
-    return None
 
 
 # --- transactions --------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import pytest
 if TYPE_CHECKING:
     from ctplugin.elements import Block, Transaction
     from regtest.chain import ChainBuilder
+    from validator import ConnectReport
     from validator.node import Node
 
 REPO = Path(__file__).resolve().parent.parent
@@ -115,7 +116,7 @@ def with_output(tx: Transaction, j: int, **changes: Any) -> Transaction:
 def connect_upto(node: Node, chain: ChainBuilder, height: int) -> None:
     """Submit ``chain``'s blocks 1..height."""
     for block in chain.blocks[1:height + 1]:
-        node.submit_block(block.serialize())
+        connect_block(node, block.serialize())
 
 
 def signed_by_regtest_key(tx: Transaction) -> Transaction:
@@ -149,3 +150,9 @@ def replay_blocks() -> list[bytes]:
 
     chain = build_demo_chain(n_blocks=6, txs_per_block=2, seed=b"replay tests wallet seed")
     return [block.serialize() for block in chain.blocks]
+
+
+def connect_block(node: Node, data: bytes | Block) -> ConnectReport:
+    """Submit a block that must become the new tip: its ``ConnectReport``, or the
+    ``ValidationError`` it was rejected with raised (the validator tests' way to name culprits)."""
+    return node.submit_block(data).connected()

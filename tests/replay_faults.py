@@ -88,8 +88,8 @@ def main(argv: list[str]) -> int:
     source.blocks = paced  # type: ignore[method-assign]
     commit, connect = Engine.commit, Engine.connect
 
-    def committing(self: Engine, prepared: Any) -> None:  # tell the test what is written
-        commit(self, prepared)
+    def committing(self: Engine, prepared: Any, **options: Any) -> None:  # tell the test
+        commit(self, prepared, **options)
         print(f"committed {prepared.block.header.height}", file=sys.stderr, flush=True)
 
     def connecting(self: Engine, raw: bytes) -> Any:

@@ -26,7 +26,7 @@ from regtest.chain import ChainBuilder, build_demo_chain
 from regtest.params import POLICY_ASSET, chain_params, genesis_block
 from regtest.wallet import Issuance, Payment, Wallet
 from regtest.wallet.blinding import rewind_nonce
-from tests.conftest import connect_upto, rebuild, with_output
+from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.node import Node
 from validator.rules import _BULLETPROOF_LEN
 
@@ -69,7 +69,7 @@ def test_the_wallet_makes_elements_proofs(chain: ChainBuilder) -> None:
 
 def test_the_chain_validates_block_by_block(bnode: Node, chain: ChainBuilder) -> None:
     for block in chain.blocks[1:]:
-        report = bnode.submit_block(block.serialize())
+        report = connect_block(bnode, block.serialize())
         assert report.items.get("borromean", 0) >= 4 and "range" not in report.items
         assert report.n_range_proofs == report.items["borromean"]
         # no Bulletproofs: the batch holds the balances and the taproot signatures
@@ -88,11 +88,11 @@ def test_one_bad_proof_is_named_by_transaction_and_output(bnode: Node,
     proof[-1] ^= 1  # the last s value: still well-formed, the ring no longer closes
     txs[victim_tx] = with_output(txs[victim_tx], victim_out, range_proof=bytes(proof))
     with pytest.raises(ValidationError) as err:
-        bnode.submit_block(rebuild(block, txs).serialize())
+        connect_block(bnode, rebuild(block, txs).serialize())
     assert err.value.reason == "bad-txns-rangeproof-invalid"
     assert (err.value.tx_index, err.value.output_index) == (victim_tx + 1, victim_out)
     assert bnode.tip.hash == chain.blocks[1].hash  # nothing written
-    bnode.submit_block(block.serialize())  # the genuine block still connects
+    connect_block(bnode, block.serialize())  # the genuine block still connects
 
 
 def test_truncated_proof_and_bulletproof_sized_proof(bnode: Node, chain: ChainBuilder) -> None:
@@ -103,7 +103,7 @@ def test_truncated_proof_and_bulletproof_sized_proof(bnode: Node, chain: ChainBu
         txs = list(block.transactions[1:])
         txs[0] = with_output(txs[0], 0, range_proof=bad)
         with pytest.raises(ValidationError) as err:
-            bnode.submit_block(rebuild(block, txs).serialize())
+            connect_block(bnode, rebuild(block, txs).serialize())
         assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
             ("bad-txns-rangeproof-invalid", 1, 0)
         assert "malformed" in err.value.detail
@@ -137,7 +137,7 @@ def test_min_value_zero_on_a_spendable_output_is_rejected(bnode: Node,
     txs = list(block.transactions[1:])
     txs[1] = _resign(chain, txs[1], 0, min_value=0)
     with pytest.raises(ValidationError) as err:
-        bnode.submit_block(rebuild(block, txs).serialize())
+        connect_block(bnode, rebuild(block, txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
         ("bad-txns-rangeproof-invalid", 2, 0)
     assert "min_value 0" in err.value.detail
@@ -149,7 +149,7 @@ def test_the_proof_cache_covers_borromean_proofs(bnode: Node, chain: ChainBuilde
     for tx in block.transactions[1:]:
         entry = bnode.accept_transaction(tx.serialize())
         assert entry.n_range_verified >= 2 and entry.n_range_cached == 0
-    report = bnode.submit_block(block.serialize())
+    report = connect_block(bnode, block.serialize())
     assert report.cached.get("borromean", 0) == report.items["borromean"]
 
 
@@ -172,18 +172,18 @@ def test_each_profile_refuses_the_other_kind(tmp_path: Path, chain: ChainBuilder
     bullet = build_demo_chain(n_blocks=2, txs_per_block=1, seed=b"borromean chain seed")
     with Node.open(tmp_path / "b", genesis_block(), chain_params()) as node:
         with pytest.raises(ValidationError) as err:
-            node.submit_block(chain.blocks[1].serialize())
+            connect_block(node, chain.blocks[1].serialize())
         assert err.value.reason == "bad-txns-rangeproof-invalid"
     with Node.open(tmp_path / "r", genesis_block(), PARAMS) as node:
         with pytest.raises(ValidationError) as err:
-            node.submit_block(bullet.blocks[1].serialize())
+            connect_block(node, bullet.blocks[1].serialize())
         assert err.value.reason == "bad-txns-rangeproof-invalid"
     # a chain taking both kinds takes both chains' blocks
     both = replace(chain_params(RANGE_PROOF_BORROMEAN), range_proofs=RANGE_PROOF_KINDS)
     with Node.open(tmp_path / "both", genesis_block(), both) as node:
-        node.submit_block(chain.blocks[1].serialize())
+        connect_block(node, chain.blocks[1].serialize())
     with Node.open(tmp_path / "both2", genesis_block(), both) as node:
-        node.submit_block(bullet.blocks[1].serialize())
+        connect_block(node, bullet.blocks[1].serialize())
 
 
 def test_no_borromean_proof_has_the_bulletproof_size() -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.conftest import REPO
 from validator.store import (
     BlockRef,
+    BlockUndo,
     Chainstate,
     ChainstateConflictError,
     ChainstateCorruptError,
@@ -28,6 +29,7 @@ from validator.store import (
     StoreError,
     UtxoEntry,
     cache_key,
+    net_changes,
 )
 from validator.store.leveldb import is_leveldb_file
 
@@ -59,12 +61,12 @@ def _genesis(cs: Chainstate) -> list[Outpoint]:
 
 
 def _state(cs: Chainstate) -> tuple[object, ...]:
-    return cs.best_block(), cs.utxo_snapshot(), sorted(cs.undo_block_hashes())
+    return cs.best_block(), cs.utxo_snapshot()
 
 
 # --- chainstate ------------------------------------------------------------------------------
 
-def test_connect_get_and_reopen(tmp_path: Path) -> None:
+def test_connect_get_flush_and_reopen(tmp_path: Path) -> None:
     path = str(tmp_path / "cs")
     with Chainstate.open(path) as cs:
         assert cs.best_block() is None and cs.utxo_snapshot() == {}
@@ -76,22 +78,48 @@ def test_connect_get_and_reopen(tmp_path: Path) -> None:
         assert cs.get(new) == entry(1, b"x")
         assert cs.get_many([outs[0], new]) == {outs[0]: None, new: entry(1, b"x")}
         assert new in cs and outs[0] not in cs
-        snapshot = cs.utxo_snapshot()
-    with Chainstate.open(path) as cs:
-        assert cs.best_block() == BlockRef(h("b1"), 1)
-        assert cs.utxo_snapshot() == snapshot
-        undo = cs.undo(h("b1"))
-        assert undo is not None and undo.prev_hash == h("b0") and undo.created == (new,)
+        undo = cs.take_undo(h("b1"))
+        assert undo.prev_hash == h("b0") and undo.created == (new,)
         assert dict(undo.spent) == {outs[0]: entry(0, b"g0", True),
                                     outs[2]: entry(0, b"g2", True)}
+        assert BlockUndo.decode(undo.encode()) == undo
+        with pytest.raises(ChainstateConflictError):
+            cs.take_undo(h("b1"))  # handed over once
+        assert cs.flushed_block() is None  # nothing written yet: the cache holds it all
+        snapshot = cs.utxo_snapshot()
+        stats = cs.flush()
+        assert (stats.coins_written, stats.coins_deleted, stats.batches) == (3, 0, 1)
+        assert cs.flushed_block() == tip and cs.utxo_snapshot() == snapshot
+    with Chainstate.open(path) as cs:
+        assert cs.best_block() == BlockRef(h("b1"), 1) == cs.flushed_block()
+        assert cs.utxo_snapshot() == snapshot and cs.interrupted_flush is None
 
 
-def test_txout_bytes_stored_verbatim(cs: Chainstate) -> None:
-    blob = bytes(range(256)) * 40  # an opaque 10 KiB serialized TxOut
-    cs.connect_block(h("b0"), 0, NULL, [], [(op("big"), UtxoEntry(0, False, blob)),
-                                            (op("empty"), UtxoEntry(0, True, b""))])
-    assert cs.get(op("big")).txout == blob
-    assert cs.get(op("empty")) == UtxoEntry(0, True, b"")
+def test_unflushed_changes_are_lost_and_the_flushed_tip_stays(tmp_path: Path) -> None:
+    path = str(tmp_path / "cs")
+    with Chainstate.open(path) as cs:
+        outs = _genesis(cs)
+        cs.flush()
+        flushed = _state(cs)
+        cs.connect_block(h("b1"), 1, h("b0"), [outs[0]], [(op("t1"), entry(1))])
+        assert _state(cs) != flushed
+    with Chainstate.open(path) as cs:  # closed without a flush: as after a crash
+        assert _state(cs) == flushed
+
+
+def test_coins_created_and_spent_between_flushes_never_reach_leveldb(tmp_path: Path) -> None:
+    path = str(tmp_path / "cs")
+    with Chainstate.open(path, sync=False) as cs:
+        outs = _genesis(cs)
+        cs.flush()
+        cs.connect_block(h("b1"), 1, h("b0"), [outs[0]], [(op("t1"), entry(1))])
+        cs.connect_block(h("b2"), 2, h("b1"), [op("t1")], [(op("t2"), entry(2))])
+        stats = cs.flush()
+        # t1 was fresh: spending it just forgot it; g0 deleted, t2 written.
+        assert (stats.coins_written, stats.coins_deleted) == (1, 1)
+        db = cs.db
+        assert db.get(op("t1").key()) is None and db.get(outs[0].key()) is None
+        assert db.get(op("t2").key()) == entry(2).encode()
 
 
 def test_first_block_and_tip_rules(cs: Chainstate) -> None:
@@ -99,25 +127,29 @@ def test_first_block_and_tip_rules(cs: Chainstate) -> None:
         cs.connect_block(h("b0"), 1, NULL, [], [])
     with pytest.raises(ChainstateConflictError):
         cs.connect_block(h("b0"), 0, h("x"), [], [])
+    with pytest.raises(ChainstateConflictError):
+        cs.flush()  # nothing to flush before a first block
     _genesis(cs)
     before = _state(cs)
     with pytest.raises(ChainstateConflictError, match="does not extend"):
         cs.connect_block(h("b1"), 1, h("not-the-tip"), [], [(op("n"), entry(1))])
     with pytest.raises(ChainstateConflictError, match="does not extend"):
         cs.connect_block(h("b1"), 2, h("b0"), [], [(op("n"), entry(2))])
-    with pytest.raises(ChainstateConflictError):
-        cs.connect_block(h("b0"), 1, h("b0"), [], [])  # a block cannot be connected twice
     assert _state(cs) == before
 
 
 @pytest.mark.parametrize("case", ["missing", "double-in-block", "spent-earlier", "dup-created",
                                   "created-exists", "spend-then-create-same"])
 @pytest.mark.parametrize("with_view", [False, True])
-def test_invalid_block_writes_nothing(tmp_path: Path, case: str, with_view: bool) -> None:
+@pytest.mark.parametrize("flushed", [False, True])
+def test_invalid_block_changes_nothing(tmp_path: Path, case: str, with_view: bool,
+                                       flushed: bool) -> None:
     path = str(tmp_path / "cs")
     with Chainstate.open(path) as cs:
         outs = _genesis(cs)
         cs.connect_block(h("b1"), 1, h("b0"), [outs[3]], [(op("t1"), entry(1))])
+        if flushed:  # the checks read LevelDB, not only the cache
+            cs.flush()
         before = _state(cs)
         spent: list[Outpoint] = [outs[0]]
         created = [(op("t2", 0), entry(2)), (op("t2", 1), entry(2))]
@@ -145,6 +177,7 @@ def test_invalid_block_writes_nothing(tmp_path: Path, case: str, with_view: bool
             cs.connect_block(h("b2"), 2, h("b1"), spent, created, view)
         assert isinstance(info.value, ChainstateConflictError)  # a store error, not a verdict
         assert _state(cs) == before
+        cs.flush()
     with Chainstate.open(path) as cs:  # and nothing reached the disk
         assert _state(cs) == before
 
@@ -157,10 +190,10 @@ def test_spend_inside_block_nets_out_and_disconnects_cleanly(cs: Chainstate) -> 
     cs.connect_block(h("b1"), 1, h("b0"), [outs[0], child],
                      [(child, entry(1)), (grandchild, entry(1))])
     assert cs.get(child) is None and cs.get(grandchild) == entry(1)
-    undo = cs.undo(h("b1"))
-    assert undo is not None and undo.created == (grandchild,)
+    undo = cs.take_undo(h("b1"))
+    assert undo.created == (grandchild,)
     assert [o for o, _ in undo.spent] == [outs[0]]
-    assert cs.disconnect_tip() == BlockRef(h("b1"), 1)
+    assert cs.disconnect_block(h("b1"), undo) == BlockRef(h("b1"), 1)
     assert _state(cs) == before
 
 
@@ -173,46 +206,53 @@ def test_connect_with_a_view_uses_its_entries_and_refuses_a_stale_one(cs: Chains
         cs.connect_block(h("b2"), 2, h("b1"), [outs[0]], [], stale)
     partial = cs.read_view([outs[0]])  # outs[2] is not in the view: connect reads it
     cs.connect_block(h("b2"), 2, h("b1"), [outs[0], outs[2]], [], partial)
-    undo = cs.undo(h("b2"))
-    assert undo is not None
+    undo = cs.take_undo(h("b2"))
     assert list(undo.spent) == [(outs[0], entry(0, b"g0", True)), (outs[2], entry(0, b"g2", True))]
-    assert cs.disconnect_tip() == BlockRef(h("b2"), 2)
+    assert cs.disconnect_block(h("b2"), undo) == BlockRef(h("b2"), 2)
     assert cs.get(outs[0]) == entry(0, b"g0", True) and cs.get(outs[2]) == entry(0, b"g2", True)
 
 
 def test_disconnect_to_empty_and_errors(cs: Chainstate) -> None:
     with pytest.raises(ChainstateConflictError):
-        cs.disconnect_tip()
+        cs.disconnect_block(h("b0"), BlockUndo(0, NULL, (), ()))
     _genesis(cs)
-    assert cs.disconnect_tip() == BlockRef(h("b0"), 0)
-    assert _state(cs) == (None, {}, [])
+    undo = cs.take_undo(h("b0"))
+    with pytest.raises(ChainstateConflictError, match="not the tip"):
+        cs.disconnect_block(h("other"), undo)
+    with pytest.raises(ChainstateCorruptError):
+        cs.disconnect_block(h("b0"), BlockUndo(1, NULL, (), ()))
+    assert cs.disconnect_block(h("b0"), undo) == BlockRef(h("b0"), 0)
+    assert _state(cs) == (None, {})
     _genesis(cs)  # the same genesis connects again
 
 
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(plan=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.booleans()),
-                     min_size=1, max_size=12),
-       disconnects=st.integers(0, 12))
+@given(plan=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.booleans(),
+                               st.booleans()), min_size=1, max_size=12),
+       disconnects=st.integers(0, 12), budget=st.sampled_from([1, 2000, 1 << 30]))
 def test_disconnect_restores_exact_previous_sets(tmp_path_factory: pytest.TempPathFactory,
-                                                 plan: list[tuple[int, int, bool]],
-                                                 disconnects: int) -> None:
-    """Connect random blocks (spends of random live outputs, creates, in-block spends);
-    every disconnect must give back exactly the set that existed before that block. Reads
-    (through a tiny coins cache, so it evicts) always agree with what LevelDB holds."""
+                                                 plan: list[tuple[int, int, bool, bool]],
+                                                 disconnects: int, budget: int) -> None:
+    """Connect random blocks (spends of random live outputs, creates, in-block spends), flushing
+    at random points with caches from tiny (every flush trims it) to unbounded; every
+    disconnect must give back exactly the set that existed before that block, reads always
+    agree with the set, and what a reopen finds equals the state at the last flush."""
     path = str(tmp_path_factory.mktemp("cs"))
     touched: set[Outpoint] = set()
 
     def reads_agree(cs: Chainstate) -> None:
-        on_disk = cs.utxo_snapshot()
-        truth = {o: on_disk.get(o) for o in touched}
+        now = cs.utxo_snapshot()
+        truth = {o: now.get(o) for o in touched}
         assert cs.get_many(touched) == truth
         assert all(cs.get(o) == e for o, e in truth.items())
 
-    with Chainstate.open(path, sync=False, coins_cache_max=3) as cs:
+    last_flushed: tuple[object, ...] = (None, {})
+    with Chainstate.open(path, sync=False, cache_budget=budget) as cs:
         history = [_state(cs)]
+        undos = []
         prev = NULL
-        for height, (n_spend, n_create, in_block) in enumerate(plan):
+        for height, (n_spend, n_create, in_block, flush) in enumerate(plan):
             live = sorted(cs.utxo_snapshot(), key=lambda o: (o.txid, o.index))
             spent = [live[(height * 7 + 3 * k) % len(live)] for k in range(n_spend)] if live else []
             spent = list(dict.fromkeys(spent))
@@ -225,16 +265,116 @@ def test_disconnect_restores_exact_previous_sets(tmp_path_factory: pytest.TempPa
             block = h(("block", height))
             view = cs.read_view(spent) if height % 2 else None  # both connect paths
             cs.connect_block(block, height, prev, spent, created, view)
+            undos.append((block, cs.take_undo(block)))
             prev = block
             history.append(_state(cs))
             reads_agree(cs)
+            if flush:
+                cs.flush()
+                last_flushed = _state(cs)
+                reads_agree(cs)
         for _ in range(min(disconnects, len(plan))):
-            cs.disconnect_tip()
+            cs.disconnect_block(*undos.pop())
             history.pop()
             assert _state(cs) == history[-1]
             reads_agree(cs)
+        if history[-1][0] is not None:
+            cs.flush()
+            last_flushed = history[-1]
     with Chainstate.open(path) as cs:
-        assert _state(cs) == history[-1]
+        assert _state(cs) == last_flushed
+
+
+# --- flush protocol: HEAD_BLOCKS and recovery -----------------------------------------------
+
+class _Killed(Exception):
+    pass
+
+
+def _branch(cs: Chainstate, base: list[Outpoint], tag: str, start: int, n: int,
+            prev: bytes) -> list[tuple[bytes, list[Outpoint], list[tuple[Outpoint, UtxoEntry]]]]:
+    """Connect n blocks from height ``start`` on ``prev``: each spends one base output and
+    creates three (one spent by the next block). Returns (hash, spent, created) per block."""
+    blocks = []
+    carry: Outpoint | None = None
+    for i in range(n):
+        height = start + i
+        spent = [base[height]] + ([carry] if carry else [])
+        spent = list(dict.fromkeys(spent))
+        created = [(op((tag, height), j), entry(height, bytes([j, height]) * 20)) for j in range(3)]
+        carry = created[0][0]
+        block = h((tag, height))
+        cs.connect_block(block, height, prev, spent, created)
+        blocks.append((block, spent, created))
+        prev = block
+    return blocks
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(old_len=st.integers(1, 4), new_len=st.integers(0, 5), kill_at=st.integers(1, 40),
+       kill_again=st.integers(0, 40))
+def test_interrupted_flush_recovers_to_the_new_tip(tmp_path_factory: pytest.TempPathFactory,
+                                                   old_len: int, new_len: int, kill_at: int,
+                                                   kill_again: int) -> None:
+    """A flush cut after any partial batch (tiny batches: one coin each) leaves HEAD_BLOCKS;
+    recovery from the old branch's undo data and the new branch's changes ends exactly at the
+    state a clean run reaches — even when the recovery's own flush is cut too."""
+    path = str(tmp_path_factory.mktemp("cs"))
+    with Chainstate.open(path, sync=False, batch_bytes=1) as cs:
+        outs = base = [op("g", i) for i in range(10)]
+        cs.connect_block(h("b0"), 0, NULL, [], [(o, entry(0, b"g%d" % o.index)) for o in outs])
+        old = _branch(cs, base, "old", 1, old_len, h("b0"))
+        undo_old = [cs.take_undo(b) for b, _, _ in old]
+        cs.flush()
+        # reorg: disconnect the old branch down to height 1 (keeping block 1), connect new
+        keep = 1
+        for (block, _, _), undo in reversed(list(zip(old, undo_old, strict=True))[keep:]):
+            cs.disconnect_block(block, undo)
+        new = _branch(cs, base, "new", keep + 1, new_len, old[keep - 1][0])
+        expected = _state(cs)
+        batches = []
+
+        def kill(n: int) -> None:
+            batches.append(n)
+            if n == kill_at:
+                raise _Killed
+
+        cs.after_partial_batch = kill
+        try:
+            cs.flush()
+            killed = False
+        except _Killed:
+            killed = True
+    with Chainstate.open(path, sync=False, batch_bytes=1) as cs:
+        if not killed:
+            assert cs.interrupted_flush is None and _state(cs) == expected
+            return
+        head = cs.interrupted_flush
+        assert head is not None and head.new == expected[0]
+        assert head.old == BlockRef(old[-1][0], old_len)
+        assert cs.best_block() is None
+        with pytest.raises(ChainstateConflictError):
+            cs.get(outs[0])  # unusable until recovered
+        rollback = list(reversed(undo_old[keep:]))
+        forward = [net_changes(spent, created) for _, spent, created in new]
+        if kill_again:
+            def kill_recovery(n: int) -> None:
+                if n == kill_again:
+                    raise _Killed
+            cs.after_partial_batch = kill_recovery
+            try:
+                cs.recover(rollback, forward)
+            except _Killed:
+                cs.close()
+                cs = Chainstate.open(path, sync=False, batch_bytes=1)
+                assert cs.interrupted_flush == head  # the same old tip is still recorded
+        if cs.interrupted_flush is not None:
+            assert cs.recover(rollback, forward) == head.new
+        assert _state(cs) == expected
+        cs.close()
+    with Chainstate.open(path) as cs:
+        assert cs.interrupted_flush is None and _state(cs) == expected
 
 
 def test_chainstate_refuses_unknown_format(tmp_path: Path) -> None:
@@ -276,21 +416,26 @@ def test_outpoint_and_entry_validation() -> None:
 
 # --- data directory --------------------------------------------------------------------------
 
+MAGIC = bytes.fromhex("fabfb5da")
+
+
 def test_second_opener_in_process_is_refused(tmp_path: Path) -> None:
-    with DataDir.open(tmp_path / "node") as node:
+    with DataDir.open(tmp_path / "node", MAGIC) as node:
         with pytest.raises(DataDirLockedError) as info:
-            DataDir.open(tmp_path / "node")
+            DataDir.open(tmp_path / "node", MAGIC)
         assert str(tmp_path / "node") in str(info.value)
         _genesis(node.chainstate)  # the owner is unaffected
-    with DataDir.open(tmp_path / "node") as node:  # free again after close
+        node.chainstate.flush()
+    with DataDir.open(tmp_path / "node", MAGIC) as node:  # free again after close
         assert node.chainstate.best_block() == BlockRef(h("b0"), 0)
 
 
 def test_second_opener_in_another_process_is_refused(tmp_path: Path) -> None:
     code = ("import sys\nfrom validator.store import DataDir, DataDirLockedError\n"
-            "try:\n    DataDir.open(sys.argv[1])\nexcept DataDirLockedError:\n    sys.exit(42)\n"
+            "try:\n    DataDir.open(sys.argv[1], b'abcd')\n"
+            "except DataDirLockedError:\n    sys.exit(42)\n"
             "sys.exit(0)\n")
-    with DataDir.open(tmp_path / "node"):
+    with DataDir.open(tmp_path / "node", MAGIC):
         result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "node")],
                                 cwd=REPO, timeout=60)
         assert result.returncode == 42
@@ -300,22 +445,34 @@ def test_second_opener_in_another_process_is_refused(tmp_path: Path) -> None:
 
 
 def test_salt_is_random_persistent_and_atomic(tmp_path: Path) -> None:
-    with DataDir.open(tmp_path / "a") as a:
+    with DataDir.open(tmp_path / "a", MAGIC) as a:
         salt_a, created = a.salt, a.salt_created
     assert created and len(salt_a) == 32
-    with DataDir.open(tmp_path / "a") as a:
+    with DataDir.open(tmp_path / "a", MAGIC) as a:
         assert a.salt == salt_a and not a.salt_created
-    with DataDir.open(tmp_path / "b") as b:
+    with DataDir.open(tmp_path / "b", MAGIC) as b:
         assert b.salt != salt_a
-    assert sorted(os.listdir(tmp_path / "a")) == ["chainstate", "proofcache", "salt"]
+    assert sorted(os.listdir(tmp_path / "a")) == ["blocks", "chainstate", "proofcache", "salt"]
+
+
+def test_wallet_paths_stay_inside_the_wallets_directory(tmp_path: Path) -> None:
+    with DataDir.open(tmp_path / "n", MAGIC) as node:
+        wallets = os.path.join(node.path, "wallets")
+        names = ["", "alice", "../../etc", "a/b", "@default", "%40default", ".", "..", "ü"]
+        paths = [node.wallet_path(name) for name in names]
+        assert len(set(paths)) == len(names)
+        assert all(os.path.dirname(p) == wallets for p in paths)
+        assert all(os.path.basename(p) not in ("", ".", "..") for p in paths)
+        with pytest.raises(StoreError):
+            node.wallet_path("a\x00b")
 
 
 def test_damaged_salt_is_replaced_and_cache_rebuilt(tmp_path: Path) -> None:
-    with DataDir.open(tmp_path / "n") as node:
+    with DataDir.open(tmp_path / "n", MAGIC) as node:
         node.proof_cache.insert(h("k"))
         old = node.salt
     (tmp_path / "n" / "salt").write_bytes(b"short")
-    with DataDir.open(tmp_path / "n") as node:
+    with DataDir.open(tmp_path / "n", MAGIC) as node:
         assert node.salt != old and node.salt_created
         assert len(node.proof_cache) == 0 and node.proof_cache.wipes == 1
         assert not node.proof_cache.contains(h("k"))
@@ -324,7 +481,7 @@ def test_damaged_salt_is_replaced_and_cache_rebuilt(tmp_path: Path) -> None:
 def test_datadir_path_that_is_a_file(tmp_path: Path) -> None:
     (tmp_path / "f").write_bytes(b"x")
     with pytest.raises(StoreError):
-        DataDir.open(tmp_path / "f")
+        DataDir.open(tmp_path / "f", MAGIC)
 
 
 # --- proof cache -----------------------------------------------------------------------------
@@ -378,26 +535,119 @@ def test_cache_insert_many_is_one_batch_with_oldest_first_eviction(tmp_path: Pat
         assert cache.wipes == 0 and len(cache) == 3 and cache.contains(h(8))
 
 
-def test_cache_memory_mirror_agrees_with_the_database(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Recently inserted keys are answered from memory (a small mirror here, so it drops
-    entries); every answer must equal what a fresh handle reading only LevelDB gives."""
+class _CacheModel:
+    """What the proof cache must answer: live keys by sequence number, consumed keys whose
+    records are not deleted yet (a re-insert revives them at their old place)."""
+
+    def __init__(self, max_entries: int, consumed_max: int) -> None:
+        self.max_entries = max_entries
+        self.consumed_max = consumed_max
+        self.live: dict[bytes, int] = {}
+        self.pending: dict[bytes, int] = {}
+        self.seq = 0
+
+    def insert_many(self, keys: list[bytes]) -> None:
+        new = []
+        for key in dict.fromkeys(keys):
+            if key in self.live:
+                continue
+            if key in self.pending:
+                self.live[key] = self.pending.pop(key)
+                continue
+            new.append(key)
+        if not new and not self.pending:
+            return
+        self.pending.clear()
+        first = self.seq
+        self.seq += len(new)
+        excess = max(len(self.live) + len(new) - self.max_entries, 0)
+        for key in sorted(self.live, key=self.live.__getitem__)[:excess]:
+            del self.live[key]
+        dropped = max(len(self.live) + len(new) - self.max_entries, 0)
+        for i, key in enumerate(new):
+            if i >= dropped:
+                self.live[key] = first + i
+
+    def lookup_and_erase_many(self, keys: list[bytes]) -> list[bool]:
+        hits = []
+        for key in keys:
+            hit = key in self.live
+            hits.append(hit)
+            if hit:
+                self.pending[key] = self.live.pop(key)
+        if len(self.pending) > self.consumed_max:
+            self.pending.clear()
+        return hits
+
+    def flush(self) -> None:
+        self.pending.clear()
+
+
+_cache_ops = st.lists(st.tuples(st.sampled_from(["insert", "erase", "flush", "reopen"]),
+                                st.lists(st.integers(0, 15), max_size=6)), max_size=25)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_cache_ops, max_entries=st.integers(1, 6), front_max=st.integers(1, 8),
+       consumed_max=st.integers(0, 5))
+def test_cache_agrees_with_a_model_through_front_lazy_erasure_and_reopen(
+        tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, list[int]]],
+        max_entries: int, front_max: int, consumed_max: int) -> None:
+    """Inserts, block lookups (hits consumed lazily), flushes and reopens in any order, with a
+    tiny in-memory front (it drops keys, so LevelDB answers too) and a tiny bound on pending
+    deletions: every answer, count and reopened state equals the model's."""
     import validator.store.proofcache as proofcache
 
-    monkeypatch.setattr(proofcache, "RECENT_MAX", 5)
-    keys = [h(("m", i)) for i in range(30)]
-    expected: list[bool] = []
-    with _cache(tmp_path, max_entries=4) as cache:
-        for step in range(10):
-            cache.insert_many(keys[3 * step: 3 * step + 3])
-            if step % 3 == 2:
-                cache.lookup_and_erase_many(keys[3 * step - 4: 3 * step])
-        expected = [cache.contains(k) for k in keys]
-        assert sum(expected) == len(cache)
-    with _cache(tmp_path, max_entries=4) as cache:
-        assert cache.wipes == 0 and [cache.contains(k) for k in keys] == expected
-        live = [k for k, e in zip(keys, expected, strict=True) if e]
-        assert cache.lookup_and_erase_many(keys) == expected and len(cache) == 0 and live
+    path = tmp_path_factory.mktemp("pc")
+    keys = [h(("m", i)) for i in range(16)]
+    model = _CacheModel(max_entries, consumed_max)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(proofcache, "FRONT_MAX", front_max)
+        mp.setattr(proofcache, "CONSUMED_MAX", consumed_max)
+        cache = _cache(path, max_entries=max_entries)
+        try:
+            for op_name, picks in ops:
+                chosen = [keys[i] for i in picks]
+                if op_name == "insert":
+                    cache.insert_many(chosen)
+                    model.insert_many(chosen)
+                elif op_name == "erase":
+                    assert cache.lookup_and_erase_many(chosen) == \
+                        model.lookup_and_erase_many(chosen)
+                elif op_name == "flush":
+                    cache.flush()
+                    model.flush()
+                else:
+                    cache.close()
+                    model.flush()
+                    cache = _cache(path, max_entries=max_entries)
+                    assert cache.wipes == 0
+                assert len(cache) == len(model.live)
+                assert [cache.contains(k) for k in keys] == [k in model.live for k in keys]
+        finally:
+            cache.close()
+        with _cache(path, max_entries=max_entries) as cache:
+            assert cache.wipes == 0 and len(cache) == len(model.live)
+            assert [cache.contains(k) for k in keys] == [k in model.live for k in keys]
+
+
+def test_block_lookups_write_nothing_until_a_later_batch(tmp_path: Path) -> None:
+    """Consuming hits is memory-only: the records go with the next insert batch (or flush)."""
+    with _cache(tmp_path) as cache:
+        cache.insert_many([h(1), h(2), h(3)])
+        db = cache.db
+        before = dict(db.iterator())
+        assert cache.lookup_and_erase_many([h(1), h(2), h(9)]) == [True, True, False]
+        assert dict(db.iterator()) == before  # no write for the block
+        assert len(cache) == 1 and not cache.contains(h(1)) and cache.contains(h(3))
+        cache.insert(h(4))  # the next batch carries the deletions
+        assert db.get(b"k" + h(1)) is None and db.get(b"k" + h(2)) is None
+        assert len(cache) == 2
+        cache.lookup_and_erase(h(3))
+        assert db.get(b"k" + h(3)) is not None
+        cache.flush()
+        assert db.get(b"k" + h(3)) is None and len(cache) == 1
 
 
 def test_cache_eviction_bound_oldest_first(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from ctplugin.secp256k1 import ct
 from regtest.chain import make_block
 from regtest.params import GENESIS_TIME, POLICY_ASSET, genesis_block
 from regtest.wallet.signing import finalize_multisig, sign_multisig_input, sign_tapscript_input
-from tests.conftest import FIXTURES, load_json, signed_by_regtest_key
+from tests.conftest import FIXTURES, connect_block, load_json, signed_by_regtest_key
 from validator import Node
 
 GENESIS = genesis_block()
@@ -97,7 +97,7 @@ class Chain:
         for j, name in enumerate(names):
             self.coins[name].append(Coin(fund.txid, j, fund.outputs[j]))
         self.block1 = make_block(GENESIS.hash, 1, GENESIS_TIME + 60, [fund], b"\x51")
-        node.submit_block(self.block1.serialize())
+        connect_block(node, self.block1.serialize())
 
     def take(self, name: str) -> Coin:
         return self.coins[name].pop()
@@ -220,11 +220,11 @@ def test_rejected_in_the_mempool_and_in_a_block_naming_tx_and_input(
     ok = spend([chain.take("keypath")], lambda pre: [(key_path_sig(pre, 0),)])
     block = chain.block([ok, tx])  # the bad transaction is at index 2
     with pytest.raises(ValidationError) as err:
-        chain.node.submit_block(block.serialize())
+        connect_block(chain.node, block.serialize())
     assert (err.value.reason, err.value.tx_index, err.value.input_index) == (expected, 2, 1)
     assert chain.node.tip.height == 1
     # the good transaction alone connects
-    chain.node.submit_block(chain.block([ok]).serialize())
+    connect_block(chain.node, chain.block([ok]).serialize())
 
 
 def test_every_template_spends(chain: Chain) -> None:
@@ -244,7 +244,7 @@ def test_every_template_spends(chain: Chain) -> None:
     tx = spend(coins, witnesses, locktime=CLTV_LOCK)
     entry = chain.node.accept_transaction(tx.serialize())
     assert entry.tx.txid == tx.txid
-    report = chain.node.submit_block(chain.block([tx]).serialize())
+    report = connect_block(chain.node, chain.block([tx]).serialize())
     assert report.cached["script"] == 1  # the mempool vouched for its scripts
 
 
@@ -270,7 +270,7 @@ def test_outputs_outside_the_template_set_are_unsupported(chain: Chain) -> None:
     pre = PrecomputedTransaction(unsigned, [coin.out], GENESIS.hash)
     tx = replace(unsigned, inputs=[replace(coin.txin, script_witness=(key_path_sig(pre, 0),))])
     for submit in (lambda: chain.node.accept_transaction(tx.serialize()),
-                   lambda: chain.node.submit_block(chain.block([tx]).serialize())):
+                   lambda: connect_block(chain.node, chain.block([tx]).serialize())):
         with pytest.raises(ValidationError) as err:
             submit()
         assert (err.value.reason, err.value.output_index) == ("bad-txns-script-unsupported", 0)
@@ -306,7 +306,7 @@ def test_policy_only_failure_is_non_mandatory_and_valid_in_a_block(chain: Chain)
         chain.node.accept_transaction(tx.serialize())
     assert err.value.reason == (
         "non-mandatory-script-verify-flag (Non-canonical signature: S value is unnecessarily high)")
-    report = chain.node.submit_block(chain.block([tx]).serialize())
+    report = connect_block(chain.node, chain.block([tx]).serialize())
     assert report.cached["script"] == 0 and report.items["ecdsa"] == 1
 
 
@@ -321,7 +321,7 @@ def test_consensus_failure_under_policy_flags_is_mandatory(chain: Chain) -> None
         chain.node.accept_transaction(tx.serialize())
     assert err.value.reason == expected
     with pytest.raises(ValidationError) as err:
-        chain.node.submit_block(chain.block([tx]).serialize())
+        connect_block(chain.node, chain.block([tx]).serialize())
     assert err.value.reason == expected
 
 
@@ -337,7 +337,7 @@ def test_undefined_hash_type_is_policy_only(chain: Chain) -> None:
         chain.node.accept_transaction(tx.serialize())
     assert err.value.reason == (
         "non-mandatory-script-verify-flag (Signature hash type missing or not understood)")
-    chain.node.submit_block(chain.block([tx]).serialize())
+    connect_block(chain.node, chain.block([tx]).serialize())
 
 
 # --- timelocks --------------------------------------------------------------------------------
@@ -345,7 +345,7 @@ def test_undefined_hash_type_is_policy_only(chain: Chain) -> None:
 def test_nlocktime_and_bip68(chain: Chain) -> None:
     future = spend([chain.take("keypath")], lambda pre: [(key_path_sig(pre, 0),)], locktime=5)
     for submit, reason in ((lambda t: chain.node.accept_transaction(t.serialize()), "non-final"),
-                           (lambda t: chain.node.submit_block(chain.block([t]).serialize()),
+                           (lambda t: connect_block(chain.node, chain.block([t]).serialize()),
                             "bad-txns-nonfinal")):
         with pytest.raises(ValidationError) as err:
             submit(future)
@@ -365,13 +365,13 @@ def test_nlocktime_and_bip68(chain: Chain) -> None:
         chain.node.accept_transaction(waiting.serialize())
     assert (err.value.reason, err.value.input_index) == ("non-BIP68-final", 0)
     with pytest.raises(ValidationError) as err:
-        chain.node.submit_block(chain.block([waiting]).serialize())
+        connect_block(chain.node, chain.block([waiting]).serialize())
     assert (err.value.reason, err.value.tx_index) == ("bad-txns-nonfinal", 1)
     timed = relative((1 << 22) | 1)
     with pytest.raises(ValidationError) as err:
         chain.node.accept_transaction(timed.serialize())
     assert err.value.reason == "bad-txns-script-unsupported"
-    chain.node.submit_block(chain.block([relative(1)]).serialize())  # one block: satisfied
+    connect_block(chain.node, chain.block([relative(1)]).serialize())  # one block: satisfied
 
 
 def test_one_bad_schnorr_signature_among_1000_is_named(node: Node) -> None:
@@ -386,7 +386,7 @@ def test_one_bad_schnorr_signature_among_1000_is_named(node: Node) -> None:
     fund = Transaction(version=2, inputs=[change.txin], outputs=[
         *outs, TxOut(asset=POLICY_ASSET, value=rest, script_pubkey=b"\x51"),
         TxOut(asset=POLICY_ASSET, value=FEE)])
-    node.submit_block(chain.block([fund]).serialize())  # OP_TRUE needs no signature
+    connect_block(node, chain.block([fund]).serialize())  # OP_TRUE needs no signature
     txs = [spend([Coin(fund.txid, i, fund.outputs[i])],
                  lambda pre, s=secret: [(key_path_sig(pre, 0, s),)])
            for i, secret in enumerate(tweaked)]
@@ -394,10 +394,10 @@ def test_one_bad_schnorr_signature_among_1000_is_named(node: Node) -> None:
     txs[bad] = replace(txs[bad], inputs=[replace(txs[bad].inputs[0], script_witness=(
         flip(txs[bad].inputs[0].script_witness[0], 50),))])
     with pytest.raises(ValidationError) as err:
-        node.submit_block(chain.block(txs).serialize())
+        connect_block(node, chain.block(txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.input_index) == (
         MANDATORY.format("Invalid Schnorr signature"), bad + 1, 0)
-    report = node.submit_block(chain.block(txs[:bad] + txs[bad + 1:]).serialize())
+    report = connect_block(node, chain.block(txs[:bad] + txs[bad + 1:]).serialize())
     assert report.items["schnorr"] == 999
 
 

@@ -10,7 +10,7 @@ from ctplugin.errors import ValidationError
 from ctplugin.pedersen import generator_generate
 from ctplugin.secp256k1.params import N
 from regtest.chain import ChainBuilder, build_demo_chain
-from tests.conftest import connect_upto, rebuild, with_output
+from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.items import SurjectionTargets, VerifyContext
 from validator.node import Node
 
@@ -34,11 +34,11 @@ def test_bad_surjection_proof_is_named(node: Node, demo: ChainBuilder, height: i
     proof = txs[1].outputs[1].surjection_proof
     txs[1] = with_output(txs[1], 1, surjection_proof=_bump_last_s(proof))
     with pytest.raises(ValidationError) as err:
-        node.submit_block(rebuild(block, txs).serialize())
+        connect_block(node, rebuild(block, txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
         ("bad-txns-surjectionproof-invalid", 2, 1)
     assert node.tip.hash == demo.blocks[height - 1].hash  # nothing written
-    node.submit_block(block.serialize())
+    connect_block(node, block.serialize())
 
 
 def test_proofs_swapped_between_outputs_fail_at_the_first(node: Node,
@@ -51,7 +51,7 @@ def test_proofs_swapped_between_outputs_fail_at_the_first(node: Node,
     a, b = (txs[0].outputs[j].surjection_proof for j in (0, 1))
     txs[0] = with_output(with_output(txs[0], 0, surjection_proof=b), 1, surjection_proof=a)
     with pytest.raises(ValidationError) as err:
-        node.submit_block(rebuild(block, txs).serialize())
+        connect_block(node, rebuild(block, txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
         ("bad-txns-surjectionproof-invalid", 1, 0)
 
@@ -63,7 +63,7 @@ def test_malformed_surjection_proof_is_named(node: Node, demo: ChainBuilder) -> 
     proof = txs[0].outputs[1].surjection_proof
     txs[0] = with_output(txs[0], 1, surjection_proof=proof[:-1])
     with pytest.raises(ValidationError, match="malformed") as err:
-        node.submit_block(rebuild(block, txs).serialize())
+        connect_block(node, rebuild(block, txs).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
         ("bad-txns-surjectionproof-invalid", 1, 1)
 

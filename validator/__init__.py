@@ -13,17 +13,39 @@ Modules (data flow of ``../shared/notes/design.md``):
 - ``block``: ``BlockValidator.connect`` in six stages, one method each, timed by one
   ``StageTimer`` (``timing``): ``check_block``, ``resolve_inputs`` (one snapshot read),
   ``plan`` (items, nothing verified), ``cache_pass`` (proof cache) → ``ProofWork``,
-  ``verify`` (stage 5), ``commit`` (one atomic chainstate write); ``disconnect_tip``.
+  ``verify`` (stage 5), ``commit`` (the chainstate's coins cache); ``disconnect``.
 - ``items``: the items of stage 5 — ``ItemLabel`` (what a culprit is named by), batch items
   (``RangeItem``: a Bulletproof) and check items (``SurjectionItem``), immutable and picklable.
 - ``verify``: stage 5, stateless: ``verify(work)`` — ONE batch (one MSM) for every balance and
   batch item with the first failing item named, then the check items; ``verify_blocks(works)``
   does several blocks in one batch and names the first failing block.
 - ``mempool``: acceptance against chainstate + unconfirmed parents; writes the proof cache.
-- ``node``: ``Node.open(path, genesis, params)`` ties the data directory (``validator.store``),
-  the block validator and the mempool: ``submit_block(raw)``, ``accept_transaction(raw)``,
-  ``disconnect_tip()``, ``stats()``.
-- ``coins``: UTXO records.
+- ``chain``: the chain manager: block index with side branches, best chain (most blocks,
+  first seen wins ties), reorganisations, invalid-branch fallback, flush policy, crash recovery.
+- ``node``: ``Node.open(path, genesis, params, *, sync, dbcache, flush_interval,
+  max_unflushed_blocks, reindex_chainstate)`` ties the data directory (``validator.store``),
+  the chain manager, the block validator and the mempool:
+
+  - ``submit_block(raw) -> SubmitResult`` (``status``, ``error``, ``report``, ``bip22``,
+    ``accepted``, ``new_tip``);
+  - stage by stage: ``prepare_block(raw) -> PreparedBlock`` (stages 1–4, ``.work`` for stage
+    5 anywhere), ``commit_block(prepared, verified=True)`` (stage 6; ``verified=False`` keeps
+    the block pending — in memory, not indexed, no flush — until ``mark_verified(hash)``;
+    ``reject_block(hash)`` / ``abort_pending()`` take pending blocks back out);
+  - ``accept_transaction(raw)``, ``test_accept_transaction(raw) -> MempoolEntry``,
+    ``remove_transactions(txids)``, ``mempool.entries`` (fees, weight, vsize, time);
+  - ``invalidate_block(hash)``, ``reconsider_block(hash)`` (disconnected transactions return
+    to the mempool when still valid);
+  - ``tip``, ``block_hash(height)``, ``block_info(hash) -> BlockInfo``, ``read_block(hash)``,
+    ``block_undo(hash) -> BlockUndo``, ``block_spent_outputs(hash)`` (per tx, per input),
+    ``chain_tips() -> [ChainTip]``,
+    ``median_time_past(hash)``, ``utxo((txid, n)) -> UtxoEntry``, ``utxo_stats() -> UtxoStats``
+    (``utxo_set_hash``);
+  - ``subscribe(ChainListener)``: block_connected / block_disconnected / transaction_added /
+    transaction_removed, in order, once durable;
+  - ``wallet_path(name)``: where a wallet keeps its database under the data directory;
+  - ``flush()``, ``stats() -> NodeStats``, ``close()`` (a context manager).
+- ``coins``: UTXO records (``decode_txout`` reads a stored output back).
 - ``audit``: ``audit_transactions(txs, prevouts, policy_asset)`` re-validates real Elements /
   Liquid transactions (every range proof; surjection proofs and balances where the spent
   outputs are known), trusting no cache (``ctplugin audit``).
@@ -38,34 +60,79 @@ from ctplugin.elements.chainparams import ChainParams
 from validator import reasons
 from validator.audit import TransactionAudit, audit_transactions
 from validator.block import ConnectReport
-from validator.mempool import MempoolEntry
-from validator.node import Node, NodeStats
+from validator.coins import decode_txout
+from validator.mempool import (
+    REMOVED_BLOCK,
+    REMOVED_BY_CALLER,
+    REMOVED_CONFLICT,
+    REMOVED_REORG,
+    MempoolEntry,
+)
+from validator.node import (
+    DEFAULT_DBCACHE_MIB,
+    BlockInfo,
+    ChainListener,
+    ChainTip,
+    Node,
+    NodeStats,
+    PreparedBlock,
+    SubmitResult,
+    UtxoStats,
+)
 from validator.store import (
+    BlockFileError,
+    BlockIndexCorruptError,
     BlockRef,
+    BlockUndo,
     CacheStats,
+    ChainstateConflictError,
     ChainstateCorruptError,
     DataDirLockedError,
+    Outpoint,
     StoreError,
+    UnknownBlockError,
+    UtxoEntry,
+    scan_records,
 )
 from validator.timing import StageTimer
 from validator.verify import ProofWork, verify, verify_blocks
 
 __all__ = [
+    "DEFAULT_DBCACHE_MIB",
+    "REMOVED_BLOCK",
+    "REMOVED_BY_CALLER",
+    "REMOVED_CONFLICT",
+    "REMOVED_REORG",
+    "BlockFileError",
+    "BlockIndexCorruptError",
+    "BlockInfo",
     "BlockRef",
+    "BlockUndo",
     "CacheStats",
+    "ChainListener",
     "ChainParams",
+    "ChainTip",
+    "ChainstateConflictError",
     "ChainstateCorruptError",
     "ConnectReport",
     "DataDirLockedError",
     "MempoolEntry",
     "Node",
     "NodeStats",
+    "Outpoint",
+    "PreparedBlock",
     "ProofWork",
     "StageTimer",
     "StoreError",
+    "SubmitResult",
     "TransactionAudit",
+    "UnknownBlockError",
+    "UtxoEntry",
+    "UtxoStats",
     "audit_transactions",
+    "decode_txout",
     "reasons",
+    "scan_records",
     "verify",
     "verify_blocks",
 ]

@@ -12,16 +12,18 @@
 3. ``plan`` — per transaction ``plan_amounts`` (fees, encodings, issuance): one balance claim
    and the range-proof / surjection *items* (``validator.items``), nothing verified yet; the
    block's fees per asset; the coinbase may claim at most the fees (subsidy 0);
-4. ``cache_pass`` — each item's salted key is looked up in the proof cache and erased on a hit
-   (block connection consumes mempool-verified proofs, as Elements does); if the block then
-   fails, the consumed keys are inserted again, so an invalid block cannot flush the entries of
-   valid transactions. Keys the mempool computed for the same wtxid are reused. What is left is
-   a ``ProofWork``;
+4. ``cache_pass`` — each item's salted key is looked up in the proof cache (its in-memory front
+   first; the script stage does the same for each transaction's script-execution key); the hits
+   are consumed only once the block is committed, in memory, their records deleted with a later
+   write batch (as Elements' CuckooCache erases lazily), so an invalid block consumes nothing.
+   Keys the mempool computed for the same wtxid are reused. What is left is a ``ProofWork``
+   (``prepare`` runs stages 1–4);
 5. ``validator.verify.verify`` — stateless: ONE batch (one multi-scalar multiplication) of every
    balance equation and uncached range proof, the culprit named by halving; then the uncached
    surjection proofs;
-6. ``commit`` — one atomic LevelDB batch: spent outputs removed, new outputs (minus unspendable
-   ones) added, undo data and the best-block marker (``Chainstate.connect_block``).
+6. ``commit`` — the chainstate's coins cache: spent outputs removed, new outputs (minus
+   unspendable ones) added, the tip moved, undo data kept for the block files
+   (``Chainstate.connect_block``; the chain manager flushes it to LevelDB in atomic batches).
 
 Reject reasons: the block-level and transaction constants of ``validator.reasons``, with the
 transaction's index in the block.
@@ -64,6 +66,7 @@ from validator.scripts import (
 )
 from validator.store import (
     BlockRef,
+    BlockUndo,
     Chainstate,
     DuplicateOutputError,
     Outpoint,
@@ -187,13 +190,27 @@ class ScriptPass:
 
 @dataclass(frozen=True, slots=True)
 class CachePass:
-    """Stage 4's answer: the proof work left, the cache keys consumed (put back if the block
-    fails), and per item family the number of items and of cache hits."""
+    """Stage 4's answer: the proof work left, the cache keys hit (consumed when the block is
+    committed), and per item family the number of items and of cache hits."""
 
     work: ProofWork
     consumed: list[bytes]
     items: dict[str, int]
     cached: dict[str, int]
+
+
+@dataclass(slots=True)
+class StagedBlock:
+    """Stages 1–4 done (``BlockValidator.prepare``): what stage 5 verifies (``work``), what
+    stage 6 writes (``inputs``), the cache keys to consume on commit, the item and cache-hit
+    counts per family, the number of balance claims."""
+
+    inputs: ResolvedInputs
+    work: ProofWork
+    consumed: list[bytes]
+    items: dict[str, int]
+    cached: dict[str, int]
+    n_balance: int
 
 
 _family = attrgetter("family")
@@ -359,7 +376,7 @@ class BlockValidator:
         """Every output's template (``bad-txns-script-unsupported``) and every transaction's
         timelocks (nLockTime, BIP68: ``validator.timelocks``), then every input script of the
         transactions the script-execution cache does not vouch for (hits are consumed: their
-        keys are appended to ``consumed``, put back if the block fails), run under the block
+        keys are appended to ``consumed``, consumed when the block commits), run under the block
         flags with their signatures deferred to the batch (``validator.scripts``)."""
         txs = block.transactions
         height = block.header.height
@@ -378,7 +395,7 @@ class BlockValidator:
         cache = self.cache
         if cache is not None and len(txs) > 1:
             keys = [script_cache_key(cache, tx, BLOCK_FLAGS) for tx in txs[1:]]
-            found = cache.lookup_and_erase_many(keys)
+            found = cache.lookup_many(keys)
             hits[1:] = found
             consumed += compress(keys, found)
         runs = []
@@ -416,7 +433,7 @@ class BlockValidator:
                 keys = known if known is not None else cache_keys(cache, p)
                 batch_keys += keys[0]
                 check_keys += keys[1]
-            hits = cache.lookup_and_erase_many(batch_keys + check_keys)
+            hits = cache.lookup_many(batch_keys + check_keys)
             batch_hits, check_hits = hits[:len(batch_keys)], hits[len(batch_keys):]
             consumed = [*compress(batch_keys, batch_hits), *compress(check_keys, check_hits)]
             cached.update(_family(item) for item, _ in compress(batch, batch_hits))
@@ -454,6 +471,19 @@ class BlockValidator:
         tip = self.chainstate.best_block()
         if tip is None:
             raise ValidationError(reasons.BAD_PREVBLK, detail="chainstate has no genesis")
+        staged = self.prepare(block, tip, timer)
+        n_claims = verify(staged.work, timer)
+        with timer.stage("commit"):
+            self.commit(block, staged.inputs)
+            if self.cache is not None and staged.consumed:
+                self.cache.consume(staged.consumed)
+        return ConnectReport(block.hash, block.header.height, len(block.transactions), block,
+                             staged.items, staged.cached, staged.n_balance, n_claims,
+                             timer.seconds)
+
+    def prepare(self, block: Block, tip: BlockRef, timer: StageTimer) -> StagedBlock:
+        """Stages 1–4 of ``block`` on ``tip``, timed: the proof and signature work left and
+        the cache keys hit; nothing verified, nothing consumed or written."""
         with timer.stage("check"):
             knowns = self.known_transactions(block)
             self.check_block(block, tip, knowns)
@@ -462,25 +492,14 @@ class BlockValidator:
         with timer.stage("plan"):
             plan = self.plan(block, inputs.spent, knowns)
         consumed: list[bytes] = []
-        try:
-            with timer.stage("scripts"):
-                scripts = self.script_pass(block, inputs, consumed)
-            with timer.stage("cache"):
-                cached = self.cache_pass(plan)
-            consumed += cached.consumed
-            work = cached.work
-            work.batch += scripts.work.batch
-            work.checks += scripts.work.checks
-            n_claims = verify(work, timer)
-            with timer.stage("commit"):
-                self.commit(block, inputs)
-        except BaseException:
-            # The block failed: the proofs and scripts it consumed are still verified successes,
-            # so put them back (an invalid block must not flush the cache entries of valid
-            # transactions).
-            if self.cache is not None and consumed:
-                self.cache.insert_many(consumed)
-            raise
+        with timer.stage("scripts"):
+            scripts = self.script_pass(block, inputs, consumed)
+        with timer.stage("cache"):
+            cached = self.cache_pass(plan)
+        consumed += cached.consumed
+        work = cached.work
+        work.batch += scripts.work.batch
+        work.checks += scripts.work.checks
         items = dict(cached.items)
         cached_counts = dict(cached.cached)
         items["script"] = scripts.n_transactions
@@ -489,8 +508,7 @@ class BlockValidator:
             items[family] = count
         if scripts.work.checks:
             items["ecdsa"] = sum(len(c.checks) for c in scripts.work.checks)
-        return ConnectReport(block.hash, block.header.height, len(block.transactions), block,
-                             items, cached_counts, len(plan.txs), n_claims, timer.seconds)
+        return StagedBlock(inputs, work, consumed, items, cached_counts, len(plan.txs))
 
     def known_transactions(self, block: Block) -> list[KnownTransaction | None]:
         """Per transaction, what mempool acceptance computed for it (None: not known; the
@@ -500,9 +518,10 @@ class BlockValidator:
             knowns[1:] = [self.known(tx) for tx in block.transactions[1:]]
         return knowns
 
-    def disconnect_tip(self) -> BlockRef:
-        """Undo the tip block (its undo data restores the exact previous UTXO set)."""
-        return self.chainstate.disconnect_tip()
+    def disconnect(self, block_hash: bytes, undo: BlockUndo) -> BlockRef:
+        """Undo the tip block ``block_hash``: its undo data restores the exact previous UTXO
+        set (in the chainstate's coins cache)."""
+        return self.chainstate.disconnect_block(block_hash, undo)
 
 
 def _coin_height(entry: UtxoEntry | None, height: int) -> int:

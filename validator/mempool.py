@@ -16,8 +16,8 @@ Reject reasons carry no transaction index here (there is no block); output/input
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.chainparams import ChainParams
@@ -41,6 +41,9 @@ from validator.verify import ProofWork, verify
 
 @dataclass(frozen=True, slots=True)
 class MempoolEntry:
+    """A pool transaction: its fees per asset, what acceptance verified or found cached, and
+    when it was accepted (``time``, seconds since the epoch)."""
+
     tx: Transaction
     fees: dict[bytes, int]
     n_range_verified: int
@@ -48,6 +51,21 @@ class MempoolEntry:
     n_surjection_verified: int
     n_surjection_cached: int
     known: KnownTransaction | None = None
+    time: float = 0.0
+
+    @property
+    def weight(self) -> int:
+        return self.tx.weight
+
+    @property
+    def vsize(self) -> int:
+        return self.tx.vsize
+
+
+REMOVED_BLOCK = "block"  # confirmed by a connected block
+REMOVED_CONFLICT = "conflict"  # spends an output a connected block spent
+REMOVED_REORG = "reorg"  # no longer valid on the chain after a reorganisation
+REMOVED_BY_CALLER = "removed"
 
 
 def _without_tx_index(error: ValidationError) -> ValidationError:
@@ -65,6 +83,9 @@ class Mempool:
         self.params = params
         self.entries: dict[bytes, MempoolEntry] = {}
         self.spent_by: dict[Outpoint, bytes] = {}
+        # Bumped on every addition and removal (ZMQ "sequence", getrawmempool's
+        # mempool_sequence), as Core's mempool sequence number.
+        self.sequence = 0
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -79,9 +100,11 @@ class Mempool:
     def accept(self, tx: Transaction) -> MempoolEntry:
         """Validate ``tx`` against the tip and the pool, cache its proofs, add it to the pool."""
         try:
-            return self._accept(tx, add=True)
+            entry = self._accept(tx, add=True)
         except ValidationError as exc:
             raise _without_tx_index(exc) from None
+        self.sequence += 1
+        return entry
 
     def test_accept(self, tx: Transaction) -> MempoolEntry:
         """The same checks as ``accept`` (``testmempoolaccept``) with no side effect: the pool
@@ -165,7 +188,7 @@ class Mempool:
             # means valid under the block's, which is what connecting the block will look up
             cache.insert_many([*range_keys, *check_keys,
                                script_cache_key(cache, tx, BLOCK_FLAGS)])
-        entry = MempoolEntry(tx, plan.fees, *counts, KnownTransaction(plan, keys))
+        entry = MempoolEntry(tx, plan.fees, *counts, KnownTransaction(plan, keys), time.time())
         self.entries[txid] = entry
         for outpoint in outpoints:
             self.spent_by[outpoint] = txid
@@ -180,14 +203,18 @@ class Mempool:
             return None
         return entry.known
 
-    def remove(self, txids: Iterable[bytes]) -> None:
-        """Drop transactions and, recursively, everything spending their outputs."""
+    def remove(self, txids: Iterable[bytes]) -> list[Transaction]:
+        """Drop transactions and, recursively, everything spending their outputs; returns
+        what was removed."""
+        removed = []
         pending = list(txids)
         while pending:
             txid = pending.pop()
             entry = self.entries.pop(txid, None)
             if entry is None:
                 continue
+            removed.append(entry.tx)
+            self.sequence += 1
             for txin in entry.tx.inputs:
                 outpoint = Outpoint.trusted(txin.prevout_hash, txin.prevout_index)
                 if self.spent_by.get(outpoint) == txid:
@@ -196,14 +223,19 @@ class Mempool:
                 child = self.spent_by.get(Outpoint.trusted(txid, n))
                 if child is not None:
                     pending.append(child)
+        return removed
 
-    def remove_for_block(self, block: Block) -> None:
+    def remove_for_block(self, block: Block) -> list[tuple[Transaction, str]]:
         """After connecting ``block``: drop its transactions (their children stay, now spending
-        confirmed outputs) and every pool transaction that conflicts with it."""
+        confirmed outputs) and every pool transaction that conflicts with it. Returns the
+        removed transactions with ``REMOVED_BLOCK`` or ``REMOVED_CONFLICT``."""
+        removed: list[tuple[Transaction, str]] = []
         confirmed = {tx.txid for tx in block.transactions}
         for txid in confirmed:
             entry = self.entries.pop(txid, None)
             if entry is not None:
+                removed.append((entry.tx, REMOVED_BLOCK))
+                self.sequence += 1
                 for txin in entry.tx.inputs:
                     self.spent_by.pop(Outpoint.trusted(txin.prevout_hash, txin.prevout_index),
                                       None)
@@ -214,4 +246,42 @@ class Mempool:
                                                            txin.prevout_index))
                 if other is not None and other not in confirmed:
                     conflicts.append(other)
-        self.remove(conflicts)
+        removed += [(tx, REMOVED_CONFLICT) for tx in self.remove(conflicts)]
+        return removed
+
+    def reorganize(self, disconnected: Sequence[Transaction]
+                   ) -> tuple[list[Transaction], list[tuple[Transaction, str]]]:
+        """After blocks were disconnected (and others perhaps connected): re-validate the pool
+        against the new tip. The disconnected blocks' transactions (``disconnected``, in chain
+        order; coinbases are skipped) come first, as Core's reorg handling re-adds them, then
+        the previous pool in acceptance order. Returns (transactions added that were not in the
+        pool, pool transactions dropped with ``REMOVED_REORG``)."""
+        previous = list(self.entries.values())
+        self.entries.clear()
+        self.spent_by.clear()
+        added = []
+        for tx in disconnected:
+            if tx.is_coinbase:
+                continue
+            try:
+                self._accept(tx, add=True)
+            except ValidationError:
+                continue
+            added.append(tx)
+        dropped: list[tuple[Transaction, str]] = []
+        for entry in previous:
+            try:
+                again = self._accept(entry.tx, add=True)
+            except ValidationError:
+                dropped.append((entry.tx, REMOVED_REORG))
+                continue
+            self.entries[again.tx.txid] = replace(again, time=entry.time)  # still that old
+        self.sequence += len(added) + len(dropped)
+        return added, dropped
+
+    def parents(self, txid: bytes) -> set[bytes]:
+        """The pool transactions that ``txid`` (a pool transaction) spends outputs of."""
+        entry = self.entries.get(txid)
+        if entry is None:
+            return set()
+        return {t.prevout_hash for t in entry.tx.inputs if t.prevout_hash in self.entries}

@@ -1,88 +1,589 @@
-"""A validating node's state: data directory (chainstate + proof cache), block validator and
-mempool, tied together.
+"""A validating node: data directory, chain manager, block validator and mempool, tied together.
 
 ``Node.open(path, genesis, params)`` opens (or creates) the data directory — a second opener
-of the same directory gets ``DataDirLockedError`` — and, on an empty chainstate, applies the
-genesis block. After a crash the chainstate is at the last fully written block (one atomic batch
-per block), so reopening is the whole recovery; the mempool is memory only.
+gets ``DataDirLockedError`` — recovers from a crash if needed (``validator.chain``: an
+interrupted flush is finished, blocks accepted since the last flush are reconnected from the
+block files) and is then ready:
+
+- ``submit_block(raw)`` stores any block whose parent is known and moves to the best chain
+  (reorganising if a branch became longer); the answer is a ``SubmitResult`` with BIP22's
+  strings (``bip22``: None when the block was connected);
+- ``accept_transaction`` / ``test_accept_transaction`` (the mempool); disconnected transactions
+  that are still valid return to the mempool after a reorganisation;
+- ``invalidate_block`` / ``reconsider_block``;
+- queries: ``tip``, ``block_hash``, ``block_info``, ``read_block``, ``block_undo``,
+  ``chain_tips``, ``utxo``, ``utxo_stats`` (with ``utxo_set_hash``), ``median_time_past``;
+- ``subscribe(listener)``: ``ChainListener`` callbacks, called in order once each change is
+  durable (its block and index records written: a killed process restarts with it).
+
+One thread drives a node (the RPC server's worker); ``tip`` alone may be read from any thread.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
+import shutil
+import struct
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ctplugin.closing import Closeable
-from ctplugin.elements import Block, Transaction, parse_transaction
+from ctplugin.elements import Block, BlockHeader, Transaction, parse_block, parse_transaction
 from ctplugin.elements.chainparams import ChainParams
-from validator.block import BlockValidator, ConnectReport, connect_genesis
-from validator.mempool import Mempool, MempoolEntry
-from validator.store import DEFAULT_MAX_ENTRIES, BlockRef, CacheStats, DataDir, StoreError
+from ctplugin.errors import ValidationError
+from validator.block import BlockValidator, ConnectReport, ResolvedInputs
+from validator.chain import (
+    DEFAULT_FLUSH_INTERVAL,
+    DEFAULT_MAX_UNFLUSHED_BLOCKS,
+    Activation,
+    Chain,
+    FlushPolicy,
+)
+from validator.coins import decode_txout, encode_txout
+from validator.mempool import REMOVED_BY_CALLER, Mempool, MempoolEntry
+from validator.store import (
+    DEFAULT_MAX_ENTRIES,
+    FAILED_MASK,
+    VALID,
+    BlockIndexEntry,
+    BlockRef,
+    BlockUndo,
+    CacheStats,
+    ChainstateConflictError,
+    DataDir,
+    Outpoint,
+    UtxoEntry,
+)
+from validator.timing import StageTimer
+from validator.verify import ProofWork
+
+DEFAULT_DBCACHE_MIB = 450  # Core's -dbcache default
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class NodeStats:
-    tip: BlockRef | None
+    tip: BlockRef
     mempool_size: int
     cache: CacheStats
+    coins_cache_bytes: int  # estimated memory of the coins cache
+    unflushed_blocks: int  # connects/disconnects since the last chainstate flush
+    known_blocks: int  # block index entries, side branches included
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    """The outcome of ``submit_block``.
+
+    ``status``: "connected" (now on the active chain), "stored" (kept on a side branch, or
+    not yet connectable: BIP22 "inconclusive"), "duplicate", "duplicate-invalid", or "invalid"
+    (``error`` says why). ``report`` is the block's ``ConnectReport`` when it was connected.
+    """
+
+    hash: bytes
+    status: str
+    error: ValidationError | None = None
+    report: ConnectReport | None = None
+    tip_after: bytes | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == "connected"
+
+    @property
+    def new_tip(self) -> bool:
+        """Connected, and still the tip when ``submit_block`` returned."""
+        return self.accepted and self.tip_after == self.hash
+
+    @property
+    def reason(self) -> str | None:
+        """The BIP22 string when the block was not connected (``bip22``), else None."""
+        return self.bip22
+
+    def connected(self) -> ConnectReport:
+        """The connect report of a block that became part of the active chain; otherwise its
+        ``ValidationError``, or ``ChainstateConflictError`` for one that was not connected
+        (duplicate, side branch)."""
+        if self.error is not None:
+            raise self.error
+        if self.report is None:
+            raise ChainstateConflictError(f"block {self.hash[::-1].hex()} was not connected "
+                                          f"({self.bip22})")
+        return self.report
+
+    @property
+    def bip22(self) -> str | None:
+        """``submitblock``'s answer: None if connected, else "inconclusive", "duplicate",
+        "duplicate-invalid" or the reject reason."""
+        if self.status == "connected":
+            return None
+        if self.status == "stored":
+            return "inconclusive"
+        if self.status == "invalid":
+            assert self.error is not None
+            return self.error.reason
+        return self.status
+
+
+@dataclass(slots=True)
+class PreparedBlock:
+    """A block after stages 1–4 (``Node.prepare_block``): ``work`` is what stage 5 verifies,
+    ``items`` / ``cached`` count the items per family and the cache hits, ``timer`` holds the
+    stages so far. The rest is for ``commit_block``."""
+
+    block: Block
+    raw: bytes
+    work: ProofWork
+    items: dict[str, int]
+    cached: dict[str, int]
+    timer: StageTimer
+    tip: BlockRef  # the tip it was prepared on
+    n_balance: int
+    inputs: ResolvedInputs
+    consumed: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockInfo:
+    """A block index entry as ``getblock`` / ``getblockheader`` need it."""
+
+    hash: bytes
+    height: int
+    header: BlockHeader
+    status: str  # getchaintips' words: active, valid-fork, valid-headers, headers-only, invalid
+    n_tx: int
+    size: int
+    weight: int
+    in_active_chain: bool
+    confirmations: int  # -1 off the active chain
+    next_hash: bytes | None  # the next block on the active chain
+    median_time_past: int
+    has_data: bool
+    has_undo: bool
+    sequence: int  # first-seen order (lower wins ties)
+
+    @property
+    def prev_hash(self) -> bytes:
+        return self.header.prev_hash
+
+    @property
+    def stripped_size(self) -> int:
+        return (self.weight - self.size) // 3
+
+
+@dataclass(frozen=True, slots=True)
+class ChainTip:
+    height: int
+    hash: bytes
+    branchlen: int
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class UtxoStats:
+    """``gettxoutsetinfo``: the UTXO set at ``height``. ``utxo_set_hash`` is SHA256 over every
+    entry in key order (txid ‖ u32 LE index ‖ u32 LE length ‖ stored entry), so identical sets
+    give identical hashes whatever history produced them."""
+
+    height: int
+    best_hash: bytes
+    txouts: int
+    transactions: int
+    explicit_amounts: dict[bytes, int]  # asset → sum of explicit values
+    blinded_outputs: int  # outputs whose value is a commitment
+    serialized_size: int
+    utxo_set_hash: bytes
+    disk_size: int
+
+
+class ChainListener:
+    """Node events (ZMQ, wallets, waitfornewblock): override what you need; the default
+    methods do nothing. Called on the node's thread, in order, after the change is durable;
+    an exception in a listener is logged and does not affect the node."""
+
+    def block_connected(self, block: Block, height: int) -> None:
+        """``block`` joined the active chain at ``height``."""
+
+    def block_disconnected(self, block: Block, height: int) -> None:
+        """``block`` (at ``height``) left the active chain."""
+
+    def transaction_added(self, tx: Transaction) -> None:
+        """``tx`` entered the mempool (accepted, or returned there by a reorganisation)."""
+
+    def transaction_removed(self, tx: Transaction, reason: str) -> None:
+        """``tx`` left the mempool: "block" (confirmed), "conflict", "reorg" or "removed"."""
+
+
+_U32 = struct.Struct("<I")
+
+
+def _status(entry: BlockIndexEntry, active: bool, chain: Chain) -> str:
+    """getchaintips' status of an entry (Core's rules)."""
+    if active:
+        return "active"
+    if entry.status & FAILED_MASK:
+        return "invalid"
+    if not entry.connectable and not all(e.has_data for e in chain._ancestry(entry)):
+        return "headers-only"
+    if entry.status & VALID:
+        return "valid-fork"
+    return "valid-headers"
 
 
 class Node(Closeable):
-    """Chainstate + proof cache + mempool of one data directory."""
+    """Chain manager + mempool + proof cache of one data directory."""
 
-    def __init__(self, data: DataDir, params: ChainParams, use_cache: bool = True) -> None:
+    def __init__(self, data: DataDir, params: ChainParams, genesis: Block,
+                 policy: FlushPolicy, use_cache: bool = True) -> None:
         self.data = data
         self.params = params
         cache = data.proof_cache if use_cache else None
         self.mempool = Mempool(data.chainstate, cache, params)
         self.validator = BlockValidator(data.chainstate, cache, params,
                                         known=self.mempool.known_transaction)
+        self.chain = Chain(data, self.validator, params, genesis, policy)
+        self._listeners: list[ChainListener] = []
+        self._closed = False
+        self.chain.activate()  # reconnect what was accepted since the last flush
+        self._maybe_flush()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], genesis: Block, params: ChainParams, *,
-             sync: bool = True, cache_max_entries: int = DEFAULT_MAX_ENTRIES,
-             use_cache: bool = True) -> Node:
-        data = DataDir.open(path, sync=sync, cache_max_entries=cache_max_entries)
+             sync: bool = True, dbcache: float = DEFAULT_DBCACHE_MIB,
+             flush_interval: float = DEFAULT_FLUSH_INTERVAL,
+             max_unflushed_blocks: int = DEFAULT_MAX_UNFLUSHED_BLOCKS,
+             cache_max_entries: int = DEFAULT_MAX_ENTRIES, use_cache: bool = True,
+             reindex_chainstate: bool = False, batch_bytes: int | None = None) -> Node:
+        """Open (or create) the node's data directory at ``path``.
+
+        ``sync``: flushes survive power loss (not only a killed process). ``dbcache``: the
+        coins cache budget in MiB (Core's -dbcache). ``flush_interval`` (seconds) and
+        ``max_unflushed_blocks`` bound how much a crash makes the node replay.
+        ``reindex_chainstate``: rebuild the UTXO set from the stored blocks (Core's
+        -reindex-chainstate), reconnecting every block with full validation.
+        ``batch_bytes``: cap of one chainstate flush batch (Core's -dbbatchsize).
+        """
+        path = os.fspath(path)
+        if reindex_chainstate:
+            shutil.rmtree(DataDir.chainstate_path(path), ignore_errors=True)
+        extra = {} if batch_bytes is None else {"batch_bytes": batch_bytes}
+        data = DataDir.open(path, params.network_magic, sync=sync,
+                            cache_max_entries=cache_max_entries,
+                            cache_budget=int(dbcache * (1 << 20)), **extra)
         try:
-            tip = data.chainstate.best_block()
-            if tip is None:
-                connect_genesis(data.chainstate, genesis)
-            elif tip.height == 0 and tip.hash != genesis.hash:
-                raise StoreError(f"data directory {os.fspath(path)} belongs to another chain")
-            return cls(data, params, use_cache)
+            return cls(data, params, genesis,
+                       FlushPolicy(flush_interval, max_unflushed_blocks), use_cache)
         except BaseException:
             data.close()
             raise
 
-    # --- operations ------------------------------------------------------------------------
+    # --- events ----------------------------------------------------------------------------
+
+    def subscribe(self, listener: ChainListener) -> None:
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: ChainListener) -> None:
+        self._listeners.remove(listener)
+
+    def _emit(self, method: str, *args: object) -> None:
+        for listener in list(self._listeners):
+            try:
+                getattr(listener, method)(*args)
+            except Exception:  # a listener never breaks the node
+                _log.exception("chain listener %r failed in %s", listener, method)
+
+    def _after(self, activation: Activation) -> None:
+        """Mempool bookkeeping and events for what an activation did, in order."""
+        disconnected: list[Transaction] = []
+        events: list[tuple[str, tuple[object, ...]]] = []
+        reorganized = False
+        for kind, block, height in activation.steps:
+            if kind == "disconnect":
+                reorganized = True
+                disconnected[:0] = block.transactions[1:]  # lower blocks first, block order
+                events.append(("block_disconnected", (block, height)))
+            else:
+                for tx, reason in self.mempool.remove_for_block(block):
+                    events.append(("transaction_removed", (tx, reason)))
+                events.append(("block_connected", (block, height)))
+        if reorganized:
+            added, dropped = self.mempool.reorganize(disconnected)
+            events += [("transaction_added", (tx,)) for tx in added]
+            events += [("transaction_removed", (tx, reason)) for tx, reason in dropped]
+        self._maybe_flush()
+        for method, args in events:
+            self._emit(method, *args)
+
+    def _maybe_flush(self) -> None:
+        if self.chain.flush_due():
+            self.chain.flush()
+
+    # --- blocks ----------------------------------------------------------------------------
 
     @property
-    def tip(self) -> BlockRef | None:
-        return self.data.chainstate.best_block()
+    def tip(self) -> BlockRef:
+        """The active chain's tip (safe to read from any thread)."""
+        return self.chain.tip_ref
 
-    def submit_block(self, data: bytes | Block) -> ConnectReport:
-        """Validate and connect a block on the tip; the mempool drops what it confirms."""
-        report = self.validator.connect(data)
-        assert report.block is not None
-        self.mempool.remove_for_block(report.block)
+    def submit_block(self, data: bytes | Block) -> SubmitResult:
+        """Store a block and activate the best chain (module docstring). ``ParseError`` for
+        bytes that are not a block; everything else is in the result."""
+        start = time.perf_counter()
+        if isinstance(data, Block):
+            block, raw = data, data.serialize()
+        else:
+            raw = bytes(data)
+            block = parse_block(raw)
+        parsed = time.perf_counter()
+        outcome, error = self.chain.accept(block, raw)
+        stored = time.perf_counter()
+        if outcome != "new":
+            return SubmitResult(block.hash, outcome, error, None, self.tip.hash)
+        activation = self.chain.activate()
+        self._after(activation)
+        report = activation.reports.get(block.hash)
+        if report is not None:
+            report.timings["parse"] = report.timings.get("parse", 0.0) + (parsed - start)
+            report.timings["store"] = stored - parsed
+        tip = self.tip.hash
+        verdict = activation.verdicts.get(block.hash)
+        if verdict is not None:
+            return SubmitResult(block.hash, "invalid", verdict, None, tip)
+        if report is not None:
+            return SubmitResult(block.hash, "connected", None, report, tip)
+        return SubmitResult(block.hash, "stored", None, None, tip)
+
+    # --- stage by stage (replay's window / workers modes) -----------------------------------
+
+    def prepare_block(self, data: bytes | Block) -> PreparedBlock:
+        """Stages 1–4 of a block on the current tip (checks, inputs, plan, cache lookups):
+        its ``ProofWork`` to verify wherever the caller likes; nothing is verified or
+        written. ``ValidationError`` / ``ParseError`` as ``submit_block`` would report them."""
+        validator = self.validator
+        timer = StageTimer()
+        with timer.stage("parse"):
+            if isinstance(data, Block):
+                block, raw = data, data.serialize()
+            else:
+                raw = bytes(data)
+                block = parse_block(raw)
+        tip = self.tip
+        staged = validator.prepare(block, tip, timer)
+        return PreparedBlock(block, raw, staged.work, staged.items, staged.cached, timer, tip,
+                             staged.n_balance, staged.inputs, staged.consumed)
+
+    def commit_block(self, prepared: PreparedBlock, *, verified: bool = True) -> ConnectReport:
+        """Stage 6 of a prepared block: store it and connect it on the tip it was prepared on
+        (``ChainstateConflictError`` if the tip moved). ``verified=False``: its proofs are
+        still being checked elsewhere — the block is pending, the chainstate is not flushed
+        until ``mark_verified``; a failed verdict goes to ``reject_block``. Events and mempool
+        updates as for ``submit_block``."""
+        if self.tip != prepared.tip:
+            raise ChainstateConflictError("the tip moved since the block was prepared")
+        block = prepared.block
+        timer = prepared.timer
+        with timer.stage("commit"):
+            self.chain.connect_prepared(
+                block, prepared.raw, lambda: self.validator.commit(block, prepared.inputs),
+                verified)
+            cache = self.validator.cache
+            if cache is not None and prepared.consumed:
+                cache.consume(prepared.consumed)
+        report = ConnectReport(block.hash, block.header.height, len(block.transactions), block,
+                               prepared.items, prepared.cached, prepared.n_balance, 0,
+                               timer.seconds)
+        self._after(Activation([("connect", block, block.header.height)],
+                               {block.hash: report}, {block.hash: None}))
         return report
 
+    def mark_verified(self, block_hash: bytes) -> None:
+        """The proofs of a pending block — and of every pending block below it — verified."""
+        self.chain.mark_verified(block_hash)
+        self._maybe_flush()
+
+    def reject_block(self, block_hash: bytes) -> None:
+        """A pending block's proofs failed: the pending blocks above it are forgotten, it is
+        disconnected and remembered as invalid, the best remaining chain is activated."""
+        self._after(self.chain.reject(block_hash))
+
+    def abort_pending(self) -> int:
+        """Disconnect and forget every pending block (as if never submitted); how many."""
+        activation = self.chain.abort_pending()
+        self._after(activation)
+        return len(activation.steps)
+
+    @property
+    def pending_blocks(self) -> list[BlockRef]:
+        return [BlockRef(e.hash, e.height) for e in self.chain.pending]
+
+    def invalidate_block(self, block_hash: bytes) -> None:
+        """Core's invalidateblock: the block and its descendants become invalid, the best
+        other chain becomes active, disconnected transactions return to the mempool.
+        ``UnknownBlockError`` for an unknown hash."""
+        self._after(self.chain.invalidate(block_hash))
+
+    def reconsider_block(self, block_hash: bytes) -> list[ConnectReport]:
+        """Core's reconsiderblock: clear the failure marks of the block, its ancestors and
+        descendants, and activate the best chain again. Returns the reports of the blocks
+        this connected, in order."""
+        activation = self.chain.reconsider(block_hash)
+        self._after(activation)
+        return list(activation.reports.values())
+
+    def block_hash(self, height: int) -> bytes | None:
+        """The active chain's block at ``height`` (None out of range)."""
+        active = self.chain.active
+        return active[height].hash if 0 <= height < len(active) else None
+
+    def block_info(self, block_hash: bytes) -> BlockInfo | None:
+        """The block index entry of a block (None if unknown)."""
+        chain = self.chain
+        entry = chain.entries.get(block_hash)
+        if entry is None:
+            return None
+        active = chain.in_active_chain(entry)
+        tip = chain.tip
+        following = chain.active[entry.height + 1] if active and entry is not tip else None
+        return BlockInfo(
+            entry.hash, entry.height, entry.header, _status(entry, active, chain), entry.n_tx,
+            entry.size, entry.weight, active, tip.height - entry.height + 1 if active else -1,
+            following.hash if following is not None else None, chain.median_time_past(entry),
+            entry.has_data, entry.undo_pos is not None, entry.seq)
+
+    def read_block(self, block_hash: bytes) -> bytes:
+        """The stored bytes of a block (``BlockFileError`` if it has none)."""
+        return self.chain.read_raw(self.chain.entry(block_hash))
+
+    def block_undo(self, block_hash: bytes) -> BlockUndo | None:
+        """The coins a block spent from the UTXO set (None if it was never connected)."""
+        return self.chain.block_undo(self.chain.entry(block_hash))
+
+    def block_spent_outputs(self, block_hash: bytes) -> list[list[UtxoEntry]] | None:
+        """Per non-coinbase transaction, per input, the coin it spent (height, coinbase flag,
+        stored TxOut — ``decode_txout`` reads it), outputs created earlier in the same block
+        included: getblock verbosity 2/3's fee and prevout. None if the block was never
+        connected (no undo data)."""
+        chain = self.chain
+        entry = chain.entry(block_hash)
+        undo = chain.block_undo(entry)
+        if undo is None:
+            return None
+        block = chain.read_block(entry)
+        coins = dict(undo.spent)
+        height = block.header.height
+        result: list[list[UtxoEntry]] = []
+        for i, tx in enumerate(block.transactions):
+            if i:
+                result.append([coins[Outpoint.trusted(t.prevout_hash, t.prevout_index)]
+                               for t in tx.inputs])
+            for n, out in enumerate(tx.outputs):
+                coins[Outpoint.trusted(tx.txid, n)] = UtxoEntry(height, i == 0,
+                                                                encode_txout(out))
+        return result
+
+    def median_time_past(self, block_hash: bytes | None = None) -> int:
+        chain = self.chain
+        return chain.median_time_past(chain.tip if block_hash is None
+                                      else chain.entry(block_hash))
+
+    def chain_tips(self) -> list[ChainTip]:
+        chain = self.chain
+        tips = []
+        for entry in chain.tips():
+            active = chain.in_active_chain(entry)
+            fork = chain.fork_point(entry)
+            tips.append(ChainTip(entry.height, entry.hash, entry.height - fork.height,
+                                 _status(entry, active, chain)))
+        tips.sort(key=lambda t: (-t.height, t.hash))
+        return tips
+
+    # --- UTXO set --------------------------------------------------------------------------
+
+    def utxo(self, outpoint: Outpoint | tuple[bytes, int]) -> UtxoEntry | None:
+        """The unspent output at ``outpoint`` (txid, index) on the active chain, or None."""
+        txid, index = outpoint
+        if len(txid) != 32 or not 0 <= index <= 0xFFFFFFFF:
+            return None
+        return self.data.chainstate.get(Outpoint.trusted(txid, index))
+
+    def utxo_stats(self) -> UtxoStats:
+        """Statistics of the whole UTXO set (flushes first, as Core's gettxoutsetinfo)."""
+        self.flush()
+        digest = hashlib.sha256()
+        txouts = 0
+        txids: set[bytes] = set()
+        amounts: dict[bytes, int] = {}
+        blinded = 0
+        size = 0
+        for outpoint, entry in self.data.chainstate.iter_utxos():
+            encoded = entry.encode()
+            digest.update(outpoint.txid + _U32.pack(outpoint.index) + _U32.pack(len(encoded))
+                          + encoded)
+            txouts += 1
+            size += 36 + len(encoded)
+            txids.add(outpoint.txid)
+            record = decode_txout(entry.txout)
+            if isinstance(record.value, int) and len(record.asset) == 32:
+                amounts[record.asset] = amounts.get(record.asset, 0) + record.value
+            else:
+                blinded += isinstance(record.value, bytes)
+        tip = self.tip
+        disk = sum(os.path.getsize(os.path.join(root, name))
+                   for root, _, names in os.walk(DataDir.chainstate_path(self.data.path))
+                   for name in names)
+        return UtxoStats(tip.height, tip.hash, txouts, len(txids), amounts, blinded, size,
+                         digest.digest(), disk)
+
+    # --- mempool ---------------------------------------------------------------------------
+
     def accept_transaction(self, data: bytes | Transaction) -> MempoolEntry:
+        """Validate a transaction against the tip and the pool and add it (``ValidationError``
+        otherwise)."""
         tx = data if isinstance(data, Transaction) else parse_transaction(data)
-        return self.mempool.accept(tx)
+        entry = self.mempool.accept(tx)
+        self._emit("transaction_added", tx)
+        return entry
 
-    def disconnect_tip(self) -> BlockRef:
-        """Undo the tip block. The mempool is cleared: its transactions were checked against
-        the old tip (a node would re-submit them; ours are test and demo data)."""
-        ref = self.validator.disconnect_tip()
-        self.mempool.remove(list(self.mempool.entries))
-        return ref
+    def test_accept_transaction(self, data: bytes | Transaction) -> MempoolEntry:
+        """``accept_transaction``'s checks without adding it (testmempoolaccept)."""
+        tx = data if isinstance(data, Transaction) else parse_transaction(data)
+        return self.mempool.test_accept(tx)
 
-    def stats(self) -> NodeStats:
-        return NodeStats(self.tip, len(self.mempool), self.data.proof_cache.stats())
+    def remove_transactions(self, txids: Iterable[bytes]) -> list[Transaction]:
+        """Drop pool transactions and their descendants."""
+        removed = self.mempool.remove(txids)
+        for tx in removed:
+            self._emit("transaction_removed", tx, REMOVED_BY_CALLER)
+        return removed
 
     # --- lifecycle -------------------------------------------------------------------------
 
+    def stats(self) -> NodeStats:
+        chainstate = self.data.chainstate
+        return NodeStats(self.tip, len(self.mempool), self.data.proof_cache.stats(),
+                         chainstate.usage, chainstate.blocks_since_flush,
+                         len(self.chain.entries))
+
+    def wallet_path(self, name: str) -> str:
+        """Where the wallet called ``name`` keeps its database (``DataDir.wallet_path``)."""
+        return self.data.wallet_path(name)
+
+    def flush(self) -> None:
+        """Write everything to disk now (the chainstate with its best block)."""
+        self.chain.flush()
+
     def close(self) -> None:
-        self.data.close()
+        """Flush and close (once); pending blocks (proofs never confirmed) are dropped first."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.chain.pending:
+                self.abort_pending()
+            self.chain.flush()
+        finally:
+            self.data.close()
 

@@ -59,6 +59,9 @@ BAD_TXNS_REISSUANCE_INFLATION = "bad-txns-reissuance-inflation"
 # --- blocks -------------------------------------------------------------------------------------
 
 BAD_PREVBLK = "bad-prevblk"
+"""The block does not extend the tip it is checked against, or its parent is known invalid."""
+PREV_BLK_NOT_FOUND = "prev-blk-not-found"
+"""The block's parent is unknown (Core's AcceptBlockHeader reason)."""
 BAD_BLK_HEIGHT = "bad-blk-height"
 BLOCK_PROOF_INVALID = "block-proof-invalid"
 """Not our challenge with an empty solution, or a dynafed header."""

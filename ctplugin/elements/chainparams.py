@@ -29,7 +29,9 @@ class ChainParams:
       both, a proof of the consensus Bulletproof size is a Bulletproof and any other a
       Borromean proof (no Borromean proof has that size);
     - ``genesis_hash``: the genesis block's hash (internal byte order); taproot signature
-      hashes commit to it twice, so signatures are bound to one chain (``sighash.md`` §2.1).
+      hashes commit to it twice, so signatures are bound to one chain (``sighash.md`` §2.1);
+    - ``network_magic``: the 4 message-start bytes that frame block-file records (Core's
+      ``pchMessageStart``; our regtest chain's value is ``regtest.params.NETWORK_MAGIC``).
     """
 
     policy_asset: bytes
@@ -37,6 +39,7 @@ class ChainParams:
     coinbase_maturity: int = DEFAULT_COINBASE_MATURITY
     range_proofs: frozenset[str] = frozenset({RANGE_PROOF_BULLETPROOF})
     genesis_hash: bytes = bytes(32)
+    network_magic: bytes = b"\xfa\xbf\xb5\xda"
 
     def __post_init__(self) -> None:
         if not self.range_proofs or not self.range_proofs <= RANGE_PROOF_KINDS:

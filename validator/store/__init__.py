@@ -1,26 +1,47 @@
-"""Persistent state of the validator, in LevelDB (plyvel).
+"""Persistent state of the validator: LevelDB (plyvel) databases and flat block files.
 
-- ``DataDir``: one process's data directory (chainstate + proof cache + salt), lock-owned.
-- ``Chainstate``: UTXO set, undo data and best block, one atomic batch per block.
-- ``ProofCache``: salted keys of verified proofs, bounded, wiped when anything looks wrong.
+- ``DataDir``: one process's data directory (every store below + the salt), lock-owned.
+- ``Chainstate``: UTXO set with an in-memory coins cache, flushed with the HEAD_BLOCKS protocol.
+- ``BlockIndex``: every known block (side branches too) with its status and file positions.
+- ``BlockFiles``: append-only blk/rev record files holding blocks and their undo data.
+- ``ProofCache``: salted keys of verified proofs, bounded, consumed lazily, wiped when anything
+  looks wrong.
 """
 
+from validator.store.blockfiles import BlockFiles, FileCursor, FilePos, scan_records
+from validator.store.blockindex import (
+    FAILED_CHILD,
+    FAILED_MASK,
+    FAILED_VALID,
+    HAVE_DATA,
+    HAVE_UNDO,
+    VALID,
+    BlockIndex,
+    BlockIndexEntry,
+)
 from validator.store.chainstate import (
+    BlockChanges,
     BlockRef,
     BlockUndo,
     Chainstate,
+    FlushStats,
+    HeadBlocks,
     Outpoint,
     SpendView,
     UtxoEntry,
+    net_changes,
 )
 from validator.store.datadir import DataDir, read_or_create_salt
 from validator.store.errors import (
+    BlockFileError,
+    BlockIndexCorruptError,
     ChainstateConflictError,
     ChainstateCorruptError,
     DataDirLockedError,
     DuplicateOutputError,
     MissingInputError,
     StoreError,
+    UnknownBlockError,
 )
 from validator.store.proofcache import (
     DEFAULT_MAX_ENTRIES,
@@ -37,6 +58,18 @@ __all__ = [
     "DOMAIN_RANGEPROOF",
     "DOMAIN_SCRIPT",
     "DOMAIN_SURJECTION",
+    "FAILED_CHILD",
+    "FAILED_MASK",
+    "FAILED_VALID",
+    "HAVE_DATA",
+    "HAVE_UNDO",
+    "VALID",
+    "BlockChanges",
+    "BlockFileError",
+    "BlockFiles",
+    "BlockIndex",
+    "BlockIndexCorruptError",
+    "BlockIndexEntry",
     "BlockRef",
     "BlockUndo",
     "CacheStats",
@@ -46,12 +79,19 @@ __all__ = [
     "DataDir",
     "DataDirLockedError",
     "DuplicateOutputError",
+    "FileCursor",
+    "FilePos",
+    "FlushStats",
+    "HeadBlocks",
     "MissingInputError",
     "Outpoint",
     "ProofCache",
     "SpendView",
     "StoreError",
+    "UnknownBlockError",
     "UtxoEntry",
     "cache_key",
+    "net_changes",
     "read_or_create_salt",
+    "scan_records",
 ]

@@ -1,17 +1,29 @@
-"""The chainstate: the UTXO set, per-block undo data and the best-block marker, in LevelDB.
+"""The chainstate: the UTXO set of the active chain, with an in-memory coins cache, in LevelDB.
 
 Key layout (one database, strict one-byte prefixes)::
 
     b"V"                      format version (1 byte)
-    b"B"                      best block: hash (32) ‖ height (u32 LE)
+    b"B"                      BEST_BLOCK: hash (32) ‖ height (u32 LE) of the flushed tip
+    b"H"                      HEAD_BLOCKS while a flush is being written: new tip ‖ old tip
+                              (hash ‖ u32 height each; the old one all-ones when there was none)
     b"c" ‖ txid ‖ u32le(n)    UTXO entry: height (u32 LE) ‖ flags (1: bit 0 = coinbase) ‖ txout
-    b"u" ‖ block hash         undo record of that block (see ``_encode_undo``)
 
-``connect_block`` and ``disconnect_tip`` each apply everything, including the best-block marker,
-in ONE LevelDB write batch: a process killed at any moment reopens at either the old or the new
-tip, never in between (design.md "Chainstate"). LevelDB appends the batch to its log with one
-write() call, so even ``sync=False`` survives a killed process; ``sync=True`` (default) also
-survives power loss.
+The coins cache (Bitcoin Core's ``CCoinsViewCache`` and ``-dbcache``, replay.md §4.5):
+``connect_block`` and ``disconnect_block`` change only memory. Each cached coin is clean (as on
+disk), dirty (to be written) or dirty and fresh (not on disk: spending it just forgets it, so
+coins created and spent between two flushes never touch LevelDB). ``flush`` writes the net
+change as write batches bracketed by Core's HEAD_BLOCKS protocol:
+
+1. the first batch erases BEST_BLOCK and records HEAD_BLOCKS = (new tip, old tip);
+2. coin writes follow, split into batches of at most ``batch_bytes``;
+3. the last batch erases HEAD_BLOCKS and writes BEST_BLOCK = new tip (synced if ``sync``).
+
+A flush that fits one batch is one atomic write. A process killed inside a multi-batch flush
+leaves HEAD_BLOCKS: reopening reports it (``interrupted_flush``) and the chain manager calls
+``recover`` with the undo data of the old branch and the changes of the new one, which are
+re-applied idempotently (a put or delete of a coin may be repeated) and flushed again, so the
+database ends exactly at the new tip. Undo data lives with the blocks (``validator.store
+.blockfiles``): ``connect_block`` keeps each block's ``BlockUndo`` until ``take_undo``.
 
 The txout bytes are opaque here: the validator stores the Elements-serialized TxOut verbatim.
 """
@@ -20,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -31,18 +43,20 @@ from validator.store.errors import (
     ChainstateCorruptError,
     DuplicateOutputError,
     MissingInputError,
-    StoreError,
 )
-from validator.store.leveldb import LevelDbHandle, open_db
+from validator.store.leveldb import LevelDbHandle, open_versioned
 
-FORMAT_VERSION = b"\x01"
-_KEY_VERSION = b"V"
+FORMAT_VERSION = b"\x02"
 _KEY_BEST = b"B"
+_KEY_HEAD = b"H"
 _PREFIX_COIN = b"c"
-_PREFIX_UNDO = b"u"
 _NULL_HASH = bytes(32)
+_NO_HEIGHT = 0xFFFFFFFF
 _U32 = struct.Struct("<I")
-DEFAULT_COINS_CACHE = 100_000  # recently created / restored UTXO entries kept in memory
+DEFAULT_CACHE_BUDGET = 64 << 20  # bytes of coins cache before a flush is due
+DEFAULT_BATCH_BYTES = 16 << 20  # Core's -dbbatchsize
+COIN_OVERHEAD = 320  # estimated Python bytes per cached coin, besides its txout bytes
+SPENT_OVERHEAD = 200  # a spent (deletion pending) coin: key objects and set entries
 
 
 class _OutpointFields(NamedTuple):
@@ -119,6 +133,15 @@ class BlockRef:
 
 
 @dataclass(frozen=True, slots=True)
+class HeadBlocks:
+    """What an interrupted flush was writing: from the ``old`` tip (None: empty chainstate)
+    to the ``new`` one."""
+
+    new: BlockRef
+    old: BlockRef | None
+
+
+@dataclass(frozen=True, slots=True)
 class SpendView:
     """UTXO entries read in one snapshot (``Chainstate.read_view``), with the chainstate's write
     generation at that read. ``connect_block`` takes the entries of the outpoints it spends from
@@ -131,111 +154,147 @@ class SpendView:
 
 @dataclass(frozen=True, slots=True)
 class BlockUndo:
-    """What disconnecting a block needs: the entries it spent and the outpoints it created."""
+    """What disconnecting a block needs: the entries it spent from the UTXO set (in input
+    order; outputs created and spent inside the block are not among them) and the outpoints it
+    added (net of those)."""
 
     height: int
     prev_hash: bytes
     spent: tuple[tuple[Outpoint, UtxoEntry], ...]
     created: tuple[Outpoint, ...]
 
+    def encode(self) -> bytes:
+        """u32 height ‖ prev hash ‖ u32 n_spent ‖ n × (txid ‖ u32 index ‖ u32 len ‖ entry)
+        ‖ u32 n_created ‖ n × (txid ‖ u32 index)."""
+        parts = [_U32.pack(self.height), self.prev_hash, _U32.pack(len(self.spent))]
+        for outpoint, entry in self.spent:
+            encoded = entry.encode()
+            parts += [outpoint.txid, _U32.pack(outpoint.index), _U32.pack(len(encoded)),
+                      encoded]
+        parts.append(_U32.pack(len(self.created)))
+        for outpoint in self.created:
+            parts += [outpoint.txid, _U32.pack(outpoint.index)]
+        return b"".join(parts)
 
-def _encode_undo(undo: BlockUndo) -> bytes:
-    """u32 height ‖ prev hash ‖ u32 n_spent ‖ n × (txid ‖ u32 index ‖ u32 len ‖ entry)
-    ‖ u32 n_created ‖ n × (txid ‖ u32 index)."""
-    parts = [_U32.pack(undo.height), undo.prev_hash, _U32.pack(len(undo.spent))]
-    for outpoint, entry in undo.spent:
-        encoded = entry.encode()
-        parts += [outpoint.txid, _U32.pack(outpoint.index), _U32.pack(len(encoded)), encoded]
-    parts.append(_U32.pack(len(undo.created)))
-    for outpoint in undo.created:
-        parts += [outpoint.txid, _U32.pack(outpoint.index)]
-    return b"".join(parts)
+    @classmethod
+    def decode(cls, data: bytes) -> BlockUndo:
+        """Inverse of ``encode``; ``ChainstateCorruptError`` on anything malformed."""
+        view = memoryview(data)
+        pos = 0
+
+        def take(n: int) -> bytes:
+            nonlocal pos
+            if n > len(view) - pos:
+                raise ChainstateCorruptError("undo record truncated")
+            chunk = bytes(view[pos: pos + n])
+            pos += n
+            return chunk
+
+        def u32() -> int:
+            return _U32.unpack(take(4))[0]
+
+        height = u32()
+        prev_hash = take(32)
+        n_spent = u32()
+        if n_spent * 45 > len(view) - pos:  # each spent item takes at least 40 + 5 bytes
+            raise ChainstateCorruptError("undo record spent count exceeds its length")
+        spent = []
+        for _ in range(n_spent):
+            outpoint = Outpoint.trusted(take(32), u32())
+            spent.append((outpoint, UtxoEntry.decode(take(u32()))))
+        n_created = u32()
+        if n_created * 36 != len(view) - pos:
+            raise ChainstateCorruptError("undo record created list does not match its length")
+        created = tuple(Outpoint.trusted(take(32), u32()) for _ in range(n_created))
+        return cls(height, prev_hash, tuple(spent), created)
 
 
-def _decode_undo(data: bytes) -> BlockUndo:
-    view = memoryview(data)
-    pos = 0
+BlockChanges = tuple[Sequence[Outpoint], Sequence[tuple[Outpoint, UtxoEntry]]]
+"""(outpoints a block spends from the UTXO set, entries it adds) — net of in-block spends."""
 
-    def take(n: int) -> bytes:
-        nonlocal pos
-        if n > len(view) - pos:
-            raise ChainstateCorruptError("undo record truncated")
-        chunk = bytes(view[pos: pos + n])
-        pos += n
-        return chunk
 
-    def u32() -> int:
-        return _U32.unpack(take(4))[0]
+def net_changes(spent: Sequence[Outpoint],
+                created: Sequence[tuple[Outpoint, UtxoEntry]]) -> BlockChanges:
+    """A block's (spent, created) lists with outputs created and spent inside it removed."""
+    created_here = {o for o, _ in created}
+    in_block = {o for o in spent if o in created_here}
+    if not in_block:
+        return spent, created
+    return ([o for o in spent if o not in in_block],
+            [(o, e) for o, e in created if o not in in_block])
 
-    height = u32()
-    prev_hash = take(32)
-    n_spent = u32()
-    if n_spent * 45 > len(view) - pos:  # each spent item takes at least 40 + 5 bytes
-        raise ChainstateCorruptError("undo record spent count exceeds its length")
-    spent = []
-    for _ in range(n_spent):
-        outpoint = Outpoint(take(32), u32())
-        spent.append((outpoint, UtxoEntry.decode(take(u32()))))
-    n_created = u32()
-    if n_created * 36 != len(view) - pos:
-        raise ChainstateCorruptError("undo record created list does not match its length")
-    created = tuple(Outpoint(take(32), u32()) for _ in range(n_created))
-    return BlockUndo(height, prev_hash, tuple(spent), created)
+
+def _encode_ref(ref: BlockRef | None) -> bytes:
+    if ref is None:
+        return _NULL_HASH + _U32.pack(_NO_HEIGHT)
+    return ref.hash + _U32.pack(ref.height)
+
+
+def _decode_ref(value: bytes) -> BlockRef | None:
+    height = _U32.unpack_from(value, 32)[0]
+    return None if height == _NO_HEIGHT else BlockRef(bytes(value[:32]), height)
+
+
+@dataclass(frozen=True, slots=True)
+class FlushStats:
+    coins_written: int
+    coins_deleted: int
+    batches: int
 
 
 class Chainstate(LevelDbHandle):
-    """The UTXO set of the active chain with undo data. One owner at a time (LevelDB LOCK)."""
+    """The UTXO set of the active chain. One owner at a time (LevelDB LOCK)."""
 
     KIND = "chainstate"
 
-    def __init__(self, db: plyvel.DB, path: str, sync: bool,
-                 coins_cache_max: int = DEFAULT_COINS_CACHE) -> None:
+    def __init__(self, db: plyvel.DB, path: str, sync: bool, cache_budget: int,
+                 batch_bytes: int) -> None:
         self._db: plyvel.DB | None = db
         self.path = path
         self.sync = sync
-        self._tip = self._read_tip()
-        self._generation = 0  # successful writes through this handle (the only writer: LOCK)
-        self.coins_cache_max = coins_cache_max
-        self._coins: dict[Outpoint, UtxoEntry] = {}
+        self.cache_budget = cache_budget
+        self.batch_bytes = batch_bytes
+        # Test hook: called with the batch number after each partial batch of a multi-batch
+        # flush (crash tests kill the process there).
+        self.after_partial_batch: Callable[[int], None] | None = None
+        self._interrupted = self._read_head()
+        self._flushed = self._read_best()
+        if self._interrupted is not None and self._flushed is not None:
+            raise ChainstateCorruptError("chainstate has both BEST_BLOCK and HEAD_BLOCKS")
+        self._tip = self._flushed
+        self._generation = 0  # changes through this handle (the only writer: LOCK)
+        self._coins: dict[Outpoint, UtxoEntry | None] = {}  # None: spent, deletion pending
+        self._dirty: set[Outpoint] = set()
+        self._fresh: set[Outpoint] = set()  # dirty coins that are not in LevelDB
+        self._usage = 0
+        self._undo: dict[bytes, BlockUndo] = {}
+        self.blocks_since_flush = 0
 
     @classmethod
-    def open(cls, path: str, *, sync: bool = True, cache_bytes: int = 64 << 20,
-             coins_cache_max: int = DEFAULT_COINS_CACHE) -> Chainstate:
+    def open(cls, path: str, *, sync: bool = True, cache_bytes: int = 8 << 20,
+             cache_budget: int = DEFAULT_CACHE_BUDGET,
+             batch_bytes: int = DEFAULT_BATCH_BYTES) -> Chainstate:
         """Open (creating if needed) the chainstate at ``path``.
 
-        ``cache_bytes`` sizes LevelDB's block cache (and a quarter of it the write buffer).
-        ``coins_cache_max`` bounds the in-memory coins cache (see ``_remember``; 0 disables it).
+        ``cache_bytes`` sizes LevelDB's block cache (and a quarter of it the write buffer);
+        ``cache_budget`` is the coins cache's memory budget in bytes (``usage`` is compared to
+        it by whoever decides when to ``flush``); ``batch_bytes`` caps one flush batch.
 
         ``DataDirLockedError`` if another owner holds it; ``ChainstateCorruptError`` if the
         database is unreadable or of an unknown format (never wiped: it is consensus state).
         """
+        db = open_versioned(path, FORMAT_VERSION, ChainstateCorruptError, "chainstate",
+                            cache_bytes=cache_bytes,
+                            write_buffer_bytes=max(cache_bytes // 4, 1 << 20))
         try:
-            db = open_db(path, paranoid=True, cache_bytes=cache_bytes,
-                         write_buffer_bytes=max(cache_bytes // 4, 1 << 20))
-        except StoreError:
-            raise
-        except plyvel.Error as exc:
-            raise ChainstateCorruptError(f"chainstate at {path} is unreadable: {exc}") from None
-        try:
-            version = db.get(_KEY_VERSION)
-            if version is None:
-                if next(db.iterator(include_value=False), None) is not None:
-                    raise ChainstateCorruptError(f"chainstate at {path} has no format version")
-                db.put(_KEY_VERSION, FORMAT_VERSION, sync=True)
-            elif version != FORMAT_VERSION:
-                raise ChainstateCorruptError(
-                    f"chainstate at {path} has format version {version.hex()}, "
-                    f"expected {FORMAT_VERSION.hex()}")
-            return cls(db, path, sync, coins_cache_max)
+            return cls(db, path, sync, cache_budget, batch_bytes)
         except BaseException:
             db.close()
             raise
 
-    # --- lifecycle -------------------------------------------------------------------------
+    # --- markers ---------------------------------------------------------------------------
 
-    # --- reads -----------------------------------------------------------------------------
-
-    def _read_tip(self) -> BlockRef | None:
+    def _read_best(self) -> BlockRef | None:
         value = self.db.get(_KEY_BEST)
         if value is None:
             return None
@@ -243,107 +302,180 @@ class Chainstate(LevelDbHandle):
             raise ChainstateCorruptError("malformed best-block marker")
         return BlockRef(value[:32], _U32.unpack_from(value, 32)[0])
 
+    def _read_head(self) -> HeadBlocks | None:
+        value = self.db.get(_KEY_HEAD)
+        if value is None:
+            return None
+        new = _decode_ref(value[:36]) if len(value) == 72 else None
+        if new is None:
+            raise ChainstateCorruptError("malformed HEAD_BLOCKS marker")
+        return HeadBlocks(new, _decode_ref(value[36:]))
+
+    @property
+    def interrupted_flush(self) -> HeadBlocks | None:
+        """Set when the last flush was cut short: ``recover`` must run before anything else."""
+        return self._interrupted
+
     def best_block(self) -> BlockRef | None:
-        """The tip of the active chain, or None before the first block."""
+        """The tip of the chainstate (in memory), or None before the first block."""
         return self._tip
 
+    def flushed_block(self) -> BlockRef | None:
+        """The tip as written to LevelDB by the last completed flush."""
+        return self._flushed
+
+    @property
+    def usage(self) -> int:
+        """Estimated bytes held by the coins cache (compare with ``cache_budget``)."""
+        return self._usage
+
+    @property
+    def dirty_count(self) -> int:
+        return len(self._dirty)
+
+    def __len__(self) -> int:
+        """Number of cached coins (spent-pending ones included)."""
+        return len(self._coins)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def _check_ready(self) -> plyvel.DB:
+        db = self.db
+        if self._interrupted is not None:
+            raise ChainstateConflictError("an interrupted flush must be recovered first")
+        return db
+
     def get(self, outpoint: Outpoint) -> UtxoEntry | None:
-        db = self.db  # a closed chainstate raises, cached entry or not
-        entry = self._coins.get(outpoint)
-        if entry is not None:
-            return entry
-        value = db.get(outpoint.key())
-        return None if value is None else UtxoEntry.decode(value)
+        return self.get_many((outpoint,))[outpoint]
 
     def get_many(self, outpoints: Iterable[Outpoint]) -> dict[Outpoint, UtxoEntry | None]:
-        """Entries of several outpoints, as of one consistent state: the coins cache (which
-        mirrors every committed write) and one LevelDB snapshot for the rest."""
-        db = self.db
+        """Entries of several outpoints: the coins cache, then one LevelDB snapshot for the
+        rest (entries found there join the cache, clean)."""
+        db = self._check_ready()
         coins = self._coins
         result: dict[Outpoint, UtxoEntry | None] = {}
         missing: list[Outpoint] = []
+        absent = _ABSENT
         for outpoint in outpoints:
-            entry = coins.get(outpoint)
-            if entry is None:
+            entry = coins.get(outpoint, absent)
+            if entry is absent:
                 missing.append(outpoint)
             else:
                 result[outpoint] = entry
         if missing:
             decode = UtxoEntry.decode
+            usage = 0
             with db.snapshot() as snap:
                 get = snap.get
                 for outpoint in missing:
                     value = get(outpoint.key())
-                    result[outpoint] = None if value is None else decode(value)
+                    if value is None:
+                        result[outpoint] = None
+                    else:
+                        found = result[outpoint] = coins[outpoint] = decode(value)
+                        usage += COIN_OVERHEAD + len(found.txout)
+            self._usage += usage
         return result
-
-    def _remember(self, entries: Iterable[tuple[Outpoint, UtxoEntry]],
-                  forget: Iterable[Outpoint]) -> None:
-        """Update the coins cache after a committed write: ``forget`` was deleted, ``entries``
-        were written. Like Bitcoin Core's coins cache, it holds the outputs most likely to be
-        spent next (just created, or restored by a disconnect) so connecting the next block
-        reads them from memory. It is only ever filled with what this handle just wrote (one
-        writer per database: the LOCK), so it always agrees with LevelDB; it is bounded, oldest
-        first, and empty after a restart."""
-        coins = self._coins
-        for outpoint in forget:
-            coins.pop(outpoint, None)
-        if self.coins_cache_max <= 0:
-            return
-        coins.update(entries)
-        excess = len(coins) - self.coins_cache_max
-        if excess > 0:
-            for outpoint in list(itertools.islice(coins, excess)):
-                del coins[outpoint]
 
     def read_view(self, outpoints: Iterable[Outpoint]) -> SpendView:
         """``get_many`` with the write generation, for ``connect_block(..., view=...)``."""
         return SpendView(self._generation, self.get_many(outpoints))
 
     def __contains__(self, outpoint: object) -> bool:
-        return isinstance(outpoint, Outpoint) and self.db.get(outpoint.key()) is not None
+        return isinstance(outpoint, Outpoint) and self.get(outpoint) is not None
 
     def iter_utxos(self) -> Iterator[tuple[Outpoint, UtxoEntry]]:
-        """Every UTXO in key order (txid, index), from one snapshot."""
+        """Every UTXO in key order (txid, then the index's little-endian bytes), as of now:
+        LevelDB through one snapshot with the unflushed changes laid over it."""
+        self._check_ready()
+        overlay = {o.key(): self._coins[o] for o in self._dirty}
+        if not overlay:
+            with self.db.snapshot() as snap:
+                for key, value in snap.iterator(prefix=_PREFIX_COIN):
+                    yield Outpoint.from_key(key), UtxoEntry.decode(value)
+            return
+        pending = sorted(overlay.items())
+        i = 0
         with self.db.snapshot() as snap:
             for key, value in snap.iterator(prefix=_PREFIX_COIN):
+                while i < len(pending) and pending[i][0] < key:
+                    if pending[i][1] is not None:
+                        yield Outpoint.from_key(pending[i][0]), pending[i][1]  # type: ignore[misc]
+                    i += 1
+                if i < len(pending) and pending[i][0] == key:
+                    if pending[i][1] is not None:
+                        yield Outpoint.from_key(key), pending[i][1]  # type: ignore[misc]
+                    i += 1
+                    continue
                 yield Outpoint.from_key(key), UtxoEntry.decode(value)
+        for key, entry in pending[i:]:
+            if entry is not None:
+                yield Outpoint.from_key(key), entry
 
     def utxo_snapshot(self) -> dict[Outpoint, UtxoEntry]:
         """The whole UTXO set as a dict (tests and tools; O(size) memory)."""
         return dict(self.iter_utxos())
 
-    def undo_block_hashes(self) -> list[bytes]:
-        """Hashes of every block that has undo data (exactly the connected blocks)."""
-        return [key[1:] for key in self.db.iterator(prefix=_PREFIX_UNDO, include_value=False)]
+    # --- cache updates ---------------------------------------------------------------------
 
-    def undo(self, block_hash: bytes) -> BlockUndo | None:
-        value = self.db.get(_PREFIX_UNDO + block_hash)
-        return None if value is None else _decode_undo(value)
+    def _spend(self, outpoint: Outpoint) -> None:
+        coins = self._coins
+        old = coins.get(outpoint, _ABSENT)
+        if outpoint in self._fresh and old is not None:  # never written: forget it
+            del coins[outpoint]
+            self._fresh.discard(outpoint)
+            self._dirty.discard(outpoint)
+            self._usage -= COIN_OVERHEAD + len(old.txout)
+            return
+        if old is _ABSENT:
+            self._usage += SPENT_OVERHEAD
+        elif old is not None:
+            self._usage += SPENT_OVERHEAD - COIN_OVERHEAD - len(old.txout)
+        coins[outpoint] = None
+        self._dirty.add(outpoint)
 
-    # --- writes ----------------------------------------------------------------------------
+    def _add(self, outpoint: Outpoint, entry: UtxoEntry, fresh: bool) -> None:
+        coins = self._coins
+        old = coins.get(outpoint, _ABSENT)
+        if old is _ABSENT:
+            self._usage += COIN_OVERHEAD + len(entry.txout)
+        elif old is None:
+            self._usage += COIN_OVERHEAD + len(entry.txout) - SPENT_OVERHEAD
+            fresh = False  # deleted in memory only: LevelDB still has it
+        else:
+            self._usage += len(entry.txout) - len(old.txout)
+            fresh = fresh and outpoint in self._fresh
+        coins[outpoint] = entry
+        self._dirty.add(outpoint)
+        if fresh:
+            self._fresh.add(outpoint)
+        else:
+            self._fresh.discard(outpoint)
+
+    # --- block changes ---------------------------------------------------------------------
 
     def connect_block(self, block_hash: bytes, height: int, prev_hash: bytes,
                       spent: Sequence[Outpoint],
                       created: Sequence[tuple[Outpoint, UtxoEntry]],
                       view: SpendView | None = None) -> BlockRef:
-        """Apply a validated block: delete ``spent``, insert ``created``, store undo data, move
-        the tip. All or nothing, in one atomic write batch.
+        """Apply a validated block in memory: spend ``spent``, add ``created``, move the tip.
+        Its undo data is kept for ``take_undo``. All or nothing.
 
         The block must extend the tip: ``prev_hash`` = tip hash and ``height`` = tip height + 1
         (the first block: height 0 and a null prev_hash), else ``ChainstateConflictError``.
         A spent outpoint must be in the UTXO set or created earlier in this block (the caller
         checks in-block order); otherwise, or if spent twice, ``MissingInputError``. A created
         outpoint that already exists or is created twice gives ``DuplicateOutputError``.
-        Nothing is written when any check fails.
+        Nothing changes when any check fails.
 
         ``view``: what the caller already read of the spent outpoints (``read_view``). Its
         entries are used instead of reading them again (the same checks apply to them); spent
         outpoints it lacks, and every created outpoint, are still read. A view older than the
-        last write through this handle gives ``ChainstateConflictError``.
+        last change through this handle gives ``ChainstateConflictError``.
         """
         if len(block_hash) != 32 or len(prev_hash) != 32:
             raise ValueError("block hashes must be 32 bytes")
+        self._check_ready()
         tip = self._tip
         if tip is None:
             if height != 0 or prev_hash != _NULL_HASH:
@@ -355,8 +487,6 @@ class Chainstate(LevelDbHandle):
                 f"{tip.hash[::-1].hex()} at height {tip.height}")
         if view is not None and view.generation != self._generation:
             raise ChainstateConflictError("the spent outputs were read before the last write")
-        if self.db.get(_PREFIX_UNDO + block_hash) is not None:
-            raise ChainstateConflictError(f"block {block_hash[::-1].hex()} is already connected")
 
         created_here: dict[Outpoint, UtxoEntry] = dict(created)
         if len(created_here) != len(created):
@@ -392,51 +522,148 @@ class Chainstate(LevelDbHandle):
                 raise MissingInputError(outpoint, f"{outpoint} is not in the UTXO set")
 
         net_created = [(o, e) for o, e in created_here.items() if o not in spent_in_block]
-        undo = BlockUndo(height, prev_hash, tuple(spent_from_set),
-                         tuple(o for o, _ in net_created))
-        new_tip = BlockRef(block_hash, height)
-        batch = self.db.write_batch(sync=self.sync)
-        delete, put = batch.delete, batch.put
         for outpoint, _ in spent_from_set:
-            delete(outpoint.key())
+            self._spend(outpoint)
         for outpoint, entry in net_created:
-            put(outpoint.key(), entry.encode())
-        put(_PREFIX_UNDO + block_hash, _encode_undo(undo))
-        put(_KEY_BEST, block_hash + _U32.pack(height))
-        batch.write()
+            self._add(outpoint, entry, fresh=True)  # read above: in neither cache nor LevelDB
+        self._undo[block_hash] = BlockUndo(height, prev_hash, tuple(spent_from_set),
+                                           tuple(o for o, _ in net_created))
+        new_tip = BlockRef(block_hash, height)
         self._tip = new_tip
         self._generation += 1
-        self._remember(net_created, (o for o, _ in spent_from_set))
+        self.blocks_since_flush += 1
         return new_tip
 
-    def disconnect_tip(self) -> BlockRef:
-        """Undo the tip block in one atomic batch; returns the block that was disconnected.
+    def take_undo(self, block_hash: bytes) -> BlockUndo:
+        """The undo data of a block ``connect_block`` applied (handed over once)."""
+        try:
+            return self._undo.pop(block_hash)
+        except KeyError:
+            raise ChainstateConflictError(
+                f"no undo data held for block {block_hash[::-1].hex()}") from None
 
-        The UTXO set becomes exactly what it was before that block; the tip moves to its
-        parent (None after disconnecting height 0). ``ChainstateConflictError`` with no tip.
-        """
+    def disconnect_block(self, block_hash: bytes, undo: BlockUndo) -> BlockRef:
+        """Undo the tip block ``block_hash`` in memory with its undo data; returns the block
+        that was disconnected. The UTXO set becomes exactly what it was before that block; the
+        tip moves to its parent (None after disconnecting height 0)."""
+        self._check_ready()
         tip = self._tip
         if tip is None:
             raise ChainstateConflictError("no block to disconnect")
-        undo = self.undo(tip.hash)
-        if undo is None:
-            raise ChainstateCorruptError(f"undo data of tip {tip.hash[::-1].hex()} is missing")
+        if tip.hash != block_hash:
+            raise ChainstateConflictError(f"block {block_hash[::-1].hex()} is not the tip")
         if undo.height != tip.height:
             raise ChainstateCorruptError("undo record height does not match the tip")
-        batch = self.db.write_batch(sync=self.sync)
+        present = self.get_many(undo.created)
         for outpoint in undo.created:
-            batch.delete(outpoint.key())
+            entry = present[outpoint]
+            if entry is None:
+                raise ChainstateCorruptError(f"{outpoint}, created by the tip, is missing")
+            self._spend(outpoint)
         for outpoint, entry in undo.spent:
-            batch.put(outpoint.key(), entry.encode())
-        batch.delete(_PREFIX_UNDO + tip.hash)
-        if tip.height == 0:
-            batch.delete(_KEY_BEST)
-            new_tip = None
-        else:
-            batch.put(_KEY_BEST, undo.prev_hash + _U32.pack(tip.height - 1))
-            new_tip = BlockRef(undo.prev_hash, tip.height - 1)
-        batch.write()
-        self._tip = new_tip
+            self._add(outpoint, entry, fresh=False)
+        self._undo.pop(block_hash, None)
+        self._tip = None if tip.height == 0 else BlockRef(undo.prev_hash, tip.height - 1)
         self._generation += 1
-        self._remember(undo.spent, undo.created)
+        self.blocks_since_flush += 1
         return tip
+
+    # --- flushing --------------------------------------------------------------------------
+
+    def flush(self, *, head_old: BlockRef | None = None) -> FlushStats:
+        """Write the cache's net changes and the tip with the HEAD_BLOCKS protocol (module
+        docstring). ``head_old`` overrides the old tip recorded in HEAD_BLOCKS (``recover``
+        keeps the one of the interrupted flush). Spent coins leave the cache; if it is over
+        budget, clean coins are dropped, oldest first, down to three quarters of it."""
+        db = self.db
+        tip = self._tip
+        if tip is None:
+            raise ChainstateConflictError("nothing to flush before the first block")
+        if not self._dirty and tip == self._flushed and self._interrupted is None:
+            return FlushStats(0, 0, 0)
+        old = head_old if self._interrupted is not None else self._flushed
+        sync = self.sync
+        batch = db.write_batch(sync=sync)
+        batch.delete(_KEY_BEST)
+        batch.put(_KEY_HEAD, _encode_ref(tip) + _encode_ref(old))
+        size = 0
+        batches = 0
+        written = deleted = 0
+        coins = self._coins
+        for outpoint in self._dirty:
+            entry = coins[outpoint]
+            if entry is None:
+                batch.delete(outpoint.key())
+                deleted += 1
+                size += 40
+            else:
+                value = entry.encode()
+                batch.put(outpoint.key(), value)
+                written += 1
+                size += 40 + len(value)
+            if size >= self.batch_bytes:
+                batch.write()
+                batches += 1
+                if self.after_partial_batch is not None:
+                    self.after_partial_batch(batches)
+                batch = db.write_batch(sync=sync)
+                size = 0
+        batch.delete(_KEY_HEAD)
+        batch.put(_KEY_BEST, _encode_ref(tip))
+        batch.write()
+        batches += 1
+        for outpoint in self._dirty:
+            if coins[outpoint] is None:
+                del coins[outpoint]
+                self._usage -= SPENT_OVERHEAD
+        self._dirty.clear()
+        self._fresh.clear()
+        self._flushed = tip
+        self._interrupted = None
+        self.blocks_since_flush = 0
+        self._generation += 1
+        if self._usage > self.cache_budget:
+            self._trim(self.cache_budget * 3 // 4)
+        return FlushStats(written, deleted, batches)
+
+    def _trim(self, target: int) -> None:
+        """Drop clean coins (all of them are clean right after a flush), oldest first."""
+        coins = self._coins
+        drop = 0
+        freed = 0
+        excess = self._usage - target
+        for entry in coins.values():
+            if freed >= excess:
+                break
+            freed += COIN_OVERHEAD + (len(entry.txout) if entry is not None else 0)
+            drop += 1
+        for outpoint in list(itertools.islice(coins, drop)):
+            del coins[outpoint]
+        self._usage -= freed
+
+    def recover(self, rollback: Sequence[BlockUndo], forward: Sequence[BlockChanges]) -> BlockRef:
+        """Finish an interrupted flush (``interrupted_flush``): undo the old branch from the old
+        tip down to the fork point (``rollback``: undo data, old tip first), re-apply the new
+        branch from the fork point up (``forward``: each block's net changes, lowest first),
+        and flush to the new tip. Every step is a put or a delete, so it is correct whatever
+        part of the interrupted flush reached the disk, and may itself be interrupted and
+        run again."""
+        head = self._interrupted
+        if head is None:
+            raise ChainstateConflictError("no interrupted flush to recover")
+        for undo in rollback:
+            for outpoint in undo.created:
+                self._spend(outpoint)
+            for outpoint, entry in undo.spent:
+                self._add(outpoint, entry, fresh=False)
+        for spent, created in forward:
+            for outpoint in spent:
+                self._spend(outpoint)
+            for outpoint, entry in created:
+                self._add(outpoint, entry, fresh=False)
+        self._tip = head.new
+        self.flush(head_old=head.old)
+        return head.new
+
+
+_ABSENT = UtxoEntry(0, False, b"absent")  # sentinel of ``dict.get``, compared by identity

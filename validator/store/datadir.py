@@ -1,10 +1,13 @@
-"""The node's data directory: chainstate and proof cache databases plus the per-node salt.
+"""The node's data directory: one database per concern, the block files and the per-node salt.
 
 Layout::
 
-    <datadir>/chainstate/    LevelDB: UTXO set, undo data, best block (``Chainstate``)
-    <datadir>/proofcache/    LevelDB: keys of verified proofs (``ProofCache``)
-    <datadir>/salt           32 random bytes, created once (atomically) on first open
+    <datadir>/chainstate/       LevelDB: UTXO set and best-block markers (``Chainstate``)
+    <datadir>/blocks/index/     LevelDB: the block index (``BlockIndex``)
+    <datadir>/blocks/blkNNNNN.dat, revNNNNN.dat   block and undo records (``BlockFiles``)
+    <datadir>/proofcache/       LevelDB: keys of verified proofs (``ProofCache``)
+    <datadir>/wallets/<name>/   the node's wallets (``DataDir.wallet_path``; opened by the node)
+    <datadir>/salt              32 random bytes, created once (atomically) on first open
 
 Ownership: the chainstate database's LevelDB LOCK is taken first and held until ``close``; it
 stands for the whole directory, so a second opener (another process, or a second handle in this
@@ -16,9 +19,12 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from urllib.parse import quote
 
 from ctplugin.closing import Closeable
-from validator.store.chainstate import Chainstate
+from validator.store.blockfiles import DEFAULT_MAX_FILE_SIZE, BlockFiles
+from validator.store.blockindex import BlockIndex
+from validator.store.chainstate import DEFAULT_BATCH_BYTES, DEFAULT_CACHE_BUDGET, Chainstate
 from validator.store.errors import DataDirLockedError, StoreError
 from validator.store.proofcache import DEFAULT_MAX_ENTRIES, ProofCache
 
@@ -26,6 +32,7 @@ __all__ = ["DataDir", "DataDirLockedError", "read_or_create_salt"]
 
 SALT_FILE = "salt"
 SALT_LEN = 32
+DEFAULT_WALLET_DIR = "@default"  # the wallet named "" (quote() never yields "@")
 
 
 def _fsync_dir(path: str) -> None:
@@ -70,39 +77,75 @@ def read_or_create_salt(directory: str) -> tuple[bytes, bool]:
 
 
 class DataDir(Closeable):
-    """An open data directory (``DataDir.open(path)``); use as a context manager."""
+    """An open data directory (``DataDir.open(path, magic)``); use as a context manager."""
 
-    def __init__(self, path: str, chainstate: Chainstate, proof_cache: ProofCache,
-                 salt: bytes, salt_created: bool) -> None:
+    def __init__(self, path: str, chainstate: Chainstate, index: BlockIndex, files: BlockFiles,
+                 proof_cache: ProofCache, salt: bytes, salt_created: bool) -> None:
         self.path = path
         self.salt_created = salt_created  # True on the very first open
         self.chainstate = chainstate
+        self.block_index = index
+        self.block_files = files
         self.proof_cache = proof_cache
         self.salt = salt
 
+    @staticmethod
+    def chainstate_path(path: str) -> str:
+        return os.path.join(path, "chainstate")
+
+    @staticmethod
+    def blocks_path(path: str) -> str:
+        return os.path.join(path, "blocks")
+
+    @property
+    def wallets_path(self) -> str:
+        return os.path.join(self.path, "wallets")
+
+    def wallet_path(self, name: str) -> str:
+        """The directory of the wallet called ``name`` (any string; "" is the default
+        wallet): ``wallets/<name percent-encoded, dots too>``, so a name can never reach outside
+        ``wallets/`` or collide with another name. The node opens its own LevelDB there."""
+        if "\x00" in name:
+            raise StoreError("wallet names cannot contain NUL")
+        encoded = quote(name, safe="").replace(".", "%2E")  # no "." or ".." either
+        return os.path.join(self.wallets_path, encoded or DEFAULT_WALLET_DIR)
+
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, sync: bool = True,
-             cache_max_entries: int = DEFAULT_MAX_ENTRIES) -> DataDir:
-        """Open or create the data directory. ``sync`` applies to chainstate writes."""
+    def open(cls, path: str | os.PathLike[str], magic: bytes, *, sync: bool = True,
+             cache_max_entries: int = DEFAULT_MAX_ENTRIES,
+             cache_budget: int = DEFAULT_CACHE_BUDGET, batch_bytes: int = DEFAULT_BATCH_BYTES,
+             max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> DataDir:
+        """Open or create the data directory; ``magic`` frames the block-file records.
+        ``sync`` makes flushes survive power loss (fsync of the block files, synced LevelDB
+        batches); ``cache_budget`` and ``batch_bytes`` go to the ``Chainstate``."""
         path = os.fspath(path)
         if os.path.lexists(path) and not os.path.isdir(path):
             raise StoreError(f"data directory {path} is not a directory")
         os.makedirs(path, exist_ok=True)
         try:
-            chainstate = Chainstate.open(os.path.join(path, "chainstate"), sync=sync)
+            chainstate = Chainstate.open(cls.chainstate_path(path), sync=sync,
+                                         cache_budget=cache_budget, batch_bytes=batch_bytes)
         except DataDirLockedError as exc:
             raise DataDirLockedError(path, str(exc)) from None
-        try:
+        with contextlib.ExitStack() as undo:
+            undo.callback(chainstate.close)
+            blocks = cls.blocks_path(path)
+            index = BlockIndex.open(os.path.join(blocks, "index"))
+            undo.callback(index.close)
+            blk, rev = index.cursors()
+            files = BlockFiles(blocks, magic, blk, rev, max_file_size)
+            undo.callback(files.close)
             salt, created = read_or_create_salt(path)
-            cache_path = os.path.join(path, "proofcache")
-            cache = ProofCache.open(cache_path, salt, max_entries=cache_max_entries)
-        except BaseException:
-            chainstate.close()
-            raise
-        return cls(path, chainstate, cache, salt, created)
+            cache = ProofCache.open(os.path.join(path, "proofcache"), salt,
+                                    max_entries=cache_max_entries)
+            undo.pop_all()
+            return cls(path, chainstate, index, files, cache, salt, created)
+        raise AssertionError("unreachable")  # pragma: no cover (ExitStack re-raises)
 
     def close(self) -> None:
         with contextlib.ExitStack() as stack:  # close the lock holder (chainstate) last
             stack.callback(self.chainstate.close)
+            stack.callback(self.block_index.close)
+            stack.callback(self.block_files.close)
             self.proof_cache.close()
 

@@ -22,6 +22,23 @@ class ChainstateCorruptError(StoreError):
     """The chainstate database is unreadable or inconsistent; it is never repaired silently."""
 
 
+class BlockFileError(StoreError):
+    """A block or undo record that cannot be read back: missing file, bad magic or length,
+    truncated, failed checksum, or bytes that are not the block the index names."""
+
+
+class BlockIndexCorruptError(StoreError):
+    """The block index database is unreadable or inconsistent (never repaired silently)."""
+
+
+class UnknownBlockError(StoreError):
+    """A block hash the block index does not know."""
+
+    def __init__(self, block_hash: bytes) -> None:
+        super().__init__(f"block {block_hash[::-1].hex()} not found")
+        self.block_hash = block_hash
+
+
 class ChainstateConflictError(StoreError):
     """A block that does not extend the tip (wrong prev_hash/height), or no tip to disconnect."""
 

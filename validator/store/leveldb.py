@@ -44,6 +44,32 @@ def open_db(path: str, *, create: bool = True, paranoid: bool = False,
         raise StoreError(f"cannot open LevelDB at {path}: {exc}") from None
 
 
+def open_versioned(path: str, version: bytes, corrupt: type[StoreError], what: str,
+                   **options: int) -> plyvel.DB:
+    """``open_db`` (paranoid) for a database with a format version under key b"V": an empty
+    database gets ``version``; a different one, records without one, or an unreadable database
+    raise ``corrupt`` (consensus state is never wiped). ``DataDirLockedError`` passes through."""
+    try:
+        db = open_db(path, paranoid=True, **options)  # type: ignore[arg-type]
+    except StoreError:
+        raise
+    except plyvel.Error as exc:
+        raise corrupt(f"{what} at {path} is unreadable: {exc}") from None
+    try:
+        found = db.get(b"V")
+        if found is None:
+            if next(db.iterator(include_value=False), None) is not None:
+                raise corrupt(f"{what} at {path} has no format version")
+            db.put(b"V", version, sync=True)
+        elif found != version:
+            raise corrupt(f"{what} at {path} has format version {found.hex()}, "
+                          f"expected {version.hex()}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 class LevelDbHandle(Closeable):
     """Owner of one open plyvel database: ``db`` (raising once closed), ``close``, ``with``."""
 

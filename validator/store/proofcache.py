@@ -7,7 +7,14 @@ Rules (design.md "Proof caches"; elements-format.md §2.3):
   input out of the key would let a proof valid in one context pass in another (an inflation
   bug), so ``rangeproof_key`` / ``borromean_key`` / ``surjection_key`` take every input the
   verifier takes.
-- Mempool acceptance ``insert``s; block connection ``lookup_and_erase``s (a hit is consumed).
+- Mempool acceptance ``insert``s; block connection looks keys up (``lookup_many``) and
+  ``consume``s its hits: a consumed entry stops counting at once but its records are deleted
+  lazily, in the next write batch (an insert, an eviction, or ``flush``), as Elements'
+  CuckooCache only marks erased entries collectable. Never a synchronous delete per block.
+- An in-memory front (``_front``: salted key → sequence number, bounded, oldest dropped first)
+  answers lookups of keys this handle inserted or found before any LevelDB read. The keys are
+  salted digests, so nobody can aim collisions at it; the LOCK makes this handle the only writer,
+  so the front can only lag LevelDB by entries it never saw (which a LevelDB read then finds).
 - Bounded size, oldest-first eviction: entries carry an insertion sequence number.
 - The cache is an optimization. Anything unexpected (foreign files in its directory, an unknown
   format version, a different salt, a LevelDB corruption error, an unparsable record, counts
@@ -50,7 +57,8 @@ _U64 = struct.Struct(">Q")
 _U32BE = struct.Struct(">I")
 _COUNT = struct.Struct(">QQ")
 _SALT_BINDING_TAG = b"ctplugin/proofcache/salt-binding"
-RECENT_MAX = 1 << 16  # in-memory mirror of recently inserted entries (about 8 MB at most)
+FRONT_MAX = 1 << 17  # in-memory front: keys known present (about 20 MB at most)
+CONSUMED_MAX = 1 << 16  # consumed entries held before their deletion is written anyway
 
 DOMAIN_RANGEPROOF = b"ctplugin/proofcache/rangeproof/v1"
 DOMAIN_SURJECTION = b"ctplugin/proofcache/surjection/v1"
@@ -133,18 +141,19 @@ class ProofCache(LevelDbHandle):
         self.last_wipe_reason: str | None = None
         self._binding = FORMAT_VERSION + hashlib.sha256(_SALT_BINDING_TAG + self.salt).digest()
         # SHA256 states after salt ‖ lp(domain): every key of a domain starts from a copy.
-        self._range_prefix = _prefix_state(self.salt, DOMAIN_RANGEPROOF)
-        self._surjection_prefix = _prefix_state(self.salt, DOMAIN_SURJECTION)
-        self._borromean_prefix = _prefix_state(self.salt, DOMAIN_BORROMEAN)
-        self._script_prefix = _prefix_state(self.salt, DOMAIN_SCRIPT)
+        self._prefixes: dict[bytes, hashlib._Hash] = {}
+        self._range_prefix = self._prefix(DOMAIN_RANGEPROOF)
+        self._surjection_prefix = self._prefix(DOMAIN_SURJECTION)
+        self._borromean_prefix = self._prefix(DOMAIN_BORROMEAN)
+        self._script_prefix = self._prefix(DOMAIN_SCRIPT)
         self._db: plyvel.DB | None = None
-        self._count = 0
+        self._count = 0  # records in LevelDB, consumed ones not yet deleted included
         self._next_seq = 0
-        # key → sequence number of entries this handle wrote and has not erased or evicted
-        # since (bounded, oldest dropped first; a memory mirror of records only we write: the
-        # LOCK makes this handle the only writer). Block connection finds the keys mempool
-        # acceptance just inserted here without reading LevelDB.
-        self._recent: dict[bytes, bytes] = {}
+        # key → sequence number of entries known present and not consumed (bounded, oldest
+        # dropped first): lookups of keys mempool acceptance just inserted cost no LevelDB read.
+        self._front: dict[bytes, bytes] = {}
+        # key → sequence number of entries blocks consumed; deleted in the next write batch.
+        self._consumed: dict[bytes, bytes] = {}
         self._open_checked()
 
     @classmethod
@@ -158,6 +167,19 @@ class ProofCache(LevelDbHandle):
         return cls(path, salt, max_entries, sync)
 
     # --- keys ------------------------------------------------------------------------------
+
+    def _prefix(self, domain: bytes) -> hashlib._Hash:
+        prefix = self._prefixes.get(domain)
+        if prefix is None:
+            prefix = self._prefixes[domain] = _prefix_state(self.salt, domain)
+        return prefix
+
+    def key(self, domain: bytes, fields: Iterable[bytes]) -> bytes:
+        """The salted key of one verification in ``domain`` (a versioned tag such as
+        ``DOMAIN_RANGEPROOF``) over its inputs, each length-prefixed: ``cache_key`` with this
+        cache's salt. Domain-specific key functions (below) fix which inputs a domain takes;
+        a new kind of check adds a domain tag and one such function."""
+        return _key_from(self._prefix(domain), fields)
 
     def rangeproof_key(self, proof: BytesLike, commitment: object, value_generator: object,
                        extra_commit: BytesLike, nbits: int, n_gens: int) -> bytes:
@@ -189,58 +211,84 @@ class ProofCache(LevelDbHandle):
     # --- operations ------------------------------------------------------------------------
 
     def contains(self, key: bytes) -> bool:
-        return self._guard(
-            lambda db: key in self._recent or self._seq_of(db, key) is not None, False)
+        """True if ``key`` is cached and not consumed (no statistics counted)."""
+        return self._guard(lambda db: self._present(db, [key])[0], False)
 
     __contains__ = contains
 
+    def lookup_many(self, keys: Iterable[bytes]) -> list[bool]:
+        """Which keys are cached (block connection's lookup; hits and misses are counted).
+        The front answers first; the rest are read through one LevelDB snapshot."""
+        keys = list(keys)
+        for key in keys:
+            self._check_key(key)
+        hits = self._guard(lambda db: self._present(db, keys), [False] * len(keys))
+        n_hits = sum(hits)
+        self.hits += n_hits
+        self.misses += len(keys) - n_hits
+        return hits
+
+    def consume(self, keys: Iterable[bytes]) -> None:
+        """Mark entries a block used as consumed: they stop being hits and counting now, and
+        their records are deleted with the next write batch (never one delete per block)."""
+        self._guard(lambda db: self._consume(db, list(keys)), None)
+
     def insert(self, key: bytes) -> None:
         """Record a successful verification (mempool acceptance). Evicts the oldest if full."""
-        self._check_key(key)
-        self._guard(lambda db: self._insert_many(db, [key]), None)
-
-    def lookup_and_erase(self, key: bytes) -> bool:
-        """True (and the entry is removed) if ``key`` was cached (block connection)."""
-        self._check_key(key)
-        hit = self._guard(lambda db: self._erase_many(db, [key])[0], False)
-        if hit:
-            self.hits += 1
-        else:
-            self.misses += 1
-        return hit
+        self.insert_many([key])
 
     def insert_many(self, keys: Iterable[bytes]) -> None:
         """``insert`` for several keys in ONE write batch (eviction as for one at a time:
-        if they overflow the bound, the oldest go first, new ones included)."""
+        if they overflow the bound, the oldest go first, new ones included). The batch also
+        carries the deletions of consumed entries; a consumed key inserted again is simply
+        live again."""
         keys = list(keys)
         for key in keys:
             self._check_key(key)
         if keys:
             self._guard(lambda db: self._insert_many(db, keys), None)
 
+    def lookup_and_erase(self, key: bytes) -> bool:
+        """``lookup_and_erase_many`` for one key."""
+        return self.lookup_and_erase_many([key])[0]
+
     def lookup_and_erase_many(self, keys: Iterable[bytes]) -> list[bool]:
-        """``lookup_and_erase`` for a whole block's keys, erasing every hit in ONE batch."""
+        """Look a block's keys up and consume the hits (a key listed twice hits once)."""
         keys = list(keys)
-        for key in keys:
-            self._check_key(key)
-        hits = self._guard(lambda db: self._erase_many(db, keys), [False] * len(keys))
-        n_hits = sum(hits)
-        self.hits += n_hits
-        self.misses += len(keys) - n_hits
+        hits = self.lookup_many(keys)
+        seen: set[bytes] = set()
+        consumed = []
+        for i, (key, hit) in enumerate(zip(keys, hits, strict=True)):
+            if hit:
+                if key in seen:
+                    hits[i] = False
+                    self.hits -= 1
+                    self.misses += 1
+                else:
+                    seen.add(key)
+                    consumed.append(key)
+        self.consume(consumed)
         return hits
 
+    def flush(self) -> None:
+        """Write the pending deletions of consumed entries now (one batch)."""
+        if self._consumed and self._db is not None:
+            self._guard(self._write_consumed, None)
+
     def __len__(self) -> int:
-        return self._count
+        return self._count - len(self._consumed)
 
     def stats(self) -> CacheStats:
-        return CacheStats(self._count, self.max_entries, self.hits, self.misses, self.inserts,
+        return CacheStats(len(self), self.max_entries, self.hits, self.misses, self.inserts,
                           self.evictions, self.wipes)
 
     def clear(self, reason: str = "cleared by caller") -> None:
         self._wipe(reason)
 
-    # --- lifecycle -------------------------------------------------------------------------
-
+    def close(self) -> None:
+        if self._db is not None:
+            self.flush()
+        super().close()
 
     # --- internals -------------------------------------------------------------------------
 
@@ -259,46 +307,124 @@ class ProofCache(LevelDbHandle):
             self._wipe(f"{type(exc).__name__}: {exc}")
             return on_wipe
 
-    def _seq_of(self, db: plyvel.DB, key: bytes) -> bytes | None:
-        seq = db.get(_PREFIX_KEY + key)
-        if seq is not None and len(seq) != 8:
-            raise CacheCorrupt("malformed entry")
-        return seq
+    def _remember(self, key: bytes, seq: bytes) -> None:
+        front = self._front
+        front[key] = seq
+        if len(front) > FRONT_MAX:
+            for old in list(itertools.islice(front, len(front) - FRONT_MAX)):
+                del front[old]
+
+    def _present(self, db: plyvel.DB, keys: list[bytes]) -> list[bool]:
+        front = self._front
+        consumed = self._consumed
+        answers = [key in front for key in keys]
+        if all(answers):
+            return answers
+        with db.snapshot() as snap:
+            get = snap.get
+            for i, key in enumerate(keys):
+                if answers[i] or key in consumed:
+                    continue
+                seq = get(_PREFIX_KEY + key)
+                if seq is None:
+                    continue
+                if len(seq) != 8:
+                    raise CacheCorrupt("malformed entry")
+                answers[i] = True
+                self._remember(key, seq)
+        return answers
+
+    def _consume(self, db: plyvel.DB, keys: list[bytes]) -> None:
+        front = self._front
+        consumed = self._consumed
+        unknown = []
+        for key in keys:
+            seq = front.pop(key, None)
+            if seq is not None:
+                consumed[key] = seq
+            elif key not in consumed:
+                unknown.append(key)
+        if unknown:  # not in the front (dropped from it since the lookup): read the records
+            with db.snapshot() as snap:
+                for key in unknown:
+                    seq = snap.get(_PREFIX_KEY + key)
+                    if seq is not None:
+                        if len(seq) != 8:
+                            raise CacheCorrupt("malformed entry")
+                        consumed[key] = seq
+        if len(consumed) > CONSUMED_MAX:
+            self._write_consumed(db)
+
+    def _delete_consumed(self, batch: plyvel.WriteBatch) -> int:
+        consumed = self._consumed
+        for key, seq in consumed.items():
+            batch.delete(_PREFIX_KEY + key)
+            batch.delete(_PREFIX_SEQ + seq)
+        n = len(consumed)
+        if n > self._count:
+            raise CacheCorrupt("more consumed entries than the recorded count")
+        return n
+
+    def _write_consumed(self, db: plyvel.DB) -> None:
+        batch = db.write_batch(sync=self.sync)
+        n = self._delete_consumed(batch)
+        self._write_count(batch, self._count - n, self._next_seq)
+        batch.write()
+        self._count -= n
+        self._consumed.clear()
 
     def _write_count(self, batch: plyvel.WriteBatch, count: int, next_seq: int) -> None:
         batch.put(_KEY_COUNT, _COUNT.pack(count, next_seq))
 
     def _insert_many(self, db: plyvel.DB, keys: list[bytes]) -> None:
+        front = self._front
+        consumed = self._consumed
         new: list[bytes] = []
-        with db.snapshot() as snap:
-            for key in dict.fromkeys(keys):  # once each, in order
-                if key in self._recent:
-                    continue
-                seq = snap.get(_PREFIX_KEY + key)
-                if seq is None:
-                    new.append(key)
-                elif len(seq) != 8:
-                    raise CacheCorrupt("malformed entry")
-        if not new:
+        unknown: list[bytes] = []
+        for key in dict.fromkeys(keys):  # once each, in order
+            if key in front:
+                continue
+            seq = consumed.pop(key, None)
+            if seq is not None:  # consumed but its records are still there: live again
+                self._remember(key, seq)
+                continue
+            unknown.append(key)
+        if unknown:
+            with db.snapshot() as snap:
+                for key in unknown:
+                    seq = snap.get(_PREFIX_KEY + key)
+                    if seq is None:
+                        new.append(key)
+                    elif len(seq) != 8:
+                        raise CacheCorrupt("malformed entry")
+                    else:
+                        self._remember(key, seq)
+        if not new and not consumed:
             return
-        count, next_seq = self._count + len(new), self._next_seq + len(new)
-        excess = max(count - self.max_entries, 0)
         batch = db.write_batch(sync=self.sync)
+        deleted = set(consumed)
+        n_deleted = self._delete_consumed(batch)
+        count = self._count - n_deleted + len(new)
+        next_seq = self._next_seq + len(new)
+        excess = max(count - self.max_entries, 0)
         evicted = 0
         evicted_keys: list[bytes] = []
         if excess:
-            # Oldest first: stored entries in sequence order, then the first of the new keys.
+            # Oldest first: stored entries in sequence order (skipping the consumed ones this
+            # batch deletes anyway), then the first of the new keys.
             with db.iterator(prefix=_PREFIX_SEQ) as it:
                 for old_seq_key, old_key in it:
                     if evicted == excess:
                         break
                     if len(old_seq_key) != 9 or len(old_key) != 32:
                         raise CacheCorrupt("malformed sequence record")
+                    if old_key in deleted:
+                        continue
                     batch.delete(old_seq_key)
                     batch.delete(_PREFIX_KEY + old_key)
                     evicted_keys.append(old_key)
                     evicted += 1
-            if evicted < self._count and evicted < excess:
+            if evicted < excess and evicted < self._count - n_deleted:
                 raise CacheCorrupt("entry count exceeds the records present")
         dropped = excess - evicted  # new keys evicted at once (more new keys than room)
         first_seq = self._next_seq
@@ -313,55 +439,13 @@ class ProofCache(LevelDbHandle):
         self._write_count(batch, count - excess, next_seq)
         batch.write()
         self._count, self._next_seq = count - excess, next_seq
-        recent = self._recent
+        consumed.clear()
         for key in evicted_keys:
-            recent.pop(key, None)
-        recent.update(written)
-        if len(recent) > RECENT_MAX:
-            for key in list(itertools.islice(recent, len(recent) - RECENT_MAX)):
-                del recent[key]
+            front.pop(key, None)
+        for key, seq in written:
+            self._remember(key, seq)
         self.inserts += len(new)
         self.evictions += excess
-
-    def _erase_many(self, db: plyvel.DB, keys: list[bytes]) -> list[bool]:
-        hits = []
-        erased: set[bytes] = set()
-        batch = db.write_batch(sync=self.sync)
-        delete = batch.delete
-        # Keys this handle inserted recently are answered from memory; the others with one read
-        # each, through a snapshot (half the cost of a plain db.get). The sequence record is
-        # deleted without reading it back: a cross-check here would double the reads and
-        # protect nothing (a hit is trusted on its entry record alone, as in ``contains``);
-        # records that disagree leave the count above the sequence records, which the next
-        # eviction or open detects and wipes.
-        recent = self._recent
-        with db.snapshot() as snap:
-            get = snap.get
-            for key in keys:
-                if key in erased:
-                    seq = None
-                else:
-                    seq = recent.get(key)
-                    if seq is None:
-                        seq = get(_PREFIX_KEY + key)
-                if seq is None:
-                    hits.append(False)
-                    continue
-                if len(seq) != 8:
-                    raise CacheCorrupt("malformed entry")
-                hits.append(True)
-                erased.add(key)
-                delete(_PREFIX_KEY + key)
-                delete(_PREFIX_SEQ + seq)
-        if erased:
-            if len(erased) > self._count:
-                raise CacheCorrupt("more entries than the recorded count")
-            self._write_count(batch, self._count - len(erased), self._next_seq)
-            batch.write()
-            self._count -= len(erased)
-            for key in erased:
-                recent.pop(key, None)
-        return hits
 
     def _open_checked(self) -> None:
         """Open and fully validate; any problem → wipe and reopen empty.
@@ -441,7 +525,7 @@ class ProofCache(LevelDbHandle):
             for _, (seq_key, key) in zip(range(excess), it):
                 batch.delete(seq_key)
                 batch.delete(_PREFIX_KEY + key)
-                self._recent.pop(key, None)
+                self._front.pop(key, None)
         self._write_count(batch, self.max_entries, self._next_seq)
         batch.write()
         self.evictions += excess
@@ -454,11 +538,13 @@ class ProofCache(LevelDbHandle):
         batch.write()
         self._count, self._next_seq = 0, 0
 
-
     def _wipe(self, reason: str) -> None:
         """Delete everything and reopen empty (the directory's lock is re-taken at once)."""
-        self.close()
-        self._recent.clear()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._front.clear()
+        self._consumed.clear()
         self.wipes += 1
         self.last_wipe_reason = reason
         if os.path.isdir(self.path) and not os.path.islink(self.path):

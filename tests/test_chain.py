@@ -1,0 +1,343 @@
+"""Chain manager: block index with side branches, best chain, reorganisations, invalid-branch
+fallback, invalidate/reconsider, mempool return, events, BIP22 answers, queries and restarts,
+against an independent model (``tests.chaintrees``), on real LevelDB data directories."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctplugin.elements import Block
+from regtest.params import chain_params, genesis_block
+from tests.chaintrees import TreeBuilder, expected_tip, fanout_block, spend, utxo_model
+from tests.conftest import SLOW_SCALE
+from validator import ChainListener, Node, UnknownBlockError
+from validator.store import FAILED_VALID, BlockFileError
+
+PARAMS = chain_params()
+
+
+def open_node(path: Path, **options: object) -> Node:
+    return Node.open(path, genesis_block(), PARAMS, sync=False, **options)  # type: ignore[arg-type]
+
+
+def node_utxos(node: Node) -> dict[tuple[bytes, int], tuple[int, bool, bytes]]:
+    return {(o.txid, o.index): (e.height, e.coinbase, e.txout)
+            for o, e in node.data.chainstate.iter_utxos()}
+
+
+def best_chain(tree: TreeBuilder, seen: list[int], invalidated: set[int]) -> list[Block]:
+    best = expected_tip(tree, seen, invalidated)
+    return [] if best is None else [tb.block for tb in tree.branch(best)]
+
+
+def check_state(node: Node, tree: TreeBuilder, seen: list[int], invalidated: set[int]) -> None:
+    chain = best_chain(tree, seen, invalidated)
+    tip = chain[-1] if chain else genesis_block()
+    assert node.tip.hash == tip.hash and node.tip.height == tip.header.height
+    assert node_utxos(node) == utxo_model(chain)
+    for block in chain:
+        assert node.block_hash(block.header.height) == block.hash
+
+
+class Recorder(ChainListener):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    def block_connected(self, block: object, height: int) -> None:
+        self.events.append(("connected", block.hash))  # type: ignore[attr-defined]
+
+    def block_disconnected(self, block: object, height: int) -> None:
+        self.events.append(("disconnected", block.hash))  # type: ignore[attr-defined]
+
+    def transaction_added(self, tx: object) -> None:
+        self.events.append(("added", tx.txid))  # type: ignore[attr-defined]
+
+    def transaction_removed(self, tx: object, reason: str) -> None:
+        self.events.append((f"removed:{reason}", tx.txid))  # type: ignore[attr-defined]
+
+
+# --- the property test --------------------------------------------------------------------
+
+_ops = st.lists(st.tuples(st.sampled_from(["submit", "submit", "submit", "invalidate",
+                                           "reconsider", "restart", "duplicate"]),
+                          st.integers(0, 10_000)), min_size=5, max_size=40)
+
+
+@settings(max_examples=int(12 * SLOW_SCALE), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n_blocks=st.integers(3, 18), ops=_ops,
+       max_unflushed=st.sampled_from([1, 3, 1000]))
+def test_random_trees_follow_the_best_valid_chain(tmp_path_factory: pytest.TempPathFactory,
+                                                  seed: int, n_blocks: int,
+                                                  ops: list[tuple[str, int]],
+                                                  max_unflushed: int) -> None:
+    """Random trees of blocks (forks, invalid blocks, their descendants) submitted in random
+    order, with invalidate / reconsider / restart / resubmission mixed in: after every step
+    the tip is the model's best valid block and the UTXO set equals a replay of its chain."""
+    tree = TreeBuilder.random(n_blocks, seed)
+    path = tmp_path_factory.mktemp("chain") / "node"
+    pending = list(range(len(tree.blocks)))
+    random.Random(seed).shuffle(pending)
+    seen: list[int] = []
+    header_only: set[int] = set()
+    invalidated: set[int] = set()
+    node = open_node(path, max_unflushed_blocks=max_unflushed)
+    try:
+        for op, pick in ops + [("submit", 0)] * len(pending):
+            if op == "submit" and pending:
+                index = pending[pick % len(pending)]
+                tb = tree.blocks[index]
+                result = node.submit_block(tb.block.serialize())
+                parent = tb.parent if tb.parent is not None else -1
+                if parent >= 0 and parent not in seen and parent not in header_only:
+                    assert result.bip22 == "prev-blk-not-found" and not result.accepted
+                    continue
+                if result.reason == "bad-prevblk" or result.status == "duplicate-invalid":
+                    # an ancestor is known invalid (the header is remembered as such): it can
+                    # be stored once that ancestor is reconsidered
+                    ancestors = {tree.blocks.index(t) for t in tree.branch(index)[:-1]}
+                    assert not tb.valid or ancestors & invalidated
+                    header_only.add(index)
+                else:
+                    pending.remove(index)
+                    seen.append(index)
+                    assert result.status in ("connected", "stored", "invalid")
+                    assert (result.status == "invalid") <= (not tb.valid)
+                    assert (result.bip22 is None) == result.accepted
+            elif op == "duplicate" and seen:
+                index = seen[pick % len(seen)]
+                result = node.submit_block(tree.blocks[index].block)
+                assert result.status in ("duplicate", "duplicate-invalid")
+                assert result.bip22 in ("duplicate", "duplicate-invalid")
+            elif op == "invalidate" and seen:
+                index = seen[pick % len(seen)]
+                node.invalidate_block(tree.blocks[index].hash)
+                invalidated.add(index)
+            elif op == "reconsider" and invalidated:
+                index = sorted(invalidated)[pick % len(invalidated)]
+                node.reconsider_block(tree.blocks[index].hash)
+                # Core clears the marks of the block, its ancestors and its descendants
+                branch = {tree.blocks.index(tb) for tb in tree.branch(index)}
+                below = {i for i in invalidated
+                         if index in {tree.blocks.index(t) for t in tree.branch(i)}}
+                invalidated -= branch | below
+            elif op == "restart":
+                node.close()
+                node = open_node(path, max_unflushed_blocks=max_unflushed)
+            check_state(node, tree, seen, invalidated)
+        # the UTXO set hash equals that of a node that only ever saw the best chain
+        stats = node.utxo_stats()
+        with open_node(path.parent / "clean") as clean:
+            for block in best_chain(tree, seen, invalidated):
+                assert clean.submit_block(block).accepted
+            assert clean.utxo_stats().utxo_set_hash == stats.utxo_set_hash
+            assert clean.utxo_stats().txouts == stats.txouts
+    finally:
+        node.close()
+
+
+# --- focused behaviour ----------------------------------------------------------------------
+
+@pytest.fixture
+def node(tmp_path: Path):
+    with open_node(tmp_path / "node") as n:
+        assert n.submit_block(fanout_block()).accepted
+        yield n
+
+
+def test_longer_branch_wins_and_reorg_returns_transactions_to_the_mempool(node: Node) -> None:
+    tree = TreeBuilder()
+    rng = random.Random(1)
+    a1 = tree.add(0, "spend", rng)
+    a2 = tree.add(a1, "spend", rng)
+    b1 = tree.add(0, "empty", rng)
+    b2 = tree.add(b1, "empty", rng)
+    b3 = tree.add(b2, "empty", rng)
+    recorder = Recorder()
+    node.subscribe(recorder)
+    for index in (a1, a2):
+        assert node.submit_block(tree.blocks[index].block).accepted
+    moved = [tx.txid for i in (a1, a2) for tx in tree.blocks[i].block.transactions[1:]]
+    assert node.submit_block(tree.blocks[b1].block).bip22 == "inconclusive"
+    assert node.submit_block(tree.blocks[b2].block).bip22 == "inconclusive"  # a tie: first wins
+    assert node.tip.hash == tree.blocks[a2].hash
+    recorder.events.clear()
+    result = node.submit_block(tree.blocks[b3].block)
+    assert result.accepted and result.bip22 is None and node.tip.hash == tree.blocks[b3].hash
+    assert sorted(node.mempool.entries) == sorted(moved)  # still valid: back in the pool
+    hashes = {tree.blocks[i].hash: i for i in (a1, a2, b1, b2, b3)}
+    blocks = [(kind, hashes[h]) for kind, h in recorder.events if kind.endswith("connected")]
+    assert blocks == [("disconnected", a2), ("disconnected", a1), ("connected", b1),
+                      ("connected", b2), ("connected", b3)]
+    assert sorted(t for kind, t in recorder.events if kind == "added") == sorted(moved)
+    # the old branch is a valid fork now
+    tips = {t.hash: t for t in node.chain_tips()}
+    assert tips[tree.blocks[b3].hash].status == "active"
+    assert tips[tree.blocks[a2].hash].status == "valid-fork"
+    assert tips[tree.blocks[a2].hash].branchlen == 2
+    info = node.block_info(tree.blocks[a1].hash)
+    assert not info.in_active_chain and info.confirmations == -1
+
+
+def test_conflicting_branch_drops_the_conflicts(node: Node) -> None:
+    tree = TreeBuilder()
+    rng = random.Random(2)
+    a1 = tree.add(0, "spend", rng)
+    coin = tree.blocks[a1].block.transactions[1].inputs[0].prevout
+    # the other branch spends the same coin differently
+    fan = fanout_block().transactions[1]
+    double = spend([(coin[0], coin[1], fan.outputs[coin[1]].value)], 99)  # type: ignore[list-item]
+    b_blocks = []
+    from regtest.chain import make_block
+    from regtest.params import GENESIS_TIME
+    prev = fanout_block()
+    for height, txs in ((2, [double]), (3, [])):
+        block = make_block(prev.hash, height, GENESIS_TIME + 7 * height, txs, b"\x51")
+        b_blocks.append(block)
+        prev = block
+    assert node.submit_block(tree.blocks[a1].block).accepted
+    recorder = Recorder()
+    node.subscribe(recorder)
+    assert node.submit_block(b_blocks[0]).status == "stored"
+    assert node.submit_block(b_blocks[1]).accepted
+    assert len(node.mempool) == 0  # a1's transaction conflicts with the winning branch
+    assert not any(kind == "added" for kind, _ in recorder.events)
+
+
+def test_failing_block_in_the_new_branch_falls_back(node: Node) -> None:
+    tree = TreeBuilder()
+    rng = random.Random(3)
+    a1 = tree.add(0, "spend", rng)
+    a2 = tree.add(a1, "empty", rng)
+    b1 = tree.add(0, "empty", rng)
+    b2 = tree.add(b1, "invalid", rng)
+    b3 = tree.add(b2, "empty", rng)
+    assert node.submit_block(tree.blocks[a1].block).accepted
+    assert node.submit_block(tree.blocks[a2].block).accepted
+    node.submit_block(tree.blocks[b1].block)
+    assert node.submit_block(tree.blocks[b2].block).status == "stored"  # a tie: not tried
+    recorder = Recorder()
+    node.subscribe(recorder)
+    result = node.submit_block(tree.blocks[b3].block)  # longer: tried, b2 fails, fall back
+    assert result.status == "stored" and result.bip22 == "inconclusive"
+    assert node.tip.hash == tree.blocks[a2].hash
+    assert sorted(node.mempool.entries) == []  # a1's transaction is confirmed again
+    names = {tree.blocks[i].hash: i for i in (a1, a2, b1)}
+    assert [(kind, names[h]) for kind, h in recorder.events if kind.endswith("connected")] == [
+        ("disconnected", a2), ("disconnected", a1), ("connected", b1), ("disconnected", b1),
+        ("connected", a1), ("connected", a2)]
+    assert node.block_info(tree.blocks[b2].hash).status == "invalid"
+    assert node.submit_block(tree.blocks[b2].block).bip22 == "duplicate-invalid"
+    tips = {t.hash: t.status for t in node.chain_tips()}
+    assert tips[tree.blocks[b3].hash] == "invalid"
+    assert node.data.block_index is not None
+    entry = node.chain.entry(tree.blocks[b2].hash)
+    assert entry.status & FAILED_VALID
+    # a child of a known-invalid block is refused at once
+    b4 = tree.add(b3, "empty", rng)
+    assert node.submit_block(tree.blocks[b4].block).bip22 == "bad-prevblk"
+
+
+def test_invalidate_and_reconsider(node: Node) -> None:
+    tree = TreeBuilder()
+    rng = random.Random(4)
+    a1 = tree.add(0, "spend", rng)
+    a2 = tree.add(a1, "empty", rng)
+    for i in (a1, a2):
+        node.submit_block(tree.blocks[i].block)
+    moved = sorted(tx.txid for tx in tree.blocks[a1].block.transactions[1:])
+    node.invalidate_block(tree.blocks[a1].hash)
+    assert node.tip.hash == fanout_block().hash
+    assert sorted(node.mempool.entries) == moved
+    assert node.block_info(tree.blocks[a2].hash).status == "invalid"
+    reports = node.reconsider_block(tree.blocks[a2].hash)  # clears a1 too (an ancestor)
+    assert [r.hash for r in reports] == [tree.blocks[a1].hash, tree.blocks[a2].hash]
+    assert node.tip.hash == tree.blocks[a2].hash and len(node.mempool) == 0
+    with pytest.raises(UnknownBlockError):
+        node.invalidate_block(b"\x42" * 32)
+    with pytest.raises(Exception, match="genesis"):
+        node.invalidate_block(genesis_block().hash)
+
+
+def test_queries(node: Node) -> None:
+    tree = TreeBuilder()
+    rng = random.Random(5)
+    a1 = tree.add(0, "spend", rng)
+    block = tree.blocks[a1].block
+    node.submit_block(block)
+    assert node.read_block(block.hash) == block.serialize()
+    info = node.block_info(block.hash)
+    assert (info.height, info.n_tx, info.size, info.in_active_chain, info.confirmations) == \
+        (2, len(block.transactions), len(block.serialize()), True, 1)
+    assert info.weight == block.weight and info.status == "active" and info.next_hash is None
+    assert node.block_info(fanout_block().hash).next_hash == block.hash
+    assert node.block_hash(2) == block.hash and node.block_hash(3) is None
+    assert node.block_hash(-1) is None
+    undo = node.block_undo(block.hash)
+    assert undo is not None
+    assert [o for o, _ in undo.spent] == [txin.prevout for tx in block.transactions[1:]
+                                          for txin in tx.inputs]
+    tx = block.transactions[1]
+    assert node.utxo((tx.txid, 0)) is not None and node.utxo((tx.txid, 5)) is None
+    assert node.utxo(tx.inputs[0].prevout) is None
+    stats = node.utxo_stats()
+    assert stats.height == 2 and stats.txouts == len(utxo_model([fanout_block(), block]))
+    assert node.median_time_past() == fanout_block().header.time
+    assert node.block_info(b"\x00" * 32) is None
+    with pytest.raises(UnknownBlockError):
+        node.read_block(b"\x00" * 32)
+    spent = node.block_spent_outputs(block.hash)
+    assert spent is not None and [len(s) for s in spent] == [len(tx.inputs)
+                                                           for tx in block.transactions[1:]]
+    assert all(coin.txout == fanout_block().transactions[1].outputs[coin_index].serialize()
+               for coins, tx in zip(spent, block.transactions[1:], strict=True)
+               for coin, coin_index in zip(coins, [t.prevout_index for t in tx.inputs],
+                                           strict=True))
+
+
+def test_restart_keeps_everything_and_blocks_are_in_blk_files(tmp_path: Path) -> None:
+    from validator import scan_records
+
+    tree = TreeBuilder.random(12, seed=7, p_invalid=0)
+    with open_node(tmp_path / "n") as node:
+        for tb in tree.blocks:
+            node.submit_block(tb.block)
+        tip, tips = node.tip, node.chain_tips()
+    with open_node(tmp_path / "n") as node:
+        assert node.tip == tip and node.chain_tips() == tips
+    records = [raw for _, raw in scan_records(str(tmp_path / "n" / "blocks" / "blk00000.dat"),
+                                              PARAMS.network_magic)]
+    assert records[0] == genesis_block().serialize()
+    assert records[1:] == [tb.block.serialize() for tb in tree.blocks]  # arrival order
+
+
+def test_damaged_block_data_is_dropped_not_trusted(tmp_path: Path) -> None:
+    tree = TreeBuilder()
+    rng = random.Random(8)
+    a1 = tree.add(0, "spend", rng)
+    b1 = tree.add(0, "empty", rng)
+    b2 = tree.add(b1, "empty", rng)
+    with open_node(tmp_path / "n") as node:
+        for i in (0, a1, b1):
+            node.submit_block(tree.blocks[i].block)
+        pos = node.chain.entry(tree.blocks[b1].hash).data_pos
+    assert pos is not None
+    blk = tmp_path / "n" / "blocks" / f"blk{pos.file:05d}.dat"
+    data = bytearray(blk.read_bytes())
+    data[pos.offset + 5] ^= 0xFF  # inside b1's header: the bytes are no longer b1
+    blk.write_bytes(bytes(data))
+    with open_node(tmp_path / "n") as node:
+        with pytest.raises(BlockFileError):
+            node.chain.read_block(node.chain.entry(tree.blocks[b1].hash))
+        node.submit_block(tree.blocks[b2].block)  # longer: b1 cannot be read → data dropped
+        assert node.tip.hash == tree.blocks[a1].hash
+        assert not node.block_info(tree.blocks[b1].hash).has_data
+        # the genuine bytes again: b1 is stored and b2's longer branch connects through it
+        assert node.submit_block(tree.blocks[b1].block).accepted
+        assert node.tip.hash == tree.blocks[b2].hash
