@@ -20,7 +20,9 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "demo": Command("apps.demo", "build a regtest chain of confidential transactions and "
                                  "validate it (make demo)"),
-    "node": Command("rpc.__main__", "run a regtest node serving JSON-RPC on 127.0.0.1"),
+    "node": Command("rpc.daemon", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
+                                  "ZMQ)"),
+    "cli": Command("rpc.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
     "chain": Command("regtest.chain", "build a chain of wallet-made confidential blocks: a "
                                       "chain file and/or a Core-style blocks/ directory"),
     "replay": Command("replay.__main__", "replay blocks (chain file, blocks/ directory or a "

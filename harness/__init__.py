@@ -9,6 +9,8 @@
   through the consensus bytes.
 - ``harness.elements_vectors``, ``harness.bulletproof_vectors``: loading and checking the shared
   vector files (tests, benchmarks, and the ``ctplugin elements|bulletproofs check`` commands).
+- ``harness.node``: a regtest node subprocess (free port, given data directory, always stopped)
+  for the integration tests and the rpc benchmark; HTTP only, it imports nothing of the node.
 
 The product layers (``ctplugin``, ``validator``, ``regtest``, ``rpc``, ``replay``) never import it.
 """

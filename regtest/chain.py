@@ -46,9 +46,11 @@ Progress = Callable[[int, int], None]
 
 
 def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: bytes,
-                         others: Sequence[Transaction]) -> Transaction:
-    """The coinbase of a block at ``height`` holding ``others``: pays ``fees`` to the miner and
-    commits to every transaction's witness data."""
+                         others: Sequence[Transaction],
+                         extra_outputs: Sequence[TxOut] = ()) -> Transaction:
+    """The coinbase of a block at ``height`` holding ``others``: pays ``fees`` to the miner
+    (then ``extra_outputs``, e.g. OP_RETURN commitments) and commits to every transaction's
+    witness data."""
     script_sig = script_num(height)
     if len(script_sig) < 2:
         script_sig += b"\x00"  # bad-cb-length wants 2..100 bytes
@@ -56,6 +58,7 @@ def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: byte
                 script_witness=(WITNESS_RESERVED,))
     outputs = [TxOut(asset=asset, value=amount, script_pubkey=miner_script)
                for asset, amount in sorted(fees.items())]
+    outputs += extra_outputs
     # The coinbase's withash covers only its witness (the reserved value), never its outputs.
     draft = Transaction(version=2, inputs=(txin,), outputs=(*outputs, _commitment_out(bytes(32))))
     root = fast_merkle_root([draft.withash, *(tx.withash for tx in others)])
@@ -68,12 +71,12 @@ def _commitment_out(commitment: bytes) -> TxOut:
 
 
 def make_block(prev_hash: bytes, height: int, time: int, txs: Sequence[Transaction],
-               miner_script: bytes) -> Block:
+               miner_script: bytes, extra_outputs: Sequence[TxOut] = ()) -> Block:
     fees: dict[bytes, int] = {}
     for tx in txs:
         for asset, amount in tx.fees().items():
             fees[asset] = fees.get(asset, 0) + amount
-    coinbase = coinbase_transaction(height, fees, miner_script, txs)
+    coinbase = coinbase_transaction(height, fees, miner_script, txs, extra_outputs)
     all_txs = (coinbase, *txs)
     root, _ = _speedups.merkle_root(b"".join(tx.txid for tx in all_txs))
     header = BlockHeader(version=BLOCK_VERSION, prev_hash=prev_hash, merkle_root=root, time=time,

@@ -1,5 +1,12 @@
-"""JSON-RPC server in bitcoind/elementsd conventions over a ``validator.node.Node``.
+"""The regtest node: JSON-RPC over HTTP in bitcoind/elementsd conventions, mining, wallets, ZMQ.
 
-``rpc.server.RpcServer`` serves JSON-RPC 1.0 (bitcoind's legacy HTTP status codes) and 2.0
-(always HTTP 200, batches) on a loopback address; ``rpc.methods`` maps method names to the node.
+- ``daemon``: ``ctplugin node`` (and ``python -m rpc``): start-up, warm-up, shutdown;
+  ``config``: its options; ``startup``: opening and closing what it serves.
+- ``server``: HTTP (aiohttp low-level server): access control, auth, limits, the bounded work
+  queue; ``auth``: cookie, rpcuser/rpcpassword, rpcauth; ``jsonrpc``: JSON-RPC 1.x/2.0 bodies.
+- ``context``: the running node as methods see it (locks, warm-up, dispatch);
+  ``registry``: the method table (arguments, checks, help); ``methods``: the calls by category;
+  ``params``: bitcoind's parameter parsers; ``errors``: the error codes.
+- ``events``: the node's own chain listener (mempool sequence, tip-change condition);
+  ``mining``: block templates; ``cli``: ``ctplugin cli``.
 """

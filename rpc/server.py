@@ -1,143 +1,262 @@
-"""The HTTP JSON-RPC server (aiohttp), in bitcoind's conventions.
+"""The HTTP side of the node's JSON-RPC, in bitcoind's conventions (node-rpc.md §2.1–2.5).
 
-- JSON-RPC 1.0 (no ``"jsonrpc"`` member): ``{"result", "error", "id"}``; an error answers HTTP 500,
-  or 404 for an unknown method and 400 for an invalid request (bitcoind's legacy statuses).
-- JSON-RPC 2.0: HTTP 200 with ``result`` or ``error``; a request without ``id`` is a
-  notification (no reply). A batch (array) is answered with an array, HTTP 200.
-- Optional HTTP basic authentication (``rpcuser``/``rpcpassword``), compared in constant time.
-- Request bodies are capped (``max_body``) before they are read; all node work runs on one worker
-  thread, in order, so the event loop stays responsive and the node sees one caller at a time.
+Request path, in bitcoind's order: peer not allowed → **403**; path other than ``/`` or
+``/wallet/<name>`` → **404** (empty body); method other than POST → **405** "JSONRPC server handles
+only POST requests"; no or wrong ``Authorization`` → **401** with ``WWW-Authenticate: Basic
+realm="jsonrpc"`` (wrong credentials after a 250 ms pause that does not block anyone else);
+request line or headers over 8192 bytes → **400**; body over 32 MiB → **413**; work queue full →
+**503** "Work queue depth exceeded" (text/plain); once shutdown has begun → **503** and
+``Connection: close``.
+
+The event loop (aiohttp's low-level server: parsing, keep-alive, timeouts) only routes bytes: the
+body is decoded, executed and encoded by a worker thread of a bounded pool (``rpcthreads``
+workers, at most ``rpcworkqueue`` requests waiting), so a slow call never delays another client.
+JSON replies carry exactly ``Content-Type: application/json``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hmac
-import json
+import contextlib
+import ipaddress
+import logging
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
 
 from aiohttp import web
+from aiohttp.http import RawRequestMessage
+from aiohttp.streams import StreamReader
 
-from ctplugin.elements.rpcjson import dumps
-from rpc.errors import RpcCode, RpcError
-from rpc.methods import MAX_HEX_CHARS, call
-from validator import Node
+from rpc.auth import Credentials
 
-MAX_BATCH = 1000
+log = logging.getLogger("ctplugin.rpc")
 
-_LEGACY_STATUS = {RpcCode.METHOD_NOT_FOUND: 404, RpcCode.INVALID_REQUEST: 400}
+MAX_BODY = 32 * 1024 * 1024  # MAX_SIZE: libevent refuses larger bodies
+MAX_HEADERS_SIZE = 8192
+AUTH_FAILURE_DELAY = 0.25
+WALLET_PREFIX = "/wallet/"
+JSON_HEADERS = {"Content-Type": "application/json"}
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+LOOPBACK: tuple[IpNetwork, ...] = (ipaddress.ip_network("127.0.0.0/8"),
+                                   ipaddress.ip_network("::1/128"))
 
-
-def _reply(request: object, result: Any = None, error: RpcError | None = None) -> dict[str, Any]:
-    ident = request.get("id") if isinstance(request, dict) else None
-    if isinstance(request, dict) and request.get("jsonrpc") == "2.0":
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": ident}
-        if error is None:
-            body["result"] = result
-        else:
-            body["error"] = error.to_json()
-        return body
-    return {"result": result, "error": error.to_json() if error else None, "id": ident}
+Dispatch = Callable[[bytes, "str | None", str], "tuple[int, bytes | None]"]
+"""(body, wallet name from the URI or None, authenticated user) -> (status, JSON or None=204);
+runs on a worker thread."""
 
 
-class RpcServer:
-    """Serves ``node`` on ``host:port`` (port 0 picks a free one; see ``port`` after start)."""
+def parse_allowip(spec: str) -> IpNetwork:
+    """An ``-rpcallowip`` entry: an IP, ``net/prefix`` or ``net/netmask``."""
+    try:
+        return ipaddress.ip_network(spec, strict=False)
+    except ValueError:
+        raise ValueError(f"Invalid -rpcallowip subnet specification: {spec}") from None
 
-    def __init__(self, node: Node, host: str = "127.0.0.1", port: int = 0, *,
-                 auth: tuple[str, str] | None = None,
-                 max_body: int = MAX_HEX_CHARS + 4096) -> None:
-        self.node = node
-        self.host = host
-        self.port = port
-        self._auth = None if auth is None else base64.b64encode(
-            f"{auth[0]}:{auth[1]}".encode()).decode()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctplugin-node")
-        self._app = web.Application(client_max_size=max_body)
-        self._app.router.add_post("/", self._handle)
-        self._runner: web.AppRunner | None = None
-        self.stopped = asyncio.Event()
-        self._stop_requested = False
+
+@dataclass(frozen=True, slots=True)
+class HttpConfig:
+    bind: Sequence[tuple[str, int]] = (("127.0.0.1", 0),)
+    allow: Sequence[IpNetwork] = ()
+    threads: int = 16
+    workqueue: int = 64
+    timeout: float = 30.0  # -rpcservertimeout: idle keep-alive connections are closed
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _WorkQueue:
+    """A bounded pool: at most ``depth`` requests waiting for one of ``threads`` workers."""
+
+    def __init__(self, threads: int, depth: int) -> None:
+        self.depth = depth
+        self.threads = threads
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rpc-worker")
+        self._lock = threading.Lock()
+        self._waiting = 0
+        self.active = 0
+
+    def try_enter(self) -> bool:
+        with self._lock:
+            if self._waiting >= self.depth:
+                return False
+            self._waiting += 1
+            return True
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn`` on a worker once ``try_enter`` admitted the request."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._started, fn, args)
+
+    def _started(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        with self._lock:
+            self._waiting -= 1
+            self.active += 1
+        try:
+            return fn(*args)
+        finally:
+            with self._lock:
+                self.active -= 1
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True)
+
+
+class RpcHttpServer:
+    """Listens on ``config.bind``; ``ports`` after ``start`` (port 0 picks a free one)."""
+
+    def __init__(self, dispatch: Dispatch, credentials: Credentials, config: HttpConfig) -> None:
+        self._dispatch = dispatch
+        self._credentials = credentials
+        self.config = config
+        self._allowed = (*LOOPBACK, *config.allow)
+        self._peer_verdicts: dict[str, bool] = {}  # peer address -> allowed (cached)
+        self._queue = _WorkQueue(config.threads, config.workqueue)
+        self._server: web.Server | None = None
+        self._listeners: list[asyncio.Server] = []
+        self.addresses: list[tuple[str, int]] = []
+        self.stopping = False
+        self.in_flight = 0
+
+    # --- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self._app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        server = cast(asyncio.Server | None, site._server)  # aiohttp keeps the socket here
-        if server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
-
-    async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        self._executor.shutdown(wait=True)
-        self.stopped.set()
+        loop = asyncio.get_running_loop()
+        self._server = web.Server(self._handle, request_factory=self._make_request,
+                                  keepalive_timeout=self.config.timeout, access_log=None,
+                                  max_line_size=MAX_HEADERS_SIZE, max_field_size=MAX_HEADERS_SIZE,
+                                  max_headers=128, **self.config.extra)
+        try:
+            for host, port in self.config.bind:
+                if port == 0 and self.addresses:
+                    port = self.addresses[0][1]  # one free port for every address
+                try:
+                    listener = await loop.create_server(self._server, host, port,
+                                                        reuse_address=True)
+                except OSError as exc:
+                    # bitcoind: a failed address is logged; no address bound is fatal.
+                    log.warning("Binding RPC on address %s port %d failed: %s", host, port, exc)
+                    continue
+                self._listeners.append(listener)
+                for sock in listener.sockets:
+                    name = sock.getsockname()
+                    self.addresses.append((name[0], name[1]))
+            if not self.addresses:
+                raise OSError("no RPC address could be bound")
+        except BaseException:
+            await self.close()
+            raise
 
     @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}/"
+    def port(self) -> int:
+        return self.addresses[0][1]
 
-    # --- request handling ------------------------------------------------------------------
+    def begin_shutdown(self) -> None:
+        """From now on: new requests get 503, replies carry ``Connection: close``."""
+        self.stopping = True
 
-    def _authorized(self, request: web.Request) -> bool:
-        if self._auth is None:
-            return True
-        header = request.headers.get("Authorization", "")
-        return hmac.compare_digest(header.encode(), f"Basic {self._auth}".encode())
+    async def close(self, timeout: float = 10.0) -> None:
+        """Stop listening, let running requests finish (their replies go out), drain workers."""
+        self.stopping = True
+        for listener in self._listeners:
+            listener.close()
+        for listener in self._listeners:
+            with contextlib.suppress(Exception):
+                await listener.wait_closed()
+        self._listeners.clear()
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await self._server.shutdown(timeout)
+            self._server = None
+        await asyncio.get_running_loop().run_in_executor(None, self._queue.shutdown)
 
-    async def _handle(self, request: web.Request) -> web.Response:
-        if not self._authorized(request):
-            return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="jsonrpc"'})
+    # --- requests ------------------------------------------------------------------------------
+
+    def _make_request(self, message: RawRequestMessage, payload: StreamReader,
+                      protocol: Any, writer: Any, task: asyncio.Task[None]) -> web.BaseRequest:
+        return web.BaseRequest(message, payload, protocol, writer, task,
+                               asyncio.get_running_loop(), client_max_size=MAX_BODY)
+
+    def _peer_allowed(self, request: web.BaseRequest) -> bool:
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        if not peer:
+            return False
+        host = peer[0]
+        allowed = self._peer_verdicts.get(host)
+        if allowed is None:
+            allowed = self._check_peer(host)
+            if len(self._peer_verdicts) < 4096:
+                self._peer_verdicts[host] = allowed
+        return allowed
+
+    def _check_peer(self, host: str) -> bool:
+        try:
+            address = ipaddress.ip_address(host.split("%", 1)[0])
+        except ValueError:
+            return False
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        return any(address in net for net in self._allowed if net.version == address.version)
+
+    def _reply(self, status: int, body: bytes | None = None, *,
+               headers: dict[str, str] | None = None, text: str | None = None) -> web.Response:
+        response_headers = dict(headers or {})
+        if text is not None:
+            body = text.encode()
+            response_headers.setdefault("Content-Type", "text/plain")
+        response = web.Response(status=status, body=body, headers=response_headers)
+        if self.stopping:
+            response.force_close()
+            response.headers["Connection"] = "close"
+        return response
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        if not self._peer_allowed(request):
+            return self._reply(403)
+        if self.stopping:
+            return self._reply(503, text="Service Unavailable")
+        header_bytes = len(request.raw_path) + sum(len(k) + len(v) + 4
+                                                   for k, v in request.raw_headers)
+        if header_bytes > MAX_HEADERS_SIZE:
+            return self._reply(400)
+        raw_path = request.raw_path
+        if raw_path == "/":
+            wallet: str | None = None
+        elif raw_path.startswith(WALLET_PREFIX):
+            try:
+                wallet = unquote(raw_path[len(WALLET_PREFIX):], errors="strict")
+            except UnicodeDecodeError:
+                return self._reply(404)
+        else:
+            return self._reply(404)
+        if request.method != "POST":
+            return self._reply(405, text="JSONRPC server handles only POST requests")
+        header = request.headers.get("Authorization")
+        if header is None:
+            return self._reply(401, headers={"WWW-Authenticate": 'Basic realm="jsonrpc"'})
+        user = self._credentials.check_header(header)
+        if user is None:
+            peer = request.transport.get_extra_info("peername") if request.transport else None
+            log.warning("ThreadRPCServer incorrect password attempt from %s", peer)
+            await asyncio.sleep(AUTH_FAILURE_DELAY)
+            return self._reply(401, headers={"WWW-Authenticate": 'Basic realm="jsonrpc"'})
+        if request.content_length is not None and request.content_length > MAX_BODY:
+            return self._reply(413)
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
-            return web.Response(status=413, text="request too large")
+            return self._reply(413)
+        if not self._queue.try_enter():
+            log.warning("Request rejected because http work queue depth exceeded, it can be "
+                        "increased with the -rpcworkqueue= setting")
+            return self._reply(503, text="Work queue depth exceeded")
+        self.in_flight += 1
         try:
-            payload = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            error = RpcError(RpcCode.PARSE_ERROR, "Parse error")
-            return self._respond(_reply(None, error=error), status=500)
-        loop = asyncio.get_running_loop()
-        if isinstance(payload, list):
-            if not payload or len(payload) > MAX_BATCH:
-                error = RpcError(RpcCode.INVALID_REQUEST, f"Batch must hold 1..{MAX_BATCH} calls")
-                return self._respond(_reply(None, error=error), status=400)
-            replies = await loop.run_in_executor(self._executor, self._run_batch, payload)
-            return self._respond([r for r in replies if r is not None], status=200)
-        reply, status = await loop.run_in_executor(self._executor, self._run_one, payload)
-        if reply is None:
-            return web.Response(status=204)
-        if self._stop_requested:
-            loop.call_soon(self.stopped.set)
-        return self._respond(reply, status=status)
-
-    def _run_batch(self, payload: list[Any]) -> list[dict[str, Any] | None]:
-        return [self._run_one(item)[0] for item in payload]
-
-    def _run_one(self, request: object) -> tuple[dict[str, Any] | None, int]:
-        is_v2 = isinstance(request, dict) and request.get("jsonrpc") == "2.0"
-        if not isinstance(request, dict):
-            error = RpcError(RpcCode.INVALID_REQUEST, "Invalid Request object")
-            return _reply(None, error=error), 400
-        try:
-            if request.get("method") == "stop":
-                self._stop_requested = True
-                result: Any = "ctplugin stopping"
-            else:
-                result = call(self.node, request.get("method"), request.get("params"))
-        except RpcError as error:
-            if is_v2 and "id" not in request:
-                return None, 204
-            status = 200 if is_v2 else _LEGACY_STATUS.get(error.code, 500)
-            return _reply(request, error=error), status
-        if is_v2 and "id" not in request:
-            return None, 204
-        return _reply(request, result=result), 200
-
-    @staticmethod
-    def _respond(body: Any, status: int) -> web.Response:
-        return web.Response(status=status, text=dumps(body, indent=None),
-                            content_type="application/json")
+            status, payload = await self._queue.run(self._dispatch, body, wallet, user)
+        finally:
+            self.in_flight -= 1
+        if payload is None:
+            return self._reply(status)
+        return self._reply(status, payload, headers=JSON_HEADERS)

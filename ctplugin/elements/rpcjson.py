@@ -1,17 +1,18 @@
 """elementsd-style ``decoderawtransaction`` JSON (elements-format.md §3, TxToUniv).
 
-Amounts are ``decimal.Decimal`` with 8 places (elementsd's ValueFromAmount) and ``dumps`` prints
-them as plain JSON numbers (``0.00010000``), as the node does.  Omitted on purpose: address and
+Amounts are ``Amount`` values (a ``decimal.Decimal`` with 8 places that prints in fixed point:
+elementsd's ValueFromAmount) and ``dumps`` prints them as plain JSON numbers (``0.00010000``)
+through simplejson's Decimal support, as the node does.  Omitted on purpose: address and
 ``desc`` of scriptPubKeys (they need network parameters and descriptor inference), also for the
 ``pegout_*`` fields.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from decimal import Decimal
 from typing import Any
+
+import simplejson
 
 from ctplugin.elements import _speedups
 from ctplugin.elements.consensus import COIN
@@ -20,13 +21,26 @@ from ctplugin.elements.model import Transaction, TxIn, TxOut
 from ctplugin.elements.script import OP_RETURN, script_ops, script_to_asm, script_type
 
 
-def value_from_amount(amount: int) -> Decimal:
+class Amount(Decimal):
+    """A Decimal that prints in fixed point (``0.00000001``, never ``1E-8``), in ``str`` and
+    therefore in JSON: simplejson writes Decimals with ``str``."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return format(self, "f")
+
+    def __repr__(self) -> str:
+        return f"Amount('{self}')"
+
+
+def value_from_amount(amount: int) -> Amount:
     """ValueFromAmount: signed 64-bit satoshis as a decimal with 8 places."""
     if amount >= 1 << 63:  # CAmount is int64_t; explicit values are read as uint64
         amount -= 1 << 64
     sign = "-" if amount < 0 else ""
     quotient, remainder = divmod(abs(amount), COIN)
-    return Decimal(f"{sign}{quotient}.{remainder:08d}")
+    return Amount(f"{sign}{quotient}.{remainder:08d}")
 
 
 def _pubkey_fully_valid(data: bytes) -> bool:
@@ -159,20 +173,6 @@ def decode_transaction(tx: Transaction) -> dict[str, Any]:
     }
 
 
-_AMOUNT_MARK = "__ctplugin_amount__"
-_AMOUNT_RE = re.compile(f'"{_AMOUNT_MARK}(-?[0-9]+\\.[0-9]{{8}})"')
-
-
 def dumps(obj: Any, indent: int | None = 2) -> str:
     """JSON text with Decimal amounts printed as exact numbers (e.g. ``0.00010000``)."""
-    return _AMOUNT_RE.sub(r"\1", json.dumps(_mark_amounts(obj), indent=indent))
-
-
-def _mark_amounts(obj: Any) -> Any:
-    if isinstance(obj, Decimal):
-        return f"{_AMOUNT_MARK}{obj:f}"
-    if isinstance(obj, dict):
-        return {k: _mark_amounts(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_mark_amounts(v) for v in obj]
-    return obj
+    return simplejson.dumps(obj, indent=indent, use_decimal=True)

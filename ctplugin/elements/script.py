@@ -294,6 +294,21 @@ def script_num(n: int) -> bytes:
     return bytes((len(data),)) + data
 
 
+def push_data(data: bytes) -> bytes:
+    """The minimal push of ``CScript() << data`` (OP_0 for empty, direct push up to 75 bytes,
+    then OP_PUSHDATA1/2/4)."""
+    n = len(data)
+    if n == 0:
+        return b"\x00"
+    if n <= 75:
+        return bytes((n,)) + data
+    if n <= 0xFF:
+        return b"\x4c" + bytes((n,)) + data
+    if n <= 0xFFFF:
+        return b"\x4d" + n.to_bytes(2, "little") + data
+    return b"\x4e" + n.to_bytes(4, "little") + data
+
+
 def witness_commitment_script(commitment: bytes) -> bytes:
     """The coinbase output script committing to a block's witness root (BIP141 layout)."""
     return WITNESS_COMMITMENT_HEADER + commitment

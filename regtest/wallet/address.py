@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import coincurve
+from bitcointx import segwit_addr
+
+from ctplugin.elements.script import witness_program
 from ctplugin.errors import EncodingError
 
 CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
@@ -113,3 +117,81 @@ class ConfidentialAddress:
         program = payload[33:]
         op = 0 if version == 0 else 0x50 + version
         return cls(bytes((op, len(program))) + program, payload[:33])
+
+
+# ------------------------------------------------------------------------------------------------
+# Addresses of any segwit script: confidential (blech32, HRP ``el``) or not (bech32, HRP ``ert``)
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """What an address stands for: a scriptPubKey and, for a confidential address, the
+    blinding public key outputs to it are blinded to."""
+
+    script_pubkey: bytes
+    blinding_pubkey: bytes | None = None
+
+    @property
+    def is_confidential(self) -> bool:
+        return self.blinding_pubkey is not None
+
+    def encode(self) -> str:
+        return encode_address(self.script_pubkey, self.blinding_pubkey)
+
+    def unconfidential(self) -> Destination:
+        return Destination(self.script_pubkey)
+
+
+def segwit_program(script_pubkey: bytes) -> tuple[int, bytes] | None:
+    """(version, program) of a scriptPubKey that has an address (BIP141/173: version 0 programs
+    are 20 or 32 bytes)."""
+    program = witness_program(script_pubkey)
+    if program is None or (program[0] == 0 and len(program[1]) not in (20, 32)):
+        return None
+    return program
+
+
+def encode_address(script_pubkey: bytes, blinding_pubkey: bytes | None = None) -> str:
+    """The address of a segwit script; blech32 when a blinding key is given."""
+    program = segwit_program(script_pubkey)
+    if program is None:
+        raise EncodingError("only segwit scripts have addresses on this chain",
+                            reason="structure")
+    if blinding_pubkey is not None:
+        return ConfidentialAddress(script_pubkey, blinding_pubkey).encode()
+    text = segwit_addr.encode(UNCONFIDENTIAL_HRP, *program)
+    if text is None:
+        raise EncodingError("cannot encode this witness program", reason="structure")
+    return text
+
+
+def decode_address(text: str) -> Destination:
+    """Destination of a blech32 (confidential) or bech32 (unconfidential) address on our chain;
+    ``EncodingError`` for anything else."""
+    if not isinstance(text, str) or not text or len(text) > 1000:
+        raise EncodingError("invalid address", reason="length")
+    lowered = text.lower()
+    if lowered.startswith(CONFIDENTIAL_HRP + "1"):
+        address = ConfidentialAddress.decode(text)
+        if segwit_program(address.script_pubkey) is None:
+            raise EncodingError("invalid witness program in confidential address",
+                                reason="structure")
+        try:
+            coincurve.PublicKey(address.blinding_pubkey)
+        except ValueError:
+            raise EncodingError("confidential address has an invalid blinding key",
+                                reason="off-curve") from None
+        return Destination(address.script_pubkey, address.blinding_pubkey)
+    if lowered.startswith(UNCONFIDENTIAL_HRP + "1"):
+        version, program = segwit_addr.decode(UNCONFIDENTIAL_HRP, text)
+        if version is None or program is None:
+            raise EncodingError("invalid bech32 address (checksum, padding or length)",
+                                reason="checksum")
+        op = 0 if version == 0 else 0x50 + version
+        script = bytes((op, len(program))) + bytes(program)
+        if segwit_program(script) is None:
+            raise EncodingError("invalid witness program", reason="structure")
+        return Destination(script)
+    raise EncodingError("not an address of this chain (want el1... or ert1...)",
+                        reason="prefix")

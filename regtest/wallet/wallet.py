@@ -6,8 +6,10 @@ asset blinding factors, the final balancing blind: ``blinding``), Bulletproof ra
 surjection proofs, explicit fee outputs, asset issuance and reissuance.
 
 Determinism: every random choice (ephemeral keys, value blinds, surjection seeds) is
-``tagged_hash("ctplugin/wallet/rng", seed ‖ be64(counter))``, so a wallet built from a seed and
-driven by the same calls produces the same transactions byte for byte (reproducible test chains).
+``tagged_hash("ctplugin/wallet/rng", seed ‖ rng_salt ‖ be64(counter))``, so a wallet built from a
+seed and driven by the same calls produces the same transactions byte for byte (reproducible test
+chains; ``rng_salt`` is empty). A node's wallet draws a fresh random ``rng_salt`` every time it
+is opened, so no crash or restore can ever make it repeat a blinding factor or ephemeral key.
 
 Unblinding convention: see ``regtest.wallet.blinding`` (nonce from ECDH as in Elements; value and
 value blind from the Bulletproof rewind; abf from the nonce; 20-byte message = asset id prefix).
@@ -29,11 +31,13 @@ and a block confirms them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from typing import NamedTuple
 
 from ctplugin import borromean, surjection
-from ctplugin.bulletproofs import prove_output, rewind_output
+from ctplugin.bulletproofs import CONSENSUS_PROOF_LENGTH, prove_output, rewind_output
 from ctplugin.elements import AssetIssuance, Block, Transaction, TxIn, TxOut
 from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.issuance import (
@@ -46,6 +50,7 @@ from ctplugin.errors import CtpluginError, ProofError
 from ctplugin.hashes import tagged_hash
 from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1.params import N
+from ctplugin.surjection import WALLET_USED_INPUTS, serialized_size
 from regtest.params import COINBASE_MATURITY, POLICY_ASSET, genesis_block
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.blinding import (
@@ -56,7 +61,7 @@ from regtest.wallet.blinding import (
     rewind_nonce,
 )
 from regtest.wallet.keys import P2TR, KeyChain
-from regtest.wallet.signing import sign_transaction
+from regtest.wallet.signing import sign_transaction, witness_template
 
 _ZERO32 = bytes(32)
 LOOKAHEAD = 20
@@ -132,10 +137,156 @@ class Issuance:
 
 @dataclass(frozen=True, slots=True)
 class Reissuance:
-    """Reissue ``amount`` more of ``asset``: spends the wallet's token coin of that asset."""
+    """Reissue ``amount`` more of ``asset``: spends the wallet's token coin of that asset.
+    ``blind_amount`` must match how the asset was issued: the token id of a blinded issuance
+    is the one a reissuance with a blinded amount names (Elements' CalculateReissuanceToken)."""
 
     asset: bytes
     amount: int
+    blind_amount: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WalletState:
+    """``Wallet.state()``: seed, key and randomness counters, assets it knows."""
+
+    seed: bytes
+    next_key: int
+    rng_counter: int
+    change_keys: frozenset[int]
+    known_assets: dict[bytes, bytes]
+    entropy: dict[bytes, bytes]
+    token_of: dict[bytes, bytes]
+
+
+class Opening(NamedTuple):
+    """What opens an output's commitments: asset id, value, asset and value blinding factors
+    (0 and 0 for explicit parts)."""
+
+    asset: bytes
+    value: int
+    abf: int
+    vbf: int
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltTransaction:
+    """``Wallet.build``'s result: the transaction, its fee, every output's opening, which
+    outputs are the wallet's change, and the coins it spends."""
+
+    tx: Transaction
+    fee: int
+    openings: dict[int, Opening]
+    change: frozenset[int]
+    spent: tuple[OwnedCoin, ...]
+    issuance: Opening | None = None  # (re)issued asset, amount, 0, amount blind
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A transaction's shape before anything is drawn or proven (``Wallet._plan``)."""
+
+    wallet: Wallet
+    coins: list[OwnedCoin]
+    payments: list[Payment]
+    fee: int
+    issuance: Issuance | None
+    reissuance: Reissuance | None
+    change: list[tuple[bytes, int]]
+    blind_change: bool
+
+    def vsize(self) -> int:
+        """The finished transaction's virtual size, from a skeleton with placeholders of the
+        exact sizes (commitments 33 bytes, Bulletproofs and surjection proofs fixed-size)."""
+        n_targets = len(self.coins)
+        txins = []
+        for i, coin in enumerate(self.coins):
+            record = None
+            proof = b""
+            if i == 0 and self.issuance is not None:
+                n_targets += 2 if self.issuance.tokens else 1
+                amount: int | bytes = self.issuance.amount
+                if self.issuance.blind_amount:
+                    amount, proof = _COMMITMENT, bytes(self.wallet.issuance_proof_size())
+                record = AssetIssuance(_ZERO32, self.issuance.contract_hash, amount,
+                                       self.issuance.tokens or None)
+            if i == 0 and self.reissuance is not None:
+                n_targets += 1
+                reissued: int | bytes = self.reissuance.amount
+                if self.reissuance.blind_amount:
+                    reissued, proof = _COMMITMENT, bytes(self.wallet.issuance_proof_size())
+                record = AssetIssuance(b"\x01" * 32, _ZERO32, reissued, None)
+            txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index, issuance=record,
+                              issuance_amount_rangeproof=proof,
+                              script_witness=self.wallet.witness_estimate(coin)))
+        surjection_size = serialized_size(n_targets, min(WALLET_USED_INPUTS, n_targets))
+        change_script = self.wallet.next_change_script()
+
+        def blinded(script: bytes) -> TxOut:
+            return TxOut(asset=_GENERATOR, value=_COMMITMENT, nonce=_NONCE, script_pubkey=script,
+                         surjection_proof=bytes(surjection_size),
+                         range_proof=bytes(self.wallet.output_proof_size(script)))
+
+        outs = [blinded(p.script) if p.address is not None
+                else TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script)
+                for p in self.payments]
+        outs += [blinded(change_script) if self.blind_change
+                 else TxOut(asset=asset, value=amount, script_pubkey=change_script)
+                 for asset, amount in self.change]
+        outs.append(TxOut(asset=self.wallet.policy_asset, value=self.fee))
+        return Transaction(version=2, inputs=tuple(txins), outputs=tuple(outs)).vsize
+
+
+@cache
+def _borromean_proof_size(min_value: int, output: bool) -> int:
+    """Size of an Elements-style Borromean proof (fixed for values below 2^52): measured once
+    on a throwaway proof."""
+    asset = bytes(range(32))
+    gen = generator_generate(asset)
+    value, blind = 1, (1).to_bytes(32, "big")
+    if output:
+        return len(borromean.elements.output_rangeproof(
+            value, bytes(32), asset, bytes(32), blind, commit(value, blind, gen), gen, b"\x51",
+            min_value=min_value))
+    return len(borromean.elements.issuance_rangeproof(value, bytes(32), blind,
+                                                      commit(value, blind, gen), asset))
+
+
+_COMMITMENT = b"\x08" + b"\x01" * 32  # placeholders of the sizes of real commitments
+_GENERATOR = b"\x0a" + b"\x01" * 32
+_NONCE = b"\x02" + b"\x01" * 32
+
+
+def _fee_for_rate(plan: Callable[[int], _Plan], fee_rate: int) -> int:
+    """The fee that pays ``fee_rate`` (sat/kvB, rounded up, at least 1) for the transaction the
+    plan makes; converges in a round or two (only a change output can appear or vanish)."""
+    fee = 1
+    for _ in range(8):
+        needed = max(1, -(-fee_rate * plan(fee).vsize() // 1000))
+        if needed == fee:
+            break
+        fee = needed
+    return fee
+
+
+def _subtract_fee(payments: list[Payment], fee: int, indexes: tuple[int, ...],
+                  policy_asset: bytes) -> list[Payment]:
+    """The payments with ``fee`` taken out of those at ``indexes`` (Core's
+    subtractfeefromamount: equal shares, the remainder from the first)."""
+    if any(not 0 <= i < len(payments) for i in indexes):
+        raise WalletError("subtract-fee-from index out of range")
+    chosen = sorted(set(indexes))
+    share, remainder = divmod(fee, len(chosen))
+    out = list(payments)
+    for k, i in enumerate(chosen):
+        p = out[i]
+        amount = p.amount - share - (remainder if k == 0 else 0)
+        if p.asset != policy_asset:
+            raise WalletError("only payments of the fee asset can pay the fee")
+        if amount <= 0:
+            raise WalletError("The transaction amount is too small to pay the fee")
+        out[i] = Payment(amount, p.address, p.script_pubkey, p.asset)
+    return out
 
 
 @dataclass(slots=True)
@@ -176,6 +327,8 @@ class Wallet:
         self.token_of: dict[bytes, bytes] = {}  # asset id -> its reissuance token id
         self._next_key = 0
         self._rng_counter = 0
+        self.rng_salt = b""
+        self.change_keys: set[int] = set()
         self.add_known_asset(policy_asset)
         self.keys.key(LOOKAHEAD - 1)
 
@@ -184,7 +337,11 @@ class Wallet:
     def _random(self) -> bytes:
         self._rng_counter += 1
         return tagged_hash("ctplugin/wallet/rng",
-                           self.keys.seed + self._rng_counter.to_bytes(8, "big"))
+                           self.keys.seed + self.rng_salt + self._rng_counter.to_bytes(8, "big"))
+
+    def random_bytes(self) -> bytes:
+        """32 bytes of the wallet's randomness (BIP340 auxiliary randomness for signing)."""
+        return self._random()
 
     def _random_scalar(self) -> int:
         while True:
@@ -192,9 +349,12 @@ class Wallet:
             if 0 < value < N:
                 return value
 
-    def new_address(self, kind: str = P2TR) -> ConfidentialAddress:
-        """The next unused key's address of ``kind`` (``"p2tr"`` or ``"p2wpkh"``)."""
+    def new_address(self, kind: str = P2TR, *, change: bool = False) -> ConfidentialAddress:
+        """The next unused key's address of ``kind`` (``"p2tr"`` or ``"p2wpkh"``; ``change``:
+        marked as a change address)."""
         pair = self.keys.key(self._next_key, kind)
+        if change:
+            self.change_keys.add(self._next_key)
         self._next_key += 1
         self.keys.key(self._next_key + LOOKAHEAD - 1)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
@@ -231,13 +391,21 @@ class Wallet:
         pair = self.keys.owner_of(out.script_pubkey)
         if pair is None:
             return None
+        return self.open_output(out, pair.blinding_secret)
+
+    def open_output(self, out: TxOut, blinding_secret: int) -> tuple[bytes, int, int, int] | None:
+        """(asset id, value, abf, vbf) of ``out`` opened with a blinding key (ours, or one
+        imported for someone else's address), or None when it does not open."""
         if isinstance(out.value, int):
             if len(out.asset) != 32:
                 return None  # explicit value under a blinded asset: not made by this wallet
             return out.asset, out.value, 0, 0
         if len(out.nonce) != 33 or out.nonce[0] not in (2, 3):
             return None
-        nonce = rewind_nonce(pair.blinding_secret, out.nonce)
+        try:
+            nonce = rewind_nonce(blinding_secret, out.nonce)
+        except ValueError:  # not a point on the curve
+            return None
         value_gen = (out.asset if len(out.asset) == 33
                      else generator_generate(out.asset).serialize())
         if self.range_proofs == RANGE_PROOF_BORROMEAN:
@@ -256,7 +424,11 @@ class Wallet:
         if asset is None:
             return None
         abf = asset_blinding_factor(nonce)
-        if generator_generate_blinded(asset, abf.to_bytes(32, "big")).serialize() != out.asset:
+        try:
+            expected = generator_generate_blinded(asset, abf.to_bytes(32, "big")).serialize()
+        except CtpluginError:
+            return None
+        if expected != out.asset:
             return None
         return asset, opened.value, abf, vbf
 
@@ -291,6 +463,18 @@ class Wallet:
                 min_value=0 if is_unspendable(script) else 1)
         return prove_output(value, vbf, asset_gen, nonce, script, message=asset[:20])
 
+    def output_proof_size(self, script: bytes) -> int:
+        """Bytes of the range proof ``_output_proof`` makes for an output paying ``script``
+        (fee estimation before proving)."""
+        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+            return _borromean_proof_size(0 if is_unspendable(script) else 1, True)
+        return CONSENSUS_PROOF_LENGTH
+
+    def issuance_proof_size(self) -> int:
+        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+            return _borromean_proof_size(0, False)
+        return CONSENSUS_PROOF_LENGTH
+
     def _issuance_proof(self, value: int, vbf: int, asset: bytes) -> bytes:
         """The range proof of a blinded issuance amount (extra commit: an EMPTY script)."""
         asset_gen = generator_generate(asset)
@@ -300,8 +484,33 @@ class Wallet:
                 asset)
         return prove_output(value, vbf, asset_gen, self._random(), b"")
 
-    def scan_transaction(self, tx: Transaction, height: int | None = None) -> list[OwnedCoin]:
-        """Drop the coins ``tx`` spends, add the outputs it pays us; returns the new coins."""
+    # --- persistence ----------------------------------------------------------------------
+
+    def state(self) -> WalletState:
+        """Everything besides the coins that a restart must restore (the coins follow from the
+        transactions, which the node-side wallet keeps)."""
+        return WalletState(self.keys.seed, self._next_key, self._rng_counter,
+                           frozenset(self.change_keys), dict(self.known_assets),
+                           dict(self.entropy), dict(self.token_of))
+
+    @classmethod
+    def restore(cls, state: WalletState, *, policy_asset: bytes = POLICY_ASSET,
+                range_proofs: str = RANGE_PROOF_BULLETPROOF) -> Wallet:
+        wallet = cls(state.seed, policy_asset=policy_asset, range_proofs=range_proofs)
+        wallet._rng_counter = state.rng_counter
+        wallet.change_keys = set(state.change_keys)
+        wallet.known_assets.update(state.known_assets)
+        wallet.entropy.update(state.entropy)
+        wallet.token_of.update(state.token_of)
+        if state.next_key:
+            wallet.address(state.next_key - 1)
+        return wallet
+
+    def scan_transaction(self, tx: Transaction, height: int | None = None,
+                         openings: Mapping[int, Opening] | None = None) -> list[OwnedCoin]:
+        """Drop the coins ``tx`` spends, add the outputs it pays us; returns the new coins.
+        ``openings`` (output index → opening, known when this wallet built ``tx``) spare the
+        rewinds of our own outputs."""
         for txin in tx.inputs:
             self.coins.pop((txin.prevout_hash, txin.prevout_index), None)
         found = []
@@ -312,10 +521,14 @@ class Wallet:
                 if coin.height is None and height is not None:
                     self.coins[(txid, j)] = _with_height(coin, height)
                 continue
-            opened = self.unblind(out)
-            if opened is None:
-                continue
-            asset, value, abf, vbf = opened
+            known = openings.get(j) if openings is not None else None
+            if known is not None and self.keys.owner_of(out.script_pubkey) is not None:
+                asset, value, abf, vbf = known
+            else:
+                opened = self.unblind(out)
+                if opened is None:
+                    continue
+                asset, value, abf, vbf = opened
             coinbase = tx.is_coinbase and height != 0  # genesis coins mature at once
             coin = OwnedCoin(txid, j, out, asset, value, abf, vbf, height, coinbase)
             self.coins[(txid, j)] = coin
@@ -343,19 +556,63 @@ class Wallet:
                               f"need {amount}, have {total}")
         return chosen
 
-    def build_transaction(self, payments: Sequence[Payment], *, fee: int, height: int,
-                          issuance: Issuance | None = None,
+    def witness_estimate(self, coin: OwnedCoin) -> tuple[bytes, ...]:
+        """A witness of the size signing ``coin``'s input will give (fee estimation)."""
+        return witness_template(coin.out.script_pubkey)
+
+    def next_change_script(self) -> bytes:
+        """The script ``new_address(change=True)`` will pay next (fee estimation)."""
+        return self.keys.key(self._next_key, P2TR).script_pubkey
+
+    def build_transaction(self, payments: Sequence[Payment], *, fee: int | None = None,
+                          height: int, issuance: Issuance | None = None,
                           reissuance: Reissuance | None = None,
                           blind_change: bool = True,
-                          inputs: Sequence[OwnedCoin] | None = None) -> Transaction:
+                          inputs: Sequence[OwnedCoin] | None = None,
+                          fee_rate: int | None = None) -> Transaction:
+        """A complete, blinded transaction paying ``payments`` plus an explicit fee output
+        (``build`` with the same arguments; this returns only the transaction)."""
+        return self.build(payments, fee=fee, height=height, issuance=issuance,
+                          reissuance=reissuance, blind_change=blind_change, inputs=inputs,
+                          fee_rate=fee_rate).tx
+
+    def build(self, payments: Sequence[Payment], *, fee: int | None = None, height: int,
+              issuance: Issuance | None = None, reissuance: Reissuance | None = None,
+              blind_change: bool = True, inputs: Sequence[OwnedCoin] | None = None,
+              fee_rate: int | None = None,
+              subtract_fee_from: Sequence[int] = ()) -> BuiltTransaction:
         """A complete, blinded transaction paying ``payments`` plus an explicit fee output.
 
-        ``height`` is the height of the block that will include it (coin maturity). Change goes
-        to new own addresses (blinded unless ``blind_change`` is False). The transaction is
-        applied to the wallet at once (see the module docstring).
+        The fee is ``fee`` satoshis, or ``fee_rate`` satoshis per 1000 virtual bytes of the
+        finished transaction (its size is computed exactly before anything is proven: proofs
+        have fixed sizes). ``subtract_fee_from``: indexes of payments that pay the fee out of
+        their amount (equal shares, the remainder on the first). ``height`` is the height of
+        the block that will include it (coin maturity). Change goes to new own addresses
+        (blinded unless ``blind_change`` is False). The transaction is applied to the wallet at
+        once (see the module docstring).
         """
+        if (fee is None) == (fee_rate is None):
+            raise WalletError("give exactly one of fee and fee_rate")
+        def plan(fee: int) -> _Plan:
+            return self._plan(payments=list(payments), fee=fee, height=height,
+                              issuance=issuance, reissuance=reissuance,
+                              blind_change=blind_change, inputs=inputs,
+                              subtract_fee_from=tuple(subtract_fee_from))
+
+        if fee is None:
+            assert fee_rate is not None
+            fee = _fee_for_rate(plan, fee_rate)
+        return self._realize(plan(fee))
+
+    def _plan(self, *, payments: list[Payment], fee: int, height: int,
+              issuance: Issuance | None, reissuance: Reissuance | None, blind_change: bool,
+              inputs: Sequence[OwnedCoin] | None,
+              subtract_fee_from: tuple[int, ...]) -> _Plan:
+        """Coin selection and the transaction's shape; no side effects (nothing is drawn)."""
         if fee <= 0:
             raise WalletError("the fee must be positive (zero-value fee outputs are invalid)")
+        if subtract_fee_from:
+            payments = _subtract_fee(payments, fee, subtract_fee_from, self.policy_asset)
         needed: dict[bytes, int] = {self.policy_asset: fee}
         for p in payments:
             needed[p.asset] = needed.get(p.asset, 0) + p.amount
@@ -384,13 +641,39 @@ class Wallet:
                 have[asset] = have.get(asset, 0) + sum(c.value for c in extra)
         if not coins:
             raise WalletError("nothing to spend")
+        if reissuance is not None and coins[0].abf == 0:
+            raise WalletError("the reissuance token coin must have a blinded asset")
 
-        # Inputs, their issuance records, and the surjection target list (Elements' order).
+        issued: dict[bytes, int] = {}
+        if issuance is not None:
+            entropy = issuance_entropy(coins[0].txid, coins[0].index, issuance.contract_hash)
+            issued[issuance_asset_id(entropy)] = issuance.amount
+            if issuance.tokens:
+                issued[reissuance_token_id(entropy, issuance.blind_amount)] = issuance.tokens
+        if reissuance is not None:
+            issued[reissuance.asset] = reissuance.amount
+        totals_in = dict(have)
+        for asset, amount in issued.items():
+            totals_in[asset] = totals_in.get(asset, 0) + amount
+        totals_out: dict[bytes, int] = {self.policy_asset: fee}
+        for p in payments:
+            totals_out[p.asset] = totals_out.get(p.asset, 0) + p.amount
+        change: list[tuple[bytes, int]] = []
+        for asset in sorted(totals_in):
+            amount = totals_in[asset] - totals_out.get(asset, 0)
+            if amount < 0:
+                raise WalletError("inputs do not cover the payments")
+            if amount > 0:
+                change.append((asset, amount))
+        return _Plan(self, coins, payments, fee, issuance, reissuance, change, blind_change)
+
+    def _realize(self, plan: _Plan) -> BuiltTransaction:
+        """Draw the randomness, make the proofs, apply the transaction to the wallet."""
+        issuance, reissuance = plan.issuance, plan.reissuance
         txins: list[TxIn] = []
         targets: list[_InSpec] = []
-        issued: dict[bytes, int] = {}
-        outs: list[_OutSpec] = []
-        for i, coin in enumerate(coins):
+        issued: Opening | None = None
+        for i, coin in enumerate(plan.coins):
             record = None
             amount_proof = b""
             targets.append(_InSpec(coin.asset, coin.abf, coin.generator, coin.value, coin.vbf))
@@ -407,49 +690,97 @@ class Wallet:
                     amount_proof = self._issuance_proof(issuance.amount, issue_vbf, asset)
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
+                issued = Opening(asset, issuance.amount, 0, issue_vbf)
                 self._learn_issuance(asset, token, entropy)
                 targets.append(_InSpec(asset, 0, asset_gen, issuance.amount, issue_vbf))
-                issued[asset] = issuance.amount
                 if issuance.tokens:
                     targets.append(_InSpec(token, 0, generator_generate(token)))
-                    issued[token] = issuance.tokens
             if i == 0 and reissuance is not None:
-                if coin.abf == 0:
-                    raise WalletError("the reissuance token coin must have a blinded asset")
                 entropy = self.entropy[reissuance.asset]
-                record = AssetIssuance(coin.abf.to_bytes(32, "big"), entropy,
-                                       reissuance.amount, None)
-                targets.append(_InSpec(reissuance.asset, 0,
-                                       generator_generate(reissuance.asset)))
-                issued[reissuance.asset] = reissuance.amount
+                asset_gen = generator_generate(reissuance.asset)
+                reissued: int | bytes = reissuance.amount
+                reissue_vbf = 0
+                if reissuance.blind_amount:
+                    reissue_vbf = self._random_scalar()
+                    reissued = commit(reissuance.amount, reissue_vbf, asset_gen).serialize()
+                    amount_proof = self._issuance_proof(reissuance.amount, reissue_vbf,
+                                                        reissuance.asset)
+                record = AssetIssuance(coin.abf.to_bytes(32, "big"), entropy, reissued, None)
+                issued = Opening(reissuance.asset, reissuance.amount, 0, reissue_vbf)
+                targets.append(_InSpec(reissuance.asset, 0, asset_gen, reissuance.amount,
+                                       reissue_vbf))
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index,
                               issuance=record, issuance_amount_rangeproof=amount_proof))
 
-        for p in payments:
-            outs.append(_OutSpec(p.script, p.asset, p.amount,
-                                 p.address.blinding_pubkey if p.address else None))
-        totals_in = dict(have)
-        for asset, amount in issued.items():
-            totals_in[asset] = totals_in.get(asset, 0) + amount
-        totals_out: dict[bytes, int] = {self.policy_asset: fee}
-        for p in payments:
-            totals_out[p.asset] = totals_out.get(p.asset, 0) + p.amount
-        for asset in sorted(totals_in):
-            change = totals_in[asset] - totals_out.get(asset, 0)
-            if change < 0:
-                raise WalletError("inputs do not cover the payments")
-            if change > 0:
-                address = self.new_address()
-                outs.append(_OutSpec(address.script_pubkey, asset, change,
-                                     address.blinding_pubkey if blind_change else None))
-        outs.append(_OutSpec(b"", self.policy_asset, fee, None, fee=True))
+        outs = [_OutSpec(p.script, p.asset, p.amount,
+                         p.address.blinding_pubkey if p.address else None)
+                for p in plan.payments]
+        change_indexes = []
+        for asset, amount in plan.change:
+            address = self.new_address(change=True)
+            change_indexes.append(len(outs))
+            outs.append(_OutSpec(address.script_pubkey, asset, amount,
+                                 address.blinding_pubkey if plan.blind_change else None))
+        outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
 
-        txouts = self._blind_outputs(outs, targets)
+        txouts, openings = self._blind_outputs(outs, targets)
         tx = Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts), locktime=0)
-        tx = sign_transaction(tx, [c.out for c in coins], self.keys, self.genesis_hash,
+        tx = sign_transaction(tx, [c.out for c in plan.coins], self.keys, self.genesis_hash,
                               self._random)
-        self.scan_transaction(tx, None)
-        return tx
+        self.scan_transaction(tx, None, openings)
+        return BuiltTransaction(tx, plan.fee, openings, frozenset(change_indexes),
+                                tuple(plan.coins), issued)
+
+    def fund(self, payments: Sequence[Payment], *, fee_rate: int, height: int,
+             inputs: Sequence[OwnedCoin] = ()) -> tuple[Transaction, int, list[int]]:
+        """fundrawtransaction: coins, change and the fee (at ``fee_rate`` for the transaction
+        once blinded) added to ``payments``, nothing blinded yet: outputs to confidential
+        addresses (change included) carry the blinding public key in their nonce field, for
+        ``blind`` (Elements' createrawtransaction convention). Returns (transaction, fee,
+        change output indexes)."""
+        def make(fee: int) -> _Plan:
+            return self._plan(payments=list(payments), fee=fee, height=height, issuance=None,
+                              reissuance=None, blind_change=True, inputs=list(inputs) or None,
+                              subtract_fee_from=())
+
+        fee = _fee_for_rate(make, fee_rate)
+        plan = make(fee)
+        outs = [TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script,
+                      nonce=p.address.blinding_pubkey if p.address else b"")
+                for p in plan.payments]
+        change = []
+        for asset, amount in plan.change:
+            address = self.new_address(change=True)
+            change.append(len(outs))
+            outs.append(TxOut(asset=asset, value=amount, script_pubkey=address.script_pubkey,
+                              nonce=address.blinding_pubkey))
+        outs.append(TxOut(asset=self.policy_asset, value=fee))
+        txins = tuple(TxIn(prevout_hash=c.txid, prevout_index=c.index) for c in plan.coins)
+        return Transaction(version=2, inputs=txins, outputs=tuple(outs)), fee, change
+
+    def blind(self, tx: Transaction, inputs: Sequence[Opening | None]
+              ) -> tuple[Transaction, dict[int, Opening]]:
+        """blindrawtransaction: blind every explicit output whose nonce holds a blinding public
+        key, given the openings of the inputs (None for an input with explicit asset and
+        value: pass them as an ``Opening`` with zero blinds). Returns the blinded transaction
+        and the outputs' openings."""
+        targets = []
+        for i, opening in enumerate(inputs):
+            if opening is None:
+                raise WalletError(f"input {i}: its blinding factors are unknown to the wallet")
+            generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
+                         if opening.abf else generator_generate(opening.asset))
+            targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
+                                   opening.vbf))
+        specs = []
+        for out in tx.outputs:
+            if not isinstance(out.value, int) or len(out.asset) != 32:
+                raise WalletError("the transaction already has blinded outputs")
+            key = out.nonce if len(out.nonce) == 33 and out.nonce[0] in (2, 3) else None
+            specs.append(_OutSpec(out.script_pubkey, out.asset, out.value, key, out.is_fee))
+        txouts, openings = self._blind_outputs(specs, targets)
+        return (Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(txouts),
+                            locktime=tx.locktime), openings)
 
     def _learn_issuance(self, asset: bytes, token: bytes, entropy: bytes) -> None:
         self.add_known_asset(asset)
@@ -458,9 +789,11 @@ class Wallet:
         self.entropy[token] = entropy
         self.token_of[asset] = token
 
-    def _blind_outputs(self, outs: Sequence[_OutSpec], targets: Sequence[_InSpec]) -> list[TxOut]:
+    def _blind_outputs(self, outs: Sequence[_OutSpec], targets: Sequence[_InSpec]
+                       ) -> tuple[list[TxOut], dict[int, Opening]]:
         """Blinding factors, commitments, range proofs and surjection proofs for the outputs
-        that carry a blinding key; explicit outputs as they are (``blinding`` docstring)."""
+        that carry a blinding key; explicit outputs as they are (``blinding`` docstring).
+        Returns the outputs and every output's opening (asset, value, abf, vbf)."""
         blinded = [j for j, o in enumerate(outs) if o.blinding_pubkey is not None]
         inputs_terms = [(t.value, t.abf, t.vbf) for t in targets]
         if not blinded and blinding_total(inputs_terms):
@@ -483,9 +816,11 @@ class Wallet:
         input_blinds = [t.abf.to_bytes(32, "big") for t in targets]
         input_gens = [t.generator for t in targets]
         result = []
+        openings: dict[int, Opening] = {}
         for j, o in enumerate(outs):
             if j not in plans:
                 result.append(TxOut(asset=o.asset, value=o.amount, script_pubkey=o.script))
+                openings[j] = Opening(o.asset, o.amount, 0, 0)
                 continue
             e, nonce, abf, vbf = plans[j]
             abf_bytes = abf.to_bytes(32, "big")
@@ -498,7 +833,8 @@ class Wallet:
             result.append(TxOut(asset=asset_gen.serialize(), value=commitment.serialize(),
                                 nonce=ephemeral_pubkey(e), script_pubkey=o.script,
                                 surjection_proof=surj, range_proof=proof))
-        return result
+            openings[j] = Opening(o.asset, o.amount, abf, vbf)
+        return result, openings
 
     def _surjection(self, input_assets: list[bytes], input_blinds: list[bytes],
                     input_gens: list[Generator], asset: bytes, abf: bytes,

@@ -1,0 +1,183 @@
+"""RPC benchmark (issue 10): the regtest node as a subprocess (``harness.node``), driven over HTTP.
+
+- ``rpc_getblockcount``: 8 client threads, each with one keep-alive connection, call
+  ``getblockcount`` back to back; ``us`` = wall time / calls (the server's throughput cost per
+  call), the note gives each client's mean latency. Target ≤ 1 ms (reference_t = 1 ms in t).
+- ``rpc_sendtoaddress``: the default wallet sends to a confidential address of a second wallet
+  (a payment and a change output, both blinded), one call at a time. Reference: proving what
+  the send proves — two Bulletproofs and two surjection proofs of the same shapes — timed in
+  this process, alternating with the sends (medians of each); target ≤ 1.3 × that
+  (reference_t = 1.3 × the proving cost).
+- ``rpc_generate_1000``: ``generatetoaddress 1`` with the 1000 transactions of the block
+  benchmark's block in the mempool (``--quick``: 100), so the block is connected from the proof
+  cache. Reference: ``block_warm`` of ``bench.block`` measured in this run; target ≤ 1.1 ×
+  (reference_t = 1.1 × block_warm).
+
+Each row is expressed in the t measured around its own measurement (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import os
+import tempfile
+import threading
+import time
+from decimal import Decimal
+from pathlib import Path
+
+from bench import block as block_bench
+from bench.common import Row, make_row
+from ctplugin import surjection
+from ctplugin.bulletproofs import prove_output
+from ctplugin.elements import parse_block
+from ctplugin.pedersen import generator_generate_blinded
+from harness.node import NodeProcess
+from harness.timing import measure_t_us
+
+CLIENTS = 8
+
+
+def _auth_header(node: NodeProcess) -> str:
+    user, password = node.credentials()
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def bench_getblockcount(node: NodeProcess, calls_per_client: int) -> tuple[float, float]:
+    """(wall seconds per call over all clients, mean latency per call of one client)."""
+    header = _auth_header(node)
+    body = json.dumps({"method": "getblockcount", "params": [], "id": 1}).encode()
+    barrier = threading.Barrier(CLIENTS + 1)
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def client() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", node.port, timeout=60)
+        headers = {"Authorization": header, "Content-Type": "application/json"}
+        conn.request("POST", "/", body, headers)  # connect and warm up
+        conn.getresponse().read()
+        barrier.wait()
+        start = time.perf_counter()
+        for _ in range(calls_per_client):
+            conn.request("POST", "/", body, headers)
+            response = conn.getresponse()
+            if response.status != 200:
+                raise RuntimeError(f"getblockcount answered HTTP {response.status}")
+            response.read()
+        elapsed = time.perf_counter() - start
+        conn.close()
+        with lock:
+            latencies.append(elapsed / calls_per_client)
+
+    threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    return wall / (CLIENTS * calls_per_client), sum(latencies) / len(latencies)
+
+
+def proving_cost(r: int) -> float:
+    """Seconds to prove what a two-output confidential send proves: two 64-bit Bulletproofs and
+    two surjection proofs over one input."""
+    asset = bytes(range(32))
+    abf_in = (7).to_bytes(32, "big")
+    in_gen = generator_generate_blinded(asset, abf_in)
+    start = time.perf_counter()
+    for k in range(2):
+        abf = (1000 + 2 * r + k).to_bytes(32, "big")
+        gen = generator_generate_blinded(asset, abf)
+        prove_output(12345 + k, 99 + k, gen, bytes([r % 256, k]) * 16, b"\x00\x14" + bytes(20),
+                     message=asset[:20])
+        surjection.generate(input_assets=[asset], input_blinds=[abf_in],
+                            input_generators=[in_gen], output_asset=asset, output_blind=abf,
+                            seed=bytes([k, r % 256]) * 16, output_generator=gen)
+    return time.perf_counter() - start
+
+
+def bench_sendtoaddress(node: NodeProcess, sends: int) -> tuple[float, float]:
+    """(median seconds of one send, median seconds of the proving it does); the two are timed
+    alternately, so both see the same machine load."""
+    node.call("createwallet", "bench")
+    address = node.call("getnewaddress", path="/wallet/bench")
+    node.call("sendtoaddress", address, Decimal("0.001"), path="/wallet/")  # warm-up
+    proving_cost(0)
+    sends_s, proves_s = [], []
+    for r in range(sends):
+        start = time.perf_counter()
+        node.call("sendtoaddress", address, Decimal("0.001"), path="/wallet/")
+        sends_s.append(time.perf_counter() - start)
+        proves_s.append(proving_cost(r + 1))
+    sends_s.sort()
+    proves_s.sort()
+    return sends_s[len(sends_s) // 2], proves_s[len(proves_s) // 2]
+
+
+def bench_generate(node: NodeProcess, blocks: list[bytes]) -> tuple[float, int, int]:
+    """(seconds of generatetoaddress 1, transactions mined, range proofs cached) with the
+    block benchmark's transactions in the mempool."""
+    if node.call("submitblock", blocks[1].hex()) is not None:
+        raise RuntimeError("the fan-out block was refused")
+    txs = parse_block(blocks[2]).transactions[1:]
+    for tx in txs:
+        node.call("sendrawtransaction", tx.hex())
+    address = node.call("getnewaddress", path="/wallet/")
+    start = time.perf_counter()
+    [block_hash] = node.call("generatetoaddress", 1, address)
+    seconds = time.perf_counter() - start
+    mined = len(node.call("getblock", block_hash)["tx"]) - 1
+    return seconds, mined, len(txs)
+
+
+def _node(root: Path, name: str) -> NodeProcess:
+    return NodeProcess(root / name).start()  # default -rpcthreads 16, -rpcworkqueue 64
+
+
+def run(quick: bool, t_us: float) -> list[Row]:
+    n_tx = 100 if quick else 1000
+    calls = 300 if quick else 2000
+    sends = 7 if quick else 25
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ctplugin-bench-rpc-") as tmp:
+        root = Path(tmp)
+        node = _node(root, "calls")
+        try:
+            t_before = measure_t_us(300)
+            per_call, latency = bench_getblockcount(node, calls)
+            t_here = (t_before + measure_t_us(300)) / 2
+            rows.append(make_row("rpc_getblockcount", CLIENTS * calls, per_call, t_here,
+                                 reference_t=1000 / t_here,
+                                 note=f"{CLIENTS} keep-alive clients; each saw "
+                                      f"{latency * 1e6:.0f} us per call; target <= 1 ms"))
+            t_before = measure_t_us(300)
+            send, prove = bench_sendtoaddress(node, sends)
+            t_here = (t_before + measure_t_us(300)) / 2
+            rows.append(make_row("rpc_sendtoaddress", sends, send, t_here,
+                                 reference_t=1.3 * prove * 1e6 / t_here,
+                                 note=f"proving 2 Bulletproofs + 2 surjection proofs: "
+                                      f"{prove * 1e3:.1f} ms here; send/prove = "
+                                      f"{send / prove:.2f} (target <= 1.3)"))
+        finally:
+            node.stop()
+        blocks = block_bench.load_blocks(n_tx)
+        sync = os.environ.get("CTPLUGIN_BENCH_SYNC", "1") != "0"
+        warm_runs = block_bench.measure(n_tx, repeats=3, sync=sync)[1]  # (cold, warm, ...)
+        warm = sorted(r.seconds for r in warm_runs)[1]
+        node = _node(root, "mine")
+        try:
+            t_before = measure_t_us(300)
+            seconds, mined, offered = bench_generate(node, blocks)
+            t_here = (t_before + measure_t_us(300)) / 2
+        finally:
+            node.stop()
+        rows.append(make_row("rpc_generate_1000", mined, seconds, t_here,
+                             reference_t=1.1 * warm * 1e6 / t_here,
+                             note=f"{mined}/{offered} mempool transactions mined; block_warm "
+                                  f"{warm * 1e3:.1f} ms this run; generate/warm = "
+                                  f"{seconds / warm:.2f} (target <= 1.1)"))
+    return rows

@@ -1,0 +1,143 @@
+"""A regtest node (``ctplugin node``) as a subprocess, for integration tests and the rpc
+benchmark: 127.0.0.1 on a free port, a data directory of the caller's, stopped by ``stop`` (or
+killed). It is started as ``python -m rpc`` and driven over HTTP only: the harness imports
+nothing of the node."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import simplejson
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class NodeProcess:
+    """``ctplugin node`` (``python -m rpc``) on 127.0.0.1:<free port> in ``datadir``."""
+
+    def __init__(self, datadir: Path, *args: str, port: int | None = None) -> None:
+        self.datadir = datadir
+        self.port = port or free_port()
+        self.args = list(args)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def cookie_path(self) -> Path:
+        return self.datadir / ".cookie"
+
+    def start(self, *extra: str, wait: bool = True, timeout: float = 60) -> NodeProcess:
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        self.datadir.mkdir(parents=True, exist_ok=True)
+        self._out = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
+        self._err = (self.datadir.parent / f"{self.datadir.name}.stderr").open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rpc", "--datadir", str(self.datadir),
+             "--rpcport", str(self.port), *self.args, *extra],
+            cwd=REPO, env=env, stdout=self._out, stderr=self._err)
+        if wait:
+            self.wait_ready(timeout)
+        return self
+
+    def credentials(self) -> tuple[str, str]:
+        """--rpcuser/--rpcpassword when the node was given them, else the cookie's."""
+        if "--rpcpassword" in self.args:
+            user = self.args[self.args.index("--rpcuser") + 1] if "--rpcuser" in self.args \
+                else ""
+            return user, self.args[self.args.index("--rpcpassword") + 1]
+        text = self.cookie_path.read_text()
+        user, _, password = text.partition(":")
+        return user, password
+
+    def url(self, path: str = "", credentials: tuple[str, str] | None = None) -> str:
+        user, password = credentials or self.credentials()
+        return f"http://{user}:{password}@127.0.0.1:{self.port}{path}"
+
+    def proxy(self, path: str = "", timeout: float = 120) -> Any:
+        """python-bitcoinrpc's AuthServiceProxy with the cookie in the URL (it does no cookie
+        discovery of its own)."""
+        from bitcoinrpc.authproxy import AuthServiceProxy  # a test dependency
+
+        return AuthServiceProxy(self.url(path), timeout=timeout)
+
+    def call(self, method: str, *params: Any, path: str = "", timeout: float = 600) -> Any:
+        """One JSON-RPC call on a fresh connection (``RuntimeError`` with the error object when
+        the node answers an error, ``OSError`` when it does not answer)."""
+        user, password = self.credentials()
+        auth = base64.b64encode(f"{user}:{password}".encode()).decode()
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request("POST", path or "/",
+                         simplejson.dumps({"method": method, "params": list(params), "id": 1},
+                                          use_decimal=True),
+                         {"Authorization": f"Basic {auth}"})
+            response = conn.getresponse()
+            data = response.read()
+        finally:
+            conn.close()
+        try:
+            reply = simplejson.loads(data, use_decimal=True)
+        except ValueError:
+            raise RuntimeError(f"HTTP {response.status}: {data[:200]!r}") from None
+        if reply.get("error") is not None:
+            raise RuntimeError(reply["error"])
+        return reply["result"]
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Poll as the Core test framework does: cookie, then getblockcount without -28."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"node exited with {self.process.returncode}: "
+                                   f"{self.stderr_text()}")
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
+                if self.cookie_path.exists() or "--rpcpassword" in self.args:
+                    self.call("getblockcount")
+                    return
+            time.sleep(0.1)
+        raise TimeoutError("node did not become ready")
+
+    def stop(self, timeout: float = 30) -> int:
+        """``stop`` over RPC, then wait; killed if it does not exit. Returns the exit code."""
+        process = self.process
+        if process is None:
+            return 0
+        with contextlib.suppress(Exception):
+            self.call("stop")
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        self.process = None
+        self._out.close()
+        self._err.close()
+        return process.returncode
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+            self.process = None
+            self._out.close()
+            self._err.close()
+
+    def stderr_text(self) -> str:
+        path = self.datadir.parent / f"{self.datadir.name}.stderr"
+        return path.read_text() if path.exists() else ""

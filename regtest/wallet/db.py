@@ -1,0 +1,222 @@
+"""A node-side wallet's LevelDB: everything a restart needs, every change in one write batch.
+
+Keys (one-byte prefixes)::
+
+    b"V"               format version (1)
+    b"M"               meta: seed, key/randomness counters, change keys, best block (JSON)
+    b"A"               assets: known assets, issuance entropy, reissuance tokens (JSON)
+    b"x" ‖ txid        a wallet transaction's raw bytes (written once)
+    b"t" ‖ txid        its state: confirmation, openings, comments (JSON, rewritten on change)
+    b"l" ‖ script      the label of an address (UTF-8)
+    b"k" ‖ script      an imported blinding key (32 bytes)
+
+A write is ``WalletDB.commit(changes)``: one LevelDB batch, so a killed process reopens with the
+wallet either before or after the change, never half of it (LevelDB appends a batch to its log
+in one write). ``sync=True`` also survives power loss: the wallet asks for it when it records
+what a rescan could not rebuild — new addresses handed out, imported keys, a new wallet.
+Transactions (rediscovered by scanning the chain from the last processed block: they pay our
+keys or spend our coins), confirmations and mempool states are rebuilt by catching up with the
+node at start-up, and randomness is salted per opening, so those batches are not synced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import plyvel
+
+from ctplugin.closing import Closeable
+from ctplugin.elements import parse_transaction
+from ctplugin.errors import CtpluginError
+from regtest.wallet.ledger import TxState, WalletTx
+from regtest.wallet.wallet import Opening, WalletError, WalletState
+
+FORMAT_VERSION = b"1"
+_VERSION = b"V"
+_META = b"M"
+_ASSETS = b"A"
+_TX = b"t"
+_RAW = b"x"
+_LABEL = b"l"
+_BLINDING_KEY = b"k"
+
+
+class WalletDBError(WalletError):
+    """The wallet database is missing, locked, of another format or corrupt."""
+
+
+@dataclass(slots=True)
+class Changes:
+    """What one commit writes."""
+
+    state: WalletState | None = None
+    best_block: tuple[bytes, int] | None = None
+    txs: list[WalletTx] = field(default_factory=list)
+    removed_txs: list[bytes] = field(default_factory=list)
+    labels: dict[bytes, str] = field(default_factory=dict)
+    blinding_keys: dict[bytes, bytes] = field(default_factory=dict)
+
+
+def _opening_json(o: Opening) -> list[Any]:
+    return [o.asset.hex(), o.value, f"{o.abf:064x}", f"{o.vbf:064x}"]
+
+
+def _opening(data: list[Any]) -> Opening:
+    return Opening(bytes.fromhex(data[0]), int(data[1]), int(data[2], 16), int(data[3], 16))
+
+
+def _hex(value: bytes | None) -> str | None:
+    return None if value is None else value.hex()
+
+
+def _bytes(value: str | None) -> bytes | None:
+    return None if value is None else bytes.fromhex(value)
+
+
+def encode_wtx(wtx: WalletTx) -> bytes:
+    return json.dumps({
+        "time": wtx.time_received, "state": wtx.state.value,
+        "block": _hex(wtx.block_hash), "height": wtx.height, "pos": wtx.position,
+        "blocktime": wtx.block_time, "conflict": _hex(wtx.conflict_hash),
+        "conflict_height": wtx.conflict_height,
+        "mine": {str(n): _opening_json(o) for n, o in wtx.mine.items()},
+        "known": {str(n): _opening_json(o) for n, o in wtx.known.items()},
+        "change": sorted(wtx.change), "comment": wtx.comment, "comment_to": wtx.comment_to,
+        "genesis": wtx.coinbase_at_genesis, "order": wtx.order,
+        "issuance": _opening_json(wtx.issuance) if wtx.issuance is not None else None,
+    }, separators=(",", ":")).encode()
+
+
+def decode_wtx(raw: bytes, data: bytes) -> WalletTx:
+    try:
+        record = json.loads(data)
+        return WalletTx(
+            tx=parse_transaction(raw), time_received=record["time"],
+            state=TxState(record["state"]), block_hash=_bytes(record["block"]),
+            height=record["height"], position=record["pos"], block_time=record["blocktime"],
+            conflict_hash=_bytes(record["conflict"]),
+            conflict_height=record["conflict_height"],
+            mine={int(n): _opening(o) for n, o in record["mine"].items()},
+            known={int(n): _opening(o) for n, o in record["known"].items()},
+            change=frozenset(record["change"]), comment=record["comment"],
+            comment_to=record["comment_to"], coinbase_at_genesis=record["genesis"],
+            order=record["order"],
+            issuance=_opening(record["issuance"]) if record["issuance"] else None)
+    except (ValueError, KeyError, TypeError, IndexError, CtpluginError) as exc:
+        raise WalletDBError(f"corrupt wallet transaction record: {exc}") from None
+
+
+def encode_state(state: WalletState) -> tuple[bytes, bytes]:
+    meta = {"seed": state.seed.hex(), "next_key": state.next_key,
+            "rng_counter": state.rng_counter, "change_keys": sorted(state.change_keys)}
+    assets = {"known": sorted(a.hex() for a in state.known_assets.values()),
+              "entropy": {a.hex(): e.hex() for a, e in state.entropy.items()},
+              "token_of": {a.hex(): t.hex() for a, t in state.token_of.items()}}
+    return (json.dumps(meta, separators=(",", ":")).encode(),
+            json.dumps(assets, separators=(",", ":")).encode())
+
+
+class WalletDB(Closeable):
+    """One wallet's database directory (module docstring)."""
+
+    def __init__(self, db: plyvel.DB, path: str) -> None:
+        self.db = db
+        self.path = path
+        self._stored_raw: set[bytes] = {key[1:] for key in db.iterator(prefix=_RAW,
+                                                                        include_value=False)}
+
+    @classmethod
+    def open(cls, path: str, *, create: bool) -> WalletDB:
+        exists = os.path.isdir(path) and os.path.exists(os.path.join(path, "CURRENT"))
+        if create and exists:
+            raise WalletDBError(f"wallet database {path} already exists")
+        if not create and not exists:
+            raise WalletDBError(f"wallet database {path} not found")
+        os.makedirs(path, exist_ok=True)
+        try:
+            db = plyvel.DB(path, create_if_missing=create)
+        except plyvel.IOError as exc:
+            raise WalletDBError(f"cannot open wallet database {path}: {exc}") from None
+        except plyvel.Error as exc:
+            raise WalletDBError(f"wallet database {path} is damaged: {exc}") from None
+        handle = cls(db, path)
+        version = db.get(_VERSION)
+        if create:
+            db.put(_VERSION, FORMAT_VERSION, sync=True)
+        elif version != FORMAT_VERSION:
+            db.close()
+            raise WalletDBError(f"wallet database {path} has format {version!r}, "
+                                f"want {FORMAT_VERSION!r}")
+        return handle
+
+    def close(self) -> None:
+        if not self.db.closed:
+            self.db.close()
+
+    def commit(self, changes: Changes, *, sync: bool = False) -> None:
+        with self.db.write_batch(sync=sync) as batch:
+            if changes.state is not None:
+                meta, assets = encode_state(changes.state)
+                record = json.loads(meta)
+                if changes.best_block is not None:
+                    record["best"] = [changes.best_block[0].hex(), changes.best_block[1]]
+                else:
+                    old = self.db.get(_META)
+                    if old is not None:
+                        record["best"] = json.loads(old).get("best")
+                batch.put(_META, json.dumps(record, separators=(",", ":")).encode())
+                batch.put(_ASSETS, assets)
+            elif changes.best_block is not None:
+                old = self.db.get(_META)
+                record = json.loads(old) if old is not None else {}
+                record["best"] = [changes.best_block[0].hex(), changes.best_block[1]]
+                batch.put(_META, json.dumps(record, separators=(",", ":")).encode())
+            for wtx in changes.txs:
+                if wtx.txid not in self._stored_raw:
+                    batch.put(_RAW + wtx.txid, wtx.tx.serialize())
+                    self._stored_raw.add(wtx.txid)
+                batch.put(_TX + wtx.txid, encode_wtx(wtx))
+            for txid in changes.removed_txs:
+                batch.delete(_TX + txid)
+                batch.delete(_RAW + txid)
+                self._stored_raw.discard(txid)
+            for script, label in changes.labels.items():
+                batch.put(_LABEL + script, label.encode())
+            for script, key in changes.blinding_keys.items():
+                batch.put(_BLINDING_KEY + script, key)
+
+    # --- reading back -------------------------------------------------------------------------
+
+    def load_state(self) -> tuple[WalletState, tuple[bytes, int] | None]:
+        meta_raw, assets_raw = self.db.get(_META), self.db.get(_ASSETS)
+        if meta_raw is None or assets_raw is None:
+            raise WalletDBError(f"wallet database {self.path} has no wallet record")
+        try:
+            meta, assets = json.loads(meta_raw), json.loads(assets_raw)
+            known = {bytes.fromhex(a)[:20]: bytes.fromhex(a) for a in assets["known"]}
+            state = WalletState(
+                bytes.fromhex(meta["seed"]), int(meta["next_key"]), int(meta["rng_counter"]),
+                frozenset(meta["change_keys"]), known,
+                {bytes.fromhex(a): bytes.fromhex(e) for a, e in assets["entropy"].items()},
+                {bytes.fromhex(a): bytes.fromhex(t) for a, t in assets["token_of"].items()})
+            best = meta.get("best")
+            return state, (bytes.fromhex(best[0]), int(best[1])) if best else None
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            raise WalletDBError(f"corrupt wallet record in {self.path}: {exc}") from None
+
+    def transactions(self) -> Iterator[WalletTx]:
+        for key, value in self.db.iterator(prefix=_TX):
+            raw = self.db.get(_RAW + key[1:])
+            if raw is None:
+                raise WalletDBError(f"wallet transaction {key[1:][::-1].hex()} has no data")
+            yield decode_wtx(raw, value)
+
+    def labels(self) -> dict[bytes, str]:
+        return {key[1:]: value.decode() for key, value in self.db.iterator(prefix=_LABEL)}
+
+    def blinding_keys(self) -> dict[bytes, bytes]:
+        return {key[1:]: value for key, value in self.db.iterator(prefix=_BLINDING_KEY)}

@@ -1,0 +1,349 @@
+"""A wallet that lives in a node: persistent (``regtest.wallet.db``), following the chain.
+
+``NodeWallet`` = the deterministic ``Wallet`` (keys, unblinding, building and proving) + the
+``Ledger`` of its transactions (states, coins, balances) + its database, fed by the node's chain
+events (``validator.ChainListener``):
+
+- ``block_connected``: its transactions in the block become confirmed (others that pay us or
+  spend our coins are added), wallet transactions spending the same inputs as a block
+  transaction become conflicted (with their descendants);
+- ``block_disconnected``: its transactions in the block become inactive (the node returns the
+  still-valid ones to the mempool, which makes them ``MEMPOOL`` again), transactions conflicted
+  by the block become inactive;
+- ``transaction_added`` / ``transaction_removed``: mempool state.
+
+Every issuance the wallet sees (in blocks and in the mempool) teaches it the asset and token
+ids, so payments of any issued asset unblind: a Bulletproof's message carries only the first
+20 bytes of the asset id (``regtest.wallet.blinding``).
+
+Each event is one database commit, including the last block the wallet processed. At load
+``catch_up`` brings the wallet to the node's tip from that block — undoing blocks of a branch
+that lost, then scanning forward — so a wallet is consistent with its node after any crash.
+
+The spendable coin view of ``Wallet`` (``Wallet.coins``, used by coin selection) is kept equal
+to the ledger's trusted coins. Callers hold ``lock`` around every call (the node calls events
+under its chain lock, then this lock).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Sequence
+
+from ctplugin.closing import Closeable
+from ctplugin.elements import Block, Transaction, parse_block
+from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.issuance import input_issuance_ids
+from regtest.wallet.address import ConfidentialAddress, Destination
+from regtest.wallet.db import Changes, WalletDB
+from regtest.wallet.keys import P2TR
+from regtest.wallet.ledger import Ledger, TxState, WalletTx
+from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
+from validator import BlockRef, ChainListener, ChainParams, Node
+
+log = logging.getLogger("ctplugin.wallet")
+
+
+class NodeWallet(ChainListener, Closeable):
+    def __init__(self, name: str, db: WalletDB, wallet: Wallet, params: ChainParams,
+                 best: tuple[bytes, int] | None) -> None:
+        self.name = name
+        self.db = db
+        self.wallet = wallet
+        self.params = params
+        self.ledger = Ledger(params.coinbase_maturity)
+        self.labels: dict[bytes, str] = {}
+        self.blinding_keys: dict[bytes, int] = {}
+        self.best = best
+        self.lock = threading.RLock()
+        # Randomness never repeats across openings, whatever reached the disk (Wallet docs):
+        # so recording a transaction this wallet made needs no fsync of its own.
+        wallet.rng_salt = secrets.token_bytes(32)
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: str, name: str, seed: bytes, params: ChainParams) -> NodeWallet:
+        db = WalletDB.open(path, create=True)
+        try:
+            wallet = Wallet(seed, policy_asset=params.policy_asset,
+                            range_proofs=_proof_kind(params))
+            node_wallet = cls(name, db, wallet, params, None)
+            db.commit(Changes(state=wallet.state()), sync=True)
+            return node_wallet
+        except BaseException:
+            db.close()
+            raise
+
+    @classmethod
+    def load(cls, path: str, name: str, params: ChainParams) -> NodeWallet:
+        db = WalletDB.open(path, create=False)
+        try:
+            state, best = db.load_state()
+            wallet = Wallet.restore(state, policy_asset=params.policy_asset,
+                                    range_proofs=_proof_kind(params))
+            node_wallet = cls(name, db, wallet, params, best)
+            for wtx in db.transactions():
+                node_wallet.ledger.add(wtx)
+            node_wallet.labels = db.labels()
+            node_wallet.blinding_keys = {script: int.from_bytes(key, "big")
+                                         for script, key in db.blinding_keys().items()}
+            node_wallet.sync_coins()
+            return node_wallet
+        except BaseException:
+            db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def tip_height(self) -> int:
+        """Height of the last block this wallet processed (-1 before the first)."""
+        return self.best[1] if self.best is not None else -1
+
+    def commit(self, txs: Iterable[WalletTx] = (), *, state: bool = False,
+               labels: dict[bytes, str] | None = None,
+               blinding_keys: dict[bytes, bytes] | None = None,
+               removed: Sequence[bytes] = (), sync: bool = False) -> None:
+        """One database batch; ``sync`` for what a rescan could not rebuild (``db``)."""
+        self.db.commit(Changes(state=self.wallet.state() if state else None,
+                               best_block=self.best, txs=list(txs),
+                               removed_txs=list(removed), labels=labels or {},
+                               blinding_keys=blinding_keys or {}), sync=sync)
+
+    # --- the spendable coin view ----------------------------------------------------------------
+
+    def sync_coins(self) -> None:
+        """``Wallet.coins`` := the ledger's trusted, unspent coins (immature ones included:
+        coin selection checks maturity at the spending height)."""
+        coins = {}
+        for coin in self.ledger.coins(self.tip_height, trusted_only=True, include_immature=True):
+            wtx = coin.wtx
+            out = wtx.tx.outputs[coin.n]
+            o = coin.opening
+            height = wtx.height if wtx.state is TxState.CONFIRMED else None
+            coins[coin.outpoint] = OwnedCoin(wtx.txid, coin.n, out, o.asset, o.value, o.abf,
+                                             o.vbf, height, wtx.is_coinbase)
+        self.wallet.coins = coins
+
+    # --- recognising transactions ---------------------------------------------------------------
+
+    def _openings(self, tx: Transaction) -> tuple[dict[int, Opening], dict[int, Opening]]:
+        """(ours, others we can open) among the outputs of ``tx``."""
+        mine: dict[int, Opening] = {}
+        known: dict[int, Opening] = {}
+        for n, out in enumerate(tx.outputs):
+            if self.wallet.keys.owner_of(out.script_pubkey) is not None:
+                opened = self.wallet.unblind(out)
+                if opened is not None:
+                    mine[n] = Opening(*opened)
+                continue
+            secret = self.blinding_keys.get(out.script_pubkey)
+            if secret is not None:
+                opened = self.wallet.open_output(out, secret)
+                if opened is not None:
+                    known[n] = Opening(*opened)
+        return mine, known
+
+    def _learn_assets(self, tx: Transaction) -> bool:
+        """Remember the asset and token ids issued by ``tx`` (public: derived from the issuance
+        entropy), so outputs of those assets sent to us unblind — a Bulletproof's message
+        carries only an asset-id prefix. True when something was new."""
+        learned = False
+        if tx.is_coinbase:
+            return False
+        for txin in tx.inputs:
+            ids = input_issuance_ids(txin) if txin.issuance is not None else None
+            if ids is None:
+                continue
+            for asset in (ids.asset, ids.token):
+                if self.wallet.known_assets.get(asset[:20]) != asset:
+                    self.wallet.add_known_asset(asset)
+                    learned = True
+        return learned
+
+    def _recognise(self, tx: Transaction, genesis: bool = False) -> WalletTx | None:
+        """The wallet's record of ``tx``: the existing one, a new one if it pays us or spends
+        our coins, else None."""
+        wtx = self.ledger.get(tx.txid)
+        if wtx is not None:
+            return wtx
+        spends_ours = not tx.is_coinbase and any(
+            self.ledger.is_mine((t.prevout_hash, t.prevout_index)) for t in tx.inputs)
+        mine, known = self._openings(tx)
+        if not mine and not spends_ours:
+            return None
+        return self.ledger.add(WalletTx(tx, int(time.time()), mine=mine, known=known,
+                                        coinbase_at_genesis=genesis))
+
+    def add_own(self, built: BuiltTransaction, comment: str = "",
+                comment_to: str = "") -> WalletTx:
+        """Record a transaction this wallet just built (before it goes to the mempool)."""
+        tx = built.tx
+        mine: dict[int, Opening] = {}
+        known: dict[int, Opening] = {}
+        for n, opening in built.openings.items():
+            if self.wallet.keys.owner_of(tx.outputs[n].script_pubkey) is not None:
+                mine[n] = opening
+            else:
+                known[n] = opening
+        wtx = self.ledger.add(WalletTx(tx, int(time.time()), mine=mine, known=known,
+                                       change=built.change, comment=comment,
+                                       comment_to=comment_to, issuance=built.issuance))
+        self.commit([wtx], state=True)
+        return wtx
+
+    def forget(self, txid: bytes) -> None:
+        """Drop a transaction the wallet built but the node refused; restore the coin view."""
+        self.ledger.remove(txid)
+        self.commit(removed=[txid], state=True, sync=True)
+        self.sync_coins()
+
+    # --- chain events ---------------------------------------------------------------------------
+
+    def block_connected(self, block: Block, height: int) -> None:
+        changed: list[WalletTx] = []
+        learned = False
+        for position, tx in enumerate(block.transactions):
+            learned |= self._learn_assets(tx)
+            for other in self.ledger.conflicts_of(tx):
+                conflicted = self.ledger.txs[other]
+                for victim in (conflicted, *self.ledger.descendants(other)):
+                    if victim.state is not TxState.CONFLICTED:
+                        victim.set_conflicted(block.hash, height)
+                        changed.append(victim)
+            wtx = self._recognise(tx, genesis=height == 0)
+            if wtx is not None:
+                wtx.set_confirmed(block.hash, height, position, block.header.time)
+                changed.append(wtx)
+        self.best = (block.hash, height)
+        self.commit(changed, state=bool(changed) or learned)
+        if changed:
+            self.sync_coins()
+
+    def block_disconnected(self, block: Block, height: int) -> None:
+        changed: list[WalletTx] = []
+        for wtx in self.ledger.txs.values():
+            confirmed_here = wtx.state is TxState.CONFIRMED and wtx.block_hash == block.hash
+            conflicted_here = (wtx.state is TxState.CONFLICTED
+                               and wtx.conflict_hash == block.hash)
+            if confirmed_here or conflicted_here:
+                wtx.set_unconfirmed(TxState.INACTIVE)
+                changed.append(wtx)
+        self.best = (block.header.prev_hash, height - 1)
+        self.commit(changed)
+        self.sync_coins()
+
+    def transaction_added(self, tx: Transaction) -> None:
+        if self._learn_assets(tx):
+            self.commit(state=True)
+        wtx = self._recognise(tx)
+        if wtx is None or wtx.state is TxState.CONFIRMED:
+            return
+        was_spendable = wtx.state is TxState.MEMPOOL
+        wtx.set_unconfirmed(TxState.MEMPOOL)
+        self.commit([wtx])
+        if not was_spendable:
+            self.sync_coins()
+
+    def transaction_removed(self, tx: Transaction, reason: str) -> None:
+        if reason == "block":
+            return
+        wtx = self.ledger.get(tx.txid)
+        if wtx is None or wtx.state is not TxState.MEMPOOL:
+            return
+        wtx.set_unconfirmed(TxState.INACTIVE)
+        self.commit([wtx])
+        self.sync_coins()
+
+    # --- catching up with the node --------------------------------------------------------------
+
+    def catch_up(self, node: Node) -> int:
+        """Follow the node from the last processed block to its tip (module docstring), then
+        put unconfirmed transactions back in the mempool where they are still valid. Returns
+        the number of blocks processed."""
+        processed = 0
+        start = 0
+        if self.best is not None:
+            info = node.block_info(self.best[0])
+            if info is None:
+                log.warning("wallet %r: last block unknown to the node, rescanning", self.name)
+                for wtx in self.ledger.txs.values():
+                    wtx.set_unconfirmed(TxState.INACTIVE)
+                self.commit(self.ledger.txs.values())
+            while info is not None and not info.in_active_chain:
+                self.block_disconnected(_read(node, info.hash), info.height)
+                processed += 1
+                info = node.block_info(info.prev_hash)
+            start = info.height + 1 if info is not None else 0
+        tip: BlockRef = node.tip
+        for height in range(start, tip.height + 1):
+            block_hash = node.block_hash(height)
+            assert block_hash is not None
+            self.block_connected(_read(node, block_hash), height)
+            processed += 1
+        self.resubmit(node)
+        return processed
+
+    def resubmit(self, node: Node) -> None:
+        """Unconfirmed wallet transactions: mark those in the mempool, offer the others to it
+        (Core's ResubmitWalletTransactions at start-up)."""
+        for wtx in sorted(self.ledger.unconfirmed(), key=lambda w: w.order):
+            if wtx.txid in node.mempool.entries:
+                if wtx.state is not TxState.MEMPOOL:
+                    wtx.set_unconfirmed(TxState.MEMPOOL)
+                    self.commit([wtx])
+                continue
+            try:
+                node.accept_transaction(wtx.tx)
+            except Exception as exc:  # not valid any more: stays inactive
+                log.info("wallet %r: %s not resubmitted: %s", self.name, wtx.tx.txid_hex, exc)
+                continue
+            if wtx.state is not TxState.MEMPOOL:  # loading: not yet among the listeners
+                wtx.set_unconfirmed(TxState.MEMPOOL)
+                self.commit([wtx])
+        self.sync_coins()
+
+    # --- addresses ------------------------------------------------------------------------------
+
+    def new_destination(self, label: str = "", *, change: bool = False,
+                        confidential: bool = True, kind: str = P2TR) -> Destination:
+        address: ConfidentialAddress = self.wallet.new_address(kind, change=change)
+        labels = {} if change else {address.script_pubkey: label}
+        self.labels.update(labels)
+        self.commit(state=True, labels=labels, sync=True)
+        return Destination(address.script_pubkey,
+                           address.blinding_pubkey if confidential else None)
+
+    def is_mine(self, script: bytes) -> bool:
+        return self.wallet.keys.owner_of(script) is not None
+
+    def blinding_secret(self, script: bytes) -> int | None:
+        """The blinding key the wallet uses for ``script``: imported, else its own (SLIP-77)
+        for its own scripts."""
+        imported = self.blinding_keys.get(script)
+        if imported is not None:
+            return imported
+        pair = self.wallet.keys.owner_of(script)
+        return pair.blinding_secret if pair is not None else None
+
+    def import_blinding_key(self, script: bytes, secret: int) -> None:
+        self.blinding_keys[script] = secret
+        self.commit(blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
+
+
+
+def _proof_kind(params: ChainParams) -> str:
+    """The range proofs the wallet makes: Bulletproofs when the chain takes them (the default
+    profile), else the profile's kind."""
+    if RANGE_PROOF_BULLETPROOF in params.range_proofs:
+        return RANGE_PROOF_BULLETPROOF
+    return next(iter(sorted(params.range_proofs)))
+
+
+def _read(node: Node, block_hash: bytes) -> Block:
+    return parse_block(node.read_block(block_hash))

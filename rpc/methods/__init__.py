@@ -1,0 +1,15 @@
+"""The RPC methods, one module per bitcoind category; importing this package registers them all
+in ``rpc.registry.REGISTRY``."""
+
+from rpc.methods import (
+    blockchain,
+    confidential,
+    control,
+    mempool,
+    mining,
+    rawtransactions,
+    wallet,
+)
+
+__all__ = ["blockchain", "confidential", "control", "mempool", "mining", "rawtransactions",
+           "wallet"]

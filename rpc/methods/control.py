@@ -1,0 +1,110 @@
+"""Control and network calls: help, stop, uptime, getrpcinfo, echo, getnetworkinfo, ZMQ info."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from rpc.context import Call
+from rpc.params import amount_json
+from rpc.registry import REGISTRY, Kind, Locking, optional, rpc
+
+CLIENT_NAME = "ctplugin"
+CLIENT_VERSION = "0.1.0"
+VERSION_NUMBER = 280000  # the bitcoind/elementsd behaviour we follow (v28 JSON-RPC rules)
+PROTOCOL_VERSION = 70016
+STOP_MESSAGE = "ctplugin stopping"
+
+
+@rpc("control", args=[optional("command", Kind.STR, description="The command to get help on",
+                               default_doc="all commands")],
+     description="List all commands, or get help for a specified command.",
+     result='"text"    (string) The help text', locking=Locking.SELF)
+def help(call: Call, command: str | None) -> str:
+    if command is None:
+        return REGISTRY.overview()
+    method = REGISTRY.get(command)
+    if method is None:
+        return f"help: unknown command: {command}"
+    return method.help_text()
+
+
+@rpc("control", args=[optional("wait", Kind.INT, description="how long to wait in ms")],
+     description="Request a graceful shutdown of the node.",
+     result='"str"    (string) A string with the content \'ctplugin stopping\'',
+     locking=Locking.SELF)
+def stop(call: Call, wait: int | None) -> str:
+    # The reply still goes out: the server only stops taking new requests from here on.
+    if wait:
+        time.sleep(min(wait, 60_000) / 1000)
+    threading.Thread(target=call.node.request_shutdown, name="stop", daemon=True).start()
+    return STOP_MESSAGE
+
+
+@rpc("control", description="Returns the total uptime of the server.",
+     result="ttt    (numeric) The number of seconds that the server has been running",
+     locking=Locking.SELF)
+def uptime(call: Call) -> int:
+    return int(time.time() - call.node.started)
+
+
+@rpc("control", description="Returns details of the RPC server.", locking=Locking.SELF)
+def getrpcinfo(call: Call) -> dict[str, Any]:
+    return {"active_commands": call.node.active_commands(), "logpath": call.node.logpath}
+
+
+_ECHO_ARGS = [optional(f"arg{i}", Kind.ANY) for i in range(10)]
+
+
+@rpc("hidden", args=_ECHO_ARGS, hidden=True, locking=Locking.SELF,
+     description="Simply echo back the input arguments. This command is for testing.")
+def echo(call: Call, *args: Any) -> list[Any]:
+    values = list(args)
+    while values and values[-1] is None:
+        values.pop()
+    return values
+
+
+@rpc("hidden", args=_ECHO_ARGS, hidden=True, locking=Locking.SELF,
+     description="Echo back the input arguments (parsed as JSON by ctplugin cli).")
+def echojson(call: Call, *args: Any) -> list[Any]:
+    return echo(call, *args)
+
+
+@rpc("hidden", hidden=True, locking=Locking.SELF,
+     description="Waits for the validation interface queue to catch up (events are delivered "
+                 "synchronously here, so it returns at once).")
+def syncwithvalidationinterfacequeue(call: Call) -> None:
+    return None
+
+
+@rpc("network", description="Returns an object containing various state info regarding P2P "
+                            "networking (this node has no P2P: no connections).",
+     locking=Locking.SELF)
+def getnetworkinfo(call: Call) -> dict[str, Any]:
+    return {
+        "version": VERSION_NUMBER,
+        "subversion": f"/{CLIENT_NAME}:{CLIENT_VERSION}/",
+        "protocolversion": PROTOCOL_VERSION,
+        "localservices": "0000000000000000",
+        "localservicesnames": [],
+        "localrelay": False,
+        "timeoffset": 0,
+        "networkactive": False,
+        "connections": 0,
+        "connections_in": 0,
+        "connections_out": 0,
+        "networks": [],
+        "relayfee": amount_json(1000),
+        "incrementalfee": amount_json(1000),
+        "localaddresses": [],
+        "warnings": [],
+    }
+
+
+@rpc("zmq", description="Returns information about the active ZeroMQ notifications.",
+     locking=Locking.SELF)
+def getzmqnotifications(call: Call) -> list[dict[str, Any]]:
+    publisher = call.node.zmq
+    return publisher.notifications() if publisher is not None else []

@@ -1,0 +1,213 @@
+"""Mempool calls: getrawmempool, getmempoolinfo, getmempoolentry, testmempoolaccept,
+sendrawtransaction (node-rpc.md §1.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctplugin.elements import Transaction
+from ctplugin.errors import ValidationError
+from rpc.context import Call
+from rpc.errors import RpcCode, RpcError
+from rpc.params import amount_json, decode_transaction_hex, parse_hash
+from rpc.registry import Kind, optional, required, rpc
+from validator import MempoolEntry
+
+# Reject reasons elementsd reports as RPC_VERIFY_ERROR / already-in-chain, not as a reject (-26).
+_MISSING_INPUTS = {"bad-txns-inputs-missingorspent"}
+_ALREADY_IN_CHAIN = {"txn-already-known"}
+MAX_TEST_ACCEPT = 25
+
+
+def _fee(entry: MempoolEntry, call: Call) -> int:
+    return entry.fees.get(call.chain.params.policy_asset, 0)
+
+
+def entry_json(call: Call, entry: MempoolEntry) -> dict[str, Any]:
+    """Core's MempoolEntryToJSON, with the ancestor/descendant sets of the pool."""
+    pool = call.chain.mempool.entries
+    tx = entry.tx
+    parents = {txin.prevout_hash for txin in tx.inputs if txin.prevout_hash in pool}
+    ancestors = _closure(tx.txid, pool, _parents_of)
+    descendants = _closure(tx.txid, pool, _children_index(pool))
+    fee = _fee(entry, call)
+
+    def total(txids: set[bytes], attr: str) -> int:
+        if attr == "fee":
+            return sum(_fee(pool[t], call) for t in txids)
+        return sum(pool[t].tx.vsize for t in txids)
+
+    spent_by = sorted(t.txid_hex for t in (pool[d].tx for d in descendants - {tx.txid})
+                      if any(i.prevout_hash == tx.txid for i in t.inputs))
+    return {
+        "vsize": tx.vsize,
+        "weight": tx.weight,
+        "time": int(entry.time),
+        "height": call.chain.tip.height,
+        "descendantcount": len(descendants),
+        "descendantsize": total(descendants, "vsize"),
+        "ancestorcount": len(ancestors),
+        "ancestorsize": total(ancestors, "vsize"),
+        "wtxid": tx.wtxid_hex,
+        "fees": {"base": amount_json(fee), "modified": amount_json(fee),
+                 "ancestor": amount_json(total(ancestors, "fee")),
+                 "descendant": amount_json(total(descendants, "fee"))},
+        "depends": sorted(p[::-1].hex() for p in parents),
+        "spentby": spent_by,
+        "bip125-replaceable": False,
+        "unbroadcast": False,
+    }
+
+
+def _parents_of(txid: bytes, pool: dict[bytes, MempoolEntry]) -> set[bytes]:
+    return {txin.prevout_hash for txin in pool[txid].tx.inputs if txin.prevout_hash in pool}
+
+
+def _children_index(pool: dict[bytes, MempoolEntry]) -> Any:
+    children: dict[bytes, set[bytes]] = {}
+    for txid, entry in pool.items():
+        for txin in entry.tx.inputs:
+            if txin.prevout_hash in pool:
+                children.setdefault(txin.prevout_hash, set()).add(txid)
+    return lambda txid, _pool: children.get(txid, set())
+
+
+def _closure(start: bytes, pool: dict[bytes, MempoolEntry], step: Any) -> set[bytes]:
+    seen = {start}
+    pending = [start]
+    while pending:
+        for other in step(pending.pop(), pool):
+            if other not in seen:
+                seen.add(other)
+                pending.append(other)
+    return seen
+
+
+@rpc("blockchain", args=[optional("verbose", Kind.BOOL, False, "True for a json object, false "
+                                                              "for array of transaction ids"),
+                         optional("mempool_sequence", Kind.BOOL, False,
+                                  "If verbose=false, returns a json object with transaction "
+                                  "list and mempool sequence number attached.")],
+     description="Returns all transaction ids in memory pool as a json array of string "
+                 "transaction ids.")
+def getrawmempool(call: Call, verbose: bool, mempool_sequence: bool) -> Any:
+    entries = list(call.chain.mempool.entries.values())
+    if verbose:
+        if mempool_sequence:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Verbose results cannot contain mempool sequence values.")
+        return {e.tx.txid_hex: entry_json(call, e) for e in entries}
+    txids = [e.tx.txid_hex for e in entries]
+    if mempool_sequence:
+        return {"txids": txids, "mempool_sequence": call.node.mempool_sequence}
+    return txids
+
+
+@rpc("blockchain", args=[required("txid", Kind.STR, "The transaction id (must be in mempool)")],
+     description="Returns mempool data for given transaction")
+def getmempoolentry(call: Call, txid: str) -> dict[str, Any]:
+    entry = call.chain.mempool.entries.get(parse_hash(txid, "txid"))
+    if entry is None:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Transaction not in mempool")
+    return entry_json(call, entry)
+
+
+@rpc("blockchain", description="Returns details on the active state of the TX memory pool.")
+def getmempoolinfo(call: Call) -> dict[str, Any]:
+    entries = list(call.chain.mempool.entries.values())
+    total_fee = sum(_fee(e, call) for e in entries)
+    return {
+        "loaded": call.node.mempool_loaded,
+        "size": len(entries),
+        "bytes": sum(e.tx.vsize for e in entries),
+        "usage": sum(e.tx.size for e in entries),
+        "total_fee": amount_json(total_fee),
+        "maxmempool": 300_000_000,
+        "mempoolminfee": amount_json(100),
+        "minrelaytxfee": amount_json(100),
+        "incrementalrelayfee": amount_json(100),
+        "unbroadcastcount": 0,
+        "fullrbf": False,
+    }
+
+
+def _reject_details(exc: ValidationError) -> str:
+    return str(exc)
+
+
+@rpc("rawtransactions",
+     args=[required("rawtxs", Kind.ARR, "An array of hex strings of raw transactions."),
+           optional("maxfeerate", Kind.AMOUNT, None, "Reject transactions whose fee rate is "
+                    "higher than the specified value, expressed in BTC/kvB", "0.10")],
+     description="Returns result of mempool acceptance tests indicating if raw transaction(s) "
+                 "would be accepted by mempool. No transaction is added.")
+def testmempoolaccept(call: Call, rawtxs: list[Any], maxfeerate: Any) -> list[dict[str, Any]]:
+    if not 1 <= len(rawtxs) <= MAX_TEST_ACCEPT:
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       f"Array must contain between 1 and {MAX_TEST_ACCEPT} transactions.")
+    txs: list[Transaction] = []
+    for raw in rawtxs:
+        try:
+            txs.append(decode_transaction_hex(raw))
+        except RpcError:
+            raise RpcError(RpcCode.DESERIALIZATION_ERROR,
+                           f"TX decode failed: {raw if isinstance(raw, str) else ''} Make sure "
+                           "the tx has at least one input.") from None
+    results = []
+    for tx in txs:
+        result: dict[str, Any] = {"txid": tx.txid_hex, "wtxid": tx.wtxid_hex}
+        try:
+            entry = call.chain.test_accept_transaction(tx)
+        except ValidationError as exc:
+            result.update({"allowed": False, "reject-reason": exc.reason})
+            if exc.detail or exc.output_index is not None or exc.input_index is not None:
+                result["reject-details"] = _reject_details(exc)
+        else:
+            fee = _fee(entry, call)
+            result.update({"allowed": True, "vsize": tx.vsize,
+                           "fees": {"base": amount_json(fee),
+                                    "effective-feerate": amount_json(fee * 1000 // tx.vsize),
+                                    "effective-includes": [tx.wtxid_hex]}})
+        results.append(result)
+    return results
+
+
+def submit_transaction(call: Call, tx: Transaction) -> MempoolEntry:
+    """Mempool acceptance with sendrawtransaction's error mapping (-25/-26/-27)."""
+    try:
+        return call.chain.accept_transaction(tx)
+    except ValidationError as exc:
+        if exc.reason in _MISSING_INPUTS:
+            raise RpcError(RpcCode.VERIFY_ERROR, "bad-txns-inputs-missingorspent") from None
+        if exc.reason in _ALREADY_IN_CHAIN:
+            raise RpcError(RpcCode.VERIFY_ALREADY_IN_CHAIN,
+                           "Transaction outputs already in utxo set") from None
+        if exc.reason == "txn-already-in-mempool":
+            raise RpcError(RpcCode.VERIFY_ALREADY_IN_CHAIN, "txn-already-in-mempool") from None
+        raise RpcError(RpcCode.VERIFY_REJECTED, str(exc)) from None
+
+
+@rpc("rawtransactions",
+     args=[required("hexstring", Kind.HEX, "The hex string of the raw transaction"),
+           optional("maxfeerate", Kind.AMOUNT, None, "Reject transactions whose fee rate is "
+                    "higher than the specified value, expressed in BTC/kvB", "0.10"),
+           optional("maxburnamount", Kind.AMOUNT, None, "Reject transactions with provably "
+                    "unspendable outputs above this value", "0")],
+     description="Submit a raw transaction (serialized, hex-encoded) to the node's mempool.",
+     result='"hex"    (string) The transaction hash in hex')
+def sendrawtransaction(call: Call, hexstring: str, maxfeerate: Any, maxburnamount: Any) -> str:
+    tx = decode_transaction_hex(hexstring)
+    _check_unblinded_nonces(tx)
+    if tx.txid in call.chain.mempool.entries:
+        return tx.txid_hex  # already in the mempool: Core answers the txid again
+    submit_transaction(call, tx)
+    return tx.txid_hex
+
+
+def _check_unblinded_nonces(tx: Transaction) -> None:
+    """Elements' CT guard: a 33-byte nonce (a smuggled blinding key) on an explicit output."""
+    for out in tx.outputs:
+        if out.value_is_explicit and len(out.nonce) == 33 and out.script_pubkey:
+            raise RpcError(RpcCode.VERIFY_ERROR,
+                           "Transaction output has nonce, but is not blinded. Did you forget to "
+                           "call blindrawtransaction, or rawblindrawtransaction?")

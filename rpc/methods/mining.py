@@ -1,0 +1,161 @@
+"""Mining calls: generatetoaddress, generateblock, getnewblockhex, submitblock (node-rpc.md §1.4).
+
+On our chain the block challenge is OP_TRUE, so "mining" is assembling a block
+(``rpc.mining``) and connecting it; each block is made and connected under the chain lock,
+which is released between blocks so other clients are served while a long run mines.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ctplugin.elements import Block, Transaction, TxOut
+from ctplugin.elements.script import push_data
+from ctplugin.errors import EncodingError
+from regtest.wallet.address import decode_address
+from rpc.context import Call
+from rpc.errors import RpcCode, RpcError
+from rpc.mining import assemble_block, select_transactions
+from rpc.params import decode_block_hex, decode_transaction_hex, parse_hash, parse_hex
+from rpc.registry import REGISTRY, Kind, Locking, optional, required, rpc
+
+OP_TRUE_SCRIPT = b"\x51"
+OP_RETURN = b"\x6a"
+MAX_GENERATE = 1_000_000
+
+
+def _mine_one(call: Call, miner_script: bytes,
+              txs: list[Transaction] | None = None) -> Block:
+    """Assemble a block on the tip (mempool selection unless ``txs`` is given), connect it."""
+    chain = call.chain
+    if txs is None:
+        txs = select_transactions(list(chain.mempool.entries.values()),
+                                  chain.params.policy_asset)
+    block = assemble_block(chain, txs, miner_script)
+    result = chain.submit_block(block)
+    if not result.accepted:
+        raise RpcError(RpcCode.VERIFY_ERROR, f"TestBlockValidity failed: {result.bip22}")
+    return block
+
+
+def _script_of(address: str, message: str) -> bytes:
+    try:
+        return decode_address(address).script_pubkey
+    except EncodingError:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, message) from None
+
+
+@rpc("generating",
+     args=[required("nblocks", Kind.INT, "How many blocks are generated."),
+           required("address", Kind.STR, "The address to send the newly generated bitcoin to."),
+           optional("maxtries", Kind.INT, MAX_GENERATE, "How many iterations to try.")],
+     description="Mine to a specified address and return the block hashes.",
+     result='["hex", ...]    (json array) hashes of blocks generated',
+     examples=("11 \"myaddress\"",), locking=Locking.SELF)
+def generatetoaddress(call: Call, nblocks: int, address: str, maxtries: int) -> list[str]:
+    script = _script_of(address, "Error: Invalid address")
+    hashes = []
+    for _ in range(max(nblocks, 0)):
+        call.node.check_interrupt()
+        with call.node.chain_lock:
+            block = _mine_one(call, script)
+        hashes.append(block.header.hash_hex)
+    return hashes
+
+
+@rpc("hidden", args=[optional("nblocks", Kind.INT), optional("maxtries", Kind.INT)],
+     hidden=True, locking=Locking.SELF,
+     description="has been replaced by the -generate cli option. Refer to -help for more "
+                 "information.")
+def generate(call: Call, nblocks: Any, maxtries: Any) -> None:
+    raise RpcError(RpcCode.METHOD_NOT_FOUND, generate_help())
+
+
+def generate_help() -> str:
+    method = REGISTRY.get("generate")
+    assert method is not None
+    return method.help_text()
+
+
+@rpc("generating",
+     args=[required("output", Kind.STR, "The address to send the newly generated bitcoin to."),
+           required("transactions", Kind.ARR, "An array of hex strings which are either txids "
+                    "or raw transactions. Txids must reference transactions currently in the "
+                    "mempool. All transactions must be valid and in valid order."),
+           optional("submit", Kind.BOOL, True, "Whether to submit the block before the RPC "
+                    "call returns or to return it as hex.")],
+     description="Mine a set of ordered transactions to a specified address and return the "
+                 "block hash.", locking=Locking.SELF)
+def generateblock(call: Call, output: str, transactions: list[Any],
+                  submit: bool) -> dict[str, Any]:
+    script = _script_of(output, "Error: Invalid address or descriptor")
+    with call.node.chain_lock:
+        chain = call.chain
+        txs: list[Transaction] = []
+        for item in transactions:
+            if not isinstance(item, str):
+                raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not a string as expected")
+            if len(item) == 64:
+                entry = chain.mempool.entries.get(parse_hash(item, "txid"))
+                if entry is None:
+                    raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
+                                   f"Transaction {item} not in mempool.")
+                txs.append(entry.tx)
+                continue
+            try:
+                txs.append(decode_transaction_hex(item))
+            except RpcError:
+                raise RpcError(RpcCode.DESERIALIZATION_ERROR,
+                               f"Transaction decode failed for {item}. Make sure the tx has at "
+                               "least one input.") from None
+        if not submit:
+            block = assemble_block(chain, txs, script)
+            return {"hash": block.header.hash_hex, "hex": block.serialize().hex()}
+        block = _mine_one(call, script, txs)
+    return {"hash": block.header.hash_hex}
+
+
+@rpc("generating",
+     args=[optional("min_tx_age", Kind.INT, 0, "How many seconds a transaction must have been "
+                    "in the mempool to be included."),
+           optional("proposed_parameters", Kind.OBJ, None, "Dynamic federation parameters "
+                    "(not supported on this chain)."),
+           optional("commit_data", Kind.ARR, None, "Data in hex to be committed to in "
+                    "additional OP_RETURN outputs in the coinbase transaction.")],
+     description="Gets hex representation of a proposed, unmined new block (its coinbase pays "
+                 "the fees to OP_TRUE). On this chain's OP_TRUE challenge it needs no "
+                 "signatures: submit it with submitblock.",
+     result='"blockhex"    (string) the block hex')
+def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
+                   commit_data: Any) -> str:
+    if proposed_parameters is not None:
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       "Dynamic federation parameters are not supported on this chain")
+    if min_tx_age < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "min_tx_age must be non-negative.")
+    chain = call.chain
+    entries = list(chain.mempool.entries.values())
+    if min_tx_age:
+        cutoff = time.time() - min_tx_age
+        entries = [e for e in entries if e.time <= cutoff]
+    extra = [TxOut(asset=chain.params.policy_asset, value=0,
+                   script_pubkey=OP_RETURN + push_data(parse_hex(item, "commit_data")))
+             for item in commit_data or ()]
+    txs = select_transactions(entries, chain.params.policy_asset)
+    block = assemble_block(chain, txs, OP_TRUE_SCRIPT, extra)
+    return block.serialize().hex()
+
+
+@rpc("mining",
+     args=[required("hexdata", Kind.HEX, "the hex-encoded block data to submit"),
+           optional("dummy", Kind.STR, None, "dummy value, for compatibility with BIP22. This "
+                    "value is ignored.")],
+     description="Attempts to submit new block to network. See BIP22 for full specification.",
+     result='null or "str"    (string) BIP22 result: null when accepted, otherwise '
+            '"duplicate", "inconclusive" or the reject reason')
+def submitblock(call: Call, hexdata: str, dummy: Any) -> str | None:
+    block = decode_block_hex(hexdata)
+    if not block.transactions or not block.transactions[0].is_coinbase:
+        raise RpcError(RpcCode.DESERIALIZATION_ERROR, "Block does not start with a coinbase")
+    return call.chain.submit_block(block).bip22

@@ -1,0 +1,728 @@
+"""Wallet calls (node-rpc.md §1.5), elementsd's shapes: amounts are per-asset maps keyed by label
+("bitcoin" for the policy asset) or asset hex; blinders print as uint256 hex (byte-reversed),
+as elementsd prints them.
+
+Heavy calls (sends, issuance) build and prove under the wallet's lock only, then submit under
+the chain lock, so proving never holds up the chain or other wallets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from ctplugin.elements import TxOut
+from ctplugin.errors import EncodingError
+from regtest.wallet import Issuance, Payment, Reissuance, WalletError
+from regtest.wallet.address import ConfidentialAddress, Destination, decode_address
+from regtest.wallet.keys import P2TR, P2WPKH, KeyPair
+from regtest.wallet.ledger import Coin, TxState, WalletTx
+from regtest.wallet.node_wallet import NodeWallet
+from regtest.wallet.wallet import BuiltTransaction, Opening
+from rpc.context import Call
+from rpc.errors import RpcCode, RpcError
+from rpc.methods.mempool import submit_transaction
+from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash, parse_hex
+from rpc.registry import Kind, Locking, optional, required, rpc
+from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
+
+POLICY_LABEL = "bitcoin"
+ZERO_BLINDER = "00" * 32
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def policy_asset(call: Call) -> bytes:
+    return call.chain.params.policy_asset
+
+
+def asset_label(call: Call, asset: bytes) -> str:
+    return POLICY_LABEL if asset == policy_asset(call) else asset[::-1].hex()
+
+
+def asset_from_label(call: Call, label: str | None, *, strict: bool = True) -> bytes | None:
+    """The asset a label or 64-hex id names (None for an unknown label when not strict)."""
+    if label is None or label == POLICY_LABEL:
+        return policy_asset(call)
+    if len(label) == 64:
+        try:
+            return bytes.fromhex(label)[::-1]
+        except ValueError:
+            pass
+    if not strict:
+        return None
+    raise RpcError(RpcCode.WALLET_ERROR, f"Unknown label and invalid asset hex: {label}")
+
+
+def amount_map(call: Call, totals: dict[bytes, int]) -> dict[str, Decimal]:
+    """AmountMapToUniv: the policy asset always present, then the others."""
+    policy = policy_asset(call)
+    out = {POLICY_LABEL: amount_json(totals.get(policy, 0))}
+    for asset, amount in sorted(totals.items()):
+        if asset != policy and amount != 0:
+            out[asset[::-1].hex()] = amount_json(amount)
+    return out
+
+
+def blinder_hex(value: int) -> str:
+    """A blinding factor as elementsd prints it: uint256 hex (reversed byte order)."""
+    return value.to_bytes(32, "big")[::-1].hex()
+
+
+def parse_blinder(text: str, name: str) -> int:
+    raw = parse_hex(text, name)
+    if len(raw) != 32:
+        raise RpcError(RpcCode.INVALID_PARAMETER, f"{name} must be 32 bytes")
+    return int.from_bytes(raw[::-1], "big")
+
+
+def destination(text: str) -> Destination:
+    try:
+        return decode_address(text)
+    except EncodingError:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Invalid Bitcoin address: {text}") from None
+
+
+def wallet_errors(exc: WalletError) -> RpcError:
+    message = str(exc)
+    if "insufficient funds" in message.lower() or "do not cover" in message:
+        return RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS, "Insufficient funds")
+    if "too small to pay the fee" in message:
+        return RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS,
+                        "The transaction amount is too small to pay the fee")
+    return RpcError(RpcCode.WALLET_ERROR, message)
+
+
+def wallet_fee_rate(call: Call, fee_rate: Any, conf_target: Any) -> int:
+    """sat/kvB: the call's ``fee_rate`` (sat/vB), else the wallet's (settxfee / fallbackfee)."""
+    if fee_rate is not None:
+        if conf_target is not None:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Cannot specify both conf_target and fee_rate. Please provide either "
+                           "a confirmation target in blocks for automatic fee estimation, or an "
+                           "explicit fee rate.")
+        return fee_rate_from_value(fee_rate)
+    return call.node.wallet_fee_rate
+
+
+def address_of_output(wallet: NodeWallet, out: TxOut) -> str | None:
+    """The address an output pays: confidential when it is ours and blinded."""
+    try:
+        if wallet.is_mine(out.script_pubkey) and not isinstance(out.value, int):
+            pair = wallet.wallet.keys.owner_of(out.script_pubkey)
+            assert pair is not None
+            return ConfidentialAddress(out.script_pubkey, pair.blinding_pubkey).encode()
+        return Destination(out.script_pubkey).encode()
+    except EncodingError:
+        return None
+
+
+def send_built(call: Call, wallet: NodeWallet, built: BuiltTransaction) -> None:
+    """Submit a wallet transaction to the mempool; the wallet forgets it if refused."""
+    with call.node.chain_lock:
+        try:
+            submit_transaction(call, built.tx)
+        except RpcError as error:
+            with wallet.lock:
+                wallet.forget(built.tx.txid)
+            raise RpcError(RpcCode.WALLET_ERROR, f"Transaction rejected: {error.message}") from None
+
+
+def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
+                   subtract: Iterable[int] = (), comment: str = "", comment_to: str = "",
+                   issuance: Issuance | None = None,
+                   reissuance: Reissuance | None = None) -> BuiltTransaction:
+    wallet = call.wallet
+    with wallet.lock:
+        height = call.chain.tip.height + 1
+        try:
+            built = wallet.wallet.build(payments, fee_rate=fee_rate, height=height,
+                                        issuance=issuance, reissuance=reissuance,
+                                        subtract_fee_from=tuple(subtract))
+        except WalletError as exc:
+            wallet.sync_coins()
+            raise wallet_errors(exc) from None
+        wallet.add_own(built, comment, comment_to)
+    send_built(call, wallet, built)
+    return built
+
+
+# --- wallet management --------------------------------------------------------------------------
+
+
+@rpc("wallet", args=[required("wallet_name", Kind.STR, "The name for the new wallet."),
+                     optional("disable_private_keys", Kind.BOOL, False),
+                     optional("blank", Kind.BOOL, False),
+                     optional("passphrase", Kind.STR, None),
+                     optional("avoid_reuse", Kind.BOOL, False),
+                     optional("descriptors", Kind.BOOL, True),
+                     optional("load_on_startup", Kind.BOOL, None,
+                              "Save wallet name to persistent settings and load on startup. "
+                              "True to add wallet to startup list, false to remove, null to "
+                              "leave unchanged."),
+                     optional("external_signer", Kind.BOOL, False)],
+     description="Creates and loads a new wallet (a fresh random seed; confidential "
+                 "addresses, deterministic keys and blinding keys from it).")
+def createwallet(call: Call, wallet_name: str, disable_private_keys: bool, blank: bool,
+                 passphrase: str | None, avoid_reuse: bool, descriptors: bool,
+                 load_on_startup: bool | None, external_signer: bool) -> dict[str, Any]:
+    if disable_private_keys or blank or passphrase or external_signer:
+        raise RpcError(RpcCode.WALLET_ERROR, "Only wallets with private keys, no passphrase "
+                                             "and no external signer are supported here")
+    call.node.wallets.create(wallet_name, load_on_startup=load_on_startup)
+    return {"name": wallet_name}
+
+
+@rpc("wallet", args=[required("filename", Kind.STR, "The wallet directory or .dat file."),
+                     optional("load_on_startup", Kind.BOOL, None)],
+     description="Loads a wallet from a wallet file or directory.")
+def loadwallet(call: Call, filename: str, load_on_startup: bool | None) -> dict[str, Any]:
+    call.node.wallets.load(filename, load_on_startup=load_on_startup)
+    return {"name": filename}
+
+
+@rpc("wallet", args=[optional("wallet_name", Kind.STR, None, "The name of the wallet to unload.",
+                              "the wallet name from the RPC endpoint"),
+                     optional("load_on_startup", Kind.BOOL, None)],
+     description="Unloads the wallet referenced by the request endpoint, otherwise unloads the "
+                 "wallet specified in the argument.")
+def unloadwallet(call: Call, wallet_name: str | None, load_on_startup: bool | None
+                 ) -> dict[str, Any]:
+    if wallet_name is None:
+        wallet_name = call.wallet.name
+    elif call.uri_wallet is not None and call.uri_wallet != wallet_name:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "RPC endpoint wallet and wallet_name "
+                                                  "parameter specify different wallets")
+    call.node.wallets.unload(wallet_name, load_on_startup=load_on_startup)
+    return {}
+
+
+@rpc("wallet", description="Returns a list of currently loaded wallets.")
+def listwallets(call: Call) -> list[str]:
+    return call.node.wallets.names()
+
+
+@rpc("wallet", description="Returns a list of wallets in the wallet directory.")
+def listwalletdir(call: Call) -> dict[str, Any]:
+    return {"wallets": [{"name": name} for name in call.node.wallets.on_disk()]}
+
+
+@rpc("wallet", wallet=True, description="Returns an object containing various wallet state "
+                                        "info.")
+def getwalletinfo(call: Call) -> dict[str, Any]:
+    wallet = call.wallet
+    balances = wallet.ledger.balances(wallet.tip_height)
+    best = wallet.best
+    return {
+        "walletname": wallet.name,
+        "walletversion": 169900,
+        "format": "leveldb",
+        "balance": amount_map(call, balances.trusted),
+        "unconfirmed_balance": amount_map(call, balances.untrusted_pending),
+        "immature_balance": amount_map(call, balances.immature),
+        "txcount": len(wallet.ledger),
+        "keypoolsize": 20,
+        "keypoolsize_hd_internal": 20,
+        "paytxfee": amount_json(0),
+        "private_keys_enabled": True,
+        "avoid_reuse": False,
+        "scanning": False,
+        "descriptors": True,
+        "external_signer": False,
+        "blank": False,
+        "birthtime": 0,
+        "lastprocessedblock": ({"hash": best[0][::-1].hex(), "height": best[1]}
+                               if best is not None else None),
+    }
+
+
+@rpc("wallet", args=[required("amount", Kind.AMOUNT, "The transaction fee rate in BTC/kvB")],
+     description="Set the transaction fee rate in BTC/kvB for this node's wallets (0 returns "
+                 "to the fallback fee). Overrides the conf_target and estimate_mode parameters.")
+def settxfee(call: Call, amount: Any) -> bool:
+    rate = amount_from_value(amount)
+    call.node.wallet_fee_rate = rate or call.node.fallback_fee_rate
+    return True
+
+
+# --- addresses ----------------------------------------------------------------------------------
+
+
+_ADDRESS_TYPES = {  # Elements' names: (confidential, script kind)
+    "blech32m": (True, P2TR), "bech32m": (False, P2TR),
+    "blech32": (True, P2WPKH), "bech32": (False, P2WPKH),
+}
+
+
+def _address_type(address_type: str | None) -> tuple[bool, str]:
+    """(confidential, kind) of an address type; the default is a confidential taproot address
+    (the wallet signs key-path spends, so blocks exercise the batch)."""
+    if address_type is None:
+        return True, P2TR
+    known = _ADDRESS_TYPES.get(address_type)
+    if known is not None:
+        return known
+    if address_type in ("legacy", "p2sh-segwit"):
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       f"Address type '{address_type}' is not supported on this chain (its "
+                       "scripts are outside the chain's template set)")
+    raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Unknown address type '{address_type}'")
+
+
+def key_descriptor(pair: KeyPair) -> str:
+    """The wallet's descriptor of one of its scripts: wpkh(pubkey) or tr(internal x-only key)."""
+    if pair.kind == P2TR:
+        return with_checksum(f"tr({pair.pubkey[1:].hex()})")
+    return with_checksum(f"wpkh({pair.pubkey.hex()})")
+
+
+@rpc("wallet", args=[optional("label", Kind.STR, "", "The label name for the address to be "
+                                                     "linked to."),
+                     optional("address_type", Kind.STR, None, "The address type to use. "
+                              "Options are \"blech32m\", \"bech32m\", \"blech32\" and "
+                              "\"bech32\".", "blech32m")],
+     wallet=True, description="Returns a new address for receiving payments: a confidential "
+                              "taproot address (blech32m) unless address_type says "
+                              "\"bech32m\" (unconfidential taproot), \"blech32\" or "
+                              "\"bech32\" (P2WPKH).",
+     result='"address"    (string) The new address')
+def getnewaddress(call: Call, label: str, address_type: str | None) -> str:
+    if label == "*":
+        raise RpcError(RpcCode.WALLET_INVALID_LABEL_NAME, "Invalid label name")
+    confidential, kind = _address_type(address_type)
+    return call.wallet.new_destination(label, confidential=confidential, kind=kind).encode()
+
+
+@rpc("wallet", args=[optional("address_type", Kind.STR, None)], wallet=True,
+     description="Returns a new address, for receiving change.")
+def getrawchangeaddress(call: Call, address_type: str | None) -> str:
+    confidential, kind = _address_type(address_type)
+    return call.wallet.new_destination(change=True, confidential=confidential,
+                                       kind=kind).encode()
+
+
+def _key_index(wallet: NodeWallet, script: bytes) -> int | None:
+    pair = wallet.wallet.keys.owner_of(script)
+    return pair.index if pair is not None else None
+
+
+@rpc("wallet", args=[required("address", Kind.STR, "The address for which to get information.")],
+     wallet=True, description="Return information about the given address.")
+def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
+    try:
+        dest = decode_address(address)
+    except EncodingError as exc:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Invalid address: {exc}") from None
+    wallet = call.wallet
+    script = dest.script_pubkey
+    pair = wallet.wallet.keys.owner_of(script)
+    ismine = pair is not None and (dest.blinding_pubkey is None
+                                   or dest.blinding_pubkey == pair.blinding_pubkey)
+    version = 0 if script[0] == 0 else script[0] - 0x50
+    out: dict[str, Any] = {"address": address, "scriptPubKey": script.hex(), "ismine": ismine,
+                           "solvable": ismine}
+    if pair is not None:
+        out["desc"] = key_descriptor(pair)
+    else:
+        out["desc"] = inferred_descriptor(script)
+    out.update({"iswatchonly": False, "isscript": False, "iswitness": True,
+                "witness_version": version, "witness_program": script[2:].hex()})
+    if pair is not None and pair.kind == P2WPKH:
+        out["pubkey"] = pair.pubkey.hex()
+        out["iscompressed"] = True
+    out["confidential_key"] = dest.blinding_pubkey.hex() if dest.blinding_pubkey else ""
+    out["unconfidential"] = dest.unconfidential().encode()
+    if pair is not None and dest.blinding_pubkey is None:
+        out["confidential"] = ConfidentialAddress(script, pair.blinding_pubkey).encode()
+    if pair is not None:
+        index = pair.index
+        out["ischange"] = index in wallet.wallet.change_keys
+        out["timestamp"] = 0
+        out["hdkeypath"] = f"m/{index}"
+    else:
+        out["ischange"] = False
+    label = wallet.labels.get(script)
+    out["labels"] = [label] if label is not None else ([] if pair is None or out["ischange"]
+                                                       else [""])
+    return out
+
+
+# --- balances and coins -------------------------------------------------------------------------
+
+
+@rpc("wallet", args=[optional("dummy", Kind.STR, None, "Remains for backward compatibility. "
+                                                        "Must be excluded or set to \"*\"."),
+                     optional("minconf", Kind.INT, 0, "Only include transactions confirmed at "
+                                                      "least this many times."),
+                     optional("include_watchonly", Kind.BOOL, True),
+                     optional("avoid_reuse", Kind.BOOL, True),
+                     optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
+                                                            "balance.")],
+     wallet=True, description="Returns the total available balance per asset, or of one asset "
+                              "when assetlabel is given (0 for an unknown label).")
+def getbalance(call: Call, dummy: str | None, minconf: int, include_watchonly: bool,
+               avoid_reuse: bool, assetlabel: str | None) -> Any:
+    if dummy is not None and dummy != "*":
+        raise RpcError(RpcCode.METHOD_DEPRECATED,
+                       'dummy first argument must be excluded or set to "*".')
+    wallet = call.wallet
+    totals = wallet.ledger.balances(wallet.tip_height, min_depth=minconf).trusted
+    if assetlabel is not None:
+        asset = asset_from_label(call, assetlabel, strict=False)
+        return amount_json(totals.get(asset, 0) if asset is not None else 0)
+    return amount_map(call, totals)
+
+
+@rpc("wallet", wallet=True, description="Returns an object with all balances in BTC.")
+def getbalances(call: Call) -> dict[str, Any]:
+    wallet = call.wallet
+    balances = wallet.ledger.balances(wallet.tip_height)
+    best = wallet.best
+    return {"mine": {"trusted": amount_map(call, balances.trusted),
+                     "untrusted_pending": amount_map(call, balances.untrusted_pending),
+                     "immature": amount_map(call, balances.immature)},
+            "lastprocessedblock": ({"hash": best[0][::-1].hex(), "height": best[1]}
+                                   if best is not None else None)}
+
+
+@rpc("wallet", wallet=True, description="Returns the server's total unconfirmed balance")
+def getunconfirmedbalance(call: Call) -> dict[str, Any]:
+    wallet = call.wallet
+    return amount_map(call, wallet.ledger.balances(wallet.tip_height).untrusted_pending)
+
+
+def coin_json(call: Call, wallet: NodeWallet, coin: Coin) -> dict[str, Any]:
+    wtx = coin.wtx
+    out = wtx.tx.outputs[coin.n]
+    o = coin.opening
+    entry: dict[str, Any] = {"txid": wtx.tx.txid_hex, "vout": coin.n}
+    address = address_of_output(wallet, out)
+    if address is not None:
+        entry["address"] = address
+        label = wallet.labels.get(out.script_pubkey)
+        if label is not None:
+            entry["label"] = label
+    entry["scriptPubKey"] = out.script_pubkey.hex()
+    entry["amount"] = amount_json(o.value)
+    if not isinstance(out.value, int):
+        entry["amountcommitment"] = out.value.hex()
+    entry["asset"] = o.asset[::-1].hex()
+    if not out.asset_is_explicit:
+        entry["assetcommitment"] = out.asset.hex()
+    entry["amountblinder"] = blinder_hex(o.vbf)
+    entry["assetblinder"] = blinder_hex(o.abf)
+    depth = wtx.depth(wallet.tip_height)
+    entry["confirmations"] = depth
+    pair = wallet.wallet.keys.owner_of(out.script_pubkey)
+    entry["spendable"] = True
+    entry["solvable"] = True
+    if pair is not None:
+        entry["desc"] = key_descriptor(pair)
+    entry["parent_descs"] = []
+    entry["safe"] = depth > 0 or wallet.ledger.is_trusted(wtx, wallet.tip_height)
+    return entry
+
+
+@rpc("wallet", args=[optional("minconf", Kind.INT, 1, "The minimum confirmations to filter"),
+                     optional("maxconf", Kind.INT, 9999999, "The maximum confirmations to "
+                                                             "filter"),
+                     optional("addresses", Kind.ARR, None, "The addresses to filter"),
+                     optional("include_unsafe", Kind.BOOL, True, "Include outputs that are not "
+                              "safe to spend"),
+                     optional("query_options", Kind.OBJ, None, "minimumAmount, maximumAmount, "
+                              "maximumCount, minimumSumAmount, asset, "
+                              "include_immature_coinbase")],
+     wallet=True, description="Returns array of unspent transaction outputs with between "
+                              "minconf and maxconf (inclusive) confirmations, with their "
+                              "amounts, assets and blinding factors.")
+def listunspent(call: Call, minconf: int, maxconf: int, addresses: list[Any] | None,
+                include_unsafe: bool, query_options: dict[str, Any] | None) -> list[Any]:
+    wallet = call.wallet
+    scripts: set[bytes] | None = None
+    if addresses:  # an empty list filters nothing, as bitcoind
+        scripts = set()
+        for item in addresses:
+            if not isinstance(item, str):
+                raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not a string as expected")
+            script = destination(item).script_pubkey
+            if script in scripts:
+                raise RpcError(RpcCode.INVALID_PARAMETER,
+                               f"Invalid parameter, duplicated address: {item}")
+            scripts.add(script)
+    options = dict(query_options or {})
+    known = {"minimumAmount", "maximumAmount", "maximumCount", "minimumSumAmount", "asset",
+             "include_immature_coinbase"}
+    unknown = set(options) - known
+    if unknown:
+        raise RpcError(RpcCode.TYPE_ERROR, f"Unexpected key {sorted(unknown)[0]}")
+    minimum = amount_from_value(options["minimumAmount"]) if "minimumAmount" in options else 0
+    maximum = (amount_from_value(options["maximumAmount"]) if "maximumAmount" in options
+               else None)
+    max_count = options.get("maximumCount")
+    min_sum = (amount_from_value(options["minimumSumAmount"]) if "minimumSumAmount" in options
+               else None)
+    asset = (asset_from_label(call, options["asset"]) if options.get("asset") is not None
+             else None)
+    immature = bool(options.get("include_immature_coinbase", False))
+    coins = wallet.ledger.coins(wallet.tip_height, min_depth=minconf, max_depth=maxconf,
+                                include_immature=immature)
+    result = []
+    total = 0
+    for coin in sorted(coins, key=lambda c: (c.wtx.order, c.n)):
+        if scripts is not None and coin.wtx.tx.outputs[coin.n].script_pubkey not in scripts:
+            continue
+        if asset is not None and coin.opening.asset != asset:
+            continue
+        if coin.opening.value < minimum or (maximum is not None
+                                            and coin.opening.value > maximum):
+            continue
+        safe = coin.wtx.depth(wallet.tip_height) > 0 or wallet.ledger.is_trusted(
+            coin.wtx, wallet.tip_height)
+        if not include_unsafe and not safe:
+            continue
+        result.append(coin_json(call, wallet, coin))
+        total += coin.opening.value
+        if isinstance(max_count, int) and max_count > 0 and len(result) >= max_count:
+            break
+        if min_sum is not None and total >= min_sum:
+            break
+    return result
+
+
+# --- sending ------------------------------------------------------------------------------------
+
+
+def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> Payment:
+    dest = destination(address)
+    value = amount_from_value(amount)
+    if value <= 0:
+        raise RpcError(RpcCode.TYPE_ERROR, "Invalid amount for send")
+    asset = asset_from_label(call, asset_text)
+    assert asset is not None
+    if dest.blinding_pubkey is not None:
+        return Payment(value, ConfidentialAddress(dest.script_pubkey, dest.blinding_pubkey),
+                       asset=asset)
+    return Payment(value, script_pubkey=dest.script_pubkey, asset=asset)
+
+
+@rpc("wallet",
+     args=[required("address", Kind.STR, "The address to send to."),
+           required("amount", Kind.AMOUNT, "The amount in BTC to send. eg 0.1"),
+           optional("comment", Kind.STR, None),
+           optional("comment_to", Kind.STR, None),
+           optional("subtractfeefromamount", Kind.BOOL, False, "The fee will be deducted from "
+                    "the amount being sent."),
+           optional("replaceable", Kind.BOOL, None),
+           optional("conf_target", Kind.INT, None),
+           optional("estimate_mode", Kind.STR, "unset"),
+           optional("avoid_reuse", Kind.BOOL, True),
+           optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for balance."),
+           optional("ignoreblindfail", Kind.BOOL, True),
+           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
+                    "not set, falls back to wallet fee estimation"),
+           optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
+                                                 "transaction.")],
+     wallet=True, locking=Locking.SELF,
+     description="Send an amount to a given address: to a confidential address the payment and "
+                 "the change are blinded (Bulletproof range proofs, surjection proofs).",
+     result='"hex"    (string) The transaction id.')
+def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
+                  comment_to: str | None, subtractfeefromamount: bool, replaceable: Any,
+                  conf_target: Any, estimate_mode: str, avoid_reuse: bool,
+                  assetlabel: str | None, ignoreblindfail: bool, fee_rate: Any,
+                  verbose: bool) -> Any:
+    payment = _payment(call, address, amount, assetlabel)
+    rate = wallet_fee_rate(call, fee_rate, conf_target)
+    built = build_and_send(call, [payment], fee_rate=rate,
+                           subtract=[0] if subtractfeefromamount else [],
+                           comment=comment or "", comment_to=comment_to or "")
+    if verbose:
+        return {"txid": built.tx.txid_hex, "fee_reason": "Fallback fee"}
+    return built.tx.txid_hex
+
+
+@rpc("wallet",
+     args=[required("dummy", Kind.STR, "Must be set to \"\" for backwards compatibility."),
+           required("amounts", Kind.OBJ, "The addresses and amounts"),
+           optional("minconf", Kind.INT, None), optional("comment", Kind.STR, None),
+           optional("subtractfeefrom", Kind.ARR, None, "The addresses to take the fee from"),
+           optional("replaceable", Kind.BOOL, None), optional("conf_target", Kind.INT, None),
+           optional("estimate_mode", Kind.STR, "unset"),
+           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB."),
+           optional("verbose", Kind.BOOL, False),
+           optional("output_assets", Kind.OBJ, None, "address → asset label or hex"),
+           optional("ignoreblindfail", Kind.BOOL, True)],
+     wallet=True, locking=Locking.SELF, description="Send multiple times.")
+def sendmany(call: Call, dummy: str, amounts: dict[str, Any], minconf: Any, comment: str | None,
+             subtractfeefrom: list[Any] | None, replaceable: Any, conf_target: Any,
+             estimate_mode: str, fee_rate: Any, verbose: bool,
+             output_assets: dict[str, Any] | None, ignoreblindfail: bool) -> Any:
+    if dummy != "":
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Dummy value must be set to \"\"")
+    if not amounts:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, amounts object is empty")
+    assets = output_assets or {}
+    payments = []
+    subtract = []
+    for i, (address, amount) in enumerate(amounts.items()):
+        label = assets.get(address)
+        payments.append(_payment(call, address, amount, label if isinstance(label, str)
+                                 else None))
+        if subtractfeefrom and address in subtractfeefrom:
+            subtract.append(i)
+    rate = wallet_fee_rate(call, fee_rate, conf_target)
+    built = build_and_send(call, payments, fee_rate=rate, subtract=subtract,
+                           comment=comment or "")
+    if verbose:
+        return {"txid": built.tx.txid_hex, "fee_reason": "Fallback fee"}
+    return built.tx.txid_hex
+
+
+# --- history ------------------------------------------------------------------------------------
+
+
+def _wtx_fields(call: Call, wallet: NodeWallet, wtx: WalletTx) -> dict[str, Any]:
+    """WalletTxToJSON."""
+    depth = wtx.depth(wallet.tip_height)
+    out: dict[str, Any] = {"confirmations": depth}
+    if wtx.is_coinbase:
+        out["generated"] = True
+    if depth == 0:
+        out["trusted"] = wallet.ledger.is_trusted(wtx, wallet.tip_height)
+    if wtx.state is TxState.CONFIRMED and wtx.block_hash is not None:
+        out["blockhash"] = wtx.block_hash[::-1].hex()
+        out["blockheight"] = wtx.height
+        out["blockindex"] = wtx.position
+        out["blocktime"] = wtx.block_time
+    elif wtx.state is TxState.CONFLICTED and wtx.conflict_hash is not None:
+        out["mempoolconflicts"] = []
+    out["txid"] = wtx.tx.txid_hex
+    out["wtxid"] = wtx.tx.wtxid_hex
+    out["walletconflicts"] = sorted(t[::-1].hex() for t in wallet.ledger.conflicts_of(wtx.tx))
+    out["time"] = wtx.time_received
+    out["timereceived"] = wtx.time_received
+    if wtx.comment:
+        out["comment"] = wtx.comment
+    if wtx.comment_to:
+        out["to"] = wtx.comment_to
+    out["bip125-replaceable"] = "no"
+    return out
+
+
+def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, Any]]:
+    """ListTransactions' entries of one transaction (send, receive, generate, immature)."""
+    entries = []
+    debit = wallet.ledger.debit(wtx)
+    tx = wtx.tx
+    fees = tx.fees()
+    fee = fees.get(policy_asset(call), 0)
+    if debit:  # Core's CachedTxGetAmounts: every non-change output is a send
+        for n, out in enumerate(tx.outputs):
+            if out.is_fee or n in wtx.change:
+                continue
+            entry: dict[str, Any] = {}
+            address = address_of_output(wallet, out)
+            if address is not None:
+                entry["address"] = address
+            entry["category"] = "send"
+            entry.update(_amount_fields(wtx.opening(n), negative=True))
+            label = wallet.labels.get(out.script_pubkey)
+            if label is not None:
+                entry["label"] = label
+            entry["vout"] = n
+            entry["fee"] = amount_json(-fee)
+            entry["abandoned"] = wtx.state is TxState.ABANDONED
+            entries.append(entry)
+    depth = wtx.depth(wallet.tip_height)
+    for n, opening in sorted(wtx.mine.items()):
+        if debit and n in wtx.change:
+            continue
+        out = tx.outputs[n]
+        entry = {}
+        address = address_of_output(wallet, out)
+        if address is not None:
+            entry["address"] = address
+        if wtx.is_coinbase:
+            entry["category"] = ("orphan" if depth < 0 else
+                                 "immature" if wallet.ledger.is_immature(wtx, wallet.tip_height)
+                                 or depth == 0 else "generate")
+        else:
+            entry["category"] = "receive"
+        entry.update(_amount_fields(opening, negative=False))
+        label = wallet.labels.get(out.script_pubkey)
+        if label is not None:
+            entry["label"] = label
+        entry["vout"] = n
+        if wtx.state is TxState.ABANDONED:
+            entry["abandoned"] = True
+        entries.append(entry)
+    return entries
+
+
+def _amount_fields(opening: Opening | None, negative: bool) -> dict[str, Any]:
+    if opening is None:  # an output we cannot open
+        return {"amount": amount_json(0), "amountblinder": ZERO_BLINDER,
+                "asset": ZERO_BLINDER, "assetblinder": ZERO_BLINDER}
+    value = -opening.value if negative else opening.value
+    return {"amount": amount_json(value), "amountblinder": blinder_hex(opening.vbf),
+            "asset": opening.asset[::-1].hex(), "assetblinder": blinder_hex(opening.abf)}
+
+
+@rpc("wallet", args=[required("txid", Kind.STR, "The transaction id"),
+                     optional("include_watchonly", Kind.BOOL, True),
+                     optional("verbose", Kind.BOOL, False, "Whether to include a `decoded` "
+                                                           "field containing the decoded "
+                                                           "transaction")],
+     wallet=True, description="Get detailed information about in-wallet transaction <txid>")
+def gettransaction(call: Call, txid: str, include_watchonly: bool,
+                   verbose: bool) -> dict[str, Any]:
+    wallet = call.wallet
+    wtx = wallet.ledger.get(parse_hash(txid, "txid"))
+    if wtx is None:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
+    credit = wallet.ledger.credit(wtx)
+    debit = wallet.ledger.debit(wtx)
+    fees = wtx.tx.fees() if debit else {}
+    net: dict[bytes, int] = {}
+    for asset in {*credit, *debit, *fees}:
+        net[asset] = credit.get(asset, 0) - debit.get(asset, 0) + fees.get(asset, 0)
+    out: dict[str, Any] = {"amount": amount_map(call, net)}
+    if debit:
+        out["fee"] = amount_map(call, {a: -v for a, v in fees.items()})
+    out.update(_wtx_fields(call, wallet, wtx))
+    out["details"] = _entries(call, wallet, wtx)
+    out["hex"] = wtx.tx.hex()
+    if verbose:
+        out["decoded"] = transaction_json(wtx.tx)
+    return out
+
+
+@rpc("wallet", args=[optional("label", Kind.STR, None, "If set, should be a valid label name "
+                                                       "to return only incoming transactions "
+                                                       "with the specified label, or \"*\"."),
+                     optional("count", Kind.INT, 10, "The number of transactions to return"),
+                     optional("skip", Kind.INT, 0, "The number of transactions to skip"),
+                     optional("include_watchonly", Kind.BOOL, True)],
+     wallet=True, description="Returns up to 'count' most recent transactions skipping the "
+                              "first 'from' transactions.")
+def listtransactions(call: Call, label: str | None, count: int, skip: int,
+                     include_watchonly: bool) -> list[dict[str, Any]]:
+    if count < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Negative count")
+    if skip < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Negative from")
+    wallet = call.wallet
+    rows: list[dict[str, Any]] = []
+    for wtx in reversed(wallet.ledger.by_time()):
+        fields = _wtx_fields(call, wallet, wtx)
+        for entry in reversed(_entries(call, wallet, wtx)):
+            if label not in (None, "*") and entry.get("label") != label:
+                continue
+            rows.append({**entry, **fields})
+        if len(rows) >= count + skip:
+            break
+    rows = rows[skip: skip + count]
+    rows.reverse()
+    return rows

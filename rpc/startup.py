@@ -1,0 +1,110 @@
+"""Opening and closing what a node serves, in order: chain (crash recovery included), its own
+listener, the transaction index, a chain-file import, ZMQ, the wallets.
+
+Runs on a worker thread during warm-up (``NodeContext.set_warmup`` gives the -28 text of each
+step) with the chain lock held; closing runs after the HTTP server has drained, in the reverse
+order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+
+from ctplugin.elements import parse_block
+from ctplugin.errors import ParseError
+from regtest.chain import read_chain
+from regtest.params import chain_params, genesis_block
+from rpc.context import NodeContext
+from rpc.events import NodeEvents
+from rpc.txindex import TxIndex
+from rpc.wallets import WalletManager
+from rpc.zmqpub import ZmqPublisher
+from validator import DataDirLockedError, Node
+
+log = logging.getLogger("ctplugin.rpc")
+
+
+def open_node(ctx: NodeContext) -> None:
+    config = ctx.config
+    ctx.set_warmup("Loading block index…")
+    try:
+        node = Node.open(config.datadir, genesis_block(), chain_params(), sync=config.sync)
+    except DataDirLockedError:
+        raise RuntimeError(f"Cannot obtain a lock on data directory {config.datadir}. "
+                           "ctplugin node is probably already running.") from None
+    with ctx.chain_lock:
+        try:
+            _attach(ctx, node)
+        except BaseException:
+            _detach(ctx, node)
+            raise
+    ctx.mempool_loaded = True
+
+
+def _attach(ctx: NodeContext, node: Node) -> None:
+    config = ctx.config
+    events = NodeEvents(ctx.tip_changed)
+    ctx.events = events
+    node.subscribe(events)
+    if config.txindex:
+        ctx.set_warmup("Loading txindex…")
+        ctx.txindex = TxIndex(os.path.join(config.datadir, "indexes", "txindex"))
+        ctx.txindex.catch_up(node)
+        node.subscribe(ctx.txindex)
+    if config.load_chain:
+        ctx.set_warmup("Importing blocks…")
+        import_chain_file(node, config.load_chain)
+    if config.zmq:
+        ctx.zmq = ZmqPublisher(config.zmq, config.zmq_hwm, lambda: events.mempool_sequence)
+        node.subscribe(ctx.zmq)
+    if not config.disablewallet:
+        ctx.set_warmup("Loading wallet…")
+        wallets = WalletManager(node, config.datadir)
+        ctx.wallets = wallets
+        wallets.start(config.wallets)
+        node.subscribe(wallets)
+    ctx.set_warmup("Verifying blocks…")
+    ctx.chain = node
+
+
+def import_chain_file(node: Node, path: str) -> int:
+    """Submit every block of a chain file (known blocks are skipped); returns how many were new."""
+    added = 0
+    try:
+        for raw in read_chain(path):
+            block = parse_block(raw)
+            result = node.submit_block(block)
+            if result.status in ("connected", "stored"):
+                added += 1
+            elif result.status == "invalid":
+                log.warning("chain file %s: block %s rejected: %s", path, block.header.hash_hex,
+                            result.bip22)
+    except (OSError, ParseError) as exc:
+        raise RuntimeError(f"cannot import {path}: {exc}") from None
+    log.info("imported %d blocks from %s", added, path)
+    return added
+
+
+def _detach(ctx: NodeContext, node: Node) -> None:
+    """Close everything ``_attach`` opened, in reverse order, then the node."""
+    with contextlib.ExitStack() as stack:
+        stack.callback(node.close)
+        if ctx.txindex is not None:
+            stack.callback(ctx.txindex.close)
+        if ctx.zmq is not None:
+            stack.callback(ctx.zmq.close)
+        if ctx.has_wallets:
+            stack.callback(ctx.wallets.close)
+    ctx.chain = None
+    ctx.txindex = None
+    ctx.zmq = None
+    ctx.clear_wallets()
+
+
+def close_node(ctx: NodeContext) -> None:
+    with ctx.chain_lock:
+        node = ctx.chain_or_none
+        if node is not None:
+            _detach(ctx, node)

@@ -1,0 +1,234 @@
+"""The node's raw-transaction, mempool, mining and asset calls, end to end on a node subprocess:
+the Elements raw flow (create → fund → blind → send), mempool acceptance verdicts, issuance,
+blinding keys, block templates and the long-poll calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bitcoinrpc.authproxy import JSONRPCException
+
+from ctplugin.elements import parse_block, parse_transaction
+from harness.node import NodeProcess
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
+    process = NodeProcess(tmp_path_factory.mktemp("raw") / "node")
+    process.start()
+    try:
+        proxy = process.proxy()
+        proxy.createwallet("carol")
+        yield process
+    finally:
+        process.stop()
+
+
+def w(node: NodeProcess, name: str) -> Any:
+    return node.proxy(f"/wallet/{name}")
+
+
+def code_of(fn: Any, *args: Any) -> int:
+    with pytest.raises(JSONRPCException) as info:
+        fn(*args)
+    return int(info.value.code)
+
+
+def test_raw_flow_create_fund_blind_send(node: NodeProcess) -> None:
+    alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
+    address = carol.getnewaddress()
+    raw = chain.createrawtransaction([], [{address: Decimal("2")}])
+    decoded = chain.decoderawtransaction(raw)
+    info = carol.getaddressinfo(address)
+    assert decoded["vout"][0]["commitmentnonce"] == info["confidential_key"]  # key smuggled
+    funded = alice.fundrawtransaction(raw)
+    assert funded["fee"] > 0 and funded["changepos"] >= 0
+    with pytest.raises(JSONRPCException) as error:
+        chain.sendrawtransaction(funded["hex"])  # nonce but not blinded: Elements' CT guard
+    assert error.value.code == -25
+    blinded_unsigned = alice.blindrawtransaction(funded["hex"])
+    [unsigned] = chain.testmempoolaccept([blinded_unsigned])
+    assert unsigned["allowed"] is False  # nobody signed the spend yet
+    signed = alice.signrawtransactionwithwallet(blinded_unsigned)
+    assert signed["complete"] is True
+    blinded = signed["hex"]
+    tx = parse_transaction(bytes.fromhex(blinded))
+    assert sum(not isinstance(o.value, int) for o in tx.outputs) == 2
+    [verdict] = chain.testmempoolaccept([blinded])
+    assert verdict["allowed"] is True and verdict["txid"] == tx.txid_hex
+    assert chain.getrawmempool() == []
+    txid = chain.sendrawtransaction(blinded)
+    assert txid == tx.txid_hex and chain.getmempoolentry(txid)["vsize"] == tx.vsize
+    assert carol.getbalances()["mine"]["untrusted_pending"]["bitcoin"] == Decimal("2")
+    chain.generatetoaddress(1, alice.getnewaddress())
+    assert carol.getbalance()["bitcoin"] == Decimal("2")
+    # The same transaction again: its outputs are in the UTXO set.
+    assert code_of(chain.sendrawtransaction, blinded) == -27
+    [again] = chain.testmempoolaccept([blinded])
+    assert again["allowed"] is False and again["reject-reason"] == "txn-already-known"
+
+
+def test_rejects_carry_elements_reasons(node: NodeProcess) -> None:
+    alice, chain = w(node, ""), node.proxy()
+    raw = chain.createrawtransaction([], [{alice.getnewaddress("", "bech32"): Decimal("1")}])
+    funded = alice.blindrawtransaction(alice.fundrawtransaction(raw)["hex"])
+    tx = parse_transaction(bytes.fromhex(funded))
+    fee_out = next(o for o in tx.outputs if o.is_fee)
+    data = bytearray(tx.serialize())
+    at = bytes(data).index(b"\x01" + fee_out.value.to_bytes(8, "big"))
+    data[at + 1: at + 9] = (fee_out.value - 1).to_bytes(8, "big")  # outputs no longer = inputs
+    data = bytearray(bytes.fromhex(alice.signrawtransactionwithwallet(data.hex())["hex"]))
+    [verdict] = chain.testmempoolaccept([data.hex()])
+    assert verdict["allowed"] is False and verdict["reject-reason"] == "bad-txns-in-ne-out"
+    assert code_of(chain.sendrawtransaction, data.hex()) == -26
+    missing = bytearray(data)
+    first_input = 4 + 1 + 1  # version, flag, input count: the first prevout hash follows
+    missing[first_input: first_input + 32] = b"\x42" * 32
+    unknown = alice.signrawtransactionwithwallet(missing.hex())
+    assert unknown["complete"] is False
+    assert unknown["errors"][0]["vout"] == tx.inputs[0].prevout_index
+    [verdict] = chain.testmempoolaccept([missing.hex()])
+    assert verdict["reject-reason"] == "bad-txns-inputs-missingorspent"
+    assert code_of(chain.sendrawtransaction, missing.hex()) == -25
+    assert code_of(chain.testmempoolaccept, []) == -8
+    assert code_of(chain.testmempoolaccept, ["00"]) == -22
+
+
+def test_issue_reissue_and_list(node: NodeProcess) -> None:
+    alice, chain = w(node, ""), node.proxy()
+    issued = alice.issueasset(Decimal("1000"), Decimal("5"))
+    assert set(issued) == {"txid", "vin", "entropy", "asset", "token"}
+    chain.generatetoaddress(1, alice.getnewaddress())
+    balance = alice.getbalance()
+    assert issued["asset"] in balance, (issued, balance, alice.gettransaction(issued["txid"]))
+    assert balance[issued["asset"]] == Decimal("1000") and balance[issued["token"]] == Decimal("5")
+    reissued = alice.reissueasset(issued["asset"], Decimal("250"))
+    chain.generatetoaddress(1, alice.getnewaddress())
+    assert alice.getbalance("*", 0, False, False, issued["asset"]) == Decimal("1250")
+    listed = alice.listissuances(issued["asset"])
+    assert [(e["txid"], e["isreissuance"]) for e in listed] == [
+        (issued["txid"], False), (reissued["txid"], True)]
+    assert listed[0]["assetamount"] == Decimal("1000") and listed[1]["assetamount"] == 250
+    carol = w(node, "carol")
+    txid = alice.sendtoaddress(carol.getnewaddress(), Decimal("10"), "", "", False, None, None,
+                               "unset", True, issued["asset"])
+    chain.generatetoaddress(1, alice.getnewaddress())
+    assert carol.getbalance()[issued["asset"]] == Decimal("10")
+    assert carol.gettransaction(txid)["amount"][issued["asset"]] == Decimal("10")
+    assert code_of(alice.reissueasset, issued["token"], 1) == -4
+    assert code_of(alice.reissueasset, "ab" * 32, 1) == -4
+    assert code_of(alice.issueasset, 0, 0) == -3
+    policy_coins = alice.listunspent(0, 9999999, [], True, {"asset": "bitcoin"})
+    assert chain.dumpassetlabels() == {"bitcoin": policy_coins[0]["asset"]}
+
+
+def test_blinding_keys(node: NodeProcess) -> None:
+    alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
+    address = carol.getnewaddress()
+    key = carol.dumpblindingkey(address)
+    assert len(bytes.fromhex(key)) == 32
+    assert code_of(alice.dumpblindingkey, address) == -4  # not alice's
+    txid = alice.sendtoaddress(address, Decimal("0.5"))
+    raw = chain.getrawtransaction(txid)
+    opened = alice.unblindrawtransaction(raw)["hex"]
+    assert sum(isinstance(o.value, int) and o.script_pubkey != b""
+               for o in parse_transaction(bytes.fromhex(opened)).outputs) == 1  # alice's change
+    alice.importblindingkey(address, key)  # now alice can open carol's output too
+    opened = parse_transaction(bytes.fromhex(alice.unblindrawtransaction(raw)["hex"]))
+    assert sorted(o.value for o in opened.outputs if o.script_pubkey
+                  and isinstance(o.value, int))[0] == 50_000_000
+    unconfidential = carol.getaddressinfo(address)["unconfidential"]
+    assert code_of(alice.importblindingkey, unconfidential, key) == -5
+    assert code_of(alice.importblindingkey, address, "11" * 32) == -5
+    assert len(carol.dumpmasterblindingkey()) == 64
+    blinded = chain.createblindedaddress(unconfidential, carol.getaddressinfo(address)[
+        "confidential_key"])
+    assert blinded == address
+    chain.generatetoaddress(1, alice.getnewaddress())
+
+
+def test_block_templates_and_submission(node: NodeProcess) -> None:
+    alice, chain = w(node, ""), node.proxy()
+    txid = alice.sendtoaddress(w(node, "carol").getnewaddress(), Decimal("0.1"))
+    hex_block = chain.getnewblockhex()
+    block = parse_block(bytes.fromhex(hex_block))
+    assert [tx.txid_hex for tx in block.transactions[1:]] == [txid]
+    assert block.transactions[0].outputs[0].script_pubkey == b"\x51"  # fees to OP_TRUE
+    assert chain.submitblock(hex_block) is None
+    assert chain.getbestblockhash() == block.header.hash_hex
+    assert chain.submitblock(hex_block) == "duplicate"
+    txid2 = alice.sendtoaddress(w(node, "carol").getnewaddress(), Decimal("0.1"))
+    made = chain.generateblock(alice.getnewaddress(), [txid2])
+    assert chain.getblock(made["hash"])["tx"][1] == txid2
+    unsubmitted = chain.generateblock(alice.getnewaddress(), [], False)
+    assert "hex" in unsubmitted and chain.getbestblockhash() == made["hash"]
+    assert code_of(chain.generateblock, alice.getnewaddress(), ["00" * 32]) == -5
+    assert code_of(chain.generatetoaddress, 1, "nonsense") == -5
+    full = chain.getblock(made["hash"], 3)
+    spend = full["tx"][1]
+    assert spend["hex"] and all("prevout" in vin for vin in spend["vin"])
+    assert spend["fee"]  # Elements' per-asset fee map
+    stats = chain.gettxoutsetinfo()
+    assert stats["height"] == chain.getblockcount() and len(stats["hash_serialized_3"]) == 64
+    assert stats["total_amount"]["bitcoin"] > 0
+
+
+def test_waits_and_long_polls(node: NodeProcess) -> None:
+    chain = node.proxy()
+    height = chain.getblockcount()
+    started = time.monotonic()
+    assert chain.waitfornewblock(200)["height"] == height  # timeout: the current tip
+    assert time.monotonic() - started >= 0.19
+    result: dict[str, Any] = {}
+
+    def wait() -> None:
+        result.update(node.proxy().waitforblockheight(height + 1, 30_000))
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    time.sleep(0.3)
+    assert chain.getblockcount() == height  # other calls still answer while it waits
+    [new_hash] = chain.generatetoaddress(1, w(node, "").getnewaddress())
+    waiter.join(30)
+    assert result == {"hash": new_hash, "height": height + 1}
+    assert code_of(chain.waitfornewblock, -1) == -1
+    info = chain.getrpcinfo()
+    assert info["active_commands"][0]["method"] == "getrpcinfo"
+    assert info["logpath"] == str(Path(node.datadir) / "debug.log")
+    assert chain.uptime() >= 0
+    assert chain.getnetworkinfo()["subversion"].startswith("/ctplugin:")
+
+
+def test_sendmany_history_and_wallet_lifecycle(node: NodeProcess) -> None:
+    alice, chain = w(node, ""), node.proxy()
+    chain.createwallet("dave", False, False, "", False, True, False)  # not loaded on start-up
+    dave = w(node, "dave")
+    first, second = dave.getnewaddress("one"), dave.getnewaddress("", "bech32")
+    txid = alice.sendmany("", {first: Decimal("0.3"), second: Decimal("0.2")})
+    decoded = chain.getrawtransaction(txid, 1)
+    explicit = [o for o in decoded["vout"] if "value" in o and o["scriptPubKey"]["hex"]]
+    assert [o["value"] for o in explicit] == [Decimal("0.2")]  # the unconfidential payment
+    assert explicit[0]["scriptPubKey"]["address"] == second
+    chain.generatetoaddress(1, alice.getnewaddress())
+    history = dave.listtransactions()
+    assert sorted((t["category"], t["amount"]) for t in history) == [
+        ("receive", Decimal("0.2")), ("receive", Decimal("0.3"))]
+    assert {t.get("label") for t in history} == {"one", ""}
+    sent = [t for t in alice.listtransactions("*", 1000) if t["txid"] == txid]
+    assert sorted(t["amount"] for t in sent) == [Decimal("-0.3"), Decimal("-0.2")]
+    assert all(t["category"] == "send" and t["fee"] < 0 for t in sent)
+    assert sorted(chain.listwallets()) == ["", "carol", "dave"]
+    assert chain.unloadwallet("dave") == {}
+    assert code_of(dave.getbalance) == -18
+    assert {"name": "dave"} in chain.listwalletdir()["wallets"]
+    assert code_of(chain.loadwallet, "nosuch") == -18
+    chain.loadwallet("dave")
+    assert dave.getbalance()["bitcoin"] == Decimal("0.5")
+    assert code_of(chain.loadwallet, "dave") == -35
+    assert code_of(chain.createwallet, "dave") == -4

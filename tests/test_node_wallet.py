@@ -1,0 +1,132 @@
+"""The node-side wallet in-process: fee rates computed exactly before proving, the ledger's
+states and balances through confirmations, conflicts and reorgs, persistence across reopen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctplugin.elements import Block
+from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.consensus import COIN
+from regtest.chain import make_block
+from regtest.params import REGTEST_SEED, chain_params, genesis_block
+from regtest.wallet import Payment, Wallet
+from regtest.wallet.db import WalletDB, WalletDBError
+from regtest.wallet.ledger import TxState
+from regtest.wallet.node_wallet import NodeWallet
+
+PARAMS = chain_params()
+
+
+@pytest.mark.parametrize(("rate", "kind"), [(1000, RANGE_PROOF_BULLETPROOF),
+                                            (20_000, RANGE_PROOF_BULLETPROOF),
+                                            (123_457, RANGE_PROOF_BULLETPROOF),
+                                            (5000, RANGE_PROOF_BORROMEAN)])
+def test_fee_rate_is_exact_for_the_finished_transaction(rate: int, kind: str) -> None:
+    wallet = Wallet(REGTEST_SEED, range_proofs=kind)
+    wallet.scan_block(genesis_block())
+    receiver = Wallet(b"fee rate receiver", range_proofs=kind).new_address()
+    built = wallet.build([Payment(3 * COIN, receiver)], fee_rate=rate, height=1)
+    assert built.tx.fees() == {PARAMS.policy_asset: built.fee}
+    explicit = wallet.build([Payment(COIN, script_pubkey=receiver.script_pubkey)],
+                            fee_rate=rate, height=1)
+    spend = wallet.build([Payment(COIN, receiver)], fee_rate=rate, height=1)  # a P2TR input
+    for made in (built, explicit, spend):
+        # Exact but for an ECDSA signature shorter than the 72 bytes estimated (P2WPKH inputs:
+        # the genesis coin): at most one virtual byte.
+        fee_at = [max(1, -(-rate * (made.tx.vsize + extra) // 1000)) for extra in (0, 1)]
+        assert fee_at[0] <= made.fee <= fee_at[1]
+    assert spend.fee == max(1, -(-rate * spend.tx.vsize // 1000))  # Schnorr: exact
+
+
+def test_subtract_fee_from_amount() -> None:
+    wallet = Wallet(REGTEST_SEED)
+    wallet.scan_block(genesis_block())
+    receiver = Wallet(b"subtract receiver")
+    address = receiver.new_address()
+    built = wallet.build([Payment(COIN, address)], fee_rate=5000, height=1,
+                         subtract_fee_from=[0])
+    receiver.scan_transaction(built.tx)
+    assert receiver.balance(PARAMS.policy_asset) == COIN - built.fee
+
+
+def _block(prev: Block, txs: list, script: bytes) -> Block:  # type: ignore[type-arg]
+    return make_block(prev.hash, prev.header.height + 1, prev.header.time + 60, txs, script)
+
+
+def test_ledger_follows_confirmations_conflicts_and_reorgs(tmp_path: Path) -> None:
+    genesis = genesis_block()
+    alice = NodeWallet.create(str(tmp_path / "alice"), "alice", REGTEST_SEED, PARAMS)
+    bob = NodeWallet.create(str(tmp_path / "bob"), "bob", b"ledger test bob", PARAMS)
+    for w in (alice, bob):
+        w.block_connected(genesis, 0)
+    assert alice.ledger.balances(0).trusted == {PARAMS.policy_asset: 21_000_000 * COIN}
+    address = bob.wallet.new_address()
+    built = alice.wallet.build([Payment(2 * COIN, address)], fee=1000, height=1)
+    wtx = alice.add_own(built)
+    for w in (alice, bob):
+        w.transaction_added(built.tx)
+    assert wtx.state is TxState.MEMPOOL
+    assert bob.ledger.balances(0).untrusted_pending == {PARAMS.policy_asset: 2 * COIN}
+    assert alice.ledger.balances(0).trusted[PARAMS.policy_asset] == 21_000_000 * COIN \
+        - 2 * COIN - 1000  # own change is trusted while in the mempool
+    block1 = _block(genesis, [built.tx], b"\x51")
+    for w in (alice, bob):
+        w.transaction_removed(built.tx, "block")
+        w.block_connected(block1, 1)
+    assert bob.ledger.get(built.tx.txid).depth(1) == 1  # type: ignore[union-attr]
+    assert bob.ledger.balances(1).trusted == {PARAMS.policy_asset: 2 * COIN}
+
+    # A reorg replaces block 1 by a block with a double spend of the same coin.
+    double = Wallet(REGTEST_SEED)
+    double.scan_block(genesis)
+    spend = double.build([Payment(COIN, script_pubkey=b"\x51")], fee=2000, height=1)
+    for w in (alice, bob):
+        w.block_disconnected(block1, 1)
+    assert bob.ledger.get(built.tx.txid).state is TxState.INACTIVE  # type: ignore[union-attr]
+    block1b = _block(genesis, [spend.tx], b"\x51")
+    for w in (alice, bob):
+        w.block_connected(block1b, 1)
+    conflicted = bob.ledger.get(built.tx.txid)
+    assert conflicted is not None and conflicted.state is TxState.CONFLICTED
+    assert conflicted.depth(1) == -1
+    assert bob.ledger.balances(1).trusted == {}
+    assert alice.ledger.is_from_me(alice.ledger.txs[spend.tx.txid])
+    # Undoing the conflicting block makes it inactive again, not conflicted.
+    for w in (alice, bob):
+        w.block_disconnected(block1b, 1)
+    assert bob.ledger.get(built.tx.txid).state is TxState.INACTIVE  # type: ignore[union-attr]
+    for w in (alice, bob):
+        w.close()
+
+
+def test_persistence_round_trip(tmp_path: Path) -> None:
+    genesis = genesis_block()
+    path = str(tmp_path / "w")
+    wallet = NodeWallet.create(path, "w", REGTEST_SEED, PARAMS)
+    wallet.block_connected(genesis, 0)
+    destination = wallet.new_destination("savings")
+    built = wallet.wallet.build([Payment(COIN, script_pubkey=destination.script_pubkey)],
+                                fee=500, height=1)
+    wallet.add_own(built, comment="to myself")
+    wallet.transaction_added(built.tx)
+    block = _block(genesis, [built.tx], b"\x51")
+    wallet.block_connected(block, 1)
+    before = wallet.ledger.balances(1)
+    state = wallet.wallet.state()
+    wallet.close()
+    reopened = NodeWallet.load(path, "w", PARAMS)
+    assert reopened.best == (block.hash, 1)
+    assert reopened.wallet.state() == state
+    assert reopened.ledger.balances(1) == before
+    assert reopened.labels == {destination.script_pubkey: "savings"}
+    record = reopened.ledger.get(built.tx.txid)
+    assert record is not None and record.comment == "to myself" and record.height == 1
+    assert set(reopened.wallet.coins) == {(c.txid, c.index) for c in reopened.wallet.coins.values()}
+    reopened.close()
+    with pytest.raises(WalletDBError):
+        WalletDB.open(path, create=True)
+    with pytest.raises(WalletDBError):
+        WalletDB.open(str(tmp_path / "missing"), create=False)

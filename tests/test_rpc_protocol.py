@@ -1,0 +1,181 @@
+"""The JSON-RPC layer in-process: body handling, the method table's binding rules, dispatch
+errors, the CLI's conversions and printing (the subprocess tests are in test_rpc_http.py)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rpc.methods  # noqa: F401  (registers the methods)
+from rpc.cli import CliError, build_params, convert, result_text, univalue_write
+from rpc.config import parse_config
+from rpc.context import NodeContext
+from rpc.errors import RpcCode, RpcError
+from rpc.jsonrpc import MAX_JSON_DEPTH, decode_json, handle_body
+from rpc.registry import REGISTRY, Arg, Kind, Method, optional, required
+
+
+def echo_execute(method: str, params: Any) -> Any:
+    if method == "fail":
+        raise RpcError(RpcCode.INVALID_PARAMETER, "bad")
+    if method == "nosuch":
+        raise RpcError(RpcCode.METHOD_NOT_FOUND, "Method not found")
+    return params
+
+
+def body(status_reply: tuple[int, bytes | None]) -> Any:
+    status, data = status_reply
+    return status, (json.loads(data) if data is not None else None)
+
+
+def test_ids_are_never_rewritten() -> None:
+    """Issue 9: an id that looks like the old amount marker stays a string."""
+    marker = "__ctplugin_amount__1.00000000"
+    status, reply = body(handle_body(json.dumps({"method": "x", "params": [marker],
+                                                 "id": marker}).encode(), echo_execute))
+    assert status == 200 and reply == {"result": [marker], "error": None, "id": marker}
+
+
+def test_amounts_keep_their_text() -> None:
+    _, data = handle_body(b'{"method":"x","params":[0.00000001,1.10,1e-8],"id":1}',
+                          echo_execute)
+    assert data is not None and b"[0.00000001,1.10,1e-8]" in data
+
+
+def test_deep_nesting_is_a_parse_error_not_a_500_page() -> None:
+    """Issue 9: a deeply nested body answers a JSON-RPC -32700, not a plain-text 500."""
+    for depth in (MAX_JSON_DEPTH + 1, 100_000):
+        status, reply = body(handle_body(b"[" * depth + b"]" * depth, echo_execute))
+        assert status == 500
+        assert reply == {"result": None, "error": {"code": -32700, "message": "Parse error"},
+                         "id": None}
+    nested: Any = []
+    for _ in range(MAX_JSON_DEPTH - 2):  # the object, then MAX_JSON_DEPTH - 1 arrays
+        nested = [nested]
+    assert decode_json(json.dumps({"params": nested})) is not None
+    with pytest.raises(RpcError):
+        decode_json(json.dumps({"params": [nested]}))
+
+
+def test_notifications_and_batches() -> None:
+    assert handle_body(b'{"jsonrpc":"2.0","method":"fail"}', echo_execute) == (204, None)
+    status, reply = body(handle_body(b'[{"jsonrpc":"2.0","method":"fail","id":1},'
+                                     b'{"method":"nosuch","id":2},{"jsonrpc":"2.0","method":"x"}]',
+                                     echo_execute))
+    assert status == 200 and [r["error"]["code"] for r in reply] == [-8, -32601]
+    assert "result" not in reply[0] and reply[1]["result"] is None
+
+
+@pytest.fixture
+def context(tmp_path: Path) -> NodeContext:
+    ctx = NodeContext(parse_config(["--datadir", str(tmp_path)], "test", None))
+    ctx.set_warmup(None)
+    return ctx
+
+
+def test_warmup_comes_before_method_lookup(tmp_path: Path) -> None:
+    ctx = NodeContext(parse_config(["--datadir", str(tmp_path)], "test", None))
+    for method in ("getblockcount", "nosuchmethod"):
+        with pytest.raises(RpcError) as info:
+            ctx.execute(method, [])
+        assert (info.value.code, info.value.message) == (-28, "Loading block index…")
+    status, reply = body(ctx.dispatch(b'{"jsonrpc":"2.0","method":"getblockcount","id":1}',
+                                      None, "u"))
+    assert status == 200 and reply["error"]["code"] == -28
+    status, reply = body(ctx.dispatch(b'{"method":"getblockcount","id":1}', None, "u"))
+    assert status == 500 and reply["error"]["code"] == -28
+
+
+def test_stop_from_a_batch_or_a_notification_stops(context: NodeContext) -> None:
+    """Issue 9: stop works however it is sent."""
+    for payload in (b'[{"method":"stop","id":1}]', b'{"jsonrpc":"2.0","method":"stop"}'):
+        context.shutdown.clear()
+        requested = threading.Event()
+        context.on_shutdown_request = requested.set
+        context.dispatch(payload, None, "u")
+        assert requested.wait(5) and context.shutdown.is_set()
+
+
+def test_exceptions_escaping_a_method_are_json_errors(context: NodeContext) -> None:
+    """Issue 9: a ValueError inside a method is a JSON-RPC -1 reply with its message."""
+    def broken(call: Any) -> None:
+        raise ValueError("something broke")
+
+    REGISTRY.add(Method("_test_broken", "hidden", broken, hidden=True))
+    try:
+        status, reply = body(context.dispatch(b'{"method":"_test_broken","id":5}', None, "u"))
+        assert status == 500
+        assert reply == {"result": None, "error": {"code": -1, "message": "something broke"},
+                         "id": 5}
+        status, reply = body(context.dispatch(b'{"jsonrpc":"2.0","method":"_test_broken",'
+                                              b'"id":5}', None, "u"))
+        assert status == 200 and reply["error"]["code"] == -1
+    finally:
+        del REGISTRY.methods["_test_broken"]
+
+
+def _method(*args: Arg) -> Method:
+    return Method("m", "test", lambda call, *a: a, tuple(args), "Does m.")
+
+
+def test_binding_rules() -> None:
+    m = _method(required("a", Kind.INT), optional("b|bee", Kind.STR, "x"),
+                optional("c", Kind.AMOUNT))
+    assert m.bind([1]) == [1, "x", None]
+    assert m.bind({"a": 1, "bee": "y"}) == [1, "y", None]
+    assert m.bind({"args": [1], "c": "0.5"}) == [1, "x", "0.5"]
+    assert m.bind({"a": 2, "c": 3}) == [2, "x", 3]
+    for params, code in (([], -1), ([1, "x", 1, 2], -1), (["1"], -3), ([True], -3),
+                         ([1.5], -1), ([1, 5], -3), ({"a": 1, "d": 0}, -8),
+                         ({"args": [1], "a": 1}, -8), ([None], -3)):
+        with pytest.raises(RpcError) as info:
+            m.bind(params)
+        assert info.value.code == code, params
+    with pytest.raises(RpcError) as info:
+        m.bind([1, 2, []])
+    assert info.value.message == ('Wrong type passed:\n{\n    "Position 2 (b|bee)": "JSON value '
+                                  'of type number is not of expected type string",\n    '
+                                  '"Position 3 (c)": "JSON value of type array is not of '
+                                  'expected type number"\n}')
+    assert m.help_text().startswith('m a ( "b" c )\n\nDoes m.\n\nArguments:\n1. a')
+
+
+def test_every_method_has_help_and_a_consistent_signature() -> None:
+    for method in REGISTRY.methods.values():
+        text = method.help_text()
+        assert text.startswith(method.name)
+        names = [a.name for a in method.args]
+        assert len(set(names)) == len(names), method.name
+        required_after_optional = any(a.required for a in method.args[
+            next((i for i, a in enumerate(method.args) if not a.required), len(method.args)):])
+        assert not required_after_optional, method.name
+
+
+def test_cli_conversions_follow_the_method_table() -> None:
+    assert build_params("getblockhash", ["5"], False) == [5]
+    assert build_params("getnewaddress", ["123"], False) == ["123"]  # a label: a string
+    assert build_params("sendtoaddress", ["el1x", "0.1"], False) == ["el1x", Decimal("0.1")]
+    assert build_params("echo", ["[1]"], False) == ["[1]"]
+    assert build_params("echojson", ["[1]"], False) == [[1]]
+    assert build_params("unknownmethod", ["[1]", "abc"], False) == [[1], "abc"]
+    assert build_params("getblock", ["blockhash=00", "verbosity=2"], True) == {
+        "blockhash": "00", "verbosity": 2}
+    assert build_params("getblock", ["00", "verbosity=2"], True) == {"args": ["00"],
+                                                                    "verbosity": 2}
+    with pytest.raises(CliError, match="Error parsing JSON: x"):
+        convert("getblockhash", "x", position=0)
+
+
+def test_cli_prints_like_bitcoin_cli() -> None:
+    assert result_text(None) == ""
+    assert result_text("text") == "text"
+    assert result_text(5) == "5"
+    assert result_text([]) == "[\n]"
+    value = decode_json('{"a": {}, "b": [1, 0.00000001], "c": "é"}')
+    assert univalue_write(value) == (
+        '{\n  "a": {\n  },\n  "b": [\n    1,\n    0.00000001\n  ],\n  "c": "é"\n}')
