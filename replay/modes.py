@@ -47,7 +47,7 @@ Label = tuple[int, str, int]
 PHASE_OF_STAGE = {
     "parse": "parse", "check": "checks", "plan": "checks", "cache": "checks",
     "resolve": "utxo", "claims": "range_proofs", "msm": "range_proofs",
-    "surjection": "surjection_proofs", "commit": "write",
+    "range": "range_proofs", "surjection": "surjection_proofs", "commit": "write",
 }
 
 
@@ -290,7 +290,10 @@ class PoolMode(DeferredMode):
     def submit_group(self) -> None:
         if not self.group:
             return
+        start = time.perf_counter()
         payload = pack_works([p.proof_work() for p in self.group])
+        self.report.phases["pack"] = self.report.phases.get("pack", 0.0) + (
+            time.perf_counter() - start)
         for p in self.group:
             p.work = None  # the task holds it now
         task_id = self.submitted

@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 PHASES = ("read", "parse", "checks", "utxo", "range_proofs", "surjection_proofs", "balances",
-          "write", "wait")
+          "write", "pack", "wait")
 PHASE_TITLES = {
     "read": "read (source)", "parse": "parse", "checks": "checks (rules, fees)",
     "utxo": "UTXO lookups", "range_proofs": "range proofs", "surjection_proofs":
     "surjection proofs", "balances": "balances", "write": "database write",
-    "wait": "waiting for verdicts",
+    "pack": "packing tasks", "wait": "waiting for verdicts",
 }
 REPORT_KEYS = ("mode", "blocks", "transactions", "range_proofs", "seconds", "height", "tip",
                "utxo_set_hash")
@@ -192,12 +192,13 @@ class ReplayReport:
         table.add_column("ms/block", justify="right")
         driver_total = sum(self.phases.values())
         blocks = max(self.blocks, 1)
-        for name in PHASES:
+        extra = [name for name in self.phases if name not in PHASES]  # e.g. new check families
+        for name in (*PHASES, *extra):
             seconds = self.phases.get(name, 0.0)
-            if seconds == 0.0 and name in ("wait", "balances"):
+            if seconds == 0.0 and name in ("wait", "balances", "pack"):
                 continue
             share = seconds / driver_total if driver_total else 0.0
-            table.add_row(PHASE_TITLES[name], f"{seconds:.3f}", f"{share:.1%}",
+            table.add_row(PHASE_TITLES.get(name, name), f"{seconds:.3f}", f"{share:.1%}",
                           f"{1000 * seconds / blocks:.2f}")
         for name, seconds in self.worker_phases.items():
             table.add_row(f"workers: {PHASE_TITLES.get(name, name)} (cpu)", f"{seconds:.3f}",
