@@ -46,7 +46,8 @@ class DaskPool(Closeable):
 
     def __init__(self, target: str, *, scheduler: str | None = None, n_workers: int = 2,
                  processes: bool = True, max_in_flight: int | None = None,
-                 retries: int = 0, memory_limit: str | None = None) -> None:
+                 retries: int = 0, memory_limit: str | None = None,
+                 connect_timeout: str = "30s") -> None:
         from distributed import Client, LocalCluster, as_completed
 
         resolve_target(target)
@@ -65,7 +66,7 @@ class DaskPool(Closeable):
             self.description = f"LocalCluster ({n_workers} workers, 1 thread each)"
         else:
             try:
-                self.client = Client(scheduler, timeout="30s")
+                self.client = Client(scheduler, timeout=connect_timeout)
             except (OSError, TimeoutError) as exc:
                 raise DaskError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
             self.description = f"Dask cluster {scheduler}"

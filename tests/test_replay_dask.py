@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from replay.cluster import DaskError, DaskPool
+from tests.conftest import REPO
 
 FAULTS = "tests.replay_faults"
 
@@ -42,3 +46,64 @@ def test_killed_worker_is_a_clear_error() -> None:
         with pytest.raises(DaskError, match="task 8 was lost: every worker that ran it died "
                                             r"\(KilledWorker"):
             list(pool.drain())
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_replay_on_a_separate_dask_scheduler_and_workers(
+        replay_blocks: list[bytes], tmp_path: Path) -> None:
+    """The way a real cluster is used: `dask scheduler` and `dask worker` processes, the
+    replay pointed at them with --scheduler tcp://HOST:PORT (everything on 127.0.0.1)."""
+    from ctplugin.elements import parse_block
+    from regtest.chain import write_chain
+    from replay.driver import ReplayConfig, replay
+    from replay.engine import Engine
+    from replay.sources import ChainFileSource
+
+    write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks])
+    with Engine.open(tmp_path / "ref") as engine:
+        for raw in replay_blocks[1:]:
+            engine.connect(raw)
+        expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env,
+             "cwd": REPO}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                                  "--host", "127.0.0.1", "--port", str(port),
+                                  "--no-dashboard"], **quiet)  # type: ignore[call-overload]
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                               "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
+                               "--no-dashboard"], **quiet)  # type: ignore[call-overload]
+    try:
+        from distributed import Client
+
+        with Client(address, timeout="60s") as client:
+            client.wait_for_workers(1, timeout=60)
+        report = replay(ChainFileSource(tmp_path / "c.dat"), tmp_path / "d",
+                        ReplayConfig(mode="dask", scheduler=address, task_proofs=6,
+                                     show_progress=False))
+    finally:
+        for proc in (worker, scheduler):
+            proc.terminate()
+        for proc in (worker, scheduler):
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(30)
+    assert (report.tip, report.utxo_set_hash) == expected
+    assert report.workers == 1 and f"Dask cluster {address}" in report.source
+
+
+def test_an_unreachable_scheduler_is_a_clear_error() -> None:
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    with pytest.raises(DaskError, match=f"cannot reach the Dask scheduler {address}"):
+        DaskPool(f"{FAULTS}:digest", scheduler=address, connect_timeout="1s")
