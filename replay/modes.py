@@ -24,6 +24,7 @@ such a block.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import cast
@@ -75,7 +76,7 @@ class Pending:
         return self.work
 
 
-class Mode(Closeable):
+class Mode(Closeable, ABC):
     """A verification strategy fed blocks in height order by the driver."""
 
     workers = 0
@@ -92,19 +93,19 @@ class Mode(Closeable):
         """Block times count from now (after workers / clusters started)."""
         self._last_done = time.perf_counter()
 
-    def describe(self, report: ReplayReport) -> None:
+    def describe(self, report: ReplayReport) -> None:  # noqa: B027 (an optional hook)
         """Add what the mode knows to the report (worker restarts, task retries)."""
 
+    @abstractmethod
     def feed(self, block: SourceBlock) -> None:
-        raise NotImplementedError
+        """Connect ``block`` (the next height), verifying its proofs now or later."""
 
-    def finish(self) -> None:
+    def finish(self) -> None:  # noqa: B027 (an optional hook)
         """After the last block (or before reporting a source error): settle what is
         pending."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (an optional hook)
         """Release workers / clusters (also after an error)."""
-
 
     # --- shared steps ------------------------------------------------------------------------
 
@@ -123,7 +124,7 @@ class Mode(Closeable):
             self.settle()  # an earlier block's proofs may be the first failure
             raise self.rejected(block, exc) from None
 
-    def settle(self) -> None:
+    def settle(self) -> None:  # noqa: B027 (an optional hook)
         """Verify everything pending (deferred modes); raise its culprit if one fails."""
 
     def pending(self, block: SourceBlock, prepared: Prepared) -> Pending:
@@ -276,8 +277,9 @@ class PoolMode(DeferredMode):
         self.next_task = 0  # the oldest task not applied
         self.submitted = 0
 
+    @abstractmethod
     def make_pool(self) -> TaskPool:
-        raise NotImplementedError
+        """Start the workers (before the clock starts)."""
 
     def feed(self, block: SourceBlock) -> None:
         prepared = self.prepare(block)
