@@ -42,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="dask mode: an existing Dask scheduler (default: a LocalCluster)")
     p.add_argument("--task-proofs", type=int, default=1000, metavar="N",
                    help="workers/dask: about N proofs per task (default 1000)")
+    p.add_argument("--par", type=int, default=0, metavar="N",
+                   help="kernel threads for the driver's own verification (0: all cores, "
+                        "the default; as Core's -par)")
+    p.add_argument("--worker-par", type=int, default=1, metavar="N",
+                   help="kernel threads inside each worker (workers/dask; default 1: one "
+                        "worker per core)")
     p.add_argument("--stop-at-height", type=int, metavar="H")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
@@ -84,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.window < 1 or (args.workers is not None and args.workers < 1) \
             or args.task_proofs < 1:
         parser.error("--window, --workers and --task-proofs must be positive")
+    if args.par < 0 or args.worker_par < 0:
+        parser.error("--par and --worker-par are 0 (all cores) or more")
     if args.scheduler and args.mode != "dask":
         parser.error("--scheduler goes with --mode dask")
     if bool(args.rpcuser) != bool(args.rpcpassword):
@@ -91,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     config = ReplayConfig(mode=args.mode, window=args.window, workers=args.workers,
                           scheduler=args.scheduler, stop_at_height=args.stop_at_height,
                           quiet=args.quiet, log_every=args.log_every,
-                          task_proofs=args.task_proofs)
+                          task_proofs=args.task_proofs, par=args.par,
+                          worker_par=args.worker_par)
     from rich.console import Console
 
     from regtest.params import genesis_block

@@ -19,6 +19,7 @@ from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Block
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
+from ctplugin.secp256k1 import kernel
 from replay.engine import Engine
 from replay.progress import ReplayProgress, TipInfo, peak_rss_mib
 from replay.report import ReplayReport
@@ -43,6 +44,8 @@ class ReplayConfig:
     task_proofs: int = 1000  # workers / dask: proofs per task (about 0.1 s of work)
     max_in_flight: int | None = None  # workers / dask: tasks in flight (None: 2-3 per worker)
     task_target: str = "replay.tasks:verify_task"  # what workers run (tests inject faults)
+    par: int = 0  # kernel threads of the driver's own verification (0: all cores, Core's -par)
+    worker_par: int = 1  # kernel threads inside each worker process / Dask worker
     prefetch: int = 8  # blocks read ahead of validation
 
 
@@ -156,11 +159,15 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
                                   chain_height=chain_height,
                                   start_tx=1 if start == 1 else 0,  # genesis: one tx
                                   utxos=utxos, log_every=config.log_every)
+        previous_par = kernel.set_threads(config.par)
+        report.kernel_threads = kernel.threads()
         consensus_generators()  # built once per process: not part of the first block's time
         began = time.perf_counter()
         try:
             with progress, make_mode(config, engine, report, progress) as mode:
                 report.workers = mode.workers
+                if mode.workers:
+                    report.worker_kernel_threads = config.worker_par or os.cpu_count() or 1
                 report.startup_seconds = time.perf_counter() - began
                 began = time.perf_counter()
                 mode.restart_clock()
@@ -194,4 +201,5 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
             report.tip = tip.hash[::-1].hex()
             report.utxo_set_hash = engine.utxo_summary().hash_hex
             report.peak_rss_mib = peak_rss_mib()
+            kernel.set_threads(previous_par)
     return report

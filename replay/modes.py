@@ -293,7 +293,7 @@ class PoolMode(DeferredMode):
         if not self.group:
             return
         start = time.perf_counter()
-        payload = pack_works([p.proof_work() for p in self.group])
+        payload = pack_works([p.proof_work() for p in self.group], self.config.worker_par)
         self.report.phases["pack"] = self.report.phases.get("pack", 0.0) + (
             time.perf_counter() - start)
         for p in self.group:

@@ -4,7 +4,8 @@ JSON (``ReplayReport.to_json``), stable keys::
 
     {"mode", "source", "blocks", "transactions", "range_proofs", "surjection_proofs",
      "balances", "seconds", "height", "tip", "utxo_set_hash", "start_height", "workers",
-     "window", "phases": {PHASE: seconds}, "worker_phases": {PHASE: cpu seconds},
+     "window", "kernel_threads", "worker_kernel_threads", "phases": {PHASE: seconds},
+     "worker_phases": {PHASE: cpu seconds},
      "blocks_per_second", "transactions_per_second", "proofs_per_second", "peak_rss_mib",
      "startup_seconds", "worker_restarts", "task_retries",
      "per_block": [{"height", "transactions", "range_proofs", "surjection_proofs", "seconds",
@@ -78,6 +79,8 @@ class ReplayReport:
     start_height: int = 0
     workers: int = 0
     window: int = 0
+    kernel_threads: int = 0  # threads the driver's kernel calls used
+    worker_kernel_threads: int = 0  # threads each worker's kernel calls used (workers / dask)
     blocks: int = 0
     transactions: int = 0
     range_proofs: int = 0

@@ -2,8 +2,11 @@
 blocks (``validator.verify_blocks``: ONE batch for all their range proofs and balances, then
 their surjection proofs) and answer with a small verdict.
 
-A task buffer is ONE bytes object: the pickled list of the blocks' ``ProofWork`` (items are
-immutable values of bytes; derived state is rebuilt in the worker). The verdict is the pickled
+A task buffer is ONE bytes object: the pickled (kernel threads, list of the blocks'
+``ProofWork``) — items are immutable values of bytes; derived state is rebuilt in the worker.
+The kernel threads (``ctplugin.secp256k1.kernel.set_threads``, 0 = all cores) apply to the
+worker's process: with one worker per core, 1 (the default) keeps the workers from
+oversubscribing the machine. The verdict is the pickled
 ``(None | (block position, ValidationError), {stage: seconds})``. Workers touch no chainstate
 and no cache, so running a task twice (a retry, Dask speculation) gives the same verdict.
 """
@@ -15,13 +18,17 @@ from collections.abc import Sequence
 
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.errors import ValidationError
+from ctplugin.secp256k1 import kernel
 from validator import ProofWork, StageTimer, verify_blocks
 
 Verdict = tuple[tuple[int, ValidationError] | None, dict[str, float]]
 
 
-def pack_works(works: Sequence[ProofWork]) -> bytes:
-    return pickle.dumps(list(works), protocol=pickle.HIGHEST_PROTOCOL)
+_threads_in_effect: int | None = None  # this process's kernel setting, once a task set it
+
+
+def pack_works(works: Sequence[ProofWork], kernel_threads: int = 1) -> bytes:
+    return pickle.dumps((kernel_threads, list(works)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack_verdict(data: bytes) -> Verdict:
@@ -30,7 +37,11 @@ def unpack_verdict(data: bytes) -> Verdict:
 
 
 def verify_task(payload: bytes) -> bytes:
-    works: list[ProofWork] = pickle.loads(payload)
+    global _threads_in_effect
+    threads, works = pickle.loads(payload)
+    if threads != _threads_in_effect:
+        kernel.set_threads(threads)
+        _threads_in_effect = threads
     timer = StageTimer()
     failure = verify_blocks(works, timer)
     return pickle.dumps((failure, timer.seconds), protocol=pickle.HIGHEST_PROTOCOL)
