@@ -13,10 +13,11 @@ the Dask LocalCluster are started before the clock starts. Rows, per block (n = 
 per block), each run in the t measured right around it, the median run of the repeats:
 
 - ``replay_single``: every proof verified on its own (Elements' way), the baseline;
-- ``replay_block``: one batch per block (the node). Target ≤ 0.2 × single;
+- ``replay_block``: one batch per block (the node; kernel calls on all cores). Target ≤ 0.2 ×
+  single; ``replay_block_par1``: the same with the kernel on one thread (``--par 1``);
 - ``replay_window``: one batch per W = 10 blocks. Target ≤ 0.85 × block;
-- ``replay_workers``: the proof work in 2 worker processes (2 cores), wall time.
-  Target ≤ 0.6 × block;
+- ``replay_workers``: the proof work in 2 worker processes (2 cores, one kernel thread each),
+  wall time. Target ≤ 0.6 × block;
 - ``replay_dask``: the same on a Dask LocalCluster of 2 worker processes. Target ≤ 0.7 × block;
 - ``replay_single_ref``: what the C reference (secp256k1-zkp) spends on the same proofs one by
   one: 63 t per Bulletproof (design.md; wallycore's secp256k1-zkp has no Bulletproof verifier)
@@ -153,6 +154,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
     configs = {
         "replay_single": ReplayConfig(mode="single"),
         "replay_block": ReplayConfig(mode="block"),
+        "replay_block_par1": ReplayConfig(mode="block", par=1),
         "replay_window": ReplayConfig(mode="window", window=10),
         "replay_workers": ReplayConfig(mode="workers", workers=2),
         "replay_dask": ReplayConfig(mode="dask", workers=2),
