@@ -93,18 +93,18 @@ class Mode(Closeable, ABC):
         """Block times count from now (after workers / clusters started)."""
         self._last_done = time.perf_counter()
 
-    def describe(self, report: ReplayReport) -> None:  # noqa: B027 (an optional hook)
+    def describe(self, report: ReplayReport) -> None:
         """Add what the mode knows to the report (worker restarts, task retries)."""
 
     @abstractmethod
     def feed(self, block: SourceBlock) -> None:
         """Connect ``block`` (the next height), verifying its proofs now or later."""
 
-    def finish(self) -> None:  # noqa: B027 (an optional hook)
+    def finish(self) -> None:
         """After the last block (or before reporting a source error): settle what is
         pending."""
 
-    def close(self) -> None:  # noqa: B027 (an optional hook)
+    def close(self) -> None:
         """Release workers / clusters (also after an error)."""
 
     # --- shared steps ------------------------------------------------------------------------
@@ -124,7 +124,7 @@ class Mode(Closeable, ABC):
             self.settle()  # an earlier block's proofs may be the first failure
             raise self.rejected(block, exc) from None
 
-    def settle(self) -> None:  # noqa: B027 (an optional hook)
+    def settle(self) -> None:
         """Verify everything pending (deferred modes); raise its culprit if one fails."""
 
     def pending(self, block: SourceBlock, prepared: Prepared) -> Pending:
