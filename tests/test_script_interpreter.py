@@ -3,10 +3,13 @@ consensus flags, the unsupported cases, and deferred checks agreeing with immedi
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.hashes import sha256
@@ -481,3 +484,38 @@ def test_nested_conditionals() -> None:
     for bad in (b"\x51\x63\x51", b"\x67\x51", b"\x51\x68"):
         spend = Spend([TxOut(asset=ASSET, value=9, script_pubkey=p2wsh(bad))])
         fails(spend, spend.tx([(bad,)]), E.UNBALANCED_CONDITIONAL)
+
+
+# --- hostile input -----------------------------------------------------------------------------
+
+_ITEM = st.one_of(st.binary(max_size=8), st.sampled_from([b"\x01", b"\x81", b"\x80", bytes(4)]),
+                  st.binary(min_size=60, max_size=80), st.binary(min_size=519, max_size=530))
+_SCRIPT = st.lists(st.one_of(st.integers(0, 255).map(lambda b: bytes((b,))),
+                             st.binary(max_size=3).map(lambda d: bytes((len(d),)) + d)),
+                   max_size=40).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SCRIPT, st.lists(_ITEM, max_size=6), st.sampled_from(["p2wsh", "tapscript"]),
+       st.booleans())
+def test_hostile_scripts_and_witnesses_raise_only_script_errors(
+        script: bytes, items: list[bytes], kind: str, policy: bool) -> None:
+    """Any script and witness: the verdict is a pass or a ScriptError, never another exception
+    (stack underflows, huge numbers, shifts and PICKs, truncated pushes, bad encodings)."""
+    if kind == "p2wsh":
+        spend = Spend([TxOut(asset=ASSET, value=9, script_pubkey=p2wsh(script))])
+        witness = (*items, script)
+    else:
+        spend, _, control = script_path(script)
+        witness = (*items, script, control)
+    with contextlib.suppress(ScriptError):
+        spend.verify(spend.tx([witness]), STANDARD if policy else BLOCK)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=45), st.lists(_ITEM, max_size=4), st.binary(max_size=6))
+def test_hostile_script_pubkeys_and_script_sigs(spk: bytes, items: list[bytes],
+                                                script_sig: bytes) -> None:
+    spend = Spend([TxOut(asset=ASSET, value=9, script_pubkey=spk)])
+    with contextlib.suppress(ScriptError):
+        spend.verify(spend.tx([tuple(items)], script_sigs=[script_sig]))

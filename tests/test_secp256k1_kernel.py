@@ -1118,3 +1118,33 @@ def test_ifma_rounds_pass_their_self_test_where_the_cpu_has_ifma() -> None:
     if "avx512ifma" not in flags:
         pytest.skip("no AVX-512 IFMA on this CPU")
     assert "ifma" in _bucket_backends()
+
+
+@FAST
+@given(st.lists(st.tuples(secrets_st, st.sampled_from(["ok", "ok", "ok", "prefix", "range",
+                                                       "off-curve"])), max_size=40),
+       st.sampled_from(KINDS))
+def test_batch_decoding_matches_reference_with_hostile_entries(
+        entries: list[tuple[int, str]], kind: int) -> None:
+    """Many records at once (the batched square roots: sixteen at a time with IFMA, and the
+    tail): the same points as the reference, and the same first failure."""
+    width = 32 if kind == kernel.KIND_XONLY else 33
+    records = []
+    for d, how in entries:
+        enc = nat.encode_points_var(pt(d), kind)
+        if how == "prefix" and kind != kernel.KIND_XONLY:
+            enc = bytes([enc[0] ^ 0x04]) + enc[1:]
+        elif how == "range":
+            enc = enc[:width - 32] + sc(P + d % 7)
+        elif how == "off-curve":
+            enc = enc[:width - 32] + sc(_x_not_on_curve())
+        records.append(enc)
+    data = b"".join(records)
+    try:
+        expected = ref.decode_points_var(data, kind)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as err:
+            nat.decode_points_var(data, kind)
+        assert str(err.value) == str(exc)
+    else:
+        assert nat.decode_points_var(data, kind) == expected

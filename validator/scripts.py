@@ -38,15 +38,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from ctplugin.batch import Claim
+from ctplugin.batch import Claim, ClaimGroup
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Transaction
 from ctplugin.errors import ValidationError
 from ctplugin.script.batch import (
     KIND_COMPRESSED,
+    SchnorrClaims,
     lift_many,
     output_key_encoding,
-    schnorr_claim,
     tweak_claim,
 )
 from ctplugin.script.checker import DeferredChecks, SignatureChecker
@@ -56,7 +56,7 @@ from ctplugin.script.interpreter import verify_input
 from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
 from ctplugin.secp256k1 import libsecp
 from validator import reasons
-from validator.items import KIND_SCRIPT, ItemLabel, VerifyContext
+from validator.items import KIND_SCRIPT, ItemLabel, Malformed, VerifyContext
 
 if TYPE_CHECKING:
     from validator.store import ProofCache
@@ -122,9 +122,22 @@ class SchnorrItem(NamedTuple):
         return self._replace(label=self.label._replace(tx_index=tx_index))
 
 
-    def claim(self, ctx: VerifyContext) -> Claim:
-        return schnorr_claim(self.label, consensus_generators().fixed, self.r_point,
-                             self.p_point, self.pubkey, self.msg, self.sig)
+    def claim(self, ctx: VerifyContext) -> Claim | ClaimGroup:
+        return SchnorrItem.claims([self], ctx)[0][0]
+
+    @classmethod
+    def claims(cls, items: Sequence[SchnorrItem], ctx: VerifyContext
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        """Every signature of the batch as ONE group (``SchnorrClaims``: the kernel weighs
+        them together; nothing is malformed here, the deterministic checks were made when the
+        items were)."""
+        if not items:
+            return [], []
+        group = SchnorrClaims(consensus_generators().fixed, [i.label for i in items],
+                              b"".join(i.r_point + i.p_point for i in items),
+                              [i.pubkey for i in items], [i.msg for i in items],
+                              [i.sig for i in items])
+        return [group], []
 
     def failure(self) -> ValidationError:
         return _failure(ScriptErrorCode.SCHNORR_SIG, self.label)

@@ -6,11 +6,12 @@ A Schnorr signature (r, s) by key P over message m holds iff
                                                                   r ‖ pk ‖ m)) mod n,
 
 and a script-path commitment Q = P + t·G holds iff t·G + P − Q = ∞ (Q lifted with the control
-block's parity). Each is one ``ctplugin.batch.Claim`` over the batch's fixed base, whose index 0
-is G (``bulletproofs`` consensus generators: the blinding generator is G): the G coefficient is a
-``fixed_const`` term (summed with every other claim's G term before the multiplication), R and Q
-are free points, and P is a *shared* term, so a key used by several signatures of the batch is
-one point of the MSM. The batch gives every claim its own random 128-bit weight.
+block's parity). The signatures of a batch are ONE ``SchnorrClaims`` group (a
+``ctplugin.batch.ClaimGroup``: each member its own label and random 128-bit weight, the kernel
+weighing them all at once) over the batch's fixed base, whose index 0 is G (``bulletproofs``
+consensus generators: the blinding generator is G), so Σ w·s joins every other claim's G
+coefficient before the multiplication and each signature adds two points (R, P). A tweak is one
+``Claim`` (t on G, P and Q free).
 
 Deterministic failures are not claims: s ≥ n, r or a key that does not lift (``lift_many`` gives
 None for those) are reported at once by the caller. Points are lifted in one kernel call per
@@ -20,9 +21,11 @@ batch of keys (``lift_many``).
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Hashable, Sequence
+from typing import Any
 
-from ctplugin.batch import Claim
+from ctplugin.batch import Claim, ClaimGroup, GroupTerms
 from ctplugin.secp256k1 import KIND_COMPRESSED, KIND_XONLY, FixedBase, kernel
 from ctplugin.secp256k1.params import N
 
@@ -63,16 +66,6 @@ def lift_many(xs: Sequence[bytes], kind: int = KIND_XONLY) -> list[bytes | None]
     return out
 
 
-def schnorr_claim(label: Hashable, base: FixedBase, r_point: bytes, p_point: bytes,
-                  pubkey: bytes, msg: bytes, sig: bytes) -> Claim:
-    """The claim s·G − R − e·P = ∞ of a signature whose R and P are already lifted and whose
-    s is below n (the caller checked both)."""
-    e = challenge(sig[:32], pubkey, msg)
-    s = int.from_bytes(sig[32:], "big")
-    return Claim.trusted(label, base, (), _NEG_ONE, r_point, ((p_point, N - e if e else 0),),
-                         ((G_INDEX, 1, s),))
-
-
 def tweak_claim(label: Hashable, base: FixedBase, q_point: bytes, p_point: bytes,
                 tweak: int) -> Claim:
     """The claim t·G + P − Q = ∞ (t < n)."""
@@ -80,10 +73,43 @@ def tweak_claim(label: Hashable, base: FixedBase, q_point: bytes, p_point: bytes
                          ((G_INDEX, 1, tweak),))
 
 
+class SchnorrClaims(ClaimGroup):
+    """Many signatures' claims s·G − R − e·P = ∞ as ONE group: the kernel weighs them all at
+    once (member weights w: Σ w·s onto G, −w on each R, −w·e on each P), so a block's
+    signatures cost no Python per signature in the batch. ``points`` are R₀ P₀ R₁ P₁ …
+    (lifted), ``sigs``/``keys``/``msgs`` the signatures, keys and messages, one per label;
+    every s must be below n (the caller checked)."""
+
+    __slots__ = ("_e", "_rp", "_s")
+
+    def __init__(self, base: FixedBase, labels: Sequence[Hashable], points: bytes,
+                 keys: Sequence[bytes], msgs: Sequence[bytes], sigs: Sequence[bytes]) -> None:
+        super().__init__(base, labels)
+        self._rp = points
+        self._s = b"".join(sig[32:64] for sig in sigs)
+        self._e = b"".join((N - challenge(sig[:32], key, msg)).to_bytes(32, "big")
+                           for key, msg, sig in zip(keys, msgs, sigs))  # −e mod n
+
+    def terms(self, acc: Any, members: bytes, weights: bytes) -> GroupTerms:
+        idx = array("I")
+        idx.frombytes(members)
+        rp, s, neg_e = self._rp, self._s, self._e
+        points = b"".join(rp[128 * i: 128 * i + 128] for i in idx)
+        s_sel = b"".join(s[32 * i: 32 * i + 32] for i in idx)
+        e_sel = b"".join(neg_e[32 * i: 32 * i + 32] for i in idx)
+        acc.add_const(G_INDEX, 1, _k.scalar_vec_inner(weights, s_sel))
+        neg_w = _k.scalar_vec_mul(weights, _NEG_ONE * len(idx))
+        ws = _k.scalar_vec_mul(weights, e_sel)
+        # interleave (−w, −w·e) to match R, P pairs
+        scalars = b"".join(neg_w[32 * j: 32 * j + 32] + ws[32 * j: 32 * j + 32]
+                           for j in range(len(idx)))
+        return GroupTerms(scalars, points, b"", b"")
+
+
 def output_key_encoding(output_key: bytes, parity: int) -> bytes:
     """Q as a compressed encoding (02/03 by parity), for ``lift_many(..., KIND_COMPRESSED)``."""
     return bytes((2 + (parity & 1),)) + output_key
 
 
-__all__ = ["G_INDEX", "KIND_COMPRESSED", "KIND_XONLY", "challenge", "lift_many",
-           "output_key_encoding", "schnorr_claim", "tweak_claim"]
+__all__ = ["G_INDEX", "KIND_COMPRESSED", "KIND_XONLY", "SchnorrClaims", "challenge",
+           "lift_many", "output_key_encoding", "tweak_claim"]
