@@ -75,12 +75,14 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
 
         with Node.open(Path(tmp) / "node", genesis_block(), chain_params()) as node:
             say("")
-            say("each block: ONE multi-scalar multiplication for all its range proofs and balance "
-                "equations (claims), then its surjection proofs, then one coins-cache update "
-                "(flushed to LevelDB in atomic batches, Core's -dbcache model)")
-            say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'claims':>6} {'surj':>5} {'cached':>6} "
-                f"{'ms total':>8} {'parse':>8} {'inputs':>8} {'batch':>8} {'surj ms':>8} "
-                f"{'commit':>8}  per-range")
+            say("each block: its input scripts run (signed spends: taproot key path by default), "
+                "then ONE multi-scalar multiplication for all its range proofs, balance equations "
+                "and Schnorr signatures (claims), then its surjection proofs and ECDSA "
+                "signatures, then one coins-cache update (flushed to LevelDB in atomic batches, "
+                "Core's -dbcache model)")
+            say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'sigs':>5} {'claims':>6} {'surj':>5} "
+                f"{'cached':>6} {'ms total':>8} {'parse':>8} {'inputs':>8} {'scripts':>8} "
+                f"{'batch':>8} {'surj ms':>8} {'commit':>8}  per-range")
             reports: list[ConnectReport] = []
             for raw in raw_blocks[1:]:
                 result = node.submit_block(raw)
@@ -112,8 +114,9 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
                 f"ms; batch {warm.batch_seconds * 1e3:.1f} vs "
                 f"{reports[-1].batch_seconds * 1e3:.1f} ms), range proofs cached "
                 f"{warm.n_range_cached}/{warm.n_range_proofs}, surjection proofs cached "
-                f"{warm.n_surjection_cached}/{warm.n_surjection_proofs}, cache hits "
-                f"{node.data.proof_cache.hits - hits_before}")
+                f"{warm.n_surjection_cached}/{warm.n_surjection_proofs}, scripts cached "
+                f"{warm.cached.get('script', 0)}/{warm.items.get('script', 0)} transactions, "
+                f"cache hits {node.data.proof_cache.hits - hits_before}")
 
             # A corrupted block: one bad range proof, everything else consistent.
             node.invalidate_block(last.hash)
@@ -130,6 +133,17 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
                 f"altered): rejected in {reject_ms:.1f} ms: {exc}")
             named = (exc.tx_index, exc.output_index) == (tx_index, 1)
             say("culprit named correctly" if named else "culprit NOT named correctly")
+            # A forged signature: one bit of a taproot key-path signature flipped.
+            forged = corrupt_signature(last, tx_index)
+            exc = node.submit_block(forged.serialize()).error
+            if exc is None:
+                say("block with a forged signature was ACCEPTED (bug!)")
+                return 1
+            say(f"block {forged.header.height} with tx {tx_index}'s input 0 signature altered: "
+                f"rejected: {exc}")
+            forged_named = (exc.tx_index, exc.input_index) == (tx_index, 0)
+            say("culprit named correctly" if forged_named else "culprit NOT named correctly")
+            named = named and forged_named
             node.reconsider_block(last.hash)
             stats = node.stats()
             say(f"tip {stats.tip.hash[::-1].hex()[:16]}… at height {stats.tip.height}; proof "
@@ -141,11 +155,28 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
 def _row(r: ConnectReport, t_us: float) -> str:
     t = r.timings
     per_range = r.total_seconds * 1e6 / max(r.n_range_proofs, 1) / t_us
-    return (f"{r.height:>6} {r.n_transactions:>4} {r.n_range_proofs:>6} {r.n_msm_items:>6} "
-            f"{r.n_surjection_proofs:>5} {r.n_range_cached + r.n_surjection_cached:>6} "
+    sigs = r.items.get("schnorr", 0) + r.items.get("ecdsa", 0)
+    return (f"{r.height:>6} {r.n_transactions:>4} {r.n_range_proofs:>6} {sigs:>5} "
+            f"{r.n_msm_items:>6} {r.n_surjection_proofs:>5} "
+            f"{r.n_range_cached + r.n_surjection_cached:>6} "
             f"{_ms(r.total_seconds)} {_ms(t['parse'])} {_ms(t['resolve'])} "
-            f"{_ms(r.batch_seconds)} {_ms(t.get('surjection', 0.0))} {_ms(t['commit'])}  "
-            f"{per_range:6.1f} t")
+            f"{_ms(t.get('scripts', 0.0))} {_ms(r.batch_seconds)} "
+            f"{_ms(t.get('surjection', 0.0))} {_ms(t['commit'])}  {per_range:6.1f} t")
+
+
+def corrupt_signature(block: Block, tx_index: int) -> Block:
+    """``block`` with one bit of transaction ``tx_index``'s input 0 signature flipped (the
+    first witness item: a BIP340 or DER signature), everything else recomputed."""
+    txs = list(block.transactions)
+    txin = txs[tx_index].inputs[0]
+    sig = bytearray(txin.script_witness[0])
+    sig[len(sig) // 2] ^= 0x01
+    inputs = (replace(txin, script_witness=(bytes(sig), *txin.script_witness[1:])),
+              *txs[tx_index].inputs[1:])
+    txs[tx_index] = replace(txs[tx_index], inputs=inputs)
+    miner = block.transactions[0].outputs[0].script_pubkey
+    return make_block(block.header.prev_hash, block.header.height, block.header.time, txs[1:],
+                      miner)
 
 
 def _totals(reports: list[ConnectReport]) -> dict[str, float]:

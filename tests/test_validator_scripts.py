@@ -434,3 +434,26 @@ def test_real_elements_transactions_pass_or_are_unsupported(entry: dict[str, Any
     work = items_of([(1, pre, [r for r in results if not isinstance(r, ValidationError)])],
                     int(BLOCK))
     verify(ProofWork([], list(work.batch), list(work.checks)))
+
+
+def test_ecdsa_signatures_of_a_block_are_checked_together(chain: Chain) -> None:
+    """Enough P2WPKH spends for the threaded path: one bad signature is named by tx and input,
+    and the good ones connect (their verdicts computed together, timed as "ecdsa")."""
+    code = p2wpkh_script_code(hash160(pub(KEY)))
+
+    def signed(coin: Coin, signer: int) -> Transaction:
+        def witnesses(pre: PrecomputedTransaction) -> list[tuple]:
+            digest = segwit_v0_sighash(pre, 0, code, COIN_VALUE, 1, True)
+            return [(ct.ecdsa_sign(signer, digest) + b"\x01", pub(KEY))]
+        return spend([coin], witnesses)
+
+    coins = [chain.take("p2wpkh") for _ in range(20)]
+    txs = [signed(c, KEY) for c in coins]
+    bad = signed(coins[13], OTHER)
+    with pytest.raises(ValidationError) as err:
+        chain.node.submit_block(chain.block([*txs[:13], bad, *txs[14:]]).serialize())
+    assert (err.value.reason, err.value.tx_index, err.value.input_index) == (MANDATORY.format(
+        "Script evaluated without error but finished with a false/empty top stack element"),
+        14, 0)
+    report = chain.node.submit_block(chain.block(txs).serialize())
+    assert report.items["ecdsa"] == 20 and "ecdsa" in report.timings

@@ -91,15 +91,17 @@ class VerifyContext:
     ``decoded``: asset encodings (33 B) → packed kernel points, filled by the range claims (a
     range claim's value generator is the output's asset commitment) and read by the surjection
     checks, so a blinded output's asset commitment is decoded once. ``ring_verdicts``: the
-    verdicts of the Borromean items (``verify_borromean``), read by their checks; ``threads``:
-    cores the ring kernel may use (default: all).
+    verdicts of the Borromean items (``verify_borromean``), read by their checks;
+    ``signature_verdicts``: those of the ECDSA items (``validator.scripts.EcdsaItem.prepare``);
+    ``threads``: cores the ring kernel and the signature checks may use (default: all).
     """
 
-    __slots__ = ("decoded", "ring_verdicts", "threads")
+    __slots__ = ("decoded", "ring_verdicts", "signature_verdicts", "threads")
 
     def __init__(self, threads: int | None = None) -> None:
         self.decoded: dict[bytes, bytes] = {}
         self.ring_verdicts: dict[BorromeanItem, borromean.RangeProofVerdict] = {}
+        self.signature_verdicts: dict[object, str | None] = {}
         self.threads = threads if threads is not None else borromean.default_threads()
 
 
@@ -264,6 +266,11 @@ class BorromeanItem(NamedTuple):
     def claim_of(self) -> borromean.RangeProofClaim:
         return borromean.RangeProofClaim(self.proof, self.commitment, self.value_gen,
                                          self.extra_commit)
+
+    @classmethod
+    def prepare(cls, items: list[BorromeanItem], ctx: VerifyContext) -> None:
+        """Every item's verdict at once (``verify_borromean``), for their checks."""
+        verify_borromean(items, ctx)
 
     def check(self, ctx: VerifyContext | None = None) -> None:
         """The verdict ``verify_borromean`` put in ``ctx`` (verified alone if absent); a

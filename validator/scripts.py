@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
 UNSUPPORTED = reasons.BAD_TXNS_SCRIPT_UNSUPPORTED
 BLOCK_FLAGS = int(BLOCK)
+MIN_PARALLEL = 16  # ECDSA items below which a thread pool costs more than it saves
 MEMPOOL_FLAGS = int(STANDARD)
 
 
@@ -189,8 +190,17 @@ class EcdsaItem(NamedTuple):
                 return code
         return None
 
+    @classmethod
+    def prepare(cls, items: list[EcdsaItem], ctx: VerifyContext) -> None:
+        """Every item's verdict at once, the signatures spread over ``ctx.threads`` threads
+        (libsecp256k1 runs with the GIL released), for their checks."""
+        ctx.signature_verdicts.update(zip(items, verify_ecdsa_parallel(items, ctx.threads)))
+
     def check(self, ctx: VerifyContext | None = None) -> None:
-        code = self.first_failing()
+        """The verdict ``prepare`` put in ``ctx`` (verified now if absent); the consensus error
+        of the first signature that does not verify."""
+        verdicts = {} if ctx is None else ctx.signature_verdicts
+        code = verdicts[self] if self in verdicts else self.first_failing()
         if code is not None:
             raise _failure(ScriptErrorCode[code], self.label)
 
@@ -198,9 +208,9 @@ class EcdsaItem(NamedTuple):
 def verify_ecdsa_parallel(items: Sequence[EcdsaItem], threads: int | None = None
                           ) -> list[str | None]:
     """``first_failing`` of every item, spread over threads (libsecp256k1 runs with the GIL
-    released); the result does not depend on the thread count."""
+    released); the result does not depend on the thread count. Few items: no threads."""
     threads = threads or os.cpu_count() or 1
-    if threads <= 1 or len(items) < 16:
+    if threads <= 1 or len(items) < MIN_PARALLEL:
         return [item.first_failing() for item in items]
     chunk = (len(items) + threads - 1) // threads
     parts = [items[i:i + chunk] for i in range(0, len(items), chunk)]

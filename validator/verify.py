@@ -32,12 +32,10 @@ from ctplugin.errors import ValidationError
 from validator import reasons
 from validator.items import (
     BatchItem,
-    BorromeanItem,
     CheckItem,
     ItemLabel,
     Malformed,
     VerifyContext,
-    verify_borromean,
 )
 from validator.timing import StageTimer
 
@@ -210,14 +208,20 @@ def _in_block(k: int, claim: Claim | ClaimGroup) -> Claim | ClaimGroup:
 
 
 def _run_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer) -> None:
-    """Check items alone, in the given order (label order), timed per family; the Borromean
-    items' verdicts first, in one ring-kernel call (timed as "borromean")."""
+    """Check items alone, in the given order (label order), timed per family. A kind with the
+    classmethod ``prepare(items, ctx)`` computes all its items' verdicts first, together (the
+    Borromean items in one ring-kernel call, the ECDSA signatures over threads), timed as the
+    family; its checks then read them from ``ctx``."""
     clock = time.perf_counter
     seconds = timer.seconds
-    rings = [item for item in checks if isinstance(item, BorromeanItem)]
-    if rings:
-        with timer.stage("borromean"):
-            verify_borromean(rings, ctx)
+    kinds: dict[type, list[CheckItem]] = {}
+    for item in checks:
+        kinds.setdefault(type(item), []).append(item)
+    for kind, items in kinds.items():
+        prepare = getattr(kind, "prepare", None)
+        if prepare is not None:
+            with timer.stage(items[0].family):
+                prepare(items, ctx)
     for item in checks:
         start = clock()
         try:
