@@ -451,9 +451,48 @@ def test_ecdsa_signatures_of_a_block_are_checked_together(chain: Chain) -> None:
     txs = [signed(c, KEY) for c in coins]
     bad = signed(coins[13], OTHER)
     with pytest.raises(ValidationError) as err:
-        chain.node.submit_block(chain.block([*txs[:13], bad, *txs[14:]]).serialize())
+        connect_block(chain.node, chain.block([*txs[:13], bad, *txs[14:]]).serialize())
     assert (err.value.reason, err.value.tx_index, err.value.input_index) == (MANDATORY.format(
         "Script evaluated without error but finished with a false/empty top stack element"),
         14, 0)
-    report = chain.node.submit_block(chain.block(txs).serialize())
+    report = connect_block(chain.node, chain.block(txs).serialize())
     assert report.items["ecdsa"] == 20 and "ecdsa" in report.timings
+
+
+# --- signature-operation cost -----------------------------------------------------------------
+
+def test_sigop_counting() -> None:
+    from ctplugin.script.sigops import sigop_count, transaction_sigop_cost
+
+    assert sigop_count(MULTISIG, accurate=True) == 2
+    assert sigop_count(MULTISIG, accurate=False) == 20
+    assert sigop_count(b"\xac\xad\xc1\xc2\xae", accurate=True) == 24
+    assert sigop_count(b"\x4c", accurate=False) == 0  # a truncated push stops the count
+    coins = [TxOut(asset=POLICY_ASSET, value=1, script_pubkey=spk)
+             for spk in (P2WPKH_SPK, p2wsh(MULTISIG), KEY_PATH_SPK)]
+    tx = Transaction(version=2, inputs=[TxIn(prevout_hash=bytes(32), prevout_index=i,
+                                             script_witness=(b"", MULTISIG))
+                                        for i in range(3)],
+                     outputs=[TxOut(asset=POLICY_ASSET, value=0, script_pubkey=b"\x6a\xac")])
+    assert transaction_sigop_cost(tx, coins) == 4 + 1 + 2  # legacy x4, P2WPKH, P2WSH 2-of-2
+
+
+def test_too_many_sigops(chain: Chain) -> None:
+    def with_op_return(n_multisig: int) -> Transaction:
+        coin = chain.take("keypath")
+        unsigned = Transaction(version=2, inputs=[coin.txin], outputs=[
+            TxOut(asset=POLICY_ASSET, value=COIN_VALUE - FEE, script_pubkey=b"\x51"),
+            TxOut(asset=POLICY_ASSET, value=0, script_pubkey=b"\x6a" + b"\xae" * n_multisig),
+            TxOut(asset=POLICY_ASSET, value=FEE)])
+        pre = PrecomputedTransaction(unsigned, [coin.out], GENESIS.hash)
+        return replace(unsigned, inputs=[replace(coin.txin,
+                                                 script_witness=(key_path_sig(pre, 0),))])
+
+    with pytest.raises(ValidationError) as err:  # 201 x 20 x 4 > 16,000 (policy)
+        chain.node.accept_transaction(with_op_return(201).serialize())
+    assert err.value.reason == "bad-txns-too-many-sigops"
+    heavy = with_op_return(1001)  # 1001 x 20 x 4 > 80,000 (consensus)
+    with pytest.raises(ValidationError) as err:
+        connect_block(chain.node, chain.block([heavy]).serialize())
+    assert (err.value.reason, err.value.tx_index) == ("bad-blk-sigops", 1)
+    connect_block(chain.node, chain.block([with_op_return(999)]).serialize())

@@ -10,10 +10,16 @@ Modules (data flow of ``../shared/notes/design.md``):
   ``plan_amounts`` (contextual: fees, encodings, issuance; the balance claim and the range /
   surjection items to verify).
 - ``balance``: a transaction's Pedersen balance as a batch claim.
-- ``block``: ``BlockValidator.connect`` in six stages, one method each, timed by one
+- ``block``: ``BlockValidator.connect`` in stages, one method each, timed by one
   ``StageTimer`` (``timing``): ``check_block``, ``resolve_inputs`` (one snapshot read),
-  ``plan`` (items, nothing verified), ``cache_pass`` (proof cache) → ``ProofWork``,
-  ``verify`` (stage 5), ``commit`` (the chainstate's coins cache); ``disconnect``.
+  ``plan`` (items, nothing verified), ``script_pass`` (scripts, below), ``cache_pass`` (proof
+  cache) → ``ProofWork``, ``verify`` (stage 5), ``commit`` (the chainstate's coins cache);
+  ``disconnect``.
+- ``scripts``: scripts and signatures (issue 11): output templates, every input script run
+  with its BIP340 signatures and taproot tweaks deferred to the block's batch (one
+  ``SchnorrClaims`` group) and its ECDSA signatures to check items (verified over threads),
+  Elements' ``mandatory-`` / ``non-mandatory-script-verify-flag`` reasons, the
+  script-execution cache; ``timelocks``: nLockTime finality and BIP68 relative locks.
 - ``items``: the items of stage 5 — ``ItemLabel`` (what a culprit is named by), batch items
   (``RangeItem``: a Bulletproof) and check items (``SurjectionItem``), immutable and picklable.
 - ``verify``: stage 5, stateless: ``verify(work)`` — ONE batch (one MSM) for every balance and

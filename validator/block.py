@@ -1,7 +1,8 @@
 """Block connection and disconnection against the chainstate (design.md "Data flow").
 
-``BlockValidator.connect(raw)`` runs six stages, each one method, timed by one ``StageTimer``
-(``ConnectReport.timings``: parse, check, resolve, plan, cache, claims, msm, surjection, commit):
+``BlockValidator.connect(raw)`` runs its stages, each one method, timed by one ``StageTimer``
+(``ConnectReport.timings``: parse, check, resolve, plan, scripts, cache, claims, msm, then one
+per check family (surjection, ecdsa, ...), commit):
 
 1. ``check_block`` — context-free block checks (after parsing with the C walker) and the
    header's link to the tip: prev block, height, challenge ``OP_TRUE`` with an empty solution,
@@ -12,6 +13,10 @@
 3. ``plan`` — per transaction ``plan_amounts`` (fees, encodings, issuance): one balance claim
    and the range-proof / surjection *items* (``validator.items``), nothing verified yet; the
    block's fees per asset; the coinbase may claim at most the fees (subsidy 0);
+3b. ``script_pass`` — output templates, timelocks (nLockTime, BIP68), the block's sigop cost,
+   then every input script of the transactions the script-execution cache does not vouch for
+   (hits consumed when the block commits), their BIP340 signatures and taproot tweaks becoming
+   batch items and their ECDSA signatures check items (``validator.scripts``);
 4. ``cache_pass`` — each item's salted key is looked up in the proof cache (its in-memory front
    first; the script stage does the same for each transaction's script-execution key); the hits
    are consumed only once the block is committed, in memory, their records deleted with a later
@@ -46,6 +51,7 @@ from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num
 from ctplugin.errors import ValidationError
+from ctplugin.script.sigops import MAX_BLOCK_SIGOPS_COST, transaction_sigop_cost
 from validator import reasons
 from validator.coins import decode_txout, encode_txout
 from validator.items import KIND_BALANCE, BorromeanItem, Item, ItemLabel, SurjectionItem
@@ -373,24 +379,32 @@ class BlockValidator:
 
     def script_pass(self, block: Block, inputs: ResolvedInputs,
                     consumed: list[bytes]) -> ScriptPass:
-        """Every output's template (``bad-txns-script-unsupported``) and every transaction's
-        timelocks (nLockTime, BIP68: ``validator.timelocks``), then every input script of the
-        transactions the script-execution cache does not vouch for (hits are consumed: their
-        keys are appended to ``consumed``, consumed when the block commits), run under the block
-        flags with their signatures deferred to the batch (``validator.scripts``)."""
+        """Every output's template (``bad-txns-script-unsupported``), every transaction's
+        timelocks (nLockTime, BIP68: ``validator.timelocks``) and the block's signature-operation
+        cost (``bad-blk-sigops``), then every input script of the transactions the
+        script-execution cache does not vouch for (hits are consumed: their keys are appended to
+        ``consumed``, consumed when the block commits), run under the block flags with their
+        signatures deferred to the batch (``validator.scripts``)."""
         txs = block.transactions
         height = block.header.height
         entries = inputs.view.entries
+        spent: list[list[SpentOutput]] = [[]]
+        sigops = transaction_sigop_cost(txs[0], ())
         k = 0
         for i, tx in enumerate(txs):
             check_output_scripts(tx, i)
             check_final(tx, i, height, block.header.time)
-            if i:
-                points = inputs.spent_points[k:k + len(tx.inputs)]
-                k += len(tx.inputs)
-                check_sequence_locks(tx, i, [_coin_height(entries.get(p), height)
-                                             for p in points], height)
-        spent = inputs.spent
+            if not i:
+                continue
+            points = inputs.spent_points[k:k + len(tx.inputs)]
+            k += len(tx.inputs)
+            check_sequence_locks(tx, i, [_coin_height(entries.get(p), height) for p in points],
+                                 height)
+            outs = [decode_txout(o) if isinstance(o, bytes) else o for o in inputs.spent[i]]
+            spent.append(outs)
+            sigops += transaction_sigop_cost(tx, outs)
+            if sigops > MAX_BLOCK_SIGOPS_COST:
+                raise ValidationError(reasons.BAD_BLK_SIGOPS, tx_index=i, detail="too many sigops")
         hits = [False] * len(txs)
         cache = self.cache
         if cache is not None and len(txs) > 1:
@@ -398,14 +412,9 @@ class BlockValidator:
             found = cache.lookup_many(keys)
             hits[1:] = found
             consumed += compress(keys, found)
-        runs = []
         genesis = self.params.genesis_hash
-        for i in range(1, len(txs)):
-            if hits[i]:
-                continue
-            outs = [decode_txout(o) if isinstance(o, bytes) else o for o in spent[i]]
-            pre, deferred = run_scripts(txs[i], i, outs, genesis, BLOCK_FLAGS)
-            runs.append((i, pre, deferred))
+        runs = [(i, *run_scripts(txs[i], i, spent[i], genesis, BLOCK_FLAGS))
+                for i in range(1, len(txs)) if not hits[i]]
         return ScriptPass(items_of(runs, BLOCK_FLAGS), len(txs) - 1, sum(hits))
 
     # --- stage 4: proof cache ---------------------------------------------------------------

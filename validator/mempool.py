@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
+from ctplugin.script.sigops import MAX_STANDARD_TX_SIGOPS_COST, transaction_sigop_cost
 from validator import reasons
 from validator.block import CacheKeys, KnownTransaction, cache_keys, check_items
 from validator.coins import decode_txout
@@ -171,6 +172,8 @@ class Mempool:
             checks_to_verify = [c for c, k in zip(checks, check_keys) if k not in cache]
         # scripts under the policy flags; their signatures join this transaction's batch
         check_output_scripts(tx, 0)
+        if transaction_sigop_cost(tx, spent) > MAX_STANDARD_TX_SIGOPS_COST:
+            raise ValidationError(reasons.BAD_TXNS_TOO_MANY_SIGOPS)
         pre, deferred = run_scripts(tx, 0, spent, self.params.genesis_hash, MEMPOOL_FLAGS)
         scripts = items_of([(0, pre, deferred)], MEMPOOL_FLAGS)
         verify(ProofWork([plan.balance], [*to_verify, *scripts.batch],

@@ -97,6 +97,8 @@ BAD_TXNS_SCRIPT_UNSUPPORTED = "bad-txns-script-unsupported"
 """Ours (design.md): an output to, or a spend of, a script outside our chain's template set."""
 BAD_TXNS_NONFINAL = "bad-txns-nonfinal"
 """nLockTime not reached, or a BIP68 relative lock not reached."""
+BAD_BLK_SIGOPS = "bad-blk-sigops"
+"""The block's signature-operation cost is above MAX_BLOCK_SIGOPS_COST (80,000)."""
 
 # --- mempool only (Bitcoin's) -------------------------------------------------------------------
 
@@ -104,6 +106,8 @@ NON_FINAL = "non-final"
 """nLockTime not reached for the next block."""
 NON_BIP68_FINAL = "non-BIP68-final"
 """A BIP68 relative lock not reached for the next block."""
+BAD_TXNS_TOO_MANY_SIGOPS = "bad-txns-too-many-sigops"
+"""A transaction's signature-operation cost is above MAX_STANDARD_TX_SIGOPS_COST (16,000)."""
 
 COINBASE = "coinbase"
 """A coinbase outside a block."""

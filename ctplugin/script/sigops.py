@@ -1,0 +1,68 @@
+"""Signature-operation counting (Elements' GetTransactionSigOpCost), for the block limit.
+
+- ``sigop_count(script, accurate)``: CScript::GetSigOpCount — CHECKSIG(VERIFY) and
+  CHECKSIGFROMSTACK(VERIFY) count 1; CHECKMULTISIG(VERIFY) counts its key count when
+  ``accurate`` and an OP_1..OP_16 precedes it, else 20. Counting stops at a truncated push.
+- ``transaction_sigop_cost(tx, spent)``: legacy sigops (scriptSigs and output scripts, not
+  accurate) × 4, plus each input's witness sigops: 1 for P2WPKH, the witness script's accurate
+  count for P2WSH, 0 for taproot (tapscript has its own budget). P2SH spends are outside our
+  template set, so their sigops never count here. A coinbase counts its legacy sigops only.
+
+Limits (consensus and policy, Elements' values): ``MAX_BLOCK_SIGOPS_COST`` per block,
+``MAX_STANDARD_TX_SIGOPS_COST`` per mempool transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctplugin.elements import Transaction
+from ctplugin.elements.script import next_op
+from ctplugin.script.sighash import SpentOutput
+
+MAX_BLOCK_SIGOPS_COST = 80_000
+MAX_STANDARD_TX_SIGOPS_COST = MAX_BLOCK_SIGOPS_COST // 5
+WITNESS_SCALE_FACTOR = 4
+MAX_PUBKEYS_PER_MULTISIG = 20
+
+_ONE_SIGOP = frozenset((0xAC, 0xAD, 0xC1, 0xC2))  # CHECKSIG(VERIFY), CHECKSIGFROMSTACK(VERIFY)
+_MULTISIG = frozenset((0xAE, 0xAF))
+
+
+def sigop_count(script: bytes, accurate: bool) -> int:
+    """CScript::GetSigOpCount (see the module docstring)."""
+    n = 0
+    last = 0xFF
+    pos = 0
+    while pos < len(script):
+        step = next_op(script, pos)
+        if step is None:
+            break
+        op, _, pos = step
+        if op in _ONE_SIGOP:
+            n += 1
+        elif op in _MULTISIG:
+            n += last - 0x50 if accurate and 0x51 <= last <= 0x60 else MAX_PUBKEYS_PER_MULTISIG
+        last = op
+    return n
+
+
+def witness_sigops(script_pubkey: bytes, witness: Sequence[bytes]) -> int:
+    """WitnessSigOps for our templates: P2WPKH 1, P2WSH the witness script's accurate count."""
+    if len(script_pubkey) == 22 and script_pubkey[:2] == b"\x00\x14":
+        return 1
+    if len(script_pubkey) == 34 and script_pubkey[:2] == b"\x00\x20" and witness:
+        return sigop_count(witness[-1], accurate=True)
+    return 0
+
+
+def transaction_sigop_cost(tx: Transaction, spent: Sequence[SpentOutput]) -> int:
+    """GetTransactionSigOpCost (see the module docstring); ``spent`` is empty for a coinbase."""
+    legacy = sum(sigop_count(t.script_sig, False) for t in tx.inputs) + sum(
+        sigop_count(o.script_pubkey, False) for o in tx.outputs)
+    cost = legacy * WITNESS_SCALE_FACTOR
+    if tx.is_coinbase:
+        return cost
+    for txin, prev in zip(tx.inputs, spent):
+        cost += witness_sigops(prev.script_pubkey, txin.script_witness)
+    return cost
