@@ -156,3 +156,47 @@ def connect_block(node: Node, data: bytes | Block) -> ConnectReport:
     """Submit a block that must become the new tip: its ``ConnectReport``, or the
     ``ValidationError`` it was rejected with raised (the validator tests' way to name culprits)."""
     return node.submit_block(data).connected()
+
+
+def native_kernels() -> list[Any]:
+    """The native kernel builds that run here: the portable one, and the ADX one if the CPU has
+    BMI2/ADX (empty without a build)."""
+    builds = []
+    for name in ("_native", "_native_adx"):
+        try:
+            module = __import__(f"ctplugin.secp256k1.{name}", fromlist=["cpu_supported"])
+        except ImportError:
+            continue
+        if module.cpu_supported():
+            builds.append(module)
+    return builds
+
+
+def _dmult_paths() -> list[str]:
+    """The double-multiplication paths this machine has: "scalar", and "ifma" (AVX-512 IFMA)."""
+    builds = native_kernels()
+    if not builds:
+        return []
+    names = ["scalar"]
+    previous = builds[0]._dmult_backend()
+    try:
+        builds[0]._dmult_backend("ifma")
+        names.append("ifma")
+    except RuntimeError:
+        pass
+    finally:
+        builds[0]._dmult_backend(previous)
+    return names
+
+
+@pytest.fixture(params=_dmult_paths())
+def dmult_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every native build's double multiplications (the ring kernel's steps) on one path, for
+    the test; restored after."""
+    builds = native_kernels()
+    previous = [b._dmult_backend(request.param) for b in builds]
+    try:
+        yield request.param
+    finally:
+        for build, name in zip(builds, previous):
+            build._dmult_backend(name)

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctplugin import borromean
@@ -58,7 +58,7 @@ def test_backend_serves_the_native_entry() -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 64])
-def test_real_proofs_agree_with_the_reference(threads: int) -> None:
+def test_real_proofs_agree_with_the_reference(threads: int, dmult_path: str) -> None:
     prepared = [_prepared(bytes.fromhex(v["proof"]), bytes.fromhex(v["commitment"]))
                 for v in VECTORS["zkp_fixed"]]
     prepared.append(_prepared(*_small_proof(5, 3, 1)))
@@ -78,11 +78,12 @@ def _point(k: int) -> bytes:
     return _reference._pack_point(_reference.mul(k, (_reference._GX, _reference._GY)))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3), min_size=0, max_size=3),
        st.data())
-def test_random_rings_agree_with_the_reference(layouts: list[list[int]], data: st.DataObject
-                                               ) -> None:
+def test_random_rings_agree_with_the_reference(dmult_path: str, layouts: list[list[int]],
+                                               data: st.DataObject) -> None:
     """Random rings (almost all invalid) and edge members: s = 0, P = infinity."""
     sizes = b"".join(b"".join(v.to_bytes(2, "little") for v in (len(r), *r)) for r in layouts)
     members = sum(sum(r) for r in layouts)
@@ -123,7 +124,7 @@ def test_empty_batch() -> None:
     assert both(b"", b"", b"", b"") == ((b"", b""), (b"", b""))
 
 
-def test_concurrent_calls_release_the_gil_safely() -> None:
+def test_concurrent_calls_release_the_gil_safely(dmult_path: str) -> None:
     prepared = [_prepared(*_small_proof(v, 6, v)) for v in range(1, 9)]
     args = _inputs(prepared)
     want = native.borromean_verify_var(*args, threads=1, challenges=True)

@@ -17,10 +17,11 @@
  *             threads.h (parallel parts) -- straus.h, pippenger.h (+ pippenger_ifma.h: bucket
  *             rounds in IFMA lanes), fixed.h (FixedBaseTable algorithms) -- msm.h (algorithm
  *             choice under an msm_config) -- subset.h (subset sums over a trie) --
- *             bulletproof.h (Bulletproof verification setup) -- borromean.h (ring signatures).
+ *             bulletproof.h (Bulletproof verification setup) -- dmult_ifma.h (many s·G + e·P
+ *             at once in IFMA lanes) -- borromean.h (ring signatures).
  *   glue/     the Python entries, one file per API family: common.h (typed errors, parsing,
  *             the kernel settings: threads, tuning), msm.h, fixed_base.h, accumulator.h,
- *             points.h, scalars.h, subset_sums.h, selftest.h, bulletproof.h (API in
+ *             points.h, scalars.h, subset_sums.h, selftest.h, dmult.h, bulletproof.h (API in
  *             ctplugin/bulletproofs/kernel.py, specification in ctplugin/bulletproofs/
  *             _reference.py), borromean.h.
  *
@@ -59,6 +60,7 @@
 #include "glue/accumulator.h"
 #include "glue/borromean.h"
 #include "glue/bulletproof.h"
+#include "glue/dmult.h"
 #include "glue/fixed_base.h"
 #include "glue/msm.h"
 #include "glue/points.h"
@@ -71,6 +73,12 @@ static PyMethodDef METHODS[] = {
     {"borromean_verify_var", (PyCFunction)(void (*)(void))py_borromean_verify_var,
      METH_VARARGS | METH_KEYWORDS,
      "borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False) -> (verdicts, challenges)."},
+    /* glue/dmult.h */
+    {"double_mult_many_var", (PyCFunction)(void (*)(void))py_double_mult_many_var,
+     METH_VARARGS | METH_KEYWORDS,
+     "double_mult_many_var(s, e, points, threads=0) -> points: s_i·G + e_i·P_i for every i."},
+    {"_dmult_backend", py_dmult_backend, METH_VARARGS,
+     "_dmult_backend(name=None) -> previous: 'ifma' or 'scalar' double multiplications (testing only)"},
     /* glue/msm.h */
     {"msm_var", (PyCFunction)(void (*)(void))py_msm_var, METH_VARARGS | METH_KEYWORDS,
      "msm_var(scalars, points, threads=0) -> point: Σ k_i·P_i."},

@@ -568,3 +568,16 @@ def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
         closing.update(m)
         verdicts.append(1 if ok and closing.digest() == e0 else 0)
     return bytes(verdicts), bytes(evalues)
+
+
+def double_mult_many_var(s: bytes, e: bytes, points: bytes, threads: int = 0) -> bytes:
+    """R_i = s_i·G + e_i·P_i for every i (packed points; P_i may be infinity: R_i = s_i·G).
+    ``threads`` does not change results."""
+    _check_threads(threads)
+    ss, es, ps = _unpack_scalars(s), _unpack_scalars(e), _points(points)
+    if not len(ss) == len(es) == len(ps):
+        raise EncodingError("double_mult_many_var: scalar and point counts differ",
+                            reason="count-mismatch")
+    g = (_GX, _GY)
+    return b"".join(_pack_point(mul(si, g) if p is None else _double_mult(si, ei, p))
+                    for si, ei, p in zip(ss, es, ps))

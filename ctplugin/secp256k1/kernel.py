@@ -118,6 +118,15 @@ Scalar vectors (mod N):
     (e0m, a malformed layout), the point and scalar errors, ``count-mismatch``, ``too-large``
     (more than 2^31 members).
 
+``double_mult_many_var(s, e, points, threads=0) -> points``
+    R_i = s_i·G + e_i·P_i for every i (the ring steps of Borromean signatures, ECDSA-style
+    checks): len(s) = len(e) = 32n, len(points) = 64n; P_i may be infinity (R_i = s_i·G), R_i
+    is infinity as 64 zero bytes.  Native: sixteen at a time in AVX-512 IFMA lanes where the CPU
+    has them (a lane that meets an exceptional addition is recomputed with the scalar code, so
+    results never depend on the path), split over ``threads`` threads with the GIL released.
+    ``_dmult_backend(name=None)`` (private, tests): the path ("ifma", "scalar"); the ring kernel
+    below uses the same one.  Errors: the scalar and point errors, ``count-mismatch``.
+
 ``bulletproof_prepare_var``, ``bulletproof_accumulate_var``
     The Bulletproof verification setup of a whole batch (native only here; API and the
     pure-Python twin in ``ctplugin.bulletproofs.kernel`` / ``ctplugin.bulletproofs._reference``).

@@ -150,11 +150,11 @@ static PyObject *py_borromean_verify_var(PyObject *self, PyObject *args, PyObjec
     failed = calloc(nlanes + 1, 1);
     verdicts = malloc(nproofs + 1);
     evalues = want ? calloc(32 * (size_t)members + 1, 1) : NULL;
-    if (!closing || !failed || !verdicts || (want && !evalues) || !borromean_g_tables()) {
+    if (!closing || !failed || !verdicts || (want && !evalues) || !dmult_scalar_tables()) {
         PyErr_NoMemory();
         goto done;
     }
-    borro_job job = {be0m.buf, pubs, s, lanes, closing, failed, evalues};
+    borro_job job = {be0m.buf, pubs, s, lanes, closing, failed, evalues, dm_backend()};
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = borro_run_threads_(&job, nlanes, (size_t)members, threads);

@@ -9,15 +9,13 @@
  *
  * Every ring starts from the stored e0, so the rings of all proofs are independent chains
  * ("lanes"), each only ring-length steps deep.  A wave advances every live lane by one member:
- * one double multiplication each (borromean_mult_var), ONE batch inversion for the affine R of
+ * one double multiplication each (dmult_many_var), ONE batch inversion for the affine R of
  * the whole wave (fe_inv_all_var), one SHA-256 each.  Lanes of different lengths simply finish
  * in different waves.  Disjoint lane ranges can run on different threads: a lane writes only its
  * own state, its own closing slot and its own members' challenges.
  *
- * The double multiplication: GLV halves of e in width-5 NAF against the odd multiples of P on
- * the curve where they are affine without an inversion (straus_odd_table_iso_), and s split into
- * 128-bit halves in width-15 NAF against process-wide tables of odd multiples of G and 2^128·G
- * (borromean_g_tables, built once): one shared chain of ~129 doublings.
+ * The double multiplications of a wave: dmult_many_var (dmult.h: sixteen at a time in AVX-512
+ * IFMA lanes where the CPU has them, the rest with the scalar code; the same R either way).
  */
 #ifndef CTPLUGIN_BORROMEAN_H
 #define CTPLUGIN_BORROMEAN_H
@@ -27,121 +25,8 @@
 #include <string.h>
 
 #include "ctplugin/native/sha256.h"
-#include "digits.h"
-#include "glv.h"
+#include "dmult.h"
 #include "group.h"
-#include "straus.h"
-
-#define BORRO_G_W 15                            /* NAF width of the G terms */
-#define BORRO_G_T ((size_t)1 << (BORRO_G_W - 2)) /* odd multiples per table: 8192 */
-#define BORRO_E_T STRAUS_TABLE                  /* odd multiples of P (width STRAUS_W) */
-#define BORRO_DIGITS 131                        /* NAF length: GLV halves < 2^129 */
-
-/* (2j+1)·G and (2j+1)·2^128·G for j < BORRO_G_T (1 MiB), built once by borromean_g_tables. */
-static ge_xy *borro_g_tab = NULL;
-
-/* Build the G tables (idempotent).  Call with the GIL held (no two builders at once) before any
- * thread uses them.  Returns 0 on allocation failure (nothing is kept). */
-static int borromean_g_tables(void) {
-    if (borro_g_tab) return 1;
-    const size_t T = BORRO_G_T;
-    ge_xy *tab = malloc(2 * T * sizeof *tab);
-    gej *row = malloc(2 * T * sizeof *row);
-    ge *aff = malloc(2 * T * sizeof *aff);
-    fe *scratch = malloc(4 * T * sizeof *scratch);
-    int ok = 0;
-    if (tab && row && aff && scratch) {
-        static const unsigned char gx[32] = {
-            0x79, 0xBE, 0x66, 0x7E, 0xF9, 0xDC, 0xBB, 0xAC, 0x55, 0xA0, 0x62, 0x95, 0xCE, 0x87, 0x0B, 0x07,
-            0x02, 0x9B, 0xFC, 0xDB, 0x2D, 0xCE, 0x28, 0xD9, 0x59, 0xF2, 0x81, 0x5B, 0x16, 0xF8, 0x17, 0x98};
-        static const unsigned char gy[32] = {
-            0x48, 0x3A, 0xDA, 0x77, 0x26, 0xA3, 0xC4, 0x65, 0x5D, 0xA4, 0xFB, 0xFC, 0x0E, 0x11, 0x08, 0xA8,
-            0xFD, 0x17, 0xB4, 0x48, 0xA6, 0x85, 0x54, 0x19, 0x9C, 0x47, 0xD0, 0x8F, 0xFB, 0x10, 0xD4, 0xB8};
-        ge base[2], dbl[2];
-        gej t[2];
-        base[0].inf = 0;
-        fe_set_b32(&base[0].x, gx);
-        fe_set_b32(&base[0].y, gy);
-        gej_set_ge(&t[0], &base[0]);
-        t[1] = t[0];
-        for (int k = 0; k < 128; k++) gej_double_var(&t[1], &t[1]);
-        ge_set_gej_var(&base[1], &t[1]);
-        for (int h = 0; h < 2; h++) {
-            gej_set_ge(&t[h], &base[h]);
-            gej_double_var(&t[h], &t[h]);
-            ge_set_gej_var(&dbl[h], &t[h]);
-            gej_set_ge(&row[h * T], &base[h]);
-            for (size_t j = 1; j < T; j++) gej_add_ge_var(&row[h * T + j], &row[h * T + j - 1], &dbl[h]);
-        }
-        ge_set_all_gej_var(aff, row, 2 * T, scratch);
-        for (size_t k = 0; k < 2 * T; k++) {
-            tab[k].x = aff[k].x;
-            tab[k].y = aff[k].y;
-        }
-        borro_g_tab = tab;
-        tab = NULL;
-        ok = 1;
-    }
-    free(tab);
-    free(row);
-    free(aff);
-    free(scratch);
-    return ok;
-}
-
-/* The point added for NAF digit d of a term over odd multiples tab: ±tab[|d|/2] (y negated when
- * the digit's sign and the term's sign differ), optionally the λ image (x·β). */
-static inline void borro_pick_(ge *q, const ge_xy *tab, int d, int neg, int lambda) {
-    const ge_xy *e = &tab[(d < 0 ? -d : d) >> 1];
-    q->inf = 0;
-    if (lambda) fe_mul(&q->x, &e->x, &FE_BETA);
-    else q->x = e->x;
-    if ((d < 0) ^ neg) fe_neg(&q->y, &e->y);
-    else q->y = e->y;
-}
-
-/* r = s·G + e·P (Jacobian).  Preconditions: borromean_g_tables() succeeded; P finite and on
- * the curve; s, e canonical (< n).  No allocation. */
-static void borromean_mult_var(gej *r, const sc *s, const sc *e, const ge *p) {
-    ge_xy ptab[2 * BORRO_E_T];
-    fe iso;
-    straus_odd_table_iso_(ptab, &iso, p, BORRO_E_T);
-    sc e1, e2;
-    int n1, n2;
-    sc_split_lambda_var(&e1, &n1, &e2, &n2, e);
-    const sc slo = {{s->n[0], s->n[1], 0, 0}}, shi = {{s->n[2], s->n[3], 0, 0}};
-    int d1[BORRO_DIGITS], d2[BORRO_DIGITS], g1[BORRO_DIGITS], g2[BORRO_DIGITS];
-    wnaf_var(d1, BORRO_DIGITS, &e1, STRAUS_W);
-    wnaf_var(d2, BORRO_DIGITS, &e2, STRAUS_W);
-    wnaf_var(g1, BORRO_DIGITS, &slo, BORRO_G_W);
-    wnaf_var(g2, BORRO_DIGITS, &shi, BORRO_G_W);
-    int top = BORRO_DIGITS - 1;
-    while (top >= 0 && !(d1[top] | d2[top] | g1[top] | g2[top])) top--;
-    gej_set_inf(r);
-    const ge_xy *glo = borro_g_tab, *ghi = borro_g_tab + BORRO_G_T;
-    ge q;
-    for (int bit = top; bit >= 0; bit--) {
-        gej_double_var(r, r);
-        /* the P tables live on the accumulator's curve; the G tables are true affine points */
-        if (d1[bit]) {
-            borro_pick_(&q, ptab, d1[bit], n1, 0);
-            gej_add_ge_iso_var(r, r, &q, NULL, NULL);
-        }
-        if (d2[bit]) {
-            borro_pick_(&q, ptab + BORRO_E_T, d2[bit], n2, 0);
-            gej_add_ge_iso_var(r, r, &q, NULL, NULL);
-        }
-        if (g1[bit]) {
-            borro_pick_(&q, glo, g1[bit], 0, 0);
-            gej_add_ge_iso_var(r, r, &q, &iso, NULL);
-        }
-        if (g2[bit]) {
-            borro_pick_(&q, ghi, g2[bit], 0, 0);
-            gej_add_ge_iso_var(r, r, &q, &iso, NULL);
-        }
-    }
-    if (!r->inf) fe_mul(&r->z, &r->z, &iso);
-}
 
 /* One lane: ring `ring` of proof `proof`, members first .. first + size - 1. */
 typedef struct {
@@ -160,6 +45,7 @@ typedef struct {
     unsigned char *closing;    /* per lane: ser33 of its last R */
     unsigned char *failed;     /* per lane: set to 1 when the lane fails */
     unsigned char *evalues;    /* per member: its challenge e (32 bytes), or NULL */
+    int lanes_ok;              /* dm_backend(): the double multiplications may use the lanes */
 } borro_job;
 
 static inline void borro_be32_(unsigned char *b, uint32_t v) {
@@ -194,8 +80,15 @@ static int borromean_lanes_var(const borro_job *job, size_t lo, size_t hi) {
     size_t *live = malloc(n * sizeof *live);    /* lanes still running */
     gej *r = malloc(n * sizeof *r);
     fe *z = malloc(2 * n * sizeof *z);
+    /* the wave's double multiplications as arrays (the lanes' input), and their results */
+    sc *ws = malloc(n * sizeof *ws), *we = malloc(n * sizeof *we);
+    ge *wp = malloc(n * sizeof *wp);
+    gej *wr = malloc(n * sizeof *wr);
+    size_t *wk = malloc(n * sizeof *wk);
+    unsigned char *redo = malloc(n);
     int ok = 0;
-    if (!e || !ebytes || !next || !live || !r || !z) goto done;
+    if (!e || !ebytes || !next || !live || !r || !z || !ws || !we || !wp || !wr || !wk || !redo)
+        goto done;
     size_t nlive = 0;
     for (size_t k = 0; k < n; k++) {
         const borro_lane *lane = &job->lanes[lo + k];
@@ -208,8 +101,8 @@ static int borromean_lanes_var(const borro_job *job, size_t lo, size_t hi) {
     }
     fe *prefix = z + n;
     while (nlive) {
-        /* one double multiplication per live lane */
-        size_t nz = 0;
+        /* one double multiplication per live lane: the lanes' batch (wk: which lane) first */
+        size_t nb = 0;
         for (size_t a = 0; a < nlive; a++) {
             const size_t k = live[a];
             const borro_lane *lane = &job->lanes[lo + k];
@@ -220,7 +113,16 @@ static int borromean_lanes_var(const borro_job *job, size_t lo, size_t hi) {
                 r[k].inf = 1;
                 continue;
             }
-            borromean_mult_var(&r[k], &job->s[member], &e[k], p);
+            ws[nb] = job->s[member];
+            we[nb] = e[k];
+            wp[nb] = *p;
+            wk[nb++] = k;
+        }
+        dmult_many_var(wr, redo, ws, we, wp, nb, job->lanes_ok);
+        size_t nz = 0;
+        for (size_t m = 0; m < nb; m++) {
+            const size_t k = wk[m];
+            r[k] = wr[m];
             if (!r[k].inf) z[nz++] = r[k].z;
         }
         /* one inversion for the wave's affine R */
@@ -260,6 +162,12 @@ done:
     free(live);
     free(r);
     free(z);
+    free(ws);
+    free(we);
+    free(wp);
+    free(wr);
+    free(wk);
+    free(redo);
     return ok;
 }
 
