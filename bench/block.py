@@ -23,7 +23,9 @@ the rows show the median of the repeats:
   hits are only marked (deleted lazily in a later batch), and only the balances are batched.
   Target (issue 14): 30× faster than cold (its reference_t is the measured cold t / 30).
 - ``block_*_<stage>``: the split of each by connection stage (``ConnectReport.timings``);
-  ``store`` = writing the block file record and its index entry.
+  ``store`` = writing the block file record and its index entry, ``chain`` = the rest of
+  ``submit_block`` (undo record, index update, mempool removal, events): the rows add up to
+  the whole call.
 - ``block_flush``: writing that block's UTXO changes to LevelDB afterwards (Core's -dbcache
   model: the chainstate is flushed when the coins cache is full, every 1000 blocks or 60 s, so
   this is paid once per flush window, not per block).

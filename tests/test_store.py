@@ -786,3 +786,18 @@ def test_surjection_key_commits_to_the_whole_target_list(tmp_path: Path) -> None
         assert cache_key(SALT, b"a", [b"bc"]) != cache_key(SALT, b"ab", [b"c"])
         with pytest.raises(TypeError):
             cache.surjection_key(b"proof", 5, gens)  # type: ignore[arg-type]
+
+
+def test_balance_key_commits_to_the_transaction_and_every_spent_output(tmp_path: Path) -> None:
+    """A balance verdict is bound to the wtxid (every output commitment, issuance and fee) and
+    to the exact spent outputs in input order (every input commitment and generator)."""
+    with _cache(tmp_path) as cache:
+        wtxid, a, b = h("wtxid"), b"\x0a" + bytes(40), b"\x0b" + bytes(40)
+        base = cache.balance_key(wtxid, [a, b])
+        assert base == cache.balance_key(wtxid, [a, b])
+        variants = [cache.balance_key(h("other"), [a, b]), cache.balance_key(wtxid, [b, a]),
+                    cache.balance_key(wtxid, [a]), cache.balance_key(wtxid, [a, b, b]),
+                    cache.balance_key(wtxid, [a + b"\x00", b]),
+                    cache.balance_key(wtxid, [a + b[:1], b[1:]]),  # bytes moved across fields
+                    cache.script_key(wtxid, 0)]
+        assert len(set(variants)) == len(variants) and base not in variants

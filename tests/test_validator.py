@@ -206,12 +206,14 @@ def test_mempool_then_block_skips_cached_proofs(node: Node, demo: ChainBuilder) 
     n_txs = len(block.transactions) - 1
     assert report.items["script"] == report.cached["script"] == n_txs
     assert "schnorr" not in report.items and "ecdsa" not in report.items
+    # ... and the balance-equation cache for every balance (mempool verified the same ones)
+    assert report.cached["balance"] == n_txs == report.n_balance
     assert cache.hits - hits_before == (report.n_range_proofs + report.n_surjection_proofs
-                                        + n_txs)
-    # block connection consumed (erased) what it used; the balance was still checked
+                                        + 2 * n_txs)
+    # block connection consumed what it used (deleted with a later batch): nothing left to batch
     assert len(cache) == (entries_before - report.n_range_proofs - report.n_surjection_proofs
-                          - n_txs)
-    assert report.n_msm_items == report.n_balance
+                          - 2 * n_txs)
+    assert report.n_msm_items == 0
     assert len(node.mempool) == 0
 
 
@@ -521,7 +523,9 @@ def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuild
     assert plan.balance.free_points == known.plan.balance.free_points
     report = connect_block(node, demo.blocks[2].serialize())
     assert report.n_range_cached == report.n_range_proofs
-    assert report.n_msm_items == report.n_balance == len(txs)
+    # the balances mempool acceptance verified are cached too: nothing is left to batch
+    assert report.n_balance == report.cached["balance"] == len(txs)
+    assert report.n_msm_items == 0
 
 
 def test_confirmed_transaction_is_already_known(node: Node, demo: ChainBuilder) -> None:

@@ -157,9 +157,10 @@ def test_malformed_item_and_false_claim_the_lowest_label_is_named(uncached: Node
 def test_report_timings_are_the_stages(node: Node, demo: ChainBuilder) -> None:
     connect_upto(node, demo, 1)
     report = connect_block(node, demo.blocks[2].serialize())
-    # the validator's stages, then the node's block storage (block file + index entry)
+    # the validator's stages, then the node's block storage (block file + index entry) and the
+    # chain manager's bookkeeping (undo record, index, mempool, events)
     assert list(report.timings) == ["parse", "check", "resolve", "plan", "scripts", "cache",
-                                    "claims", "msm", "surjection", "commit", "store"]
+                                    "claims", "msm", "surjection", "commit", "store", "chain"]
     assert report.total_seconds == sum(report.timings.values())
     assert report.batch_seconds == report.timings["claims"] + report.timings["msm"]
     assert report.items == {"range": 4, "surjection": 4, "script": 2, "schnorr": 2}

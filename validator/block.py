@@ -135,10 +135,28 @@ then the surjection proofs' followed by the Borromean proofs'."""
 @dataclass(frozen=True, slots=True)
 class KnownTransaction:
     """What mempool acceptance computed for a transaction: its amount plan (labelled with
-    tx_index 0) and the cache keys of its proofs (None without a cache)."""
+    tx_index 0), the cache keys of its proofs, of its script execution under the block flags
+    and of its balance equation (None without a cache)."""
 
     plan: AmountPlan
     keys: CacheKeys | None
+    script_key: bytes | None = None
+    balance_key: bytes | None = None
+
+
+def balance_cache_key(cache: ProofCache, tx: Transaction,
+                      spent: Sequence[SpentOutput | bytes]) -> bytes:
+    """The balance-equation entry of ``tx`` spending ``spent`` (stored bytes or outputs, in
+    input order): ``ProofCache.balance_key`` over its wtxid and the spent outputs' bytes."""
+    stored = []
+    for out in spent:
+        if isinstance(out, TxOut):  # created earlier in the same block
+            stored.append(encode_txout(out))
+        elif isinstance(out, bytes):
+            stored.append(out)
+        else:
+            raise TypeError("a spent output is stored bytes or a TxOut")
+    return cache.balance_key(tx.wtxid, stored)
 
 
 def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
@@ -220,6 +238,11 @@ class StagedBlock:
 
 
 _family = attrgetter("family")
+
+
+def _known_script_key(knowns: Sequence[KnownTransaction | None], i: int) -> bytes | None:
+    known = knowns[i] if i < len(knowns) else None
+    return known.script_key if known is not None else None
 
 
 def _misses(items: list[tuple[Item, int]], hits: Sequence[bool] | None) -> list[Item]:
@@ -377,8 +400,8 @@ class BlockValidator:
 
     # --- stage 3b: scripts -----------------------------------------------------------------
 
-    def script_pass(self, block: Block, inputs: ResolvedInputs,
-                    consumed: list[bytes]) -> ScriptPass:
+    def script_pass(self, block: Block, inputs: ResolvedInputs, consumed: list[bytes],
+                    knowns: Sequence[KnownTransaction | None] = ()) -> ScriptPass:
         """Every output's template (``bad-txns-script-unsupported``), every transaction's
         timelocks (nLockTime, BIP68: ``validator.timelocks``) and the block's signature-operation
         cost (``bad-blk-sigops``), then every input script of the transactions the
@@ -408,7 +431,8 @@ class BlockValidator:
         hits = [False] * len(txs)
         cache = self.cache
         if cache is not None and len(txs) > 1:
-            keys = [script_cache_key(cache, tx, BLOCK_FLAGS) for tx in txs[1:]]
+            keys = [_known_script_key(knowns, i) or script_cache_key(cache, txs[i], BLOCK_FLAGS)
+                    for i in range(1, len(txs))]
             found = cache.lookup_many(keys)
             hits[1:] = found
             consumed += compress(keys, found)
@@ -418,6 +442,29 @@ class BlockValidator:
         return ScriptPass(items_of(runs, BLOCK_FLAGS), len(txs) - 1, sum(hits))
 
     # --- stage 4: proof cache ---------------------------------------------------------------
+
+    def balance_pass(self, block: Block, inputs: ResolvedInputs,
+                     knowns: Sequence[KnownTransaction | None], work: ProofWork,
+                     consumed: list[bytes]) -> int:
+        """Drop from ``work`` the balance claims the cache vouches for (mempool acceptance
+        verified the same equation: same wtxid, same spent outputs); their keys are appended to
+        ``consumed``. Returns how many. Without a cache every balance stays in the batch."""
+        cache = self.cache
+        txs = block.transactions
+        if cache is None or len(txs) < 2:
+            return 0
+        keys = []
+        for i in range(1, len(txs)):
+            known = knowns[i] if i < len(knowns) else None
+            key = known.balance_key if known is not None else None
+            keys.append(key if key is not None
+                        else balance_cache_key(cache, txs[i], inputs.spent[i]))
+        hits = cache.lookup_many(keys)
+        if not any(hits):
+            return 0
+        work.claims = [c for c, hit in zip(work.claims, hits, strict=True) if not hit]
+        consumed += compress(keys, hits)
+        return sum(hits)
 
     def cache_pass(self, plan: BlockPlan) -> CachePass:
         """Drop the items the proof cache vouches for, consuming their entries: one lookup
@@ -502,9 +549,10 @@ class BlockValidator:
             plan = self.plan(block, inputs.spent, knowns)
         consumed: list[bytes] = []
         with timer.stage("scripts"):
-            scripts = self.script_pass(block, inputs, consumed)
+            scripts = self.script_pass(block, inputs, consumed, knowns)
         with timer.stage("cache"):
             cached = self.cache_pass(plan)
+            balances_cached = self.balance_pass(block, inputs, knowns, cached.work, consumed)
         consumed += cached.consumed
         work = cached.work
         work.batch += scripts.work.batch
@@ -513,6 +561,8 @@ class BlockValidator:
         cached_counts = dict(cached.cached)
         items["script"] = scripts.n_transactions
         cached_counts["script"] = scripts.n_cached
+        if balances_cached:
+            cached_counts["balance"] = balances_cached
         for family, count in Counter(map(_family, scripts.work.batch)).items():
             items[family] = count
         if scripts.work.checks:

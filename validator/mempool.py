@@ -25,7 +25,7 @@ from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import MAX_STANDARD_TX_SIGOPS_COST, transaction_sigop_cost
 from validator import reasons
 from validator.block import CacheKeys, KnownTransaction, cache_keys, check_items
-from validator.coins import decode_txout
+from validator.coins import decode_txout, encode_txout
 from validator.rules import SpentOutput, check_transaction, plan_amounts
 from validator.scripts import (
     BLOCK_FLAGS,
@@ -136,6 +136,7 @@ class Mempool:
         from_db = self.chainstate.get_many(
             o for o in outpoints if o.txid not in self.entries)
         spent: list[SpentOutput] = []
+        spent_bytes: list[bytes] = []  # as the UTXO set stores them (the balance cache key)
         coin_heights: list[int] = []  # unconfirmed parents count at the next block's height
         for n, outpoint in enumerate(outpoints):
             parent = self.entries.get(outpoint.txid)
@@ -143,6 +144,7 @@ class Mempool:
                 if outpoint.index >= len(parent.tx.outputs):
                     raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, input_index=n)
                 spent.append(parent.tx.outputs[outpoint.index])
+                spent_bytes.append(encode_txout(parent.tx.outputs[outpoint.index]))
                 coin_heights.append(height)
                 continue
             coin = from_db.get(outpoint)
@@ -152,6 +154,7 @@ class Mempool:
             if coin.coinbase and height - coin.height < self.params.coinbase_maturity:
                 raise ValidationError(reasons.BAD_TXNS_PREMATURE_SPEND_OF_COINBASE, input_index=n)
             spent.append(decode_txout(coin.txout))
+            spent_bytes.append(coin.txout)
             coin_heights.append(coin.height)
         # finality for the next block: time locks against the clock (no median time past here)
         check_final(tx, None, height, int(time.time()), reason=reasons.NON_FINAL)
@@ -186,12 +189,15 @@ class Mempool:
                   len(plan.surjections) - n_surj_verified)
         if not add:
             return MempoolEntry(tx, plan.fees, *counts)
+        known = KnownTransaction(plan, keys)
         if cache is not None:
             # the script entry under the block flags: valid under the (stricter) policy flags
             # means valid under the block's, which is what connecting the block will look up
-            cache.insert_many([*range_keys, *check_keys,
-                               script_cache_key(cache, tx, BLOCK_FLAGS)])
-        entry = MempoolEntry(tx, plan.fees, *counts, KnownTransaction(plan, keys), time.time())
+            script_key = script_cache_key(cache, tx, BLOCK_FLAGS)
+            balance_key = cache.balance_key(tx.wtxid, spent_bytes)
+            known = KnownTransaction(plan, keys, script_key, balance_key)
+            cache.insert_many([*range_keys, *check_keys, script_key, balance_key])
+        entry = MempoolEntry(tx, plan.fees, *counts, known, time.time())
         self.entries[txid] = entry
         for outpoint in outpoints:
             self.spent_by[outpoint] = txid

@@ -45,6 +45,7 @@ from validator.store.errors import (
 )
 from validator.store.proofcache import (
     DEFAULT_MAX_ENTRIES,
+    DOMAIN_BALANCE,
     DOMAIN_RANGEPROOF,
     DOMAIN_SCRIPT,
     DOMAIN_SURJECTION,
@@ -55,6 +56,7 @@ from validator.store.proofcache import (
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
+    "DOMAIN_BALANCE",
     "DOMAIN_RANGEPROOF",
     "DOMAIN_SCRIPT",
     "DOMAIN_SURJECTION",

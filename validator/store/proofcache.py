@@ -64,6 +64,7 @@ DOMAIN_RANGEPROOF = b"ctplugin/proofcache/rangeproof/v1"
 DOMAIN_SURJECTION = b"ctplugin/proofcache/surjection/v1"
 DOMAIN_BORROMEAN = b"ctplugin/proofcache/borromean/v1"
 DOMAIN_SCRIPT = b"ctplugin/proofcache/script/v1"
+DOMAIN_BALANCE = b"ctplugin/proofcache/balance/v1"
 
 T = TypeVar("T")
 
@@ -146,6 +147,7 @@ class ProofCache(LevelDbHandle):
         self._surjection_prefix = self._prefix(DOMAIN_SURJECTION)
         self._borromean_prefix = self._prefix(DOMAIN_BORROMEAN)
         self._script_prefix = self._prefix(DOMAIN_SCRIPT)
+        self._balance_prefix = self._prefix(DOMAIN_BALANCE)
         self._db: plyvel.DB | None = None
         self._count = 0  # records in LevelDB, consumed ones not yet deleted included
         self._next_seq = 0
@@ -207,6 +209,13 @@ class ProofCache(LevelDbHandle):
         wtxid commits to every witness — signatures, range and surjection proofs — and the
         spent outputs are fixed by the prevouts; the flags say under which rules it passed)."""
         return _key_from(self._script_prefix, (_field(wtxid), flags.to_bytes(4, "little")))
+
+    def balance_key(self, wtxid: bytes, spent_outputs: Iterable[BytesLike]) -> bytes:
+        """Key of one transaction's balance equation: the wtxid fixes every output commitment,
+        issuance and fee, the spent outputs' serializations (as the UTXO set stores them, in
+        input order) every input commitment and generator — every input of the equation."""
+        spent = [_field(o) for o in spent_outputs]
+        return _key_from(self._balance_prefix, (_field(wtxid), _U64.pack(len(spent)), *spent))
 
     # --- operations ------------------------------------------------------------------------
 
