@@ -1148,3 +1148,62 @@ def test_batch_decoding_matches_reference_with_hostile_entries(
         assert str(err.value) == str(exc)
     else:
         assert nat.decode_points_var(data, kind) == expected
+
+
+# --- batch decoding (square roots sixteen at a time where the CPU allows) ----------------------
+
+def _sqrt_backends() -> list[str]:
+    names = ["scalar"]
+    previous = nat._sqrt_backend()
+    try:
+        nat._sqrt_backend("ifma")
+        names.append("ifma")
+    except RuntimeError:
+        pass
+    finally:
+        nat._sqrt_backend(previous)
+    return names
+
+
+@pytest.mark.parametrize("backend", _sqrt_backends())
+def test_batch_decoding_every_root_backend(backend: str) -> None:
+    # many points per call (blocks of 256 roots), every kind, and the first failure in index
+    # order reported whatever its kind (off-curve found after the roots, prefix / range before)
+    rng = random.Random(22)
+    ds = [rng.randrange(1, N) for _ in range(700)]
+    packed = pts(ds)
+    bad_x = sc(_x_not_on_curve())
+    previous = [m._sqrt_backend(backend) for m in NATIVES]  # type: ignore[attr-defined]
+    try:
+        for module in NATIVES:
+            for kind in KINDS:
+                enc = module.encode_points_var(packed, kind)  # type: ignore[attr-defined]
+                dec = module.decode_points_var(enc, kind)  # type: ignore[attr-defined]
+                if kind == kernel.KIND_XONLY:
+                    assert dec == pts([d if pt(d)[63] % 2 == 0 else N - d for d in ds])
+                else:
+                    assert dec == packed
+                w = 32 if kind == kernel.KIND_XONLY else 33
+                head = b"" if kind == kernel.KIND_XONLY else enc[:1]
+                for off_at, other_at in ((300, 301), (301, 300), (5, 600), (600, 5)):
+                    rec = bytearray(enc)
+                    rec[w * off_at + w - 32: w * off_at + w] = bad_x  # off the curve
+                    if kind != kernel.KIND_XONLY:
+                        rec[w * other_at] ^= 0x40  # a bad prefix
+                        first = min(off_at, other_at)
+                        reason = "off-curve" if first == off_at else "prefix"
+                    else:
+                        rec[w * other_at: w * other_at + 32] = sc(P)  # x >= p
+                        first = min(off_at, other_at)
+                        reason = "off-curve" if first == off_at else "field-range"
+                    with pytest.raises(EncodingError) as info:
+                        module.decode_points_var(bytes(rec), kind)  # type: ignore[attr-defined]
+                    assert info.value.reason == reason and f"point {first}:" in str(info.value)
+                    with pytest.raises(EncodingError) as ref_info:
+                        ref.decode_points_var(bytes(rec[: w * 610]), kind)
+                    if first < 610:
+                        assert ref_info.value.reason == reason
+                assert head == enc[:len(head)]
+    finally:
+        for module, name in zip(NATIVES, previous):
+            module._sqrt_backend(name)  # type: ignore[attr-defined]

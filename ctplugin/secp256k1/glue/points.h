@@ -3,176 +3,53 @@
 #ifndef CTPLUGIN_GLUE_POINTS_H
 #define CTPLUGIN_GLUE_POINTS_H
 
+#include "../native/decode.h"
 #include "common.h"
-#include "../native/field_batch.h"
-
-enum { KIND_COMPRESSED = 0, KIND_PEDERSEN = 1, KIND_GENERATOR = 2, KIND_XONLY = 3, KIND_XQR = 4 };
-#define KIND_COUNT 5
 
 static int check_kind(int kind) {
     if (kind < 0 || kind >= KIND_COUNT) return kernel_error(KERR_KIND, "unknown point kind %d", kind);
     return 0;
 }
 
-static size_t kind_width(int kind) { return kind == KIND_XONLY ? 32 : 33; }
-
-/* The prefix byte of a kind with flag 0 (KIND_XQR: a bare flag byte 0/1; KIND_XONLY: none). */
-static int kind_prefix(int kind) {
-    return kind == KIND_COMPRESSED ? 0x02 : kind == KIND_PEDERSEN ? 0x08
-         : kind == KIND_GENERATOR  ? 0x0a : 0x00;
+static int decode_error(decode_status status, size_t i, const unsigned char *encoding) {
+    if (status == DECODE_PREFIX)
+        return kernel_error(KERR_PREFIX, "point %zu: bad prefix byte 0x%02x", i, encoding[0]);
+    if (status == DECODE_FIELD_RANGE)
+        return kernel_error(KERR_FIELD_RANGE, "point %zu: x coordinate not below the field size", i);
+    return kernel_error(KERR_OFF_CURVE, "point %zu: not on the curve", i);
 }
 
-/* The point with x coordinate xb (32 bytes) and the y selected by flag for the kind: parity for
- * KIND_COMPRESSED / KIND_XONLY, "not a quadratic residue" for the others.  Returns NULL or the
- * KERR_* reason. */
-static const char *decode_x_(ge *r, const unsigned char *xb, int flag, int kind) {
-    if (!fe_set_b32(&r->x, xb)) return KERR_FIELD_RANGE;
-    fe rhs, seven = {{7, 0, 0, 0}};
-    fe_sqr(&rhs, &r->x);
-    fe_mul(&rhs, &rhs, &r->x);
-    fe_add(&rhs, &rhs, &seven);
-    if (!fe_sqrt_var(&r->y, &rhs)) return KERR_OFF_CURVE;
-    fe_normalize(&r->y);
-    if (kind == KIND_COMPRESSED || kind == KIND_XONLY) {
-        if ((int)(r->y.n[0] & 1) != flag) fe_neg(&r->y, &r->y);
-    } else if (flag) {
-        fe_neg(&r->y, &r->y); /* the root found is the residue one; flag 1 asks for the other */
-    }
-    fe_normalize(&r->y);
-    r->inf = 0;
-    return NULL;
-}
-
-static const char *decode_one(ge *r, const unsigned char *b, int kind) {
-    if (kind == KIND_XONLY) return decode_x_(r, b, 0, kind);
-    if ((b[0] & ~1) != kind_prefix(kind)) return KERR_PREFIX;
-    return decode_x_(r, b + 1, b[0] & 1, kind);
-}
-
-static int decode_error(const char *reason, size_t i, const unsigned char *encoding) {
-    if (reason == KERR_PREFIX)
-        return kernel_error(reason, "point %zu: bad prefix byte 0x%02x", i, encoding[0]);
-    return kernel_error(reason, "point %zu: %s", i,
-                        reason == KERR_FIELD_RANGE ? "x coordinate not below the field size"
-                                                   : "not on the curve");
-}
-
-/* Decode n records of `width` bytes at `data` (a private copy: read without the GIL) into out
- * (64 bytes per point); flags (NULL: none) is a bitmask of y flags for KIND_XQR records given
- * as bare x coordinates.  One point at a time (decode_x_).  Returns NULL, or the reason with
- * *bad = the failing index. */
-static const char *decode_each_(unsigned char *out, const unsigned char *data, size_t n,
-                                size_t width, int kind, const unsigned char *flags, size_t *bad) {
-    for (size_t i = 0; i < n; i++) {
-        ge g;
-        const char *reason = flags
-            ? decode_x_(&g, data + 32 * i, (flags[i / 8] >> (i % 8)) & 1, KIND_XQR)
-            : decode_one(&g, data + width * i, kind);
-        if (reason) {
-            *bad = i;
-            return reason;
-        }
-        point_to_64(out + 64 * i, &g);
-    }
-    return NULL;
-}
-
-/* decode_each_ with the square roots of all the records taken together (fe_sqrt_all_var:
- * sixteen at a time where the CPU has IFMA), the same results and the same first failure:
- * pass 1 checks prefixes and x ranges and forms x^3 + 7, pass 2 takes every root, pass 3 walks
- * the records in order, reporting the first failure (a bad prefix or range, or no root).  Falls
- * back to decode_each_ for a few records or if scratch memory is short. */
-static const char *decode_run_(unsigned char *out, const unsigned char *data, size_t n,
-                               size_t width, int kind, const unsigned char *flags, size_t *bad) {
-    if (n < 4) return decode_each_(out, data, n, width, kind, flags, bad);
-    fe *x = malloc(3 * n * sizeof *x);
-    unsigned char *meta = malloc(2 * n); /* per record: y flag, then 0 / 1 prefix / 2 range */
-    if (!x || !meta) {
-        free(x);
-        free(meta);
-        return decode_each_(out, data, n, width, kind, flags, bad);
-    }
-    fe *rhs = x + n, *y = x + 2 * n;
-    unsigned char *flag = meta, *fail = meta + n, *ok = (unsigned char *)out; /* out: scratch */
-    const fe one = {{1, 0, 0, 0}}, seven = {{7, 0, 0, 0}};
-    const int kind_of_y = flags ? KIND_XQR : kind;
-    for (size_t i = 0; i < n; i++) {
-        const unsigned char *xb;
-        fail[i] = 0;
-        if (flags) {
-            xb = data + 32 * i;
-            flag[i] = (flags[i / 8] >> (i % 8)) & 1;
-        } else if (kind == KIND_XONLY) {
-            xb = data + 32 * i;
-            flag[i] = 0;
-        } else {
-            const unsigned char *b = data + width * i;
-            xb = b + 1;
-            flag[i] = b[0] & 1;
-            if ((b[0] & ~1) != kind_prefix(kind)) fail[i] = 1;
-        }
-        if (!fail[i] && !fe_set_b32(&x[i], xb)) fail[i] = 2;
-        if (fail[i]) {
-            rhs[i] = one;
-            continue;
-        }
-        fe_sqr(&rhs[i], &x[i]);
-        fe_mul(&rhs[i], &rhs[i], &x[i]);
-        fe_add(&rhs[i], &rhs[i], &seven);
-    }
-    fe_sqrt_all_var(y, ok, rhs, n); /* ok[i] (the first n bytes of out) before out is written */
-    const char *reason = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (fail[i] || !ok[i]) {
-            reason = fail[i] == 1 ? KERR_PREFIX : fail[i] == 2 ? KERR_FIELD_RANGE : KERR_OFF_CURVE;
-            *bad = i;
-            break;
-        }
-    }
-    if (!reason) {
-        for (size_t i = 0; i < n; i++) { /* ok (in out) is not read any more */
-            ge g;
-            g.x = x[i];
-            g.y = y[i];
-            if (kind_of_y == KIND_COMPRESSED || kind_of_y == KIND_XONLY) {
-                if ((int)(g.y.n[0] & 1) != flag[i]) fe_neg(&g.y, &g.y);
-            } else if (flag[i]) {
-                fe_neg(&g.y, &g.y);
-            }
-            fe_normalize(&g.y);
-            g.inf = 0;
-            point_to_64(out + 64 * i, &g);
-        }
-    }
-    free(x);
-    free(meta);
-    return reason;
-}
-
-/* decode_run_ over a copy of the input (GIL released), as a bytes object of 64n bytes. */
+/* decode_points_var (native/decode.h) over a copy of the input, the GIL released, as a bytes
+ * object of 64n bytes. */
 static PyObject *decode_points_bytes(const Py_buffer *b, size_t n, size_t width, int kind,
                                      const Py_buffer *flags) {
     size_t nflags = flags ? (size_t)flags->len : 0;
     PyObject *res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * n));
     if (!res || n == 0) return res;
     unsigned char *copy = malloc((size_t)b->len + nflags);
-    if (!copy) {
+    ge *pts = malloc(n * sizeof *pts);
+    if (!copy || !pts) {
+        free(copy);
+        free(pts);
         Py_DECREF(res);
         return PyErr_NoMemory();
     }
     memcpy(copy, b->buf, (size_t)b->len);
     if (flags) memcpy(copy + b->len, flags->buf, nflags);
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
-    const char *reason;
+    decode_status status;
     size_t bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    reason = decode_run_(out, copy, n, width, kind, flags ? copy + b->len : NULL, &bad);
+    status = decode_points_var(pts, copy, n, width, kind, flags ? copy + b->len : NULL, &bad);
+    if (status == DECODE_OK)
+        for (size_t i = 0; i < n; i++) point_to_64(out + 64 * i, &pts[i]);
     Py_END_ALLOW_THREADS
-    if (reason) {
+    if (status != DECODE_OK) {
         Py_CLEAR(res);
-        decode_error(reason, bad, copy + width * bad);
+        decode_error(status, bad, copy + width * bad);
     }
     free(copy);
+    free(pts);
     return res;
 }
 
