@@ -63,7 +63,7 @@ static int fbt_choose_path(FixedBaseTableObject *self, size_t nk, size_t ne,
     /* (many extra points: their Pippenger is faster than Straus, and Straus digits would take
      * O(points x 130) memory) */
     int straus = nk < FIXED_MIN_SCALARS && self->tab.n <= FIXED_STRAUS_MAX_POINTS &&
-                 ne <= cfg->straus_max;
+                 ne <= msm_straus_max(cfg);
     if (straus && !self->tab.odd) {
         if (self->few_calls < fixed_straus_build_after_(self->tab.n)) {
             self->few_calls++;

@@ -85,22 +85,25 @@ static PyObject *py_bucket_backend(PyObject *self, PyObject *args) {
 }
 
 /* Private: force the Pippenger window (0 = by size, else 2..DIGITS_MAX_WINDOW) and the
- * Straus/Pippenger switch, for the tuning runs behind bench/msm.py; returns the previous values.
- * Takes effect for calls that start afterwards (running calls keep their snapshot). */
+ * Straus/Pippenger switch (the largest n for Straus; -1 = by the CPU, the default), for the
+ * tuning runs behind bench/msm.py; returns the previous values.  Takes effect for calls that
+ * start afterwards (running calls keep their snapshot). */
 static PyObject *py_tune(PyObject *self, PyObject *args) {
     (void)self;
     int window;
     Py_ssize_t straus_max;
     if (!PyArg_ParseTuple(args, "in:_tune", &window, &straus_max)) return NULL;
-    if (window < 0 || window > DIGITS_MAX_WINDOW || window == 1 || straus_max < 0) {
-        kernel_error(KERR_INDEX_RANGE, "window must be 0 or 2..%d, straus_max >= 0",
+    if (window < 0 || window > DIGITS_MAX_WINDOW || window == 1 || straus_max < -1) {
+        kernel_error(KERR_INDEX_RANGE, "window must be 0 or 2..%d, straus_max >= -1",
                      DIGITS_MAX_WINDOW);
         return NULL;
     }
-    PyObject *prev = Py_BuildValue("(in)", g_settings.window, (Py_ssize_t)g_settings.straus_max);
+    const Py_ssize_t prev_straus =
+        g_settings.straus_max == MSM_STRAUS_MAX_AUTO ? -1 : (Py_ssize_t)g_settings.straus_max;
+    PyObject *prev = Py_BuildValue("(in)", g_settings.window, prev_straus);
     if (!prev) return NULL;
     g_settings.window = window;
-    g_settings.straus_max = (size_t)straus_max;
+    g_settings.straus_max = straus_max < 0 ? MSM_STRAUS_MAX_AUTO : (size_t)straus_max;
     return prev;
 }
 

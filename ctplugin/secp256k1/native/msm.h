@@ -16,20 +16,30 @@
 #include "pippenger.h"
 #include "straus.h"
 
-/* Largest n handled by Straus by default (measured crossover with Pippenger). */
-#define MSM_STRAUS_MAX_DEFAULT 28
+/* Largest n handled by Straus: the measured crossover with Pippenger, whose bucket rounds are
+ * faster in IFMA lanes (msm_config.straus_max = MSM_STRAUS_MAX_AUTO picks by the CPU). */
+#define MSM_STRAUS_MAX_SCALAR 28
+#define MSM_STRAUS_MAX_IFMA 22
+#define MSM_STRAUS_MAX_AUTO ((size_t)-1)
+#define MSM_STRAUS_MAX_DEFAULT MSM_STRAUS_MAX_AUTO
 
 typedef struct {
     int window;        /* Pippenger window: 0 = by size (pippenger_best_window), else 2..15 */
-    size_t straus_max; /* largest n handled by Straus */
+    size_t straus_max; /* largest n handled by Straus (MSM_STRAUS_MAX_AUTO: by the CPU) */
     int threads;       /* threads a call may use (>= 1) */
 } msm_config;
 
 static const msm_config MSM_CONFIG_DEFAULT = {0, MSM_STRAUS_MAX_DEFAULT, 1};
 
 /* Σ k_i·P_i, Straus or Pippenger by size. */
+/* The largest n a call hands to Straus. */
+static inline size_t msm_straus_max(const msm_config *cfg) {
+    if (cfg->straus_max != MSM_STRAUS_MAX_AUTO) return cfg->straus_max;
+    return pip_ifma_enabled() ? MSM_STRAUS_MAX_IFMA : MSM_STRAUS_MAX_SCALAR;
+}
+
 static int msm_var(gej *r, const ge *pts, const sc *ks, size_t n, const msm_config *cfg) {
-    if (n <= cfg->straus_max) return msm_straus_var(r, pts, ks, n);
+    if (n <= msm_straus_max(cfg)) return msm_straus_var(r, pts, ks, n);
     return msm_pippenger_var(r, pts, ks, n, cfg->window, cfg->threads);
 }
 

@@ -24,14 +24,15 @@
 #include "pippenger_ifma.h"
 #include "threads.h"
 
-/* Window width by number of input points, measured on this machine kind (thread CPU time, best
- * of 5, bench/msm.py sizes): the optimum moves from 5 bits at 32 points to 13 at 32768. */
+/* Window width by number of input points, measured on this machine kind with the IFMA bucket
+ * rounds (thread CPU time, median of 5, sizes 64 .. 32768): the optimum moves from 5 bits at 64
+ * points to 12 at 32768. */
 static int pippenger_best_window(size_t npoints) {
     static const struct {
         size_t below;
         int c;
-    } steps[] = {{96, 5}, {300, 6}, {600, 7}, {1800, 8}, {3000, 9}, {6000, 10}, {12000, 11},
-                 {24000, 12}, {60000, 13}};
+    } steps[] = {{96, 5}, {300, 6}, {450, 7}, {1800, 8}, {3000, 9}, {6000, 10}, {12000, 11},
+                 {48000, 12}, {100000, 13}};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         if (npoints < steps[i].below) return steps[i].c;
     }
