@@ -218,6 +218,7 @@ static inline void sha256_init(sha256_ctx *c) {
 
 /* Append n bytes at p (p may be NULL when n = 0). */
 static void sha256_write(sha256_ctx *c, const uint8_t *p, size_t n) {
+    if (n == 0) return; /* (p may be NULL then: no memcpy from it) */
     c->total += n;
     if (c->fill) {
         size_t take = 64 - c->fill < n ? 64 - c->fill : n;
@@ -234,7 +235,7 @@ static void sha256_write(sha256_ctx *c, const uint8_t *p, size_t n) {
         p += n & ~(size_t)63;
         n &= 63;
     }
-    if (n) memcpy(c->buf, p, n);
+    memcpy(c->buf, p, n);
     c->fill = n;
 }
 
