@@ -162,26 +162,29 @@ static void fixed_scatter_(void *ctx, pip_buckets *bk, size_t b0, size_t b1) {
 static int fixed_msm_range_var(gej *r, const fixed_table *t, size_t base, const sc *ks,
                                size_t n) {
     gej_set_inf(r);
-    const size_t nb = (size_t)1 << (t->c - 1);
-    int16_t *digits = malloc((2 * n * (size_t)t->windows + 1) * sizeof *digits);
-    int *neg = malloc((2 * n + 1) * sizeof *neg);
-    size_t *count = calloc(nb, sizeof *count);
-    ge_xy *bsum = malloc(nb * sizeof *bsum);
-    unsigned char *present = malloc(nb);
-    int ok = 0;
-    if (digits && neg && count && bsum && present) {
-        const size_t total = fixed_digits_(digits, neg, count, t, base, ks, n);
-        fixed_scatter_ctx_ ctx = {t, base, n, digits, neg};
-        if (total == (size_t)-1) ok = 2;
-        else if (total == 0) ok = 1;
-        else ok = pip_bucket_sums_(bsum, present, count, nb, fixed_scatter_, &ctx) &&
-                  pip_window_sums_(r, bsum, present, 1, nb);
-    }
-    free(digits);
-    free(neg);
-    free(count);
-    free(bsum);
-    free(present);
+    const size_t nb = (size_t)1 << (t->c - 1), nd = 2 * n * (size_t)t->windows + 1;
+    int owned;
+    void *block = scratch_take(SCRATCH_FIXED, scratch_round(nd * sizeof(int16_t)) +
+                                                  scratch_round((2 * n + 1) * sizeof(int)) +
+                                                  scratch_round(nb * sizeof(size_t)) +
+                                                  scratch_round(nb * sizeof(ge_xy)) +
+                                                  scratch_round(nb), &owned);
+    if (!block) return 0;
+    size_t used = 0;
+    int16_t *digits = scratch_carve(block, &used, nd * sizeof *digits);
+    int *neg = scratch_carve(block, &used, (2 * n + 1) * sizeof *neg);
+    size_t *count = scratch_carve(block, &used, nb * sizeof *count);
+    ge_xy *bsum = scratch_carve(block, &used, nb * sizeof *bsum);
+    unsigned char *present = scratch_carve(block, &used, nb);
+    memset(count, 0, nb * sizeof *count);
+    const size_t total = fixed_digits_(digits, neg, count, t, base, ks, n);
+    fixed_scatter_ctx_ ctx = {t, base, n, digits, neg};
+    int ok;
+    if (total == (size_t)-1) ok = 2;
+    else if (total == 0) ok = 1;
+    else ok = pip_bucket_sums_(bsum, present, count, nb, fixed_scatter_, &ctx) &&
+              pip_window_sums_(r, bsum, present, 1, nb);
+    scratch_release(block, owned);
     return ok;
 }
 

@@ -22,6 +22,7 @@
 #include "glv.h"
 #include "group.h"
 #include "pippenger_ifma.h"
+#include "scratch.h"
 #include "threads.h"
 
 /* Window width by number of input points, measured on this machine kind with the IFMA bucket
@@ -382,14 +383,32 @@ typedef void (*pip_scatter_fn)(void *ctx, pip_buckets *bk, size_t b0, size_t b1)
  * failure. */
 static int pip_bucket_sums_(ge_xy *bsum, unsigned char *present, const size_t *count, size_t nbk,
                             pip_scatter_fn scatter, void *ctx) {
-    size_t cap = PIP_CHUNK_ENTRIES;
-    for (size_t b = 0; b < nbk; b++) cap = count[b] > cap ? count[b] : cap;
-    size_t *start = malloc((nbk + 1) * sizeof *start), *len = malloc((nbk + 1) * sizeof *len);
-    pip_buckets bk = {malloc(cap * sizeof(ge_xy)), NULL, NULL, 0, malloc((cap / 2 + 1) * sizeof(fe)),
-                      malloc((cap / 2 + 1) * sizeof(fe)), malloc(cap / 2 + 1), NULL};
-    if (pip_lanes_bytes(cap) && pip_ifma_enabled()) bk.lanes = malloc(pip_lanes_bytes(cap));
-    int ok = start && len && bk.entries && bk.inv && bk.den && bk.kind;
-    for (size_t b0 = 0, b1; ok && b0 < nbk; b0 = b1) {
+    size_t total = 0, big = 0;
+    for (size_t b = 0; b < nbk; b++) {
+        total += count[b];
+        big = count[b] > big ? count[b] : big;
+    }
+    /* entries of one chunk: whole buckets up to PIP_CHUNK_ENTRIES (one larger bucket alone) */
+    size_t cap = total < PIP_CHUNK_ENTRIES ? total : PIP_CHUNK_ENTRIES;
+    if (big > cap) cap = big;
+    const size_t lanes = pip_lanes_bytes(cap) && pip_ifma_enabled() ? pip_lanes_bytes(cap) : 0;
+    const size_t bytes = 2 * scratch_round((nbk + 1) * sizeof(size_t)) +
+                         scratch_round(cap * sizeof(ge_xy)) +
+                         2 * scratch_round((cap / 2 + 1) * sizeof(fe)) +
+                         scratch_round(cap / 2 + 1) + scratch_round(lanes);
+    int owned;
+    void *block = scratch_take(SCRATCH_BUCKETS, bytes, &owned);
+    if (!block) return 0;
+    size_t used = 0;
+    size_t *start = scratch_carve(block, &used, (nbk + 1) * sizeof *start);
+    size_t *len = scratch_carve(block, &used, (nbk + 1) * sizeof *len);
+    pip_buckets bk;
+    bk.entries = scratch_carve(block, &used, cap * sizeof(ge_xy));
+    bk.inv = scratch_carve(block, &used, (cap / 2 + 1) * sizeof(fe));
+    bk.den = scratch_carve(block, &used, (cap / 2 + 1) * sizeof(fe));
+    bk.kind = scratch_carve(block, &used, cap / 2 + 1);
+    bk.lanes = lanes ? scratch_carve(block, &used, lanes) : NULL;
+    for (size_t b0 = 0, b1; b0 < nbk; b0 = b1) {
         size_t fill = 0;
         for (b1 = b0; b1 < nbk && (b1 == b0 || fill + count[b1] <= cap); b1++) {
             start[b1] = fill;
@@ -406,14 +425,8 @@ static int pip_bucket_sums_(ge_xy *bsum, unsigned char *present, const size_t *c
             if (present[b]) bsum[b] = bk.entries[start[b]];
         }
     }
-    free(start);
-    free(len);
-    free(bk.entries);
-    free(bk.inv);
-    free(bk.den);
-    free(bk.kind);
-    free(bk.lanes);
-    return ok;
+    scratch_release(block, owned);
+    return 1;
 }
 
 /* --- Pippenger over GLV terms -------------------------------------------------------------- */
@@ -478,10 +491,17 @@ static int pip_windows_(pip_job_ *job, int w_lo, int w_hi) {
     size_t group = PIP_MAX_GROUP_ENTRIES / nt;
     if (group < 1) group = 1;
     if (group > (size_t)(w_hi - w_lo)) group = (size_t)(w_hi - w_lo);
-    size_t *count = malloc(group * nb * sizeof *count);
-    ge_xy *bsum = malloc(group * nb * sizeof *bsum);
-    unsigned char *present = malloc(group * nb);
-    int ok = count && bsum && present;
+    const size_t gbmax = group * nb;
+    int owned;
+    void *block = scratch_take(SCRATCH_GROUP, scratch_round(gbmax * sizeof(size_t)) +
+                                                  scratch_round(gbmax * sizeof(ge_xy)) +
+                                                  scratch_round(gbmax), &owned);
+    if (!block) return 0;
+    size_t used = 0;
+    size_t *count = scratch_carve(block, &used, gbmax * sizeof *count);
+    ge_xy *bsum = scratch_carve(block, &used, gbmax * sizeof *bsum);
+    unsigned char *present = scratch_carve(block, &used, gbmax);
+    int ok = 1;
     for (int w0 = w_lo; ok && w0 < w_hi; w0 += (int)group) {
         int w1 = w0 + (int)group < w_hi ? w0 + (int)group : w_hi;
         pip_group_ g = {job->terms, nt, job->digits, job->windows, w0, w1, nb};
@@ -490,9 +510,7 @@ static int pip_windows_(pip_job_ *job, int w_lo, int w_hi) {
         ok = pip_bucket_sums_(bsum, present, count, gb, pip_scatter_group_, &g) &&
              pip_window_sums_(&job->wsum[w0], bsum, present, (size_t)(w1 - w0), nb);
     }
-    free(count);
-    free(bsum);
-    free(present);
+    scratch_release(block, owned);
     return ok;
 }
 
@@ -514,7 +532,8 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
     gej_set_inf(r);
     if (nt == 0 || maxbits == 0) return 1;
     const int windows = (maxbits + 1 + c - 1) / c;
-    int16_t *digits = malloc(nt * (size_t)windows * sizeof *digits);
+    int owned;
+    int16_t *digits = scratch_take(SCRATCH_DIGITS, nt * (size_t)windows * sizeof *digits, &owned);
     gej *wsum = malloc((size_t)windows * sizeof *wsum);
     int ok = 0;
     if (!digits || !wsum) goto done;
@@ -536,7 +555,7 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
     }
     ok = 1;
 done:
-    free(digits);
+    if (digits) scratch_release(digits, owned);
     free(wsum);
     return ok;
 }
@@ -544,12 +563,13 @@ done:
 /* r = Σ k_i·P_i by Pippenger with window c (0 = pippenger_best_window), on up to `threads`
  * threads. */
 static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n, int c, int threads) {
-    msm_term *terms = malloc((2 * n + 1) * sizeof *terms);
+    int owned;
+    msm_term *terms = scratch_take(SCRATCH_TERMS, (2 * n + 1) * sizeof *terms, &owned);
     if (!terms) return 0;
     int maxbits = msm_expand_glv_(terms, pts, ks, n);
     if (c == 0) c = pippenger_best_window(n);
     int ok = msm_pippenger_terms_var(r, terms, 2 * n, maxbits, c, threads);
-    free(terms);
+    scratch_release(terms, owned);
     return ok;
 }
 
