@@ -3,19 +3,25 @@
 Rows (``python -m bench sigs [--quick] [--json]``; per signature or per input):
 
 - ``schnorr_single_ref``: secp256k1-zkp's ``schnorrsig_verify`` (wallycore's bundled library,
-  ctypes), the key parsed for every signature as Elements does — the C reference, same run;
+  ctypes), the key parsed for every signature as Elements does — the C reference, timed in turns
+  with ``schnorr_batch`` (medians of each);
 - ``schnorr_batch``: n = 1000 signatures alone in ONE batch: R and P lifted (one kernel call),
   the challenges, one claim each, one multi-scalar multiplication. Target ≤ 0.5 × the reference;
 - ``schnorr_in_block``: the marginal cost per signature when the same signatures join a block's
   batch of range-proof claims (the 2000 Bulletproofs of ``bench block``'s block, ``--quick``:
-  200): (batch with signatures − batch without) / n, lifting and claims included. Target ≤ 0.25
-  × the reference;
+  200): the median over interleaved pairs of (batch with signatures − batch without) / n,
+  lifting and claims included. Target ≤ 0.25 × the reference;
 - ``sighash_v0`` / ``sighash_taproot``: per input of a 100-input transaction with two blinded
   outputs (Bulletproof-sized range proofs), the per-transaction streams computed once and shared
   (``PrecomputedTransaction``) — included in the per-input figure. Target ≤ 5 us.
 """
 
 from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
 
 from bench.block import load_blocks
 from bench.common import Row, make_row
@@ -85,21 +91,48 @@ def _sighash_case(n_inputs: int) -> tuple[Transaction, list[TxOut]]:
     return Transaction(version=2, inputs=inputs, outputs=outs), spent
 
 
+def _interleaved(fns: list[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """Wall-time samples of each of ``fns``, the functions taking turns (one warm-up call each,
+    the garbage collector paused): a load spike on a shared machine then hits both sides of a
+    comparison instead of one."""
+    for fn in fns:
+        fn()
+    samples: list[list[float]] = [[] for _ in fns]
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for fn, out in zip(fns, samples):
+                start = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - start)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return samples
+
+
 def run(quick: bool, t_us: float) -> list[Row]:
     n = 200 if quick else 1000
     sigs = _signatures(n)
     ref = signatures()
-    repeat = 3 if quick else 5
+    repeat = 5 if quick else 9
 
     def reference() -> None:
         assert ref is not None
         for key, msg, sig in sigs:
             ref.schnorr_verify(key, msg, sig)
 
-    ref_s = median_time(reference, repeat=repeat) / n if ref is not None else float("nan")
-    ref_t = ref_s * 1e6 / t_us
     assert _batch(_schnorr_claims(sigs))
-    batch_s = median_time(lambda: _batch(_schnorr_claims(sigs)), repeat=repeat) / n
+    if ref is not None:
+        ref_samples, batch_samples = _interleaved(
+            [reference, lambda: _batch(_schnorr_claims(sigs))], repeat)
+        ref_s = statistics.median(ref_samples) / n
+    else:
+        [batch_samples] = _interleaved([lambda: _batch(_schnorr_claims(sigs))], repeat)
+        ref_s = float("nan")
+    ref_t = ref_s * 1e6 / t_us
+    batch_s = statistics.median(batch_samples) / n
     rows = [make_row("schnorr_single_ref", n, ref_s, t_us,
                      note="secp256k1-zkp schnorrsig_verify via ctypes (key parsed per call)"),
             make_row("schnorr_batch", n, batch_s, t_us, reference_t=0.5 * ref_t,
@@ -107,9 +140,11 @@ def run(quick: bool, t_us: float) -> list[Row]:
                           "lift R,P + challenges + claims + one MSM")]
 
     range_claims = _range_claims(100 if quick else 1000)
-    alone = median_time(lambda: _batch(list(range_claims)), repeat=repeat)
-    joined = median_time(lambda: _batch(range_claims + _schnorr_claims(sigs)), repeat=repeat)
-    marginal = (joined - alone) / n
+    alone_samples, joined_samples = _interleaved(
+        [lambda: _batch(list(range_claims)), lambda: _batch(range_claims + _schnorr_claims(sigs))],
+        repeat)
+    alone = statistics.median(alone_samples)
+    marginal = statistics.median(j - a for a, j in zip(alone_samples, joined_samples)) / n
     rows.append(make_row("schnorr_in_block", n, marginal, t_us, reference_t=0.25 * ref_t,
                          note=f"{marginal / ref_s:.2f}x the reference (target <= 0.25x); "
                               f"added to a batch of {sum(map(len, range_claims))} range-proof "

@@ -205,7 +205,7 @@ def test_msm_matches_coincurve_combine_and_multiply() -> None:
 
 SPECIAL_SCALARS = [0, 1, 2, 3, N - 1, N - 2, (N - 1) // 2, (N + 1) // 2, LAMBDA, N - LAMBDA,
                    LAMBDA * LAMBDA % N, 2**128 - 1, 2**128, 2**129 + 1, 2**255, N - 2**128,
-                   0x5555 << 200, 7 << 250]
+                   0x5555 << 200, 7 << 250, N - 2**128 + 1, N - 2**127, 2**127 + 5]
 
 
 @pytest.mark.parametrize("k", SPECIAL_SCALARS)
@@ -216,6 +216,36 @@ def test_msm_special_scalars(k: int) -> None:
     ds = [rng.randrange(1, N) for _ in range(100)]
     ks = [k] * 100
     assert nat.msm_var(scs(ks), pts(ds)) == pt(k * sum(ds))
+
+
+def test_msm_short_scalars_mixed_with_full_ones() -> None:
+    # scalars below 2^128 in absolute value (batch weights w and their negations n - w) are one
+    # GLV term instead of two: mixed with full scalars and zeros, through every Pippenger window,
+    # Straus, and the fixed-base table's extra points
+    rng = random.Random(128)
+    n = 150
+    ds = [rng.randrange(1, N) for _ in range(n)]
+    ks = []
+    for i in range(n):
+        w = rng.randrange(1, 2**128)
+        ks.append([w, N - w, rng.randrange(N), 0, 2**128 - 1, N - 2**128 + 1][i % 6])
+    expected = pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
+    previous = nat._tune(0, 28)
+    try:
+        for window in [*range(2, 15), 0]:
+            nat._tune(window, 0)
+            assert nat.msm_var(scs(ks), pts(ds)) == expected, window
+        nat._tune(0, 10**6)
+        assert nat.msm_var(scs(ks), pts(ds)) == expected
+    finally:
+        nat._tune(*previous)
+    table = nat.FixedBaseTable(pts(ds[:4]))
+    extra_ks, extra_ds = ks[:40], ds[50:90]
+    assert table.msm_var(scs(ks[:4]), scs(extra_ks), pts(extra_ds)) == pt(
+        sum(k * d for k, d in zip(ks[:4] + extra_ks, ds[:4] + extra_ds, strict=True)))
+    for one in range(6):  # a single extra point (the isomorphic-curve table)
+        assert table.msm_var(scs(ks[:4]), scs(ks[one:one + 1]), pts(ds[9:10])) == pt(
+            sum(k * d for k, d in zip(ks[:4], ds[:4], strict=True)) + ks[one] * ds[9])
 
 
 def test_msm_lambda_is_the_endomorphism() -> None:

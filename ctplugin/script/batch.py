@@ -80,30 +80,36 @@ class SchnorrClaims(ClaimGroup):
     (lifted), ``sigs``/``keys``/``msgs`` the signatures, keys and messages, one per label;
     every s must be below n (the caller checked)."""
 
-    __slots__ = ("_e", "_rp", "_s")
+    __slots__ = ("_all", "_m", "_rp", "_s")
 
     def __init__(self, base: FixedBase, labels: Sequence[Hashable], points: bytes,
                  keys: Sequence[bytes], msgs: Sequence[bytes], sigs: Sequence[bytes]) -> None:
         super().__init__(base, labels)
         self._rp = points
         self._s = b"".join(sig[32:64] for sig in sigs)
-        self._e = b"".join((N - challenge(sig[:32], key, msg)).to_bytes(32, "big")
-                           for key, msg, sig in zip(keys, msgs, sigs))  # −e mod n
+        # the multipliers of R and P per member, interleaved like the points: −1, −e (mod n)
+        self._m = b"".join(_NEG_ONE + (N - challenge(sig[:32], key, msg)).to_bytes(32, "big")
+                           for key, msg, sig in zip(keys, msgs, sigs))
+        self._all = array("I", range(len(sigs))).tobytes()
 
     def terms(self, acc: Any, members: bytes, weights: bytes) -> GroupTerms:
-        idx = array("I")
-        idx.frombytes(members)
-        rp, s, neg_e = self._rp, self._s, self._e
-        points = b"".join(rp[128 * i: 128 * i + 128] for i in idx)
-        s_sel = b"".join(s[32 * i: 32 * i + 32] for i in idx)
-        e_sel = b"".join(neg_e[32 * i: 32 * i + 32] for i in idx)
+        if members == self._all:  # the whole group (a batch's first check): nothing to select
+            points, s_sel, m_sel = self._rp, self._s, self._m
+        else:
+            idx = array("I")
+            idx.frombytes(members)
+            rp, s, m = self._rp, self._s, self._m
+            points = b"".join(rp[128 * i: 128 * i + 128] for i in idx)
+            s_sel = b"".join(s[32 * i: 32 * i + 32] for i in idx)
+            m_sel = b"".join(m[64 * i: 64 * i + 64] for i in idx)
         acc.add_const(G_INDEX, 1, _k.scalar_vec_inner(weights, s_sel))
-        neg_w = _k.scalar_vec_mul(weights, _NEG_ONE * len(idx))
-        ws = _k.scalar_vec_mul(weights, e_sel)
-        # interleave (−w, −w·e) to match R, P pairs
-        scalars = b"".join(neg_w[32 * j: 32 * j + 32] + ws[32 * j: 32 * j + 32]
-                           for j in range(len(idx)))
-        return GroupTerms(scalars, points, b"", b"")
+        # every weight twice (w₀ w₀ w₁ w₁ …, 8-byte lanes copied) times (−1, −e) per member
+        lanes = array("Q")
+        lanes.frombytes(weights)
+        twice = array("Q", bytes(2 * len(weights)))
+        for k in range(4):
+            twice[k::8] = twice[4 + k::8] = lanes[k::4]
+        return GroupTerms(_k.scalar_vec_mul(twice.tobytes(), m_sel), points, b"", b"")
 
 
 def output_key_encoding(output_key: bytes, parity: int) -> bytes:

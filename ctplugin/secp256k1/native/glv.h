@@ -6,6 +6,9 @@
  * k = k1 + k2·λ (mod N) with |k1|, |k2| ≈ 2^128 (Guide to ECC, §3.5): the term k·P becomes
  * k1·P + k2·λP.  Signs are folded into the points (−P = (x, −y)), so every term is an affine
  * point with a non-negative magnitude of at most 129 bits (checked by _selftest's "glv" count).
+ * A scalar whose signed representative is shorter than 2^128 (a batch's random weight, or minus
+ * one) is not split: one term of at most 128 bits and a zero-magnitude one (skipped), so a
+ * short-weighted point costs half a full one.
  */
 #ifndef CTPLUGIN_GLV_H
 #define CTPLUGIN_GLV_H
@@ -103,6 +106,22 @@ static int msm_expand_glv_(msm_term *out, const ge *pts, const sc *ks, size_t n)
             continue;
         }
         int n1, n2;
+        sc k_abs = ks[i];
+        int k_neg = sc_signed_abs_(&k_abs);
+        if ((k_abs.n[2] | k_abs.n[3]) == 0) {
+            /* |k| < 2^128 (a random batch weight, or its negation): one term, no split */
+            a->m = k_abs;
+            a->p = pts[i];
+            if (k_neg) fe_neg(&a->p.y, &a->p.y);
+            a->neg = k_neg;
+            b->m = SC_ZERO;
+            b->p = pts[i];
+            b->p.inf = 1;
+            b->neg = 0;
+            int b1 = limbs_bitlen_(a->m.n, 4);
+            if (b1 > maxbits) maxbits = b1;
+            continue;
+        }
         sc_split_lambda_var(&a->m, &n1, &b->m, &n2, &ks[i]);
         a->p = pts[i];
         if (n1) fe_neg(&a->p.y, &a->p.y);
