@@ -7,7 +7,6 @@ Data: ``tests/fixtures/borromean_vectors.json`` (copied from the sources named i
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -428,5 +427,13 @@ def test_sign_rejects_bad_parameters() -> None:
 
 
 def test_cores_default() -> None:
-    assert borromean.default_threads() >= 1
-    assert os.cpu_count() is None or borromean.default_threads() <= os.cpu_count()  # type: ignore[operator]
+    """The ring kernel's threads follow the kernel setting (like Core's -par): all cores by
+    default, what ``kernel.set_threads`` says otherwise."""
+    from ctplugin.secp256k1 import kernel
+
+    assert borromean.default_threads() == kernel.threads() >= 1
+    previous = kernel.set_threads(3)
+    try:
+        assert borromean.default_threads() == 3
+    finally:
+        kernel.set_threads(previous)

@@ -23,6 +23,7 @@ from ctplugin.surjection import (
     surjection_message,
     verify,
     verify_bytes,
+    verify_many_prepared,
     verify_prepared,
 )
 from ctplugin.surjection.prover import SeededIndexStream, nonce_scalars
@@ -368,3 +369,46 @@ def test_prepared_targets_output_equal_to_used_input_is_false() -> None:
     proof = generate(**case)
     gens = list(case["input_generators"])
     assert not verify_prepared(proof, PreparedTargets(gens), gens[proof.used[0]].point.packed)
+
+
+# --- many proofs at once (a block's: one ring-kernel call) -----------------------------------
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), n_tx=st.integers(1, 6), data=st.data())
+def test_verify_many_prepared_agrees_with_verify_prepared(seed: int, n_tx: int,
+                                                          data: st.DataObject) -> None:
+    """Valid proofs, bit-flipped ones, wrong outputs, wrong target counts, a used input equal
+    to the output; outputs sharing target lists — every verdict equals ``verify_prepared``'s,
+    whatever the thread count."""
+    rng = random.Random(seed)
+    cases: list[tuple[SurjectionProof, PreparedTargets, bytes]] = []
+    for _ in range(n_tx):
+        base = _wallet(rng, rng.randint(1, 5), 2)
+        gens = list(base["input_generators"])
+        targets = PreparedTargets(gens)
+        for _ in range(rng.randint(1, 3)):  # a transaction's outputs share its targets
+            case = dict(base, output_blind=rng.randbytes(32), seed=rng.randbytes(32))
+            case["output_generator"] = generator_generate_blinded(case["output_asset"],
+                                                                  case["output_blind"])
+            proof = generate(**case)
+            out = case["output_generator"].point.packed
+            kind = data.draw(st.sampled_from(["valid", "flip", "other", "count", "equal"]))
+            if kind == "flip":
+                raw = bytearray(proof.serialize())
+                raw[data.draw(st.integers(2 + (proof.n_inputs + 7) // 8, len(raw) - 1))] ^= 1
+                try:
+                    proof = SurjectionProof.parse(bytes(raw))
+                except ProofError:
+                    continue  # a flip into an invalid scalar: not a well-formed case
+            elif kind == "other":
+                out = generator_generate(rng.randbytes(32)).point.packed
+            elif kind == "count":
+                cases.append((proof, PreparedTargets([*gens, gens[0]]), out))
+                continue
+            elif kind == "equal":
+                out = gens[proof.used[0]].point.packed
+            cases.append((proof, targets, out))
+    want = [verify_prepared(p, t, o) for p, t, o in cases]
+    for threads in (1, 2, 3):
+        assert verify_many_prepared(cases, threads) == want
+    assert verify_many_prepared([]) == []

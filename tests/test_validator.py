@@ -571,3 +571,35 @@ def test_utxo_records_round_trip(node: Node, demo: ChainBuilder) -> None:
     for bad in (b"", b"\x05" + bytes(40), entry.txout[:-1], entry.txout + b"\x00"):
         with pytest.raises(ChainstateCorruptError):
             decode_txout(bad)
+
+
+def _not_on_curve_x() -> bytes:
+    from ctplugin.secp256k1.params import P
+    x = 5
+    while pow(x**3 + 7, (P - 1) // 2, P) == 1:  # x^3 + 7 is a square: a point exists
+        x += 1
+    return x.to_bytes(32, "big")
+
+
+def test_block_wide_commitment_decoding_names_a_bad_commitment(node: Node,
+                                                               demo: ChainBuilder) -> None:
+    """The block's value commitments are decoded in one kernel call; one that does not decode
+    (late in the block) still names its own transaction and output, and the others plan as if
+    decoded one by one."""
+    from validator.rules import decode_commitments, value_commitments
+
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    values = [c for tx in txs for c in value_commitments(tx, [])]
+    assert len(values) >= 6
+    decoded = decode_commitments(values)
+    assert decoded == {c: Commitment.parse(c).point.packed for c in values}
+    bad = b"\x09" + _not_on_curve_x()
+    assert decode_commitments([*values, bad]) == {}
+    txs[2] = with_output(txs[2], 1, value=bad)
+    with pytest.raises(ValidationError) as err:
+        connect_block(node, rebuild(block, txs).serialize())
+    assert (err.value.reason, err.value.tx_index, err.value.output_index) == \
+        ("bad-txns-value-invalid", 3, 1)
+    connect_block(node, block.serialize())

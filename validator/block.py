@@ -39,7 +39,7 @@ Header time rules (median time past, future drift) are not checked on our regtes
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
@@ -60,7 +60,9 @@ from validator.rules import (
     SpentOutput,
     check_coinbase_outputs,
     check_transaction,
+    decode_commitments,
     plan_amounts,
+    value_commitments,
 )
 from validator.scripts import (
     BLOCK_FLAGS,
@@ -372,8 +374,16 @@ class BlockValidator:
         txs = block.transactions
         plans: list[AmountPlan] = []
         block_fees: dict[bytes, int] = {}
+        outs: list[list[SpentOutput] | None] = [None] * len(txs)
         for i in range(1, len(txs)):
-            plan = self.plan_transaction(txs[i], i, spent[i], knowns[i])
+            if knowns[i] is None:
+                outs[i] = [decode_txout(o) if isinstance(o, bytes) else o for o in spent[i]]
+        # every value commitment the plans decode, decoded together (their square roots in one
+        # batch of the kernel)
+        decoded = decode_commitments(c for i in range(1, len(txs)) if (o := outs[i]) is not None
+                                     for c in value_commitments(txs[i], o))
+        for i in range(1, len(txs)):
+            plan = self.plan_transaction(txs[i], i, outs[i] or spent[i], knowns[i], decoded)
             for asset, fee in plan.fees.items():
                 total = block_fees.get(asset, 0) + fee
                 if total > MAX_MONEY:
@@ -386,17 +396,19 @@ class BlockValidator:
 
     def plan_transaction(self, tx: Transaction, tx_index: int,
                          spent: Sequence[SpentOutput | bytes],
-                         known: KnownTransaction | None) -> AmountPlan:
+                         known: KnownTransaction | None,
+                         decoded: Mapping[bytes, bytes] | None = None) -> AmountPlan:
         """The amount plan of a block transaction. For a transaction the mempool accepted with
         the same wtxid, its plan is reused: ``plan_amounts`` is a pure function of the
         transaction's bytes and of the spent outputs, which its txid fixes (an outpoint's
         content never changes), so it would compute the same plan again. The balance claim is
-        still verified in this block's batch; only the decoding work is saved."""
+        still verified in this block's batch; only the decoding work is saved. ``decoded``:
+        value commitments the block decoded together (``rules.decode_commitments``)."""
         if known is not None:
             return relabel(known.plan, tx_index)
         outs = [decode_txout(o) if isinstance(o, bytes) else o for o in spent]
         return plan_amounts(tx, tx_index, outs, self.params.policy_asset,
-                            self.params.range_proofs)
+                            self.params.range_proofs, decoded)
 
     # --- stage 3b: scripts -----------------------------------------------------------------
 

@@ -37,7 +37,12 @@ from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import EncodingError, ProofError, ValidationError
 from ctplugin.pedersen import Generator, generator_generate
 from ctplugin.secp256k1 import KIND_GENERATOR, Point, kernel
-from ctplugin.surjection import PreparedTargets, SurjectionProof, verify_prepared
+from ctplugin.surjection import (
+    PreparedTargets,
+    SurjectionProof,
+    verify_many_prepared,
+    verify_prepared,
+)
 from validator import reasons
 
 if TYPE_CHECKING:
@@ -93,15 +98,19 @@ class VerifyContext:
     checks, so a blinded output's asset commitment is decoded once. ``ring_verdicts``: the
     verdicts of the Borromean items (``verify_borromean``), read by their checks;
     ``signature_verdicts``: those of the ECDSA items (``validator.scripts.EcdsaItem.prepare``);
-    ``threads``: cores the ring kernel and the signature checks may use (default: all).
+    ``surjection_verdicts``: those of the well-formed surjection items
+    (``SurjectionItem.prepare``); ``threads``: cores the ring kernel and the signature checks
+    may use (default: the kernel setting, ``kernel.set_threads``: all cores unless set).
     """
 
-    __slots__ = ("decoded", "ring_verdicts", "signature_verdicts", "threads")
+    __slots__ = ("decoded", "ring_verdicts", "signature_verdicts", "surjection_verdicts",
+                 "threads")
 
     def __init__(self, threads: int | None = None) -> None:
         self.decoded: dict[bytes, bytes] = {}
         self.ring_verdicts: dict[BorromeanItem, borromean.RangeProofVerdict] = {}
         self.signature_verdicts: dict[object, str | None] = {}
+        self.surjection_verdicts: dict[SurjectionItem, bool] = {}
         self.threads = threads if threads is not None else borromean.default_threads()
 
 
@@ -380,9 +389,36 @@ class SurjectionItem(NamedTuple):
         packed = self.output_point(decoded)
         return None if packed is None else Generator(Point.from_packed(packed))
 
+    @classmethod
+    def prepare(cls, items: list[SurjectionItem], ctx: VerifyContext) -> None:
+        """The verdicts of every well-formed item at once (``verify_many_prepared``: all rings
+        in one ring-kernel call), for their checks; a malformed item gets none (its check
+        names the problem)."""
+        cases: list[tuple[SurjectionProof, PreparedTargets, bytes]] = []
+        ready: list[SurjectionItem] = []
+        decoded = ctx.decoded
+        for item in items:
+            output = item.output_point(decoded)
+            targets = item.targets.prepared()
+            if output is None or targets is None:
+                continue
+            try:
+                proof = SurjectionProof.parse(item.proof)
+            except ProofError:
+                continue
+            cases.append((proof, targets, output))
+            ready.append(item)
+        ctx.surjection_verdicts.update(zip(ready, verify_many_prepared(cases, ctx.threads)))
+
     def check(self, ctx: VerifyContext | None = None) -> None:
-        """Verify the proof (a ValidationError naming the output otherwise), reusing the output
-        generator a range claim of ``ctx`` decoded."""
+        """Verify the proof (a ValidationError naming the output otherwise): the verdict
+        ``prepare`` put in ``ctx``, else verified here, reusing the output generator a range
+        claim of ``ctx`` decoded."""
+        verdict = None if ctx is None else ctx.surjection_verdicts.get(self)
+        if verdict is not None:
+            if not verdict:
+                raise self.label.error(reasons.BAD_TXNS_SURJECTIONPROOF_INVALID)
+            return
         output = self.output_point(None if ctx is None else ctx.decoded)
         if output is None:
             raise self.label.error(reasons.BAD_TXNS_ASSET_INVALID,

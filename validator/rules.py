@@ -18,7 +18,7 @@ checks belong to the node layer above).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ctplugin.batch import Claim
@@ -34,10 +34,10 @@ from ctplugin.elements.consensus import (
 )
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import is_unspendable
-from ctplugin.errors import ValidationError
+from ctplugin.errors import EncodingError, ValidationError
 from ctplugin.pedersen import generator_generate, generator_generate_blinded
 from ctplugin.script.sighash import SpentOutput  # a TxOut or the chainstate's light record
-from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN
+from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, kernel
 from ctplugin.secp256k1.params import N
 from validator import reasons
 from validator.balance import BalanceTally
@@ -54,6 +54,7 @@ from validator.items import (
     decode_one,
 )
 
+_k = kernel.backend
 _INT64_MAX = (1 << 63) - 1
 BULLETPROOF_ONLY = frozenset({RANGE_PROOF_BULLETPROOF})
 _BULLETPROOF_LEN = proof_length(CONSENSUS_NBITS, 1)
@@ -176,9 +177,41 @@ def _explicit_generator(asset_id: bytes) -> bytes:
     return generator_generate(asset_id).point.packed
 
 
+def value_commitments(tx: Transaction, spent: Sequence[SpentOutput]) -> Iterator[bytes]:
+    """The blinded amounts ``plan_amounts`` decodes for ``tx``: spent values, issued amounts and
+    inflation keys, output values (33-byte Pedersen commitments, unchecked)."""
+    for prev in spent:
+        if isinstance(prev.value, bytes):
+            yield prev.value
+    for txin in tx.inputs:
+        issuance = txin.issuance
+        if issuance is not None:
+            for amount in (issuance.amount, issuance.inflation_keys):
+                if isinstance(amount, bytes):
+                    yield amount
+    for out in tx.outputs:
+        if isinstance(out.value, bytes):
+            yield out.value
+
+
+def decode_commitments(encodings: Iterable[bytes]) -> dict[bytes, bytes]:
+    """Pedersen commitments (33 B) → packed kernel points, decoded in ONE kernel call (the
+    square roots of a whole block together). Empty if one of them does not decode: then each is
+    decoded, and a bad one named, where ``plan_amounts`` uses it."""
+    distinct = list(dict.fromkeys(e for e in encodings if len(e) == 33))
+    if not distinct:
+        return {}
+    try:
+        points = _k.decode_points_var(b"".join(distinct), KIND_PEDERSEN)
+    except EncodingError:
+        return {}
+    return {e: points[64 * i: 64 * i + 64] for i, e in enumerate(distinct)}
+
+
 def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                  policy_asset: bytes,
-                 range_proofs: frozenset[str] = BULLETPROOF_ONLY) -> AmountPlan:
+                 range_proofs: frozenset[str] = BULLETPROOF_ONLY,
+                 decoded: Mapping[bytes, bytes] | None = None) -> AmountPlan:
     """CheckTxInputs + VerifyAmounts (§2.2) without the cryptography: the balance claim, range
     items and surjection items to batch. ``spent[i]`` is the output input i spends (anything
     with ``asset`` and ``value`` in the model's encodings). ``range_proofs``: the kinds the
@@ -188,10 +221,12 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
     Asset commitments are not decoded here: a range or surjection proof that is verified decodes
     them (a bad one fails there, named), and a cached proof was verified with these very bytes.
     Only what the balance needs is decoded: value commitments and the generators of explicit
-    amounts. Raises ``ValidationError`` for every non-cryptographic failure.
+    amounts. ``decoded``: commitments already decoded (``decode_commitments`` over a block's
+    ``value_commitments``), used as they are. Raises ``ValidationError`` for every
+    non-cryptographic failure.
     """
     fees = check_fees(tx, tx_index)
-    planner = _AmountPlanner(tx_index, policy_asset, range_proofs)
+    planner = _AmountPlanner(tx_index, policy_asset, range_proofs, decoded)
     for i, (txin, prev) in enumerate(zip(tx.inputs, spent, strict=True)):
         planner.spend(i, prev)
         if txin.issuance is not None:
@@ -206,12 +241,14 @@ class _AmountPlanner:
     balance tally, the range items, the surjection target list (Elements' order: each input's
     asset, then its issued asset and token when it issues) and the blinded-asset outputs."""
 
-    __slots__ = ("borromeans", "policy_asset", "range_proofs", "ranges", "surjection_outputs",
-                 "tally", "targets", "tx_index")
+    __slots__ = ("borromeans", "decoded", "policy_asset", "range_proofs", "ranges",
+                 "surjection_outputs", "tally", "targets", "tx_index")
 
     def __init__(self, tx_index: int, policy_asset: bytes,
-                 range_proofs: frozenset[str] = BULLETPROOF_ONLY) -> None:
+                 range_proofs: frozenset[str] = BULLETPROOF_ONLY,
+                 decoded: Mapping[bytes, bytes] | None = None) -> None:
         self.tx_index = tx_index
+        self.decoded: Mapping[bytes, bytes] = decoded if decoded is not None else {}
         self.policy_asset = policy_asset
         self.range_proofs = range_proofs
         self.tally = BalanceTally()
@@ -219,6 +256,11 @@ class _AmountPlanner:
         self.borromeans: list[BorromeanItem] = []
         self.targets: list[bytes] = []
         self.surjection_outputs: list[tuple[ItemLabel, bytes, bytes]] = []
+
+    def commitment(self, encoding: bytes) -> bytes | None:
+        """A value commitment as a packed kernel point (None if it does not decode)."""
+        point = self.decoded.get(encoding)
+        return point if point is not None else decode_one(encoding, KIND_PEDERSEN)
 
     def spend(self, i: int, prev: SpentOutput) -> None:
         """Input i spends ``prev``: its amount joins the tally, its asset the targets."""
@@ -236,7 +278,7 @@ class _AmountPlanner:
                                       input_index=i)
             self.tally.add_explicit(gen, value)
         else:
-            point = decode_one(value, KIND_PEDERSEN)
+            point = self.commitment(value)
             if point is None:
                 raise ValidationError(reasons.BAD_TXNS_VALUE_INVALID, tx_index=self.tx_index,
                                       input_index=i)
@@ -274,7 +316,7 @@ class _AmountPlanner:
         else:
             if not proof:
                 raise label.error(reasons.BAD_TXNS_ISSUANCE_INVALID, "blinded amount without proof")
-            point = decode_one(amount, KIND_PEDERSEN)
+            point = self.commitment(amount)
             if point is None:
                 raise label.error(reasons.BAD_TXNS_VALUE_INVALID)
             self.tally.add_input_commitment(point)
@@ -302,7 +344,7 @@ class _AmountPlanner:
                     raise label.error(reasons.BAD_TXNS_ASSET_INVALID)
                 self.tally.add_explicit(gen, -value)
         else:
-            point = decode_one(value, KIND_PEDERSEN)
+            point = self.commitment(value)
             if point is None:
                 raise label.error(reasons.BAD_TXNS_VALUE_INVALID)
             self.tally.add_output_commitment(point)

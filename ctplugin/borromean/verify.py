@@ -21,7 +21,6 @@ over batch kernel calls; step 5 runs once for a whole batch of proofs.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -37,9 +36,9 @@ _INFINITY = kernel.INFINITY
 
 
 def default_threads() -> int:
-    """The machine's cores (design.md "Threads": kernel work may use all of them)."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-               else (os.cpu_count() or 1))
+    """The kernel's thread setting (``kernel.set_threads``, like Core's ``-par``: the machine's
+    cores unless set; design.md "Threads")."""
+    return kernel.threads()
 
 
 @dataclass(frozen=True, slots=True)

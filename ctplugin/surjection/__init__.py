@@ -3,7 +3,8 @@
 - ``SurjectionProof``: the immutable parsed proof (``parse`` is strict: ``ProofError``).
 - ``verify(proof, input_generators, output_generator) -> bool``: public data, variable time;
   ``verify_prepared(proof, PreparedTargets(input_generators), output_packed)`` when several
-  proofs (a transaction's outputs) share one target list.
+  proofs (a transaction's outputs) share one target list; ``verify_many_prepared`` for many
+  proofs at once (a block's: one ring-kernel call).
 - ``generate(...)``: wallet side, deterministic from a caller-provided 32-byte seed.
 """
 
@@ -20,6 +21,7 @@ from ctplugin.surjection.verifier import (
     surjection_message,
     verify,
     verify_bytes,
+    verify_many_prepared,
     verify_prepared,
 )
 
@@ -35,5 +37,6 @@ __all__ = [
     "surjection_message",
     "verify",
     "verify_bytes",
+    "verify_many_prepared",
     "verify_prepared",
 ]

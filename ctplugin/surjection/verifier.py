@@ -156,6 +156,48 @@ def verify_prepared(proof: SurjectionProof, targets: PreparedTargets,
     return hashlib.sha256(r_ser + message).digest() == proof.e0
 
 
+def verify_many_prepared(cases: Sequence[tuple[SurjectionProof, PreparedTargets, bytes]],
+                         threads: int = 0) -> list[bool]:
+    """``verify_prepared`` of many (proof, targets, output generator as a packed kernel point)
+    at once, with the same verdicts: every ring in ONE ring-kernel call (``borromean_verify_var``:
+    the rings advance in waves, their double multiplications sixteen at a time in IFMA lanes,
+    one batch inversion per wave, on ``threads`` threads, 0 = the kernel setting), and every ring
+    key P_j = A − T_j of every proof from one ``subset_sums_var`` call (one shared inversion)
+    over a table of the distinct target lists' −T_i followed by the outputs."""
+    verdicts = [False] * len(cases)
+    ready = [k for k, (proof, targets, output) in enumerate(cases)
+             if proof.n_inputs == len(targets.packed)
+             and not any(targets.packed[i] == output for i in proof.used)]  # else P_j = ∞
+    if not ready:
+        return verdicts
+    table: list[bytes] = []
+    first: dict[int, int] = {}  # id(targets) -> table index of its −T_0
+    for k in ready:
+        targets = cases[k][1]
+        if id(targets) not in first:
+            first[id(targets)] = len(table)
+            table += targets.negated
+    outputs_at = len(table)
+    paths: list[tuple[int, int]] = []
+    sizes: list[bytes] = []
+    scalars: list[bytes] = []
+    e0m: list[bytes] = []
+    for w, k in enumerate(ready):
+        proof, targets, output = cases[k]
+        table.append(output)
+        start = first[id(targets)]
+        paths += [(outputs_at + w, start + i) for i in proof.used]
+        sizes.append(b"\x01\x00" + proof.n_used.to_bytes(2, "little"))
+        scalars += proof.s
+        e0m += (proof.e0, targets.message(output))
+    pubs = _k.subset_sums_var(b"".join(table), paths)
+    ok, _ = _k.borromean_verify_var(b"".join(sizes), pubs, b"".join(scalars), b"".join(e0m),
+                                    threads or kernel.threads())
+    for k, flag in zip(ready, ok):
+        verdicts[k] = flag == 1
+    return verdicts
+
+
 def verify_bytes(proof: bytes, input_generators: Sequence[Generator],
                  output_generator: Generator) -> bool:
     """Parse then verify; a malformed proof raises ``ProofError``."""
