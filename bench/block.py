@@ -22,6 +22,10 @@ the rows show the median of the repeats:
   verifies and caches every proof): proofs are found in the cache's in-memory front, consumed
   hits are only marked (deleted lazily in a later batch), and only the balances are batched.
   Target (issue 14): 30× faster than cold (its reference_t is the measured cold t / 30).
+- ``block_cold_threads``: the cold connect with the kernel on every core
+  (``kernel.set_threads(0)``, Core's ``-par``: MSM windows, Bulletproof setup and the ring
+  kernel split across threads with the GIL released), wall time; target (issue 14) <= 0.6 x
+  ``block_cold`` (the note gives the ratio; runs alternate with the cold ones);
 - ``block_*_<stage>``: the split of each by connection stage (``ConnectReport.timings``);
   ``store`` = writing the block file record and its index entry, ``chain`` = the rest of
   ``submit_block`` (undo record, index update, mempool removal, events): the rows add up to
@@ -60,6 +64,7 @@ from bench.common import Row, cache_dir, make_row
 from ctplugin.elements import parse_block
 from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.consensus import COIN
+from ctplugin.secp256k1 import kernel
 from harness.timing import measure_t_us, median_time
 from regtest.chain import ChainBuilder, read_chain, write_chain
 from regtest.params import POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
@@ -169,25 +174,44 @@ def _fresh_node(root: Path, name: str, blocks: list[bytes], sync: bool,
     return node
 
 
+@dataclass(slots=True)
+class Measured:
+    """Every run of ``measure``: cold, cold on every core, warm, and the flush after each warm
+    run (seconds)."""
+
+    cold: list[Timed]
+    cold_threads: list[Timed]
+    warm: list[Timed]
+    flushes: list[float]
+
+
 def measure(n_tx: int, repeats: int, sync: bool = True,
             range_proofs: str = RANGE_PROOF_BULLETPROOF, warm_repeats: int | None = None,
-            ) -> tuple[list[Timed], list[Timed], list[float]]:
-    """(cold runs, warm runs, seconds of the flush after each warm run). Every run submits the
-    block to a fresh data directory that holds genesis and the fan-out block, as the next block
-    on its tip; warm runs first accept the block's transactions into the mempool."""
+            threads_repeats: int = 0) -> Measured:
+    """Every run submits the block to a fresh data directory that holds genesis and the fan-out
+    block, as the next block on its tip; cold runs on one kernel thread and on every core
+    (``kernel.set_threads(0)``) take turns, so both see the same load; warm runs first accept
+    the block's transactions into the mempool."""
     blocks = load_blocks(n_tx, range_proofs)
     bench_block = parse_block(blocks[2])
     params = chain_params(range_proofs)
-    cold: list[Timed] = []
-    warm: list[Timed] = []
-    flushes: list[float] = []
+    runs = Measured([], [], [], [])
+    cold, warm, flushes = runs.cold, runs.warm, runs.flushes
     with tempfile.TemporaryDirectory(prefix="ctplugin-bench-block-") as tmp:
         root = Path(tmp)
         with _fresh_node(root, "warm-up", blocks, sync, params) as node:
             node.submit_block(blocks[2])  # generator tables, lazy imports, caches
-        for i in range(repeats):
-            with _fresh_node(root, f"cold-{i}", blocks, sync, params) as node:
-                cold.append(_timed_submit(node, blocks[2]))
+        for i in range(max(repeats, threads_repeats)):
+            if i < repeats:
+                with _fresh_node(root, f"cold-{i}", blocks, sync, params) as node:
+                    cold.append(_timed_submit(node, blocks[2]))
+            if i < threads_repeats:
+                with _fresh_node(root, f"cold-threads-{i}", blocks, sync, params) as node:
+                    previous = kernel.set_threads(0)  # every core
+                    try:
+                        runs.cold_threads.append(_timed_submit(node, blocks[2]))
+                    finally:
+                        kernel.set_threads(previous)
         for i in range(repeats if warm_repeats is None else warm_repeats):
             with _fresh_node(root, f"warm-{i}", blocks, sync, params) as node:
                 for tx in bench_block.transactions[1:]:
@@ -199,7 +223,7 @@ def measure(n_tx: int, repeats: int, sync: bool = True,
                 start = time.perf_counter()
                 node.flush()
                 flushes.append(time.perf_counter() - start)
-    return cold, warm, flushes
+    return runs
 
 
 def _median(runs: list[Timed]) -> Timed:
@@ -210,8 +234,9 @@ def _median(runs: list[Timed]) -> Timed:
 def run(quick: bool, t_us: float) -> list[Row]:
     n_tx = 100 if quick else 1000
     sync = os.environ.get("CTPLUGIN_BENCH_SYNC", "1") != "0"
-    cold_runs, warm_runs, flushes = measure(n_tx, repeats=3, sync=sync)
-    cold, warm = _median(cold_runs), _median(warm_runs)
+    runs = measure(n_tx, repeats=3, sync=sync, threads_repeats=3)
+    cold, warm, par = _median(runs.cold), _median(runs.warm), _median(runs.cold_threads)
+    flushes = runs.flushes
     c, w = cold.report, warm.report
     n = c.n_range_proofs
     n_sigs = c.items.get("schnorr", 0)
@@ -229,6 +254,12 @@ def run(quick: bool, t_us: float) -> list[Row]:
         note = f"claims+msm C ref = {n * RANGE_T_REF:.0f} t" if phase == "msm" else ""
         rows.append(make_row(f"block_cold_{phase}", n, seconds, cold.t_us, reference_t=ref,
                              note=note))
+    cores = os.cpu_count() or 1
+    rows.append(make_row("block_cold_threads", n, par.seconds, par.t_us, reference_t=proofs_ref,
+                         note=f"every core ({cores}), wall: {par.t / cold.t:.2f}x block_cold "
+                              "in t (target <= 0.6x); ref = the single-threaded C references"))
+    for phase, seconds in par.report.timings.items():
+        rows.append(make_row(f"block_cold_threads_{phase}", n, seconds, par.t_us))
     rows.append(make_row("block_warm", n, warm.seconds, warm.t_us, reference_t=cold.t / 30,
                          note=f"cold/warm = {ratio:.1f}x in t (target >= 30x); "
                               f"{w.n_range_cached}/{w.n_range_proofs} range proofs cached; "
@@ -252,9 +283,8 @@ def _sizes(raw: bytes) -> tuple[int, int, int]:
 
 def borromean_twin_rows(n_tx: int, sync: bool, bullet_cold: Timed) -> list[Row]:
     """The same block with Borromean proofs, cold, and both kinds per blinded output."""
-    runs, _, _ = measure(n_tx, repeats=3, sync=sync, range_proofs=RANGE_PROOF_BORROMEAN,
-                         warm_repeats=0)
-    cold = _median(runs)
+    cold = _median(measure(n_tx, repeats=3, sync=sync, range_proofs=RANGE_PROOF_BORROMEAN,
+                           warm_repeats=0).cold)
     c = cold.report
     n = c.n_range_proofs
     proofs_ref = n * BORROMEAN_US_REF / cold.t_us + c.n_surjection_proofs * SURJECTION_T_REF

@@ -166,7 +166,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
             node.stop()
         blocks = block_bench.load_blocks(n_tx)
         sync = os.environ.get("CTPLUGIN_BENCH_SYNC", "1") != "0"
-        warm_runs = block_bench.measure(n_tx, repeats=3, sync=sync)[1]  # (cold, warm, ...)
+        warm_runs = block_bench.measure(n_tx, repeats=3, sync=sync).warm
         warm = sorted(r.seconds for r in warm_runs)[1]
         node = _node(root, "mine")
         try:
