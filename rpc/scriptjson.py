@@ -86,9 +86,10 @@ def script_pubkey_json(script: bytes) -> dict[str, Any]:
     return out
 
 
-def transaction_json(tx: Transaction) -> dict[str, Any]:
-    """decoderawtransaction's object with scriptPubKey addresses and descriptors."""
-    decoded = decode_transaction(tx)
+def transaction_json(tx: Transaction, range_proofs: frozenset[str]) -> dict[str, Any]:
+    """decoderawtransaction's object with scriptPubKey addresses and descriptors;
+    ``range_proofs``: the node's chain's kinds (how a blinded output's proof is read)."""
+    decoded = decode_transaction(tx, range_proofs)
     for vout, out in zip(decoded["vout"], tx.outputs):
         vout["scriptPubKey"] = script_pubkey_json(out.script_pubkey)
     return decoded

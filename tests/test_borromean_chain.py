@@ -14,6 +14,7 @@ import pytest
 from ctplugin import borromean
 from ctplugin.elements import Transaction
 from ctplugin.elements.chainparams import (
+    CONSENSUS_BULLETPROOF_SIZE,
     RANGE_PROOF_BORROMEAN,
     RANGE_PROOF_BULLETPROOF,
     RANGE_PROOF_KINDS,
@@ -28,7 +29,6 @@ from regtest.wallet import Issuance, Payment, Wallet
 from regtest.wallet.blinding import rewind_nonce
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.node import Node
-from validator.rules import _BULLETPROOF_LEN
 
 PARAMS = chain_params(RANGE_PROOF_BORROMEAN)
 
@@ -99,7 +99,7 @@ def test_truncated_proof_and_bulletproof_sized_proof(bnode: Node, chain: ChainBu
     connect_upto(bnode, chain, 1)
     block = chain.blocks[2]
     for bad in (chain.blocks[2].transactions[1].outputs[0].range_proof[:-1],
-                bytes(_BULLETPROOF_LEN)):
+                bytes(CONSENSUS_BULLETPROOF_SIZE)):
         txs = list(block.transactions[1:])
         txs[0] = with_output(txs[0], 0, range_proof=bad)
         with pytest.raises(ValidationError) as err:
@@ -188,7 +188,7 @@ def test_each_profile_refuses_the_other_kind(tmp_path: Path, chain: ChainBuilder
 
 def test_no_borromean_proof_has_the_bulletproof_size() -> None:
     sizes = {borromean.proof_len(m, has_min) for m in range(65) for has_min in (False, True)}
-    assert _BULLETPROOF_LEN not in sizes
+    assert CONSENSUS_BULLETPROOF_SIZE not in sizes
     with pytest.raises(ValueError):
         ChainParams(POLICY_ASSET, range_proofs=frozenset({"snark"}))
     assert chain_params().range_proofs == {RANGE_PROOF_BULLETPROOF}

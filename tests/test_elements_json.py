@@ -190,3 +190,46 @@ def test_decode_pegout_and_discount_fields() -> None:
     # two blinded outputs: proofs, value and nonce commitments are all discounted
     proofs = sum(len(o.serialize_witness()) - 2 for o in tx.outputs)
     assert tx.weight - tx.discount_weight == proofs + 2 * (24 + 32) * 4
+
+
+# --- which range proofs have a header to print ---------------------------------------------------
+
+def _blinded_output_tx(proof: bytes) -> Any:
+    from ctplugin.elements import Transaction, TxIn, TxOut
+    from ctplugin.pedersen import commit, generator_generate
+
+    generator = generator_generate(bytes(32))
+    out = TxOut(asset=generator.serialize(), value=commit(5, 7, generator).serialize(),
+                script_pubkey=b"\x51", range_proof=proof)
+    txin = TxIn(prevout_hash=bytes(range(32)), prevout_index=0)
+    return Transaction(version=2, inputs=(txin,), outputs=(out,))
+
+
+def test_a_bulletproof_is_not_read_as_a_borromean_header() -> None:
+    """A 675-byte Bulletproof whose first bytes happen to look like an exact-value Borromean
+    header (flags 0x20, min 5): elementsd's reading (the default) prints value 5, but on a
+    Bulletproof chain the proof has no header, so no range or value is printed (a wallet or
+    test reading ``value`` would otherwise take a blinded output for an explicit one)."""
+    from ctplugin.bulletproofs import CONSENSUS_NBITS
+    from ctplugin.bulletproofs.layout import proof_length
+    from ctplugin.elements.chainparams import (
+        CONSENSUS_BULLETPROOF_SIZE,
+        RANGE_PROOF_BORROMEAN,
+        RANGE_PROOF_BULLETPROOF,
+        range_proof_kind,
+    )
+
+    assert proof_length(CONSENSUS_NBITS, 1) == CONSENSUS_BULLETPROOF_SIZE
+    proof = b"\x20" + (5).to_bytes(8, "big") + bytes(CONSENSUS_BULLETPROOF_SIZE - 9)
+    assert _speedups.rangeproof_info(proof) == (-1, 0, 5, 5)
+    tx = _blinded_output_tx(proof)
+    as_elementsd = json.loads(dumps(decode_transaction(tx)))["vout"][0]
+    assert as_elementsd["value"] == 5e-8 and "valuecommitment" in as_elementsd
+    for kinds in (frozenset({RANGE_PROOF_BULLETPROOF}),
+                  frozenset({RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN})):
+        assert range_proof_kind(proof, kinds) == RANGE_PROOF_BULLETPROOF
+        vout = json.loads(dumps(decode_transaction(tx, kinds)))["vout"][0]
+        assert not {"value", "value-minimum", "value-maximum", "ct-exponent", "ct-bits"} & set(vout)
+        assert vout["valuecommitment"] == tx.outputs[0].value.hex()
+    both = frozenset({RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN})
+    assert range_proof_kind(proof[:-1], both) == RANGE_PROOF_BORROMEAN

@@ -22,10 +22,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ctplugin.batch import Claim
-from ctplugin.bulletproofs import CONSENSUS_NBITS
-from ctplugin.bulletproofs.layout import proof_length
 from ctplugin.elements import Transaction, TxIn, TxOut
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.chainparams import (
+    RANGE_PROOF_BORROMEAN,
+    RANGE_PROOF_BULLETPROOF,
+    range_proof_kind,
+)
 from ctplugin.elements.consensus import (
     MAX_BLOCK_WEIGHT,
     MAX_MONEY,
@@ -57,7 +59,6 @@ from validator.items import (
 _k = kernel.backend
 _INT64_MAX = (1 << 63) - 1
 BULLETPROOF_ONLY = frozenset({RANGE_PROOF_BULLETPROOF})
-_BULLETPROOF_LEN = proof_length(CONSENSUS_NBITS, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,9 +366,7 @@ class _AmountPlanner:
         """The range proof of a blinded amount, as the kind the chain takes it for: a
         Bulletproof (batch item) or a Borromean proof (check item). With both kinds accepted,
         the consensus Bulletproof size decides (no Borromean proof has it)."""
-        kinds = self.range_proofs
-        if RANGE_PROOF_BORROMEAN in kinds and (
-                RANGE_PROOF_BULLETPROOF not in kinds or len(proof) != _BULLETPROOF_LEN):
+        if range_proof_kind(proof, self.range_proofs) == RANGE_PROOF_BORROMEAN:
             self.borromeans.append(BorromeanItem(label, proof, commitment, value_gen,
                                                  extra_commit))
         else:

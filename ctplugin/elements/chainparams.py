@@ -15,6 +15,22 @@ RANGE_PROOF_BULLETPROOF = "bulletproof"
 RANGE_PROOF_BORROMEAN = "borromean"
 """A secp256k1-zkp Borromean ``rangeproof``, what Elements and Liquid carry."""
 RANGE_PROOF_KINDS = frozenset({RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN})
+ELEMENTS_RANGE_PROOFS = frozenset({RANGE_PROOF_BORROMEAN})
+"""What Elements and Liquid accept (and what elementsd's decoder assumes every proof is)."""
+
+CONSENSUS_BULLETPROOF_SIZE = 675
+"""Bytes of a consensus Bulletproof (m = 1, 64 bits; ``bulletproofs.layout.proof_length``):
+no Borromean proof has this size (theirs are 65, 73 or 2·32·rings + ... bytes, never 675)."""
+
+
+def range_proof_kind(proof: bytes, accepted: frozenset[str]) -> str:
+    """The kind a chain accepting ``accepted`` takes ``proof`` for: with one kind, that kind;
+    with both, a proof of the consensus Bulletproof size is a Bulletproof, any other a
+    Borromean proof."""
+    if RANGE_PROOF_BORROMEAN in accepted and (
+            RANGE_PROOF_BULLETPROOF not in accepted or len(proof) != CONSENSUS_BULLETPROOF_SIZE):
+        return RANGE_PROOF_BORROMEAN
+    return RANGE_PROOF_BULLETPROOF
 
 
 @dataclass(frozen=True, slots=True)

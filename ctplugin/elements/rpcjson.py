@@ -15,6 +15,11 @@ from typing import Any
 import simplejson
 
 from ctplugin.elements import _speedups
+from ctplugin.elements.chainparams import (
+    ELEMENTS_RANGE_PROOFS,
+    RANGE_PROOF_BORROMEAN,
+    range_proof_kind,
+)
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.model import Transaction, TxIn, TxOut
@@ -101,12 +106,14 @@ def _vin_json(tx: Transaction, txin: TxIn) -> dict[str, Any]:
     return entry
 
 
-def _vout_json(n: int, out: TxOut) -> dict[str, Any]:
+def _vout_json(n: int, out: TxOut, range_proofs: frozenset[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {}
     if isinstance(out.value, int):
         entry["value"] = value_from_amount(out.value)
     else:
-        info = _speedups.rangeproof_info(out.range_proof) if out.range_proof else None
+        borromean = bool(out.range_proof) and range_proof_kind(
+            out.range_proof, range_proofs) == RANGE_PROOF_BORROMEAN
+        info = _speedups.rangeproof_info(out.range_proof) if borromean else None
         if info is not None:
             exponent, mantissa, min_value, max_value = info
             if exponent == -1:
@@ -153,8 +160,16 @@ def pegout_script(script: bytes) -> tuple[bytes, bytes] | None:
     return genesis, target
 
 
-def decode_transaction(tx: Transaction) -> dict[str, Any]:
-    """The ``decoderawtransaction`` object for ``tx``."""
+def decode_transaction(tx: Transaction,
+                       range_proofs: frozenset[str] = ELEMENTS_RANGE_PROOFS) -> dict[str, Any]:
+    """The ``decoderawtransaction`` object for ``tx``.
+
+    ``range_proofs``: the range-proof kinds of the chain the transaction belongs to
+    (``ChainParams.range_proofs``). A blinded output's ``value-minimum``/``value-maximum``/
+    ``ct-exponent``/``ct-bits`` come from a Borromean proof's header, as elementsd prints them
+    (elementsd reads every proof that way: the default); a Bulletproof has no such header, so
+    those fields are absent for it (reading its bytes as a header would print an arbitrary
+    range, or even an explicit ``value``)."""
     return {
         "txid": tx.txid_hex,
         "hash": tx.wtxid_hex,
@@ -168,7 +183,7 @@ def decode_transaction(tx: Transaction) -> dict[str, Any]:
         "discountweight": tx.discount_weight,
         "locktime": tx.locktime,
         "vin": [_vin_json(tx, txin) for txin in tx.inputs],
-        "vout": [_vout_json(n, out) for n, out in enumerate(tx.outputs)],
+        "vout": [_vout_json(n, out, range_proofs) for n, out in enumerate(tx.outputs)],
         "fee": {asset[::-1].hex(): value_from_amount(total) for asset, total in tx.fees().items()},
     }
 

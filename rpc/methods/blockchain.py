@@ -191,10 +191,10 @@ def prevout_json(out: TxOut, height: int, coinbase: bool) -> dict[str, Any]:
 
 
 def verbose_transaction(tx: Transaction, prevouts: list[tuple[TxOut, int, bool]] | None,
-                        with_prevout: bool) -> dict[str, Any]:
+                        with_prevout: bool, range_proofs: frozenset[str]) -> dict[str, Any]:
     """TxToUniv at verbosity 2/3: the decoded transaction, its hex, and for verbosity 3 each
     input's ``prevout``."""
-    out = transaction_json(tx)
+    out = transaction_json(tx, range_proofs)
     if with_prevout and prevouts is not None:
         for vin, (spent, height, coinbase) in zip(out["vin"], prevouts):
             vin["prevout"] = prevout_json(spent, height, coinbase)
@@ -232,8 +232,9 @@ def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
         out["tx"] = [tx.txid_hex for tx in block.transactions]
         return out
     undo = spent_outputs(call, info) if level >= 3 else None
+    kinds = call.chain.params.range_proofs
     out["tx"] = [verbose_transaction(tx, undo[i - 1] if undo is not None and i else None,
-                                     level >= 3)
+                                     level >= 3, kinds)
                  for i, tx in enumerate(block.transactions)]
     return out
 

@@ -24,7 +24,7 @@ from validator import BlockFileError, BlockInfo
      description="Return a JSON object representing the serialized, hex-encoded transaction.",
      locking=Locking.SELF)
 def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> dict[str, Any]:
-    return transaction_json(decode_transaction_hex(hexstring))
+    return transaction_json(decode_transaction_hex(hexstring), call.chain.params.range_proofs)
 
 
 @rpc("rawtransactions",
@@ -76,7 +76,7 @@ def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                        "transactions.")
     if level <= 0:
         return tx.hex()
-    out = transaction_json(tx)
+    out = transaction_json(tx, call.chain.params.range_proofs)
     out["hex"] = tx.hex()
     if info is not None:
         if blockhash is not None:

@@ -695,7 +695,7 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
     out["details"] = _entries(call, wallet, wtx)
     out["hex"] = wtx.tx.hex()
     if verbose:
-        out["decoded"] = transaction_json(wtx.tx)
+        out["decoded"] = transaction_json(wtx.tx, call.chain.params.range_proofs)
     return out
 
 
