@@ -71,11 +71,15 @@ def _commitment_out(commitment: bytes) -> TxOut:
 
 
 def make_block(prev_hash: bytes, height: int, time: int, txs: Sequence[Transaction],
-               miner_script: bytes, extra_outputs: Sequence[TxOut] = ()) -> Block:
-    fees: dict[bytes, int] = {}
-    for tx in txs:
-        for asset, amount in tx.fees().items():
-            fees[asset] = fees.get(asset, 0) + amount
+               miner_script: bytes, extra_outputs: Sequence[TxOut] = (),
+               fees: dict[bytes, int] | None = None) -> Block:
+    """A block of ``txs`` on ``prev_hash`` whose coinbase pays their fees (``fees`` per asset
+    when the caller already knows them, e.g. from mempool entries) to ``miner_script``."""
+    if fees is None:
+        fees = {}
+        for tx in txs:
+            for asset, amount in tx.fees().items():
+                fees[asset] = fees.get(asset, 0) + amount
     coinbase = coinbase_transaction(height, fees, miner_script, txs, extra_outputs)
     all_txs = (coinbase, *txs)
     root, _ = _speedups.merkle_root(b"".join(tx.txid for tx in all_txs))

@@ -17,7 +17,6 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ctplugin.elements import Block, Transaction, TxOut
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT
@@ -28,69 +27,76 @@ COINBASE_RESERVED_WEIGHT = 4000  # Core's DEFAULT_BLOCK_RESERVED_WEIGHT
 MAX_TEMPLATE_WEIGHT = MAX_BLOCK_WEIGHT - COINBASE_RESERVED_WEIGHT
 
 
-@dataclass(slots=True)
-class _Node:
-    index: int
-    tx: Transaction
-    fee: int
-    vsize: int
-    weight: int
-    parents: list[int]
-
-
 def select_transactions(entries: Sequence[MempoolEntry], policy_asset: bytes,
-                        max_weight: int = MAX_TEMPLATE_WEIGHT) -> list[Transaction]:
-    """Mempool transactions for the next block (module docstring), in a valid order."""
-    by_txid: dict[bytes, int] = {}
-    nodes: list[_Node] = []
+                        max_weight: int = MAX_TEMPLATE_WEIGHT) -> tuple[list[Transaction],
+                                                                         dict[bytes, int]]:
+    """Mempool transactions for the next block (module docstring), in a valid order, and the
+    fees they pay per asset. When the whole mempool fits, it is the block, in acceptance order
+    (the same set the selection would pick, parents before children)."""
+    if sum(entry.tx.weight for entry in entries) <= max_weight:
+        fees: dict[bytes, int] = {}
+        for entry in entries:
+            for asset, amount in entry.fees.items():
+                fees[asset] = fees.get(asset, 0) + amount
+        return [entry.tx for entry in entries], fees
+    index: dict[bytes, int] = {}
+    parents: list[tuple[int, ...]] = []
+    fee: list[int] = []
+    weight: list[int] = []
     for i, entry in enumerate(entries):
         tx = entry.tx
-        parents = sorted({by_txid[t.prevout_hash] for t in tx.inputs
-                          if t.prevout_hash in by_txid})
-        nodes.append(_Node(i, tx, entry.fees.get(policy_asset, 0), tx.vsize, tx.weight,
-                           parents))
-        by_txid[tx.txid] = i
-    selected = [False] * len(nodes)
-    failed = [False] * len(nodes)
+        index[tx.txid] = i
+        parents.append(tuple({index[t.prevout_hash] for t in tx.inputs
+                              if t.prevout_hash in index and index[t.prevout_hash] != i}))
+        fee.append(entry.fees.get(policy_asset, 0))
+        weight.append(tx.weight)
+    vsize = [(w + 3) // 4 for w in weight]
+    selected = [False] * len(entries)
+    failed = [False] * len(entries)
 
     def package(i: int) -> list[int]:
         """i and its unselected ancestors, in acceptance (topological) order."""
+        if not parents[i]:
+            return [i]
         seen = {i}
         pending = [i]
         while pending:
-            for p in nodes[pending.pop()].parents:
+            for p in parents[pending.pop()]:
                 if not selected[p] and p not in seen:
                     seen.add(p)
                     pending.append(p)
         return sorted(seen)
 
-    def score(members: list[int]) -> tuple[int, int]:
-        return sum(nodes[m].fee for m in members), sum(nodes[m].vsize for m in members)
-
     heap: list[tuple[float, int, int]] = []
-    for node in nodes:
-        fee, vsize = score(package(node.index))
-        heapq.heappush(heap, (-fee / vsize, node.index, vsize))
-    weight = 0
+    for i in range(len(entries)):
+        members = package(i)
+        size = sum(vsize[m] for m in members)
+        heap.append((-sum(fee[m] for m in members) / size, i, size))
+    heapq.heapify(heap)
+    total = 0
     order: list[int] = []
     while heap:
-        _, i, vsize = heapq.heappop(heap)
+        _, i, size = heapq.heappop(heap)
         if selected[i] or failed[i]:
             continue
         members = package(i)
-        fee, new_vsize = score(members)
-        if new_vsize != vsize:  # some ancestors went in since it was scored: rescore
-            heapq.heappush(heap, (-fee / new_vsize, i, new_vsize))
+        new_size = sum(vsize[m] for m in members)
+        if new_size != size:  # some ancestors went in since it was scored: rescore
+            heapq.heappush(heap, (-sum(fee[m] for m in members) / new_size, i, new_size))
             continue
-        package_weight = sum(nodes[m].weight for m in members)
-        if weight + package_weight > max_weight:
+        package_weight = sum(weight[m] for m in members)
+        if total + package_weight > max_weight:
             failed[i] = True
             continue
-        weight += package_weight
+        total += package_weight
         for m in members:
             selected[m] = True
         order.extend(members)
-    return [nodes[i].tx for i in order]
+    fees = {}
+    for i in order:
+        for asset, amount in entries[i].fees.items():
+            fees[asset] = fees.get(asset, 0) + amount
+    return [entries[i].tx for i in order], fees
 
 
 def block_time(node: Node) -> int:
@@ -99,8 +105,10 @@ def block_time(node: Node) -> int:
 
 
 def assemble_block(node: Node, txs: Sequence[Transaction], miner_script: bytes,
-                   extra_outputs: Sequence[TxOut] = ()) -> Block:
-    """A block on the tip holding ``txs`` and paying their fees to ``miner_script``."""
+                   extra_outputs: Sequence[TxOut] = (),
+                   fees: dict[bytes, int] | None = None) -> Block:
+    """A block on the tip holding ``txs`` and paying their fees (``fees`` when the caller knows
+    them) to ``miner_script``."""
     tip = node.tip
     return make_block(tip.hash, tip.height + 1, block_time(node), txs, miner_script,
-                      extra_outputs)
+                      extra_outputs, fees)

@@ -217,5 +217,7 @@ class WalletManager(ChainListener, Closeable):
             wallet.transaction_added(tx)
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
+        if reason == "block":  # the block_connected that follows covers it
+            return
         for wallet in self._each():
             wallet.transaction_removed(tx, reason)

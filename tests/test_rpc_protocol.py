@@ -179,3 +179,34 @@ def test_cli_prints_like_bitcoin_cli() -> None:
     value = decode_json('{"a": {}, "b": [1, 0.00000001], "c": "é"}')
     assert univalue_write(value) == (
         '{\n  "a": {\n  },\n  "b": [\n    1,\n    0.00000001\n  ],\n  "c": "é"\n}')
+
+
+def test_block_template_by_ancestor_fee_rate() -> None:
+    """Core's selection: best package fee rate first, parents before children, the weight
+    limit respected, fees summed per asset for the coinbase."""
+    from types import SimpleNamespace
+
+    from ctplugin.elements import Transaction, TxIn, TxOut
+    from rpc.mining import select_transactions
+
+    asset = bytes(32)
+
+    def tx(tag: int, parent: Transaction | None = None) -> Transaction:
+        prev = parent.txid if parent is not None else bytes([tag]) * 32
+        return Transaction(version=2, inputs=(TxIn(prevout_hash=prev, prevout_index=0),),
+                           outputs=(TxOut(asset=asset, value=1000, script_pubkey=b"\x51"),))
+
+    low, high = tx(1), tx(2)
+    parent = tx(3)
+    child = tx(4, parent)  # a poor parent with a rich child: the package goes in together
+    entries = [SimpleNamespace(tx=t, fees={asset: fee}) for t, fee in
+               ((low, 10), (high, 500), (parent, 1), (child, 5000))]
+    chosen, fees = select_transactions(entries, asset)  # type: ignore[arg-type]
+    assert chosen == [low, high, parent, child]  # everything fits: the pool, in its order
+    assert fees == {asset: 5511}
+    limit = 3 * low.weight  # room for three of the four
+    chosen, fees = select_transactions(entries, asset, max_weight=limit)  # type: ignore[arg-type]
+    assert chosen == [parent, child, high]
+    assert fees == {asset: 5501}
+    chosen, _ = select_transactions(entries, asset, max_weight=high.weight)  # type: ignore[arg-type]
+    assert chosen == [high]  # the package does not fit; the next best single does

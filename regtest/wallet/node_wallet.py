@@ -149,6 +149,25 @@ class NodeWallet(ChainListener, Closeable):
                     known[n] = Opening(*opened)
         return mine, known
 
+    def _concerns_us(self, tx: Transaction) -> bool:
+        """A quick, exact filter for block scanning: ``tx`` is ours, spends or double-spends
+        our coins, issues an asset, or pays a script we own or hold a blinding key for."""
+        ledger = self.ledger
+        if tx.txid in ledger.txs:
+            return True
+        if not tx.is_coinbase:
+            for txin in tx.inputs:
+                if txin.issuance is not None:
+                    return True
+                if (txin.prevout_hash, txin.prevout_index) in ledger.spenders:
+                    return True
+                parent = ledger.txs.get(txin.prevout_hash)
+                if parent is not None and txin.prevout_index in parent.mine:
+                    return True
+        owner_of = self.wallet.keys.owner_of
+        return any(owner_of(out.script_pubkey) is not None
+                   or out.script_pubkey in self.blinding_keys for out in tx.outputs)
+
     def _learn_assets(self, tx: Transaction) -> bool:
         """Remember the asset and token ids issued by ``tx`` (public: derived from the issuance
         entropy), so outputs of those assets sent to us unblind — a Bulletproof's message
@@ -209,6 +228,8 @@ class NodeWallet(ChainListener, Closeable):
         changed: list[WalletTx] = []
         learned = False
         for position, tx in enumerate(block.transactions):
+            if not self._concerns_us(tx):
+                continue
             learned |= self._learn_assets(tx)
             for other in self.ledger.conflicts_of(tx):
                 conflicted = self.ledger.txs[other]

@@ -29,10 +29,11 @@ def _mine_one(call: Call, miner_script: bytes,
               txs: list[Transaction] | None = None) -> Block:
     """Assemble a block on the tip (mempool selection unless ``txs`` is given), connect it."""
     chain = call.chain
+    fees = None
     if txs is None:
-        txs = select_transactions(list(chain.mempool.entries.values()),
-                                  chain.params.policy_asset)
-    block = assemble_block(chain, txs, miner_script)
+        txs, fees = select_transactions(list(chain.mempool.entries.values()),
+                                        chain.params.policy_asset)
+    block = assemble_block(chain, txs, miner_script, fees=fees)
     result = chain.submit_block(block)
     if not result.accepted:
         raise RpcError(RpcCode.VERIFY_ERROR, f"TestBlockValidity failed: {result.bip22}")
@@ -142,8 +143,8 @@ def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
     extra = [TxOut(asset=chain.params.policy_asset, value=0,
                    script_pubkey=OP_RETURN + push_data(parse_hex(item, "commit_data")))
              for item in commit_data or ()]
-    txs = select_transactions(entries, chain.params.policy_asset)
-    block = assemble_block(chain, txs, OP_TRUE_SCRIPT, extra)
+    txs, fees = select_transactions(entries, chain.params.policy_asset)
+    block = assemble_block(chain, txs, OP_TRUE_SCRIPT, extra, fees)
     return block.serialize().hex()
 
 
