@@ -60,6 +60,7 @@ from ctplugin.dlc.oracle import (
 )
 from ctplugin.dlc.payout import RangePayout, enum_payouts, validate_numeric
 from ctplugin.dlc.trie import ItemShape, OutcomeIndex
+from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import Point, ct, msm_var
 from ctplugin.secp256k1.params import N
 
@@ -187,15 +188,14 @@ def _enum_points(prepared: PreparedItem, scheme: MessageHash) -> list[Point]:
 
 
 @dataclass
-class Contract:
-    offer: OfferDlc
-    offer_params: txs.PartyParams
-    accept_params: txs.PartyParams
+class ContractTerms:
+    """What both parties derive from the offer alone, whatever the chain: every item's CETs
+    (payouts and nLockTime), every adaptor signature's entry (CET, oracle prefixes) and its
+    adaptor point, in message order (module docstring)."""
+
     items: list[PreparedItem]
-    transactions: txs.DlcTransactions
     cet_terms: list[tuple[int, int, int]]
     """Per CET: (offer payout, accept payout, nLockTime)."""
-    sighashes: list[bytes]
     entries: list[AdaptorEntry]
     """Every adaptor signature's (global CET index, oracle prefixes), in message order."""
     points: list[Point]
@@ -203,24 +203,9 @@ class Contract:
     """Each adaptor signature's CET index within its own contract-info item."""
 
     @classmethod
-    def build(cls, offer: OfferDlc, accept: AcceptDlc | txs.PartyParams, *,
-              scheme: MessageHash = MessageHash.UNTAGGED,
-              strategy: ap.Strategy = "memo") -> Contract:
+    def build(cls, offer: OfferDlc, *, scheme: MessageHash = MessageHash.UNTAGGED,
+              strategy: ap.Strategy = "memo") -> ContractTerms:
         items = validate_offer(offer, scheme)
-        total = offer.contract_info.total_collateral
-        offer_params = txs.PartyParams(offer.funding_pubkey, offer.change_spk,
-                                       offer.change_serial_id, offer.payout_spk,
-                                       offer.payout_serial_id, offer.funding_inputs,
-                                       offer.offer_collateral)
-        accept_params = accept if isinstance(accept, txs.PartyParams) else txs.PartyParams(
-            accept.funding_pubkey, accept.change_spk, accept.change_serial_id, accept.payout_spk,
-            accept.payout_serial_id, accept.funding_inputs, accept.accept_collateral)
-        if offer_params.collateral + accept_params.collateral != total:
-            raise DlcError("bad-collateral", "offer + accept collateral != total collateral")
-        dlc = txs.create_transactions(
-            offer_params, accept_params, items[0].payouts, fee_rate=offer.fee_rate_per_vb,
-            cet_locktime=offer.cet_locktime, refund_locktime=offer.refund_locktime,
-            fund_output_serial_id=offer.fund_output_serial_id)
         # First item's CETs use cet_locktime; later (disjoint) items' CETs locktime 0, on the
         # same input (rust-dlc).
         terms = [(o, a, offer.cet_locktime) for o, a in items[0].payouts]
@@ -239,29 +224,25 @@ class Contract:
             else:
                 points += _enum_points(prepared, scheme)
             offset += len(prepared.payouts)
-        hasher = txs.CetSighasher(dlc, offer_params, accept_params)
-        sighashes = [hasher.sighash(*term) for term in terms]
-        return cls(offer, offer_params, accept_params, items, dlc, terms, sighashes, entries,
-                   points, local)
+        return cls(items, terms, entries, points, local)
+
+
+class AdaptorSigned:
+    """Adaptor signatures over a contract's CET sighashes, and the outcome look-up: what the
+    Bitcoin ``Contract`` and the Elements ``ElementsContract`` share (each provides the
+    attributes annotated here)."""
+
+    items: list[PreparedItem]
+    entries: list[AdaptorEntry]
+    points: list[Point]
+    local_cet_indices: list[int]
+    sighashes: list[bytes]
+    """Per CET, the digest both parties' signatures sign."""
 
     @functools.cached_property
     def index(self) -> OutcomeIndex:
         """Outcome look-up (built on first use: only execution needs it)."""
         return OutcomeIndex([item.shape() for item in self.items], self.entries)
-
-    def cet(self, index: int) -> txs.CMutableTransaction:
-        """CET ``index`` as a python-bitcointx transaction (built on demand)."""
-        offer_payout, accept_payout, lock_time = self.cet_terms[index]
-        dlc = self.transactions
-        return txs.create_cet((dlc.fund.GetTxid(), dlc.fund_output_index), self.offer_params,
-                              self.accept_params, offer_payout, accept_payout, lock_time,
-                              dlc.cet_sequence)
-
-    @property
-    def cets(self) -> list[txs.CMutableTransaction]:
-        return [self.cet(i) for i in range(len(self.cet_terms))]
-
-    # --- adaptor signatures ------------------------------------------------------------------
 
     def message_hashes(self, offerer: bool) -> list[bytes]:
         """The sighash each adaptor signature signs, in message order.
@@ -292,9 +273,90 @@ class Contract:
         parsed_raw = iter(ea.parse_many(raw)) if raw else iter(())
         parsed = [s if isinstance(s, ea.AdaptorSignature) else next(parsed_raw)
                   for s in signatures]
-        pubkey = Point.from_bytes(funding_pubkey)
+        try:
+            pubkey = Point.from_bytes(funding_pubkey)
+        except EncodingError as exc:
+            raise DlcError("bad-key", f"funding pubkey: {exc}") from None
         return ea.verify_many(pubkey, list(zip(parsed, self.message_hashes(offerer),
                                                self.points)))
+
+    def find_adaptor_index(self, attestations: dict[int, OracleAttestation],
+                           item_number: int = 0) -> int:
+        """Index of the adaptor signature that the attested outcomes unlock."""
+        found = self.index.look_up(item_number, attestations)
+        if found is None:
+            raise DlcError("no-matching-cet", "the attestations match no CET of the contract")
+        return found
+
+    def decryption_key(self, adaptor_index: int,
+                       attestations: dict[int, OracleAttestation]) -> int:
+        """Σ of the attested s values the adaptor signature's prefixes use (checked against its
+        adaptor point)."""
+        if not 0 <= adaptor_index < len(self.entries):
+            raise DlcError("bad-adaptor-index", f"no adaptor signature {adaptor_index}")
+        y = 0
+        for oracle, prefix in self.entries[adaptor_index].paths:
+            attestation = attestations.get(oracle)
+            if attestation is None:
+                raise DlcError("missing-attestation", f"oracle {oracle} has not attested")
+            y += attestation.secret(len(prefix))
+        y %= N
+        if y == 0 or ct.base_mul(y) != self.points[adaptor_index]:
+            raise DlcError("bad-attestation", "attested secrets do not open the adaptor point")
+        return y
+
+
+@dataclass
+class Contract(AdaptorSigned):
+    offer: OfferDlc
+    offer_params: txs.PartyParams
+    accept_params: txs.PartyParams
+    items: list[PreparedItem]
+    transactions: txs.DlcTransactions
+    cet_terms: list[tuple[int, int, int]]
+    """Per CET: (offer payout, accept payout, nLockTime)."""
+    sighashes: list[bytes]
+    entries: list[AdaptorEntry]
+    """Every adaptor signature's (global CET index, oracle prefixes), in message order."""
+    points: list[Point]
+    local_cet_indices: list[int]
+    """Each adaptor signature's CET index within its own contract-info item."""
+
+    @classmethod
+    def build(cls, offer: OfferDlc, accept: AcceptDlc | txs.PartyParams, *,
+              scheme: MessageHash = MessageHash.UNTAGGED,
+              strategy: ap.Strategy = "memo") -> Contract:
+        terms = ContractTerms.build(offer, scheme=scheme, strategy=strategy)
+        total = offer.contract_info.total_collateral
+        offer_params = txs.PartyParams(offer.funding_pubkey, offer.change_spk,
+                                       offer.change_serial_id, offer.payout_spk,
+                                       offer.payout_serial_id, offer.funding_inputs,
+                                       offer.offer_collateral)
+        accept_params = accept if isinstance(accept, txs.PartyParams) else txs.PartyParams(
+            accept.funding_pubkey, accept.change_spk, accept.change_serial_id, accept.payout_spk,
+            accept.payout_serial_id, accept.funding_inputs, accept.accept_collateral)
+        if offer_params.collateral + accept_params.collateral != total:
+            raise DlcError("bad-collateral", "offer + accept collateral != total collateral")
+        dlc = txs.create_transactions(
+            offer_params, accept_params, terms.items[0].payouts, fee_rate=offer.fee_rate_per_vb,
+            cet_locktime=offer.cet_locktime, refund_locktime=offer.refund_locktime,
+            fund_output_serial_id=offer.fund_output_serial_id)
+        hasher = txs.CetSighasher(dlc, offer_params, accept_params)
+        sighashes = [hasher.sighash(*term) for term in terms.cet_terms]
+        return cls(offer, offer_params, accept_params, terms.items, dlc, terms.cet_terms,
+                   sighashes, terms.entries, terms.points, terms.local_cet_indices)
+
+    def cet(self, index: int) -> txs.CMutableTransaction:
+        """CET ``index`` as a python-bitcointx transaction (built on demand)."""
+        offer_payout, accept_payout, lock_time = self.cet_terms[index]
+        dlc = self.transactions
+        return txs.create_cet((dlc.fund.GetTxid(), dlc.fund_output_index), self.offer_params,
+                              self.accept_params, offer_payout, accept_payout, lock_time,
+                              dlc.cet_sequence)
+
+    @property
+    def cets(self) -> list[txs.CMutableTransaction]:
+        return [self.cet(i) for i in range(len(self.cet_terms))]
 
     # --- refund and funding --------------------------------------------------------------------
 
@@ -335,28 +397,13 @@ class Contract:
 
     # --- execution -----------------------------------------------------------------------------
 
-    def find_adaptor_index(self, attestations: dict[int, OracleAttestation],
-                           item_number: int = 0) -> int:
-        """Index of the adaptor signature that the attested outcomes unlock."""
-        found = self.index.look_up(item_number, attestations)
-        if found is None:
-            raise DlcError("no-matching-cet", "the attestations match no CET of the contract")
-        return found
-
     def execute(self, adaptor_index: int, attestations: dict[int, OracleAttestation],
                 counterparty_signature: ea.AdaptorSignature, own_secret: bytes,
                 counterparty_pubkey: bytes, *, item_number: int = 0
                 ) -> txs.CMutableTransaction:
         """Decrypt the counterparty's adaptor signature, co-sign, return the verified CET."""
         entry = self.entries[adaptor_index]
-        y = 0
-        for oracle, prefix in entry.paths:
-            attestation = attestations[oracle]
-            y += attestation.secret(len(prefix))
-        y %= N
-        point = self.points[adaptor_index]
-        if ct.base_mul(y) != point:
-            raise DlcError("bad-attestation", "attested secrets do not open the adaptor point")
+        y = self.decryption_key(adaptor_index, attestations)
         theirs = ea.der_encode(ea.decrypt(counterparty_signature, y))
         cet = self.cet(entry.cet_index)
         sighash = self.sighashes[entry.cet_index]

@@ -16,6 +16,7 @@ from ctplugin.dlc.oracle import (
     DigitDecompositionEvent,
     EnumEvent,
     OracleAnnouncement,
+    OracleAttestation,
     OracleEvent,
 )
 from ctplugin.dlc.payout import (
@@ -134,6 +135,12 @@ class OracleSet:
     announcements: tuple[OracleAnnouncement, ...]
     params: DifferenceParams | None
 
+    @property
+    def multi(self) -> bool:
+        """rust-dlc's ``multi`` oracle info; ``single`` is one announcement, threshold 1 and no
+        difference parameters (the wire form makes the same choice)."""
+        return not (self.threshold == 1 and len(self.announcements) == 1 and self.params is None)
+
 
 @dataclass(frozen=True, slots=True)
 class ContractInfoItem:
@@ -193,8 +200,11 @@ def _parse_item(obj: Any, where: str) -> ContractInfoItem:
     dw = f"{where}.{kind}"
     descriptor: EnumDescriptor | NumericDescriptor
     if kind == "enumeratedContractDescriptor":
+        # "offerPayout" in rust-dlc today, "localPayout" in the dlcspecs vectors (older)
         descriptor = EnumDescriptor(tuple(
-            (_field(p, "outcome", str, dw), _uint(p, "localPayout", dw))
+            (_field(p, "outcome", str, dw),
+             _uint(p, "offerPayout" if isinstance(p, dict) and "offerPayout" in p
+                   else "localPayout", dw))
             for p in _list(desc, "payouts", dw)))
     else:
         descriptor = NumericDescriptor(
@@ -266,6 +276,8 @@ class OfferDlc:
     fee_rate_per_vb: int
     cet_locktime: int
     refund_locktime: int
+    elements: ElementsOffer | None = None
+    """Our chain's additions (``ElementsOffer``); None for a Bitcoin contract."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +292,7 @@ class AcceptDlc:
     change_serial_id: int
     cet_adaptor_signatures: tuple[bytes, ...]
     refund_signature: bytes
+    elements: ElementsAccept | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +301,138 @@ class SignDlc:
     cet_adaptor_signatures: tuple[bytes, ...]
     refund_signature: bytes
     funding_witnesses: tuple[tuple[bytes, ...], ...]
+    elements: ElementsSign | None = None
+
+
+
+# --- our chain's additions (the ``elements`` object of each message) -------------------------
+
+@dataclass(frozen=True, slots=True)
+class ElementsOffer:
+    """What an offer for our (Elements) chain adds to rust-dlc's offer_dlc.
+
+    ``fundingInputs[].prevTx`` then holds Elements transactions and ``chainHash`` our genesis.
+    ``change_*`` are the offerer's blinded change output as the funding transaction will hold
+    it (its script is ``changeSpk``) with its Bulletproof; ``blinding_seed`` is the secret the
+    closing transactions' and the funding output's blinding derive from
+    (``regtest.wallet.dlc``): like the rest of the offer (its funding inputs), it is for the
+    accepter only.
+    """
+
+    asset: bytes
+    """Collateral asset id (internal byte order; JSON in display order, as elementsd)."""
+    confidential_funding: bool
+    blinding_seed: bytes
+    payout_blinding_pubkey: bytes
+    change_asset: bytes
+    change_value: bytes
+    change_nonce: bytes
+    change_range_proof: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ElementsAccept:
+    """What an accept for our chain adds: the accepter's payout blinding key and its blinded
+    change output with both proofs (every funding input is known once the offer is)."""
+
+    payout_blinding_pubkey: bytes
+    change_asset: bytes
+    change_value: bytes
+    change_nonce: bytes
+    change_range_proof: bytes
+    change_surjection_proof: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ElementsSign:
+    """What a sign for our chain adds: the offerer's change surjection proof and, for a
+    confidential funding output, its range and surjection proofs (empty otherwise)."""
+
+    change_surjection_proof: bytes
+    funding_range_proof: bytes = b""
+    funding_surjection_proof: bytes = b""
+
+
+def _pubkey(obj: Any, key: str, where: str) -> bytes:
+    raw = _hex(obj, key, where, 33)
+    if raw[0] not in (2, 3):
+        raise DlcError("bad-message", f"{where}.{key}: not a compressed public key")
+    return raw
+
+
+def _blob(obj: Any, key: str, where: str, limit: int = 1 << 16) -> bytes:
+    raw = _hex(obj, key, where)
+    if len(raw) > limit:
+        raise DlcError("bad-message", f"{where}.{key}: more than {limit} bytes")
+    return raw
+
+
+def _elements(obj: Any, where: str) -> dict[str, Any] | None:
+    ext = obj.get("elements") if isinstance(obj, dict) else None
+    if ext is None:
+        return None
+    if not isinstance(ext, dict):
+        raise DlcError("bad-message", f"{where}.elements: expected an object")
+    return ext
+
+
+def _parse_elements_offer(obj: Any) -> ElementsOffer | None:
+    w = "offer.elements"
+    ext = _elements(obj, "offer")
+    if ext is None:
+        return None
+    change = _field(ext, "change", dict, w)
+    return ElementsOffer(
+        _hex(ext, "asset", w, 32)[::-1], bool(_field(ext, "confidentialFunding", bool, w)),
+        _hex(ext, "blindingSeed", w, 32), _pubkey(ext, "payoutBlindingPubkey", w),
+        _hex(change, "assetCommitment", f"{w}.change", 33),
+        _hex(change, "valueCommitment", f"{w}.change", 33),
+        _pubkey(change, "nonce", f"{w}.change"), _blob(change, "rangeProof", f"{w}.change"))
+
+
+def _parse_elements_accept(obj: Any) -> ElementsAccept | None:
+    w = "accept.elements"
+    ext = _elements(obj, "accept")
+    if ext is None:
+        return None
+    change = _field(ext, "change", dict, w)
+    cw = f"{w}.change"
+    return ElementsAccept(
+        _pubkey(ext, "payoutBlindingPubkey", w), _hex(change, "assetCommitment", cw, 33),
+        _hex(change, "valueCommitment", cw, 33), _pubkey(change, "nonce", cw),
+        _blob(change, "rangeProof", cw), _blob(change, "surjectionProof", cw))
+
+
+def _parse_elements_sign(obj: Any) -> ElementsSign | None:
+    w = "sign.elements"
+    ext = _elements(obj, "sign")
+    if ext is None:
+        return None
+    return ElementsSign(_blob(ext, "changeSurjectionProof", w),
+                        _blob(ext, "fundingRangeProof", w), _blob(ext, "fundingSurjectionProof", w))
+
+
+def _elements_offer_json(ext: ElementsOffer) -> dict[str, Any]:
+    return {"asset": ext.asset[::-1].hex(), "confidentialFunding": ext.confidential_funding,
+            "blindingSeed": ext.blinding_seed.hex(),
+            "payoutBlindingPubkey": ext.payout_blinding_pubkey.hex(),
+            "change": {"assetCommitment": ext.change_asset.hex(),
+                       "valueCommitment": ext.change_value.hex(), "nonce": ext.change_nonce.hex(),
+                       "rangeProof": ext.change_range_proof.hex()}}
+
+
+def _elements_accept_json(ext: ElementsAccept) -> dict[str, Any]:
+    return {"payoutBlindingPubkey": ext.payout_blinding_pubkey.hex(),
+            "change": {"assetCommitment": ext.change_asset.hex(),
+                       "valueCommitment": ext.change_value.hex(), "nonce": ext.change_nonce.hex(),
+                       "rangeProof": ext.change_range_proof.hex(),
+                       "surjectionProof": ext.change_surjection_proof.hex()}}
+
+
+def _elements_sign_json(ext: ElementsSign) -> dict[str, Any]:
+    return {"changeSurjectionProof": ext.change_surjection_proof.hex(),
+            "fundingRangeProof": ext.funding_range_proof.hex(),
+            "fundingSurjectionProof": ext.funding_surjection_proof.hex()}
 
 
 def _adaptor_sigs(obj: Any, where: str) -> tuple[bytes, ...]:
@@ -310,7 +455,8 @@ def parse_offer(obj: Any) -> OfferDlc:
         _hex(m, "payoutSpk", w), _uint(m, "payoutSerialId", w), _uint(m, "offerCollateral", w),
         _funding_inputs(m, w), _hex(m, "changeSpk", w), _uint(m, "changeSerialId", w),
         _uint(m, "fundOutputSerialId", w), _uint(m, "feeRatePerVb", w),
-        _uint(m, "cetLocktime", w, 32), _uint(m, "refundLocktime", w, 32))
+        _uint(m, "cetLocktime", w, 32), _uint(m, "refundLocktime", w, 32),
+        _parse_elements_offer(m))
 
 
 def parse_accept(obj: Any) -> AcceptDlc:
@@ -319,7 +465,7 @@ def parse_accept(obj: Any) -> AcceptDlc:
         _hex(m, "temporaryContractId", w, 32), _uint(m, "acceptCollateral", w),
         _hex(m, "fundingPubkey", w, 33), _hex(m, "payoutSpk", w), _uint(m, "payoutSerialId", w),
         _funding_inputs(m, w), _hex(m, "changeSpk", w), _uint(m, "changeSerialId", w),
-        _adaptor_sigs(m, w), _hex(m, "refundSignature", w))
+        _adaptor_sigs(m, w), _hex(m, "refundSignature", w), _parse_elements_accept(m))
 
 
 def parse_sign(obj: Any) -> SignDlc:
@@ -329,7 +475,7 @@ def parse_sign(obj: Any) -> SignDlc:
         witnesses.append(tuple(_hex(e, "witness", f"{w}.witnessElements")
                                for e in _list(entry, "witnessElements", w)))
     return SignDlc(_hex(m, "contractId", w, 32), _adaptor_sigs(m, w),
-                   _hex(m, "refundSignature", w), tuple(witnesses))
+                   _hex(m, "refundSignature", w), tuple(witnesses), _parse_elements_sign(m))
 
 
 # --- rust-dlc's internal OfferedContract JSON (dlc-manager test_inputs) ----------------------
@@ -403,3 +549,163 @@ def parse_offered_contract(obj: Any) -> OfferDlc:
         _uint(params, "changeSerialId", pw), _uint(obj, "fundOutputSerialId", w),
         _uint(obj, "feeRatePerVb", w), _uint(obj, "cetLocktime", w, 32),
         _uint(obj, "refundLocktime", w, 32))
+
+
+# --- writing rust-dlc JSON (the inverse of the parsers above) -------------------------------
+# rust-dlc's current form (fe0e0764): enum payouts as "offerPayout", no "negotiationFields" in
+# accept_dlc. The dlcspecs vectors are older ("localPayout", "negotiationFields": null); both
+# parse.
+
+def _point_json(point: PayoutPoint) -> dict[str, Any]:
+    return {"eventOutcome": point.event_outcome, "outcomePayout": point.outcome_payout,
+            "extraPrecision": point.extra_precision}
+
+
+def payout_function_json(function: PayoutFunction) -> dict[str, Any]:
+    pieces = []
+    for piece in function.pieces:
+        if isinstance(piece, PolynomialPiece):
+            curve: dict[str, Any] = {"polynomialPayoutCurvePiece": {
+                "payoutPoints": [_point_json(p) for p in piece.points[1:-1]]}}
+        else:
+            curve = {"hyperbolaPayoutCurvePiece": {
+                "usePositivePiece": piece.use_positive_piece,
+                "translateOutcome": piece.translate_outcome,
+                "translatePayout": piece.translate_payout, "a": piece.a, "b": piece.b,
+                "c": piece.c, "d": piece.d}}
+        pieces.append({"endPoint": _point_json(piece.first), "payoutCurvePiece": curve})
+    return {"payoutFunctionPieces": pieces,
+            "lastEndpoint": _point_json(function.pieces[-1].last)}
+
+
+def rounding_json(rounding: RoundingIntervals) -> dict[str, Any]:
+    return {"intervals": [{"beginInterval": i.begin_interval, "roundingMod": i.rounding_mod}
+                          for i in rounding.intervals]}
+
+
+def announcement_json(announcement: OracleAnnouncement) -> dict[str, Any]:
+    event = announcement.event
+    descriptor = event.descriptor
+    if isinstance(descriptor, EnumEvent):
+        desc: dict[str, Any] = {"enumEvent": {"outcomes": list(descriptor.outcomes)}}
+    else:
+        desc = {"digitDecompositionEvent": {
+            "base": descriptor.base, "isSigned": descriptor.is_signed, "unit": descriptor.unit,
+            "precision": descriptor.precision, "nbDigits": descriptor.nb_digits}}
+    return {"announcementSignature": announcement.signature.hex(),
+            "oraclePublicKey": announcement.public_key.hex(),
+            "oracleEvent": {"oracleNonces": [n.hex() for n in event.nonces],
+                            "eventMaturityEpoch": event.maturity_epoch, "eventDescriptor": desc,
+                            "eventId": event.event_id}}
+
+
+def attestation_json(attestation: OracleAttestation) -> dict[str, Any]:
+    return {"eventId": attestation.event_id,
+            "oraclePublicKey": attestation.public_key.hex(),
+            "signatures": [s.hex() for s in attestation.signatures],
+            "outcomes": list(attestation.outcomes)}
+
+
+def parse_attestation(obj: Any, where: str = "attestation") -> OracleAttestation:
+    """rust-dlc's OracleAttestation JSON (``eventId`` may be absent: older rust-dlc)."""
+    signatures = tuple(_hex({"s": s}, "s", f"{where}.signatures", 64)
+                       for s in _list(obj, "signatures", where))
+    outcomes = _list(obj, "outcomes", where)
+    if not all(isinstance(o, str) for o in outcomes):
+        raise DlcError("bad-message", f"{where}.outcomes: strings expected")
+    event_id = obj.get("eventId", "")
+    if not isinstance(event_id, str):
+        raise DlcError("bad-message", f"{where}.eventId: expected a string")
+    if len(signatures) != len(outcomes) or not signatures:
+        raise DlcError("bad-attestation", "one signature per outcome string expected")
+    return OracleAttestation(event_id, _hex(obj, "oraclePublicKey", where, 32), signatures,
+                             tuple(outcomes))
+
+
+def _item_json(item: ContractInfoItem) -> dict[str, Any]:
+    descriptor = item.descriptor
+    if isinstance(descriptor, EnumDescriptor):
+        desc: dict[str, Any] = {"enumeratedContractDescriptor": {"payouts": [
+            {"outcome": o, "offerPayout": p} for o, p in descriptor.payouts]}}
+    else:
+        desc = {"numericOutcomeContractDescriptor": {
+            "numDigits": descriptor.num_digits,
+            "payoutFunction": payout_function_json(descriptor.payout_function),
+            "roundingIntervals": rounding_json(descriptor.rounding)}}
+    oracles = item.oracles
+    if oracles.multi:
+        params = oracles.params
+        info: dict[str, Any] = {"multi": {
+            "threshold": oracles.threshold,
+            "oracleAnnouncements": [announcement_json(a) for a in oracles.announcements],
+            "oracleParams": None if params is None else {
+                "maxErrorExp": params.max_error_exp, "minFailExp": params.min_support_exp,
+                "maximizeCoverage": params.maximize_coverage}}}
+    else:
+        info = {"single": {"oracleAnnouncement": announcement_json(oracles.announcements[0])}}
+    return {"contractDescriptor": desc, "oracleInfo": info}
+
+
+def contract_info_json(info: ContractInfo) -> dict[str, Any]:
+    if info.disjoint:
+        return {"disjointContractInfo": {"totalCollateral": info.total_collateral,
+                                         "contractInfos": [_item_json(i) for i in info.items]}}
+    return {"singleContractInfo": {"totalCollateral": info.total_collateral,
+                                   "contractInfo": _item_json(info.items[0])}}
+
+
+def _funding_inputs_json(inputs: tuple[FundingInput, ...]) -> list[dict[str, Any]]:
+    return [{"inputSerialId": i.input_serial_id, "prevTx": i.prev_tx.hex(),
+             "prevTxVout": i.prev_tx_vout, "sequence": i.sequence,
+             "maxWitnessLen": i.max_witness_len, "redeemScript": i.redeem_script.hex()}
+            for i in inputs]
+
+
+def _adaptor_sigs_json(sigs: tuple[bytes, ...]) -> dict[str, Any]:
+    return {"ecdsaAdaptorSignatures": [{"signature": s.hex()} for s in sigs]}
+
+
+def offer_json(offer: OfferDlc) -> dict[str, Any]:
+    """The offer_dlc in rust-dlc's JSON form (plus ``elements`` for our chain)."""
+    out: dict[str, Any] = {
+        "protocolVersion": offer.protocol_version, "contractFlags": offer.contract_flags,
+        "chainHash": offer.chain_hash.hex(),
+        "temporaryContractId": offer.temporary_contract_id.hex(),
+        "contractInfo": contract_info_json(offer.contract_info),
+        "fundingPubkey": offer.funding_pubkey.hex(), "payoutSpk": offer.payout_spk.hex(),
+        "payoutSerialId": offer.payout_serial_id, "offerCollateral": offer.offer_collateral,
+        "fundingInputs": _funding_inputs_json(offer.funding_inputs),
+        "changeSpk": offer.change_spk.hex(), "changeSerialId": offer.change_serial_id,
+        "fundOutputSerialId": offer.fund_output_serial_id, "feeRatePerVb": offer.fee_rate_per_vb,
+        "cetLocktime": offer.cet_locktime, "refundLocktime": offer.refund_locktime}
+    if offer.elements is not None:
+        out["elements"] = _elements_offer_json(offer.elements)
+    return out
+
+
+def accept_json(accept: AcceptDlc, protocol_version: int = 1) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "protocolVersion": protocol_version,
+        "temporaryContractId": accept.temporary_contract_id.hex(),
+        "acceptCollateral": accept.accept_collateral, "fundingPubkey": accept.funding_pubkey.hex(),
+        "payoutSpk": accept.payout_spk.hex(), "payoutSerialId": accept.payout_serial_id,
+        "fundingInputs": _funding_inputs_json(accept.funding_inputs),
+        "changeSpk": accept.change_spk.hex(), "changeSerialId": accept.change_serial_id,
+        "cetAdaptorSignatures": _adaptor_sigs_json(accept.cet_adaptor_signatures),
+        "refundSignature": accept.refund_signature.hex()}
+    if accept.elements is not None:
+        out["elements"] = _elements_accept_json(accept.elements)
+    return out
+
+
+def sign_json(sign: SignDlc, protocol_version: int = 1) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "protocolVersion": protocol_version, "contractId": sign.contract_id.hex(),
+        "cetAdaptorSignatures": _adaptor_sigs_json(sign.cet_adaptor_signatures),
+        "refundSignature": sign.refund_signature.hex(),
+        "fundingSignatures": {"fundingSignatures": [
+            {"witnessElements": [{"witness": w.hex()} for w in witness]}
+            for witness in sign.funding_witnesses]}}
+    if sign.elements is not None:
+        out["elements"] = _elements_sign_json(sign.elements)
+    return out

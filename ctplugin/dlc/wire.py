@@ -132,7 +132,7 @@ def _item(item: ContractInfoItem) -> bytes:
                + _point(descriptor.payout_function.pieces[-1].last)
                + _rounding(descriptor.rounding))
     oracles = item.oracles
-    if oracles.threshold == 1 and len(oracles.announcements) == 1 and oracles.params is None:
+    if not oracles.multi:
         out += _u8(0) + announcement_tlv(oracles.announcements[0])
     else:
         params = oracles.params

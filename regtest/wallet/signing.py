@@ -8,7 +8,8 @@ BIP341 key tweak). A transaction is signed after it is complete — outputs blin
 issuance proofs attached — since taproot digests commit to the output witnesses and issuance
 proofs; the signatures go in the inputs' script witnesses, so the txid does not change.
 
-- ``sign_transaction(tx, spent, keys, genesis_hash, aux)``: every input the key chain owns
+- ``sign_transaction(tx, spent, keys, genesis_hash, aux, only=None)``: every input (or the
+  ``only`` ones) the key chain owns
   (P2WPKH: ``[sig‖01, pubkey]``; P2TR: ``[sig]`` with SIGHASH_DEFAULT); bare ``OP_TRUE``
   inputs need nothing; any other input is a ``SigningError``.
 - ``witness_template(script_pubkey)``: a witness of the size signing will give (fee estimates).
@@ -19,7 +20,7 @@ proofs; the signatures go in the inputs' script witnesses, so the txid does not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 from ctplugin.elements import Transaction
@@ -51,14 +52,18 @@ class SigningError(CtpluginError):
 
 
 def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyChain,
-                     genesis_hash: bytes, aux: AuxRandom) -> Transaction:
+                     genesis_hash: bytes, aux: AuxRandom,
+                     only: Collection[int] | None = None) -> Transaction:
     """``tx`` with every input signed (see the module docstring); ``spent[i]`` is the output
-    input i spends."""
+    input i spends. ``only``: sign just these input indices (a transaction with another
+    party's inputs, such as a DLC funding transaction)."""
     if len(spent) != len(tx.inputs):
         raise SigningError("one spent output per input is needed")
     pre = PrecomputedTransaction(tx, spent, genesis_hash)
     inputs = list(tx.inputs)
     for n, prev in enumerate(spent):
+        if only is not None and n not in only:
+            continue
         script = prev.script_pubkey
         if script == _OP_TRUE:
             continue
