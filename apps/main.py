@@ -33,6 +33,8 @@ COMMANDS: dict[str, Command] = {
     "elements": Command("apps.elements", "decode a transaction or check an Elements vectors "
                                          "file"),
     "bulletproofs": Command("apps.bulletproofs", "check a Bulletproof vectors file"),
+    "oracle": Command("apps.oracle", "a deterministic DLC oracle for tests and demos: announce "
+                                     "events, attest outcomes (rust-dlc JSON)"),
 }
 
 

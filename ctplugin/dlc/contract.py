@@ -60,7 +60,7 @@ from ctplugin.dlc.oracle import (
 )
 from ctplugin.dlc.payout import RangePayout, enum_payouts, validate_numeric
 from ctplugin.dlc.trie import ItemShape, OutcomeIndex
-from ctplugin.errors import EncodingError
+from ctplugin.errors import CtpluginError, EncodingError
 from ctplugin.secp256k1 import Point, ct, msm_var
 from ctplugin.secp256k1.params import N
 
@@ -270,7 +270,10 @@ class AdaptorSigned:
             raise DlcError("bad-signature-count",
                            f"{len(signatures)} adaptor signatures for {len(self.entries)} points")
         raw = [s for s in signatures if isinstance(s, bytes)]
-        parsed_raw = iter(ea.parse_many(raw)) if raw else iter(())
+        try:
+            parsed_raw = iter(ea.parse_many(raw)) if raw else iter(())
+        except CtpluginError as exc:
+            raise DlcError("bad-adaptor-signature", str(exc)) from None
         parsed = [s if isinstance(s, ea.AdaptorSignature) else next(parsed_raw)
                   for s in signatures]
         try:

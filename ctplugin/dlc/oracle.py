@@ -257,36 +257,91 @@ def bip340_sign_with_nonce(secret_key: int, nonce: int, msg: bytes) -> bytes:
     return r_x + ((k + e * d) % N).to_bytes(32, "big")
 
 
-class Oracle:
-    """An oracle holding its key and per-event nonces (tests, examples, the benchmark)."""
+def _seeded_scalar(tag: str, data: bytes) -> int:
+    """A scalar in [1, n) from a tagged hash, a counter appended until it is in range."""
+    counter = 0
+    while True:
+        value = int.from_bytes(tagged_hash(tag, data + counter.to_bytes(4, "big")), "big")
+        if 0 < value < N:
+            return value
+        counter += 1
 
-    def __init__(self, secret_key: int | bytes, scheme: MessageHash = MessageHash.UNTAGGED) -> None:
+
+class Oracle:
+    """An oracle holding its key and per-event nonces (tests, examples, the benchmark).
+
+    ``Oracle.from_seed(seed)`` is deterministic: its key is a tagged hash of the seed
+    ("ctplugin/dlc/oracle/key") and an event's nonces (and its announcement signature's) are
+    tagged hashes of the seed, the event id, the serialized descriptor and the maturity
+    ("ctplugin/dlc/oracle/nonce"), so the same seed announces the same events and can attest
+    them later without keeping state. Like any oracle, attesting one event with two different
+    outcomes reveals its key: a deterministic oracle is for tests and demos.
+    """
+
+    def __init__(self, secret_key: int | bytes, scheme: MessageHash = MessageHash.UNTAGGED,
+                 *, seed: bytes | None = None) -> None:
         self._secret = int.from_bytes(ct.secret_bytes(secret_key), "big")
         self.public_key = ct.base_mul(self._secret).xonly()
         self.scheme = scheme
+        self._seed = seed
         self._nonces: dict[str, list[int]] = {}
+
+    @classmethod
+    def from_seed(cls, seed: bytes, scheme: MessageHash = MessageHash.UNTAGGED) -> Oracle:
+        if not seed:
+            raise DlcError("bad-seed", "an oracle seed must not be empty")
+        return cls(_seeded_scalar("ctplugin/dlc/oracle/key", seed), scheme, seed=seed)
+
+    def _derived(self, event_id: str, descriptor: EventDescriptor, maturity_epoch: int,
+                 count: int) -> list[int]:
+        """``count`` nonces of an event, then one more for its announcement signature."""
+        assert self._seed is not None
+        data = (self._seed + _string(event_id) + serialize_descriptor(descriptor)
+                + maturity_epoch.to_bytes(4, "big"))
+        return [_seeded_scalar("ctplugin/dlc/oracle/nonce", data + j.to_bytes(4, "big"))
+                for j in range(count + 1)]
 
     def announce(self, event_id: str, descriptor: EventDescriptor, maturity_epoch: int = 0,
                  nonce_secrets: Sequence[int] | None = None) -> OracleAnnouncement:
-        """Commit to nonces for an event and sign it (BIP340, fresh random nonce)."""
+        """Commit to nonces for an event and sign it (BIP340; seeded oracles derive both)."""
         count = (descriptor.nb_nonces if isinstance(descriptor, DigitDecompositionEvent) else 1)
-        ks = list(nonce_secrets) if nonce_secrets is not None else [
-            secrets.randbelow(N - 1) + 1 for _ in range(count)]
+        if not 0 <= maturity_epoch < 1 << 32:
+            raise DlcError("bad-event", "maturity epoch must fit 32 bits")
+        signing_nonce = secrets.randbelow(N - 1) + 1
+        if nonce_secrets is not None:
+            ks = list(nonce_secrets)
+        elif self._seed is not None:
+            *ks, signing_nonce = self._derived(event_id, descriptor, maturity_epoch, count)
+        else:
+            ks = [secrets.randbelow(N - 1) + 1 for _ in range(count)]
         if len(ks) != count:
             raise DlcError("bad-nonces", f"event needs {count} nonces")
         self._nonces[event_id] = ks
         nonces = tuple(ct.base_mul(k).xonly() for k in ks)
         event = OracleEvent(nonces, maturity_epoch, descriptor, event_id)
-        signature = bip340_sign_with_nonce(self._secret, secrets.randbelow(N - 1) + 1,
+        signature = bip340_sign_with_nonce(self._secret, signing_nonce,
                                            announcement_message(event, self.scheme))
         return OracleAnnouncement(signature, self.public_key, event)
 
     def attest(self, announcement: OracleAnnouncement, outcome: int | str) -> OracleAttestation:
         """Sign the outcome: every digit (digit events) or the outcome string (enum events)."""
         event = announcement.event
-        ks = self._nonces[event.event_id]
+        if announcement.public_key != self.public_key:
+            raise DlcError("not-our-event", "the announcement is another oracle's")
         descriptor = event.descriptor
+        ks = self._nonces.get(event.event_id)
+        if ks is None and self._seed is not None:
+            count = (descriptor.nb_nonces if isinstance(descriptor, DigitDecompositionEvent)
+                     else 1)
+            ks = self._derived(event.event_id, descriptor, event.maturity_epoch, count)[:-1]
+        if ks is None or tuple(ct.base_mul(k).xonly() for k in ks) != event.nonces:
+            raise DlcError("not-our-event", "this oracle did not announce the event")
         if isinstance(descriptor, DigitDecompositionEvent):
+            if isinstance(outcome, str):
+                try:
+                    outcome = int(outcome)
+                except ValueError:
+                    raise DlcError("unknown-outcome", f"{outcome!r} is not a number") from None
             strings = attested_digits(int(outcome), descriptor.base, descriptor.nb_digits,
                                       descriptor.is_signed)
         else:

@@ -29,8 +29,10 @@ the messages and the wallet's seed. Bad input from the counterparty is a ``DlcEr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 from ctplugin import surjection
 from ctplugin.bulletproofs import verify_output
@@ -82,6 +84,26 @@ class PartySecrets:
     role: str
     funding_key_index: int
     coins: tuple[Outpoint, ...]
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _dlc_errors(method: Callable[P, R]) -> Callable[P, R]:
+    """A step's failures are ``DlcError``s: any other typed error of the layers below (a
+    malformed field reaching a parser, a proof that cannot be made) is reported as one."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except DlcError:
+            raise
+        except CtpluginError as exc:
+            raise DlcError(getattr(exc, "reason", None) or "invalid", str(exc)) from None
+
+    return wrapper
 
 
 def _serial(wallet: Wallet) -> int:
@@ -181,6 +203,7 @@ class DlcParty:
 
     # --- 1. offer ----------------------------------------------------------------------------
 
+    @_dlc_errors
     def offer(self, contract_info: ContractInfo, offer_collateral: int, *, fee_rate: int,
               cet_locktime: int, refund_locktime: int, height: int,
               confidential_funding: bool = True,
@@ -227,6 +250,7 @@ class DlcParty:
         if not ok:
             raise DlcError("bad-change-output", f"the {who}'s change range proof is invalid")
 
+    @_dlc_errors
     def accept(self, offer: OfferDlc, *, height: int, reserved: Collection[Outpoint] = ()
                ) -> tuple[ElementsContract, AcceptDlc, PartySecrets]:
         wallet = self.wallet
@@ -312,6 +336,7 @@ class DlcParty:
             coins.append(coin)
         return coins
 
+    @_dlc_errors
     def sign(self, offer: OfferDlc, accept: AcceptDlc, secrets: PartySecrets
              ) -> tuple[ElementsContract, SignDlc, Transaction]:
         """The offerer's sign_dlc, and the funding transaction with its inputs signed."""
@@ -364,6 +389,7 @@ class DlcParty:
 
     # --- 4. finalize -------------------------------------------------------------------------
 
+    @_dlc_errors
     def finalize(self, contract: ElementsContract, sign: SignDlc,
                  secrets: PartySecrets) -> Transaction:
         """The accepter's last step: check the sign_dlc, sign its inputs; the complete funding
@@ -400,6 +426,7 @@ class DlcParty:
 
     # --- 5. closing ----------------------------------------------------------------------------
 
+    @_dlc_errors
     def execute(self, contract: ElementsContract, secrets: PartySecrets,
                 counterparty_signatures: Sequence[bytes],
                 attestations: dict[int, OracleAttestation]) -> Transaction:
@@ -416,6 +443,7 @@ class DlcParty:
                                 ea.AdaptorSignature.from_bytes(counterparty_signatures[index]),
                                 secret, theirs, blinding.prove)
 
+    @_dlc_errors
     def refund(self, contract: ElementsContract, secrets: PartySecrets,
                counterparty_refund_signature: bytes) -> Transaction:
         offerer = secrets.role == OFFER
@@ -429,6 +457,7 @@ class DlcParty:
         return self.blinding(contract.offer, PayoutKey(accepter.payout_spk,
                                                        accepter.payout_blinding_pubkey))
 
+    @_dlc_errors
     def contract(self, offer: OfferDlc, accept: AcceptDlc) -> ElementsContract:
         """Rebuild a contract from its messages (after a restart)."""
         accepter = accept_party(accept)
