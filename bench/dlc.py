@@ -14,16 +14,18 @@ before and right after that row (the machine is shared: one t per run drifts wit
 from __future__ import annotations
 
 import operator
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
 from bench.common import Row, make_row
 from ctplugin.dlc import adaptor_points as ap
 from ctplugin.dlc import ecdsa_adaptor as ea
-from ctplugin.dlc.builder import Wallet, numeric_offer
+from ctplugin.dlc.builder import Wallet, numeric_contract_info, numeric_offer
 from ctplugin.dlc.contract import Contract
 from ctplugin.dlc.digits import decompose
+from ctplugin.dlc.messages import OfferDlc
 from ctplugin.dlc.multi_oracle import DifferenceParams
-from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle, OracleInfo
+from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle, OracleAnnouncement, OracleInfo
 from ctplugin.dlc.payout import (
     PayoutFunction,
     PayoutPoint,
@@ -31,9 +33,15 @@ from ctplugin.dlc.payout import (
     RoundingInterval,
     RoundingIntervals,
 )
+from ctplugin.elements import Transaction
 from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import ct, kernel
 from harness.timing import measure_t_us, median_time
+from regtest import wallet as regtest_wallet
+from regtest.chain import ChainBuilder
+from regtest.params import REGTEST_SEED, chain_params
+from regtest.wallet.dlc import DlcParty
+from validator import Node
 
 TARGET_US = {
     "dlc_points_memo": 3000.0,
@@ -88,6 +96,37 @@ def _row(name: str, n: int, seconds: float, t_us: float) -> Row:
                     note=PEER_NOTE.get(name, ""))
 
 
+def _contract_rows(offer: OfferDlc, bob: Wallet, bob_collateral: int, repeat: int,
+                   suffix: str = "") -> list[Row]:
+    """``dlc_contract_build`` / ``_sign_all`` / ``_verify_all`` (per adaptor signature) of the
+    Bitcoin contract: the accepter builds it and signs every CET; the offerer rebuilds it
+    (points included) and batch-verifies every signature."""
+    bob_params = bob.params(bob_collateral)
+    build_seconds, t_build = _timed(lambda: Contract.build(offer, bob_params), repeat=repeat)
+    contract = Contract.build(offer, bob_params)
+    count = len(contract.entries)
+    holder: list[list[ea.AdaptorSignature]] = []
+
+    def sign() -> None:
+        holder[:] = [contract.sign_adaptor_signatures(bob.funding_secret, offerer=False)]
+
+    sign_seconds, t_sign = _timed(sign, repeat=repeat)
+    sigs = holder[0]
+
+    def verify() -> None:
+        fresh = Contract.build(offer, bob_params)
+        assert all(fresh.verify_adaptor_signatures(bob.funding_pubkey, sigs, offerer=False))
+
+    verify_seconds, t_verify = _timed(verify, repeat=repeat)
+    note = f"{len(contract.cets)} CETs, {count} adaptor signatures"
+    return [make_row(f"dlc_contract_build{suffix}", count, build_seconds / count, t_build,
+                     note=note),
+            make_row(f"dlc_contract_sign_all{suffix}", count, sign_seconds / count, t_sign,
+                     note=note),
+            make_row(f"dlc_contract_verify_all{suffix}", count, verify_seconds / count, t_verify,
+                     note=note + "; rebuild incl. points + batch verify, per signature")]
+
+
 def _realistic_contract(quick: bool, t_us: float) -> list[Row]:
     """rust-dlc's dlc-manager bench contract, with coarser rounding so Python finishes in
     seconds: 3 oracles × 17 binary digits, threshold 2, bounded difference (minSupportExp 7,
@@ -108,29 +147,112 @@ def _realistic_contract(quick: bool, t_us: float) -> list[Row]:
     offer = numeric_offer(alice, announcements, 2, function, rounding, total_collateral=total,
                           offer_collateral=total // 2, num_digits=17,
                           params=DifferenceParams(8, 7, False))
-    bob_params = bob.params(total // 2)
+    return _contract_rows(offer, bob, total // 2, 1 if quick else 3)
+
+
+# --- on our chain (issue 15) -------------------------------------------------------------------
+
+ONCHAIN_TOTAL = 200_000_000
+ONCHAIN_DIGITS = 10
+
+
+def onchain_contract(announcements: list[OracleAnnouncement]) -> tuple[
+        PayoutFunction, RoundingIntervals]:
+    """The issue's contract: 2 of 3 oracles, 10 binary digits, piecewise-linear offer payout
+    (0 up to 200, linear to the whole collateral at 800, then flat), rounding 1,000,000 sat."""
+    function = PayoutFunction((
+        PolynomialPiece((PayoutPoint(0, 0), PayoutPoint(200, 0))),
+        PolynomialPiece((PayoutPoint(200, 0), PayoutPoint(800, ONCHAIN_TOTAL))),
+        PolynomialPiece((PayoutPoint(800, ONCHAIN_TOTAL), PayoutPoint(1023, ONCHAIN_TOTAL)))))
+    return function, RoundingIntervals((RoundingInterval(0, 1_000_000),))
+
+
+def _onchain(quick: bool) -> list[Row]:
+    """``dlc_onchain_setup``: offer + accept + sign + finalize of the contract on our chain by
+    two node wallets (every CET adaptor signature made and verified on both sides, both change
+    outputs and the confidential funding output blinded and proven, funding inputs signed),
+    reported per party (each party builds the contract, signs every CET and verifies every
+    counterparty signature, as the three Bitcoin rows of the same contract add up to); the note
+    gives the two-party total. ``dlc_execute``: from the attestations to a CET the validator's
+    mempool accepted (trie look-up, decryption, co-signature, two Bulletproofs and surjection
+    proofs, script check, mempool acceptance on a node without proof cache)."""
+    oracles = [Oracle.from_seed(f"bench oracle {i}".encode()) for i in range(3)]
+    event = DigitDecompositionEvent(2, False, "usd/btc", 0, ONCHAIN_DIGITS)
+    announcements = [o.announce("btcusd", event, 1_700_000_000) for o in oracles]
+    function, rounding = onchain_contract(announcements)
     repeat = 1 if quick else 3
-    build_seconds, t_build = _timed(lambda: Contract.build(offer, bob_params), repeat=repeat)
-    contract = Contract.build(offer, bob_params)
-    count = len(contract.entries)
-    holder: list[list[ea.AdaptorSignature]] = []
 
-    def sign() -> None:
-        holder[:] = [contract.sign_adaptor_signatures(bob.funding_secret, offerer=False)]
+    # The Bitcoin contract of the same shape, for the comparison rows.
+    alice_btc = Wallet(sha256(b"alice-fund"), sha256(b"alice-coin"), 150_000_000, 1)
+    bob_btc = Wallet(sha256(b"bob-fund"), sha256(b"bob-coin"), 150_000_000, 2)
+    btc_offer = numeric_offer(alice_btc, announcements, 2, function, rounding,
+                              total_collateral=ONCHAIN_TOTAL,
+                              offer_collateral=ONCHAIN_TOTAL // 2, num_digits=ONCHAIN_DIGITS)
+    rows = _contract_rows(btc_offer, bob_btc, ONCHAIN_TOTAL // 2, repeat, "_2of3x10")
 
-    sign_seconds, t_sign = _timed(sign, repeat=repeat)
-    sigs = holder[0]
+    alice = regtest_wallet.Wallet(REGTEST_SEED)
+    bob = regtest_wallet.Wallet(b"bench dlc bob")
+    chain = ChainBuilder([alice, bob], miner_script=b"\x51")
+    txs: dict[bytes, Transaction] = {tx.txid: tx for tx in chain.genesis.transactions}
+    with tempfile.TemporaryDirectory() as tmp, Node.open(tmp, chain.genesis, chain_params(),
+                                                          use_cache=False) as node:
+        def mine(*added: Transaction) -> None:
+            for tx in added:
+                node.accept_transaction(tx.serialize())
+                chain.add(tx)
+            block = chain.mine()
+            node.submit_block(block.serialize())
+            txs.update((tx.txid, tx) for tx in block.transactions)
 
-    def verify() -> None:
-        fresh = Contract.build(offer, bob_params)
-        assert all(fresh.verify_adaptor_signatures(bob.funding_pubkey, sigs, offerer=False))
+        mine(alice.build_transaction([regtest_wallet.Payment(400_000_000, bob.new_address())],
+                                     fee=1000, height=1))
+        parties = DlcParty(alice, txs.get), DlcParty(bob, txs.get)
+        info = numeric_contract_info(announcements, 2, function, rounding,
+                                     total_collateral=ONCHAIN_TOTAL,
+                                     num_digits=ONCHAIN_DIGITS)
+        height = chain.next_height
+        results: list[object] = []
 
-    verify_seconds, t_verify = _timed(verify, repeat=repeat)
-    note = f"{len(contract.cets)} CETs, {count} adaptor signatures"
-    return [make_row("dlc_contract_build", count, build_seconds / count, t_build, note=note),
-            make_row("dlc_contract_sign_all", count, sign_seconds / count, t_sign, note=note),
-            make_row("dlc_contract_verify_all", count, verify_seconds / count, t_verify,
-                     note=note + "; rebuild incl. points + batch verify, per signature")]
+        def setup() -> None:
+            offer, alice_secrets = parties[0].offer(info, ONCHAIN_TOTAL // 2, fee_rate=1,
+                                                    cet_locktime=height,
+                                                    refund_locktime=height + 100, height=height)
+            bob_view, accept, bob_secrets = parties[1].accept(offer, height=height)
+            _, sign, _ = parties[0].sign(offer, accept, alice_secrets)
+            funding = parties[1].finalize(bob_view, sign, bob_secrets)
+            results[:] = [bob_view, bob_secrets, sign, funding]
+
+        seconds, t_setup = _timed(setup, repeat=repeat)
+        bob_view, bob_secrets, sign, funding = results
+        count = len(bob_view.entries)  # type: ignore[attr-defined]
+        rows.append(make_row(
+            "dlc_onchain_setup", 2, seconds / 2, t_setup,
+            note=f"per party; both parties {seconds * 1e3:.0f} ms; {len(bob_view.closings)} "  # type: ignore[attr-defined]
+                 f"CETs, {count} adaptor signatures each way, confidential funding"))
+        mine(funding)  # type: ignore[arg-type]
+        outcomes = iter(range(230, 1023, 7))
+
+        def execute() -> None:
+            value = next(outcomes)
+            attestations = {i: oracles[i].attest(announcements[i], value) for i in (0, 2)}
+            cet = parties[1].execute(bob_view, bob_secrets,  # type: ignore[arg-type]
+                                     sign.cet_adaptor_signatures,  # type: ignore[attr-defined]
+                                     attestations)
+            node.accept_transaction(cet)
+            node.mempool.remove([cet.txid])
+
+        seconds, t_execute = _timed(execute, repeat=5 if quick else 15)
+        rows.append(make_row("dlc_execute", 1, seconds, t_execute,
+                             reference_t=50_000.0 / NOMINAL_T_US,
+                             note="attestations -> CET accepted by the mempool (target 50 ms)"))
+    by_name = {r.name: r for r in rows}
+    bitcoin_t = sum(by_name[f"dlc_contract_{k}_2of3x10"].t * count
+                    for k in ("build", "sign_all", "verify_all"))
+    setup_row = by_name["dlc_onchain_setup"]
+    rows[rows.index(setup_row)] = Row(setup_row.name, setup_row.n, setup_row.us, setup_row.t,
+                                      1.5 * bitcoin_t, setup_row.note + "; target 1.5 x the "
+                                      "three _2of3x10 rows")
+    return rows
 
 
 def _subset_sums_worker(table: bytes, rows: list[int], prefixes: list[tuple[int, ...]]) -> bytes:
@@ -217,6 +339,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
     seconds, local_t = _timed(verify_all, repeat=max(3, repeat // 2))
     rows.append(_row("dlc_verify_all", len(signatures), seconds, local_t))
     rows += _realistic_contract(quick, t_us)
+    rows += _onchain(quick)
     if not kernel.IS_NATIVE:
         rows.append(Row("note_pure_python_kernel", 0, 0.0, 0.0, None,
                         "the native kernel is not built: figures are for the reference backend"))

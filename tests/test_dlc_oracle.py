@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from ctplugin.dlc import messages
 from ctplugin.dlc.adaptor_points import DigitPoints, compute
+from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.oracle import (
     DigitDecompositionEvent,
     EnumEvent,
@@ -97,3 +99,55 @@ def test_enum_oracle() -> None:
         oracle.attest(announcement, "rain")
     forged = dataclasses.replace(attestation, outcomes=("home",))
     assert not forged.verify()
+
+
+def test_seeded_oracle_is_deterministic_and_stateless() -> None:
+    event = DigitDecompositionEvent(2, False, "usd", 0, 6)
+    first = Oracle.from_seed(b"demo oracle").announce("btcusd", event, 1_700_000_000)
+    again = Oracle.from_seed(b"demo oracle").announce("btcusd", event, 1_700_000_000)
+    assert first == again and first.verify()
+    # Another event (id, descriptor or maturity) gets other nonces; another seed another key.
+    assert Oracle.from_seed(b"demo oracle").announce("ethusd", event).event.nonces != \
+        first.event.nonces
+    assert Oracle.from_seed(b"demo oracle").announce(
+        "btcusd", event, 1_700_000_001).event.nonces != first.event.nonces
+    assert Oracle.from_seed(b"other").public_key != first.public_key
+    # A fresh instance attests an announcement it never saw (nothing is stored).
+    attestation = Oracle.from_seed(b"demo oracle").attest(first, 37)
+    assert attestation.outcomes == ("1", "0", "0", "1", "0", "1")
+    assert attestation.verify(first.event.nonces)
+    with pytest.raises(DlcError, match="not-our-event"):
+        Oracle.from_seed(b"other").attest(first, 37)
+    with pytest.raises(DlcError, match="unknown-outcome"):
+        Oracle.from_seed(b"demo oracle").attest(first, "many")
+    forged = dataclasses.replace(first, event=dataclasses.replace(
+        first.event, nonces=first.event.nonces[::-1]))
+    with pytest.raises(DlcError, match="not-our-event"):
+        Oracle.from_seed(b"demo oracle").attest(forged, 37)
+
+
+def test_oracle_command(tmp_path, capsys) -> None:
+    from apps.oracle import main
+    from ctplugin.dlc.messages import parse_announcement, parse_attestation
+
+    assert main(["--seed", "cli oracle", "announce", "ev", "--digits", "4",
+                 "--maturity", "9"]) == 0
+    text = capsys.readouterr().out
+    announcement = parse_announcement(json.loads(text))
+    assert announcement == Oracle.from_seed(b"cli oracle").announce(
+        "ev", DigitDecompositionEvent(2, False, "", 0, 4), 9)
+    path = tmp_path / "ann.json"
+    path.write_text(text)
+    assert main(["--seed", "cli oracle", "attest", "--announcement", str(path), "11"]) == 0
+    by_file = parse_attestation(json.loads(capsys.readouterr().out))
+    assert main(["--seed", "cli oracle", "attest", "ev", "11", "--digits", "4",
+                 "--maturity", "9"]) == 0
+    by_event = parse_attestation(json.loads(capsys.readouterr().out))
+    assert by_file == by_event and by_file.verify(announcement.event.nonces)
+    assert by_file.outcomes == ("1", "0", "1", "1")
+    assert main(["--seed", "cli oracle", "announce", "m", "--outcomes", "a,b"]) == 0
+    enum = parse_announcement(json.loads(capsys.readouterr().out))
+    assert main(["--seed-hex", "00", "attest", "--announcement", str(path), "3"]) == 1
+    assert "not-our-event" in capsys.readouterr().err
+    assert main(["--seed", "cli oracle", "announce", "x"]) == 1  # neither --digits nor --outcomes
+    assert enum.verify()

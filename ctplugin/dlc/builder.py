@@ -96,6 +96,16 @@ def attach_witnesses(fund: CMutableTransaction, inputs: Sequence[txs.FundingInpu
     return signed
 
 
+def numeric_contract_info(announcements: Sequence[OracleAnnouncement], threshold: int,
+                          payout_function: PayoutFunction, rounding: RoundingIntervals, *,
+                          total_collateral: int, num_digits: int,
+                          params: DifferenceParams | None = None) -> ContractInfo:
+    """A single numeric contract's info: the descriptor and the oracles."""
+    return ContractInfo(total_collateral, (ContractInfoItem(
+        NumericDescriptor(num_digits, payout_function, rounding),
+        OracleSet(threshold, tuple(announcements), params)),), False)
+
+
 def numeric_offer(wallet: Wallet, announcements: Sequence[OracleAnnouncement], threshold: int,
                   payout_function: PayoutFunction, rounding: RoundingIntervals, *,
                   total_collateral: int, offer_collateral: int, num_digits: int,
@@ -104,9 +114,9 @@ def numeric_offer(wallet: Wallet, announcements: Sequence[OracleAnnouncement], t
                   temporary_id: bytes = b"\x42" * 32) -> OfferDlc:
     """An offer_dlc for a numeric contract funded by ``wallet``'s coin."""
     party = wallet.params(offer_collateral)
-    info = ContractInfo(total_collateral, (ContractInfoItem(
-        NumericDescriptor(num_digits, payout_function, rounding),
-        OracleSet(threshold, tuple(announcements), params)),), False)
+    info = numeric_contract_info(announcements, threshold, payout_function, rounding,
+                                 total_collateral=total_collateral, num_digits=num_digits,
+                                 params=params)
     return OfferDlc(1, 0, REGTEST_CHAIN_HASH, temporary_id, info, party.fund_pubkey,
                     party.payout_spk, party.payout_serial_id, offer_collateral, party.inputs,
                     party.change_spk, party.change_serial_id, wallet.serial_seed * 7 + 4,

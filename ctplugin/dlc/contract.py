@@ -1,5 +1,9 @@
 """The DLC flow: offer → accept → sign, and execution once the oracles attest.
 
+``ContractTerms.build(offer)`` is what any chain's contract starts from (the CET set, the adaptor
+entries and points); ``AdaptorSigned`` adds the adaptor signatures over a contract's sighashes and
+the outcome look-up, shared by the Bitcoin ``Contract`` below and ``elements_contract``.
+
 ``Contract.build(offer, accept_params)`` derives everything both parties must agree on from the
 offer and the accepter's parameters: the CET set of every contract-info item, the funding, CET and
 refund transactions, the sighash of every CET, and the adaptor point of every adaptor signature
