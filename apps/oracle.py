@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.messages import announcement_json, attestation_json, parse_announcement
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> object:
     if args.announcement is not None:
         try:
             text = (sys.stdin.read() if args.announcement == "-"
-                    else open(args.announcement, encoding="utf-8").read())
+                    else Path(args.announcement).read_text(encoding="utf-8"))
             announcement = parse_announcement(json.loads(text))
         except (OSError, ValueError) as exc:
             raise DlcError("bad-announcement", str(exc)) from None

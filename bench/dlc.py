@@ -201,7 +201,7 @@ def _onchain(quick: bool) -> list[Row]:
                 node.accept_transaction(tx.serialize())
                 chain.add(tx)
             block = chain.mine()
-            node.submit_block(block.serialize())
+            node.submit_block(block.serialize()).connected()
             txs.update((tx.txid, tx) for tx in block.transactions)
 
         mine(alice.build_transaction([regtest_wallet.Payment(400_000_000, bob.new_address())],
@@ -239,7 +239,7 @@ def _onchain(quick: bool) -> list[Row]:
                                      sign.cet_adaptor_signatures,  # type: ignore[attr-defined]
                                      attestations)
             node.accept_transaction(cet)
-            node.mempool.remove([cet.txid])
+            node.remove_transactions([cet.txid])
 
         seconds, t_execute = _timed(execute, repeat=5 if quick else 15)
         rows.append(make_row("dlc_execute", 1, seconds, t_execute,

@@ -242,6 +242,7 @@ class AdaptorSigned:
     local_cet_indices: list[int]
     sighashes: list[bytes]
     """Per CET, the digest both parties' signatures sign."""
+    refund_sighash: bytes
 
     @functools.cached_property
     def index(self) -> OutcomeIndex:
@@ -286,6 +287,26 @@ class AdaptorSigned:
             raise DlcError("bad-key", f"funding pubkey: {exc}") from None
         return ea.verify_many(pubkey, list(zip(parsed, self.message_hashes(offerer),
                                                self.points)))
+
+    def sign_refund(self, funding_secret: bytes) -> bytes:
+        return ct.ecdsa_sign(funding_secret, self.refund_sighash)
+
+    def verify_refund_signature(self, funding_pubkey: bytes, der: bytes) -> bool:
+        try:
+            return coincurve.PublicKey(funding_pubkey).verify(der, self.refund_sighash,
+                                                              hasher=None)
+        except (ValueError, TypeError):
+            return False
+
+    def check_signatures(self, funding_pubkey: bytes, adaptor_signatures: Sequence[bytes],
+                         refund_signature: bytes, *, offerer: bool) -> None:
+        """The counterparty's adaptor signatures (every one, in message order) and refund
+        signature verify; ``offerer``: they are the offerer's."""
+        who = "offerer" if offerer else "accepter"
+        require_all_valid(self.verify_adaptor_signatures(funding_pubkey, adaptor_signatures,
+                                                         offerer=offerer), who)
+        if not self.verify_refund_signature(funding_pubkey, refund_signature):
+            raise DlcError("bad-refund-signature", f"the {who}'s refund signature does not verify")
 
     def find_adaptor_index(self, attestations: dict[int, OracleAttestation],
                            item_number: int = 0) -> int:
@@ -368,19 +389,9 @@ class Contract(AdaptorSigned):
     # --- refund and funding --------------------------------------------------------------------
 
     @property
-    def refund_sighash(self) -> bytes:
+    def refund_sighash(self) -> bytes:  # type: ignore[override]
         dlc = self.transactions
         return txs.closing_sighash(dlc.refund, dlc.funding_script, dlc.fund_output_value)
-
-    def sign_refund(self, funding_secret: bytes) -> bytes:
-        return coincurve.PrivateKey(funding_secret).sign(self.refund_sighash, hasher=None)
-
-    def verify_refund_signature(self, funding_pubkey: bytes, der: bytes) -> bool:
-        try:
-            return coincurve.PublicKey(funding_pubkey).verify(der, self.refund_sighash,
-                                                              hasher=None)
-        except (ValueError, TypeError):
-            return False
 
     def contract_id(self) -> bytes:
         dlc = self.transactions
@@ -441,7 +452,8 @@ def accept_offer(offer: OfferDlc, params: txs.PartyParams, funding_secret: bytes
     return contract, accept
 
 
-def _require_all(verdicts: list[bool], what: str) -> None:
+def require_all_valid(verdicts: list[bool], what: str) -> None:
+    """``DlcError(bad-adaptor-signature)`` naming the first signature that does not verify."""
     if not all(verdicts):
         raise DlcError("bad-adaptor-signature",
                        f"{what} adaptor signature {verdicts.index(False)} does not verify")
@@ -458,11 +470,8 @@ def sign_accepted(offer: OfferDlc, accept: AcceptDlc, funding_secret: bytes,
     if accept.temporary_contract_id != offer.temporary_contract_id:
         raise DlcError("bad-accept", "temporary contract id differs from the offer's")
     contract = Contract.build(offer, accept, scheme=scheme, strategy=strategy)
-    _require_all(contract.verify_adaptor_signatures(accept.funding_pubkey,
-                                                    accept.cet_adaptor_signatures,
-                                                    offerer=False), "accept")
-    if not contract.verify_refund_signature(accept.funding_pubkey, accept.refund_signature):
-        raise DlcError("bad-refund-signature", "the accepter's refund signature does not verify")
+    contract.check_signatures(accept.funding_pubkey, accept.cet_adaptor_signatures,
+                              accept.refund_signature, offerer=False)
     funding_witnesses = funding_signer(contract.transactions.fund)
     contract.verify_funding_witnesses(contract.offer_params, funding_witnesses)
     sigs = contract.sign_adaptor_signatures(funding_secret, offerer=True)
@@ -477,9 +486,6 @@ def check_signed(contract: Contract, sign: SignDlc) -> None:
     refund signature, the offerer's funding witnesses)."""
     if sign.contract_id != contract.contract_id():
         raise DlcError("bad-sign", "contract id differs (another funding transaction?)")
-    offer_key = contract.offer.funding_pubkey
-    _require_all(contract.verify_adaptor_signatures(offer_key, sign.cet_adaptor_signatures,
-                                                    offerer=True), "offer")
-    if not contract.verify_refund_signature(offer_key, sign.refund_signature):
-        raise DlcError("bad-refund-signature", "the offerer's refund signature does not verify")
+    contract.check_signatures(contract.offer.funding_pubkey, sign.cet_adaptor_signatures,
+                              sign.refund_signature, offerer=True)
     contract.verify_funding_witnesses(contract.offer_params, sign.funding_witnesses)

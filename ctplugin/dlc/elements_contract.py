@@ -27,8 +27,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import coincurve
-
 from ctplugin.dlc import adaptor_points as ap
 from ctplugin.dlc import ecdsa_adaptor as ea
 from ctplugin.dlc import elements_tx as etx
@@ -265,12 +263,6 @@ class ElementsContract(AdaptorSigned):
 
     # --- refund ---------------------------------------------------------------------------------
 
-    def sign_refund(self, funding_secret: bytes) -> bytes:
-        return ct.ecdsa_sign(funding_secret, self.refund_sighash)
-
-    def verify_refund_signature(self, funding_pubkey: bytes, der: bytes) -> bool:
-        return _ecdsa_verify(funding_pubkey, der, self.refund_sighash)
-
     def contract_id(self) -> bytes:
         return etx.contract_id(self.funding, self.offer.temporary_contract_id)
 
@@ -333,13 +325,6 @@ def _closing(funding: etx.Funding, outputs: Sequence[TxOut], present: Sequence[P
         raise DlcError("bad-blinding", "one output per payout expected")
     fee = funding.value - sum(amount for _, amount in present)
     return etx.closing_transaction(funding, outputs, fee, asset, lock_time, sequence)
-
-
-def _ecdsa_verify(pubkey: bytes, der: bytes, digest: bytes) -> bool:
-    try:
-        return coincurve.PublicKey(pubkey).verify(der, digest, hasher=None)
-    except (ValueError, TypeError):
-        return False
 
 
 def with_proofs(tx: Transaction, outputs: Sequence[TxOut]) -> Transaction:

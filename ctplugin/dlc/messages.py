@@ -376,18 +376,26 @@ def _elements(obj: Any, where: str) -> dict[str, Any] | None:
     return ext
 
 
+def _parse_change(ext: dict[str, Any], where: str) -> tuple[dict[str, Any], bytes, bytes,
+                                                                bytes, bytes]:
+    """The blinded change output's fields: (object, asset and value commitments, nonce,
+    range proof)."""
+    change = _field(ext, "change", dict, where)
+    w = f"{where}.change"
+    return (change, _hex(change, "assetCommitment", w, 33), _hex(change, "valueCommitment", w, 33),
+            _pubkey(change, "nonce", w), _blob(change, "rangeProof", w))
+
+
 def _parse_elements_offer(obj: Any) -> ElementsOffer | None:
     w = "offer.elements"
     ext = _elements(obj, "offer")
     if ext is None:
         return None
-    change = _field(ext, "change", dict, w)
+    _, asset, value, nonce, range_proof = _parse_change(ext, w)
     return ElementsOffer(
         _hex(ext, "asset", w, 32)[::-1], bool(_field(ext, "confidentialFunding", bool, w)),
-        _hex(ext, "blindingSeed", w, 32), _pubkey(ext, "payoutBlindingPubkey", w),
-        _hex(change, "assetCommitment", f"{w}.change", 33),
-        _hex(change, "valueCommitment", f"{w}.change", 33),
-        _pubkey(change, "nonce", f"{w}.change"), _blob(change, "rangeProof", f"{w}.change"))
+        _hex(ext, "blindingSeed", w, 32), _pubkey(ext, "payoutBlindingPubkey", w), asset, value,
+        nonce, range_proof)
 
 
 def _parse_elements_accept(obj: Any) -> ElementsAccept | None:
@@ -395,12 +403,9 @@ def _parse_elements_accept(obj: Any) -> ElementsAccept | None:
     ext = _elements(obj, "accept")
     if ext is None:
         return None
-    change = _field(ext, "change", dict, w)
-    cw = f"{w}.change"
-    return ElementsAccept(
-        _pubkey(ext, "payoutBlindingPubkey", w), _hex(change, "assetCommitment", cw, 33),
-        _hex(change, "valueCommitment", cw, 33), _pubkey(change, "nonce", cw),
-        _blob(change, "rangeProof", cw), _blob(change, "surjectionProof", cw))
+    change, asset, value, nonce, range_proof = _parse_change(ext, w)
+    return ElementsAccept(_pubkey(ext, "payoutBlindingPubkey", w), asset, value, nonce,
+                          range_proof, _blob(change, "surjectionProof", f"{w}.change"))
 
 
 def _parse_elements_sign(obj: Any) -> ElementsSign | None:
@@ -412,21 +417,24 @@ def _parse_elements_sign(obj: Any) -> ElementsSign | None:
                         _blob(ext, "fundingRangeProof", w), _blob(ext, "fundingSurjectionProof", w))
 
 
+def _change_json(ext: ElementsOffer | ElementsAccept) -> dict[str, Any]:
+    change = {"assetCommitment": ext.change_asset.hex(),
+              "valueCommitment": ext.change_value.hex(), "nonce": ext.change_nonce.hex(),
+              "rangeProof": ext.change_range_proof.hex()}
+    if isinstance(ext, ElementsAccept):
+        change["surjectionProof"] = ext.change_surjection_proof.hex()
+    return change
+
+
 def _elements_offer_json(ext: ElementsOffer) -> dict[str, Any]:
     return {"asset": ext.asset[::-1].hex(), "confidentialFunding": ext.confidential_funding,
             "blindingSeed": ext.blinding_seed.hex(),
-            "payoutBlindingPubkey": ext.payout_blinding_pubkey.hex(),
-            "change": {"assetCommitment": ext.change_asset.hex(),
-                       "valueCommitment": ext.change_value.hex(), "nonce": ext.change_nonce.hex(),
-                       "rangeProof": ext.change_range_proof.hex()}}
+            "payoutBlindingPubkey": ext.payout_blinding_pubkey.hex(), "change": _change_json(ext)}
 
 
 def _elements_accept_json(ext: ElementsAccept) -> dict[str, Any]:
     return {"payoutBlindingPubkey": ext.payout_blinding_pubkey.hex(),
-            "change": {"assetCommitment": ext.change_asset.hex(),
-                       "valueCommitment": ext.change_value.hex(), "nonce": ext.change_nonce.hex(),
-                       "rangeProof": ext.change_range_proof.hex(),
-                       "surjectionProof": ext.change_surjection_proof.hex()}}
+            "change": _change_json(ext)}
 
 
 def _elements_sign_json(ext: ElementsSign) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from ctplugin.hashes import tagged_hash, tagged_hasher
 from ctplugin.secp256k1 import KIND_XONLY, G, Point, ct, decode_points, kernel, msm_var
 from ctplugin.secp256k1.params import N
 from ctplugin.secp256k1.params import P as FIELD_P
+from ctplugin.secp256k1.scalar import scalar_from_hash
 from ctplugin.serialize import bigsize
 
 
@@ -257,16 +258,6 @@ def bip340_sign_with_nonce(secret_key: int, nonce: int, msg: bytes) -> bytes:
     return r_x + ((k + e * d) % N).to_bytes(32, "big")
 
 
-def _seeded_scalar(tag: str, data: bytes) -> int:
-    """A scalar in [1, n) from a tagged hash, a counter appended until it is in range."""
-    counter = 0
-    while True:
-        value = int.from_bytes(tagged_hash(tag, data + counter.to_bytes(4, "big")), "big")
-        if 0 < value < N:
-            return value
-        counter += 1
-
-
 class Oracle:
     """An oracle holding its key and per-event nonces (tests, examples, the benchmark).
 
@@ -290,7 +281,7 @@ class Oracle:
     def from_seed(cls, seed: bytes, scheme: MessageHash = MessageHash.UNTAGGED) -> Oracle:
         if not seed:
             raise DlcError("bad-seed", "an oracle seed must not be empty")
-        return cls(_seeded_scalar("ctplugin/dlc/oracle/key", seed), scheme, seed=seed)
+        return cls(scalar_from_hash("ctplugin/dlc/oracle/key", seed), scheme, seed=seed)
 
     def _derived(self, event_id: str, descriptor: EventDescriptor, maturity_epoch: int,
                  count: int) -> list[int]:
@@ -298,7 +289,7 @@ class Oracle:
         assert self._seed is not None
         data = (self._seed + _string(event_id) + serialize_descriptor(descriptor)
                 + maturity_epoch.to_bytes(4, "big"))
-        return [_seeded_scalar("ctplugin/dlc/oracle/nonce", data + j.to_bytes(4, "big"))
+        return [scalar_from_hash("ctplugin/dlc/oracle/nonce", data + j.to_bytes(4, "big"))
                 for j in range(count + 1)]
 
     def announce(self, event_id: str, descriptor: EventDescriptor, maturity_epoch: int = 0,

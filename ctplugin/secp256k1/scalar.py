@@ -5,7 +5,19 @@ from __future__ import annotations
 from typing import SupportsIndex
 
 from ctplugin.errors import EncodingError
+from ctplugin.hashes import tagged_hash
 from ctplugin.secp256k1.params import N
+
+
+def scalar_from_hash(tag: str, data: bytes) -> int:
+    """A non-zero scalar from a tagged hash: int(TH(tag, data ‖ be32(counter))) for the first
+    counter (from 0) whose value is in [1, n) (deterministic keys, nonces and blinds)."""
+    counter = 0
+    while True:
+        value = int.from_bytes(tagged_hash(tag, data + counter.to_bytes(4, "big")), "big")
+        if 0 < value < N:
+            return value
+        counter += 1
 
 
 class Scalar:

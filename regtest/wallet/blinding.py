@@ -31,7 +31,7 @@ from ctplugin.errors import EncodingError
 from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
-from regtest.wallet.keys import scalar_from_hash
+from ctplugin.secp256k1.scalar import scalar_from_hash
 
 ABF_TAG = "ctplugin/wallet/abf"
 

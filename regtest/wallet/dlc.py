@@ -347,11 +347,8 @@ class DlcParty:
         blinding = self.blinding(offer, PayoutKey(accepter.payout_spk,
                                                   accepter.payout_blinding_pubkey))
         contract = ElementsContract.build(offer, accepter, blinding, scheme=self.scheme)
-        _require(contract.verify_adaptor_signatures(accept.funding_pubkey,
-                                                    accept.cet_adaptor_signatures,
-                                                    offerer=False), "accept")
-        if not contract.verify_refund_signature(accept.funding_pubkey, accept.refund_signature):
-            raise DlcError("bad-refund-signature", "the accepter's refund signature")
+        contract.check_signatures(accept.funding_pubkey, accept.cet_adaptor_signatures,
+                                  accept.refund_signature, offerer=False)
         contract.check_side(False, blinding.side_offset(False))
         self._verify_range_proof(accepter.change, "accepter")
         self._verify_surjection(contract, accepter.change, "the accepter's change")
@@ -399,11 +396,8 @@ class DlcParty:
         ext = sign.elements
         if ext is None:
             raise DlcError("not-elements", "the sign message has no Elements part")
-        offer_key = contract.offer.funding_pubkey
-        _require(contract.verify_adaptor_signatures(offer_key, sign.cet_adaptor_signatures,
-                                                    offerer=True), "offer")
-        if not contract.verify_refund_signature(offer_key, sign.refund_signature):
-            raise DlcError("bad-refund-signature", "the offerer's refund signature")
+        contract.check_signatures(contract.offer.funding_pubkey, sign.cet_adaptor_signatures,
+                                  sign.refund_signature, offerer=True)
         offer_change = _proven(contract.offer_party.change, ext.change_surjection_proof)
         self._verify_surjection(contract, offer_change, "the offerer's change")
         own_change = contract.accept_party.change
@@ -477,12 +471,6 @@ def _ext(offer: OfferDlc) -> ElementsOffer:
     if offer.elements is None:
         raise DlcError("not-elements", "the offer has no Elements part (a Bitcoin contract)")
     return offer.elements
-
-
-def _require(verdicts: list[bool], what: str) -> None:
-    if not all(verdicts):
-        raise DlcError("bad-adaptor-signature",
-                       f"{what} adaptor signature {verdicts.index(False)} does not verify")
 
 
 def _proven(out: TxOut, surjection_proof: bytes) -> TxOut:

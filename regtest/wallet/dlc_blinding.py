@@ -50,8 +50,8 @@ from ctplugin.pedersen import (
 )
 from ctplugin.secp256k1 import INFINITY, KIND_PEDERSEN, Point, ct, encode_points
 from ctplugin.secp256k1.params import N
+from ctplugin.secp256k1.scalar import scalar_from_hash
 from regtest.wallet.blinding import asset_blinding_factor, ephemeral_pubkey, rewind_nonce
-from regtest.wallet.keys import scalar_from_hash
 from regtest.wallet.wallet import Wallet
 
 _ROLES = ("offer", "accept")

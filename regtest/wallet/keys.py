@@ -21,10 +21,11 @@ import hmac
 from dataclasses import dataclass
 
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import hash160, tagged_hash
+from ctplugin.hashes import hash160
 from ctplugin.script.taproot import TaprootOutput
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
+from ctplugin.secp256k1.scalar import scalar_from_hash
 
 P2TR = "p2tr"
 P2WPKH = "p2wpkh"
@@ -43,16 +44,6 @@ def p2tr_script(pubkey: bytes) -> bytes:
     if len(pubkey) != 33:
         raise EncodingError("P2TR needs a 33-byte compressed public key", reason="length")
     return TaprootOutput(pubkey[1:]).script_pubkey
-
-
-def scalar_from_hash(tag: str, data: bytes) -> int:
-    """A non-zero scalar from a tagged hash (counter appended until the value is in [1, n))."""
-    counter = 0
-    while True:
-        value = int.from_bytes(tagged_hash(tag, data + counter.to_bytes(4, "big")), "big")
-        if 0 < value < N:
-            return value
-        counter += 1
 
 
 def slip77_master_blinding_key(seed: bytes) -> bytes:
