@@ -145,10 +145,10 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
 
     if config.mode not in MODES:
         raise ValueError(f"unknown mode {config.mode!r} (one of {', '.join(MODES)})")
+    last = chain_height = source.last_height()  # an unreachable source fails before the datadir
     with Engine.open(datadir) as engine:
         engine.recover()
         start = engine.tip.height + 1
-        last = chain_height = source.last_height()
         if config.stop_at_height is not None:
             last = config.stop_at_height if last is None else min(last, config.stop_at_height)
         report = ReplayReport(mode=config.mode, source=source.description, start_height=start,

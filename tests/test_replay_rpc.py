@@ -133,3 +133,76 @@ def test_an_unreachable_node_is_a_source_error() -> None:
         port = s.getsockname()[1]
     with pytest.raises(SourceError, match="unreachable"):
         RpcSource(f"http://127.0.0.1:{port}/").last_height()
+
+
+# ------------------------------------------------------------------------------------------------
+# Our own node (``ctplugin node`` as a subprocess), cookie authentication, every mode
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def running_node(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFactory
+                 ) -> Iterator[Any]:
+    from harness.node import NodeProcess
+    from regtest.chain import write_chain
+
+    root = tmp_path_factory.mktemp("node")
+    write_chain(root / "chain.dat", [parse_block(b) for b in replay_blocks])
+    node = NodeProcess(root / "node", "--load-chain", str(root / "chain.dat"))
+    node.start()
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+@pytest.mark.parametrize("mode", ["single", "block", "window", "workers", "dask"])
+def test_replay_from_a_running_node_matches_one_by_one(
+        mode: str, running_node: Any, replay_blocks: list[bytes], tmp_path: Path) -> None:
+    assert running_node.call("getblockcount") == len(replay_blocks) - 1
+    with Engine.open(tmp_path / "ref") as engine:
+        for raw in replay_blocks[1:]:
+            engine.connect(raw)
+        expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
+    source = RpcSource(f"http://127.0.0.1:{running_node.port}/",
+                       read_cookie(running_node.cookie_path), batch_size=3)
+    report = replay(source, tmp_path / mode,
+                    ReplayConfig(mode=mode, window=2, workers=2, task_proofs=6,
+                                 dask_processes=False, show_progress=False))
+    source.close()
+    assert (report.tip, report.utxo_set_hash) == expected
+    assert report.tip == running_node.call("getbestblockhash")
+
+
+def test_ctplugin_replay_reads_a_node_with_its_cookie(running_node: Any, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    done = subprocess.run(
+        [sys.executable, "-m", "apps.main", "replay", f"http://127.0.0.1:{running_node.port}",
+         "--rpccookiefile", str(running_node.cookie_path), "--datadir", str(tmp_path / "d"),
+         "--quiet", "--json", str(tmp_path / "r.json")],
+        capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["tip"] == running_node.call("getbestblockhash")
+    assert report["source"] == f"node http://127.0.0.1:{running_node.port}/"
+    wrong = subprocess.run(
+        [sys.executable, "-m", "apps.main", "replay", f"http://127.0.0.1:{running_node.port}",
+         "--rpcuser", "nobody", "--rpcpassword", "wrong", "--datadir", str(tmp_path / "e")],
+        capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert wrong.returncode == 2 and "refused the credentials" in wrong.stderr
+    assert not (tmp_path / "e").exists()  # nothing created for a source that cannot be read
+
+
+def test_replay_reads_a_nodes_own_blocks_directory(running_node: Any, tmp_path: Path) -> None:
+    """The node's blk*.dat files (Core framing, rev*.dat beside them) are a blocks/ source:
+    Core's -reindex-chainstate, from a live node's data directory."""
+    from regtest.params import genesis_block
+    from replay.sources import BlocksDirSource
+
+    source = BlocksDirSource(running_node.datadir / "blocks", genesis_block().hash)
+    report = replay(source, tmp_path / "d", ReplayConfig(mode="window", show_progress=False))
+    assert report.tip == running_node.call("getbestblockhash")
