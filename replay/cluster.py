@@ -60,8 +60,12 @@ class DaskPool(Closeable):
                 kwargs["memory_limit"] = memory_limit
             if processes:  # TCP on loopback only; in-process workers talk over inproc://
                 kwargs["host"] = "127.0.0.1"
-            self._cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                         processes=processes, dashboard_address=None, **kwargs)
+            # No dashboard; the scheduler's remaining HTTP routes (health, metrics) on a free
+            # loopback port instead of its default 8787 (taken if another cluster runs).
+            self._cluster = LocalCluster(
+                n_workers=n_workers, threads_per_worker=1, processes=processes,
+                dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, **kwargs)
             self.client = Client(self._cluster)
             self.description = f"LocalCluster ({n_workers} workers, 1 thread each)"
         else:
