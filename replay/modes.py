@@ -49,6 +49,7 @@ PHASE_OF_STAGE = {
     "parse": "parse", "check": "checks", "plan": "checks", "cache": "checks",
     "resolve": "utxo", "claims": "range_proofs", "msm": "range_proofs",
     "range": "range_proofs", "surjection": "surjection_proofs", "commit": "write",
+    "store": "write",
 }
 
 

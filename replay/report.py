@@ -40,6 +40,7 @@ PHASE_TITLES = {
     "utxo": "UTXO lookups", "range_proofs": "range proofs", "surjection_proofs":
     "surjection proofs", "balances": "balances", "write": "database write",
     "pack": "packing tasks", "wait": "waiting for verdicts",
+    "scripts": "scripts and signatures",
 }
 REPORT_KEYS = ("mode", "blocks", "transactions", "range_proofs", "seconds", "height", "tip",
                "utxo_set_hash")
