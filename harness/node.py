@@ -51,7 +51,11 @@ class NodeProcess:
              "--rpcport", str(self.port), *self.args, *extra],
             cwd=REPO, env=env, stdout=self._out, stderr=self._err)
         if wait:
-            self.wait_ready(timeout)
+            try:
+                self.wait_ready(timeout)
+            except BaseException:
+                self.kill()  # never leave a node behind
+                raise
         return self
 
     def credentials(self) -> tuple[str, str]:
