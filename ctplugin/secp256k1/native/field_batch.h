@@ -51,6 +51,21 @@ FE_IFMA static inline void fe8_carry_(__m512i t[5], __m512i *top) {
     t[4] = _mm512_and_si512(t[4], m);
 }
 
+/* Limbs below 2^63 to limbs below 2^52, the same value mod p: a carry pass (its top < 2^12, so
+ * top·R < 2^52 folds back in one multiply-add), a second pass (top is 0, or 1 with l_1..l_4
+ * small), one more fold and the carry out of limb 0. */
+FE_IFMA static inline void fe8_norm_(fe8 *r, __m512i t[5]) {
+    const __m512i m = _mm512_set1_epi64((long long)FE52_MASK), R = _mm512_set1_epi64((long long)FE52_R);
+    __m512i top;
+    fe8_carry_(t, &top);
+    t[0] = _mm512_madd52lo_epu64(t[0], top, R);
+    fe8_carry_(t, &top);
+    t[0] = _mm512_madd52lo_epu64(t[0], top, R);
+    t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
+    t[0] = _mm512_and_si512(t[0], m);
+    for (int k = 0; k < 5; k++) r->l[k] = t[k];
+}
+
 /* Ten product columns (each < 2^57) to five limbs < 2^52 (see the header comment). */
 FE_IFMA static inline void fe8_reduce_(fe8 *r, __m512i t[10]) {
     const __m512i m = _mm512_set1_epi64((long long)FE52_MASK), R = _mm512_set1_epi64((long long)FE52_R);
@@ -69,14 +84,7 @@ FE_IFMA static inline void fe8_reduce_(fe8 *r, __m512i t[10]) {
     c5 = _mm512_madd52hi_epu64(c5, t[9], R); /* < 2^43 */
     t[0] = _mm512_madd52lo_epu64(t[0], c5, R);
     t[1] = _mm512_madd52hi_epu64(t[1], c5, R);
-    __m512i top;
-    fe8_carry_(t, &top); /* top < 2^6 */
-    t[0] = _mm512_madd52lo_epu64(t[0], top, R);
-    fe8_carry_(t, &top); /* top is 0, or 1 with l_1..l_4 all zero */
-    t[0] = _mm512_madd52lo_epu64(t[0], top, R);
-    t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
-    t[0] = _mm512_and_si512(t[0], m);
-    for (int k = 0; k < 5; k++) r->l[k] = t[k];
+    fe8_norm_(r, t); /* limbs < 2^57 here */
 }
 
 FE_IFMA static inline void fe8_mul_(fe8 *r, const fe8 *a, const fe8 *b) {

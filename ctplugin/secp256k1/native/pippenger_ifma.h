@@ -23,21 +23,6 @@
 #define FE52_32P1 0x1FFFFFFFFFFFFE0ULL
 #define FE52_32P4 0x1FFFFFFFFFFFE0ULL
 
-/* Limbs below 2^63 to limbs below 2^52, the same value mod p: a carry pass (its top < 2^12, so
- * top·R < 2^52 folds back in one multiply-add), a second pass (top is 0, or 1 with l_1..l_4
- * small), one more fold and the carry out of limb 0. */
-FE_IFMA static inline void fe8_norm_(fe8 *r, __m512i t[5]) {
-    const __m512i m = _mm512_set1_epi64((long long)FE52_MASK), R = _mm512_set1_epi64((long long)FE52_R);
-    __m512i top;
-    fe8_carry_(t, &top);
-    t[0] = _mm512_madd52lo_epu64(t[0], top, R);
-    fe8_carry_(t, &top);
-    t[0] = _mm512_madd52lo_epu64(t[0], top, R);
-    t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
-    t[0] = _mm512_and_si512(t[0], m);
-    for (int k = 0; k < 5; k++) r->l[k] = t[k];
-}
-
 /* r = a - b (mod p), limbs < 2^52, value < 2^260 (a, b the same). */
 FE_IFMA static inline void fe8_sub_(fe8 *r, const fe8 *a, const fe8 *b) {
     __m512i t[5];
