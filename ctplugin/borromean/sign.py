@@ -31,7 +31,7 @@ from ctplugin.borromean.drbg import prover_stream, rpser
 from ctplugin.borromean.format import MAX_MESSAGE_LEN, U64_MAX, proof_error, ring_sizes
 from ctplugin.borromean.verify import expand_members, member_bases
 from ctplugin.pedersen import Commitment, Generator, commit
-from ctplugin.secp256k1 import KIND_XQR, g_table, kernel
+from ctplugin.secp256k1 import KIND_XQR, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
@@ -220,30 +220,46 @@ def _close_rings(params: ProveParams, m: bytes, secs: list[int], nonces: list[in
                  s_values: list[int], starts: list[int], pubs: bytes) -> bytes:
     """The Borromean ring signature over every ring's members ``pubs``: from each real member,
     forge the members after it up to the shared closing hash e0, then from e0 forge the members
-    before it and close the ring (its s value replaces the nonce in ``s_values``). Returns e0."""
+    before it and close the ring (its s value replaces the nonce in ``s_values``). Returns e0.
 
-    def forge(s: int, e: int, k: int) -> bytes:
-        r = g_table().msm_var(s.to_bytes(32, "big"), e.to_bytes(32, "big"),
-                              pubs[64 * k: 64 * k + 64])
-        if r == _INFINITY:
+    The rings are independent chains, so both walks advance every ring by one member per wave
+    and forge the wave's members R = s·G + e·P (public) in one ``double_mult_many_var`` call."""
+    sizes, digits = params.ring_sizes, params.digits
+    rings = len(sizes)
+
+    def forge_wave(work: list[tuple[int, int, int]]) -> list[bytes]:
+        """ser33(s_k·G + e·P_k) for each (ring, member k, e) of a wave."""
+        out = _k.double_mult_many_var(
+            b"".join(s_values[k].to_bytes(32, "big") for _, k, _ in work),
+            b"".join(e.to_bytes(32, "big") for _, _, e in work),
+            b"".join(pubs[64 * k: 64 * k + 64] for _, k, _ in work), threads=1)
+        points = [out[64 * w: 64 * w + 64] for w in range(len(work))]
+        if _INFINITY in points:
             raise proof_error("sign-retry")
-        return _ser33(r)
+        return [_ser33(r) for r in points]
 
-    closing = hashlib.sha256()
-    for i, size in enumerate(params.ring_sizes):
-        r_enc = _ser33(_packed(coincurve.PublicKey.from_secret(_secret(nonces[i]))))
-        for j in range(params.digits[i] + 1, size):
-            e = _ring_hash(r_enc, m, i, j)
-            r_enc = forge(s_values[starts[i] + j], e, starts[i] + j)
-        closing.update(r_enc)
-    closing.update(m)
-    e0 = closing.digest()
-    for i in range(len(params.ring_sizes)):
-        e = _ring_hash(e0, m, i, 0)
-        for j in range(params.digits[i]):
-            e = _ring_hash(forge(s_values[starts[i] + j], e, starts[i] + j), m, i, j + 1)
-        closing_s = (nonces[i] - e * secs[i]) % N
+    # from R = k_i·G at the true member d_i on to the ring's last member
+    r_encs = [_ser33(_packed(coincurve.PublicKey.from_secret(_secret(nonces[i]))))
+              for i in range(rings)]
+    for step in range(1, max(sizes)):
+        work = [(i, starts[i] + digits[i] + step,
+                 _ring_hash(r_encs[i], m, i, digits[i] + step))
+                for i in range(rings) if digits[i] + step < sizes[i]]
+        if not work:
+            break
+        for (i, _, _), r_enc in zip(work, forge_wave(work)):
+            r_encs[i] = r_enc
+    e0 = hashlib.sha256(b"".join(r_encs) + m).digest()
+
+    # from e0 through the members before the true one, then close each ring
+    challenges = [_ring_hash(e0, m, i, 0) for i in range(rings)]
+    for j in range(max(digits)):
+        work = [(i, starts[i] + j, challenges[i]) for i in range(rings) if j < digits[i]]
+        for (i, _, _), r_enc in zip(work, forge_wave(work)):
+            challenges[i] = _ring_hash(r_enc, m, i, j + 1)
+    for i in range(rings):
+        closing_s = (nonces[i] - challenges[i] * secs[i]) % N
         if closing_s == 0:
             raise proof_error("sign-retry")
-        s_values[starts[i] + params.digits[i]] = closing_s
+        s_values[starts[i] + digits[i]] = closing_s
     return e0
