@@ -4,11 +4,13 @@
  * The SHA-256 code itself lives in ctplugin/native/sha256.h and the fast Merkle tree in
  * ctplugin/native/merkle.h, shared with the parser (txid, withash) and the secp256k1 kernel.
  * Importing this module runs nothing: the SHA-256 backend is chosen on first use.
+ * rfc6979_hmac_sha256 handles secrets (constant time: ctplugin/native/hmac_drbg.h).
  * Bad input raises ctplugin.errors.EncodingError with a stable `reason` ("length", "too-large").
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "ctplugin/native/hmac_drbg.h"
 #include "ctplugin/native/merkle.h"
 #include "ctplugin/native/pyerrors.h"
 #include "ctplugin/native/sha256.h"
@@ -61,7 +63,33 @@ static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
     return PyBytes_FromStringAndSize((const char *)out, 32);
 }
 
+/* The most 32-byte outputs one rfc6979_hmac_sha256 call returns (32 MiB). */
+#define RFC6979_MAX_BLOCKS ((Py_ssize_t)1 << 20)
+
+/* rfc6979_hmac_sha256(seed, blocks): the generator's first `blocks` 32-byte outputs. */
+static PyObject *py_rfc6979_hmac_sha256(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer seed;
+    Py_ssize_t blocks;
+    if (!PyArg_ParseTuple(args, "y*n:rfc6979_hmac_sha256", &seed, &blocks)) return NULL;
+    PyObject *result = NULL;
+    if (blocks < 0 || blocks > RFC6979_MAX_BLOCKS) {
+        ctp_raise_reasoned(EncodingErrorType, blocks < 0 ? "length" : "too-large",
+                           "rfc6979_hmac_sha256: blocks must be in [0, 2^20]");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, 32 * blocks);
+    if (!result) goto done;
+    rfc6979_hmac_sha256_stream(seed.buf, (size_t)seed.len,
+                               (uint8_t *)PyBytes_AS_STRING(result), (size_t)blocks);
+done:
+    PyBuffer_Release(&seed);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"rfc6979_hmac_sha256", py_rfc6979_hmac_sha256, METH_VARARGS,
+     "rfc6979_hmac_sha256(seed, blocks) -> 32*blocks bytes: the RFC 6979 HMAC-SHA256 stream."},
     {"sha256_midstate", py_sha256_midstate, METH_O,
      "sha256_midstate(block) -> 32 bytes: SHA-256 compression of one 64-byte block from the IV."},
     {"fast_merkle_root", py_fast_merkle_root, METH_O,

@@ -5,11 +5,14 @@ no finalization), as used by Elements' "fast Merkle root" (FMR) for withash and 
 hashlib cannot expose it: ``ctplugin._hashes`` (C, the SHA-256 of ``ctplugin/native/sha256.h``
 shared with the parser and the secp256k1 kernel) serves it and ``fast_merkle_root`` when built;
 the pure-Python definitions below are the specification it is tested against and the fallback.
+The same goes for ``rfc6979_hmac_sha256``, libsecp256k1's deterministic nonce generator (the
+rangeproof signer's stream; secret data: the C is constant time, the fallback is OpenSSL's HMAC).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import struct
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -147,3 +150,60 @@ def fast_merkle_root(leaves: Sequence[bytes]) -> bytes:
     if _native is not None and all(len(leaf) == 32 for leaf in leaves):
         return _native.fast_merkle_root(b"".join(leaves))
     return _fast_merkle_root_py(leaves)
+
+
+_RFC6979_MAX_BLOCKS = 1 << 20
+
+
+def _hmac(key: bytes, data: bytes) -> bytes:
+    return hmac.digest(key, data, "sha256")
+
+
+class Rfc6979HmacSha256:
+    """RFC 6979 HMAC-SHA256 as libsecp256k1 implements it (``secp256k1_rfc6979_hmac_sha256``);
+    ``generate()`` returns the next 32 bytes::
+
+        init:      K = 0^32, V = 1^32
+                   K = HMAC_K(V ‖ 0x00 ‖ seed); V = HMAC_K(V)
+                   K = HMAC_K(V ‖ 0x01 ‖ seed); V = HMAC_K(V)
+        generate:  from the second call on first K = HMAC_K(V ‖ 0x00); V = HMAC_K(V);
+                   then V = HMAC_K(V) per 32-byte block of output
+    """
+
+    __slots__ = ("_k", "_retry", "_v")
+
+    def __init__(self, seed: bytes) -> None:
+        k = bytes(32)
+        v = b"\x01" * 32
+        k = _hmac(k, v + b"\x00" + seed)
+        v = _hmac(k, v)
+        k = _hmac(k, v + b"\x01" + seed)
+        v = _hmac(k, v)
+        self._k, self._v, self._retry = k, v, False
+
+    def generate(self) -> bytes:
+        k, v = self._k, self._v
+        if self._retry:
+            k = _hmac(k, v + b"\x00")
+            v = _hmac(k, v)
+        v = _hmac(k, v)
+        self._k, self._v, self._retry = k, v, True
+        return v
+
+
+def _rfc6979_hmac_sha256_py(seed: bytes, blocks: int) -> bytes:
+    if blocks < 0:
+        raise EncodingError("rfc6979_hmac_sha256: blocks must be in [0, 2^20]", reason="length")
+    if blocks > _RFC6979_MAX_BLOCKS:
+        raise EncodingError("rfc6979_hmac_sha256: blocks must be in [0, 2^20]",
+                            reason="too-large")
+    rng = Rfc6979HmacSha256(bytes(seed))
+    return b"".join(rng.generate() for _ in range(blocks))
+
+
+def rfc6979_hmac_sha256(seed: bytes, blocks: int) -> bytes:
+    """The first ``blocks`` (0..2^20) 32-byte outputs of ``Rfc6979HmacSha256(seed)``, joined:
+    one C call when built (about 10 SHA-256 compressions per block, no Python per block)."""
+    if _native is not None:
+        return bytes(_native.rfc6979_hmac_sha256(seed, blocks))
+    return _rfc6979_hmac_sha256_py(seed, blocks)

@@ -7,6 +7,7 @@ Data: ``tests/fixtures/borromean_vectors.json`` (copied from the sources named i
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -15,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctplugin import borromean
-from ctplugin.borromean import REASONS, elements
-from ctplugin.borromean.drbg import Rfc6979HmacSha256
+from ctplugin.borromean import REASONS, drbg, elements
 from ctplugin.borromean.format import proof_len
 from ctplugin.errors import EncodingError, ProofError
+from ctplugin.hashes import Rfc6979HmacSha256, rfc6979_hmac_sha256
 from ctplugin.pedersen import (
     H_GENERATOR,
     Commitment,
@@ -192,6 +193,17 @@ def test_noble_unblind_vector() -> None:
 def test_rfc6979_hmac_sha256_vectors(case: dict[str, Any]) -> None:
     rng = Rfc6979HmacSha256(hx(case["seed"]))
     assert [rng.generate().hex() for _ in case["outputs"]] == case["outputs"]
+    stream = rfc6979_hmac_sha256(hx(case["seed"]), len(case["outputs"]))  # the C generator
+    assert stream.hex() == "".join(case["outputs"])
+
+
+def test_prover_draws_continue_past_the_expected_count() -> None:
+    """A rejected draw (about 2^-128 per scalar) needs more outputs than expected: the stream
+    then continues exactly where the first call stopped."""
+    seed = b"\x07" * 40
+    draws = list(itertools.islice(drbg._outputs(seed, 2), 9))
+    want = Rfc6979HmacSha256(seed)
+    assert draws == [want.generate() for _ in range(9)]
 
 
 @pytest.mark.parametrize(("mantissa", "with_min", "without_min"), [

@@ -92,6 +92,33 @@ def test_midstate_known_value() -> None:
             assert info.value.reason == "length"
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200), st.integers(min_value=0, max_value=12))
+def test_rfc6979_stream_matches_reference(seed: bytes, blocks: int) -> None:
+    """The C generator (ctplugin/native/hmac_drbg.h) gives the pure-Python one's outputs on
+    every SHA-256 backend, for every seed length (one, two, three HMAC blocks)."""
+    want = hashes._rfc6979_hmac_sha256_py(seed, blocks)
+    assert len(want) == 32 * blocks
+    original = _hashes.sha_backend()
+    try:
+        for name in _backends(_hashes):
+            _hashes.set_sha_backend(name)
+            assert _hashes.rfc6979_hmac_sha256(seed, blocks) == want
+    finally:
+        _hashes.set_sha_backend(original)
+    assert hashes.rfc6979_hmac_sha256(seed, blocks) == want
+
+
+def test_rfc6979_stream_bad_sizes_are_typed() -> None:
+    for stream in (_hashes.rfc6979_hmac_sha256, hashes._rfc6979_hmac_sha256_py):
+        for blocks, reason in ((-1, "length"), (2**20 + 1, "too-large"), (2**62, "too-large")):
+            with pytest.raises(EncodingError) as info:
+                stream(b"seed", blocks)
+            assert info.value.reason == reason
+    with pytest.raises(TypeError):
+        _hashes.rfc6979_hmac_sha256("not bytes", 1)
+
+
 def test_fast_merkle_root_promotes_odd_nodes(backend: str) -> None:
     a, b, c = (bytes([i]) * 32 for i in (1, 2, 3))
     node = hashes.sha256_midstate

@@ -1,4 +1,5 @@
-"""RFC 6979 HMAC-SHA256 DRBG as libsecp256k1 implements it (``secp256k1_rfc6979_hmac_sha256``).
+"""The rangeproof signer's random stream: libsecp256k1's RFC 6979 HMAC-SHA256 DRBG
+(``ctplugin.hashes.Rfc6979HmacSha256``, ``secp256k1_rfc6979_hmac_sha256``).
 
 The rangeproof signer and rewinder draw every nonce, digit blinding factor and masking word
 from one stream of this generator, seeded with ``nonce ‖ rpser(C) ‖ rpser(gen) ‖ header``
@@ -10,42 +11,27 @@ from one stream of this generator, seeded with ``nonce ‖ rpser(C) ‖ rpser(ge
     generate:  from the second call on first K = HMAC_K(V ‖ 0x00); V = HMAC_K(V);
                then V = HMAC_K(V) per 32-byte block of output
 
-The stream is derived from secrets (the nonce); hmac runs in OpenSSL.
+The stream is derived from secrets (the nonce): ``hashes.rfc6979_hmac_sha256`` draws it in one
+constant-time C call (OpenSSL's HMAC without the extension).
 """
 
 from __future__ import annotations
 
-import hmac
+from collections.abc import Iterator
 
+from ctplugin.hashes import rfc6979_hmac_sha256
 from ctplugin.secp256k1.params import N
 
 
-def _hmac(key: bytes, data: bytes) -> bytes:
-    return hmac.digest(key, data, "sha256")
-
-
-class Rfc6979HmacSha256:
-    """The deterministic generator; ``generate()`` returns the next 32 bytes."""
-
-    __slots__ = ("_k", "_retry", "_v")
-
-    def __init__(self, seed: bytes) -> None:
-        k = bytes(32)
-        v = b"\x01" * 32
-        k = _hmac(k, v + b"\x00" + seed)
-        v = _hmac(k, v)
-        k = _hmac(k, v + b"\x01" + seed)
-        v = _hmac(k, v)
-        self._k, self._v, self._retry = k, v, False
-
-    def generate(self) -> bytes:
-        k, v = self._k, self._v
-        if self._retry:
-            k = _hmac(k, v + b"\x00")
-            v = _hmac(k, v)
-        v = _hmac(k, v)
-        self._k, self._v, self._retry = k, v, True
-        return v
+def _outputs(seed: bytes, expected: int) -> Iterator[bytes]:
+    """The generator's outputs one by one: the first ``expected`` from one call, more on demand
+    (a rejected draw, probability about 2^-128 each, needs one more)."""
+    have = 0
+    while True:
+        stream = rfc6979_hmac_sha256(seed, max(expected, 2 * have, 1))
+        for at in range(32 * have, len(stream), 32):
+            yield stream[at: at + 32]
+        have = len(stream) // 32
 
 
 def rpser(encoding: bytes) -> bytes:
@@ -63,19 +49,20 @@ def prover_stream(nonce: bytes, commitment: bytes, generator: bytes, header: byt
     ring's is −Σ sec_i. After each ring's sec come its members' 32-byte words w_{i,j}.
     Returns (sec per ring, w per member in flat order).
     """
-    rng = Rfc6979HmacSha256(nonce + rpser(commitment) + rpser(generator) + header)
+    rings = len(ring_sizes)
+    draws = _outputs(nonce + rpser(commitment) + rpser(generator) + header,
+                     sum(ring_sizes) + 2 * (rings - 1))
     secs: list[int] = []
     words: list[bytes] = []
-    rings = len(ring_sizes)
     for i, size in enumerate(ring_sizes):
         if i < rings - 1:
-            rng.generate()
+            next(draws)
             while True:
-                sec = int.from_bytes(rng.generate(), "big")
+                sec = int.from_bytes(next(draws), "big")
                 if 0 < sec < N:
                     break
             secs.append(sec)
         else:
             secs.append(-sum(secs) % N)
-        words.extend(rng.generate() for _ in range(size))
+        words.extend(next(draws) for _ in range(size))
     return secs, words
