@@ -194,8 +194,11 @@ def parse_rounding(obj: Any, where: str) -> RoundingIntervals:
         for i in _list(obj, "intervals", where)))
 
 
-def _parse_item(obj: Any, where: str) -> ContractInfoItem:
-    kind, desc = _one_of(_field(obj, "contractDescriptor", dict, where), f"{where}.descriptor",
+def parse_contract_descriptor(obj: Any, where: str = "contractDescriptor"
+                              ) -> EnumDescriptor | NumericDescriptor:
+    """rust-dlc's contract descriptor: ``{"enumeratedContractDescriptor": ...}`` or
+    ``{"numericOutcomeContractDescriptor": ...}``."""
+    kind, desc = _one_of(obj, f"{where}.descriptor",
                          ("enumeratedContractDescriptor", "numericOutcomeContractDescriptor"))
     dw = f"{where}.{kind}"
     descriptor: EnumDescriptor | NumericDescriptor
@@ -211,6 +214,11 @@ def _parse_item(obj: Any, where: str) -> ContractInfoItem:
             _uint(desc, "numDigits", dw, 16),
             parse_payout_function(_field(desc, "payoutFunction", dict, dw), f"{dw}.payout"),
             parse_rounding(_field(desc, "roundingIntervals", dict, dw), f"{dw}.rounding"))
+    return descriptor
+
+
+def _parse_item(obj: Any, where: str) -> ContractInfoItem:
+    descriptor = parse_contract_descriptor(_field(obj, "contractDescriptor", dict, where), where)
     okind, oinfo = _one_of(_field(obj, "oracleInfo", dict, where), f"{where}.oracleInfo",
                            ("single", "multi"))
     ow = f"{where}.oracleInfo.{okind}"

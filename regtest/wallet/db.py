@@ -9,6 +9,9 @@ Keys (one-byte prefixes)::
     b"t" ‖ txid        its state: confirmation, openings, comments (JSON, rewritten on change)
     b"l" ‖ script      the label of an address (UTF-8)
     b"k" ‖ script      an imported blinding key (32 bytes)
+    b"d" ‖ id          a DLC contract of the wallet (``regtest.wallet.dlc_store``)
+    b"w" ‖ outpoint    a watched outpoint: its spenders are wallet transactions (a DLC's funding
+                       output, half of whose 2-of-2 is ours); txid ‖ index (4 bytes LE) → b""
 
 A write is ``WalletDB.commit(changes)``: one LevelDB batch, so a killed process reopens with the
 wallet either before or after the change, never half of it (LevelDB appends a batch to its log
@@ -32,7 +35,7 @@ import plyvel
 from ctplugin.closing import Closeable
 from ctplugin.elements import parse_transaction
 from ctplugin.errors import CtpluginError
-from regtest.wallet.ledger import TxState, WalletTx
+from regtest.wallet.ledger import Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import Opening, WalletError, WalletState
 
 FORMAT_VERSION = b"1"
@@ -43,6 +46,7 @@ _TX = b"t"
 _RAW = b"x"
 _LABEL = b"l"
 _BLINDING_KEY = b"k"
+_WATCHED = b"w"
 
 
 class WalletDBError(WalletError):
@@ -58,7 +62,11 @@ class Changes:
     txs: list[WalletTx] = field(default_factory=list)
     removed_txs: list[bytes] = field(default_factory=list)
     labels: dict[bytes, str] = field(default_factory=dict)
+    extra: dict[bytes, bytes | None] = field(default_factory=dict)
+    """Records of other wallet modules under their own key prefix (DLCs: ``b"d"``); None
+    deletes."""
     blinding_keys: dict[bytes, bytes] = field(default_factory=dict)
+    watched: list[Outpoint] = field(default_factory=list)
 
 
 def _opening_json(o: Opening) -> list[Any]:
@@ -188,6 +196,13 @@ class WalletDB(Closeable):
                 batch.put(_LABEL + script, label.encode())
             for script, key in changes.blinding_keys.items():
                 batch.put(_BLINDING_KEY + script, key)
+            for txid, index in changes.watched:
+                batch.put(_WATCHED + txid + index.to_bytes(4, "little"), b"")
+            for key, value in changes.extra.items():
+                if value is None:
+                    batch.delete(key)
+                else:
+                    batch.put(key, value)
 
     # --- reading back -------------------------------------------------------------------------
 
@@ -217,6 +232,14 @@ class WalletDB(Closeable):
 
     def labels(self) -> dict[bytes, str]:
         return {key[1:]: value.decode() for key, value in self.db.iterator(prefix=_LABEL)}
+
+    def records(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """(key, value) of every record under ``prefix`` (another module's, see ``Changes``)."""
+        yield from self.db.iterator(prefix=prefix)
+
+    def watched(self) -> set[Outpoint]:
+        return {(key[1:33], int.from_bytes(key[33:37], "little"))
+                for key, _ in self.db.iterator(prefix=_WATCHED)}
 
     def blinding_keys(self) -> dict[bytes, bytes]:
         return {key[1:]: value for key, value in self.db.iterator(prefix=_BLINDING_KEY)}

@@ -40,7 +40,7 @@ from ctplugin.elements.issuance import input_issuance_ids
 from regtest.wallet.address import ConfidentialAddress, Destination
 from regtest.wallet.db import Changes, WalletDB
 from regtest.wallet.keys import P2TR
-from regtest.wallet.ledger import Ledger, TxState, WalletTx
+from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
 from validator import BlockRef, ChainListener, ChainParams, Node
 
@@ -57,6 +57,8 @@ class NodeWallet(ChainListener, Closeable):
         self.ledger = Ledger(params.coinbase_maturity)
         self.labels: dict[bytes, str] = {}
         self.blinding_keys: dict[bytes, int] = {}
+        self.watched: set[Outpoint] = set()
+        """Outpoints not ours whose spenders are wallet transactions (``commit(watch=)``)."""
         self.best = best
         self.lock = threading.RLock()
         # Randomness never repeats across openings, whatever reached the disk (Wallet docs):
@@ -91,6 +93,7 @@ class NodeWallet(ChainListener, Closeable):
             node_wallet.labels = db.labels()
             node_wallet.blinding_keys = {script: int.from_bytes(key, "big")
                                          for script, key in db.blinding_keys().items()}
+            node_wallet.watched = db.watched()
             node_wallet.sync_coins()
             return node_wallet
         except BaseException:
@@ -108,12 +111,20 @@ class NodeWallet(ChainListener, Closeable):
     def commit(self, txs: Iterable[WalletTx] = (), *, state: bool = False,
                labels: dict[bytes, str] | None = None,
                blinding_keys: dict[bytes, bytes] | None = None,
-               removed: Sequence[bytes] = (), sync: bool = False) -> None:
-        """One database batch; ``sync`` for what a rescan could not rebuild (``db``)."""
+               removed: Sequence[bytes] = (), sync: bool = False,
+               extra: dict[bytes, bytes | None] | None = None,
+               watch: Sequence[Outpoint] = ()) -> None:
+        """One database batch; ``sync`` for what a rescan could not rebuild (``db``);
+        ``extra``: other modules' records (``Changes.extra``); ``watch``: outpoints to watch
+        from now on (a DLC's funding output: the closing transaction that spends it becomes a
+        wallet transaction even when it pays this wallet nothing)."""
         self.db.commit(Changes(state=self.wallet.state() if state else None,
                                best_block=self.best, txs=list(txs),
                                removed_txs=list(removed), labels=labels or {},
-                               blinding_keys=blinding_keys or {}), sync=sync)
+                               blinding_keys=blinding_keys or {}, extra=extra or {},
+                               watched=list(watch)),
+                       sync=sync)
+        self.watched.update(watch)
 
     # --- the spendable coin view ----------------------------------------------------------------
 
@@ -159,7 +170,8 @@ class NodeWallet(ChainListener, Closeable):
             for txin in tx.inputs:
                 if txin.issuance is not None:
                     return True
-                if (txin.prevout_hash, txin.prevout_index) in ledger.spenders:
+                outpoint = (txin.prevout_hash, txin.prevout_index)
+                if outpoint in ledger.spenders or outpoint in self.watched:
                     return True
                 parent = ledger.txs.get(txin.prevout_hash)
                 if parent is not None and txin.prevout_index in parent.mine:
@@ -192,7 +204,8 @@ class NodeWallet(ChainListener, Closeable):
         if wtx is not None:
             return wtx
         spends_ours = not tx.is_coinbase and any(
-            self.ledger.is_mine((t.prevout_hash, t.prevout_index)) for t in tx.inputs)
+            self.ledger.is_mine(outpoint) or outpoint in self.watched
+            for outpoint in ((t.prevout_hash, t.prevout_index) for t in tx.inputs))
         mine, known = self._openings(tx)
         if not mine and not spends_ours:
             return None

@@ -5,11 +5,12 @@ from rpc.methods import (
     blockchain,
     confidential,
     control,
+    dlc,
     mempool,
     mining,
     rawtransactions,
     wallet,
 )
 
-__all__ = ["blockchain", "confidential", "control", "mempool", "mining", "rawtransactions",
+__all__ = ["blockchain", "confidential", "control", "dlc", "mempool", "mining", "rawtransactions",
            "wallet"]

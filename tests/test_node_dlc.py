@@ -1,0 +1,272 @@
+"""DLCs on a running node (issue 15): the node as a subprocess on 127.0.0.1 in a temporary data
+directory, driven by python-bitcoinrpc's AuthServiceProxy only.
+
+Two wallets (the default one, which owns the regtest key's coins, and "bob") fund a 2-of-3
+numeric contract over 10 binary digits; the funding confirms; two oracles attest an outcome; the
+CET is found, completed and broadcast by ``dlcexecute``; it confirms; both balances move by the
+payout curve at that outcome (and ``listunspent`` shows the unblinded CET outputs). A second
+contract takes the refund path after its locktime (refused before it). Cheating closing
+transactions (a wrong adaptor decryption, another outcome's CET) are refused by the node's
+validator with Elements' reject reason, in the mempool and in a block. The contracts survive a
+restart, and a reorganisation of a funding transaction moves its contract back and forth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bitcoinrpc.authproxy import JSONRPCException
+
+from ctplugin.dlc import ecdsa_adaptor as ea
+from ctplugin.dlc import elements_tx as etx
+from ctplugin.dlc import messages
+from ctplugin.dlc.messages import announcement_json, attestation_json
+from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle, OracleAnnouncement
+from ctplugin.elements import Transaction
+from ctplugin.secp256k1 import ct
+from ctplugin.secp256k1.params import N
+from harness.node import NodeProcess
+from regtest.chain import make_block
+from regtest.params import REGTEST_SEED
+from regtest.wallet import Wallet
+from regtest.wallet.dlc import DlcParty
+from regtest.wallet.keys import P2WPKH, KeyChain
+
+COIN = 100_000_000
+TOTAL = 2 * COIN
+EVAL_FALSE = ("mandatory-script-verify-flag-failed (Script evaluated without error but finished "
+              "with a false/empty top stack element)")
+CURVE = {"numDigits": 10, "payoutPoints": [[0, 0], [200, 0], [800, TOTAL], [1023, TOTAL]],
+         "roundingMod": 1_000_000}
+
+
+def offer_payout_at(outcome: int) -> int:
+    raw = 0 if outcome <= 200 else TOTAL if outcome >= 800 else (outcome - 200) * TOTAL / 600
+    return int((raw + 500_000) // 1_000_000 * 1_000_000)
+
+
+class Scenario:
+    def __init__(self, node: NodeProcess) -> None:
+        self.node = node
+        self.connect()
+        self.oracles = [Oracle.from_seed(f"node oracle {i}".encode()) for i in range(3)]
+        event = DigitDecompositionEvent(2, False, "usd/btc", 0, 10)
+        self.announcements: list[OracleAnnouncement] = [
+            o.announce("btcusd", event, 1_700_000_000) for o in self.oracles]
+        self.miner = self.alice.getnewaddress()
+
+    def connect(self) -> None:
+        self.alice = self.node.proxy("/wallet/")
+        self.bob = self.node.proxy("/wallet/bob")
+        self.chain = self.node.proxy("/")
+
+    def mine(self, n: int = 1) -> None:
+        self.chain.generatetoaddress(n, self.miner)
+
+    def balance(self, wallet: Any) -> Decimal:
+        return Decimal(wallet.getbalances()["mine"]["trusted"]["bitcoin"])
+
+    def contract(self, refund_in: int, **options: Any) -> dict[str, Any]:
+        """Offer (alice), accept (bob), sign (alice), fund (bob); the funding confirmed."""
+        tip = self.chain.getblockcount()
+        offer = self.alice.dlcoffer(CURVE, [announcement_json(a) for a in self.announcements],
+                                    2, 2, 1, tip + refund_in, {"fee_rate": 1, **options})
+        accept = self.bob.dlcaccept(offer["offer"])
+        sign = self.alice.dlcsign(accept["accept"])
+        funded = self.bob.dlcfund(sign["sign"])
+        assert funded["contractId"] == sign["contractId"]
+        assert funded["fundingTxid"] in self.chain.getrawmempool()
+        for wallet in (self.alice, self.bob):
+            assert wallet.getdlc(sign["contractId"])["state"] == "funding-broadcast"
+        self.mine()
+        return {"id": sign["contractId"], "offer": offer["offer"], "accept": accept["accept"],
+                "sign": sign["sign"], "funding": funded["fundingTxid"]}
+
+    def attest(self, value: int, oracles: tuple[int, ...]) -> list[dict[str, Any]]:
+        return [attestation_json(self.oracles[i].attest(self.announcements[i], value))
+                for i in oracles]
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
+    datadir: Path = tmp_path_factory.mktemp("dlc-node") / "node"
+    node = NodeProcess(datadir).start()
+    try:
+        node.proxy("/").createwallet("bob")
+        state = Scenario(node)
+        state.alice.sendtoaddress(state.bob.getnewaddress(), 5)
+        state.alice.sendtoaddress(state.bob.getnewaddress(), 5)
+        state.mine()
+        yield state
+    finally:
+        node.stop()
+
+
+def test_dlc_calls_are_documented(scenario: Scenario) -> None:
+    overview = scenario.chain.help()
+    assert "== Dlc ==" in overview
+    for name in ("dlcoffer", "dlcaccept", "dlcsign", "dlcfund", "dlcexecute", "dlcrefund",
+                 "listdlcs", "getdlc"):
+        assert name in overview
+        assert scenario.chain.help(name).startswith(name)
+
+
+def test_a_contract_executes_and_pays_the_curve(scenario: Scenario) -> None:
+    s = scenario
+    contract = s.contract(refund_in=100)
+    for wallet in (s.alice, s.bob):
+        status = wallet.getdlc(contract["id"])
+        assert status["state"] == "funded" and status["funding"]["confirmations"] == 1
+    before = s.balance(s.alice), s.balance(s.bob)
+    executed = s.alice.dlcexecute(contract["id"], s.attest(613, (0, 2)))
+    assert executed["outcome"] == list(format(613, "010b"))
+    expected = offer_payout_at(613)
+    assert Decimal(executed["payout"]) == Decimal(expected) / COIN
+    assert executed["txid"] in s.chain.getrawmempool()
+    assert s.bob.getdlc(contract["id"])["state"] == "closing"
+    s.mine()
+    after = s.balance(s.alice), s.balance(s.bob)
+    assert after[0] - before[0] == Decimal(expected) / COIN
+    assert after[1] - before[1] == Decimal(TOTAL - expected) / COIN
+    # The payouts are blinded outputs each wallet unblinds (listunspent shows the openings).
+    for wallet, amount in ((s.alice, expected), (s.bob, TOTAL - expected)):
+        coins = [c for c in wallet.listunspent() if c["txid"] == executed["txid"]]
+        assert [Decimal(c["amount"]) for c in coins] == [Decimal(amount) / COIN]
+        assert coins[0]["amountblinder"] != "00" * 32
+        status = wallet.getdlc(contract["id"])
+        assert status["state"] == "closed" and status["closingType"] == "cet"
+        assert status["closing"]["txid"] == executed["txid"]
+
+
+def _own_party(s: Scenario, offer: dict[str, Any]) -> tuple[DlcParty, int]:
+    """The default wallet's seed is the documented regtest seed: the test can rebuild the
+    contract and find alice's funding key to forge closing transactions."""
+    party = DlcParty(Wallet(REGTEST_SEED), lambda txid: None)
+    pubkey = bytes.fromhex(offer["fundingPubkey"])
+    keys = KeyChain(REGTEST_SEED)
+    secret = next(k.secret for i in range(500)
+                  if (k := keys.key(i, P2WPKH)).pubkey == pubkey)
+    return party, secret
+
+
+def test_refund_path_and_cheating_closing_transactions(scenario: Scenario) -> None:
+    s = scenario
+    contract = s.contract(refund_in=4)
+    with pytest.raises(JSONRPCException) as early:
+        s.bob.dlcrefund(contract["id"])
+    assert early.value.error["code"] == -26 and "non-final" in early.value.error["message"]
+    # Forged CETs, signed by alice's key: the node's validator refuses them.
+    party, secret = _own_party(s, contract["offer"])
+    offer = messages.parse_offer(contract["offer"])
+    accept = messages.parse_accept(contract["accept"])
+    view = party.contract(offer, accept)
+    attestations = {i: s.oracles[i].attest(s.announcements[i], 377) for i in (0, 1)}
+    index = view.find_adaptor_index(attestations)
+    y = view.decryption_key(index, attestations)
+    blinding = party._contract_blinding(view)
+
+    def closing(cet: int, theirs: bytes) -> Transaction:
+        mine = ct.ecdsa_sign(secret, view.sighashes[cet])
+        witness = etx.multisig_witness(view.funding.script,
+                                       {ct.base_mul(secret).to_bytes(): mine,
+                                        accept.funding_pubkey: theirs})
+        return etx.with_witness(blinding.prove(view.closings[cet], view.payouts[cet]), 0,
+                                witness)
+
+    sigs = accept.cet_adaptor_signatures
+    cet = view.entries[index].cet_index
+    wrong = closing(cet, ea.der_encode(ea.decrypt(ea.AdaptorSignature.from_bytes(sigs[index]),
+                                                  (y + 1) % N)))
+    other = next(n for n, e in enumerate(view.entries)
+                 if e.cet_index != cet and {o for o, _ in e.paths} == {0, 1})
+    another = closing(view.entries[other].cet_index, ea.der_encode(ea.decrypt(
+        ea.AdaptorSignature.from_bytes(sigs[other]), y)))
+    tip = s.chain.getbestblockhash()
+    for bad in (wrong, another):
+        with pytest.raises(JSONRPCException) as refused:
+            s.chain.sendrawtransaction(bad.hex())
+        assert refused.value.error["code"] == -26
+        assert refused.value.error["message"].startswith(EVAL_FALSE)
+        header = s.chain.getblockheader(tip)
+        block = make_block(bytes.fromhex(tip)[::-1], header["height"] + 1, header["time"] + 1,
+                           [bad], bytes.fromhex(s.alice.getaddressinfo(s.miner)["scriptPubKey"]))
+        assert s.chain.submitblock(block.serialize().hex()) == EVAL_FALSE
+        assert s.chain.getbestblockhash() == tip
+    # The refund after its locktime.
+    before = s.balance(s.alice), s.balance(s.bob)
+    s.mine(3)
+    refund = s.bob.dlcrefund(contract["id"])
+    s.mine()
+    after = s.balance(s.alice), s.balance(s.bob)
+    assert [a - b for a, b in zip(after, before)] == [Decimal(1), Decimal(1)]
+    for wallet in (s.alice, s.bob):
+        status = wallet.getdlc(contract["id"])
+        assert status["state"] == "refunded" and status["closing"]["txid"] == refund["txid"]
+
+
+def test_contracts_survive_a_restart_and_a_reorg_of_the_funding(scenario: Scenario) -> None:
+    s = scenario
+    contract = s.contract(refund_in=100, confidential_funding=False)
+    states = {"alice": [(c["temporaryContractId"], c["state"]) for c in s.alice.listdlcs()],
+              "bob": [(c["temporaryContractId"], c["state"]) for c in s.bob.listdlcs()]}
+    assert [st for _, st in states["alice"]] == ["closed", "refunded", "funded"]
+    s.node.stop()
+    s.node.start()
+    s.connect()
+    s.chain.loadwallet("bob")
+    assert [(c["temporaryContractId"], c["state"]) for c in s.alice.listdlcs()] == \
+        states["alice"]
+    assert [(c["temporaryContractId"], c["state"]) for c in s.bob.listdlcs()] == states["bob"]
+    # The funding block leaves the chain: its transaction returns to the mempool.
+    funding_block = s.chain.getblockhash(s.chain.getblockcount())
+    s.chain.invalidateblock(funding_block)
+    assert contract["funding"] in s.chain.getrawmempool()
+    for wallet in (s.alice, s.bob):
+        assert wallet.getdlc(contract["id"])["state"] == "funding-broadcast"
+    s.chain.reconsiderblock(funding_block)
+    for wallet in (s.alice, s.bob):
+        status = wallet.getdlc(contract["id"])
+        assert status["state"] == "funded" and status["funding"]["confirmations"] == 1
+    # The contract still executes after all that (rebuilt from the wallet's database).
+    before = s.balance(s.alice), s.balance(s.bob)
+    executed = s.bob.dlcexecute(contract["id"], s.attest(900, (1, 2)))
+    assert executed["outcome"] == list(format(900, "010b"))
+    assert Decimal(executed["payout"]) == 0  # past 800 the offerer takes everything
+    s.mine()
+    after = s.balance(s.alice), s.balance(s.bob)
+    assert after[0] - before[0] == Decimal(TOTAL) / COIN
+    assert after[1] - before[1] == 0
+    # Bob's wallet watched the funding output: the CET is its transaction, paying it nothing.
+    assert s.bob.gettransaction(executed["txid"])["amount"] == {"bitcoin": 0}
+    assert executed["txid"] not in {t["txid"] for t in s.bob.listtransactions("*", 100)}
+    for wallet in (s.alice, s.bob):
+        status = wallet.getdlc(contract["id"])
+        assert status["state"] == "closed" and status["closing"]["txid"] == executed["txid"]
+
+
+def test_bad_calls_are_typed_errors(scenario: Scenario) -> None:
+    s = scenario
+    cases = [
+        (lambda: s.alice.dlcoffer({}, [], 1, 2, 1, 10), -8),
+        (lambda: s.bob.dlcaccept({"protocolVersion": 1}), -8),
+        (lambda: s.alice.dlcsign({"message": {}}), -8),
+        (lambda: s.alice.dlcexecute("00" * 32, []), -5),
+        (lambda: s.alice.getdlc("zz"), -8),
+        (lambda: s.alice.dlcoffer(CURVE, [announcement_json(a) for a in s.announcements],
+                                  2, 2, 1, s.chain.getblockcount() + 10, {"nope": 1}), -8),
+        (lambda: s.alice.dlcoffer(CURVE, [announcement_json(a) for a in s.announcements],
+                                  2, 2, 1, s.chain.getblockcount() + 10,
+                                  {"oracle_params": {"maxErrorExp": "4"}}), -8),
+        (lambda: s.alice.dlcoffer(CURVE, [announcement_json(a) for a in s.announcements],
+                                  4, 2, 1, s.chain.getblockcount() + 10), -8),
+        (lambda: s.bob.dlcoffer(CURVE, [announcement_json(a) for a in s.announcements],
+                                2, 2000, 1000, s.chain.getblockcount() + 10), -6),
+    ]
+    for call, code in cases:
+        with pytest.raises(JSONRPCException) as info:
+            call()
+        assert info.value.error["code"] == code, info.value.error
