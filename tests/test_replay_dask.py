@@ -4,6 +4,7 @@ KilledWorker surfacing as a clear error."""
 from __future__ import annotations
 
 import hashlib
+import contextlib
 import os
 import subprocess
 import sys
@@ -60,6 +61,8 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
         replay_blocks: list[bytes], tmp_path: Path) -> None:
     """The way a real cluster is used: `dask scheduler` and `dask worker` processes, the
     replay pointed at them with --scheduler tcp://HOST:PORT (everything on 127.0.0.1)."""
+    from distributed import Client
+
     from ctplugin.elements import parse_block
     from regtest.chain import write_chain
     from replay.driver import ReplayConfig, replay
@@ -83,16 +86,16 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
                                "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
                                "--no-dashboard"], **quiet)  # type: ignore[call-overload]
     try:
-        from distributed import Client
-
         with Client(address, timeout="60s") as client:
             client.wait_for_workers(1, timeout=60)
         report = replay(ChainFileSource(tmp_path / "c.dat"), tmp_path / "d",
                         ReplayConfig(mode="dask", scheduler=address, task_proofs=6,
                                      show_progress=False))
     finally:
-        for proc in (worker, scheduler):
-            proc.terminate()
+        # Stopped as an operator stops a cluster, through the scheduler (a `dask worker`
+        # that ran tasks takes over 30 s to close on a signal); kill if that fails.
+        with contextlib.suppress(OSError, TimeoutError), Client(address, timeout="10s") as c:
+            c.shutdown()
         for proc in (worker, scheduler):
             try:
                 proc.wait(30)
