@@ -3,8 +3,8 @@ KilledWorker surfacing as a clear error."""
 
 from __future__ import annotations
 
-import hashlib
 import contextlib
+import hashlib
 import os
 import subprocess
 import sys
