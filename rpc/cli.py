@@ -1,5 +1,8 @@
 """``ctplugin cli``: call a node's JSON-RPC with bitcoin-cli's habits.
 
+- Options may also come from the node's configuration file (``DATADIR/ctplugin.conf`` or
+  ``--conf``): its ``rpcport``, ``rpcconnect``, ``rpcuser``, ``rpcpassword``... the command line
+  wins.
 - Credentials: ``--rpcuser``/``--rpcpassword`` if given, else the cookie ``DATADIR/.cookie``
   (``--rpccookiefile`` overrides); ``--rpcconnect`` (default 127.0.0.1), ``--rpcport`` (7040),
   ``--rpcwallet NAME`` (``/wallet/NAME``); ``--rpcwait`` retries until the node answers.
@@ -31,7 +34,14 @@ import simplejson
 
 import rpc.methods  # noqa: F401  (registers the methods whose argument types we convert by)
 from rpc.auth import read_cookie
-from rpc.config import DEFAULT_DATADIR, DEFAULT_RPC_PORT, normalize_argv
+from rpc.config import (
+    CONFIG_FILENAME,
+    DEFAULT_DATADIR,
+    DEFAULT_RPC_PORT,
+    ConfigFileError,
+    config_file_argv,
+    normalize_argv,
+)
 from rpc.errors import RpcCode, RpcError
 from rpc.jsonrpc import decode_json
 from rpc.registry import REGISTRY, Kind
@@ -224,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctplugin cli", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datadir", default=DEFAULT_DATADIR)
+    parser.add_argument("--conf", help=f"configuration file (default DATADIR/{CONFIG_FILENAME})")
     parser.add_argument("--rpcconnect", default="127.0.0.1")
     parser.add_argument("--rpcport", type=int, default=DEFAULT_RPC_PORT)
     parser.add_argument("--rpcuser")
@@ -266,7 +277,16 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     stderr = stderr or sys.stderr
     raw = normalize_argv(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(_options_then_command(parser, raw))
+    options = _options_then_command(parser, raw)
+    try:
+        # The node's file: only the options the cli has (rpcport, rpcuser, ...) are taken.
+        from_file, _node_only = config_file_argv(
+            parser, options[:options.index("--")] if "--" in options else options,
+            skip=("datadir", "conf", "named", "stdin", "stdinrpcpass"))
+    except ConfigFileError as exc:
+        print(f"error: {exc}", file=stderr)
+        return 1
+    args = parser.parse_args([*from_file, *options])
     try:
         if args.stdinrpcpass:
             args.rpcpassword = stdin.readline().rstrip("\n")

@@ -1,4 +1,11 @@
-"""``ctplugin node`` options, spelled as elementsd's (``--rpcport 7040`` or ``-rpcport=7040``)."""
+"""``ctplugin node`` options, spelled as elementsd's (``--rpcport 7040`` or ``-rpcport=7040``).
+
+As bitcoind, options may also sit in a configuration file, ``DATADIR/ctplugin.conf`` by default
+(``--conf FILE`` names another; relative to the data directory): ``name=value`` lines, ``#``
+comments, ``[regtest]``/``[elementsregtest]`` sections (other networks' sections are skipped).
+The command line wins over the file. ``ctplugin cli`` reads the same file for its ``rpc*``
+options, so a node on a non-default port needs the port written once.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,8 @@ DEFAULT_RPC_THREADS = 16
 DEFAULT_RPC_WORKQUEUE = 64
 DEFAULT_RPC_SERVERTIMEOUT = 30
 DEFAULT_DATADIR = os.path.join(os.path.expanduser("~"), ".ctplugin")
+CONFIG_FILENAME = "ctplugin.conf"
+OUR_SECTIONS = ("", "regtest", "elementsregtest")
 ZMQ_TOPICS = ("hashblock", "hashtx", "rawblock", "rawtx", "sequence")
 DEFAULT_ZMQ_HWM = 1000
 
@@ -40,11 +49,75 @@ class NodeConfig:
     disablewallet: bool = False
     fallbackfee: str = "0.0002"  # BTC/kvB, the test framework's
     sync: bool = True
+    ignored_config: tuple[str, ...] = ()  # configuration-file names this node does not know
 
     @property
     def cookie_path(self) -> str:
         path = self.rpccookiefile or ".cookie"
         return path if os.path.isabs(path) else os.path.join(self.datadir, path)
+
+
+class ConfigFileError(Exception):
+    """The configuration file cannot be read (message for the user)."""
+
+
+def read_config_file(path: str) -> list[tuple[str, str]]:
+    """The ``(name, value)`` entries of a bitcoind-style configuration file that apply to our
+    network, in file order."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigFileError(f"Error reading configuration file {path}: {exc}") from None
+    entries, section = [], ""
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        if text.startswith("[") and text.endswith("]"):
+            section = text[1:-1].strip()
+            continue
+        name, equals, value = text.partition("=")
+        name = name.strip().lstrip("-")
+        if not equals or not name:
+            raise ConfigFileError(f"Error reading configuration file {path}: parse error on "
+                                  f"line {number}: {line}")
+        network = section
+        if "." in name:  # bitcoind's network-qualified spelling: regtest.rpcport=...
+            network, name = name.split(".", 1)
+        if network in OUR_SECTIONS:
+            entries.append((name, value.strip()))
+    return entries
+
+
+def config_file_argv(parser: argparse.ArgumentParser, argv: Sequence[str],
+                     skip: Sequence[str] = ("datadir", "conf")) -> tuple[list[str], list[str]]:
+    """(``--name=value`` options from the configuration file that ``argv`` selects, names the
+    parser does not know). ``argv`` is in ``--name`` form; a missing default file is no file,
+    a missing ``--conf`` file is an error."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--datadir", default=DEFAULT_DATADIR)
+    pre.add_argument("--conf")
+    known, _ = pre.parse_known_args(list(argv))
+    datadir = os.path.abspath(os.path.expanduser(known.datadir))
+    path = os.path.join(datadir, os.path.expanduser(known.conf or CONFIG_FILENAME))
+    if known.conf is None and not os.path.exists(path):
+        return [], []
+    options = {opt[2:]: action for action in parser._actions for opt in action.option_strings
+               if opt.startswith("--")}
+    out, unknown = [], []
+    for name, value in read_config_file(path):
+        action = options.get(name)
+        if name in skip:
+            continue
+        if action is None:
+            unknown.append(name)
+        elif action.nargs == 0:  # a store_true flag: name=1 sets it
+            if value.lower() not in ("0", "false", "no", "off"):
+                out.append(f"--{name}")
+        else:
+            out.append(f"--{name}={value}")
+    return out, unknown
 
 
 def normalize_argv(argv: Sequence[str]) -> list[str]:
@@ -70,6 +143,7 @@ def build_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datadir", default=DEFAULT_DATADIR,
                         help=f"data directory (default {DEFAULT_DATADIR})")
+    parser.add_argument("--conf", help=f"configuration file (default DATADIR/{CONFIG_FILENAME})")
     parser.add_argument("--rpcport", type=int, default=DEFAULT_RPC_PORT,
                         help=f"JSON-RPC port (default {DEFAULT_RPC_PORT})")
     parser.add_argument("--rpcbind", action="append", default=[],
@@ -112,7 +186,12 @@ def build_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
 
 def parse_config(argv: Sequence[str], prog: str, description: str | None) -> NodeConfig:
     parser = build_parser(prog, description)
-    args = parser.parse_args(normalize_argv(argv))
+    argv = normalize_argv(argv)
+    try:
+        from_file, unknown = config_file_argv(parser, argv)
+    except ConfigFileError as exc:
+        parser.error(str(exc))
+    args = parser.parse_args([*from_file, *argv])
     if args.rpcuser is not None and args.rpcpassword is None:
         parser.error("--rpcuser needs --rpcpassword")
     if not 1 <= args.rpcthreads <= 1024 or not 1 <= args.rpcworkqueue <= 100_000:
@@ -130,4 +209,4 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
         load_chain=str(Path(args.load_chain).resolve()) if args.load_chain else None,
         daemon=bool(args.daemon), printtoconsole=bool(args.printtoconsole),
         wallets=tuple(args.wallet), disablewallet=bool(args.disablewallet),
-        fallbackfee=args.fallbackfee, sync=not args.nosync)
+        fallbackfee=args.fallbackfee, sync=not args.nosync, ignored_config=tuple(unknown))

@@ -5,7 +5,8 @@ can authenticate and get -28 "Loading block index…" while the data directory i
 recovery included), ``--load-chain`` is imported, the wallets load and catch up; then warm-up ends.
 ``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get 503,
 running calls finish (long waits end with -9), the work queue drains, the listeners close, the
-node and wallets are closed, the cookie is removed, exit code 0.
+node and wallets are closed, the cookie is removed, exit code 0. ``DATADIR/ctplugin.pid`` holds
+the running node's process id (bitcoind's ``-pid`` file).
 
 ``--daemon`` returns once the node answers calls (like ``-daemonwait``), leaving it in the
 background; its output goes to ``DATADIR/debug.log`` only.
@@ -124,9 +125,24 @@ class DataDirLock(Closeable):
             self._fd = None
 
 
+PID_FILENAME = "ctplugin.pid"
+
+
 async def serve(config: NodeConfig, ready: Ready | None = None) -> int:
     with DataDirLock(config.datadir):
-        return await _serve(config, ready)
+        # bitcoind's -pid file: the running node's process id (the daemon's, after the fork),
+        # for scripts and service managers; removed on exit.
+        pid_path = os.path.join(config.datadir, PID_FILENAME)
+        try:
+            with open(pid_path, "w", encoding="ascii") as handle:
+                handle.write(f"{os.getpid()}\n")
+        except OSError as exc:
+            raise StartupError(f"Error: cannot write {pid_path}: {exc}") from None
+        try:
+            return await _serve(config, ready)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(pid_path)
 
 
 async def _serve(config: NodeConfig, ready: Ready | None) -> int:
@@ -233,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     ready = _daemonize() if config.daemon else None
     setup_logging(config)
+    for name in config.ignored_config:
+        log.warning("Ignoring unknown configuration value %s", name)
     try:
         return asyncio.run(serve(config, ready))
     except StartupError as exc:

@@ -167,6 +167,11 @@ class RpcHttpServer:
                 await listener.wait_closed()
         self._listeners.clear()
         if self._server is not None:
+            # Idle keep-alive connections are closed now (a connection in the middle of a
+            # request closes once its reply is out); without this, aiohttp's shutdown waits
+            # the whole timeout for every idle client (AuthServiceProxy keeps one open).
+            for connection in self._server.connections:
+                connection.close()
             with contextlib.suppress(Exception):
                 await self._server.shutdown(timeout)
             self._server = None

@@ -283,6 +283,29 @@ def test_07_python_bitcointx_with_cookie_discovery(env: dict[str, Any]) -> None:
     with pytest.raises(JSONRPCError) as info:
         caller.getblockhash(-1)
     assert info.value.error["code"] == -8
+    # The wallet calls of the scenario through RPCCaller too (its wallet URLs take the
+    # credentials in the URL, as python-bitcointx has no -rpcwallet of its own).
+    user, password = node.credentials()
+    alice, bob = (RPCCaller(service_url=f"http://{user}:{password}@127.0.0.1:{node.port}"
+                            f"/wallet/{name}") for name in ("", "bob"))
+    before = bob.getbalance()["bitcoin"]
+    address = bob.getnewaddress()
+    assert bob.getaddressinfo(address)["confidential_key"]
+    txid = alice.sendtoaddress(address, Decimal("0.5"))
+    raw = caller.getrawtransaction(txid)
+    blinded = [o for o in caller.decoderawtransaction(raw)["vout"] if "valuecommitment" in o]
+    assert len(blinded) == 2
+    [block] = caller.generatetoaddress(1, alice.getnewaddress())
+    assert caller.getblock(block)["tx"][1] == txid
+    assert bob.getbalance()["bitcoin"] == before + Decimal("0.5")
+    [coin] = [u for u in bob.listunspent() if u["txid"] == txid]
+    assert coin["amount"] == Decimal("0.5") and coin["address"] == address
+    check_blinders(coin)
+    [change] = [u for u in alice.listunspent() if u["txid"] == txid]
+    check_blinders(change)
+    unblinded = parse_transaction(bytes.fromhex(bob.unblindrawtransaction(raw)["hex"]))
+    assert [o.value for o in unblinded.outputs if isinstance(o.value, int)
+            and o.script_pubkey] == [50_000_000]
     wrong = RPCCaller(service_url=f"http://__cookie__:wrong@127.0.0.1:{node.port}")
     with pytest.raises(JSONRPCError) as info:
         wrong.getblockcount()

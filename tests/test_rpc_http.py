@@ -241,33 +241,51 @@ def _start(tmp: Path, *args: str) -> NodeProcess:
     return NodeProcess(tmp, *args).start()
 
 
-def test_work_queue_bounded_503(tmp_path: Path) -> None:
-    """interface_rpc's case: one thread, depth one, three long calls at once: one is refused
-    with a plain-text 503 while the accepted ones still answer."""
-    node = _start(tmp_path / "q", "--rpcworkqueue", "1", "--rpcthreads", "1")
+def test_work_queue_burst_gets_503_and_accepted_calls_answer(tmp_path: Path) -> None:
+    """interface_rpc's case as a bounded burst: two workers, a queue of four, 24 clients at
+    once each holding a worker for 0.8 s. The first ``threads + depth`` are admitted, the rest
+    are refused with a plain-text 503 at once; every admitted call answers its own id; the node
+    serves normally afterwards, and stops promptly with an idle keep-alive client connected."""
+    node = _start(tmp_path / "q", "--rpcworkqueue", "4", "--rpcthreads", "2")
     try:
-        results: list[tuple[int, bytes, str]] = []
+        clients = 24
+        results: dict[int, tuple[int, bytes, str]] = {}
         lock = threading.Lock()
+        barrier = threading.Barrier(clients)
 
-        def wait_call() -> None:
-            status, headers, data = post(node, b'{"method":"waitfornewblock","params":[1500],'
-                                               b'"id":1}')
+        def wait_call(i: int) -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", node.port, timeout=60)
+            conn.connect()
+            barrier.wait()
+            body = json.dumps({"method": "waitfornewblock", "params": [800], "id": i})
+            status, headers, data = post(node, body, connection=conn)
+            conn.close()
             with lock:
-                results.append((status, data, headers.get("content-type", "")))
+                results[i] = (status, data, headers.get("content-type", ""))
 
-        threads = [threading.Thread(target=wait_call) for _ in range(3)]
+        threads = [threading.Thread(target=wait_call, args=(i,)) for i in range(clients)]
         for t in threads:
             t.start()
-            time.sleep(0.2)
         for t in threads:
-            t.join(30)
-        statuses = sorted(r[0] for r in results)
-        assert statuses == [200, 200, 503]
-        refused = next(r for r in results if r[0] == 503)
-        assert refused[1] == b"Work queue depth exceeded" and refused[2] == "text/plain"
-        assert post(node, b'{"method":"getblockcount","id":1}')[0] == 200
+            t.join(60)
+        assert len(results) == clients
+        accepted = {i: r for i, r in results.items() if r[0] == 200}
+        refused = [r for r in results.values() if r[0] != 200]
+        assert len(accepted) >= 2 + 4 and refused
+        assert all(r == (503, b"Work queue depth exceeded", "text/plain") for r in refused)
+        for i, (_status, data, content_type) in accepted.items():
+            reply = json.loads(data)
+            assert content_type == "application/json"
+            assert reply["id"] == i and reply["error"] is None
+            assert reply["result"] == {"hash": node.call("getblockhash", 0), "height": 0}
+        idle = http.client.HTTPConnection("127.0.0.1", node.port, timeout=30)
+        assert post(node, b'{"method":"getblockcount","id":1}', connection=idle)[0] == 200
+        assert node.process is not None
+        post(node, b'{"method":"stop","id":1}')
+        assert node.process.wait(8) == 0  # not held for the idle connection's keep-alive
+        idle.close()
     finally:
-        assert node.stop() == 0
+        node.kill()
 
 
 def test_stop_in_a_batch_and_as_notification(tmp_path: Path) -> None:
