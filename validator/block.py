@@ -41,15 +41,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import attrgetter
-from typing import NamedTuple, cast
+from itertools import chain, compress
+from operator import attrgetter, itemgetter
+from typing import NamedTuple, cast, overload
 
 from ctplugin.batch import Claim
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
-from ctplugin.elements.script import is_unspendable, script_num
+from ctplugin.elements.script import is_unspendable, script_num, script_num_decode
 from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import MAX_BLOCK_SIGOPS_COST, transaction_sigop_cost
 from validator import reasons
@@ -76,13 +76,14 @@ from validator.store import (
     BlockRef,
     BlockUndo,
     Chainstate,
+    ChainstateConflictError,
     DuplicateOutputError,
     Outpoint,
     ProofCache,
     SpendView,
     UtxoEntry,
 )
-from validator.timelocks import check_final, check_sequence_locks
+from validator.timelocks import check_final, check_sequence_locks, is_timeless
 from validator.timing import StageTimer
 from validator.verify import ProofWork, verify
 
@@ -134,16 +135,62 @@ CacheKeys = tuple[list[bytes], list[bytes]]
 then the surjection proofs' followed by the Borromean proofs'."""
 
 
+def created_entries(tx: Transaction, height: int, coinbase: bool
+                    ) -> list[tuple[Outpoint, UtxoEntry]]:
+    """The UTXO entries ``tx`` creates in a block at ``height``: its spendable outputs (an
+    unspendable one never enters the UTXO set), as the chainstate stores them."""
+    txid = tx.txid
+    trusted = Outpoint.trusted
+    return [(trusted(txid, n), UtxoEntry.trusted(height, coinbase, encode_txout(out)))
+            for n, out in enumerate(tx.outputs) if not is_unspendable(out.script_pubkey)]
+
+
 @dataclass(frozen=True, slots=True)
 class KnownTransaction:
-    """What mempool acceptance computed for a transaction: its amount plan (labelled with
-    tx_index 0), the cache keys of its proofs, of its script execution under the block flags
-    and of its balance equation (None without a cache)."""
+    """What mempool acceptance computed for a transaction, for a block that confirms the very
+    same bytes (same wtxid) to reuse. Every field but ``created`` is a pure function of the
+    transaction's bytes and of the outputs it spends, which its prevouts fix (an outpoint's
+    content never changes): the block would compute the same values again. What depends on
+    the block — its height and time, the other transactions, the UTXO set — is evaluated for
+    the block as for any transaction (``BlockValidator``).
 
+    - ``tx``: the pool's transaction object (txid, wtxid and withash computed);
+    - ``plan``: its amount plan (labelled with tx_index 0: its items and balance claim are
+      relabelled when a block has to verify them); ``keys``: the cache keys of its proofs;
+      ``script_key`` / ``balance_key``: of its script execution under the block flags and of
+      its balance equation (None without a cache);
+    - ``spent_points``: the outpoints its inputs spend, in input order;
+    - ``sigops``: its signature-operation cost (``transaction_sigop_cost``);
+    - ``weight``, ``withash``: its weight and witness hash;
+    - ``timeless``: ``validator.timelocks.is_timeless`` — final at every height and time and
+      no BIP68 lock, so a block has no timelock of it to evaluate;
+    - ``created``: ``created_entries`` for a block at ``height`` (the height acceptance
+      expected); a block at another height makes its own.
+    """
+
+    tx: Transaction
     plan: AmountPlan
     keys: CacheKeys | None
-    script_key: bytes | None = None
-    balance_key: bytes | None = None
+    script_key: bytes | None
+    balance_key: bytes | None
+    spent_points: tuple[Outpoint, ...]
+    sigops: int
+    weight: int
+    withash: bytes
+    timeless: bool
+    height: int
+    created: tuple[tuple[Outpoint, UtxoEntry], ...]
+
+    @classmethod
+    def of(cls, tx: Transaction, plan: AmountPlan, spent_points: Sequence[Outpoint],
+           sigops: int, height: int, keys: CacheKeys | None = None,
+           script_key: bytes | None = None,
+           balance_key: bytes | None = None) -> KnownTransaction:
+        """The record of a transaction that passed every check of a block at ``height`` with
+        the outputs at ``spent_points`` (its amount plan ``plan``, its sigop cost ``sigops``)."""
+        return cls(tx, plan, keys, script_key, balance_key, tuple(spent_points), sigops,
+                   tx.weight, tx.withash, is_timeless(tx), height,
+                   tuple(created_entries(tx, height, False)))
 
 
 def balance_cache_key(cache: ProofCache, tx: Transaction,
@@ -182,13 +229,61 @@ def check_items(plan: AmountPlan) -> list[SurjectionItem | BorromeanItem]:
     return [*plan.surjections, *plan.borromeans]
 
 
-class ResolvedInputs(NamedTuple):
-    """Stage 2's answer: per transaction the outputs its inputs spend (coinbase: none; an
-    output from the chainstate as its stored bytes, see ``decode_txout``), the spent outpoints
-    in block order, the UTXO entries the block creates and the snapshot read itself
-    (``connect_block`` reuses its entries)."""
+class SpentOutputs(Sequence[list[SpentOutput | bytes]]):
+    """Per transaction of a block (the coinbase: none) the outputs its inputs spend, in input
+    order: an output created earlier in the block as its ``TxOut``, one from the chainstate as
+    its stored bytes (``decode_txout`` reads them). Made on demand, once per transaction: the
+    block needs them only for transactions the mempool did not vouch for."""
 
-    spent: list[list[SpentOutput | bytes]]
+    __slots__ = ("_entries", "_in_block", "_lists", "_points")
+
+    def __init__(self, points: Sequence[Sequence[Outpoint]],
+                 entries: Mapping[Outpoint, UtxoEntry | None],
+                 in_block: Mapping[Outpoint, TxOut]) -> None:
+        self._points = points
+        self._entries = entries
+        self._in_block = in_block
+        self._lists: list[list[SpentOutput | bytes] | None] = [None] * len(points)
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    @overload
+    def __getitem__(self, i: int) -> list[SpentOutput | bytes]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[list[SpentOutput | bytes]]: ...
+
+    def __getitem__(self, i: int | slice
+                    ) -> list[SpentOutput | bytes] | list[list[SpentOutput | bytes]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        outs = self._lists[i]
+        if outs is None:
+            entries = self._entries
+            in_block = self._in_block
+            outs = self._lists[i] = [in_block[o] if o in in_block else _stored(entries[o])
+                                     for o in self._points[i]]
+        return outs
+
+
+def _stored(entry: UtxoEntry | None) -> bytes:
+    if entry is None:  # resolve_inputs names every missing input first
+        raise ChainstateConflictError("a resolved input has no UTXO entry")
+    return entry.txout
+
+
+_txid_of = itemgetter(0)
+_coinbase_of = attrgetter("coinbase")
+chain_items = chain.from_iterable
+
+
+class ResolvedInputs(NamedTuple):
+    """Stage 2's answer: per transaction the outputs its inputs spend (``SpentOutputs``), the
+    spent outpoints in block order, the UTXO entries the block creates and the snapshot read
+    itself (``connect_block`` reuses its entries)."""
+
+    spent: Sequence[Sequence[SpentOutput | bytes]]
     spent_points: list[Outpoint]
     created: list[tuple[Outpoint, UtxoEntry]]
     view: SpendView
@@ -196,8 +291,10 @@ class ResolvedInputs(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class BlockPlan:
-    """Stage 3's answer: the amount plan of every non-coinbase transaction (in block order)
-    with the cache keys mempool acceptance already computed for it (None: compute them)."""
+    """Stage 3's answer: the amount plan of every non-coinbase transaction (in block order:
+    ``txs[j]`` is transaction j + 1's; a mempool plan keeps tx_index 0, its items and balance
+    claim are relabelled when they have to be verified) with the cache keys mempool acceptance
+    already computed for it (None: compute them)."""
 
     txs: list[AmountPlan]
     known_keys: list[CacheKeys | None]
@@ -242,9 +339,36 @@ class StagedBlock:
 _family = attrgetter("family")
 
 
+def _padded(knowns: Sequence[KnownTransaction | None], n: int
+            ) -> Sequence[KnownTransaction | None]:
+    """``knowns`` for a block of ``n`` transactions (missing ones: not known)."""
+    return knowns if len(knowns) == n else [*knowns[:n], *[None] * (n - len(knowns))]
+
+
 def _known_script_key(knowns: Sequence[KnownTransaction | None], i: int) -> bytes | None:
     known = knowns[i] if i < len(knowns) else None
     return known.script_key if known is not None else None
+
+
+def _decoded(spent: Sequence[SpentOutput | bytes]) -> list[SpentOutput]:
+    return [decode_txout(o) if isinstance(o, bytes) else o for o in spent]
+
+
+_ranges_of = attrgetter("ranges")
+_surjections_of = attrgetter("surjections")
+_borromeans_of = attrgetter("borromeans")
+_batch_keys_of = itemgetter(0)
+_check_keys_of = itemgetter(1)
+
+
+def _count(items: Sequence[Item]) -> dict[str, int]:
+    """{family: len(items)} of items of one kind (a plan's list: one family), or {}."""
+    return {items[0].family: len(items)} if items else {}
+
+
+def _balance_claim(plan: AmountPlan, tx_index: int) -> Claim:
+    """The plan's balance claim labelled for the transaction at ``tx_index``."""
+    return plan.balance if plan.tx_index == tx_index else relabel(plan, tx_index).balance
 
 
 def _misses(items: list[tuple[Item, int]], hits: Sequence[bool] | None) -> list[Item]:
@@ -258,19 +382,26 @@ class BlockValidator:
 
     def __init__(self, chainstate: Chainstate, cache: ProofCache | None,
                  params: ChainParams,
-                 known: Callable[[Transaction], KnownTransaction | None] | None = None) -> None:
+                 known: Callable[[Sequence[Transaction]], list[KnownTransaction | None]]
+                 | None = None,
+                 bip30_limit: int | None = 0) -> None:
+        """``known``: per transaction, the mempool's record of that very transaction (None:
+        unknown). ``bip30_limit``: ``bip34_implies_bip30_limit`` of the chain's genesis (the
+        default 0 checks BIP30 at every height)."""
         self.chainstate = chainstate
         self.cache = cache
         self.params = params
         self.known = known
+        self.bip30_limit = bip30_limit
 
     # --- stage 1: block checks ------------------------------------------------------------
 
     def check_block(self, block: Block, tip: BlockRef | None,
-                    checked: Sequence[object | None] = ()) -> None:
-        """Context-free block checks plus the header's link to the tip. ``checked[i]`` not
-        None: transaction i is byte-identical to one that already passed ``check_transaction``
-        (a mempool entry), so it is not checked again (a pure function of those bytes)."""
+                    knowns: Sequence[KnownTransaction | None] = ()) -> None:
+        """Context-free block checks plus the header's link to the tip. ``knowns[i]`` not
+        None: transaction i is byte-identical to a mempool entry, which passed
+        ``check_transaction`` (and is no coinbase): a pure function of those bytes, so it is
+        not checked again, and its weight and witness hash are the entry's."""
         header = block.header
         if tip is not None:
             if header.prev_hash != tip.hash:
@@ -283,87 +414,129 @@ class BlockValidator:
         txs = block.transactions
         if not txs or not txs[0].is_coinbase:
             raise ValidationError(reasons.BAD_CB_MISSING, tx_index=0)
-        for i, tx in enumerate(txs[1:], start=1):
-            if tx.is_coinbase:
+        knowns = _padded(knowns, len(txs))
+        unknown = [i for i in range(1, len(txs)) if knowns[i] is None]
+        for i in unknown:
+            if txs[i].is_coinbase:
                 raise ValidationError(reasons.BAD_CB_MULTIPLE, tx_index=i)
+        txids = [tx.txid for tx in txs]
         root, mutated = block.compute_merkle_root()
         if mutated:
             raise ValidationError(reasons.BAD_TXNS_DUPLICATE, detail="mutated Merkle tree")
         if root != header.merkle_root:
             raise ValidationError(reasons.BAD_TXNMRKLROOT)
-        seen: dict[bytes, int] = {}
-        for i, tx in enumerate(txs):
-            if tx.txid in seen:
-                raise ValidationError(reasons.BAD_TXNS_DUPLICATE, tx_index=i)
-            seen[tx.txid] = i
+        if len(set(txids)) != len(txids):
+            seen: set[bytes] = set()
+            for i, txid in enumerate(txids):
+                if txid in seen:
+                    raise ValidationError(reasons.BAD_TXNS_DUPLICATE, tx_index=i)
+                seen.add(txid)
         expected_height = script_num(header.height)
         if not txs[0].inputs[0].script_sig.startswith(expected_height):
             raise ValidationError(reasons.BAD_CB_HEIGHT, tx_index=0)
-        weight = sum(tx.weight for tx in txs)
+        weight = sum([tx.weight if k is None else k.weight for tx, k in zip(txs, knowns)])
         if weight > MAX_BLOCK_WEIGHT:
             raise ValidationError(reasons.BAD_BLK_WEIGHT)
         has_witness = any(tx.serialize()[4] & 1 for tx in txs)
         if block.witness_commitment_index() is not None:
-            if not block.check_witness_commitment():
+            withashes = [tx.withash if k is None else k.withash for tx, k in zip(txs, knowns)]
+            if not block.check_witness_commitment(withashes):
                 raise ValidationError(reasons.BAD_WITNESS_MERKLE_MATCH, tx_index=0)
         elif has_witness:
             raise ValidationError(reasons.UNEXPECTED_WITNESS)
-        n_checked = len(checked)
-        for i, tx in enumerate(txs):
-            if i >= n_checked or checked[i] is None:
-                check_transaction(tx, i)
+        check_transaction(txs[0], 0)
+        for i in unknown:
+            check_transaction(txs[i], i)
 
     # --- stage 2: inputs ------------------------------------------------------------------
 
-    def resolve_inputs(self, block: Block) -> ResolvedInputs:
+    def resolve_inputs(self, block: Block,
+                       knowns: Sequence[KnownTransaction | None] = ()) -> ResolvedInputs:
         """The spent outputs of every transaction (see ``ResolvedInputs``); missing /
         double-spent / immature inputs are named. Prevouts not created earlier in the block
-        are read in one ``read_view`` snapshot read."""
+        are read in one ``read_view`` snapshot read. ``knowns``: the spent outpoints and
+        created entries of mempool transactions are theirs (pure functions of the bytes).
+
+        A block none of whose transactions spends another's output (the common case) is
+        checked with whole-block set and list operations; any failure, and every block with
+        in-block spends, goes through the input-by-input pass, which names the culprit."""
         txs = block.transactions
         height = block.header.height
+        knowns = _padded(knowns, len(txs))
+        trusted = Outpoint.trusted
+        points: list[tuple[Outpoint, ...]] = [()]  # the coinbase spends nothing
+        points += [k.spent_points if k is not None
+                   else tuple([trusted(t.prevout_hash, t.prevout_index) for t in tx.inputs])
+                   for tx, k in zip(txs[1:], knowns[1:])]
+        spent_points = list(chain_items(points))
         position = {tx.txid: i for i, tx in enumerate(txs)}
+        if len(set(spent_points)) != len(spent_points) \
+                or not position.keys().isdisjoint(map(_txid_of, spent_points)):
+            return self._resolve_in_order(block, points, spent_points, position, knowns)
+        view = self.chainstate.read_view(spent_points)
+        coins = list(map(view.entries.__getitem__, spent_points))
+        if not all(coins) or (any(map(_coinbase_of, coins)) and any(
+                height - c.height < self.params.coinbase_maturity
+                for c in coins if c is not None and c.coinbase)):
+            return self._resolve_in_order(block, points, spent_points, position, knowns)
+        return ResolvedInputs(SpentOutputs(points, view.entries, {}), spent_points,
+                              self._created(block, knowns), view)
+
+    def _created(self, block: Block, knowns: Sequence[KnownTransaction | None]
+                 ) -> list[tuple[Outpoint, UtxoEntry]]:
+        """Every UTXO entry the block creates, in block order (a mempool transaction's own
+        when it was made for this height)."""
+        height = block.header.height
+        created: list[tuple[Outpoint, UtxoEntry]] = []
+        for i, (tx, known) in enumerate(zip(block.transactions, knowns)):
+            if known is not None and known.height == height:
+                created += known.created
+            else:
+                created += created_entries(tx, height, i == 0)
+        return created
+
+    def _resolve_in_order(self, block: Block, points: list[tuple[Outpoint, ...]],
+                          spent_points: list[Outpoint], position: dict[bytes, int],
+                          knowns: Sequence[KnownTransaction | None]) -> ResolvedInputs:
+        """``resolve_inputs`` input by input, in block order: the first failing input is
+        named (spent twice in the block, missing, an immature coinbase output — the block's
+        own coinbase's included); an output created earlier in the block is spent from there."""
+        txs = block.transactions
+        height = block.header.height
         n_txs = len(txs)
-        trusted = Outpoint.trusted  # the parser bounds prevout hashes (32 B) and indexes (u32)
-        spent_points = [trusted(txin.prevout_hash, txin.prevout_index)
-                        for tx in txs[1:] for txin in tx.inputs]
         view = self.chainstate.read_view(
             [o for o in spent_points if position.get(o[0], n_txs) >= n_txs])
         from_db = view.entries
         created: dict[Outpoint, tuple[TxOut, bool]] = {}
-        spent_outs: list[list[SpentOutput | bytes]] = [[]]
         used: set[Outpoint] = set()
         maturity = self.params.coinbase_maturity
-        k = 0
         for i, tx in enumerate(txs):
-            if i:
-                outs: list[SpentOutput | bytes] = []
-                for n in range(len(tx.inputs)):
-                    outpoint = spent_points[k]
-                    k += 1
-                    if outpoint in used:
-                        raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, tx_index=i,
-                                              input_index=n, detail="spent twice in the block")
-                    used.add(outpoint)
-                    here = created.get(outpoint)
-                    if here is not None:
-                        outs.append(here[0])
-                        continue
-                    entry = from_db.get(outpoint)
-                    if entry is None:
-                        raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, tx_index=i,
-                                              input_index=n, detail=str(outpoint))
-                    if entry.coinbase and height - entry.height < maturity:
+            for n, outpoint in enumerate(points[i]):
+                if outpoint in used:
+                    raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, tx_index=i,
+                                          input_index=n, detail="spent twice in the block")
+                used.add(outpoint)
+                here = created.get(outpoint)
+                if here is not None:
+                    if here[1] and maturity > 0:  # the block's own coinbase: 0 confirmations
                         raise ValidationError(reasons.BAD_TXNS_PREMATURE_SPEND_OF_COINBASE,
                                               tx_index=i, input_index=n)
-                    outs.append(entry.txout)  # decoded only if the rules need it
-                spent_outs.append(outs)
+                    continue
+                entry = from_db.get(outpoint)
+                if entry is None:
+                    raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT, tx_index=i,
+                                          input_index=n, detail=str(outpoint))
+                if entry.coinbase and height - entry.height < maturity:
+                    raise ValidationError(reasons.BAD_TXNS_PREMATURE_SPEND_OF_COINBASE,
+                                          tx_index=i, input_index=n)
             txid = tx.txid
+            trusted = Outpoint.trusted
             for n, out in enumerate(tx.outputs):
                 if not is_unspendable(out.script_pubkey):
                     created[trusted(txid, n)] = (out, i == 0)
-        new_entries = [(outpoint, UtxoEntry(height, coinbase, encode_txout(out)))
-                       for outpoint, (out, coinbase) in created.items()]
-        return ResolvedInputs(spent_outs, spent_points, new_entries, view)
+        in_block = {o: out for o, (out, _) in created.items() if o in used}
+        return ResolvedInputs(SpentOutputs(points, from_db, in_block), spent_points,
+                              self._created(block, knowns), view)
 
     # --- stage 3: plan --------------------------------------------------------------------
 
@@ -372,6 +545,7 @@ class BlockValidator:
         """Every transaction's amount plan, the block's fees per asset (each within
         MAX_MONEY) and the coinbase's claim on them."""
         txs = block.transactions
+        knowns = _padded(knowns, len(txs))
         plans: list[AmountPlan] = []
         block_fees: dict[bytes, int] = {}
         outs: list[list[SpentOutput] | None] = [None] * len(txs)
@@ -383,7 +557,10 @@ class BlockValidator:
         decoded = decode_commitments(c for i in range(1, len(txs)) if (o := outs[i]) is not None
                                      for c in value_commitments(txs[i], o))
         for i in range(1, len(txs)):
-            plan = self.plan_transaction(txs[i], i, outs[i] or spent[i], knowns[i], decoded)
+            known = knowns[i]
+            # a mempool plan as it is: relabelled only if something of it must be verified
+            plan = known.plan if known is not None else self.plan_transaction(
+                txs[i], i, outs[i] or spent[i], None, decoded)
             for asset, fee in plan.fees.items():
                 total = block_fees.get(asset, 0) + fee
                 if total > MAX_MONEY:
@@ -419,114 +596,147 @@ class BlockValidator:
         cost (``bad-blk-sigops``), then every input script of the transactions the
         script-execution cache does not vouch for (hits are consumed: their keys are appended to
         ``consumed``, consumed when the block commits), run under the block flags with their
-        signatures deferred to the batch (``validator.scripts``)."""
+        signatures deferred to the batch (``validator.scripts``).
+
+        A mempool transaction (``knowns``) passed the template check and has a known sigop cost
+        (pure functions of its bytes and spent outputs); its timelocks are evaluated for this
+        block unless it has none (``KnownTransaction.timeless``), and the block's sigop total
+        always is."""
         txs = block.transactions
         height = block.header.height
+        time = block.header.time
+        knowns = _padded(knowns, len(txs))
         entries = inputs.view.entries
-        spent: list[list[SpentOutput]] = [[]]
+        spent_points = inputs.spent_points
+        decoded: dict[int, list[SpentOutput]] = {}
+        check_output_scripts(txs[0], 0)
+        check_final(txs[0], 0, height, time)
         sigops = transaction_sigop_cost(txs[0], ())
         k = 0
-        for i, tx in enumerate(txs):
-            check_output_scripts(tx, i)
-            check_final(tx, i, height, block.header.time)
-            if not i:
-                continue
-            points = inputs.spent_points[k:k + len(tx.inputs)]
-            k += len(tx.inputs)
-            check_sequence_locks(tx, i, [_coin_height(entries.get(p), height) for p in points],
-                                 height)
-            outs = [decode_txout(o) if isinstance(o, bytes) else o for o in inputs.spent[i]]
-            spent.append(outs)
-            sigops += transaction_sigop_cost(tx, outs)
+        for i in range(1, len(txs)):
+            tx = txs[i]
+            known = knowns[i]
+            n_inputs = len(tx.inputs)
+            if known is None:
+                check_output_scripts(tx, i)
+            if known is None or not known.timeless:
+                check_final(tx, i, height, time)
+                check_sequence_locks(tx, i, [_coin_height(entries.get(p), height)
+                                             for p in spent_points[k:k + n_inputs]], height)
+            k += n_inputs
+            if known is None:
+                outs = decoded[i] = _decoded(inputs.spent[i])
+                sigops += transaction_sigop_cost(tx, outs)
+            else:
+                sigops += known.sigops
             if sigops > MAX_BLOCK_SIGOPS_COST:
                 raise ValidationError(reasons.BAD_BLK_SIGOPS, tx_index=i, detail="too many sigops")
         hits = [False] * len(txs)
         cache = self.cache
         if cache is not None and len(txs) > 1:
-            keys = [_known_script_key(knowns, i) or script_cache_key(cache, txs[i], BLOCK_FLAGS)
-                    for i in range(1, len(txs))]
+            keys = [known.script_key if known is not None and known.script_key is not None
+                    else script_cache_key(cache, tx, BLOCK_FLAGS)
+                    for tx, known in zip(txs[1:], knowns[1:])]
             found = cache.lookup_many(keys)
             hits[1:] = found
             consumed += compress(keys, found)
         genesis = self.params.genesis_hash
-        runs = [(i, *run_scripts(txs[i], i, spent[i], genesis, BLOCK_FLAGS))
+        runs = [(i, *run_scripts(txs[i], i, decoded[i] if i in decoded
+                                 else _decoded(inputs.spent[i]), genesis, BLOCK_FLAGS))
                 for i in range(1, len(txs)) if not hits[i]]
         return ScriptPass(items_of(runs, BLOCK_FLAGS), len(txs) - 1, sum(hits))
 
     # --- stage 4: proof cache ---------------------------------------------------------------
 
-    def balance_pass(self, block: Block, inputs: ResolvedInputs,
-                     knowns: Sequence[KnownTransaction | None], work: ProofWork,
-                     consumed: list[bytes]) -> int:
-        """Drop from ``work`` the balance claims the cache vouches for (mempool acceptance
-        verified the same equation: same wtxid, same spent outputs); their keys are appended to
-        ``consumed``. Returns how many. Without a cache every balance stays in the batch."""
+    def balance_keys(self, block: Block, inputs: ResolvedInputs,
+                     knowns: Sequence[KnownTransaction | None]) -> list[bytes] | None:
+        """Per non-coinbase transaction the cache key of its balance equation (a mempool
+        transaction's own: same wtxid, same spent outputs), or None without a cache."""
         cache = self.cache
+        if cache is None:
+            return None
         txs = block.transactions
-        if cache is None or len(txs) < 2:
-            return 0
-        keys = []
-        for i in range(1, len(txs)):
-            known = knowns[i] if i < len(knowns) else None
-            key = known.balance_key if known is not None else None
-            keys.append(key if key is not None
-                        else balance_cache_key(cache, txs[i], inputs.spent[i]))
-        hits = cache.lookup_many(keys)
-        if not any(hits):
-            return 0
-        work.claims = [c for c, hit in zip(work.claims, hits, strict=True) if not hit]
-        consumed += compress(keys, hits)
-        return sum(hits)
+        knowns = _padded(knowns, len(txs))
+        return [known.balance_key if known is not None and known.balance_key is not None
+                else balance_cache_key(cache, txs[i], inputs.spent[i])
+                for i, known in enumerate(knowns) if i]
 
-    def cache_pass(self, plan: BlockPlan) -> CachePass:
-        """Drop the items the proof cache vouches for, consuming their entries: one lookup
-        pass and ONE write batch erasing every hit of the block."""
-        batch: list[tuple[Item, int]] = []
-        checks: list[tuple[Item, int]] = []
-        for p in plan.txs:
-            i = p.tx_index
-            batch += [(r, i) for r in p.ranges]
-            checks += [(c, i) for c in check_items(p)]
-        items = Counter(map(_family, (item for item, _ in batch)))
-        items.update(map(_family, (item for item, _ in checks)))
+    def cache_pass(self, plan: BlockPlan, balance_keys: Sequence[bytes] | None = None
+                   ) -> CachePass:
+        """Drop the items and balance claims the proof cache vouches for (``balance_keys``:
+        per transaction, ``balance_keys``; None: every balance is verified): ONE lookup over
+        every key of the block; the hits are consumed when the block commits. Only what is
+        left is labelled with its transaction's position in the block."""
         cache = self.cache
-        batch_hits: list[bool] | None = None
-        check_hits: list[bool] | None = None
-        consumed: list[bytes] = []
-        cached: Counter[str] = Counter()
-        if cache is not None and (batch or checks):
-            batch_keys: list[bytes] = []
-            check_keys: list[bytes] = []
-            for p, known in zip(plan.txs, plan.known_keys):
-                keys = known if known is not None else cache_keys(cache, p)
-                batch_keys += keys[0]
-                check_keys += keys[1]
-            hits = cache.lookup_many(batch_keys + check_keys)
-            batch_hits, check_hits = hits[:len(batch_keys)], hits[len(batch_keys):]
-            consumed = [*compress(batch_keys, batch_hits), *compress(check_keys, check_hits)]
-            cached.update(_family(item) for item, _ in compress(batch, batch_hits))
-            cached.update(_family(item) for item, _ in compress(checks, check_hits))
-        work = ProofWork([p.balance for p in plan.txs],
-                         _misses(batch, batch_hits),  # type: ignore[arg-type]
-                         _misses(checks, check_hits))  # type: ignore[arg-type]
-        return CachePass(work, consumed, dict(items), dict(cached))
+        txs = plan.txs
+        ranges = list(chain_items(map(_ranges_of, txs)))
+        surjections = list(chain_items(map(_surjections_of, txs)))
+        borromeans = list(chain_items(map(_borromeans_of, txs)))
+        items = {**_count(ranges), **_count(surjections), **_count(borromeans)}
+        if cache is None or not (items or balance_keys):
+            return CachePass(ProofWork([_balance_claim(p, i) for i, p in enumerate(txs, 1)],
+                                       [r.at_tx(i) for i, p in enumerate(txs, 1)
+                                        for r in p.ranges],
+                                       [c.at_tx(i) for i, p in enumerate(txs, 1)
+                                        for c in check_items(p)]),
+                             [], items, {})
+        keys = [known if known is not None else cache_keys(cache, p)
+                for p, known in zip(txs, plan.known_keys)]
+        batch_keys = list(chain_items(map(_batch_keys_of, keys)))
+        check_keys = list(chain_items(map(_check_keys_of, keys)))
+        balance = list(balance_keys) if balance_keys is not None else []
+        every_key = batch_keys + check_keys + balance
+        hits = cache.lookup_many(every_key)
+        if all(hits):  # a block of mempool transactions: nothing left to verify
+            cached = dict(items)
+            if balance:
+                cached["balance"] = len(balance)
+            return CachePass(ProofWork([], [], []), every_key, items, cached)
+        n_batch, n_checks = len(batch_keys), len(check_keys)
+        batch_hits = hits[:n_batch]
+        check_hits = hits[n_batch:n_batch + n_checks]
+        balance_hits = hits[n_batch + n_checks:] if balance else [False] * len(txs)
+        batch_items = [(r, i) for i, p in enumerate(txs, 1) for r in p.ranges]
+        check_pairs = [(c, i) for i, p in enumerate(txs, 1) for c in check_items(p)]
+        consumed = [*compress(batch_keys, batch_hits), *compress(check_keys, check_hits),
+                    *compress(balance, balance_hits)]
+        counts: Counter[str] = Counter()
+        counts.update(_family(item) for item, _ in compress(batch_items, batch_hits))
+        counts.update(_family(item) for item, _ in compress(check_pairs, check_hits))
+        if any(balance_hits):
+            counts["balance"] = sum(balance_hits)
+        claims = [_balance_claim(p, i) for (i, p), hit in zip(enumerate(txs, 1), balance_hits)
+                  if not hit]
+        work = ProofWork(claims,
+                         _misses(batch_items, batch_hits),  # type: ignore[arg-type]
+                         _misses(check_pairs, check_hits))  # type: ignore[arg-type]
+        return CachePass(work, consumed, items, dict(counts))
 
     # --- stage 6: commit ------------------------------------------------------------------
 
     def commit(self, block: Block, inputs: ResolvedInputs) -> None:
         """The block's one atomic chainstate write (UTXO changes, undo data, best block). An
         output the block creates that is already unspent is rejected (BIP30) and nothing is
-        written: the chainstate reads every created outpoint for its write anyway."""
+        written. Where BIP34 implies BIP30 (``bip30_enforced``) only the coins cache is
+        consulted for the created outputs, as Core saves those database reads."""
         header = block.header
         try:
             self.chainstate.connect_block(block.hash, header.height, header.prev_hash,
-                                          inputs.spent_points, inputs.created, inputs.view)
+                                          inputs.spent_points, inputs.created, inputs.view,
+                                          check_created=self.bip30_enforced(header.height))
         except DuplicateOutputError as exc:
             txid, index = cast(Outpoint, exc.outpoint)
             tx_index = next((i for i, tx in enumerate(block.transactions) if tx.txid == txid),
                             None)
             raise ValidationError(reasons.BAD_TXNS_BIP30, tx_index=tx_index, output_index=index,
                                   detail=str(exc)) from None
+
+    def bip30_enforced(self, height: int) -> bool:
+        """Core's ConnectBlock rule: BIP30 (no created output may already be unspent) is
+        checked below the BIP34 height and again from ``BIP34_IMPLIES_BIP30_LIMIT``, the lowest
+        height an unchecked older coinbase indicates (``bip34_implies_bip30_limit``)."""
+        limit = self.bip30_limit
+        return height < BIP34_HEIGHT or (limit is not None and height >= limit)
 
     # --- connect / disconnect ------------------------------------------------------------
 
@@ -556,15 +766,14 @@ class BlockValidator:
             knowns = self.known_transactions(block)
             self.check_block(block, tip, knowns)
         with timer.stage("resolve"):
-            inputs = self.resolve_inputs(block)
+            inputs = self.resolve_inputs(block, knowns)
         with timer.stage("plan"):
             plan = self.plan(block, inputs.spent, knowns)
         consumed: list[bytes] = []
         with timer.stage("scripts"):
             scripts = self.script_pass(block, inputs, consumed, knowns)
         with timer.stage("cache"):
-            cached = self.cache_pass(plan)
-            balances_cached = self.balance_pass(block, inputs, knowns, cached.work, consumed)
+            cached = self.cache_pass(plan, self.balance_keys(block, inputs, knowns))
         consumed += cached.consumed
         work = cached.work
         work.batch += scripts.work.batch
@@ -573,8 +782,6 @@ class BlockValidator:
         cached_counts = dict(cached.cached)
         items["script"] = scripts.n_transactions
         cached_counts["script"] = scripts.n_cached
-        if balances_cached:
-            cached_counts["balance"] = balances_cached
         for family, count in Counter(map(_family, scripts.work.batch)).items():
             items[family] = count
         if scripts.work.checks:
@@ -586,7 +793,7 @@ class BlockValidator:
         coinbase never is)."""
         knowns: list[KnownTransaction | None] = [None] * len(block.transactions)
         if self.known is not None:
-            knowns[1:] = [self.known(tx) for tx in block.transactions[1:]]
+            knowns[1:] = self.known(block.transactions[1:])
         return knowns
 
     def disconnect(self, block_hash: bytes, undo: BlockUndo) -> BlockRef:
@@ -603,7 +810,38 @@ def _coin_height(entry: UtxoEntry | None, height: int) -> int:
 def connect_genesis(chainstate: Chainstate, genesis: Block) -> BlockRef:
     """Apply the genesis block unvalidated: its outputs are the chain's initial coins
     (spendable at once: stored as non-coinbase, regtest.params)."""
-    created = [(Outpoint(tx.txid, n), UtxoEntry(0, False, encode_txout(out)))
-               for tx in genesis.transactions for n, out in enumerate(tx.outputs)
-               if not is_unspendable(out.script_pubkey)]
+    created = [entry for tx in genesis.transactions for entry in created_entries(tx, 0, False)]
     return chainstate.connect_block(genesis.hash, 0, bytes(32), [], created)
+
+
+BIP34_HEIGHT = 1
+"""Every block from height 1 on carries its height in its coinbase (``check_block``: BIP34 from
+the first block, as Core's regtest; only the genesis block is unchecked)."""
+
+
+def bip34_implies_bip30_limit(genesis: Block) -> int | None:
+    """Core's BIP34_IMPLIES_BIP30_LIMIT for a chain starting at ``genesis``: the height from
+    which BIP30 must be checked again (None: never).
+
+    With BIP34 from height 1 a block's coinbase differs from every other height's (its
+    scriptSig starts with its own height), and every other transaction spends coins descending
+    from such coinbases, so no block can repeat an earlier txid — except by repeating a
+    transaction that was never checked, the genesis block's. Core keeps BIP30 from the lowest
+    height a pre-BIP34 coinbase's scriptSig happens to indicate (1,983,702 on mainnet); here
+    that is the height the genesis coinbase indicates, if any. A genesis with other
+    transactions (never validated: they could spend one another's outputs, which are all
+    unspent) keeps BIP30 everywhere (1)."""
+    txs = genesis.transactions
+    if len(txs) != 1 or not txs[0].is_coinbase:
+        return BIP34_HEIGHT
+    script_sig = txs[0].inputs[0].script_sig
+    if not script_sig:
+        return None
+    op = script_sig[0]
+    if 0x51 <= op <= 0x60:  # OP_1 .. OP_16
+        return op - 0x50
+    if 1 <= op <= 5 and len(script_sig) > op:  # a push of a 32-bit height's CScriptNum
+        height = script_num_decode(script_sig[1:1 + op], max_size=5)
+        if height >= BIP34_HEIGHT and script_sig.startswith(script_num(height)):
+            return height
+    return None

@@ -16,8 +16,11 @@ Reject reasons carry no transaction index here (there is no block); output/input
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain, repeat
+from operator import attrgetter
 
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.chainparams import ChainParams
@@ -61,6 +64,18 @@ class MempoolEntry:
     @property
     def vsize(self) -> int:
         return self.tx.vsize
+
+
+def _outpoints(tx: Transaction) -> list[Outpoint]:
+    return [Outpoint.trusted(t.prevout_hash, t.prevout_index) for t in tx.inputs]
+
+
+def _spent_points(entry: MempoolEntry) -> Sequence[Outpoint]:
+    known = entry.known
+    return known.spent_points if known is not None else _outpoints(entry.tx)
+
+
+_tx_of = attrgetter("tx")
 
 
 REMOVED_BLOCK = "block"  # confirmed by a connected block
@@ -175,7 +190,8 @@ class Mempool:
             checks_to_verify = [c for c, k in zip(checks, check_keys) if k not in cache]
         # scripts under the policy flags; their signatures join this transaction's batch
         check_output_scripts(tx, 0)
-        if transaction_sigop_cost(tx, spent) > MAX_STANDARD_TX_SIGOPS_COST:
+        sigops = transaction_sigop_cost(tx, spent)
+        if sigops > MAX_STANDARD_TX_SIGOPS_COST:
             raise ValidationError(reasons.BAD_TXNS_TOO_MANY_SIGOPS)
         pre, deferred = run_scripts(tx, 0, spent, self.params.genesis_hash, MEMPOOL_FLAGS)
         scripts = items_of([(0, pre, deferred)], MEMPOOL_FLAGS)
@@ -189,14 +205,15 @@ class Mempool:
                   len(plan.surjections) - n_surj_verified)
         if not add:
             return MempoolEntry(tx, plan.fees, *counts)
-        known = KnownTransaction(plan, keys)
+        script_key = balance_key = None
         if cache is not None:
             # the script entry under the block flags: valid under the (stricter) policy flags
             # means valid under the block's, which is what connecting the block will look up
             script_key = script_cache_key(cache, tx, BLOCK_FLAGS)
             balance_key = cache.balance_key(tx.wtxid, spent_bytes)
-            known = KnownTransaction(plan, keys, script_key, balance_key)
             cache.insert_many([*range_keys, *check_keys, script_key, balance_key])
+        known = KnownTransaction.of(tx, plan, outpoints, sigops, height, keys, script_key,
+                                    balance_key)
         entry = MempoolEntry(tx, plan.fees, *counts, known, time.time())
         self.entries[txid] = entry
         for outpoint in outpoints:
@@ -204,13 +221,20 @@ class Mempool:
         return entry
 
     def known_transaction(self, tx: Transaction) -> KnownTransaction | None:
-        """The plan and cache keys computed when this very transaction (same wtxid) was
-        accepted, for block connection to reuse."""
-        entry = self.entries.get(tx.txid)
-        # Byte equality of the full serializations = same wtxid, without hashing 2 KB per tx.
-        if entry is None or entry.tx.serialize() != tx.serialize():
-            return None
-        return entry.known
+        """What acceptance computed for this very transaction (same wtxid), for block
+        connection to reuse (``KnownTransaction``), or None."""
+        return self.known_transactions((tx,))[0]
+
+    def known_transactions(self, txs: Sequence[Transaction]) -> list[KnownTransaction | None]:
+        """``known_transaction`` of each of ``txs``."""
+        get = self.entries.get
+        knowns: list[KnownTransaction | None] = []
+        for tx in txs:
+            entry = get(tx.txid)
+            # Byte equality of the full serializations = same wtxid, without hashing 2 KB.
+            knowns.append(entry.known if entry is not None
+                          and entry.tx.serialize() == tx.serialize() else None)
+        return knowns
 
     def remove(self, txids: Iterable[bytes]) -> list[Transaction]:
         """Drop transactions and, recursively, everything spending their outputs; returns
@@ -237,25 +261,25 @@ class Mempool:
     def remove_for_block(self, block: Block) -> list[tuple[Transaction, str]]:
         """After connecting ``block``: drop its transactions (their children stay, now spending
         confirmed outputs) and every pool transaction that conflicts with it. Returns the
-        removed transactions with ``REMOVED_BLOCK`` or ``REMOVED_CONFLICT``."""
-        removed: list[tuple[Transaction, str]] = []
-        confirmed = {tx.txid for tx in block.transactions}
-        for txid in confirmed:
-            entry = self.entries.pop(txid, None)
-            if entry is not None:
-                removed.append((entry.tx, REMOVED_BLOCK))
-                self.sequence += 1
-                for txin in entry.tx.inputs:
-                    self.spent_by.pop(Outpoint.trusted(txin.prevout_hash, txin.prevout_index),
-                                      None)
-        conflicts = []
-        for tx in block.transactions[1:]:
-            for txin in tx.inputs:
-                other = self.spent_by.get(Outpoint.trusted(txin.prevout_hash,
-                                                           txin.prevout_index))
-                if other is not None and other not in confirmed:
-                    conflicts.append(other)
-        removed += [(tx, REMOVED_CONFLICT) for tx in self.remove(conflicts)]
+        removed transactions with ``REMOVED_BLOCK`` or ``REMOVED_CONFLICT``.
+
+        The pool spends each outpoint at most once, so an outpoint a confirmed pool
+        transaction spent is spent by no other pool transaction: only the inputs of the block's
+        other transactions can conflict."""
+        txs = block.transactions[1:]
+        spent_by = self.spent_by
+        popped = list(map(self.entries.pop, [tx.txid for tx in txs], repeat(None)))
+        pooled = list(filter(None, popped))
+        others = ([tx for tx, entry in zip(txs, popped) if entry is None]
+                  if len(pooled) != len(popped) else [])
+        deque(map(spent_by.pop, chain.from_iterable(map(_spent_points, pooled)), repeat(None)),
+              maxlen=0)
+        removed = list(zip(map(_tx_of, pooled), repeat(REMOVED_BLOCK)))
+        self.sequence += len(removed)
+        conflicts = [other for tx in others for outpoint in _outpoints(tx)
+                     if (other := spent_by.get(outpoint)) is not None]
+        if conflicts:
+            removed += [(tx, REMOVED_CONFLICT) for tx in self.remove(conflicts)]
         return removed
 
     def reorganize(self, disconnected: Sequence[Transaction]

@@ -29,12 +29,18 @@ import struct
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, BlockHeader, Transaction, parse_block, parse_transaction
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
-from validator.block import BlockValidator, ConnectReport, ResolvedInputs
+from validator.block import (
+    BlockValidator,
+    ConnectReport,
+    ResolvedInputs,
+    bip34_implies_bip30_limit,
+)
 from validator.chain import (
     DEFAULT_FLUSH_INTERVAL,
     DEFAULT_MAX_UNFLUSHED_BLOCKS,
@@ -243,7 +249,8 @@ class Node(Closeable):
         cache = data.proof_cache if use_cache else None
         self.mempool = Mempool(data.chainstate, cache, params)
         self.validator = BlockValidator(data.chainstate, cache, params,
-                                        known=self.mempool.known_transaction)
+                                        known=self.mempool.known_transactions,
+                                        bip30_limit=bip34_implies_bip30_limit(genesis))
         self.chain = Chain(data, self.validator, params, genesis, policy)
         self._listeners: list[ChainListener] = []
         self._closed = False
@@ -306,16 +313,16 @@ class Node(Closeable):
                 disconnected[:0] = block.transactions[1:]  # lower blocks first, block order
                 events.append(("block_disconnected", (block, height)))
             else:
-                for tx, reason in self.mempool.remove_for_block(block):
-                    events.append(("transaction_removed", (tx, reason)))
+                events += zip(repeat("transaction_removed"), self.mempool.remove_for_block(block))
                 events.append(("block_connected", (block, height)))
         if reorganized:
             added, dropped = self.mempool.reorganize(disconnected)
             events += [("transaction_added", (tx,)) for tx in added]
             events += [("transaction_removed", (tx, reason)) for tx, reason in dropped]
         self._maybe_flush()
-        for method, args in events:
-            self._emit(method, *args)
+        if self._listeners:
+            for method, args in events:
+                self._emit(method, *args)
 
     def _maybe_flush(self) -> None:
         if self.chain.flush_due():

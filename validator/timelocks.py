@@ -41,6 +41,18 @@ def is_final(tx: Transaction, height: int, lock_time_cutoff: int) -> bool:
     return all(txin.sequence == SEQUENCE_FINAL for txin in tx.inputs)
 
 
+def is_timeless(tx: Transaction) -> bool:
+    """No height or time makes ``tx`` non-final and no BIP68 lock applies to it: nLockTime 0
+    or every nSequence final, and (version < 2 or every input's relative lock disabled) — so
+    ``check_final`` and ``check_sequence_locks`` pass in every block, whatever its height, time
+    and the spent coins' heights (a pure function of the transaction's bytes)."""
+    inputs = tx.inputs
+    if tx.locktime != 0 and any(txin.sequence != SEQUENCE_FINAL for txin in inputs):
+        return False
+    return (tx.version < 2 or tx.is_coinbase
+            or all(txin.sequence & SEQUENCE_LOCKTIME_DISABLE_FLAG for txin in inputs))
+
+
 def check_final(tx: Transaction, tx_index: int | None, height: int, lock_time_cutoff: int,
                 reason: str = reasons.BAD_TXNS_NONFINAL) -> None:
     if not is_final(tx, height, lock_time_cutoff):

@@ -19,6 +19,7 @@ strings elementsd prints.  Hashes of parsed objects are computed on first use an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -716,10 +717,15 @@ class Block:
         root, _ = self.compute_merkle_root()
         return root == self.header.merkle_root
 
-    def witness_root(self) -> bytes:
+    def witness_root(self, withashes: Sequence[bytes] | None = None) -> bytes:
         """Elements witness root: fast Merkle root over every transaction's withash, the
-        coinbase included (elements-format.md §1.2)."""
-        return hashes.fast_merkle_root([t.withash for t in self.transactions])
+        coinbase included (elements-format.md §1.2). ``withashes``: those withashes, in block
+        order, when the caller already has them (of byte-identical transactions)."""
+        if withashes is None:
+            withashes = [t.withash for t in self.transactions]
+        elif len(withashes) != len(self.transactions):
+            raise EncodingError("one withash per transaction", reason="structure")
+        return hashes.fast_merkle_root(withashes)
 
     def witness_commitment_index(self) -> int | None:
         """Index of the coinbase output holding the witness commitment (the last output whose
@@ -733,20 +739,23 @@ class Block:
                 found = i
         return found
 
-    def expected_witness_commitment(self) -> bytes | None:
+    def expected_witness_commitment(self, withashes: Sequence[bytes] | None = None
+                                    ) -> bytes | None:
         """sha256d(witness_root || reserved value), the reserved value being the coinbase
-        input's single 32-byte script-witness item; None if the coinbase lacks it."""
+        input's single 32-byte script-witness item; None if the coinbase lacks it.
+        ``withashes``: as for ``witness_root``."""
         if not self.transactions or not self.transactions[0].inputs:
             return None
         stack = self.transactions[0].inputs[0].script_witness
         if len(stack) != 1 or len(stack[0]) != 32:
             return None
-        return hashes.sha256d(self.witness_root() + stack[0])
+        return hashes.sha256d(self.witness_root(withashes) + stack[0])
 
-    def check_witness_commitment(self) -> bool:
-        """True when the coinbase commits to this block's witness data."""
+    def check_witness_commitment(self, withashes: Sequence[bytes] | None = None) -> bool:
+        """True when the coinbase commits to this block's witness data. ``withashes``: as for
+        ``witness_root``."""
         index = self.witness_commitment_index()
-        expected = self.expected_witness_commitment()
+        expected = self.expected_witness_commitment(withashes)
         if index is None or expected is None:
             return False
         return self.transactions[0].outputs[index].script_pubkey[6:38] == expected

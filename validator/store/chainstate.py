@@ -34,7 +34,9 @@ import itertools
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from itertools import repeat
+from operator import attrgetter, itemgetter
+from typing import NamedTuple, cast
 
 import plyvel
 
@@ -53,6 +55,8 @@ _PREFIX_COIN = b"c"
 _NULL_HASH = bytes(32)
 _NO_HEIGHT = 0xFFFFFFFF
 _U32 = struct.Struct("<I")
+_OUTPOINT = struct.Struct("<32sI")  # txid ‖ u32 index
+_UNDO_SPENT_HEAD = struct.Struct("<32sIII?")  # outpoint ‖ u32 entry length ‖ entry's height, flag
 DEFAULT_CACHE_BUDGET = 64 << 20  # bytes of coins cache before a flush is due
 DEFAULT_BATCH_BYTES = 16 << 20  # Core's -dbbatchsize
 COIN_OVERHEAD = 320  # estimated Python bytes per cached coin, besides its txout bytes
@@ -114,6 +118,16 @@ class UtxoEntry:
         if not 0 <= self.height <= 0xFFFFFFFF:
             raise ValueError("height must fit in 32 bits")
 
+    @classmethod
+    def trusted(cls, height: int, coinbase: bool, txout: bytes) -> UtxoEntry:
+        """Construct without the range check, for a height the caller took from a block
+        header (the parser bounds it to 32 bits)."""
+        entry = object.__new__(cls)
+        _set_height(entry, height)
+        _set_coinbase(entry, coinbase)
+        _set_txout(entry, txout)
+        return entry
+
     def encode(self) -> bytes:
         return _U32.pack(self.height) + (b"\x01" if self.coinbase else b"\x00") + self.txout
 
@@ -122,6 +136,12 @@ class UtxoEntry:
         if len(value) < 5 or value[4] > 1:
             raise ChainstateCorruptError("malformed UTXO entry")
         return cls(_U32.unpack_from(value)[0], value[4] == 1, bytes(value[5:]))
+
+
+# Slot setters bypass the frozen dataclass's __setattr__ (for ``UtxoEntry.trusted`` only).
+_set_height = UtxoEntry.__dict__["height"].__set__
+_set_coinbase = UtxoEntry.__dict__["coinbase"].__set__
+_set_txout = UtxoEntry.__dict__["txout"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,15 +186,12 @@ class BlockUndo:
     def encode(self) -> bytes:
         """u32 height ‖ prev hash ‖ u32 n_spent ‖ n × (txid ‖ u32 index ‖ u32 len ‖ entry)
         ‖ u32 n_created ‖ n × (txid ‖ u32 index)."""
-        parts = [_U32.pack(self.height), self.prev_hash, _U32.pack(len(self.spent))]
-        for outpoint, entry in self.spent:
-            encoded = entry.encode()
-            parts += [outpoint.txid, _U32.pack(outpoint.index), _U32.pack(len(encoded)),
-                      encoded]
-        parts.append(_U32.pack(len(self.created)))
-        for outpoint in self.created:
-            parts += [outpoint.txid, _U32.pack(outpoint.index)]
-        return b"".join(parts)
+        head = _UNDO_SPENT_HEAD.pack
+        return b"".join([
+            _U32.pack(self.height), self.prev_hash, _U32.pack(len(self.spent)),
+            *[head(txid, index, 5 + len(entry.txout), entry.height, entry.coinbase)
+              + entry.txout for (txid, index), entry in self.spent],
+            _U32.pack(len(self.created)), *itertools.starmap(_OUTPOINT.pack, self.created)])
 
     @classmethod
     def decode(cls, data: bytes) -> BlockUndo:
@@ -457,7 +474,7 @@ class Chainstate(LevelDbHandle):
     def connect_block(self, block_hash: bytes, height: int, prev_hash: bytes,
                       spent: Sequence[Outpoint],
                       created: Sequence[tuple[Outpoint, UtxoEntry]],
-                      view: SpendView | None = None) -> BlockRef:
+                      view: SpendView | None = None, *, check_created: bool = True) -> BlockRef:
         """Apply a validated block in memory: spend ``spent``, add ``created``, move the tip.
         Its undo data is kept for ``take_undo``. All or nothing.
 
@@ -472,6 +489,10 @@ class Chainstate(LevelDbHandle):
         entries are used instead of reading them again (the same checks apply to them); spent
         outpoints it lacks, and every created outpoint, are still read. A view older than the
         last change through this handle gives ``ChainstateConflictError``.
+
+        ``check_created=False``: the caller vouches that no created outpoint is in the UTXO
+        set (the validator, where BIP34 implies BIP30): they are looked for in the coins cache
+        only, not read from LevelDB, and become fresh coins.
         """
         if len(block_hash) != 32 or len(prev_hash) != 32:
             raise ValueError("block hashes must be 32 bytes")
@@ -496,36 +517,46 @@ class Chainstate(LevelDbHandle):
                     raise DuplicateOutputError(outpoint, f"{outpoint} created twice in the block")
                 seen_created.add(outpoint)
         known = view.entries if view is not None else {}
-        to_read = list(created_here)
-        to_read += [o for o in spent if o not in known]
-        existing = self.get_many(to_read)
-        for outpoint in created_here:
-            if existing[outpoint] is not None:
-                raise DuplicateOutputError(outpoint, f"{outpoint} already exists")
-        existing.update(known)
-
-        if len(set(spent)) != len(spent):
+        spent_set = set(spent)
+        unread = list(spent_set.difference(known))
+        if check_created:
+            unread[:0] = created_here
+        existing = self.get_many(unread) if unread else {}
+        coins = self._coins
+        lookup = existing.get if check_created else coins.get
+        clash = next(filter(None, map(lookup, created_here)), None)
+        if clash is not None:
+            outpoint = next(o for o in created_here if lookup(o) is not None)
+            raise DuplicateOutputError(outpoint, f"{outpoint} already exists")
+        if len(spent_set) != len(spent):
             seen: set[Outpoint] = set()
             for outpoint in spent:
                 if outpoint in seen:
                     raise MissingInputError(outpoint, f"{outpoint} spent twice in the block")
                 seen.add(outpoint)
-        spent_from_set: list[tuple[Outpoint, UtxoEntry]] = []
+        if existing:
+            existing.update(known)
+        else:
+            existing = known  # read only from here on
+        entries = list(map(existing.__getitem__, spent))
         spent_in_block: set[Outpoint] = set()
-        for outpoint in spent:
-            entry = existing[outpoint]
-            if entry is not None:
-                spent_from_set.append((outpoint, entry))
-            elif outpoint in created_here:
-                spent_in_block.add(outpoint)
-            else:
-                raise MissingInputError(outpoint, f"{outpoint} is not in the UTXO set")
+        spent_from_set: list[tuple[Outpoint, UtxoEntry]]
+        if all(entries):
+            spent_from_set = list(zip(spent, cast(list[UtxoEntry], entries)))
+        else:
+            spent_from_set = []
+            for outpoint, entry in zip(spent, entries):
+                if entry is not None:
+                    spent_from_set.append((outpoint, entry))
+                elif outpoint in created_here:
+                    spent_in_block.add(outpoint)
+                else:
+                    raise MissingInputError(outpoint, f"{outpoint} is not in the UTXO set")
 
-        net_created = [(o, e) for o, e in created_here.items() if o not in spent_in_block]
-        for outpoint, _ in spent_from_set:
-            self._spend(outpoint)
-        for outpoint, entry in net_created:
-            self._add(outpoint, entry, fresh=True)  # read above: in neither cache nor LevelDB
+        net_created = ([(o, e) for o, e in created_here.items() if o not in spent_in_block]
+                       if spent_in_block else list(created_here.items()))
+        self._spend_many(spent_from_set)
+        self._add_fresh_many(net_created)  # none of them is an unspent coin (checked above)
         self._undo[block_hash] = BlockUndo(height, prev_hash, tuple(spent_from_set),
                                            tuple(o for o, _ in net_created))
         new_tip = BlockRef(block_hash, height)
@@ -533,6 +564,42 @@ class Chainstate(LevelDbHandle):
         self._generation += 1
         self.blocks_since_flush += 1
         return new_tip
+
+    def _spend_many(self, spent: Sequence[tuple[Outpoint, UtxoEntry]]) -> None:
+        """``_spend`` of each outpoint, given with its cached entry (as just read: every
+        entry ``get_many`` or a current ``read_view`` returns is the cache's own)."""
+        coins = self._coins
+        points = [o for o, _ in spent]
+        fresh = self._fresh.intersection(points)
+        if fresh:  # created since the last flush: forgotten
+            gone = [e for o, e in spent if o in fresh]
+            for outpoint in fresh:
+                del coins[outpoint]
+            self._fresh -= fresh
+            self._dirty -= fresh
+            self._usage -= COIN_OVERHEAD * len(gone) + sum(map(len, map(_txout_of, gone)))
+            spent = [(o, e) for o, e in spent if o not in fresh]
+            points = [o for o, _ in spent]
+        if not spent:
+            return
+        coins.update(zip(points, repeat(None)))
+        self._dirty.update(points)
+        self._usage += ((SPENT_OVERHEAD - COIN_OVERHEAD) * len(spent)
+                        - sum(map(len, map(_txout_of, map(_entry_of, spent)))))
+
+    def _add_fresh_many(self, created: Sequence[tuple[Outpoint, UtxoEntry]]) -> None:
+        """``_add(..., fresh=True)`` of each entry; none of them is a cached unspent coin."""
+        coins = self._coins
+        points = [o for o, _ in created]
+        if any(map(coins.__contains__, points)):  # spent in memory, still in LevelDB
+            for outpoint, entry in created:
+                self._add(outpoint, entry, fresh=True)
+            return
+        coins.update(created)
+        self._dirty.update(points)
+        self._fresh.update(points)
+        self._usage += (COIN_OVERHEAD * len(created)
+                        + sum(map(len, map(_txout_of, map(_entry_of, created)))))
 
     def take_undo(self, block_hash: bytes) -> BlockUndo:
         """The undo data of a block ``connect_block`` applied (handed over once)."""
@@ -667,3 +734,5 @@ class Chainstate(LevelDbHandle):
 
 
 _ABSENT = UtxoEntry(0, False, b"absent")  # sentinel of ``dict.get``, compared by identity
+_txout_of = attrgetter("txout")
+_entry_of = itemgetter(1)

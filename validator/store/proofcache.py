@@ -40,7 +40,7 @@ import shutil
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import plyvel
 
@@ -229,8 +229,7 @@ class ProofCache(LevelDbHandle):
         """Which keys are cached (block connection's lookup; hits and misses are counted).
         The front answers first; the rest are read through one LevelDB snapshot."""
         keys = list(keys)
-        for key in keys:
-            self._check_key(key)
+        self._check_keys(keys)
         hits = self._guard(lambda db: self._present(db, keys), [False] * len(keys))
         n_hits = sum(hits)
         self.hits += n_hits
@@ -252,8 +251,7 @@ class ProofCache(LevelDbHandle):
         carries the deletions of consumed entries; a consumed key inserted again is simply
         live again."""
         keys = list(keys)
-        for key in keys:
-            self._check_key(key)
+        self._check_keys(keys)
         if keys:
             self._guard(lambda db: self._insert_many(db, keys), None)
 
@@ -302,8 +300,8 @@ class ProofCache(LevelDbHandle):
     # --- internals -------------------------------------------------------------------------
 
     @staticmethod
-    def _check_key(key: bytes) -> None:
-        if len(key) != 32:
+    def _check_keys(keys: list[bytes]) -> None:
+        if keys and set(map(len, keys)) != {32}:
             raise ValueError("proof cache keys are 32 bytes")
 
     def _guard(self, operation: Callable[[plyvel.DB], T], on_wipe: T) -> T:
@@ -326,7 +324,7 @@ class ProofCache(LevelDbHandle):
     def _present(self, db: plyvel.DB, keys: list[bytes]) -> list[bool]:
         front = self._front
         consumed = self._consumed
-        answers = [key in front for key in keys]
+        answers = list(map(front.__contains__, keys))
         if all(answers):
             return answers
         with db.snapshot() as snap:
@@ -346,13 +344,16 @@ class ProofCache(LevelDbHandle):
     def _consume(self, db: plyvel.DB, keys: list[bytes]) -> None:
         front = self._front
         consumed = self._consumed
-        unknown = []
-        for key in keys:
-            seq = front.pop(key, None)
-            if seq is not None:
-                consumed[key] = seq
-            elif key not in consumed:
-                unknown.append(key)
+        seqs: list[bytes | None] = list(map(front.pop, keys, itertools.repeat(None)))
+        unknown: list[bytes] = []
+        if None not in seqs:  # all in the front (the usual case: just looked up)
+            consumed.update(zip(keys, cast(list[bytes], seqs)))
+        else:
+            for key, seq in zip(keys, seqs):
+                if seq is not None:
+                    consumed[key] = seq
+                elif key not in consumed:
+                    unknown.append(key)
         if unknown:  # not in the front (dropped from it since the lookup): read the records
             with db.snapshot() as snap:
                 for key in unknown:
