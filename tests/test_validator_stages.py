@@ -213,3 +213,56 @@ def test_an_output_that_already_exists_is_a_bip30_verdict(node: Node, demo: Chai
     v.commit(block, inputs)  # the genuine block still connects (stage 6 alone: the chainstate)
     tip = chainstate.best_block()
     assert tip is not None and tip.hash == block.hash
+
+
+def test_bip34_implies_bip30_from_the_height_the_genesis_coinbase_indicates() -> None:
+    """Core's BIP34_IMPLIES_BIP30_LIMIT for our chains: where BIP30's database reads are
+    skipped (commit's ``check_created``) and where they come back."""
+    from dataclasses import replace
+
+    from ctplugin.elements.script import script_num
+    from validator.block import BIP34_HEIGHT, bip34_implies_bip30_limit
+
+    genesis = genesis_block()
+    coinbase = genesis.transactions[0]
+
+    def with_script_sig(script_sig: bytes) -> Block:
+        txin = replace(coinbase.inputs[0], script_sig=script_sig)
+        tx = replace(coinbase, inputs=[txin, *coinbase.inputs[1:]])
+        return replace(genesis, transactions=[tx])
+
+    assert bip34_implies_bip30_limit(genesis) is None  # its scriptSig indicates no height
+    assert bip34_implies_bip30_limit(with_script_sig(b"")) is None
+    assert bip34_implies_bip30_limit(with_script_sig(b"\x53rest")) == 3  # OP_3
+    assert bip34_implies_bip30_limit(with_script_sig(script_num(70_000) + b"x")) == 70_000
+    assert bip34_implies_bip30_limit(with_script_sig(b"\x02\x00\x01")) == 256
+    assert bip34_implies_bip30_limit(with_script_sig(b"\x02\x05\x00")) is None  # not minimal
+    extra = replace(genesis, transactions=[coinbase, coinbase])
+    assert bip34_implies_bip30_limit(extra) == BIP34_HEIGHT  # unvalidated transactions
+
+
+def test_timeless_transactions_pass_every_timelock() -> None:
+    """``is_timeless`` (a mempool transaction's timelocks are not evaluated again by a block)
+    implies ``check_final`` and ``check_sequence_locks`` at any height, time and coin height."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from ctplugin.elements import Transaction, TxIn
+    from validator.timelocks import check_final, check_sequence_locks, is_timeless
+
+    u32 = st.integers(0, 0xFFFFFFFF)
+    special = st.sampled_from([0, 1, 0xFFFFFFFF, 0xFFFFFFFE, 1 << 31, (1 << 31) | 5, 1 << 22])
+
+    @given(st.integers(-3, 3), st.one_of(u32, special),
+           st.lists(st.one_of(u32, special), min_size=1, max_size=3), u32, u32)
+    def check(version: int, locktime: int, sequences: list[int], height: int,
+              when: int) -> None:
+        tx = Transaction(version=version, locktime=locktime,
+                         inputs=[TxIn(prevout_hash=bytes([n + 1]) * 32, prevout_index=n,
+                                      sequence=s) for n, s in enumerate(sequences)],
+                         outputs=[])
+        if is_timeless(tx):
+            check_final(tx, 1, height, when)
+            check_sequence_locks(tx, 1, [height] * len(sequences), height)
+
+    check()
