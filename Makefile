@@ -33,6 +33,7 @@ test: $(STAMP) native
 
 demo: $(STAMP) native
 	$(VENV)/bin/ctplugin demo
+	$(VENV)/bin/ctplugin demo dlc
 
 bench: $(STAMP) native
 	$(PY) -m bench all --quick

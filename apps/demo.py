@@ -187,10 +187,16 @@ def _totals(reports: list[ConnectReport]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ctplugin demo", description=__doc__)
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["dlc"]:
+        from apps import demo_dlc  # ``ctplugin demo dlc``: a contract's life on the node
+
+        return demo_dlc.main(args_in[1:])
+    parser = argparse.ArgumentParser(prog="ctplugin demo", description=__doc__,
+                                     epilog="ctplugin demo dlc: a DLC's life on a running node")
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--txs", type=int, default=6, help="wallet transactions per block")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     return run(args.blocks, args.txs)
 
 
