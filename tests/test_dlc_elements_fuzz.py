@@ -5,8 +5,6 @@ party that receives it — never another exception — and nothing of the wallet
 from __future__ import annotations
 
 import contextlib
-import copy
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +28,7 @@ from regtest.chain import ChainBuilder
 from regtest.params import POLICY_ASSET, REGTEST_SEED
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.dlc import DlcParty, PartySecrets
+from tests.json_mutation import mutate
 
 TOTAL = 10_000_000
 
@@ -67,49 +66,11 @@ def parties() -> Iterator[Parties]:
     yield Parties()
 
 
-def _leaves(obj: object, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    if isinstance(obj, dict):
-        return [leaf for k, v in obj.items() for leaf in _leaves(v, (*path, k))]
-    if isinstance(obj, list):
-        return [leaf for i, v in enumerate(obj) for leaf in _leaves(v, (*path, i))] or [path]
-    return [path]
-
-
-junk = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
-                 st.floats(allow_nan=True), st.text(max_size=8),
-                 st.sampled_from(["00" * 32, "02" + "11" * 32, "ff" * 33, "zz", "", "00" * 33]),
-                 st.just({}), st.just([]))
-
-
-def _mutate(message: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
-    out = copy.deepcopy(message)
-    leaves = [p for p in _leaves(out) if "cetAdaptorSignatures" not in p or data.draw(
-        st.integers(0, 20)) == 0]
-    for _ in range(data.draw(st.integers(1, 2))):
-        path = data.draw(st.sampled_from(leaves))
-        node = out
-        for key in path[:-1]:
-            node = node[key]
-        value = node[path[-1]]
-        if isinstance(value, str) and value and data.draw(st.booleans()):
-            try:
-                raw = bytearray.fromhex(value)
-            except ValueError:
-                raw = bytearray()
-            if raw:  # flip one byte of a hex field
-                at = data.draw(st.integers(0, len(raw) - 1))
-                raw[at] ^= data.draw(st.integers(1, 255))
-                node[path[-1]] = raw.hex()
-                continue
-        node[path[-1]] = data.draw(junk)
-    return json.loads(json.dumps(out))
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_fuzzed_elements_offers_give_only_dlc_errors(parties: Parties, data: st.DataObject) -> None:
-    mutated = _mutate(parties.offer_json, data)
+    mutated = mutate(parties.offer_json, data)
     with contextlib.suppress(DlcError):
         parties.bob.accept(messages.parse_offer(mutated), height=2)
     assert parties.bob.wallet.balance(POLICY_ASSET) == parties.balances[1]
@@ -120,7 +81,7 @@ def test_fuzzed_elements_offers_give_only_dlc_errors(parties: Parties, data: st.
 @given(st.data())
 def test_fuzzed_elements_accepts_give_only_dlc_errors(parties: Parties,
                                                       data: st.DataObject) -> None:
-    mutated = _mutate(parties.accept_json, data)
+    mutated = mutate(parties.accept_json, data)
     offer = messages.parse_offer(parties.offer_json)
     secrets: PartySecrets = parties.alice_secrets
     with contextlib.suppress(DlcError):

@@ -5,10 +5,11 @@ Two wallets (the default one, which owns the regtest key's coins, and "bob") fun
 numeric contract over 10 binary digits; the funding confirms; two oracles attest an outcome; the
 CET is found, completed and broadcast by ``dlcexecute``; it confirms; both balances move by the
 payout curve at that outcome (and ``listunspent`` shows the unblinded CET outputs). A second
-contract takes the refund path after its locktime (refused before it). Cheating closing
-transactions (a wrong adaptor decryption, another outcome's CET) are refused by the node's
-validator with Elements' reject reason, in the mempool and in a block. The contracts survive a
-restart, and a reorganisation of a funding transaction moves its contract back and forth.
+contract takes the refund path after its locktime. Cheating closing transactions (a wrong
+adaptor decryption, another outcome's CET, the refund before its locktime) are refused by the
+node's validator with Elements' reject reason, in the mempool (sendrawtransaction -26) and in a
+block (submitblock). The contracts survive a restart, and a reorganisation of a funding
+transaction moves its contract back and forth. Fuzzed offers and accepts get typed error codes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 
 import pytest
 from bitcoinrpc.authproxy import JSONRPCException
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctplugin.dlc import ecdsa_adaptor as ea
 from ctplugin.dlc import elements_tx as etx
@@ -33,8 +36,9 @@ from harness.node import NodeProcess
 from regtest.chain import make_block
 from regtest.params import REGTEST_SEED
 from regtest.wallet import Wallet
-from regtest.wallet.dlc import DlcParty
+from regtest.wallet.dlc import OFFER, DlcParty, PartySecrets
 from regtest.wallet.keys import P2WPKH, KeyChain
+from tests.json_mutation import mutate
 
 COIN = 100_000_000
 TOTAL = 2 * COIN
@@ -142,15 +146,30 @@ def test_a_contract_executes_and_pays_the_curve(scenario: Scenario) -> None:
         assert status["closing"]["txid"] == executed["txid"]
 
 
-def _own_party(s: Scenario, offer: dict[str, Any]) -> tuple[DlcParty, int]:
+def _own_party(s: Scenario, offer: dict[str, Any]) -> tuple[DlcParty, int, PartySecrets]:
     """The default wallet's seed is the documented regtest seed: the test can rebuild the
     contract and find alice's funding key to forge closing transactions."""
     party = DlcParty(Wallet(REGTEST_SEED), lambda txid: None)
     pubkey = bytes.fromhex(offer["fundingPubkey"])
     keys = KeyChain(REGTEST_SEED)
-    secret = next(k.secret for i in range(500)
-                  if (k := keys.key(i, P2WPKH)).pubkey == pubkey)
-    return party, secret
+    index = next(i for i in range(500) if keys.key(i, P2WPKH).pubkey == pubkey)
+    return party, keys.key(index, P2WPKH).secret, PartySecrets(OFFER, index, ())
+
+
+def _refused_in_mempool_and_block(s: Scenario, bad: Transaction, reason: str,
+                                  block_reason: str) -> None:
+    """sendrawtransaction answers -26 with ``reason``; a block carrying ``bad`` is invalid
+    (``block_reason``) and the tip stays."""
+    tip = s.chain.getbestblockhash()
+    with pytest.raises(JSONRPCException) as refused:
+        s.chain.sendrawtransaction(bad.hex())
+    assert refused.value.error["code"] == -26
+    assert refused.value.error["message"].startswith(reason), refused.value.error
+    header = s.chain.getblockheader(tip)
+    block = make_block(bytes.fromhex(tip)[::-1], header["height"] + 1, header["time"] + 1,
+                       [bad], bytes.fromhex(s.alice.getaddressinfo(s.miner)["scriptPubKey"]))
+    assert s.chain.submitblock(block.serialize().hex()) == block_reason
+    assert s.chain.getbestblockhash() == tip
 
 
 def test_refund_path_and_cheating_closing_transactions(scenario: Scenario) -> None:
@@ -160,10 +179,13 @@ def test_refund_path_and_cheating_closing_transactions(scenario: Scenario) -> No
         s.bob.dlcrefund(contract["id"])
     assert early.value.error["code"] == -26 and "non-final" in early.value.error["message"]
     # Forged CETs, signed by alice's key: the node's validator refuses them.
-    party, secret = _own_party(s, contract["offer"])
+    party, secret, alice_secrets = _own_party(s, contract["offer"])
     offer = messages.parse_offer(contract["offer"])
     accept = messages.parse_accept(contract["accept"])
     view = party.contract(offer, accept)
+    # The refund, fully signed (bob's signature is in his accept), before its locktime.
+    early_refund = party.refund(view, alice_secrets, accept.refund_signature)
+    _refused_in_mempool_and_block(s, early_refund, "non-final", "bad-txns-nonfinal")
     attestations = {i: s.oracles[i].attest(s.announcements[i], 377) for i in (0, 1)}
     index = view.find_adaptor_index(attestations)
     y = view.decryption_key(index, attestations)
@@ -185,17 +207,8 @@ def test_refund_path_and_cheating_closing_transactions(scenario: Scenario) -> No
                  if e.cet_index != cet and {o for o, _ in e.paths} == {0, 1})
     another = closing(view.entries[other].cet_index, ea.der_encode(ea.decrypt(
         ea.AdaptorSignature.from_bytes(sigs[other]), y)))
-    tip = s.chain.getbestblockhash()
     for bad in (wrong, another):
-        with pytest.raises(JSONRPCException) as refused:
-            s.chain.sendrawtransaction(bad.hex())
-        assert refused.value.error["code"] == -26
-        assert refused.value.error["message"].startswith(EVAL_FALSE)
-        header = s.chain.getblockheader(tip)
-        block = make_block(bytes.fromhex(tip)[::-1], header["height"] + 1, header["time"] + 1,
-                           [bad], bytes.fromhex(s.alice.getaddressinfo(s.miner)["scriptPubKey"]))
-        assert s.chain.submitblock(block.serialize().hex()) == EVAL_FALSE
-        assert s.chain.getbestblockhash() == tip
+        _refused_in_mempool_and_block(s, bad, EVAL_FALSE, EVAL_FALSE)
     # The refund after its locktime.
     before = s.balance(s.alice), s.balance(s.bob)
     s.mine(3)
@@ -270,3 +283,48 @@ def test_bad_calls_are_typed_errors(scenario: Scenario) -> None:
         with pytest.raises(JSONRPCException) as info:
             call()
         assert info.value.error["code"] == code, info.value.error
+
+
+TYPED = {-3, -5, -6, -8, -32700, -32602}
+"""What hostile messages may get: bad type or parameter, unknown contract, funds, unparseable
+JSON (a NaN) — never -1, the code of an unexpected exception."""
+
+
+@pytest.fixture(scope="module")
+def small_contract(scenario: Scenario) -> dict[str, Any]:
+    """A one-oracle, 4-digit contract offered by alice and accepted by bob (not signed); carol
+    (who has not seen it) gets the mutated offers."""
+    oracle = Oracle.from_seed(b"node fuzz oracle")
+    announcement = oracle.announce("fuzz", DigitDecompositionEvent(2, False, "x", 0, 4))
+    curve = {"numDigits": 4, "payoutPoints": [[0, 0], [15, 20_000_000]]}
+    offer = scenario.alice.dlcoffer(curve, [announcement_json(announcement)], 1, 0.2, 0.1,
+                                    scenario.chain.getblockcount() + 50)["offer"]
+    scenario.chain.createwallet("carol")
+    carol = scenario.node.proxy("/wallet/carol")
+    scenario.alice.sendmany("", {carol.getnewaddress(): 0.5 for _ in range(8)})
+    scenario.mine()
+    return {"offer": offer, "accept": scenario.bob.dlcaccept(offer)["accept"], "carol": carol}
+
+
+def _typed(call: Any) -> None:
+    try:
+        call()
+    except JSONRPCException as exc:
+        assert exc.error["code"] in TYPED, exc.error
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_fuzzed_offers_and_accepts_through_the_node_give_typed_errors(
+        scenario: Scenario, small_contract: dict[str, Any], data: st.DataObject) -> None:
+    s, carol = scenario, small_contract["carol"]
+    before = s.balance(s.alice), s.balance(carol)
+    offer = mutate(small_contract["offer"], data)
+    offer["temporaryContractId"] = data.draw(st.binary(min_size=32, max_size=32)).hex()
+    _typed(lambda: carol.dlcaccept(offer))
+    # The version is not part of the contract (a changed one is signed): leave it alone.
+    accept = dict(small_contract["accept"])
+    version = accept.pop("protocolVersion")
+    _typed(lambda: s.alice.dlcsign({**mutate(accept, data), "protocolVersion": version}))
+    assert (s.balance(s.alice), s.balance(carol)) == before  # nothing broadcast

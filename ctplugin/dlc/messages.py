@@ -475,8 +475,16 @@ def parse_offer(obj: Any) -> OfferDlc:
         _parse_elements_offer(m))
 
 
+def _check_version(m: Any, where: str) -> None:
+    """An accept or sign message's ``protocolVersion`` (not kept: the offer's governs) must
+    still be a uint32 when present."""
+    if isinstance(m, dict) and "protocolVersion" in m:
+        _uint(m, "protocolVersion", where, 32)
+
+
 def parse_accept(obj: Any) -> AcceptDlc:
     m, w = _message(obj), "accept"
+    _check_version(m, w)
     return AcceptDlc(
         _hex(m, "temporaryContractId", w, 32), _uint(m, "acceptCollateral", w),
         _hex(m, "fundingPubkey", w, 33), _hex(m, "payoutSpk", w), _uint(m, "payoutSerialId", w),
@@ -486,6 +494,7 @@ def parse_accept(obj: Any) -> AcceptDlc:
 
 def parse_sign(obj: Any) -> SignDlc:
     m, w = _message(obj), "sign"
+    _check_version(m, w)
     witnesses = []
     for entry in _list(_field(m, "fundingSignatures", dict, w), "fundingSignatures", w):
         witnesses.append(tuple(_hex(e, "witness", f"{w}.witnessElements")
