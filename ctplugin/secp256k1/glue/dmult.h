@@ -83,14 +83,18 @@ static PyObject *py_double_mult_many_var(PyObject *self, PyObject *args, PyObjec
     } else {
         parallel_run(dmult_part_, &job, parts);
     }
+    /* affine with one shared inversion (fin and e are done with: fin holds the results) */
+    fe *scratch = malloc((2 * n + 1) * sizeof *scratch);
+    if (!scratch) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    ge_set_all_gej_var(fin, r, n, scratch);
+    free(scratch);
     result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * n));
     if (!result) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
-    for (size_t i = 0; i < n; i++) {
-        ge a;
-        ge_set_gej_var(&a, &r[i]);
-        point_to_64(out + 64 * i, &a);
-    }
+    for (size_t i = 0; i < n; i++) point_to_64(out + 64 * i, &fin[i]);
 done:
     free(s);
     free(e);
