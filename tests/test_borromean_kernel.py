@@ -136,3 +136,96 @@ def test_concurrent_calls_release_the_gil_safely(dmult_path: str) -> None:
     for w in workers:
         w.join()
     assert results == [want] * 4 and want[0] == b"\x01" * 8
+
+
+# --- borromean_members_var: the ring members of range proofs ------------------------------------
+
+MEMBER_MODULES = [native] + ([kernel.backend] if kernel.IS_NATIVE and kernel.backend is not native
+                             else [])
+
+
+def _members_args(claims: list[borromean.RangeProofClaim]) -> tuple[bytes, ...]:
+    """The members kernel's inputs for real claims (what ``verify_many`` passes it)."""
+    staged = [verify_module._stage(c) for c in claims]
+    return (b"".join(verify_module._sizes(s.parsed.info.ring_sizes) for s in staged),
+            b"".join(s.commit_packed for s in staged), b"".join(s.gen_packed for s in staged),
+            b"".join(s.digits for s in staged),
+            b"".join(verify_module.scalar_bytes(s.parsed.info.min_value) for s in staged),
+            b"".join(verify_module.scalar_bytes(s.parsed.info.scale) for s in staged))
+
+
+def test_members_of_real_proofs_agree_with_the_reference() -> None:
+    claims = [borromean.RangeProofClaim(bytes.fromhex(v["proof"]), bytes.fromhex(v["commitment"]),
+                                        H_GENERATOR.serialize())
+              for v in VECTORS["zkp_fixed"]]
+    proof, c = _small_proof(5, 3, 1)
+    claims.append(borromean.RangeProofClaim(proof, c, H_GENERATOR.serialize()))
+    args = _members_args(claims)
+    want = _reference.borromean_members_var(*args)
+    assert want[1] == b"\x01" * len(claims)
+    for module in MEMBER_MODULES:
+        assert module.borromean_members_var(*args) == want
+    # the members are what the ring kernel verifies: every proof passes with them
+    prepared = [verify_module.prepare(c) for c in claims]
+    assert b"".join(p.pubs for p in prepared if p is not None) == want[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=4), min_size=0, max_size=3),
+       st.data())
+def test_random_members_agree_with_the_reference(layouts: list[list[int]],
+                                                 data: st.DataObject) -> None:
+    """Random small points (infinity included), min_value and scale 0, 1 or any scalar, and
+    commitments chosen so the last digit commitment is infinity."""
+    sizes = b"".join(b"".join(v.to_bytes(2, "little") for v in (len(r), *r)) for r in layouts)
+    small = st.sampled_from([1, 2, 3, 7, N - 1, N - 2])
+    point = st.one_of(small.map(_point), st.just(bytes(64)))
+    scalar = st.sampled_from([0, 1, 2, 10, 10**18, N - 1])
+    cs, gens, digits, mins, scales = b"", b"", b"", b"", b""
+    for ring in layouts:
+        stored = [data.draw(small) for _ in range(len(ring) - 1)]
+        g, m = data.draw(small), data.draw(scalar)
+        # C = min·gen + Σ D_i makes D_{r-1} infinity (the proof then fails: ok = 0)
+        c = (m * g + sum(stored)) % N if data.draw(st.booleans()) else data.draw(small)
+        cs += _point(c) if c else bytes(64)
+        gens += data.draw(st.one_of(st.just(_point(g)), point))
+        digits += b"".join(_point(d) for d in stored)
+        mins += m.to_bytes(32, "big")
+        scales += data.draw(scalar).to_bytes(32, "big")
+    args = (sizes, cs, gens, digits, mins, scales)
+    want = _reference.borromean_members_var(*args)
+    for module in MEMBER_MODULES:
+        assert module.borromean_members_var(*args) == want
+
+
+_G1 = _point(1)
+
+
+@pytest.mark.parametrize("args", [
+    (b"\x01\x00", _G1, _G1, b"", bytes(32), bytes(32)),                          # layout short
+    (b"\x00\x00", _G1, _G1, b"", bytes(32), bytes(32)),                          # no rings
+    (b"\x01\x00\x00\x00", _G1, _G1, b"", bytes(32), bytes(32)),                  # empty ring
+    (b"\x01\x00\x01\x00\x00", _G1, _G1, b"", bytes(32), bytes(32)),              # trailing byte
+    (b"\x01\x00\x05\x00", _G1, _G1, b"", bytes(32), bytes(32)),                  # ring of 5
+    (b"\x01\x00\xff\xff", _G1, _G1, b"", bytes(32), bytes(32)),                  # ring of 65535
+    (b"\x02\x00\x01\x00\x01\x00", _G1, _G1, b"", bytes(32), bytes(32)),          # digit missing
+    (b"\x01\x00\x01\x00", _G1, _G1, _G1, bytes(32), bytes(32)),                  # digit extra
+    (b"\x01\x00\x01\x00", _G1, b"", b"", bytes(32), bytes(32)),                  # gen missing
+    (b"\x01\x00\x01\x00", _G1, _G1, b"", b"", bytes(32)),                        # min missing
+    (b"\x01\x00\x01\x00", _G1, _G1, b"", bytes(32), bytes(64)),                  # scale extra
+    (b"\x01\x00\x01\x00", _G1[:63], _G1, b"", bytes(32), bytes(32)),             # point length
+    (b"\x01\x00\x01\x00", _G1, P.to_bytes(32, "big") * 2, b"", bytes(32), bytes(32)),  # x >= p
+    (b"\x02\x00\x01\x00\x01\x00", _G1, _G1, (5).to_bytes(32, "big") * 2, bytes(32),
+     bytes(32)),                                                                 # off curve
+    (b"\x01\x00\x01\x00", _G1, _G1, b"", N.to_bytes(32, "big"), bytes(32)),      # min >= n
+    (b"\x01\x00\x01\x00", _G1, _G1, b"", bytes(32), bytes(31)),                  # scalar length
+])
+def test_members_hostile_inputs_raise_the_same_errors(args: tuple[bytes, ...]) -> None:
+    want = _error(_reference.borromean_members_var, *args)
+    for module in MEMBER_MODULES:
+        assert _error(module.borromean_members_var, *args) == want
+
+
+def test_members_empty_batch() -> None:
+    for module in [*MEMBER_MODULES, _reference]:
+        assert module.borromean_members_var(b"", b"", b"", b"", b"", b"") == (b"", b"")

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 
 import coincurve
 
 from ctplugin.borromean.drbg import prover_stream, rpser
 from ctplugin.borromean.format import MAX_MESSAGE_LEN, U64_MAX, proof_error, ring_sizes
-from ctplugin.borromean.verify import expand_members, member_bases
+from ctplugin.borromean.verify import scalar_bytes
 from ctplugin.pedersen import Commitment, Generator, commit
 from ctplugin.secp256k1 import KIND_XQR, kernel
 from ctplugin.secp256k1.params import N
@@ -93,6 +94,35 @@ def prove_params(value: int, min_value: int, exp: int, min_bits: int) -> ProvePa
     rings = (mantissa + 1) >> 1
     return ProveParams(v, value - v * scale, shifts, mantissa,
                        tuple((v >> (2 * i)) & 3 for i in range(rings)))
+
+
+@cache
+def _member_paths(ring_sizes: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Subset-sum paths giving P_{i,j} = C_i + j·B_i over the table [C_0.., B_0..]: consecutive
+    paths share prefixes, so the kernel spends one point addition per member."""
+    rings = len(ring_sizes)
+    return tuple((i, *(rings + i,) * j) for i, size in enumerate(ring_sizes) for j in range(size))
+
+
+def member_bases(gen_packed: bytes, scale: int, rings: int) -> list[bytes]:
+    """B_i = −4^i·scale·gen for each ring (packed): the step between a ring's members."""
+    base = _k.point_neg(gen_packed)
+    if scale != 1:
+        base = _k.msm_var(scalar_bytes(scale), base)
+    bases = [base]
+    for _ in range(rings - 1):
+        base = _k.point_add_var(base, base)
+        base = _k.point_add_var(base, base)
+        bases.append(base)
+    return bases
+
+
+def expand_members(digits: bytes, bases: list[bytes], sizes: tuple[int, ...]) -> bytes:
+    """Ring members P_{i,j} = C_i + j·B_i (``rangeproof_pub_expand``) from all r digit
+    commitments as the signer computed them (packed), with one shared inversion. (The verifier
+    derives C_{r−1} from the commitment instead: ``borromean_members_var``; a caller's
+    commitment that does not match value and blind would change it, not the C signer's bytes.)"""
+    return _k.subset_sums_var(digits + b"".join(bases), _member_paths(sizes))
 
 
 def _ser33(packed: bytes) -> bytes:

@@ -14,8 +14,9 @@ Given the proof, the value commitment C, the value generator gen and the extra c
 5. the Borromean ring signature over those rings with e0, s and m (the ring kernel,
    ``kernel.backend.borromean_verify_var``: every ring of every proof at once).
 
-A valid proof shows C commits to a value in [min, max] (``info``). Steps 1-4 run per proof
-over batch kernel calls; step 5 runs once for a whole batch of proofs.
+A valid proof shows C commits to a value in [min, max] (``info``). Steps 1-3 run per proof
+over batch kernel calls; steps 2's C_{r−1} and 4 run for a whole batch of proofs in one
+``borromean_members_var`` call (Jacobian, one shared inversion), step 5 in one ring-kernel call.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from ctplugin.secp256k1 import KIND_GENERATOR, KIND_PEDERSEN, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
-_INFINITY = kernel.INFINITY
 
 
 def default_threads() -> int:
@@ -82,15 +82,7 @@ def _sizes(ring_sizes: tuple[int, ...]) -> bytes:
     return b"".join(v.to_bytes(2, "little") for v in (len(ring_sizes), *ring_sizes))
 
 
-@cache
-def _member_paths(ring_sizes: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """Subset-sum paths giving P_{i,j} = C_i + j·B_i over the table [C_0.., B_0..]: consecutive
-    paths share prefixes, so the kernel spends one point addition per member."""
-    rings = len(ring_sizes)
-    return tuple((i, *(rings + i,) * j) for i, size in enumerate(ring_sizes) for j in range(size))
-
-
-def _scalar_bytes(value: int) -> bytes:
+def scalar_bytes(value: int) -> bytes:
     return (value % N).to_bytes(32, "big")
 
 
@@ -102,20 +94,25 @@ def _decode_pair(commitment: bytes, generator: bytes) -> tuple[bytes, bytes]:
             _k.decode_points_var(generator, KIND_GENERATOR))
 
 
-def prepare(claim: RangeProofClaim, commit_packed: bytes | None = None,
-            gen_packed: bytes | None = None) -> PreparedRangeProof | None:
-    """Steps 1-4 for one claim; None if the proof already fails (the last digit is infinity).
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """Steps 1-3 of one claim: what the members kernel and the ring kernel take from it."""
 
-    ``commit_packed`` / ``gen_packed`` are the decoded points when the caller has them (the
-    encodings in ``claim`` must match them); otherwise they are decoded here.
-    """
+    parsed: ParsedRangeProof
+    message: bytes
+    commit_packed: bytes
+    gen_packed: bytes
+    digits: bytes  # the r − 1 stored digit commitments, decoded (packed)
+
+
+def _stage(claim: RangeProofClaim, commit_packed: bytes | None = None,
+           gen_packed: bytes | None = None) -> _Staged:
+    """Parse, decode and hash one claim (malformed input raises ``ProofError`` /
+    ``EncodingError``)."""
     parsed = parse(claim.proof)
     if commit_packed is None or gen_packed is None:
         commit_packed, gen_packed = _decode_pair(claim.commitment, claim.generator)
-    head = parsed.info
-    sizes = head.ring_sizes
-    rings = len(sizes)
-    digits_n = rings - 1
+    digits_n = len(parsed.info.ring_sizes) - 1
     if digits_n:
         try:
             digits = _k.decode_xqr_flags_var(parsed.digit_xs, parsed.signs)
@@ -135,44 +132,38 @@ def prepare(claim: RangeProofClaim, commit_packed: bytes | None = None,
         h.update(bytes(((bits >> i) & 1,)))
         h.update(xs[32 * i: 32 * i + 32])
     h.update(claim.extra_commit)
-    message = h.digest()
-
-    # C_{r-1} = C − (min·gen + Σ C_i)
-    offset = _INFINITY
-    if head.min_value == 1:
-        offset = gen_packed
-    elif head.min_value:
-        offset = _k.msm_var(_scalar_bytes(head.min_value), gen_packed)
-    if digits_n:
-        digit_sum = _k.subset_sums_var(digits, (tuple(range(digits_n)),))
-        offset = _k.point_add_var(offset, digit_sum)
-    last = _k.point_add_var(commit_packed, _k.point_neg(offset))
-    if last == _INFINITY:
-        return None
-    if head.is_exact:
-        return PreparedRangeProof(parsed, message, last, _sizes(sizes))
-
-    pubs = expand_members(digits + last, member_bases(gen_packed, head.scale, rings), sizes)
-    return PreparedRangeProof(parsed, message, pubs, _sizes(sizes))
+    return _Staged(parsed, h.digest(), commit_packed, gen_packed, digits)
 
 
-def member_bases(gen_packed: bytes, scale: int, rings: int) -> list[bytes]:
-    """B_i = −4^i·scale·gen for each ring (packed): the step between a ring's members."""
-    base = _k.point_neg(gen_packed)
-    if scale != 1:
-        base = _k.msm_var(_scalar_bytes(scale), base)
-    bases = [base]
-    for _ in range(rings - 1):
-        base = _k.point_add_var(base, base)
-        base = _k.point_add_var(base, base)
-        bases.append(base)
-    return bases
+def _with_members(staged: Sequence[_Staged]) -> list[PreparedRangeProof | None]:
+    """Step 4 for many staged claims in one ``borromean_members_var`` call: C_{r−1} and every
+    ring member (one shared inversion); None where C_{r−1} is infinity."""
+    if not staged:
+        return []
+    layouts = [_sizes(s.parsed.info.ring_sizes) for s in staged]
+    pubs, ok = _k.borromean_members_var(
+        b"".join(layouts), b"".join(s.commit_packed for s in staged),
+        b"".join(s.gen_packed for s in staged), b"".join(s.digits for s in staged),
+        b"".join(scalar_bytes(s.parsed.info.min_value) for s in staged),
+        b"".join(scalar_bytes(s.parsed.info.scale) for s in staged))
+    out: list[PreparedRangeProof | None] = []
+    at = 0
+    for s, layout, valid in zip(staged, layouts, ok):
+        size = 64 * sum(s.parsed.info.ring_sizes)
+        out.append(PreparedRangeProof(s.parsed, s.message, pubs[at: at + size], layout)
+                   if valid else None)
+        at += size
+    return out
 
 
-def expand_members(digits: bytes, bases: Sequence[bytes], sizes: tuple[int, ...]) -> bytes:
-    """Ring members P_{i,j} = C_i + j·B_i (``rangeproof_pub_expand``) for all r digit
-    commitments (packed), with one shared inversion."""
-    return _k.subset_sums_var(digits + b"".join(bases), _member_paths(sizes))
+def prepare(claim: RangeProofClaim, commit_packed: bytes | None = None,
+            gen_packed: bytes | None = None) -> PreparedRangeProof | None:
+    """Steps 1-4 for one claim; None if the proof already fails (the last digit is infinity).
+
+    ``commit_packed`` / ``gen_packed`` are the decoded points when the caller has them (the
+    encodings in ``claim`` must match them); otherwise they are decoded here.
+    """
+    return _with_members([_stage(claim, commit_packed, gen_packed)])[0]
 
 
 def run_rings(prepared: Sequence[PreparedRangeProof], threads: int = 1,
@@ -215,14 +206,18 @@ def verify_many(claims: Sequence[RangeProofClaim],
     ``threads`` cores, default all). A malformed claim's entry is its error instead of raising,
     so one bad proof cannot hide the verdicts of the others."""
     results: list[RangeProofVerdict] = [False] * len(claims)
-    ready: list[PreparedRangeProof] = []
-    where: list[int] = []
+    staged: list[_Staged] = []
+    staged_at: list[int] = []
     for index, claim in enumerate(claims):
         try:
-            prepared = prepare(claim)
+            staged.append(_stage(claim))
         except (EncodingError, ProofError) as exc:
             results[index] = exc
             continue
+        staged_at.append(index)
+    ready: list[PreparedRangeProof] = []
+    where: list[int] = []
+    for index, prepared in zip(staged_at, _with_members(staged)):
         if prepared is not None:
             ready.append(prepared)
             where.append(index)

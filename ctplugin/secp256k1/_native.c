@@ -73,6 +73,8 @@ static PyMethodDef METHODS[] = {
     {"borromean_verify_var", (PyCFunction)(void (*)(void))py_borromean_verify_var,
      METH_VARARGS | METH_KEYWORDS,
      "borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False) -> (verdicts, challenges)."},
+    {"borromean_members_var", py_borromean_members_var, METH_VARARGS,
+     "borromean_members_var(sizes, commitments, generators, digits, min_values, scales) -> (pubs, ok): range proofs' ring members."},
     /* glue/dmult.h */
     {"double_mult_many_var", (PyCFunction)(void (*)(void))py_double_mult_many_var,
      METH_VARARGS | METH_KEYWORDS,

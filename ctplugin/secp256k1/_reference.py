@@ -570,6 +570,42 @@ def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
     return bytes(verdicts), bytes(evalues)
 
 
+def borromean_members_var(sizes: bytes, commitments: bytes, generators: bytes, digits: bytes,
+                          min_values: bytes, scales: bytes) -> tuple[bytes, bytes]:
+    """Range proofs' ring members (``rangeproof_pub_expand``): per proof, the last digit
+    commitment D_{r-1} = C − (min·gen + Σ D_i) from the r − 1 stored ones, then every member
+    P_{i,j} = D_i + j·B_i with B_i = −4^i·scale·gen, in order. Returns (the members packed,
+    one byte per proof: 0 when D_{r-1} is infinity, its members then infinity, else 1)."""
+    cs, gens, ds = _points(commitments), _points(generators), _points(digits)
+    mins, scale_values = _unpack_scalars(min_values), _unpack_scalars(scales)
+    layouts = _borromean_layouts(sizes, len(cs))
+    if not (len(gens) == len(mins) == len(scale_values) == len(cs)
+            and len(ds) == sum(len(ring) for ring in layouts) - len(cs)):
+        raise EncodingError("borromean_members_var: point or scalar counts differ from the "
+                            "layouts", reason="count-mismatch")
+    if any(size > 4 for ring in layouts for size in ring):
+        raise EncodingError("borromean_members_var: a ring of more than 4 members",
+                            reason="too-large")
+    out, ok = [], bytearray()
+    used = 0
+    for c, gen, min_value, scale, ring in zip(cs, gens, mins, scale_values, layouts):
+        stored = ds[used: used + len(ring) - 1]
+        used += len(ring) - 1
+        offset = mul(min_value, gen)
+        for d in stored:
+            offset = add(offset, d)
+        last = add(c, neg(offset))
+        ok.append(last is not None)
+        base = neg(mul(scale, gen))
+        for d, size in zip([*stored, last], ring):
+            member = d
+            for _ in range(size):
+                out.append(None if last is None else member)
+                member = add(member, base)
+            base = add(add(base, base), add(base, base))
+    return b"".join(_pack_point(p) for p in out), bytes(ok)
+
+
 def double_mult_many_var(s: bytes, e: bytes, points: bytes, threads: int = 0) -> bytes:
     """R_i = s_i·G + e_i·P_i for every i (packed points; P_i may be infinity: R_i = s_i·G).
     ``threads`` does not change results."""

@@ -118,6 +118,17 @@ Scalar vectors (mod N):
     (e0m, a malformed layout), the point and scalar errors, ``count-mismatch``, ``too-large``
     (more than 2^31 members).
 
+``borromean_members_var(sizes, commitments, generators, digits, min_values, scales)``
+    -> ``(pubs, ok)``: range proofs' ring members for ``borromean_verify_var``
+    (``rangeproof_pub_expand``), many proofs at once. Per proof: its layout in ``sizes`` (as
+    above; rings of at most 4 members), C and gen (one point each), its r − 1 stored digit
+    commitments D_i (points, proofs concatenated), min_value and scale = 10^exp (one scalar
+    each). The last digit commitment is D_{r-1} = C − (min·gen + Σ D_i) and ring i's members
+    P_{i,j} = D_i − j·4^i·scale·gen. ``pubs`` every member in order; ``ok`` one byte per proof,
+    0 when D_{r-1} is infinity (the proof is invalid; its members are then infinity). Native:
+    Jacobian arithmetic, one shared inversion for all members, the GIL released. Errors: the
+    layout, point and scalar errors, ``count-mismatch``, ``too-large`` (a ring over 4 members).
+
 ``double_mult_many_var(s, e, points, threads=0) -> points``
     R_i = s_i·G + e_i·P_i for every i (the ring steps of Borromean signatures, ECDSA-style
     checks): len(s) = len(e) = 32n, len(points) = 64n; P_i may be infinity (R_i = s_i·G), R_i

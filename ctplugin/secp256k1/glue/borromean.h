@@ -22,6 +22,7 @@
 #include "../native/borromean.h"
 
 #define BORRO_MAX_THREADS 64
+#define BORRO_RANGE_RING_MAX 4 /* a range proof's ring: one base-4 digit */
 
 /* Lanes from the layouts: lanes[k] for every ring of every proof, proof_lane[p] = index of
  * proof p's first lane (proof_lane[nproofs] = the lane count).  Returns the member count, or
@@ -183,6 +184,97 @@ done:
     PyBuffer_Release(&bpubs);
     PyBuffer_Release(&bscalars);
     PyBuffer_Release(&be0m);
+    return result;
+}
+
+static PyObject *py_borromean_members_var(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bsizes, bc, bg, bd, bmin, bscale;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*:borromean_members_var", &bsizes, &bc, &bg, &bd,
+                          &bmin, &bscale))
+        return NULL;
+    PyObject *result = NULL;
+    borro_lane *lanes = NULL;
+    size_t *proof_lane = NULL;
+    ge *c = NULL, *g = NULL, *d = NULL, *aff = NULL;
+    sc *mins = NULL, *scales = NULL;
+    gej *members = NULL;
+    fe *scratch = NULL;
+    uint32_t *ring_sizes = NULL;
+    unsigned char *ok = NULL;
+    size_t nc = 0, ng = 0, nd = 0, nmin = 0, nscale = 0, nlanes = 0;
+    if (parse_points(&bc, &c, &nc) < 0 || parse_points(&bg, &g, &ng) < 0 ||
+        parse_points(&bd, &d, &nd) < 0 || parse_scalars(&bmin, &mins, &nmin) < 0 ||
+        parse_scalars(&bscale, &scales, &nscale) < 0)
+        goto done;
+    const size_t nproofs = nc;
+    Py_ssize_t count = borro_parse_layout_(&bsizes, nproofs, &lanes, &proof_lane, &nlanes);
+    if (count < 0) goto done;
+    const size_t nmembers = (size_t)count;
+    if (ng != nproofs || nmin != nproofs || nscale != nproofs || nd != nlanes - nproofs) {
+        kernel_error(KERR_COUNT_MISMATCH,
+                     "borromean_members_var: point or scalar counts differ from the layouts");
+        goto done;
+    }
+    for (size_t k = 0; k < nlanes; k++) { /* also bounds the allocations by the input size */
+        if (lanes[k].size > BORRO_RANGE_RING_MAX) {
+            kernel_error(KERR_TOO_LARGE, "borromean_members_var: a ring of more than 4 members");
+            goto done;
+        }
+    }
+    members = malloc((nmembers + 1) * sizeof *members);
+    aff = malloc((nmembers + 1) * sizeof *aff);
+    scratch = malloc((2 * nmembers + 1) * sizeof *scratch);
+    ring_sizes = malloc((nlanes + 1) * sizeof *ring_sizes);
+    ok = malloc(nproofs + 1);
+    if (!members || !aff || !scratch || !ring_sizes || !ok || !dmult_scalar_tables()) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0; k < nlanes; k++) ring_sizes[k] = lanes[k].size;
+    Py_BEGIN_ALLOW_THREADS
+    size_t digit = 0;
+    for (size_t p = 0; p < nproofs; p++) {
+        const size_t lo = proof_lane[p], rings = proof_lane[p + 1] - lo;
+        const size_t first = lanes[lo].first;
+        size_t n = 0;
+        for (size_t k = lo; k < lo + rings; k++) n += lanes[k].size;
+        ok[p] = (unsigned char)borromean_members_var(&members[first], &c[p], &g[p], &d[digit],
+                                                     &ring_sizes[lo], rings, &mins[p],
+                                                     &scales[p]);
+        if (!ok[p]) {
+            for (size_t m = 0; m < n; m++) gej_set_inf(&members[first + m]);
+        }
+        digit += rings - 1;
+    }
+    ge_set_all_gej_var(aff, members, nmembers, scratch);
+    Py_END_ALLOW_THREADS
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(64 * nmembers));
+    if (!result) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    for (size_t m = 0; m < nmembers; m++) point_to_64(out + 64 * m, &aff[m]);
+    PyObject *pubs = result;
+    result = Py_BuildValue("(Oy#)", pubs, (const char *)ok, (Py_ssize_t)nproofs);
+    Py_DECREF(pubs);
+done:
+    free(lanes);
+    free(proof_lane);
+    free(c);
+    free(g);
+    free(d);
+    free(aff);
+    free(mins);
+    free(scales);
+    free(members);
+    free(scratch);
+    free(ring_sizes);
+    free(ok);
+    PyBuffer_Release(&bsizes);
+    PyBuffer_Release(&bc);
+    PyBuffer_Release(&bg);
+    PyBuffer_Release(&bd);
+    PyBuffer_Release(&bmin);
+    PyBuffer_Release(&bscale);
     return result;
 }
 

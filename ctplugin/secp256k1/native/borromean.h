@@ -187,4 +187,55 @@ static int borromean_close_var(const borro_job *job, size_t p, size_t lo, size_t
     return memcmp(out, e0m, 32) == 0;
 }
 
+/* --- the ring members of range proofs (rangeproof_pub_expand) -------------------------------
+ *
+ * A range proof of r rings stores r - 1 digit commitments D_i; the last one is derived,
+ * D_{r-1} = C - (min·gen + Σ D_i), and ring i's members are P_{i,j} = D_i + j·B_i with
+ * B_i = -4^i·scale·gen (scale = 10^exp): member j is the commitment minus j·4^i·scale·gen.
+ */
+
+static inline void gej_neg_(gej *r, const gej *a) {
+    *r = *a;
+    if (!a->inf) fe_neg(&r->y, &a->y);
+}
+
+static inline int sc_is_one_(const sc *a) {
+    return a->n[0] == 1 && (a->n[1] | a->n[2] | a->n[3]) == 0;
+}
+
+/* r = k·a (k = 0, 1 without a multiplication).  Precondition: dmult_scalar_tables() succeeded. */
+static void borro_mul_(gej *r, const sc *k, const ge *a) {
+    if (a->inf || sc_is_zero(k)) gej_set_inf(r);
+    else if (sc_is_one_(k)) gej_set_ge(r, a);
+    else dmult_var(r, &SC_ZERO, k, a);
+}
+
+/* One proof's members (Jacobian) into out[0 .. Σ sizes): c its commitment C, gen its value
+ * generator, digits its rings - 1 stored digit commitments, sizes[0 .. rings) its ring sizes
+ * (rings >= 1), min_value and scale as scalars.  Returns 0, leaving out untouched, when the
+ * derived D_{r-1} is infinity (the proof is invalid).  Points may be infinity (the group law
+ * applies); every finite input is on the curve.  Preconditions: dmult_scalar_tables()
+ * succeeded.  No allocation. */
+static int borromean_members_var(gej *out, const ge *c, const ge *gen, const ge *digits,
+                                 const uint32_t *sizes, size_t rings, const sc *min_value,
+                                 const sc *scale) {
+    gej acc, last, base;
+    borro_mul_(&acc, min_value, gen);
+    for (size_t i = 0; i + 1 < rings; i++) gej_add_ge_var(&acc, &acc, &digits[i]);
+    gej_neg_(&acc, &acc);
+    gej_add_ge_var(&last, &acc, c);
+    if (last.inf) return 0;
+    borro_mul_(&base, scale, gen);
+    gej_neg_(&base, &base);
+    for (size_t i = 0; i < rings; i++) {
+        if (i + 1 < rings) gej_set_ge(&out[0], &digits[i]);
+        else out[0] = last;
+        for (uint32_t j = 1; j < sizes[i]; j++) gej_add_var(&out[j], &out[j - 1], &base);
+        out += sizes[i];
+        gej_double_var(&base, &base);
+        gej_double_var(&base, &base);
+    }
+    return 1;
+}
+
 #endif
