@@ -122,6 +122,22 @@ def test_msm_large_n_against_coincurve() -> None:
     assert nat.msm_var(scs(ks), pts(ds)) == pt(sum(k * d for k, d in zip(ks, ds, strict=True)))
 
 
+@pytest.mark.parametrize("module", NATIVES, ids=lambda m: m.FIELD_BACKEND)
+def test_msm_above_the_chunk_size_is_the_sum_of_its_chunks(module: object) -> None:
+    """Past MSM_CHUNK_POINTS (2^15) points an MSM is summed from chunks (msm.h): 2^16 + 3 points
+    (three chunks, uneven tail) against the known discrete log, with threads too."""
+    rng = random.Random(65539)
+    n = (1 << 16) + 3
+    base = [rng.randrange(1, N) for _ in range(257)]  # few distinct points: coincurve is slow
+    ds = [base[i % len(base)] for i in range(n)]
+    ks = [rng.randrange(N) for _ in range(n)]
+    points = b"".join(pt(d) for d in base)
+    packed = b"".join(points[64 * (i % len(base)):64 * (i % len(base) + 1)] for i in range(n))
+    expected = pt(sum(k * d for k, d in zip(ks, ds, strict=True)) % N)
+    for threads in (1, 2):
+        assert module.msm_var(scs(ks), packed, threads=threads) == expected  # type: ignore[attr-defined]
+
+
 def _check_every_window_and_straus(ks: list[int], ds: list[int]) -> None:
     """Σ k·(d·G) through each forced Pippenger window (2..14, then the automatic one) and
     through Straus, against libsecp256k1."""
