@@ -11,6 +11,9 @@
   the proofs), submitted with ``pure=False`` and a deterministic key (no hashing of payloads),
   at most ``max_in_flight`` futures at once (default 3 × the cluster's threads), collected with
   ``as_completed``; a finished future is released at once so the cluster frees its data.
+- Every worker connected at the start is prepared before the clock starts (the task function
+  imported, ``warmup`` run: the Bulletproof generators built); a worker that cannot import
+  this package is a ``DaskError`` then, not a failure of the first block's task.
 - Workers are side-effect free: the task function verifies and returns a small verdict. A task
   Dask runs twice gives the same verdict. The chainstate and the proof cache stay the driver's.
 - ``KilledWorker`` (the task's workers died ``distributed.scheduler.allowed-failures`` times)
@@ -33,6 +36,15 @@ class DaskError(CtpluginError):
     """The cluster could not run a task (KilledWorker, scheduler gone, task raised)."""
 
 
+def _prepare_worker(target: str, warmup: str | None) -> None:
+    """Run on every worker when the pool starts: import the task function (and with it this
+    package) and build its per-process state (``warmup``), so that no task pays for them — the
+    first task of a fresh worker process would otherwise spend about a second importing."""
+    resolve_target(target)
+    if warmup:
+        resolve_target(warmup)(b"")
+
+
 def _run_task(target: str, payload: bytes) -> tuple[bytes, float]:
     """What a Dask worker runs: the task function by name, and its CPU time."""
     fn = resolve_target(target)
@@ -47,7 +59,7 @@ class DaskPool(Closeable):
     def __init__(self, target: str, *, scheduler: str | None = None, n_workers: int = 2,
                  processes: bool = True, max_in_flight: int | None = None,
                  retries: int = 0, memory_limit: str | None = None,
-                 connect_timeout: str = "30s") -> None:
+                 connect_timeout: str = "30s", warmup: str | None = None) -> None:
         from distributed import Client, LocalCluster, as_completed
 
         resolve_target(target)
@@ -74,13 +86,38 @@ class DaskPool(Closeable):
             except (OSError, TimeoutError) as exc:
                 raise DaskError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
             self.description = f"Dask cluster {scheduler}"
-        threads = sum(self.client.nthreads().values()) or n_workers
-        self.n_workers = len(self.client.nthreads()) or n_workers
-        self.max_in_flight = max_in_flight or 3 * threads
         self._prefix = f"ctplugin-replay-{uuid.uuid4().hex[:8]}"
         self._futures = as_completed(with_results=False)
         self._ids: dict[Any, int] = {}  # future key → task id
         self._live: dict[Any, Any] = {}  # future key → future
+        try:
+            self._prepare_workers(scheduler, warmup, connect_timeout)
+        except BaseException:
+            self.close()
+            raise
+        threads = sum(self.client.nthreads().values()) or n_workers
+        self.n_workers = len(self.client.nthreads()) or n_workers
+        self.max_in_flight = max_in_flight or 3 * threads
+
+    def _prepare_workers(self, scheduler: str | None, warmup: str | None,
+                         connect_timeout: str) -> None:
+        """Wait for a worker (an existing cluster may have none yet), then prepare every
+        connected one (``_prepare_worker``); workers joining later prepare on their first
+        task. A worker that cannot import this package is named here, before any block."""
+        from dask.utils import parse_timedelta
+
+        if scheduler is not None and not self.client.nthreads():
+            try:
+                self.client.wait_for_workers(1, timeout=parse_timedelta(connect_timeout))
+            except TimeoutError:
+                raise DaskError(f"the Dask scheduler {scheduler} has no workers (none joined "
+                                f"within {connect_timeout})") from None
+        try:
+            self.client.run(_prepare_worker, self.target, warmup)
+        except Exception as exc:
+            raise DaskError(f"the Dask workers cannot run {self.target}: "
+                            f"{type(exc).__name__}: {exc} (every worker needs this package "
+                            "installed, the same version as the driver)") from None
 
     @property
     def in_flight(self) -> int:

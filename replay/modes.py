@@ -356,7 +356,7 @@ class DaskMode(PoolMode):
         pool = DaskPool(self.config.task_target, scheduler=self.config.scheduler,
                         n_workers=self.config.workers or default_workers(),
                         processes=self.config.dask_processes,
-                        max_in_flight=self.config.max_in_flight)
+                        max_in_flight=self.config.max_in_flight, warmup="replay.tasks:warm")
         self.workers = pool.n_workers
         self.report.source += f" (verified on {pool.description})"
         return pool

@@ -39,6 +39,11 @@ def raises(payload: bytes) -> bytes:
     raise RuntimeError("task function bug")
 
 
+def imported(module: str) -> bool:
+    """Run on a Dask worker: has this process imported ``module``?"""
+    return module in sys.modules
+
+
 # --- faults inside a replay's workers ---------------------------------------------------------
 
 # One directory per checkout (several worktrees may run these tests at once).

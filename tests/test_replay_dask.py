@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from replay.cluster import DaskError, DaskPool
+from tests import replay_faults
 from tests.conftest import REPO
 
 FAULTS = "tests.replay_faults"
@@ -42,7 +43,12 @@ def test_killed_worker_is_a_clear_error() -> None:
     import dask
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
-            DaskPool(f"{FAULTS}:always_die", n_workers=1, processes=True) as pool:
+            DaskPool(f"{FAULTS}:always_die", n_workers=1, processes=True,
+                     warmup="replay.tasks:warm") as pool:
+        # the worker process was prepared before any task: the task's module and the
+        # replay's (warmup) imported
+        assert list(pool.client.run(replay_faults.imported, FAULTS).values()) == [True]
+        assert list(pool.client.run(replay_faults.imported, "replay.tasks").values()) == [True]
         pool.submit(8, b"x")
         with pytest.raises(DaskError, match="task 8 was lost: every worker that ran it died "
                                             r"\(KilledWorker"):
@@ -82,10 +88,16 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
     scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
                                   "--host", "127.0.0.1", "--port", str(port),
                                   "--no-dashboard"], **quiet)  # type: ignore[call-overload]
-    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                               "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
-                               "--no-dashboard"], **quiet)  # type: ignore[call-overload]
+    worker: subprocess.Popen[bytes] | None = None
     try:
+        with Client(address, timeout="60s"):  # the scheduler is up
+            pass
+        with pytest.raises(DaskError, match=f"the Dask scheduler {address} has no workers"):
+            DaskPool(f"{FAULTS}:digest", scheduler=address, connect_timeout="1s")
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                                   address, "--nthreads", "1", "--no-nanny", "--host",
+                                   "127.0.0.1", "--no-dashboard"],
+                                  **quiet)  # type: ignore[call-overload]
         with Client(address, timeout="60s") as client:
             client.wait_for_workers(1, timeout=60)
         report = replay(ChainFileSource(tmp_path / "c.dat"), tmp_path / "d",
@@ -97,6 +109,8 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
         with contextlib.suppress(OSError, TimeoutError), Client(address, timeout="10s") as c:
             c.shutdown()
         for proc in (worker, scheduler):
+            if proc is None:
+                continue
             try:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
