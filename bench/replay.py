@@ -31,7 +31,9 @@ As in every benchmark, a row runs on one core unless its name says otherwise: th
 verification (single, block, window) uses one kernel thread (``--par 1``), and the workers and
 Dask rows use 2 worker processes of one kernel thread each, so their gain over ``replay_block``
 is what the second core buys. The target rows' ``reference_t`` is the target (the factor × the
-measured baseline in t).
+measured baseline in t). Each note also gives the driver process's CPU time per block (its
+threads included; for workers / Dask the driver's share, worker start-up included): for the
+one-process rows the figure that other load on the machine disturbs least.
 """
 
 from __future__ import annotations
@@ -84,10 +86,15 @@ def chain_file(n_blocks: int, n_txs: int) -> Path:
 @dataclass(frozen=True, slots=True)
 class Run:
     report: ReplayReport
+    cpu_seconds: float  # this process's CPU time over the run (its threads included)
 
     @property
     def seconds_per_block(self) -> float:
         return self.report.seconds / self.report.blocks
+
+    @property
+    def cpu_per_block(self) -> float:
+        return self.cpu_seconds / self.report.blocks
 
 
 def _template(path: Path, root: Path) -> Path:
@@ -103,7 +110,9 @@ def _run(path: Path, template: Path, root: Path, config: ReplayConfig) -> Run:
     shutil.rmtree(datadir, ignore_errors=True)
     shutil.copytree(template, datadir)
     gc.collect()
-    run = Run(replay(ChainFileSource(path), datadir, config))
+    cpu = time.process_time()
+    report = replay(ChainFileSource(path), datadir, config)
+    run = Run(report, time.process_time() - cpu)
     shutil.rmtree(datadir, ignore_errors=True)
     return run
 
@@ -177,7 +186,8 @@ def run(quick: bool, t_us: float) -> list[Row]:
         target = TARGETS.get(name)
         reference = None
         note = (f"{report.blocks} blocks x {report.transactions // report.blocks} txs; "
-                f"median of {len(runs[name])}")
+                f"median of {len(runs[name])}; driver CPU "
+                f"{chosen_run.cpu_per_block * 1e6 / t_us:.0f} t")
         if target is not None:
             base, factor = target
             reference = factor * t_of[base]
