@@ -120,6 +120,15 @@ def config_file_argv(parser: argparse.ArgumentParser, argv: Sequence[str],
     return out, unknown
 
 
+def _valid_zmq_endpoint(endpoint: str) -> bool:
+    if endpoint.startswith("ipc://"):
+        return len(endpoint) > len("ipc://")
+    if not endpoint.startswith("tcp://"):
+        return False
+    host, _, port = endpoint[len("tcp://"):].rpartition(":")
+    return bool(host) and port.isdigit() and 1 <= int(port) <= 65535
+
+
 def normalize_argv(argv: Sequence[str]) -> list[str]:
     """Accept bitcoind's single-dash ``-name=value`` / ``-flag`` spelling as ``--name``."""
     out = []
@@ -194,10 +203,16 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
     args = parser.parse_args([*from_file, *argv])
     if args.rpcuser is not None and args.rpcpassword is None:
         parser.error("--rpcuser needs --rpcpassword")
+    if not 1 <= args.rpcport <= 65535:  # bitcoind's words, at parsing, before anything starts
+        parser.exit(1, f"Error: Invalid port specified in -rpcport: '{args.rpcport}'\n")
     if not 1 <= args.rpcthreads <= 1024 or not 1 <= args.rpcworkqueue <= 100_000:
         parser.error("--rpcthreads must be in 1..1024 and --rpcworkqueue in 1..100000")
     zmq = {topic: getattr(args, f"zmqpub{topic}") for topic in ZMQ_TOPICS
            if getattr(args, f"zmqpub{topic}")}
+    for topic, endpoint in zmq.items():
+        if not _valid_zmq_endpoint(endpoint):
+            parser.exit(1, f"Error: Invalid address specified in -zmqpub{topic}: '{endpoint}' "
+                           "(tcp://HOST:PORT with a port in 1..65535, or ipc://PATH)\n")
     hwm = {topic: getattr(args, f"zmqpub{topic}hwm") for topic in zmq}
     return NodeConfig(
         datadir=os.path.abspath(os.path.expanduser(args.datadir)), rpcport=args.rpcport,

@@ -56,13 +56,20 @@ def setup_logging(config: NodeConfig) -> None:
 
 
 def _split_hostport(spec: str, default_port: int) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6]:port``; ValueError for a port outside 1..65535."""
     if spec.startswith("["):
         host, _, rest = spec[1:].partition("]")
-        return host, int(rest[1:]) if rest.startswith(":") else default_port
-    if spec.count(":") == 1:
+        port = rest[1:] if rest.startswith(":") else None
+    elif spec.count(":") == 1:
         host, _, port = spec.partition(":")
-        return host, int(port)
-    return spec, default_port
+    else:
+        host, port = spec, None
+    if port is None:
+        return host, default_port
+    number = int(port)
+    if not 1 <= number <= 65535:
+        raise ValueError(f"port {port} out of range")
+    return host, number
 
 
 def http_config(config: NodeConfig) -> HttpConfig:
@@ -81,7 +88,8 @@ def http_config(config: NodeConfig) -> HttpConfig:
         try:
             bind = tuple(_split_hostport(spec, config.rpcport) for spec in config.rpcbind)
         except ValueError:
-            raise StartupError(f"Error: invalid -rpcbind {config.rpcbind}") from None
+            raise StartupError(f"Error: Invalid port specified in -rpcbind: "
+                               f"'{', '.join(config.rpcbind)}'") from None
         for host, _ in bind:
             with contextlib.suppress(ValueError):
                 if ipaddress.ip_address(host).is_unspecified:

@@ -9,10 +9,10 @@
   body.
 - A batch (top-level array) is always HTTP 200 with the replies of its non-notification elements;
   an all-notification batch is 204; ``[]`` is answered ``[]``.
-- Undecodable bodies, nesting deeper than ``MAX_JSON_DEPTH`` and non-container top levels are
-  -32700 with HTTP 500; a reply object has the key order ``jsonrpc, result, error, id``; ``id``
-  is the request's, null when the body could not be read as a request, and absent when the
-  request had none.
+- Undecodable bodies, nesting deeper than ``MAX_JSON_DEPTH``, strings holding a lone surrogate
+  (``"\\ud800"``) and non-container top levels are -32700 with HTTP 500; a reply object has
+  the key order ``jsonrpc, result, error, id``; ``id`` is the request's, null when the body
+  could not be read as a request, and absent when the request had none.
 
 Non-integer numbers are read as ``JsonNumber`` (a Decimal that keeps its exact text) and
 written with simplejson's Decimal support, so no value ever passes through a float or a marker
@@ -62,26 +62,45 @@ def decode_json(body: bytes | str) -> Any:
         value = simplejson.loads(body, parse_float=JsonNumber, allow_nan=False)
     except (ValueError, RecursionError, UnicodeDecodeError):
         raise RpcError(RpcCode.PARSE_ERROR, "Parse error") from None
-    if _too_deep(value):
+    # A \u escape may name half of a surrogate pair alone: not a character (UniValue refuses
+    # it at parse time), and nothing downstream could encode it.
+    escapes = "\\u" in body if isinstance(body, str) else b"\\u" in body
+    if _refused(value, escapes):
         raise RpcError(RpcCode.PARSE_ERROR, "Parse error")
     return value
 
 
-def _too_deep(value: Any) -> bool:
-    """True when arrays/objects nest deeper than MAX_JSON_DEPTH (iterative: no recursion)."""
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _refused(value: Any, check_strings: bool) -> bool:
+    """True when arrays/objects nest deeper than MAX_JSON_DEPTH, or (``check_strings``) a string
+    or key holds a lone surrogate (iterative: no recursion)."""
+    if check_strings and isinstance(value, str):
+        return _not_utf8(value)
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
             children: Any = item.values()
+            if check_strings and any(_not_utf8(key) for key in item):
+                return True
         elif isinstance(item, list):
             children = item
         else:
             continue
         if depth > MAX_JSON_DEPTH:
             return True
-        stack.extend((child, depth + 1) for child in children
-                     if isinstance(child, (dict, list)))
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+            elif check_strings and isinstance(child, str) and _not_utf8(child):
+                return True
     return False
 
 

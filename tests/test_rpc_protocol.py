@@ -210,3 +210,48 @@ def test_block_template_by_ancestor_fee_rate() -> None:
     assert fees == {asset: 5501}
     chosen, _ = select_transactions(entries, asset, max_weight=high.weight)  # type: ignore[arg-type]
     assert chosen == [high]  # the package does not fit; the next best single does
+
+
+def test_lone_surrogates_are_a_parse_error() -> None:
+    """QA: ``"\\ud800"`` is half a character: -32700 at parse time (UniValue's verdict), never a
+    plain-text 500 from the reply's encoder, never a wallet write that cannot be encoded."""
+    for payload in (b'{"method":"echo","params":["\\ud800"],"id":1}',
+                    b'{"method":"echo","params":[],"id":"\\udfff"}',
+                    b'{"method":"echo","params":{"\\udc00x":1},"id":1}',
+                    b'[{"method":"echo","params":[[{"a":["\\uDBFF"]}]],"id":1}]'):
+        status, reply = body(handle_body(payload, echo_execute))
+        assert status == 500
+        assert reply == {"result": None, "error": {"code": -32700, "message": "Parse error"},
+                         "id": None}
+    status, reply = body(handle_body(b'{"method":"echo","params":["\\ud83d\\ude00 \\u00e9"],'
+                                     b'"id":1}', echo_execute))
+    assert status == 200 and reply["result"] == ["\U0001f600 \u00e9"]
+
+
+def test_ports_and_endpoints_are_checked_when_parsing(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """QA: an impossible port is bitcoind's one-line error and exit 1 before anything starts
+    (it was a bind() OverflowError traceback, or with --daemon nothing at all)."""
+    from rpc.daemon import StartupError, http_config
+
+    cases = ((["--rpcport", "99999"], "Error: Invalid port specified in -rpcport: '99999'"),
+             (["--rpcport=0"], "Error: Invalid port specified in -rpcport: '0'"),
+             (["--rpcport=-1"], "Error: Invalid port specified in -rpcport: '-1'"),
+             (["--zmqpubhashblock", "tcp://127.0.0.1:99999"],
+              "Error: Invalid address specified in -zmqpubhashblock: 'tcp://127.0.0.1:99999'"),
+             (["--zmqpubrawtx", "udp://127.0.0.1:5"],
+              "Error: Invalid address specified in -zmqpubrawtx: 'udp://127.0.0.1:5'"))
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as info:
+            parse_config(["--datadir", str(tmp_path), *argv], "ctplugin node", None)
+        assert info.value.code == 1
+        assert capsys.readouterr().err.startswith(message), argv
+    for spec in ("127.0.0.1:70000", "[::1]:0", "127.0.0.1:x"):
+        config = parse_config(["--datadir", str(tmp_path), "--rpcbind", spec,
+                               "--rpcallowip", "127.0.0.1"], "ctplugin node", None)
+        with pytest.raises(StartupError, match="Invalid port specified in -rpcbind"):
+            http_config(config)
+    config = parse_config(["--datadir", str(tmp_path), "--rpcbind", "[::1]:17040",
+                           "--rpcallowip", "::1", "--zmqpubsequence", "ipc:///tmp/x"],
+                          "ctplugin node", None)
+    assert http_config(config).bind == (("::1", 17040),)

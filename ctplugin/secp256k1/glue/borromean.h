@@ -91,10 +91,18 @@ static void *borro_task_run_(void *arg) {
     return NULL;
 }
 
+/* Fewer ring members than this per thread do not pay for starting one: a few double
+ * multiplications take microseconds, while a new thread on a busy machine may wait milliseconds
+ * for a core (a mempool transaction's two one-member surjection rings took 0.1-10 ms with two
+ * threads on the loaded 2-core machine, 0.05 ms on one). */
+#define BORRO_MIN_MEMBERS_PER_THREAD 64
+
 /* Run all lanes on up to `threads` threads (the caller's thread included), splitting the lanes
  * into contiguous ranges of about equal member counts.  Returns 0 on allocation failure. */
 static int borro_run_threads_(const borro_job *job, size_t nlanes, size_t members, int threads) {
     if ((size_t)threads > nlanes) threads = (int)(nlanes ? nlanes : 1);
+    if ((size_t)threads > members / BORRO_MIN_MEMBERS_PER_THREAD)
+        threads = (int)(members / BORRO_MIN_MEMBERS_PER_THREAD ? members / BORRO_MIN_MEMBERS_PER_THREAD : 1);
     borro_task_ tasks[BORRO_MAX_THREADS];
     pthread_t ids[BORRO_MAX_THREADS];
     int started[BORRO_MAX_THREADS] = {0};
