@@ -48,6 +48,7 @@ class NodeConfig:
     wallets: tuple[str, ...] = ()
     disablewallet: bool = False
     fallbackfee: str = "0.0002"  # BTC/kvB, the test framework's
+    maxtxfee: str = "0.10"  # BTC: the most fee one wallet transaction may pay (Core's default)
     sync: bool = True
     ignored_config: tuple[str, ...] = ()  # configuration-file names this node does not know
 
@@ -184,6 +185,8 @@ def build_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--disablewallet", nargs="?", const=True, default=False, type=_bool)
     parser.add_argument("--fallbackfee", default="0.0002",
                         help="wallet fee rate in BTC/kvB when none is given (default 0.0002)")
+    parser.add_argument("--maxtxfee", default="0.10",
+                        help="the most fee (BTC) one wallet transaction may pay (default 0.10)")
     parser.add_argument("--nosync", action="store_true", help=argparse.SUPPRESS)
     # Accepted for command-line compatibility with elementsd test setups; no effect here.
     for name in ("regtest", "server", "listen", "discover", "dnsseed", "fixedseeds",
@@ -224,4 +227,5 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
         load_chain=str(Path(args.load_chain).resolve()) if args.load_chain else None,
         daemon=bool(args.daemon), printtoconsole=bool(args.printtoconsole),
         wallets=tuple(args.wallet), disablewallet=bool(args.disablewallet),
-        fallbackfee=args.fallbackfee, sync=not args.nosync, ignored_config=tuple(unknown))
+        fallbackfee=args.fallbackfee, maxtxfee=args.maxtxfee, sync=not args.nosync,
+        ignored_config=tuple(unknown))

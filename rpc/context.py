@@ -91,6 +91,7 @@ class NodeContext:
         self.mempool_loaded = False
         self.fallback_fee_rate = _fee_rate(config.fallbackfee)  # sat/kvB
         self.wallet_fee_rate = self.fallback_fee_rate  # settxfee changes it
+        self.max_tx_fee = amount_from_value(config.maxtxfee)  # satoshis (-maxtxfee)
 
     # --- state -------------------------------------------------------------------------------
 

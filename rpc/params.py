@@ -21,12 +21,12 @@ def parse_hash(value: Any, name: str) -> bytes:
     if not isinstance(value, str):
         raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {_type_name(value)} is not of "
                                            "expected type string")
+    if len(value) != 64:  # Core checks the length first
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       f"{name} must be of length 64 (not {len(value)}, for '{value}')")
     if not _is_hex(value):
         raise RpcError(RpcCode.INVALID_PARAMETER,
                        f"{name} must be hexadecimal string (not '{value}')")
-    if len(value) != 64:
-        raise RpcError(RpcCode.INVALID_PARAMETER,
-                       f"{name} must be of length 64 (not {len(value)}, for '{value}')")
     return bytes.fromhex(value)[::-1]
 
 

@@ -232,3 +232,61 @@ def test_sendmany_history_and_wallet_lifecycle(node: NodeProcess) -> None:
     assert dave.getbalance()["bitcoin"] == Decimal("0.5")
     assert code_of(chain.loadwallet, "dave") == -35
     assert code_of(chain.createwallet, "dave") == -4
+
+
+def test_fee_and_burn_limits(node: NodeProcess) -> None:
+    """QA: a fee-rate typo must not burn the wallet. The wallet refuses a fee above -maxtxfee
+    (0.10 BTC) before anything is kept; sendrawtransaction and testmempoolaccept apply
+    maxfeerate (0.10 BTC/kvB by default, 0 = none, >= 1 refused), sendrawtransaction
+    maxburnamount (0 by default) to explicit value sent to OP_RETURN."""
+    alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
+    address = carol.getnewaddress()
+    before = alice.getbalances()
+    coins = len(alice.listunspent())
+    pool = chain.getrawmempool()
+    with pytest.raises(JSONRPCException) as info:  # fee_rate 100000 sat/vB: ~0.25 BTC
+        alice.sendtoaddress(address, Decimal("0.1"), "", "", False, None, None, None, None,
+                            None, None, 100_000)
+    assert (info.value.code, info.value.message) == (
+        -6, "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)")
+    assert alice.getbalances() == before and len(alice.listunspent()) == coins
+    assert chain.getrawmempool() == pool
+    # A raw transaction paying ~0.25 BTC of fee: over 0.10 BTC/kvB.
+    raw = chain.createrawtransaction([], [{address: Decimal("0.1")}])
+    funded = alice.fundrawtransaction(raw, {"fee_rate": 100_000})
+    signed = alice.signrawtransactionwithwallet(alice.blindrawtransaction(funded["hex"]))["hex"]
+    [verdict] = chain.testmempoolaccept([signed])
+    assert verdict["allowed"] is False and verdict["reject-reason"] == "max-fee-exceeded"
+    assert chain.testmempoolaccept([signed], 0)[0]["allowed"] is True
+    assert code_of(chain.testmempoolaccept, [signed], 1) == -8
+    with pytest.raises(JSONRPCException) as info:
+        chain.sendrawtransaction(signed)
+    assert (info.value.code, info.value.message) == (
+        -25, "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)")
+    assert code_of(chain.sendrawtransaction, signed, Decimal("1.5")) == -8
+    assert chain.getrawmempool() == pool
+    txid = chain.sendrawtransaction(signed, 0)  # no limit: the user meant it
+    assert txid in chain.getrawmempool()
+    # Explicit value to OP_RETURN.
+    raw = chain.createrawtransaction([], [{"burn": Decimal("0.5")}])
+    funded = alice.fundrawtransaction(raw)
+    burn = alice.signrawtransactionwithwallet(alice.blindrawtransaction(funded["hex"]))["hex"]
+    with pytest.raises(JSONRPCException) as info:
+        chain.sendrawtransaction(burn)
+    assert (info.value.code, info.value.message) == (
+        -25, "Unspendable output exceeds maximum configured by user (maxburnamount)")
+    assert chain.sendrawtransaction(burn, None, Decimal("0.5")) in chain.getrawmempool()
+    chain.generatetoaddress(1, alice.getnewaddress())
+
+
+def test_createrawtransaction_checks_in_cores_order(node: NodeProcess) -> None:
+    """QA: empty outputs give a transaction with none (as elementsd), and inputs are checked
+    before outputs."""
+    chain = node.proxy()
+    for outputs in ([], {}):
+        empty = parse_transaction(bytes.fromhex(chain.createrawtransaction([], outputs)))
+        assert empty.inputs == () and empty.outputs == ()
+    with pytest.raises(JSONRPCException) as info:
+        chain.createrawtransaction([{"txid": "zz", "vout": 0}], [])
+    assert info.value.code == -8 and info.value.message.startswith("txid must be of length 64")
+    assert code_of(chain.createrawtransaction, [], [{"nonsense": 1}]) == -5

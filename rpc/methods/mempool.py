@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from ctplugin.elements import Transaction
+from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ValidationError
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.params import amount_json, decode_transaction_hex, parse_hash
+from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hash
 from rpc.registry import Kind, optional, required, rpc
 from validator import MempoolEntry
 
@@ -17,6 +18,37 @@ from validator import MempoolEntry
 _MISSING_INPUTS = {"bad-txns-inputs-missingorspent"}
 _ALREADY_IN_CHAIN = {"txn-already-known"}
 MAX_TEST_ACCEPT = 25
+DEFAULT_MAX_RAW_TX_FEE_RATE = 10_000_000  # sat/kvB: 0.10 BTC/kvB, Core's maxfeerate default
+MAX_FEE_EXCEEDED = "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)"
+MAX_BURN_EXCEEDED = "Unspendable output exceeds maximum configured by user (maxburnamount)"
+
+
+def max_fee_rate(value: Any) -> int:
+    """sendrawtransaction's / testmempoolaccept's ``maxfeerate`` (BTC/kvB) in sat/kvB; 0 means
+    no limit; 1 BTC/kvB or more is refused as Core does."""
+    if value is None:
+        return DEFAULT_MAX_RAW_TX_FEE_RATE
+    rate = amount_from_value(value)
+    if rate >= 100_000_000:
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       "Fee rates larger than or equal to 1BTC/kvB are not accepted")
+    return rate
+
+
+def fee_exceeds(call: Call, tx: Transaction, rate: int) -> bool:
+    """The transaction's fee (its explicit fee outputs in the policy asset) is above ``rate``
+    (sat/kvB) applied to its virtual size (Core's ``CFeeRate::GetFee``)."""
+    fee = tx.fees().get(call.chain.params.policy_asset, 0)
+    return rate > 0 and fee > rate * tx.vsize // 1000
+
+
+def _check_burn(tx: Transaction, max_burn: int) -> None:
+    """Explicit value sent to a provably unspendable script (not a fee output) above
+    ``maxburnamount``: -25, before anything is validated."""
+    for out in tx.outputs:
+        if (not out.is_fee and isinstance(out.value, int) and is_unspendable(out.script_pubkey)
+                and out.value > max_burn):
+            raise RpcError(RpcCode.VERIFY_ERROR, MAX_BURN_EXCEEDED)
 
 
 def _fee(entry: MempoolEntry, call: Call) -> int:
@@ -145,6 +177,7 @@ def testmempoolaccept(call: Call, rawtxs: list[Any], maxfeerate: Any) -> list[di
     if not 1 <= len(rawtxs) <= MAX_TEST_ACCEPT:
         raise RpcError(RpcCode.INVALID_PARAMETER,
                        f"Array must contain between 1 and {MAX_TEST_ACCEPT} transactions.")
+    rate = max_fee_rate(maxfeerate)
     txs: list[Transaction] = []
     for raw in rawtxs:
         try:
@@ -164,6 +197,10 @@ def testmempoolaccept(call: Call, rawtxs: list[Any], maxfeerate: Any) -> list[di
                 result["reject-details"] = _reject_details(exc)
         else:
             fee = _fee(entry, call)
+            if fee_exceeds(call, tx, rate):
+                result.update({"allowed": False, "reject-reason": "max-fee-exceeded"})
+                results.append(result)
+                continue
             result.update({"allowed": True, "vsize": tx.vsize,
                            "fees": {"base": amount_json(fee),
                                     "effective-feerate": amount_json(fee * 1000 // tx.vsize),
@@ -197,9 +234,13 @@ def submit_transaction(call: Call, tx: Transaction) -> MempoolEntry:
      result='"hex"    (string) The transaction hash in hex')
 def sendrawtransaction(call: Call, hexstring: str, maxfeerate: Any, maxburnamount: Any) -> str:
     tx = decode_transaction_hex(hexstring)
+    rate = max_fee_rate(maxfeerate)
+    _check_burn(tx, 0 if maxburnamount is None else amount_from_value(maxburnamount))
     _check_unblinded_nonces(tx)
     if tx.txid in call.chain.mempool.entries:
         return tx.txid_hex  # already in the mempool: Core answers the txid again
+    if fee_exceeds(call, tx, rate):
+        raise RpcError(RpcCode.VERIFY_ERROR, MAX_FEE_EXCEEDED)
     submit_transaction(call, tx)
     return tx.txid_hex
 

@@ -196,9 +196,8 @@ def createrawtransaction(call: Call, inputs: list[Any], outputs: Any, locktime: 
                          replaceable: bool) -> str:
     if not 0 <= locktime <= 0xFFFFFFFF:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, locktime out of range")
-    if not outputs:
-        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, output argument must be "
-                                                  "non-null")
+    # Core's order: locktime, inputs, outputs; empty outputs make a transaction without any
+    # (funding adds them), as elementsd does.
     txins = _raw_inputs(inputs, locktime, replaceable)
     txouts = _raw_outputs(call, outputs)
     return Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts),

@@ -22,7 +22,7 @@ from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.wallet import BuiltTransaction, Opening
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.methods.mempool import submit_transaction
+from rpc.methods.mempool import MAX_FEE_EXCEEDED, submit_transaction
 from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash, parse_hex
 from rpc.registry import Kind, Locking, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
@@ -144,6 +144,9 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
         except WalletError as exc:
             wallet.sync_coins()
             raise wallet_errors(exc) from None
+        if built.fee > call.node.max_tx_fee:  # Core's wallet: -maxtxfee, before anything is kept
+            wallet.sync_coins()
+            raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS, MAX_FEE_EXCEEDED)
         wallet.add_own(built, comment, comment_to)
     send_built(call, wallet, built)
     return built
