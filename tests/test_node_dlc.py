@@ -126,6 +126,9 @@ def test_a_contract_executes_and_pays_the_curve(scenario: Scenario) -> None:
         status = wallet.getdlc(contract["id"])
         assert status["state"] == "funded" and status["funding"]["confirmations"] == 1
     before = s.balance(s.alice), s.balance(s.bob)
+    with pytest.raises(JSONRPCException) as too_few:  # the threshold is two oracles
+        s.alice.dlcexecute(contract["id"], s.attest(613, (1,)))
+    assert too_few.value.error["code"] == -8
     executed = s.alice.dlcexecute(contract["id"], s.attest(613, (0, 2)))
     assert executed["outcome"] == list(format(613, "010b"))
     expected = offer_payout_at(613)
@@ -144,6 +147,11 @@ def test_a_contract_executes_and_pays_the_curve(scenario: Scenario) -> None:
         status = wallet.getdlc(contract["id"])
         assert status["state"] == "closed" and status["closingType"] == "cet"
         assert status["closing"]["txid"] == executed["txid"]
+    # Closed: the funding output is spent, so a second execution (with other attestations)
+    # is refused by the node as Core refuses a spent input.
+    with pytest.raises(JSONRPCException) as again:
+        s.bob.dlcexecute(contract["id"], s.attest(100, (1, 2)))
+    assert again.value.error["code"] == -25, again.value.error
 
 
 def _own_party(s: Scenario, offer: dict[str, Any]) -> tuple[DlcParty, int, PartySecrets]:

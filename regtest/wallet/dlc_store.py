@@ -148,13 +148,16 @@ class DlcBook:
         wtx = self.wallet.ledger.get(txid)
         return wtx.tx if wtx is not None else None
 
-    def save(self, record: DlcRecord, funding: Funding | None = None) -> None:
-        """The record and the wallet's state (keys and randomness used) in one synced batch;
-        with the contract's ``funding`` (before it is broadcast), its output watched: the
-        closing transaction is a wallet transaction even when it pays this wallet nothing."""
+    def save(self, record: DlcRecord, funding: Funding | None = None, *,
+             sync: bool = True) -> None:
+        """The record and the wallet's state (keys and randomness used) in one batch, synced
+        unless ``sync`` is False (what is recorded after a broadcast: the chain, which the
+        wallet's ledger follows, already holds it); with the contract's ``funding`` (before it
+        is broadcast), its output watched: the closing transaction is a wallet transaction
+        even when it pays this wallet nothing."""
         self.records[record.temporary_id] = record
         watch = [(funding.txid, funding.index)] if funding is not None else []
-        self.wallet.commit(state=True, extra={record.key: record.encode()}, sync=True,
+        self.wallet.commit(state=True, extra={record.key: record.encode()}, sync=sync,
                            watch=watch)
 
     def find(self, contract_id: bytes) -> DlcRecord | None:

@@ -333,7 +333,7 @@ def dlcfund(call: Call, sign: dict[str, Any]) -> dict[str, Any]:
     _broadcast(call, funding)
     with _contracts(call.wallet) as book:
         record.state = FUNDING_BROADCAST
-        book.save(record)
+        book.save(record, sync=False)
     return {"contractId": parsed.contract_id.hex(), "fundingTxid": funding.txid_hex}
 
 
@@ -383,7 +383,7 @@ def dlcexecute(call: Call, contract_id: str, attestations: list[Any]) -> dict[st
         record.state, record.closing_txid, record.closing_type = CLOSING_BROADCAST, cet.txid, "cet"
         record.outcome = list(given[entry.paths[0][0]].outcomes)
         record.payouts = [offer_payout, accept_payout]
-        book.save(record)
+        book.save(record, sync=False)
     own = offer_payout if record.role == OFFER else accept_payout
     return {"txid": cet.txid_hex, "outcome": record.outcome, "payout": amount_json(own)}
 
@@ -407,7 +407,7 @@ def dlcrefund(call: Call, contract_id: str) -> dict[str, Any]:
                                                                   refund.txid, "refund")
         total = record.offer.contract_info.total_collateral
         record.payouts = [record.offer.offer_collateral, total - record.offer.offer_collateral]
-        book.save(record)
+        book.save(record, sync=False)
     return {"txid": refund.txid_hex}
 
 
