@@ -99,6 +99,13 @@ def test_enum_oracle() -> None:
         oracle.attest(announcement, "rain")
     forged = dataclasses.replace(attestation, outcomes=("home",))
     assert not forged.verify()
+    # An outcome listed twice would make its attestation unlock two outcomes' CETs.
+    with pytest.raises(DlcError, match="bad-event: duplicate outcome 'draw'"):
+        oracle.announce("ambiguous", EnumEvent(("home", "draw", "draw")))
+    twice = messages.announcement_json(announcement)
+    twice["oracleEvent"]["eventDescriptor"]["enumEvent"]["outcomes"] = ["home", "home"]
+    with pytest.raises(DlcError, match="bad-announcement"):
+        messages.parse_announcement(twice)
 
 
 def test_seeded_oracle_is_deterministic_and_stateless() -> None:

@@ -114,7 +114,7 @@ def test_dlc_calls_are_documented(scenario: Scenario) -> None:
     overview = scenario.chain.help()
     assert "== Dlc ==" in overview
     for name in ("dlcoffer", "dlcaccept", "dlcsign", "dlcfund", "dlcexecute", "dlcrefund",
-                 "listdlcs", "getdlc"):
+                 "dlccancel", "listdlcs", "getdlc"):
         assert name in overview
         assert scenario.chain.help(name).startswith(name)
 
@@ -126,9 +126,12 @@ def test_a_contract_executes_and_pays_the_curve(scenario: Scenario) -> None:
         status = wallet.getdlc(contract["id"])
         assert status["state"] == "funded" and status["funding"]["confirmations"] == 1
     before = s.balance(s.alice), s.balance(s.bob)
-    with pytest.raises(JSONRPCException) as too_few:  # the threshold is two oracles
-        s.alice.dlcexecute(contract["id"], s.attest(613, (1,)))
-    assert too_few.value.error["code"] == -8
+    for which, says in (((1,), "threshold: 1 attestation(s), the contract needs 2"),
+                        ((1, 1), "duplicate-attestation: attestation 1: oracle ")):
+        with pytest.raises(JSONRPCException) as refused:  # the threshold is two oracles
+            s.alice.dlcexecute(contract["id"], s.attest(613, which))
+        assert refused.value.error["code"] == -8
+        assert refused.value.error["message"].startswith(says), refused.value.error
     executed = s.alice.dlcexecute(contract["id"], s.attest(613, (0, 2)))
     assert executed["outcome"] == list(format(613, "010b"))
     expected = offer_payout_at(613)
@@ -267,6 +270,59 @@ def test_contracts_survive_a_restart_and_a_reorg_of_the_funding(scenario: Scenar
     for wallet in (s.alice, s.bob):
         status = wallet.getdlc(contract["id"])
         assert status["state"] == "closed" and status["closing"]["txid"] == executed["txid"]
+
+
+def test_pending_contracts_lock_their_coins_until_cancelled(scenario: Scenario) -> None:
+    """An offer's coins are locked (other spends leave them alone, across a restart) until it
+    is withdrawn; its terms are checked before any coin is chosen."""
+    s = scenario
+    s.chain.createwallet("dave")
+    dave = s.node.proxy("/wallet/dave")
+    s.alice.sendtoaddress(dave.getnewaddress(), 3)
+    s.mine()
+    announcements = [announcement_json(a) for a in s.announcements]
+    tip = s.chain.getblockcount()
+    offer = dave.dlcoffer(CURVE, announcements, 2, 2, 1, tip + 50)
+    assert dave.getdlc(offer["temporaryContractId"])["state"] == "offered"
+    s.node.stop()
+    s.node.start()
+    s.connect()
+    for name in ("bob", "dave"):
+        s.chain.loadwallet(name)
+    dave = s.node.proxy("/wallet/dave")
+    with pytest.raises(JSONRPCException) as locked:
+        dave.sendtoaddress(s.alice.getnewaddress(), 0.5)
+    assert locked.value.error["code"] == -6
+    with pytest.raises(JSONRPCException) as early:  # the terms first, whatever the coins
+        dave.dlcoffer(CURVE, announcements, 2, 2, 1, 0)
+    assert early.value.error["code"] == -8
+    assert early.value.error["message"].startswith("bad-locktime"), early.value.error
+    assert dave.dlccancel(offer["temporaryContractId"])["state"] == "cancelled"
+    assert dave.getdlc(offer["temporaryContractId"])["state"] == "cancelled"
+    with pytest.raises(JSONRPCException) as again:
+        dave.dlccancel(offer["temporaryContractId"])
+    assert again.value.error["code"] == -8
+    assert dave.sendtoaddress(s.alice.getnewaddress(), 0.5) in s.chain.getrawmempool()
+    s.mine()
+    # Spent anyway (a raw transaction names the locked coin): the offer can no longer be
+    # funded, and says so; it can still be withdrawn.
+    second = dave.dlcoffer(CURVE, announcements, 2, 2, 1, tip + 50)
+    funding_input = second["offer"]["fundingInputs"][0]
+    coin = {"txid": s.chain.decoderawtransaction(funding_input["prevTx"])["txid"],
+            "vout": funding_input["prevTxVout"]}
+    amount = next(c["amount"] for c in dave.listunspent() if c["txid"] == coin["txid"]
+                  and c["vout"] == coin["vout"])
+    raw = s.chain.createrawtransaction([coin], [{dave.getnewaddress(): amount - Decimal("0.001")},
+                                                {"fee": Decimal("0.001")}])
+    signed_raw = dave.signrawtransactionwithwallet(dave.blindrawtransaction(raw))
+    s.chain.sendrawtransaction(signed_raw["hex"])
+    assert dave.getdlc(second["temporaryContractId"])["state"] == "funding-conflicted"
+    assert dave.dlccancel(second["temporaryContractId"])["state"] == "cancelled"
+    # A signed offer cannot be withdrawn: the accepter holds what it needs to fund it.
+    contract = s.contract(refund_in=50)
+    with pytest.raises(JSONRPCException) as signed:
+        s.alice.dlccancel(contract["id"])
+    assert signed.value.error["code"] == -8
 
 
 def test_bad_calls_are_typed_errors(scenario: Scenario) -> None:

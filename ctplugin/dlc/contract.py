@@ -42,6 +42,7 @@ from ctplugin.dlc import transactions as txs
 from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.messages import (
     AcceptDlc,
+    ContractInfo,
     ContractInfoItem,
     EnumDescriptor,
     NumericDescriptor,
@@ -161,21 +162,33 @@ def validate_offer(offer: OfferDlc, scheme: MessageHash = MessageHash.UNTAGGED, 
     were edited after signing."""
     if offer.protocol_version != 1:
         raise DlcError("bad-version", f"protocol version {offer.protocol_version}")
-    total = offer.contract_info.total_collateral
-    if offer.offer_collateral > total:
+    return validate_terms(offer.contract_info, offer.offer_collateral,
+                          cet_locktime=offer.cet_locktime, refund_locktime=offer.refund_locktime,
+                          fee_rate=offer.fee_rate_per_vb, scheme=scheme,
+                          check_announcements=check_announcements)
+
+
+def validate_terms(info: ContractInfo, offer_collateral: int, *, cet_locktime: int,
+                   refund_locktime: int, fee_rate: int,
+                   scheme: MessageHash = MessageHash.UNTAGGED,
+                   check_announcements: bool = True) -> list[PreparedItem]:
+    """The terms of an offer (``validate_offer``), checkable before it is made: an offerer
+    checks them before it selects coins for them."""
+    total = info.total_collateral
+    if offer_collateral > total:
         raise DlcError("bad-collateral", "offer collateral exceeds the total collateral")
-    if offer.cet_locktime >= offer.refund_locktime:
-        raise DlcError("bad-locktime", "cet_locktime must be below refund_locktime")
-    if (offer.cet_locktime < 500_000_000) != (offer.refund_locktime < 500_000_000):
+    if not 0 <= cet_locktime < refund_locktime < 1 << 32:
+        raise DlcError("bad-locktime", "need 0 <= cet_locktime < refund_locktime < 2^32")
+    if (cet_locktime < 500_000_000) != (refund_locktime < 500_000_000):
         raise DlcError("bad-locktime", "both locktimes must be heights or both timestamps")
-    if not 0 <= offer.fee_rate_per_vb <= txs.MAX_FEE_RATE:
-        raise DlcError("bad-fee-rate", f"fee rate {offer.fee_rate_per_vb} sat/vB")
-    for item in offer.contract_info.items if check_announcements else ():
+    if not 0 <= fee_rate <= txs.MAX_FEE_RATE:
+        raise DlcError("bad-fee-rate", f"fee rate {fee_rate} sat/vB")
+    for item in info.items if check_announcements else ():
         for number, announcement in enumerate(item.oracles.announcements):
             if not announcement.verify(scheme):
                 raise DlcError("bad-announcement",
                                f"oracle announcement {number} has an invalid signature")
-    return [prepare_item(item, total, scheme) for item in offer.contract_info.items]
+    return [prepare_item(item, total, scheme) for item in info.items]
 
 
 def _enum_points(prepared: PreparedItem, scheme: MessageHash) -> list[Point]:

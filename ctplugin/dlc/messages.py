@@ -93,6 +93,8 @@ def parse_announcement(obj: Any, where: str = "announcement") -> OracleAnnouncem
         if not all(isinstance(o, str) for o in outcomes):
             raise DlcError("bad-message", f"{dw}.outcomes: strings expected")
         descriptor = EnumEvent(tuple(outcomes))
+        if len(set(outcomes)) != len(outcomes):
+            raise DlcError("bad-announcement", f"{dw}.outcomes: duplicate outcome")
         if len(nonces) != 1:
             raise DlcError("bad-announcement", "enum events have exactly one nonce")
     else:

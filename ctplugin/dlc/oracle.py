@@ -77,6 +77,16 @@ class DigitDecompositionEvent:
 EventDescriptor = EnumEvent | DigitDecompositionEvent
 
 
+def _check_outcomes(event: EnumEvent, reason: str) -> None:
+    """An enumeration's outcomes are distinct: an attestation of a repeated one would unlock
+    the CETs of two outcomes."""
+    seen: set[str] = set()
+    for outcome in event.outcomes:
+        if outcome in seen:
+            raise DlcError(reason, f"duplicate outcome {outcome!r}")
+        seen.add(outcome)
+
+
 @dataclass(frozen=True, slots=True)
 class OracleEvent:
     nonces: tuple[bytes, ...]
@@ -298,6 +308,8 @@ class Oracle:
         count = (descriptor.nb_nonces if isinstance(descriptor, DigitDecompositionEvent) else 1)
         if not 0 <= maturity_epoch < 1 << 32:
             raise DlcError("bad-event", "maturity epoch must fit 32 bits")
+        if isinstance(descriptor, EnumEvent):
+            _check_outcomes(descriptor, "bad-event")
         signing_nonce = secrets.randbelow(N - 1) + 1
         if nonce_secrets is not None:
             ks = list(nonce_secrets)

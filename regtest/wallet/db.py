@@ -10,6 +10,7 @@ Keys (one-byte prefixes)::
     b"l" ‖ script      the label of an address (UTF-8)
     b"k" ‖ script      an imported blinding key (32 bytes)
     b"d" ‖ id          a DLC contract of the wallet (``regtest.wallet.dlc_store``)
+    b"u" ‖ outpoint    a locked coin (``Wallet.locked``: coin selection leaves it alone), b""
     b"w" ‖ outpoint    a watched outpoint: its spenders are wallet transactions (a DLC's funding
                        output, half of whose 2-of-2 is ours); txid ‖ index (4 bytes LE) → b""
 
@@ -47,6 +48,7 @@ _RAW = b"x"
 _LABEL = b"l"
 _BLINDING_KEY = b"k"
 _WATCHED = b"w"
+_LOCKED = b"u"
 
 
 class WalletDBError(WalletError):
@@ -67,6 +69,8 @@ class Changes:
     deletes."""
     blinding_keys: dict[bytes, bytes] = field(default_factory=dict)
     watched: list[Outpoint] = field(default_factory=list)
+    locked: list[Outpoint] = field(default_factory=list)
+    unlocked: list[Outpoint] = field(default_factory=list)
 
 
 def _opening_json(o: Opening) -> list[Any]:
@@ -198,6 +202,10 @@ class WalletDB(Closeable):
                 batch.put(_BLINDING_KEY + script, key)
             for txid, index in changes.watched:
                 batch.put(_WATCHED + txid + index.to_bytes(4, "little"), b"")
+            for txid, index in changes.locked:
+                batch.put(_LOCKED + txid + index.to_bytes(4, "little"), b"")
+            for txid, index in changes.unlocked:
+                batch.delete(_LOCKED + txid + index.to_bytes(4, "little"))
             for key, value in changes.extra.items():
                 if value is None:
                     batch.delete(key)
@@ -237,9 +245,15 @@ class WalletDB(Closeable):
         """(key, value) of every record under ``prefix`` (another module's, see ``Changes``)."""
         yield from self.db.iterator(prefix=prefix)
 
-    def watched(self) -> set[Outpoint]:
+    def _outpoints(self, prefix: bytes) -> set[Outpoint]:
         return {(key[1:33], int.from_bytes(key[33:37], "little"))
-                for key, _ in self.db.iterator(prefix=_WATCHED)}
+                for key, _ in self.db.iterator(prefix=prefix)}
+
+    def watched(self) -> set[Outpoint]:
+        return self._outpoints(_WATCHED)
+
+    def locked(self) -> set[Outpoint]:
+        return self._outpoints(_LOCKED)
 
     def blinding_keys(self) -> dict[bytes, bytes]:
         return {key[1:]: value for key, value in self.db.iterator(prefix=_BLINDING_KEY)}

@@ -38,6 +38,7 @@ from ctplugin import surjection
 from ctplugin.bulletproofs import verify_output
 from ctplugin.dlc import ecdsa_adaptor as ea
 from ctplugin.dlc import elements_tx as etx
+from ctplugin.dlc.contract import validate_terms
 from ctplugin.dlc.elements_contract import ElementsContract, accept_party, offer_party
 from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.messages import (
@@ -211,6 +212,8 @@ class DlcParty:
         wallet = self.wallet
         if not 0 < offer_collateral <= contract_info.total_collateral:
             raise DlcError("bad-collateral", "the offer collateral must be in (0, total]")
+        validate_terms(contract_info, offer_collateral, cet_locktime=cet_locktime,
+                       refund_locktime=refund_locktime, fee_rate=fee_rate, scheme=self.scheme)
         key = self._new_funding_key()
         payout = wallet.new_address()
         change_address = wallet.new_address()

@@ -42,7 +42,11 @@ FUNDING_BROADCAST = "funding-broadcast"
 """The accepter broadcast the funding transaction."""
 CLOSING_BROADCAST = "closing-broadcast"
 """This wallet broadcast a CET or the refund."""
-PROTOCOL_STATES = (OFFERED, ACCEPTED, SIGNED, FUNDING_BROADCAST, CLOSING_BROADCAST)
+CANCELLED = "cancelled"
+"""Withdrawn before its funding went out (``dlccancel``): its coins are free again."""
+PROTOCOL_STATES = (OFFERED, ACCEPTED, SIGNED, FUNDING_BROADCAST, CLOSING_BROADCAST, CANCELLED)
+PENDING = (OFFERED, ACCEPTED, SIGNED)
+"""States whose coins are locked: committed to a funding transaction not broadcast yet."""
 
 
 @dataclass
@@ -157,8 +161,11 @@ class DlcBook:
         even when it pays this wallet nothing."""
         self.records[record.temporary_id] = record
         watch = [(funding.txid, funding.index)] if funding is not None else []
+        coins = record.secrets.coins
+        pending = record.state in PENDING
         self.wallet.commit(state=True, extra={record.key: record.encode()}, sync=sync,
-                           watch=watch)
+                           watch=watch, lock=coins if pending else (),
+                           unlock=() if pending else coins)
 
     def find(self, contract_id: bytes) -> DlcRecord | None:
         """By temporary contract id or contract id."""
@@ -182,11 +189,6 @@ class DlcBook:
     def remember(self, record: DlcRecord, contract: ElementsContract) -> None:
         self._contracts[record.temporary_id] = contract
 
-    def reserved(self) -> set[tuple[bytes, int]]:
-        """Coins committed to contracts whose funding transaction is not out yet."""
-        return {coin for r in self.records.values() if r.state in (OFFERED, ACCEPTED, SIGNED)
-                for coin in r.secrets.coins}
-
     # --- chain position -----------------------------------------------------------------------
 
     def _status(self, txid: bytes | None) -> ChainStatus | None:
@@ -197,19 +199,17 @@ class DlcBook:
             return ChainStatus(txid, "unknown", 0)
         return ChainStatus(txid, wtx.state.value, wtx.depth(self.wallet.tip_height))
 
-    def funding_txid(self, record: DlcRecord) -> bytes | None:
-        """The funding transaction: recorded, or (for the offerer) the wallet transaction that
-        spends the contract's coins."""
-        if record.funding_txid is not None:
-            return record.funding_txid
-        for coin in record.secrets.coins:
-            for txid in self.wallet.ledger.spenders.get(coin, ()):
-                return txid
-        return None
+    def inputs_spent(self, record: DlcRecord) -> bool:
+        """A coin of the contract is spent by a wallet transaction other than its funding: the
+        contract can no longer be funded as signed."""
+        ledger = self.wallet.ledger
+        return any(txid != record.funding_txid
+                   and ledger.txs[txid].state.value not in ("conflicted", "abandoned")
+                   for coin in record.secrets.coins for txid in ledger.spenders.get(coin, ()))
 
     def closing(self, record: DlcRecord) -> tuple[bytes, str] | None:
         """(txid, "cet" | "refund") of a wallet transaction spending the funding output."""
-        funding = self.funding_txid(record)
+        funding = record.funding_txid
         if funding is None or record.accept is None:
             return None
         wtx = self.wallet.ledger.get(funding)
@@ -231,7 +231,7 @@ class DlcBook:
 
     def status(self, record: DlcRecord) -> dict[str, Any]:
         """Where the contract stands (the state machine of ``listdlcs``)."""
-        funding = self._status(self.funding_txid(record))
+        funding = self._status(record.funding_txid)
         closing_found = self.closing(record)
         closing = self._status(closing_found[0]) if closing_found else None
         state = record.state
@@ -243,7 +243,8 @@ class DlcBook:
             state = FUNDED
         elif funding is not None and funding.state == "mempool":
             state = FUNDING_BROADCAST
-        elif funding is not None and funding.state == "conflicted":
+        elif (funding is not None and funding.state == "conflicted") or (
+                record.state in PENDING and self.inputs_spent(record)):
             state = FUNDING_CONFLICTED
         return {"state": state, "funding": funding, "closing": closing,
                 "closing_type": closing_found[1] if closing_found else None}

@@ -94,6 +94,7 @@ class NodeWallet(ChainListener, Closeable):
             node_wallet.blinding_keys = {script: int.from_bytes(key, "big")
                                          for script, key in db.blinding_keys().items()}
             node_wallet.watched = db.watched()
+            wallet.locked = db.locked()
             node_wallet.sync_coins()
             return node_wallet
         except BaseException:
@@ -113,18 +114,22 @@ class NodeWallet(ChainListener, Closeable):
                blinding_keys: dict[bytes, bytes] | None = None,
                removed: Sequence[bytes] = (), sync: bool = False,
                extra: dict[bytes, bytes | None] | None = None,
-               watch: Sequence[Outpoint] = ()) -> None:
+               watch: Sequence[Outpoint] = (), lock: Sequence[Outpoint] = (),
+               unlock: Sequence[Outpoint] = ()) -> None:
         """One database batch; ``sync`` for what a rescan could not rebuild (``db``);
         ``extra``: other modules' records (``Changes.extra``); ``watch``: outpoints to watch
         from now on (a DLC's funding output: the closing transaction that spends it becomes a
-        wallet transaction even when it pays this wallet nothing)."""
+        wallet transaction even when it pays this wallet nothing); ``lock`` / ``unlock``:
+        coins coin selection leaves alone (``Wallet.locked``), or no longer."""
         self.db.commit(Changes(state=self.wallet.state() if state else None,
                                best_block=self.best, txs=list(txs),
                                removed_txs=list(removed), labels=labels or {},
                                blinding_keys=blinding_keys or {}, extra=extra or {},
-                               watched=list(watch)),
+                               watched=list(watch), locked=list(lock), unlocked=list(unlock)),
                        sync=sync)
         self.watched.update(watch)
+        self.wallet.locked.update(lock)
+        self.wallet.locked.difference_update(unlock)
 
     # --- the spendable coin view ----------------------------------------------------------------
 

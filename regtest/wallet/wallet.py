@@ -322,6 +322,9 @@ class Wallet:
         self.range_proofs = range_proofs
         self.genesis_hash = genesis_hash if genesis_hash is not None else genesis_block().hash
         self.coins: dict[tuple[bytes, int], OwnedCoin] = {}
+        self.locked: set[tuple[bytes, int]] = set()
+        """Coins that coin selection leaves alone (committed to a DLC not funded yet); they
+        still count in balances, as Core's locked coins do."""
         self.known_assets: dict[bytes, bytes] = {}  # 20-byte prefix -> asset id
         self.entropy: dict[bytes, bytes] = {}  # asset or token id -> issuance entropy
         self.token_of: dict[bytes, bytes] = {}  # asset id -> its reissuance token id
@@ -379,8 +382,10 @@ class Wallet:
         return totals if asset is None else totals.get(asset, 0)
 
     def spendable(self, asset: bytes, height: int) -> list[OwnedCoin]:
-        """Coins of ``asset`` spendable in a block at ``height``, largest first (deterministic)."""
-        coins = [c for c in self.coins.values() if c.asset == asset and c.mature_at(height)]
+        """Coins of ``asset`` spendable in a block at ``height``, largest first (deterministic),
+        locked ones left out."""
+        coins = [c for c in self.coins.values() if c.asset == asset and c.mature_at(height)
+                 and (c.txid, c.index) not in self.locked]
         coins.sort(key=lambda c: (-c.value, c.txid, c.index))
         return coins
 

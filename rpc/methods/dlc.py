@@ -12,8 +12,12 @@ Life of a contract, as rust-dlc runs it (messages are rust-dlc's JSON with an ``
 5. ``dlcexecute`` (either): the oracles' attestations → the winning CET, completed and
    broadcast; ``dlcrefund`` (either): the refund once its locktime is reached;
 6. ``listdlcs`` / ``getdlc``: each contract's state — offered, accepted, signed,
-   funding-broadcast, funded, funding-conflicted, closing, closed, refunded — read from the
-   wallet's ledger, so it follows reorganisations and restarts.
+   funding-broadcast, funded, funding-conflicted, closing, closed, refunded, cancelled — read
+   from the wallet's ledger, so it follows reorganisations and restarts;
+7. ``dlccancel``: withdraw an offer not signed yet or an accept not funded yet.
+
+The coins of a contract whose funding is not out yet are locked in the wallet (other spends
+leave them alone) until it is funded or cancelled.
 
 Contracts are kept in the wallet's database (``regtest.wallet.dlc_store``). Amounts are BTC as
 in every wallet call; inside the rust-dlc messages they are satoshis. Errors: a bad message or
@@ -31,7 +35,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from ctplugin.dlc import messages
-from ctplugin.dlc.contract import validate_offer
 from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.messages import (
     ContractInfo,
@@ -53,8 +56,10 @@ from ctplugin.elements import Transaction
 from regtest.wallet.dlc import ACCEPT, OFFER
 from regtest.wallet.dlc_store import (
     ACCEPTED,
+    CANCELLED,
     CLOSING_BROADCAST,
     FUNDING_BROADCAST,
+    FUNDING_CONFLICTED,
     OFFERED,
     SIGNED,
     ChainStatus,
@@ -67,6 +72,10 @@ from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import submit_transaction
 from rpc.params import amount_from_value, amount_json, parse_hex
 from rpc.registry import Kind, Locking, optional, required, rpc
+
+_STDIN = (" Messages are large (a 2-of-3 x 10-digit accept is ~460 kB, over the 128 kB limit "
+          "of one command-line argument): pass them on stdin, one per line, e.g. jq -c "
+          ".accept accept.json | ctplugin cli --rpcwallet=alice --stdin dlcsign")
 
 _BOOKS: weakref.WeakKeyDictionary[NodeWallet, DlcBook] = weakref.WeakKeyDictionary()
 
@@ -260,8 +269,7 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
         offer, secrets = book.party.offer(
             info, own, fee_rate=fee_rate, cet_locktime=cet_locktime,
             refund_locktime=refund_locktime, height=tip + 1,
-            confidential_funding=confidential, reserved=book.reserved())
-        validate_offer(offer)  # the terms the accepter will check, checked now
+            confidential_funding=confidential)
         book.save(DlcRecord(offer.temporary_contract_id, OFFER, secrets, offer, OFFERED,
                             int(time.time())))
     return {"temporaryContractId": offer.temporary_contract_id.hex(),
@@ -271,7 +279,8 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
 @rpc("dlc", wallet=True, locking=Locking.SELF,
      args=[required("offer", Kind.OBJ, "The offer_dlc (rust-dlc JSON)")],
      description="Accept a DLC offer with this wallet's funds: checks the offer, adaptor-signs "
-                 "every CET and signs the refund; returns the accept_dlc for the offerer.",
+                 "every CET and signs the refund; returns the accept_dlc for the offerer."
+                 + _STDIN,
      result='{"temporaryContractId": "hex", "accept": {rust-dlc accept_dlc}}')
 def dlcaccept(call: Call, offer: dict[str, Any]) -> dict[str, Any]:
     tip = call.chain.tip.height
@@ -279,8 +288,7 @@ def dlcaccept(call: Call, offer: dict[str, Any]) -> dict[str, Any]:
         parsed = messages.parse_offer(offer)
         if parsed.temporary_contract_id in book.records:
             raise RpcError(RpcCode.INVALID_PARAMETER, "This wallet already has the contract")
-        contract, accept, secrets = book.party.accept(parsed, height=tip + 1,
-                                                      reserved=book.reserved())
+        contract, accept, secrets = book.party.accept(parsed, height=tip + 1)
         record = DlcRecord(parsed.temporary_contract_id, ACCEPT, secrets, parsed, ACCEPTED,
                            int(time.time()), accept=accept)
         book.save(record)
@@ -293,7 +301,7 @@ def dlcaccept(call: Call, offer: dict[str, Any]) -> dict[str, Any]:
      args=[required("accept", Kind.OBJ, "The accept_dlc (rust-dlc JSON)")],
      description="The offerer's answer to an accept: checks every adaptor signature and the "
                  "accepter's funding side, signs this wallet's funding inputs, adaptor-signs "
-                 "every CET; returns the sign_dlc for the accepter.",
+                 "every CET; returns the sign_dlc for the accepter." + _STDIN,
      result='{"contractId": "hex", "sign": {rust-dlc sign_dlc}}')
 def dlcsign(call: Call, accept: dict[str, Any]) -> dict[str, Any]:
     with _contracts(call.wallet) as book:
@@ -315,7 +323,7 @@ def dlcsign(call: Call, accept: dict[str, Any]) -> dict[str, Any]:
 @rpc("dlc", wallet=True, locking=Locking.SELF,
      args=[required("sign", Kind.OBJ, "The sign_dlc (rust-dlc JSON)")],
      description="The accepter's last step: checks the sign message, signs this wallet's "
-                 "funding inputs and broadcasts the funding transaction.",
+                 "funding inputs and broadcasts the funding transaction." + _STDIN,
      result='{"contractId": "hex", "fundingTxid": "hex"}')
 def dlcfund(call: Call, sign: dict[str, Any]) -> dict[str, Any]:
     with _contracts(call.wallet) as book:
@@ -341,7 +349,8 @@ def _attestations(book: DlcBook, record: DlcRecord,
                   given: list[Any]) -> dict[int, OracleAttestation]:
     """Each attestation matched to its oracle (by public key) and checked against the
     announcement's nonces."""
-    announcements = record.offer.contract_info.items[0].oracles.announcements
+    oracles = record.offer.contract_info.items[0].oracles
+    announcements = oracles.announcements
     by_key = {a.public_key: n for n, a in enumerate(announcements)}
     out = {}
     for n, obj in enumerate(given):
@@ -349,12 +358,18 @@ def _attestations(book: DlcBook, record: DlcRecord,
         index = by_key.get(attestation.public_key)
         if index is None:
             raise DlcError("unknown-oracle", f"attestation {n} is by an oracle of no contract")
+        if index in out:
+            raise DlcError("duplicate-attestation",
+                           f"attestation {n}: oracle {attestation.public_key.hex()} twice")
         event = announcements[index].event
         if attestation.event_id and attestation.event_id != event.event_id:
             raise DlcError("bad-attestation", f"attestation {n} is for another event")
         if not attestation.verify(event.nonces, book.party.scheme):
             raise DlcError("bad-attestation", f"attestation {n} does not verify")
         out[index] = attestation
+    if len(out) < oracles.threshold:
+        raise DlcError("threshold", f"{len(out)} attestation(s), the contract needs "
+                                    f"{oracles.threshold}")
     return out
 
 
@@ -411,10 +426,33 @@ def dlcrefund(call: Call, contract_id: str) -> dict[str, Any]:
     return {"txid": refund.txid_hex}
 
 
+@rpc("dlc", wallet=True, locking=Locking.SELF,
+     args=[required("contract_id", Kind.HEX, "The contract (or temporary contract) id")],
+     description="Withdraw a contract this wallet offered (not signed yet) or accepted (not "
+                 "funded yet): its coins are free for other spends again. A signed offer "
+                 "cannot be withdrawn this way (the accepter can broadcast the funding): "
+                 "spend one of its coins instead.",
+     result='{"temporaryContractId": "hex", "state": "cancelled"}')
+def dlccancel(call: Call, contract_id: str) -> dict[str, Any]:
+    with _contracts(call.wallet) as book:
+        record = _record(book, contract_id)
+        state = book.status(record)["state"]
+        if record.state not in (OFFERED, ACCEPTED) or state not in (OFFERED, ACCEPTED,
+                                                                       FUNDING_CONFLICTED):
+            raise RpcError(RpcCode.INVALID_PARAMETER, f"The contract is {state}: only an "
+                                                      "offer not signed yet or an accept not "
+                                                      "funded yet can be withdrawn")
+        record.state = CANCELLED
+        book.save(record)
+    return {"temporaryContractId": record.temporary_id.hex(), "state": CANCELLED}
+
+
 @rpc("dlc", wallet=True,
      description="The wallet's DLCs with their state: offered, accepted, signed, "
-                 "funding-broadcast, funded, funding-conflicted, closing, closed or refunded "
-                 "(from the wallet's view of the chain: it follows reorganisations).",
+                 "funding-broadcast, funded, funding-conflicted (the funding transaction, or "
+                 "one of the contract's coins, was spent otherwise), closing, closed, refunded "
+                 "or cancelled (from the wallet's view of the chain: it follows "
+                 "reorganisations).",
      result="[{contract summary}, ...]")
 def listdlcs(call: Call) -> list[dict[str, Any]]:
     book = _book(call.wallet)
