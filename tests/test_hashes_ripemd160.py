@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from typing import cast
 
 import pytest
 import wallycore as wally
 
 from ctplugin import hashes
 from ctplugin.dlc.builder import p2wpkh
+from ctplugin.script.checker import SignatureChecker, SigVersion
+from ctplugin.script.interpreter import eval_script
 from regtest.wallet.keys import p2wpkh_script
 
 # RIPEMD-160 test vectors (Bosselaers' page, the algorithm's authors)
@@ -50,3 +53,13 @@ def test_hash160_and_p2wpkh_scripts(backend: str) -> None:
     assert hashes.hash160(PUBKEY) == expected
     assert p2wpkh_script(PUBKEY) == b"\x00\x14" + expected
     assert p2wpkh(PUBKEY) == b"\x00\x14" + expected
+
+
+def test_script_ripemd160_and_hash160_opcodes(backend: str) -> None:
+    """OP_RIPEMD160 and OP_HASH160 in a script use the same portable digest (the interpreter
+    once called ``hashlib.new("ripemd160")`` itself and failed on such builds)."""
+    for op, digest in ((0xA6, hashes.ripemd160(b"abc")), (0xA9, wally.hash160(b"abc"))):
+        stack = [b"abc"]
+        script = bytes((op, 0x14)) + digest + b"\x87"  # <op> <20 bytes> OP_EQUAL
+        eval_script(stack, script, 0, cast(SignatureChecker, None), SigVersion.WITNESS_V0)
+        assert stack == [b"\x01"]

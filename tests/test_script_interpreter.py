@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctplugin.elements import Transaction, TxIn, TxOut
-from ctplugin.hashes import sha256
+from ctplugin.hashes import hash160, sha256
 from ctplugin.script.checker import DeferredChecks, checker_for
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.flags import BLOCK, STANDARD, ScriptFlags
@@ -35,11 +35,6 @@ def pub(secret: int) -> bytes:
 
 def xonly(secret: int) -> bytes:
     return ct.xonly_public_key(secret)
-
-
-def hash160(data: bytes) -> bytes:
-    import hashlib
-    return hashlib.new("ripemd160", sha256(data)).digest()
 
 
 def push(data: bytes) -> bytes:

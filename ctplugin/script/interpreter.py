@@ -31,7 +31,7 @@ import hashlib
 
 from ctplugin.elements.script import next_op, script_num_decode, script_num_encode
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import sha256
+from ctplugin.hashes import hash160, ripemd160, sha256
 from ctplugin.script.checker import ExecData, SignatureChecker, SigVersion
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.flags import ScriptFlags as F
@@ -111,13 +111,13 @@ def _num(data: bytes, minimal: bool, max_size: int = 4) -> int:
 
 def _hash(op: int, data: bytes) -> bytes:
     if op == 0xA6:
-        return hashlib.new("ripemd160", data).digest()
+        return ripemd160(data)
     if op == 0xA7:
         return hashlib.sha1(data).digest()  # OP_SHA1 is consensus, not a security choice
     if op == 0xA8:
         return sha256(data)
     if op == 0xA9:
-        return hashlib.new("ripemd160", sha256(data)).digest()
+        return hash160(data)
     return sha256(sha256(data))
 
 
@@ -209,31 +209,75 @@ class _Machine:
     # one opcode (executing, or a conditional opcode in an unexecuted branch) --------------
 
     def step(self, op: int, pos: int, opcode_pos: int, executing: bool) -> None:
-        stack = self.stack
+        """Dispatch by opcode family (the ranges of Elements' ``opcodetype``)."""
         if op in _SMALL_INTS:
             self.push_num(_SMALL_INTS[op])
         elif self.sigversion == SigVersion.BASE:  # only push-only scriptSigs run as BASE here
             if op == 0x50:
                 raise ScriptError(E.BAD_OPCODE)
             raise ScriptError(E.UNSUPPORTED, "scriptSig is not push-only")
-        elif op == 0x61:  # OP_NOP
+        elif 0x61 <= op <= 0x6A:
+            self.control_op(op, executing)
+        elif 0x6B <= op <= 0x82:
+            self.stack_op(op)
+        elif 0x83 <= op <= 0x86:
+            self.string_op(op)
+        elif op in (0x87, 0x88):  # OP_EQUAL / OP_EQUALVERIFY
+            self.need(2)
+            self.push_bool(self.stack.pop() == self.stack.pop())
+            if op == 0x88:
+                self.verify(E.EQUALVERIFY)
+        elif op in _UNARY_NUM:
+            self.unary_num(op)
+        elif op in _BINARY_NUM:
+            self.binary_num(op)
+        elif op in (0x98, 0x99):
+            self.shift_op(op)
+        elif op == 0xA5:  # OP_WITHIN
+            self.need(3)
+            x, lo, hi = (self.num(item) for item in self.stack[-3:])
+            del self.stack[-3:]
+            self.push_bool(lo <= x < hi)
+        elif op in _HASH_OPS:
+            self.need(1)
+            self.stack.append(_hash(op, self.stack.pop()))
+        elif op == 0xAB:  # OP_CODESEPARATOR
+            self.code_start = pos
+            self.execdata.codesep_pos = opcode_pos
+        elif op in (0xAC, 0xAD):
+            self.checksig_op(op, pos)
+        elif op == 0xBA:
+            self.checksigadd()
+        elif op in (0xAE, 0xAF):
+            self.checkmultisig(op, pos)
+        elif op == 0xB1:
+            self.checklocktimeverify()
+        elif op == 0xB2:
+            self.checksequenceverify()
+        elif op in _UPGRADABLE_NOPS:
+            if self.flags & F.DISCOURAGE_UPGRADABLE_NOPS:
+                raise ScriptError(E.DISCOURAGE_UPGRADABLE_NOPS)
+        elif op in ELEMENTS_ONLY_OPCODES:
+            # Tapscript-only Elements opcodes are BAD_OPCODE in witness v0 (as in Elements);
+            # the others never get here (the scan before execution refuses them).
+            raise ScriptError(E.BAD_OPCODE if op >= 0xC4 else E.UNSUPPORTED)
+        else:  # OP_RESERVED, OP_VER, OP_VERIF, OP_VERNOTIF, OP_RESERVED1/2, unknown, 0xFF
+            raise ScriptError(E.BAD_OPCODE)
+
+    def verify(self, failure: ScriptErrorCode) -> None:
+        """The VERIFY half of an opcode: pop the result just pushed, ``failure`` if false."""
+        if not cast_to_bool(self.stack[-1]):
+            raise ScriptError(failure)
+        self.stack.pop()
+
+    # flow control -------------------------------------------------------------------------
+
+    def control_op(self, op: int, executing: bool) -> None:
+        """OP_NOP, the conditionals (also run in unexecuted branches), OP_VERIFY, OP_RETURN."""
+        if op == 0x61:  # OP_NOP
             pass
         elif op in (0x63, 0x64):  # OP_IF / OP_NOTIF
-            value = False
-            if executing:
-                if not stack:
-                    raise ScriptError(E.UNBALANCED_CONDITIONAL)
-                top = stack[-1]
-                if self.sigversion == SigVersion.TAPSCRIPT:
-                    if len(top) > 1 or (len(top) == 1 and top[0] != 1):
-                        raise ScriptError(E.TAPSCRIPT_MINIMALIF)
-                elif self.flags & F.MINIMALIF and (
-                        len(top) > 1 or (len(top) == 1 and top[0] != 1)):
-                    raise ScriptError(E.MINIMALIF)
-                value = cast_to_bool(top)
-                if op == 0x64:
-                    value = not value
-                stack.pop()
+            value = self.branch_condition(op) if executing else False
             self.vexec.append(value)
             self.falses += not value
         elif op == 0x67:  # OP_ELSE
@@ -250,90 +294,28 @@ class _Machine:
             self.falses -= not self.vexec.pop()
         elif op == 0x69:  # OP_VERIFY
             self.need(1)
-            if not cast_to_bool(stack[-1]):
-                raise ScriptError(E.VERIFY)
-            stack.pop()
+            self.verify(E.VERIFY)
         elif op == 0x6A:
             raise ScriptError(E.OP_RETURN)
-        elif 0x6B <= op <= 0x82:
-            self.stack_op(op)
-        elif 0x7E <= op <= 0x86:
-            self.string_op(op)
-        elif op in (0x87, 0x88):  # OP_EQUAL / OP_EQUALVERIFY
-            self.need(2)
-            equal = stack.pop() == stack.pop()
-            self.push_bool(equal)
-            if op == 0x88:
-                if not equal:
-                    raise ScriptError(E.EQUALVERIFY)
-                stack.pop()
-        elif op in _UNARY_NUM:
-            self.need(1)
-            n = self.num(stack.pop())
-            if op == 0x8B:
-                n += 1
-            elif op == 0x8C:
-                n -= 1
-            elif op == 0x8F:
-                n = -n
-            elif op == 0x90:
-                n = abs(n)
-            elif op == 0x91:
-                n = int(n == 0)
-            else:
-                n = int(n != 0)
-            self.push_num(n)
-        elif op in _BINARY_NUM:
-            self.binary_num(op)
-        elif op in (0x98, 0x99):
-            self.shift_op(op)
-        elif op == 0xA5:  # OP_WITHIN
-            self.need(3)
-            x, lo, hi = (self.num(item) for item in stack[-3:])
-            del stack[-3:]
-            self.push_bool(lo <= x < hi)
-        elif op in _HASH_OPS:
-            self.need(1)
-            stack.append(_hash(op, stack.pop()))
-        elif op == 0xAB:  # OP_CODESEPARATOR
-            self.code_start = pos
-            self.execdata.codesep_pos = opcode_pos
-        elif op in (0xAC, 0xAD):  # OP_CHECKSIG / OP_CHECKSIGVERIFY
-            self.need(2)
-            sig, pubkey = stack[-2], stack[-1]
-            # a false result fails the script at a VERIFY, or at the end (false on top)
-            failure = (E.CHECKSIGVERIFY if op == 0xAD
-                       else E.EVAL_FALSE if pos == len(self.script) else None)
-            ok = self.checksig(sig, pubkey, failure)
-            del stack[-2:]
-            self.push_bool(ok)
-            if op == 0xAD:
-                if not ok:
-                    raise ScriptError(E.CHECKSIGVERIFY)
-                stack.pop()
-        elif op == 0xBA:  # OP_CHECKSIGADD
-            if self.sigversion != SigVersion.TAPSCRIPT:
-                raise ScriptError(E.BAD_OPCODE)
-            self.need(3)
-            sig, n, pubkey = stack[-3], self.num(stack[-2]), stack[-1]
-            ok = self.checksig(sig, pubkey, None)
-            del stack[-3:]
-            self.push_num(n + ok)
-        elif op in (0xAE, 0xAF):
-            self.checkmultisig(op, pos)
-        elif op == 0xB1:
-            self.checklocktimeverify()
-        elif op == 0xB2:
-            self.checksequenceverify()
-        elif op in _UPGRADABLE_NOPS:
-            if self.flags & F.DISCOURAGE_UPGRADABLE_NOPS:
-                raise ScriptError(E.DISCOURAGE_UPGRADABLE_NOPS)
-        elif op in ELEMENTS_ONLY_OPCODES:
-            # Tapscript-only Elements opcodes are BAD_OPCODE in witness v0 (as in Elements);
-            # the others never get here (the scan before execution refuses them).
-            raise ScriptError(E.BAD_OPCODE if op >= 0xC4 else E.UNSUPPORTED)
-        else:  # OP_RESERVED, OP_VER, OP_VERIF, OP_VERNOTIF, OP_RESERVED1/2, unknown, 0xFF
+        else:  # OP_VER, OP_VERIF, OP_VERNOTIF (even in an unexecuted branch)
             raise ScriptError(E.BAD_OPCODE)
+
+    def branch_condition(self, op: int) -> bool:
+        """The executed OP_IF / OP_NOTIF's condition, popped (MINIMALIF: empty or 0x01 only;
+        always so in tapscript)."""
+        if not self.stack:
+            raise ScriptError(E.UNBALANCED_CONDITIONAL)
+        top = self.stack[-1]
+        if len(top) > 1 or (len(top) == 1 and top[0] != 1):
+            if self.sigversion == SigVersion.TAPSCRIPT:
+                raise ScriptError(E.TAPSCRIPT_MINIMALIF)
+            if self.flags & F.MINIMALIF:
+                raise ScriptError(E.MINIMALIF)
+        value = cast_to_bool(top)
+        self.stack.pop()
+        return not value if op == 0x64 else value
+
+    # stack, splice and bitwise ------------------------------------------------------------
 
     def stack_op(self, op: int) -> None:
         stack = self.stack
@@ -472,6 +454,25 @@ class _Machine:
         del stack[-2:]
         stack.append(out.rstrip(b"\x00"))
 
+    # arithmetic ---------------------------------------------------------------------------
+
+    def unary_num(self, op: int) -> None:
+        self.need(1)
+        n = self.num(self.stack.pop())
+        if op == 0x8B:
+            n += 1
+        elif op == 0x8C:
+            n -= 1
+        elif op == 0x8F:
+            n = -n
+        elif op == 0x90:
+            n = abs(n)
+        elif op == 0x91:
+            n = int(n == 0)
+        else:
+            n = int(n != 0)
+        self.push_num(n)
+
     def binary_num(self, op: int) -> None:
         stack = self.stack
         self.need(2)
@@ -503,11 +504,34 @@ class _Machine:
             r = max(a, b)
         self.push_num(r)
         if op == 0x9D:
-            if not r:
-                raise ScriptError(E.NUMEQUALVERIFY)
-            stack.pop()
+            self.verify(E.NUMEQUALVERIFY)
 
     # signatures ---------------------------------------------------------------------------
+
+    def checksig_op(self, op: int, pos: int) -> None:
+        """OP_CHECKSIG / OP_CHECKSIGVERIFY."""
+        stack = self.stack
+        self.need(2)
+        sig, pubkey = stack[-2], stack[-1]
+        # a false result fails the script at a VERIFY, or at the end (false on top)
+        failure = (E.CHECKSIGVERIFY if op == 0xAD
+                   else E.EVAL_FALSE if pos == len(self.script) else None)
+        ok = self.checksig(sig, pubkey, failure)
+        del stack[-2:]
+        self.push_bool(ok)
+        if op == 0xAD:
+            self.verify(E.CHECKSIGVERIFY)
+
+    def checksigadd(self) -> None:
+        """OP_CHECKSIGADD (tapscript only): n + (the signature is valid)."""
+        if self.sigversion != SigVersion.TAPSCRIPT:
+            raise ScriptError(E.BAD_OPCODE)
+        stack = self.stack
+        self.need(3)
+        sig, n, pubkey = stack[-3], self.num(stack[-2]), stack[-1]
+        ok = self.checksig(sig, pubkey, None)
+        del stack[-3:]
+        self.push_num(n + ok)
 
     def checksig(self, sig: bytes, pubkey: bytes, failure: ScriptErrorCode | None) -> bool:
         """EvalChecksig: the result of the check (False = the push of false); raises for the
@@ -595,9 +619,7 @@ class _Machine:
         stack.pop()
         self.push_bool(success)
         if op == 0xAF:
-            if not success:
-                raise ScriptError(E.CHECKMULTISIGVERIFY)
-            stack.pop()
+            self.verify(E.CHECKMULTISIGVERIFY)
 
     # timelocks ----------------------------------------------------------------------------
 
