@@ -21,6 +21,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
@@ -53,7 +54,11 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:8.1f}"
 
 
+Say = Callable[[str], None]
+
+
 def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
+    """The four steps of the module docstring; 0 when every block was judged as expected."""
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
@@ -61,95 +66,119 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
     say(f"ctplugin demo  (native kernel: {kernel.IS_NATIVE}; t = {t_us:.1f} us, one coincurve "
         "PublicKey.multiply)")
     with tempfile.TemporaryDirectory(prefix="ctplugin-demo-") as tmp:
-        chain_file = Path(tmp) / "regtest-chain.dat"
-        start = time.perf_counter()
-        chain = build_demo_chain(n_blocks, txs_per_block)
-        write_chain(chain_file, chain.blocks)
-        build_s = time.perf_counter() - start
-        raw_blocks = list(read_chain(chain_file))
-        say(f"built {len(raw_blocks) - 1} blocks on genesis with the wallet in {build_s:.1f} s "
-            f"-> {chain_file.name} ({chain_file.stat().st_size:,} bytes)")
-        if parse_block(raw_blocks[0]).hash != genesis_block().hash:
-            say("chain file does not start with our genesis")
+        raw_blocks = _build_chain(Path(tmp) / "regtest-chain.dat", n_blocks, txs_per_block, say)
+        if raw_blocks is None:
             return 1
-
         with Node.open(Path(tmp) / "node", genesis_block(), chain_params()) as node:
-            say("")
-            say("each block: its input scripts run (signed spends: taproot key path by default), "
-                "then ONE multi-scalar multiplication for all its range proofs, balance equations "
-                "and Schnorr signatures (claims), then its surjection proofs and ECDSA "
-                "signatures, then one coins-cache update (flushed to LevelDB in atomic batches, "
-                "Core's -dbcache model)")
-            say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'sigs':>5} {'claims':>6} {'surj':>5} "
-                f"{'cached':>6} {'ms total':>8} {'parse':>8} {'inputs':>8} {'scripts':>8} "
-                f"{'batch':>8} {'surj ms':>8} {'commit':>8}  per-range")
-            reports: list[ConnectReport] = []
-            for raw in raw_blocks[1:]:
-                result = node.submit_block(raw)
-                if result.report is None:
-                    say(f"block rejected (bug!): {result.error}")
-                    return 1
-                report = result.report
-                reports.append(report)
-                say(_row(report, t_us))
-            totals = _totals(reports)
-            say("")
-            say(f"cold: {len(reports)} blocks, {totals['txs']} transactions, "
-                f"{totals['ranges']} range proofs, {totals['surj']} surjection proofs; "
-                f"{totals['seconds'] * 1e3 / len(reports):.1f} ms per block; "
-                f"{totals['seconds'] * 1e6 / max(totals['ranges'], 1) / t_us:.1f} t per range "
-                "proof (everything included)")
-
-            # Warm: invalidate the tip (its transactions return to the mempool, which verifies
-            # and caches their proofs), then reconsider it: it reconnects from the cache.
+            reports = _connect_cold(node, raw_blocks[1:], t_us, say)
+            if reports is None:
+                return 1
             last = parse_block(raw_blocks[-1])
-            start = time.perf_counter()
-            node.invalidate_block(last.hash)
-            mempool_s = time.perf_counter() - start
-            hits_before = node.data.proof_cache.hits
-            warm = node.reconsider_block(last.hash)[0]
-            say(f"warm: block {warm.height} after mempool acceptance "
-                f"({len(last.transactions) - 1} txs in {mempool_s * 1e3:.1f} ms): "
-                f"{warm.total_seconds * 1e3:.1f} ms (cold: {reports[-1].total_seconds * 1e3:.1f} "
-                f"ms; batch {warm.batch_seconds * 1e3:.1f} vs "
-                f"{reports[-1].batch_seconds * 1e3:.1f} ms), range proofs cached "
-                f"{warm.n_range_cached}/{warm.n_range_proofs}, surjection proofs cached "
-                f"{warm.n_surjection_cached}/{warm.n_surjection_proofs}, scripts cached "
-                f"{warm.cached.get('script', 0)}/{warm.items.get('script', 0)} transactions, "
-                f"cache hits {node.data.proof_cache.hits - hits_before}")
-
-            # A corrupted block: one bad range proof, everything else consistent.
-            node.invalidate_block(last.hash)
-            tx_index = len(last.transactions) // 2 or 1
-            bad = corrupt_range_proof(last, tx_index, 1)
-            start = time.perf_counter()
-            result = node.submit_block(bad.serialize())
-            exc = result.error
-            if exc is None:
-                say("corrupted block was ACCEPTED (bug!)")
+            _reconnect_warm(node, last, reports[-1], say)
+            named = _reject_forgeries(node, last, say)
+            if named is None:
                 return 1
-            reject_ms = (time.perf_counter() - start) * 1e3
-            say(f"corrupted block {bad.header.height} (range proof of tx {tx_index} output 1 "
-                f"altered): rejected in {reject_ms:.1f} ms: {exc}")
-            named = (exc.tx_index, exc.output_index) == (tx_index, 1)
-            say("culprit named correctly" if named else "culprit NOT named correctly")
-            # A forged signature: one bit of a taproot key-path signature flipped.
-            forged = corrupt_signature(last, tx_index)
-            exc = node.submit_block(forged.serialize()).error
-            if exc is None:
-                say("block with a forged signature was ACCEPTED (bug!)")
-                return 1
-            say(f"block {forged.header.height} with tx {tx_index}'s input 0 signature altered: "
-                f"rejected: {exc}")
-            forged_named = (exc.tx_index, exc.input_index) == (tx_index, 0)
-            say("culprit named correctly" if forged_named else "culprit NOT named correctly")
-            named = named and forged_named
             node.reconsider_block(last.hash)
             stats = node.stats()
             say(f"tip {stats.tip.hash[::-1].hex()[:16]}… at height {stats.tip.height}; proof "
                 f"cache: {stats.cache.entries} entries, {stats.cache.hits} hits, "
                 f"{stats.cache.misses} misses, {stats.cache.inserts} inserts")
             return 0 if named else 1
+
+
+def _build_chain(chain_file: Path, n_blocks: int, txs_per_block: int,
+                 say: Say) -> list[bytes] | None:
+    """Step 1: the wallet's chain, written to ``chain_file`` and read back (genesis first)."""
+    start = time.perf_counter()
+    chain = build_demo_chain(n_blocks, txs_per_block)
+    write_chain(chain_file, chain.blocks)
+    build_s = time.perf_counter() - start
+    raw_blocks = list(read_chain(chain_file))
+    say(f"built {len(raw_blocks) - 1} blocks on genesis with the wallet in {build_s:.1f} s "
+        f"-> {chain_file.name} ({chain_file.stat().st_size:,} bytes)")
+    if parse_block(raw_blocks[0]).hash != genesis_block().hash:
+        say("chain file does not start with our genesis")
+        return None
+    return raw_blocks
+
+
+def _connect_cold(node: Node, raw_blocks: list[bytes], t_us: float,
+                  say: Say) -> list[ConnectReport] | None:
+    """Step 2: every block submitted to the fresh node, one table row each."""
+    say("")
+    say("each block: its input scripts run (signed spends: taproot key path by default), "
+        "then ONE multi-scalar multiplication for all its range proofs, balance equations "
+        "and Schnorr signatures (claims), then its surjection proofs and ECDSA "
+        "signatures, then one coins-cache update (flushed to LevelDB in atomic batches, "
+        "Core's -dbcache model)")
+    say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'sigs':>5} {'claims':>6} {'surj':>5} "
+        f"{'cached':>6} {'ms total':>8} {'parse':>8} {'inputs':>8} {'scripts':>8} "
+        f"{'batch':>8} {'surj ms':>8} {'commit':>8}  per-range")
+    reports: list[ConnectReport] = []
+    for raw in raw_blocks:
+        result = node.submit_block(raw)
+        if result.report is None:
+            say(f"block rejected (bug!): {result.error}")
+            return None
+        reports.append(result.report)
+        say(_row(result.report, t_us))
+    totals = _totals(reports)
+    say("")
+    say(f"cold: {len(reports)} blocks, {totals['txs']} transactions, "
+        f"{totals['ranges']} range proofs, {totals['surj']} surjection proofs; "
+        f"{totals['seconds'] * 1e3 / len(reports):.1f} ms per block; "
+        f"{totals['seconds'] * 1e6 / max(totals['ranges'], 1) / t_us:.1f} t per range "
+        "proof (everything included)")
+    return reports
+
+
+def _reconnect_warm(node: Node, last: Block, cold: ConnectReport, say: Say) -> None:
+    """Step 3: invalidate the tip (its transactions return to the mempool, which verifies and
+    caches their proofs), then reconsider it: it reconnects from the cache."""
+    start = time.perf_counter()
+    node.invalidate_block(last.hash)
+    mempool_s = time.perf_counter() - start
+    hits_before = node.data.proof_cache.hits
+    warm = node.reconsider_block(last.hash)[0]
+    say(f"warm: block {warm.height} after mempool acceptance "
+        f"({len(last.transactions) - 1} txs in {mempool_s * 1e3:.1f} ms): "
+        f"{warm.total_seconds * 1e3:.1f} ms (cold: {cold.total_seconds * 1e3:.1f} "
+        f"ms; batch {warm.batch_seconds * 1e3:.1f} vs "
+        f"{cold.batch_seconds * 1e3:.1f} ms), range proofs cached "
+        f"{warm.n_range_cached}/{warm.n_range_proofs}, surjection proofs cached "
+        f"{warm.n_surjection_cached}/{warm.n_surjection_proofs}, scripts cached "
+        f"{warm.cached.get('script', 0)}/{warm.items.get('script', 0)} transactions, "
+        f"cache hits {node.data.proof_cache.hits - hits_before}")
+
+
+def _reject_forgeries(node: Node, last: Block, say: Say) -> bool | None:
+    """Step 4: the tip invalidated again, then two corrupted copies of it submitted: one range
+    proof altered, one signature altered. None when one was accepted; else whether both
+    rejections named the culprit."""
+    node.invalidate_block(last.hash)
+    tx_index = len(last.transactions) // 2 or 1
+    bad = corrupt_range_proof(last, tx_index, 1)
+    start = time.perf_counter()
+    exc = node.submit_block(bad.serialize()).error
+    if exc is None:
+        say("corrupted block was ACCEPTED (bug!)")
+        return None
+    reject_ms = (time.perf_counter() - start) * 1e3
+    say(f"corrupted block {bad.header.height} (range proof of tx {tx_index} output 1 "
+        f"altered): rejected in {reject_ms:.1f} ms: {exc}")
+    named = (exc.tx_index, exc.output_index) == (tx_index, 1)
+    say("culprit named correctly" if named else "culprit NOT named correctly")
+    # A forged signature: one bit of a taproot key-path signature flipped.
+    forged = corrupt_signature(last, tx_index)
+    exc = node.submit_block(forged.serialize()).error
+    if exc is None:
+        say("block with a forged signature was ACCEPTED (bug!)")
+        return None
+    say(f"block {forged.header.height} with tx {tx_index}'s input 0 signature altered: "
+        f"rejected: {exc}")
+    forged_named = (exc.tx_index, exc.input_index) == (tx_index, 0)
+    say("culprit named correctly" if forged_named else "culprit NOT named correctly")
+    return named and forged_named
 
 
 def _row(r: ConnectReport, t_us: float) -> str:
