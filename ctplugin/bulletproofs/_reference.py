@@ -167,6 +167,8 @@ class _Failure(Exception):
 def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen: bytes,
                  gen_defect: int, extra: bytes | None, min_value: int | None,
                  points_given: bytes | None) -> tuple[bytes, bytes]:
+    """One proof's verification record (the MSM multipliers) and its points, or ``_Failure``
+    for the first defect: the encoding, then the points, then the challenges."""
     n, lg, flag_bytes, length = shape(nbits, m)
     if len(proof) != length:
         raise _Failure(ERR_LENGTH, len(proof))
@@ -189,12 +191,21 @@ def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen
     for v, o in zip(scalars, SCALAR_OFFSETS):
         if not 0 < v < N:
             raise _Failure(ERR_SCALAR, o)
-    taux_s, mu_s, t, a1, a2, b1, b2 = scalars
+    decoded = _decode_points(proof, cs, flags, lr_end, lr_flags, lg, points_given)
+    tr = Transcript.for_statement(cs, value_gen, extra, None if min_value is None else [min_value])
+    challenges = _challenges(tr, proof, flags, lr_end, lr_flags, lg)
+    record = _multipliers(nbits, m, n, lg, scalars, challenges, min_value)
+    points = b"".join(px.to_bytes(32, "big") + py.to_bytes(32, "big") for px, py in decoded)
+    return record, points
 
-    # Points: V_j (given, or decoded from the commitments), A, S, T1, T2, L_0, R_0, L_1, …
+
+def _decode_points(proof: bytes, cs: list[bytes], flags: int, lr_end: int, lr_flags: int,
+                   lg: int, points_given: bytes | None) -> list[tuple[int, int]]:
+    """V_j (given as affine points matching the commitments, or decoded from them), A, S, T1,
+    T2, L_0, R_0, L_1, …; ``_Failure`` naming the first bad one."""
     decoded: list[tuple[int, int]] = []
     if points_given is not None:
-        if len(points_given) != 64 * m:
+        if len(points_given) != 64 * len(cs):
             raise _Failure(ERR_COMMITMENT_POINT, 0)
         for j, c in enumerate(cs):
             x = int.from_bytes(points_given[64 * j: 64 * j + 32], "big")
@@ -214,9 +225,13 @@ def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen
         if isinstance(got, int):
             raise _Failure(got, first + i)
         decoded.append(got)
+    return decoded
 
-    # Transcript (§6).
-    tr = Transcript.for_statement(cs, value_gen, extra, None if min_value is None else [min_value])
+
+def _challenges(tr: Transcript, proof: bytes, flags: int, lr_end: int, lr_flags: int,
+                lg: int) -> list[int]:
+    """The transcript's challenges (§6): y, z, x, w, u, then one x_r per inner-product round;
+    ``_Failure(ERR_CHALLENGE)`` for one outside (0, n)."""
     states = [tr.absorb_points(flags & 1, (flags >> 1) & 1, proof[65:129]),
               tr.absorb_points(flags & 1, (flags >> 1) & 1, proof[65:129]),
               tr.absorb_points((flags >> 2) & 1, (flags >> 3) & 1, proof[129:193])]
@@ -230,9 +245,16 @@ def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen
     for i, v in enumerate(challenges):
         if not 0 < v < N:
             raise _Failure(ERR_CHALLENGE, i)
+    return challenges
+
+
+def _multipliers(nbits: int, m: int, n: int, lg: int, scalars: list[int], challenges: list[int],
+                 min_value: int | None) -> bytes:
+    """The record the kernel expands: head scalars, the per-round y-power multipliers and the
+    free points' multipliers (commitments, A, S, T1, T2, L_r, R_r), 32 bytes each."""
+    taux_s, mu_s, t, a1, a2, b1, b2 = scalars
     y, z, x, w, u = challenges[:5]
     xr = challenges[5:]
-
     y_inv = pow(y, -1, N)
     xr_inv = [pow(v, -1, N) for v in xr]
     p0 = 1
@@ -253,9 +275,7 @@ def _prepare_one(nbits: int, m: int, proof: bytes, commitments: bytes, value_gen
     free = [w * zj for zj in z_pows] + [1, x, w * x, w * x * x]
     for r in range(lg):
         free += [xr[r] * xr[r], xr_inv[r] * xr_inv[r]]
-    record = b"".join(_b(v) for v in head + vm + free)
-    points = b"".join(px.to_bytes(32, "big") + py.to_bytes(32, "big") for px, py in decoded)
-    return record, points
+    return b"".join(_b(v) for v in head + vm + free)
 
 
 def _decode_generator(encoding: bytes) -> tuple[bytes, int]:
