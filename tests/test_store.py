@@ -27,6 +27,7 @@ from validator.store import (
     Outpoint,
     ProofCache,
     StoreError,
+    StoreValueError,
     UtxoEntry,
     cache_key,
     net_changes,
@@ -401,11 +402,12 @@ def test_closed_chainstate_raises_typed_error(tmp_path: Path) -> None:
 
 
 def test_outpoint_and_entry_validation() -> None:
-    with pytest.raises(ValueError):
+    """Values a store cannot hold are store errors (they were bare ValueErrors)."""
+    with pytest.raises(StoreValueError):
         Outpoint(b"\x00" * 31, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(StoreValueError):
         Outpoint(NULL, 2**32)
-    with pytest.raises(ValueError):
+    with pytest.raises(StoreValueError):
         UtxoEntry(-1, False, b"")
     o = Outpoint(h("t"), 7)
     assert Outpoint.from_key(o.key()) == o
@@ -508,8 +510,12 @@ def test_cache_insert_lookup_erase_and_counters(tmp_path: Path) -> None:
         cache.insert(k2)
     with _cache(tmp_path) as cache:
         assert cache.contains(k2) and len(cache) == 1 and cache.wipes == 0
-    with pytest.raises(ValueError):
+    with pytest.raises(StoreValueError):
         cache.insert(b"short")
+    with pytest.raises(StoreValueError):
+        _cache(tmp_path / "other", salt=bytes(31))
+    with pytest.raises(StoreValueError):
+        _cache(tmp_path / "other", max_entries=0)
 
 
 def test_cache_batch_lookup_erases_hits_in_one_write(tmp_path: Path) -> None:
@@ -784,7 +790,7 @@ def test_surjection_key_commits_to_the_whole_target_list(tmp_path: Path) -> None
         assert len(set(variants)) == len(variants) and base not in variants
         # Domain separation: a surjection key never equals a range proof key of similar bytes.
         assert cache_key(SALT, b"a", [b"bc"]) != cache_key(SALT, b"ab", [b"c"])
-        with pytest.raises(TypeError):
+        with pytest.raises(StoreValueError):
             cache.surjection_key(b"proof", 5, gens)  # type: ignore[arg-type]
 
 
@@ -801,3 +807,15 @@ def test_balance_key_commits_to_the_transaction_and_every_spent_output(tmp_path:
                     cache.balance_key(wtxid, [a + b[:1], b[1:]]),  # bytes moved across fields
                     cache.script_key(wtxid, 0)]
         assert len(set(variants)) == len(variants) and base not in variants
+
+
+def test_block_files_refuse_values_they_cannot_hold(tmp_path: Path) -> None:
+    from validator.store import BlockFiles, FileCursor
+
+    with pytest.raises(StoreValueError):
+        BlockFiles(str(tmp_path / "a"), b"abc", FileCursor(), FileCursor())
+    with pytest.raises(StoreValueError):
+        BlockFiles(str(tmp_path / "b"), b"abcd", FileCursor(), FileCursor(), max_file_size=8)
+    files = BlockFiles(str(tmp_path / "c"), b"abcd", FileCursor(), FileCursor())
+    with pytest.raises(StoreValueError):
+        files.undo.append(b"undo", b"short checksum")

@@ -41,6 +41,7 @@ from validator.store.errors import (
     DuplicateOutputError,
     MissingInputError,
     StoreError,
+    StoreValueError,
     UnknownBlockError,
 )
 from validator.store.proofcache import (
@@ -90,6 +91,7 @@ __all__ = [
     "ProofCache",
     "SpendView",
     "StoreError",
+    "StoreValueError",
     "UnknownBlockError",
     "UtxoEntry",
     "cache_key",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ctplugin.hashes import sha256d
-from validator.store.errors import BlockFileError, StoreError
+from validator.store.errors import BlockFileError, StoreError, StoreValueError
 
 MAX_RECORD_SIZE = 32 << 20  # Core's MAX_SIZE: no block or undo record is larger
 DEFAULT_MAX_FILE_SIZE = 128 << 20  # MAX_BLOCKFILE_SIZE
@@ -56,9 +56,9 @@ class FlatFileSeq:
     def __init__(self, directory: str, prefix: str, magic: bytes, cursor: FileCursor,
                  max_file_size: int = DEFAULT_MAX_FILE_SIZE, trailer: int = 0) -> None:
         if len(magic) != 4:
-            raise ValueError("network magic must be 4 bytes")
+            raise StoreValueError("network magic must be 4 bytes")
         if max_file_size < HEADER_SIZE + 1:
-            raise ValueError("max_file_size too small")
+            raise StoreValueError("max_file_size too small")
         self.directory = directory
         self.prefix = prefix
         self.magic = bytes(magic)
@@ -95,7 +95,7 @@ class FlatFileSeq:
     def append(self, payload: bytes, trailer: bytes = b"") -> FilePos:
         """Write one record at the cursor (rolling over to a new file when full)."""
         if len(trailer) != self.trailer:
-            raise ValueError("wrong trailer length")
+            raise StoreValueError("wrong trailer length")
         if len(payload) > MAX_RECORD_SIZE:
             raise StoreError(f"record of {len(payload)} bytes exceeds {MAX_RECORD_SIZE}")
         record_size = HEADER_SIZE + len(payload) + len(trailer)

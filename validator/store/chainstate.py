@@ -45,6 +45,7 @@ from validator.store.errors import (
     ChainstateCorruptError,
     DuplicateOutputError,
     MissingInputError,
+    StoreValueError,
 )
 from validator.store.leveldb import LevelDbHandle, open_versioned
 
@@ -81,9 +82,9 @@ class Outpoint(_OutpointFields):
 
     def __new__(cls, txid: bytes, index: int) -> Outpoint:
         if len(txid) != 32:
-            raise ValueError("outpoint txid must be 32 bytes")
+            raise StoreValueError("outpoint txid must be 32 bytes")
         if not 0 <= index <= 0xFFFFFFFF:
-            raise ValueError("outpoint index must fit in 32 bits")
+            raise StoreValueError("outpoint index must fit in 32 bits")
         return tuple.__new__(cls, (txid, index))
 
     @classmethod
@@ -116,7 +117,7 @@ class UtxoEntry:
 
     def __post_init__(self) -> None:
         if not 0 <= self.height <= 0xFFFFFFFF:
-            raise ValueError("height must fit in 32 bits")
+            raise StoreValueError("height must fit in 32 bits")
 
     @classmethod
     def trusted(cls, height: int, coinbase: bool, txout: bytes) -> UtxoEntry:
@@ -495,7 +496,7 @@ class Chainstate(LevelDbHandle):
         only, not read from LevelDB, and become fresh coins.
         """
         if len(block_hash) != 32 or len(prev_hash) != 32:
-            raise ValueError("block hashes must be 32 bytes")
+            raise StoreValueError("block hashes must be 32 bytes")
         self._check_ready()
         tip = self._tip
         if tip is None:

@@ -9,6 +9,12 @@ class StoreError(CtpluginError):
     """A data directory or database problem (not a consensus verdict)."""
 
 
+class StoreValueError(StoreError, ValueError):
+    """A value a store cannot hold or use: an outpoint txid that is not 32 bytes, an index or
+    height outside 32 bits, a proof-cache salt or key that is not 32 bytes, a network magic that
+    is not 4 bytes... (a ValueError too, as ``EncodingError`` is)."""
+
+
 class DataDirLockedError(StoreError):
     """Another process (or another handle in this one) already owns the data directory."""
 

@@ -44,7 +44,7 @@ from typing import TypeVar, cast
 
 import plyvel
 
-from validator.store.errors import DataDirLockedError, StoreError
+from validator.store.errors import DataDirLockedError, StoreError, StoreValueError
 from validator.store.leveldb import LevelDbHandle, is_leveldb_file, open_db
 
 FORMAT_VERSION = b"\x01"
@@ -84,7 +84,7 @@ def _field(value: object) -> bytes:
         return bytes(value)
     serialize = getattr(value, "serialize", None)
     if serialize is None:
-        raise TypeError(f"cannot use {type(value).__name__} in a cache key")
+        raise StoreValueError(f"cannot use {type(value).__name__} in a cache key")
     return bytes(serialize())
 
 
@@ -127,9 +127,9 @@ class ProofCache(LevelDbHandle):
 
     def __init__(self, path: str, salt: bytes, max_entries: int, sync: bool) -> None:
         if len(salt) != 32:
-            raise ValueError("proof cache salt must be 32 bytes")
+            raise StoreValueError("proof cache salt must be 32 bytes")
         if max_entries < 1:
-            raise ValueError("proof cache needs room for at least one entry")
+            raise StoreValueError("proof cache needs room for at least one entry")
         self.path = path
         self.salt = bytes(salt)
         self.max_entries = max_entries
@@ -302,7 +302,7 @@ class ProofCache(LevelDbHandle):
     @staticmethod
     def _check_keys(keys: list[bytes]) -> None:
         if keys and set(map(len, keys)) != {32}:
-            raise ValueError("proof cache keys are 32 bytes")
+            raise StoreValueError("proof cache keys are 32 bytes")
 
     def _guard(self, operation: Callable[[plyvel.DB], T], on_wipe: T) -> T:
         """Run an operation; on corruption wipe the cache and answer as an empty cache would."""
