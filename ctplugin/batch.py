@@ -44,6 +44,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import FixedBase, kernel
 from ctplugin.secp256k1.params import N
 
@@ -81,17 +82,18 @@ class Claim:
 
     def __post_init__(self) -> None:
         if len(self.free_scalars) % 32 or len(self.free_points) != 2 * len(self.free_scalars):
-            raise ValueError("claim: free scalar and point vectors do not match")
+            raise EncodingError("claim: free scalar and point vectors do not match",
+                                reason="count-mismatch")
         size = 0 if self.base is None else len(self.base)
         for start, mult, vec in self.fixed:
             if start < 0 or len(vec) % 32 or start + len(vec) // 32 > size or not 0 <= mult < N:
-                raise ValueError("claim: bad fixed segment")
+                raise EncodingError("claim: bad fixed segment", reason="index-range")
         for start, count, scalar in self.fixed_const:
             if start < 0 or count < 0 or start + count > size or not 0 <= scalar < N:
-                raise ValueError("claim: bad fixed constant segment")
+                raise EncodingError("claim: bad fixed constant segment", reason="index-range")
         for point, scalar in self.shared:
             if len(point) != 64 or not 0 <= scalar < N:
-                raise ValueError("claim: bad shared term")
+                raise EncodingError("claim: bad shared term", reason="structure")
 
     @classmethod
     def trusted(cls, label: Label, base: FixedBase | None,
@@ -157,7 +159,7 @@ class ClaimGroup:
     def relabelled(self, labels: Sequence[Label]) -> ClaimGroup:
         """The same claims under other labels (one per member; the prepared data is shared)."""
         if len(labels) != len(self.labels):
-            raise ValueError("one label per member")
+            raise EncodingError("one label per member", reason="count-mismatch")
         group = copy.copy(self)
         group.labels = tuple(labels)
         return group

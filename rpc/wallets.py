@@ -29,7 +29,7 @@ from regtest.params import REGTEST_SEED
 from regtest.wallet.db import WalletDBError
 from regtest.wallet.node_wallet import NodeWallet
 from rpc.errors import RpcCode, RpcError
-from validator import ChainListener, Node
+from validator import REMOVED_BLOCK, ChainListener, Node
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -217,7 +217,7 @@ class WalletManager(ChainListener, Closeable):
             wallet.transaction_added(tx)
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
-        if reason == "block":  # the block_connected that follows covers it
+        if reason == REMOVED_BLOCK:  # the block_connected that follows covers it
             return
         for wallet in self._each():
             wallet.transaction_removed(tx, reason)

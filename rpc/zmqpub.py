@@ -31,7 +31,7 @@ import zmq
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction
-from validator import ChainListener
+from validator import REMOVED_BLOCK, ChainListener
 
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
@@ -107,7 +107,7 @@ class ZmqPublisher(ChainListener, Closeable):
         self._send("sequence", tx.txid[::-1] + b"A" + _U64.pack(self._mempool_sequence()))
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
-        if reason == "block":
+        if reason == REMOVED_BLOCK:
             return
         self._send("sequence", tx.txid[::-1] + b"R" + _U64.pack(self._mempool_sequence()))
 

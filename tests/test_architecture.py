@@ -1,7 +1,9 @@
 """Architecture rules the import-linter contracts cannot see, checked on the source (AST):
 
 - reject reasons are named constants: every ``ValidationError(...)`` and ``label.error(...)`` in
-  the validator takes a ``validator.reasons`` constant, never a string literal;
+  the validator takes a ``validator.reasons`` constant, never a string literal; above the
+  validator a ``reason`` is compared with those constants (or the mempool's ``REMOVED_*``), never
+  with a literal;
 - the library does no I/O: no ``open``/``print``/``input``, no ``os.environ``/``getenv``, no
   ``sys.stdin``/``stdout``/``stderr``/``argv``, no file-reading ``Path`` methods in ``ctplugin``.
 """
@@ -50,6 +52,29 @@ def test_reason_constants_are_distinct_and_complete() -> None:
     assert len(set(values)) == len(values) == len(reasons.ALL)
     for name, value in zip(names, values):
         assert name == value.upper().replace("-", "_"), name  # the name says the string
+
+
+_ABOVE_VALIDATOR = [p for pkg in ("regtest", "rpc", "replay", "apps", "bench")
+                    for p in _sources(pkg)]
+
+
+@pytest.mark.parametrize("path", _ABOVE_VALIDATOR, ids=lambda p: str(p.relative_to(REPO)))
+def test_reasons_are_compared_with_the_validators_constants(path: Path) -> None:
+    def is_reason(node: ast.expr) -> bool:
+        return _name(node) == "reason" and isinstance(node, ast.Name | ast.Attribute)
+
+    def literals(node: ast.expr) -> list[object]:
+        items = node.elts if isinstance(node, ast.Set | ast.Tuple | ast.List) else [node]
+        return [e.value for e in items if isinstance(e, ast.Constant)]
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(is_reason(side) for side in sides):
+                found += [f"{value!r} at line {node.lineno}" for side in sides
+                          for value in literals(side) if isinstance(value, str)]
+    assert not found, f"{path.relative_to(REPO)}: compare with validator.reasons: {found}"
 
 
 _IO_CALLS = {"open", "print", "input", "getenv", "read_text", "read_bytes", "write_text",

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctplugin.batch import BatchVerifier, Claim
+from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import FixedBase, G, N, Point, pack_points, pack_scalars
 
 BASE = FixedBase([G, G.mul_var(2), G.mul_var(3), G.mul_var(5)])  # F_i = f_i·G, f = 1, 2, 3, 5
@@ -67,13 +68,14 @@ def test_foreign_base_and_free_only_claims() -> None:
 
 
 def test_claim_validation() -> None:
-    with pytest.raises(ValueError):
+    """A malformed claim is an EncodingError naming why (it was a bare ValueError)."""
+    with pytest.raises(EncodingError, match="fixed segment"):
         Claim(label=0, base=BASE, fixed=((3, 1, _b(1) + _b(1)),))  # runs past the base
-    with pytest.raises(ValueError):
+    with pytest.raises(EncodingError, match="do not match"):
         Claim(label=0, base=BASE, free_scalars=_b(1), free_points=b"")
-    with pytest.raises(ValueError):
+    with pytest.raises(EncodingError, match="constant segment"):
         Claim(label=0, base=BASE, fixed_const=((0, 5, 1),))
-    with pytest.raises(ValueError):
+    with pytest.raises(EncodingError, match="shared term"):
         Claim(label=0, base=BASE, shared=((G.packed, N),))
 
 

@@ -16,6 +16,7 @@ import struct
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
+from ctplugin.errors import EncodingError
 from ctplugin.secp256k1.params import N
 
 _ZERO_BLOCK = bytes(64)
@@ -30,7 +31,7 @@ def _keystream(seed: bytes, idx: int, over: int, blocks: int) -> bytes:
 def chacha_pair(seed: bytes, idx: int) -> tuple[int, int]:
     """The reference's ``scalar_chacha20(seed, idx)``: two scalars below n."""
     if len(seed) != 32:
-        raise ValueError("chacha seed must be 32 bytes")
+        raise EncodingError("chacha seed must be 32 bytes", reason="length")
     over = 0
     while True:
         block = _keystream(seed, idx, over, 1)
@@ -48,7 +49,7 @@ def chacha_pairs(seed: bytes, start: int, count: int) -> list[tuple[int, int]]:
     about 2^-127) is redone on its own with the ``over`` retry.
     """
     if len(seed) != 32:
-        raise ValueError("chacha seed must be 32 bytes")
+        raise EncodingError("chacha seed must be 32 bytes", reason="length")
     if count <= 0:
         return []
     if (start & 0xFFFFFFFF) + count > 1 << 32:

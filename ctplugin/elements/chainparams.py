@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctplugin.elements.consensus import DEFAULT_COINBASE_MATURITY
+from ctplugin.errors import EncodingError
 
 RANGE_PROOF_BULLETPROOF = "bulletproof"
 """A secp256k1-zkp Bulletproof (design.md: m = 1, 64 bits, 256 generators)."""
@@ -59,5 +60,5 @@ class ChainParams:
 
     def __post_init__(self) -> None:
         if not self.range_proofs or not self.range_proofs <= RANGE_PROOF_KINDS:
-            raise ValueError("range_proofs must be a non-empty subset of "
-                             f"{sorted(RANGE_PROOF_KINDS)}")
+            raise EncodingError("range_proofs must be a non-empty subset of "
+                                f"{sorted(RANGE_PROOF_KINDS)}", reason="kind")

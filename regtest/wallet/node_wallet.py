@@ -42,7 +42,7 @@ from regtest.wallet.db import Changes, WalletDB
 from regtest.wallet.keys import P2TR
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
-from validator import BlockRef, ChainListener, ChainParams, Node
+from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
 
 log = logging.getLogger("ctplugin.wallet")
 
@@ -290,7 +290,7 @@ class NodeWallet(ChainListener, Closeable):
             self.sync_coins()
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
-        if reason == "block":
+        if reason == REMOVED_BLOCK:
             return
         wtx = self.ledger.get(tx.txid)
         if wtx is None or wtx.state is not TxState.MEMPOOL:

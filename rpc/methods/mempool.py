@@ -12,11 +12,8 @@ from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hash
 from rpc.registry import Kind, optional, required, rpc
-from validator import MempoolEntry
+from validator import MempoolEntry, reasons
 
-# Reject reasons elementsd reports as RPC_VERIFY_ERROR / already-in-chain, not as a reject (-26).
-_MISSING_INPUTS = {"bad-txns-inputs-missingorspent"}
-_ALREADY_IN_CHAIN = {"txn-already-known"}
 MAX_TEST_ACCEPT = 25
 DEFAULT_MAX_RAW_TX_FEE_RATE = 10_000_000  # sat/kvB: 0.10 BTC/kvB, Core's maxfeerate default
 MAX_FEE_EXCEEDED = "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)"
@@ -214,13 +211,15 @@ def submit_transaction(call: Call, tx: Transaction) -> MempoolEntry:
     try:
         return call.chain.accept_transaction(tx)
     except ValidationError as exc:
-        if exc.reason in _MISSING_INPUTS:
-            raise RpcError(RpcCode.VERIFY_ERROR, "bad-txns-inputs-missingorspent") from None
-        if exc.reason in _ALREADY_IN_CHAIN:
+        # elementsd reports these as RPC_VERIFY_ERROR / already-in-chain, not as a reject (-26)
+        if exc.reason == reasons.BAD_TXNS_INPUTS_MISSINGORSPENT:
+            raise RpcError(RpcCode.VERIFY_ERROR, reasons.BAD_TXNS_INPUTS_MISSINGORSPENT) from None
+        if exc.reason == reasons.TXN_ALREADY_KNOWN:
             raise RpcError(RpcCode.VERIFY_ALREADY_IN_CHAIN,
                            "Transaction outputs already in utxo set") from None
-        if exc.reason == "txn-already-in-mempool":
-            raise RpcError(RpcCode.VERIFY_ALREADY_IN_CHAIN, "txn-already-in-mempool") from None
+        if exc.reason == reasons.TXN_ALREADY_IN_MEMPOOL:
+            raise RpcError(RpcCode.VERIFY_ALREADY_IN_CHAIN,
+                           reasons.TXN_ALREADY_IN_MEMPOOL) from None
         raise RpcError(RpcCode.VERIFY_REJECTED, str(exc)) from None
 
 
