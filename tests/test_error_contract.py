@@ -1,7 +1,8 @@
 """The error contract (ctplugin.errors): on hostile input of the right Python types, every public
-entry point of ctplugin, validator and regtest either returns or raises a ``CtpluginError``
-subclass — never ValueError, KeyError, IndexError, TypeError, OverflowError, ZeroDivisionError,
-AssertionError, RecursionError, ... — and the typed errors carry a machine-readable ``reason``.
+entry point of ctplugin, validator (its store included), regtest and replay's block sources
+either returns or raises a ``CtpluginError`` subclass — never ValueError, KeyError, IndexError,
+TypeError, OverflowError, ZeroDivisionError, AssertionError, RecursionError, ... — and the typed
+errors carry a machine-readable ``reason``.
 
 Each entry below is one public function or constructor with a hypothesis strategy for its
 arguments: random bytes, right-sized bytes with hostile content, mutated valid encodings,
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctplugin import borromean, hashes, serialize, surjection
+from ctplugin.batch import Claim
 from ctplugin.bulletproofs import generator_set, prove, range_proof_claim, rewind_output, verify
 from ctplugin.dlc import ecdsa_adaptor, messages
 from ctplugin.dlc.contract import validate_offer
@@ -57,6 +59,9 @@ from ctplugin.pedersen import (
     generator_generate_blinded,
 )
 from ctplugin.script import sighash, taproot
+from ctplugin.script.checker import SigVersion, checker_for
+from ctplugin.script.flags import BLOCK, STANDARD
+from ctplugin.script.interpreter import eval_script, verify_input
 from ctplugin.secp256k1 import (
     KIND_COMPRESSED,
     KIND_GENERATOR,
@@ -73,12 +78,13 @@ from ctplugin.secp256k1 import (
 from ctplugin.surjection import SurjectionProof, verify_bytes
 from harness.elements_vectors import load_entries
 from regtest.chain import read_chain, read_chain_records
-from regtest.params import POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
+from regtest.params import NETWORK_MAGIC, POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.address import ConfidentialAddress, blech32_decode
 from regtest.wallet.keys import p2wpkh_script
+from replay.sources import BlocksDirSource, ChainFileSource
 from tests.conftest import FIXTURES, SLOW_SCALE
-from validator import Node, audit_transactions
+from validator import Node, Outpoint, UtxoEntry, audit_transactions, decode_txout
 from validator.rules import check_transaction, plan_amounts
 
 _k = kernel.backend
@@ -201,6 +207,67 @@ def _pay_hostile(amount: int, script: bytes, asset: bytes) -> Any:
                                     fee=1000, height=1)
 
 
+def _verify_input(script: bytes, items: list[bytes], script_sig: bytes, p2wsh: bool,
+                  flags: int) -> Any:
+    """One input spending ``script`` (as a P2WSH witness script, or as the scriptPubKey itself)
+    with a hostile witness and scriptSig."""
+    spk = b"\x00\x20" + hashes.sha256(script) if p2wsh else script
+    witness = (*items, script) if p2wsh else tuple(items)
+    spent = [TxOut(asset=POLICY_ASSET, value=9, script_pubkey=spk)]
+    txin = TxIn(prevout_hash=bytes(32), prevout_index=0, script_sig=script_sig,
+                script_witness=witness)
+    tx = Transaction(version=2, inputs=(txin,), outputs=spent, locktime=0)
+    pre = sighash.PrecomputedTransaction(tx, spent, bytes(32))
+    return verify_input(pre, 0, flags, checker_for(pre, 0, flags))
+
+
+def _eval_script(stack: list[bytes], script: bytes, flags: int, sigversion: SigVersion) -> Any:
+    spent = [TxOut(asset=POLICY_ASSET, value=9, script_pubkey=b"\x51")]
+    tx = Transaction(version=2, inputs=(TxIn(prevout_hash=bytes(32), prevout_index=0),),
+                     outputs=spent, locktime=0)
+    pre = sighash.PrecomputedTransaction(tx, spent, bytes(32))
+    return eval_script(stack, script, flags, checker_for(pre, 0, flags), sigversion)
+
+
+def _replay_chain_file(data: bytes) -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "chain.dat"
+        path.write_bytes(data)
+        source = ChainFileSource(path)
+        return source.last_height(), [b.height for b in source.blocks(0)]
+
+
+def _replay_blocks_dir(data: bytes, xor_key: bytes) -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "blk00000.dat").write_bytes(data)
+        (Path(tmp) / "xor.dat").write_bytes(xor_key)
+        source = BlocksDirSource(tmp, genesis_block().hash)
+        return source.last_height(), [b.height for b in source.blocks(0)]
+
+
+_RECORDS = [NETWORK_MAGIC + len(raw).to_bytes(4, "little") + raw
+            for raw in (genesis_block().serialize(), *_BLOCKS)]
+_SCRIPT = st.lists(st.one_of(st.integers(0, 255).map(lambda b: bytes((b,))),
+                             st.binary(max_size=3).map(lambda d: bytes((len(d),)) + d)),
+                   max_size=30).map(b"".join)
+_HEX = st.one_of(st.sampled_from(["00" * 32, "02" + "11" * 32, "ff" * 33, "0a" + "22" * 32,
+                                  "08" + "33" * 32, "zz", ""]), st.binary(max_size=40).map(
+                                      bytes.hex), json_value)
+
+
+def _elements_offers() -> st.SearchStrategy[Any]:
+    """The rust-dlc offer with an ``elements`` part of hostile fields (our chain's offers)."""
+    path = FIXTURES / "dlc_rust_offer_contract.json"
+    base = json.loads(path.read_text()) if path.exists() else {}
+    change = st.fixed_dictionaries({k: _HEX for k in (
+        "assetCommitment", "valueCommitment", "nonce", "rangeProof", "surjectionProof")})
+    ext = st.fixed_dictionaries({"asset": _HEX, "confidentialFunding": st.booleans(),
+                                 "blindingSeed": _HEX, "payoutBlindingPubkey": _HEX,
+                                 "change": st.one_of(change, json_value)})
+    return st.builds(lambda doc, e: {**doc, "elements": e}, st.just(base),
+                     st.one_of(ext, json_value))
+
+
 def _check_block(data: bytes) -> Any:
     block = parse_block(data)
     return block.compute_merkle_root(), block.check_witness_commitment(), block.weight
@@ -317,6 +384,18 @@ ENTRY_POINTS: list[tuple[str, Callable[..., Any], tuple[st.SearchStrategy[Any], 
      (_offer_mutants(),)),
     ("dlc.parse_announcement", messages.parse_announcement, (json_value,)),
     ("dlc.parse_contract_info", messages.parse_contract_info, (json_value,)),
+    ("dlc.parse_offer (elements)", messages.parse_offer, (_elements_offers(),)),
+    ("dlc.parse_accept", messages.parse_accept, (json_value,)),
+    ("dlc.parse_sign", messages.parse_sign, (json_value,)),
+    ("dlc.parse_attestation", messages.parse_attestation, (json_value,)),
+    ("dlc.parse_offered_contract", messages.parse_offered_contract, (json_value,)),
+    ("verify_input", _verify_input, (_SCRIPT, st.lists(hostile, max_size=4), hostile,
+                                     st.booleans(), st.sampled_from([0, BLOCK, STANDARD]))),
+    ("eval_script", _eval_script, (st.lists(hostile, max_size=4), _SCRIPT,
+                                   st.sampled_from([0, BLOCK, STANDARD]),
+                                   st.sampled_from(list(SigVersion)))),
+    ("batch.Claim", lambda fs, fp: Claim(label=0, base=None, free_scalars=fs, free_points=fp),
+     (hostile, hostile)),
     # --- validator, regtest ----------------------------------------------------------------------
     ("Node.submit_block", _node_call("submit_block"), (st.one_of(hostile, mutated(_BLOCKS)),)),
     ("Node.accept_transaction", _node_call("accept_transaction"),
@@ -325,6 +404,14 @@ ENTRY_POINTS: list[tuple[str, Callable[..., Any], tuple[st.SearchStrategy[Any], 
     ("ConfidentialAddress.decode", ConfidentialAddress.decode, (st.text(max_size=120),)),
     ("p2wpkh_script", p2wpkh_script, (hostile,)),
     ("read_chain", _chain_file, (st.one_of(hostile, mutated(_BLOCKS)),)),
+    ("Outpoint()", Outpoint, (hostile, big_int)),
+    ("Outpoint.from_key", Outpoint.from_key, (hostile,)),
+    ("UtxoEntry()", UtxoEntry, (big_int, st.booleans(), hostile)),
+    ("UtxoEntry.decode", UtxoEntry.decode, (hostile,)),
+    ("decode_txout", decode_txout, (st.one_of(hostile, mutated(_TXS)),)),
+    ("replay ChainFileSource", _replay_chain_file, (st.one_of(hostile, mutated(_RECORDS)),)),
+    ("replay BlocksDirSource", _replay_blocks_dir,
+     (st.one_of(hostile, mutated(_RECORDS)), st.one_of(sized(8), st.just(bytes(8)), hostile))),
     ("check_transaction", lambda t: check_transaction(parse_transaction(t)), (mutated(_TXS),)),
     ("plan_amounts", _plan_hostile, (st.sampled_from(_TXS), st.lists(
         st.tuples(st.one_of(sized(32, 33), point33), st.one_of(big_int, point33)), max_size=4))),
@@ -359,8 +446,8 @@ def test_only_typed_errors_escape(name: str, function: Callable[..., Any],
 
 def test_every_layer_is_driven() -> None:
     """The table covers the library's parser, engine, proofs, script and DLC packages, the
-    validator's node and the regtest wallet and chain files."""
+    validator's node and store, the regtest wallet and chain files and replay's sources."""
     modules = {f.__module__.split(".")[0] for _, f, _ in ENTRY_POINTS if hasattr(f, "__module__")}
-    assert {"ctplugin", "regtest"} <= modules
+    assert {"ctplugin", "regtest", "validator"} <= modules
     assert any(name.startswith("Node.") for name, _, _ in ENTRY_POINTS)
     assert isinstance(Block, type)
