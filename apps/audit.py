@@ -65,31 +65,84 @@ def _hex_items(text: str) -> tuple[list[Transaction], bool]:
     whether any came from a block)."""
     txs: list[Transaction] = []
     from_blocks = False
-    for item in text.split():
-        raw = bytes.fromhex(item)
+    for n, item in enumerate(text.split()):
+        raw = _hex(item, f"item {n}")
         try:
             txs.append(parse_transaction(raw))
         except ParseError:
-            txs.extend(parse_block(raw).transactions)
+            block = _parsed(parse_block, raw, f"item {n} (neither a transaction nor a block)")
+            txs.extend(block.transactions)
             from_blocks = True
     return txs, from_blocks
 
 
-def _vectors(data: dict[str, Any]) -> list[Transaction]:
+def _hex(value: object, where: str) -> bytes:
+    if not isinstance(value, str):
+        raise AuditInputError(f"{where} must be a hex string")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise AuditInputError(f"{where} is not hex") from None
+
+
+def _field(record: dict[str, Any], key: str, where: str) -> Any:
+    if key not in record:
+        raise AuditInputError(f"{where}: missing key {key!r}")
+    return record[key]
+
+
+def _entries(document: dict[str, Any], key: str, what: str) -> list[dict[str, Any]]:
+    """The list ``document[key]`` of JSON objects (each called ``what`` in errors)."""
+    entries = document[key]
+    if not isinstance(entries, list):
+        raise AuditInputError(f"{key} must be a list")
+    for n, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise AuditInputError(f"{what} {n} is not an object")
+    return entries
+
+
+def _parsed(parse: Any, raw: bytes, where: str) -> Any:
+    try:
+        return parse(raw)
+    except ParseError as exc:
+        raise AuditInputError(f"{where}: {exc}") from None
+
+
+def _vectors(data: object) -> list[Transaction]:
+    if not isinstance(data, dict):
+        raise AuditInputError("a vectors file is a JSON object with 'transactions' or 'blocks'")
     if "transactions" in data:
         txs: list[Transaction] = []
-        for entry in data["transactions"]:
-            tx = parse_transaction(bytes.fromhex(entry["hex"]))
-            _SOURCES[tx.txid] = entry.get("sources", [])
+        for n, entry in enumerate(_entries(data, "transactions", "transaction")):
+            where = f"transaction {n}"
+            tx = _parsed(parse_transaction, _hex(_field(entry, "hex", where), f"{where}: hex"),
+                         where)
+            sources = entry.get("sources", [])
+            _SOURCES[tx.txid] = [s for s in sources if isinstance(s, dict)] \
+                if isinstance(sources, list) else []
             txs.append(tx)
         return txs
     if "blocks" in data:
         txs = []
-        for entry in data["blocks"]:
+        for n, entry in enumerate(_entries(data, "blocks", "block")):
             if entry.get("kind", "block") == "block":
-                txs.extend(parse_block(bytes.fromhex(entry["hex"])).transactions)
+                where = f"block {n}"
+                block = _parsed(parse_block, _hex(_field(entry, "hex", where), f"{where}: hex"),
+                                where)
+                txs.extend(block.transactions)
         return txs
     raise AuditInputError("a vectors file has 'transactions' or 'blocks'")
+
+
+def _json(data: bytes | str) -> Any:
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise AuditInputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: "
+                              f"{exc.msg}") from None
+    except (UnicodeDecodeError, RecursionError):
+        raise AuditInputError("invalid JSON") from None
 
 
 def _is_file(path: Path) -> bool:
@@ -107,18 +160,24 @@ def load_source(source: str) -> tuple[list[Transaction], bool]:
             return _hex_items(sys.stdin.read())
         path = Path(source)
         if not _is_file(path):
+            if not _HEX_TEXT.issuperset(source.encode(errors="replace")):
+                raise AuditInputError("no such file, and not transaction or block hex")
             return _hex_items(source)
         data = path.read_bytes()
-        text = data.lstrip()[:1]
-        if text == b"{":
-            document = json.loads(data)
+        if data.lstrip()[:1] in (b"{", b"["):
+            document = _json(data)
             return _vectors(document), "blocks" in document
-        if all(c in b"0123456789abcdefABCDEF \t\r\n" for c in data[:4096]):
+        if _HEX_TEXT.issuperset(data[:4096]):
             return _hex_items(data.decode())
         blocks = _framed_blocks(data)
         return [tx for raw in blocks for tx in parse_block(raw).transactions], True
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # ParseError is a ValueError
+    except AuditInputError as exc:
         raise AuditInputError(f"cannot read {source!r}: {exc}") from None
+    except (OSError, ParseError) as exc:
+        raise AuditInputError(f"cannot read {source!r}: {exc}") from None
+
+
+_HEX_TEXT = frozenset(b"0123456789abcdefABCDEF \t\r\n")
 
 
 # --- spent outputs -----------------------------------------------------------------------------
@@ -128,7 +187,9 @@ def _outpoint_of(record: dict[str, Any], txs: list[Transaction]) -> Outpoint | N
     (``prevout_of``: "<what> transaction, input N", ``source``: that transaction's repository,
     path and locator): input N of the audited transaction from the same source, if any."""
     index = str(record["prevout_of"]).rpartition(", input ")[2]
-    where = record.get("source", {})
+    where = record.get("source")
+    if not isinstance(where, dict):
+        where = {}
     for tx in txs:
         for src in _SOURCES.get(tx.txid, []):
             if (src.get("source_repo"), src.get("source_path")) == (
@@ -140,28 +201,55 @@ def _outpoint_of(record: dict[str, Any], txs: list[Transaction]) -> Outpoint | N
     return None
 
 
-def _prevout_record(record: dict[str, Any], txs: list[Transaction]
+def _prevout_record(record: dict[str, Any], txs: list[Transaction], where: str
                     ) -> tuple[Outpoint | None, TxOut]:
     """One known_prevouts.json record (txid and asset ids in display byte order)."""
-    asset = (bytes.fromhex(record["assetcommitment"]) if record.get("assetcommitment")
-             else bytes.fromhex(record["asset"])[::-1])
-    value = (bytes.fromhex(record["amountcommitment"]) if record.get("amountcommitment")
-             else round(float(record["amount_btc"]) * 100_000_000))
-    out = TxOut(asset=asset, value=value, script_pubkey=bytes.fromhex(record["scriptPubKey"]))
+    def hex_of(key: str) -> bytes:
+        return _hex(_field(record, key, where), f"{where}: {key}")
+
+    asset = (hex_of("assetcommitment") if record.get("assetcommitment")
+             else hex_of("asset")[::-1])
+    if record.get("amountcommitment"):
+        value: int | bytes = hex_of("amountcommitment")
+    else:
+        amount = _field(record, "amount_btc", where)
+        if isinstance(amount, bool) or not isinstance(amount, int | float | str):
+            raise AuditInputError(f"{where}: amount_btc is not a number")
+        try:
+            value = round(float(amount) * 100_000_000)
+        except (ValueError, OverflowError):
+            raise AuditInputError(f"{where}: amount_btc is not a number") from None
+    try:
+        out = TxOut(asset=asset, value=value, script_pubkey=hex_of("scriptPubKey"))
+    except CtpluginError as exc:
+        raise AuditInputError(f"{where}: {exc}") from None
     if "prevout_txid" not in record:
+        if "prevout_of" not in record:
+            raise AuditInputError(f"{where}: missing key 'prevout_txid' (or 'prevout_of')")
         return _outpoint_of(record, txs), out
-    return (bytes.fromhex(record["prevout_txid"])[::-1], int(record["vout"])), out
+    vout = _field(record, "vout", where)
+    if isinstance(vout, bool) or not isinstance(vout, int) or not 0 <= vout <= 0xFFFF_FFFF:
+        raise AuditInputError(f"{where}: vout is not an output index")
+    txid = hex_of("prevout_txid")
+    if len(txid) != 32:
+        raise AuditInputError(f"{where}: prevout_txid is not 32 bytes")
+    return (txid[::-1], vout), out
 
 
 def load_prevouts(path: str, txs: list[Transaction]) -> dict[Outpoint, TxOut]:
     """Spent outputs from a known_prevouts.json-style file; records naming their outpoint by
     the spending transaction are matched against ``txs``."""
     try:
-        records = json.loads(Path(path).read_text())["prevouts"]
-        pairs = [_prevout_record(r, txs) for r in records]
+        document = _json(Path(path).read_bytes())
+        if not isinstance(document, dict) or "prevouts" not in document:
+            raise AuditInputError("a prevouts file is a JSON object with 'prevouts'")
+        pairs = [_prevout_record(r, txs, f"record {n}")
+                 for n, r in enumerate(_entries(document, "prevouts", "record"))]
         return {outpoint: out for outpoint, out in pairs if outpoint is not None}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except AuditInputError as exc:
         raise AuditInputError(f"cannot read the prevouts file {path!r}: {exc}") from None
+    except OSError as exc:
+        raise AuditInputError(f"cannot read the prevouts file {path!r}: {exc.strerror}") from None
 
 
 def fetch_prevouts(client: RpcClient, txs: list[Transaction],
@@ -241,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
                 prevouts.update(fetch_prevouts(client, txs, prevouts))
             finally:
                 client.close()
-        policy_asset = bytes.fromhex(args.policy_asset)[::-1]
+        policy_asset = _hex(args.policy_asset, "--policy-asset")[::-1]
+        if len(policy_asset) != 32:
+            raise AuditInputError("--policy-asset is not a 32-byte asset id")
     except (AuditInputError, SourceError, ValueError) as exc:
         print(f"ctplugin audit: {exc}", file=sys.stderr)
         return 2

@@ -238,6 +238,51 @@ def test_unreadable_sources_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "ctplugin audit:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("source", "prevouts", "message"), [
+    (None, None, "no such file"),
+    ('{"transactions": 5}', None, "transactions must be a list"),
+    ('{"transactions": [{"hex": 5}]}', None, "transaction 0: hex must be a hex string"),
+    ('{"transactions": [{"hex": "zz"}]}', None, "transaction 0: hex is not hex"),
+    ('{"transactions": [7]}', None, "transaction 0 is not an object"),
+    ('{"blocks": [{"hex": "00"}]}', None, "block 0: "),
+    ("[1,2", None, "invalid JSON at line 1"),
+    ("[1, 2]", None, "a vectors file is a JSON object"),
+    ("abc", None, "item 0 is not hex"),
+    ("ab", None, "item 0 (neither a transaction nor a block): "),
+    ("zz-not-hex", None, "no such file, and not transaction or block hex"),
+    ("tx", "[]", "a prevouts file is a JSON object with 'prevouts'"),
+    ("tx", '{"prevouts": "x"}', "prevouts must be a list"),
+    ("tx", '{"prevouts": [5]}', "record 0 is not an object"),
+    ("tx", '{"prevouts": [{"assetcommitment": "", "amount_btc": 1}]}',
+     "record 0: missing key 'asset'"),
+    ("tx", '{"prevouts": [{"asset": "00", "amount_btc": [], "scriptPubKey": ""}]}',
+     "record 0: amount_btc is not a number"),
+    ("tx", '{"prevouts": [{"asset": "00", "amount_btc": 1, "scriptPubKey": "",'
+           ' "prevout_txid": "00", "vout": 0}]}', "record 0: "),
+    ("tx", "{", "invalid JSON at line 1"),
+])
+def test_unreadable_input_is_named_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               source: str | None, prevouts: str | None,
+                                               message: str) -> None:
+    """What is wrong, in the input's own terms (QA: Python internals leaked, a traceback for a
+    prevouts record that is not an object, a missing file read as hex)."""
+    argv = [str(tmp_path / "nonexistent.json")]
+    if source == "tx":
+        argv = [str(TRANSACTIONS)]
+    elif source is not None and source.startswith(("{", "[")):
+        (tmp_path / "source.json").write_text(source)
+        argv = [str(tmp_path / "source.json")]
+    elif source is not None:
+        argv = [source]
+    if prevouts is not None:
+        (tmp_path / "prevouts.json").write_text(prevouts)
+        argv += ["--prevouts", str(tmp_path / "prevouts.json")]
+    assert audit_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctplugin audit: ") and message in err, err
+    assert "Traceback" not in err
+
+
 def test_registered_as_a_ctplugin_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert ctplugin_main(["audit", str(BLOCKS)]) == 0
     assert "transactions with failures" in capsys.readouterr().out
