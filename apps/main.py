@@ -7,6 +7,8 @@ dependencies (Dask, matplotlib, ...) load only for the commands that need them.
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import NamedTuple
@@ -47,7 +49,20 @@ def _usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = _run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader closed the pipe (``ctplugin ... | head``): stop quietly, as a Unix tool
+        # killed by SIGPIPE does (same status). Python would report the unflushed rest again
+        # at exit, so stdout now points at /dev/null. (SIGPIPE itself stays ignored: the node
+        # writes to sockets.)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    return code
+
+
+def _run(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0

@@ -1,0 +1,38 @@
+"""The ``ctplugin`` console script (``apps.main``): one entry point, subcommands, and the manners
+of a command-line tool — a reader that closes the pipe early (``ctplugin ... | head``) ends the
+command quietly, with the status of a process killed by SIGPIPE, and no traceback."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from apps.main import COMMANDS, main
+from tests.conftest import REPO
+
+
+def test_usage_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {name} " in out for name in COMMANDS)
+    assert main(["no-such-command"]) == 2
+
+
+@pytest.mark.parametrize("argv", [["oracle", "--seed", "s1", "announce", "ev1", "--digits", "10"],
+                                  ["--help"]])
+def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "apps.main", *argv], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first write
+    try:
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        proc.stderr.close()
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert code == 128 + signal.SIGPIPE
