@@ -221,7 +221,7 @@ def test_the_mutant_tests_fail_on_a_validator_that_accepts_everything(
         chain: ChainBuilder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """With stage 5 (every proof and balance) and the block checks switched off, mutants of
     every field class get accepted: the tests above can fail."""
-    monkeypatch.setattr(block_stage, "verify", lambda work, timer=None: 0)
+    monkeypatch.setattr(block_stage, "verify", lambda work, timer=None, prefetch=None: 0)
     monkeypatch.setattr(block_stage.BlockValidator, "check_block",
                         lambda self, block, tip, checked=(): None)
     with Node.open(tmp_path / "lax", genesis_block(), chain_params()) as lax:

@@ -13,13 +13,14 @@ import pytest
 from ctplugin.batch import Claim
 from ctplugin.elements import Block
 from ctplugin.errors import ParseError, ValidationError
+from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
 from regtest.chain import ChainBuilder, build_demo_chain
 from regtest.params import chain_params, genesis_block
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.node import Node
 from validator.timing import StageTimer
-from validator.verify import ProofWork, verify, verify_blocks
+from validator.verify import Prefetch, ProofWork, verify, verify_blocks
 
 
 @pytest.fixture(scope="module")
@@ -154,13 +155,22 @@ def test_malformed_item_and_false_claim_the_lowest_label_is_named(uncached: Node
     assert _where(err.value) == ("bad-txns-rangeproof-invalid", 2, 0)
 
 
-def test_report_timings_are_the_stages(node: Node, demo: ChainBuilder) -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_report_timings_are_the_stages(node: Node, demo: ChainBuilder, threads: int) -> None:
     connect_upto(node, demo, 1)
-    report = connect_block(node, demo.blocks[2].serialize())
+    previous = kernel.set_threads(threads)
+    try:
+        report = connect_block(node, demo.blocks[2].serialize())
+    finally:
+        kernel.set_threads(previous)
     # the validator's stages, then the node's block storage (block file + index entry) and the
-    # chain manager's bookkeeping (undo record, index, mempool, events)
-    assert list(report.timings) == ["parse", "check", "resolve", "plan", "scripts", "cache",
-                                    "claims", "msm", "surjection", "commit", "store", "chain"]
+    # chain manager's bookkeeping (undo record, index, mempool, events); with more than one
+    # kernel thread the surjection rings run beside the scripts and the MSM (verify.Prefetch),
+    # and "prefetch" is the wait for their verdicts
+    middle = ["claims", "msm", "surjection"] if threads == 1 else \
+        ["claims", "msm", "prefetch", "surjection"]
+    assert list(report.timings) == ["parse", "check", "resolve", "plan", "cache", "scripts",
+                                    *middle, "commit", "store", "chain"]
     assert report.total_seconds == sum(report.timings.values())
     assert report.batch_seconds == report.timings["claims"] + report.timings["msm"]
     assert report.items == {"range": 4, "surjection": 4, "script": 2, "schnorr": 2}
@@ -266,3 +276,45 @@ def test_timeless_transactions_pass_every_timelock() -> None:
             check_sequence_locks(tx, 1, [height] * len(sequences), height)
 
     check()
+
+
+def _connect_where(node: Node, block: Block, threads: int) -> object:
+    previous = kernel.set_threads(threads)
+    try:
+        return connect_block(node, block.serialize()).n_msm_items
+    except ValidationError as exc:
+        return _where(exc)
+    finally:
+        kernel.set_threads(previous)
+
+
+def test_prefetch_gives_the_culprit_of_verify_alone(uncached: Node, demo: ChainBuilder,
+                                                    tmp_path: Path) -> None:
+    """With more than one kernel thread, connect starts the Bulletproof setup and the surjection
+    rings beside the scripts (verify.Prefetch): every verdict and culprit is the one-thread
+    connect's (which has no prefetch), and the prefetch's own results equal verify's."""
+    connect_upto(uncached, demo, 1)
+    alone = Node.open(tmp_path / "alone", genesis_block(), chain_params(), use_cache=False)
+    connect_upto(alone, demo, 1)
+    block = demo.blocks[2]
+    txs = list(block.transactions[1:])
+    malformed = rebuild(block, [with_output(txs[0], 1, surjection_proof=b"\x01"), *txs[1:]])
+    variants = [
+        bad_range(block, 2, 1),
+        bad_surjection(block, 1, 0),
+        bad_surjection(bad_range(block, 2, 0), 1, 1),  # the surjection's label is lower
+        bad_surjection(bad_range(block, 1, 1), 2, 0),  # the range proof's batch culprit first
+        malformed,
+    ]
+    with alone:
+        for variant in variants:
+            one = _connect_where(alone, variant, 1)
+            assert _connect_where(uncached, variant, 2) == one and isinstance(one, tuple)
+        assert _connect_where(alone, block, 1) == 8  # 2 balances, 4 ranges, 2 signatures
+    work = work_of(uncached, bad_surjection(block, 2, 1))
+    prefetch = Prefetch(work)
+    with pytest.raises(ValidationError) as err:
+        verify(work, None, prefetch)
+    assert _where(err.value) == ("bad-txns-surjectionproof-invalid", 2, 1)
+    assert prefetch.done_kinds(work.checks) == prefetch.prepared and prefetch.prepared
+    assert _connect_where(uncached, block, 2) == 8

@@ -1,8 +1,12 @@
 """Block connection and disconnection against the chainstate (design.md "Data flow").
 
 ``BlockValidator.connect(raw)`` runs its stages, each one method, timed by one ``StageTimer``
-(``ConnectReport.timings``: parse, check, resolve, plan, scripts, cache, claims, msm, then one
-per check family (surjection, ecdsa, ...), commit):
+(``ConnectReport.timings``: parse, check, resolve, plan, cache, scripts, claims, msm, with more
+than one kernel thread prefetch, then one per check family (surjection, ecdsa, ...), commit).
+The proof cache's lookup (4) runs before the scripts (3b), so that with more than one kernel
+thread the proof work left that needs nothing from the scripts — the Bulletproof setup, the
+surjection and Borromean rings — starts at once on a helper thread (``verify.Prefetch``) and
+runs beside the scripts' Python and then the batch's MSM; the verdicts are the same:
 
 1. ``check_block`` — context-free block checks (after parsing with the C walker) and the
    header's link to the tip: prev block, height, challenge ``OP_TRUE`` with an empty solution,
@@ -24,8 +28,8 @@ per check family (surjection, ecdsa, ...), commit):
    Keys the mempool computed for the same wtxid are reused. What is left is a ``ProofWork``
    (``prepare`` runs stages 1–4);
 5. ``validator.verify.verify`` — stateless: ONE batch (one multi-scalar multiplication) of every
-   balance equation and uncached range proof, the culprit named by halving; then the uncached
-   surjection proofs;
+   balance equation, uncached range proof and signature, the culprit named by halving; then the
+   uncached surjection proofs (all in one ring-kernel call);
 6. ``commit`` — the chainstate's coins cache: spent outputs removed, new outputs (minus
    unspendable ones) added, the tip moved, undo data kept for the block files
    (``Chainstate.connect_block``; the chain manager flushes it to LevelDB in atomic batches).
@@ -52,6 +56,7 @@ from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num, script_num_decode
 from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import MAX_BLOCK_SIGOPS_COST, transaction_sigop_cost
+from ctplugin.secp256k1 import kernel
 from validator import reasons
 from validator.coins import decode_txout, encode_txout
 from validator.items import KIND_BALANCE, BorromeanItem, Item, ItemLabel, SurjectionItem
@@ -85,7 +90,7 @@ from validator.store import (
 )
 from validator.timelocks import check_final, check_sequence_locks, is_timeless
 from validator.timing import StageTimer
-from validator.verify import ProofWork, verify
+from validator.verify import Prefetch, ProofWork, verify
 
 
 @dataclass(slots=True)
@@ -334,6 +339,7 @@ class StagedBlock:
     items: dict[str, int]
     cached: dict[str, int]
     n_balance: int
+    prefetch: Prefetch | None = None
 
 
 _family = attrgetter("family")
@@ -749,8 +755,10 @@ class BlockValidator:
         tip = self.chainstate.best_block()
         if tip is None:
             raise ValidationError(reasons.BAD_PREVBLK, detail="chainstate has no genesis")
-        staged = self.prepare(block, tip, timer)
-        n_claims = verify(staged.work, timer)
+        # with more than one kernel thread, stage 5's script-independent kernels start beside
+        # the scripts stage (verify.Prefetch)
+        staged = self.prepare(block, tip, timer, early=kernel.threads() > 1)
+        n_claims = verify(staged.work, timer, staged.prefetch)
         with timer.stage("commit"):
             self.commit(block, staged.inputs)
             if self.cache is not None and staged.consumed:
@@ -759,9 +767,13 @@ class BlockValidator:
                              staged.items, staged.cached, staged.n_balance, n_claims,
                              timer.seconds)
 
-    def prepare(self, block: Block, tip: BlockRef, timer: StageTimer) -> StagedBlock:
+    def prepare(self, block: Block, tip: BlockRef, timer: StageTimer,
+                early: bool = False) -> StagedBlock:
         """Stages 1–4 of ``block`` on ``tip``, timed: the proof and signature work left and
-        the cache keys hit; nothing verified, nothing consumed or written."""
+        the cache keys hit; nothing consumed or written. ``early``: start the proof work that
+        needs nothing from the scripts (``verify.Prefetch``: the Bulletproof setup, the
+        surjection and Borromean rings) on a helper thread right after the cache pass, to run
+        beside the scripts stage (``StagedBlock.prefetch``: pass it to ``verify``)."""
         with timer.stage("check"):
             knowns = self.known_transactions(block)
             self.check_block(block, tip, knowns)
@@ -770,10 +782,17 @@ class BlockValidator:
         with timer.stage("plan"):
             plan = self.plan(block, inputs.spent, knowns)
         consumed: list[bytes] = []
-        with timer.stage("scripts"):
-            scripts = self.script_pass(block, inputs, consumed, knowns)
         with timer.stage("cache"):
             cached = self.cache_pass(plan, self.balance_keys(block, inputs, knowns))
+        prefetch = Prefetch(cached.work) if early and (cached.work.batch or
+                                                       cached.work.checks) else None
+        try:
+            with timer.stage("scripts"):
+                scripts = self.script_pass(block, inputs, consumed, knowns)
+        except BaseException:
+            if prefetch is not None:  # the block failed before stage 5: nothing to keep
+                prefetch.join()
+            raise
         consumed += cached.consumed
         work = cached.work
         work.batch += scripts.work.batch
@@ -786,7 +805,8 @@ class BlockValidator:
             items[family] = count
         if scripts.work.checks:
             items["ecdsa"] = sum(len(c.checks) for c in scripts.work.checks)
-        return StagedBlock(inputs, work, consumed, items, cached_counts, len(plan.txs))
+        return StagedBlock(inputs, work, consumed, items, cached_counts, len(plan.txs),
+                           prefetch)
 
     def known_transactions(self, block: Block) -> list[KnownTransaction | None]:
         """Per transaction, what mempool acceptance computed for it (None: not known; the

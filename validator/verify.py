@@ -11,9 +11,16 @@ validating process, in a worker process (the work pickles) or on a Dask cluster.
    malformed batch item is kept aside, not raised at once: a claim with a lower label may fail
    the batch, and the culprit is the lowest label (transaction index, then kind and position)
    among malformed items and the first false claim;
-2. then the check items, in label order; the first failure is the culprit. The Borromean range
-   proofs among them are verified first, all in ONE ring-kernel call (``verify_borromean``:
-   every ring of every proof in waves, on all cores), and their checks read those verdicts.
+2. then the check items, in label order; the first failure is the culprit. The kinds with a
+   ``prepare`` classmethod compute their verdicts first, together: the surjection proofs and the
+   Borromean range proofs in ONE ring-kernel call each (every ring of every proof in waves, on
+   the kernel's threads), the ECDSA signatures over threads; their checks read those verdicts.
+
+``Prefetch(work)``: the part of a block's work that needs nothing from its scripts (the
+Bulletproof claims, the check kinds' verdicts) started on a helper thread as soon as the cache
+pass is done; ``verify(work, timer, prefetch)`` uses its results (the batch waits for the
+claims; the checks for the verdicts, computed beside the MSM). Block connection does this with
+more than one kernel thread; the verdicts and culprits are those of ``verify(work)``.
 
 ``verify_blocks(works)`` does the same for several blocks in ONE batch (replay windows) and
 names the first failing block: its culprit is what ``verify`` would report for it alone.
@@ -21,6 +28,7 @@ names the first failing block: its culprit is what ``verify`` would report for i
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,25 +71,108 @@ class BlockLabel(NamedTuple):
     item: ItemLabel
 
 
-def verify(work: ProofWork, timer: StageTimer | None = None) -> int:
+class Prefetch:
+    """The part of a block's stage 5 that needs nothing from its scripts stage, started early
+    on a helper thread: the claims of the batch kinds with a native setup (``claims``: the
+    Bulletproofs' one kernel call) and the verdicts of the check kinds with ``prepare`` (the
+    surjection and Borromean proofs' one ring-kernel call). The kernels release the GIL, so this
+    runs beside the scripts stage's Python on another core. ``verify(work, timer, prefetch)``
+    takes the results as they are: its verdicts and culprit are those of ``verify(work)``.
+
+    Made by ``BlockValidator.prepare(..., early=True)`` from the work the cache pass left (a
+    snapshot of its items; items added later are verified by ``verify`` as usual), when the
+    kernel may use more than one thread. ``seconds``: the helper's wall time per part
+    ("claims", then each prepared family), for profiles (overlapped, so not a stage)."""
+
+    __slots__ = ("_claimed", "_error", "_thread", "batch", "checks", "claims", "ctx",
+                 "malformed", "prepared", "seconds")
+
+    def __init__(self, work: ProofWork) -> None:
+        self.ctx = VerifyContext()
+        self.batch = [item for item in work.batch if hasattr(type(item), "claims")]
+        self.checks = [item for item in work.checks if hasattr(type(item), "prepare")]
+        self.prepared = {type(item) for item in self.checks}
+        self.claims: list[Claim | ClaimGroup] = []
+        self.malformed: Malformed = []
+        self.seconds: dict[str, float] = {}
+        self._error: BaseException | None = None
+        self._claimed = threading.Event()  # the claims are built (the batch may start)
+        self._thread = threading.Thread(target=self._run, name="ctplugin-verify-prefetch",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        timer = StageTimer()
+        try:
+            with timer.stage("claims"):
+                self.claims, self.malformed = _build_claims(ProofWork([], self.batch, []),
+                                                            self.ctx)
+            self._claimed.set()
+            _prepare_checks(self.checks, self.ctx, timer)  # beside the batch's MSM
+        except BaseException as exc:  # handed to the verifying thread by wait()
+            self._error = exc
+        finally:
+            self._claimed.set()
+        self.seconds = timer.seconds
+
+    def wait_claims(self) -> None:
+        """Block until the prefetched claims are built; re-raises what building them raised."""
+        self._claimed.wait()
+        if self._error is not None:
+            raise self._error
+
+    def wait(self) -> None:
+        """Block until the helper is done; re-raises what it raised."""
+        self.join()
+        if self._error is not None:
+            raise self._error
+
+    def join(self) -> None:
+        """Block until the helper is done (its results unused: the block failed earlier)."""
+        self._thread.join()
+
+    def done_kinds(self, checks: Sequence[CheckItem]) -> set[type]:
+        """The check kinds whose verdicts are all in ``ctx``: prepared here, and no item of
+        theirs in ``checks`` came after the snapshot."""
+        mine = {id(item) for item in self.checks}
+        return self.prepared - {type(item) for item in checks if id(item) not in mine}
+
+
+def verify(work: ProofWork, timer: StageTimer | None = None,
+           prefetch: Prefetch | None = None) -> int:
     """Verify ``work`` (see the module docstring); returns the number of batch claims.
     ``ValidationError`` naming the culprit otherwise. ``timer`` receives "claims" (building
-    the claims: parsing proofs, transcripts, scalars), "msm" (the batch, plus the culprit search
-    on failure) and one stage per check family ("surjection", ...)."""
+    the claims: parsing proofs, transcripts, scalars; with a ``prefetch``, waiting for it),
+    "msm" (the batch, plus the culprit search on failure), "prefetch" (with a ``prefetch``:
+    waiting for its check verdicts, computed beside the batch) and one stage per check family
+    ("surjection", ...)."""
     timer = timer if timer is not None else StageTimer()
-    ctx = VerifyContext()
+    ctx = prefetch.ctx if prefetch is not None else VerifyContext()
     with timer.stage("claims"):
-        claims, malformed = _build_claims(work, ctx)
+        if prefetch is None:
+            claims, malformed = _build_claims(work, ctx)
+        else:
+            prefetch.wait_claims()  # (the check verdicts may still be computing: beside the MSM)
+            done = {id(item) for item in prefetch.batch}
+            rest = ProofWork(work.claims, [i for i in work.batch if id(i) not in done], [])
+            claims, malformed = _build_claims(rest, ctx)
+            claims += prefetch.claims
+            malformed += prefetch.malformed
     with timer.stage("msm"):
         failing = _first_failing_claim(claims)
     culprits: list[tuple[ItemLabel, ValidationError | None]] = list(malformed)
     if isinstance(failing, ItemLabel):
         culprits.append((failing, _claim_failure(work, failing, ctx)))
     culprit = _lowest(culprits)
+    done_kinds: set[type] = set()
+    if prefetch is not None:
+        with timer.stage("prefetch"):  # waiting for the check verdicts computed beside the MSM
+            prefetch.wait()
+        done_kinds = prefetch.done_kinds(work.checks)
     if culprit is not None:
-        _run_checks(_checks_before(work, culprits), ctx, timer)
+        _run_checks(_checks_before(work, culprits), ctx, timer, done_kinds)
         raise culprit
-    _run_checks(sorted(work.checks, key=_item_label), ctx, timer)
+    _run_checks(sorted(work.checks, key=_item_label), ctx, timer, done_kinds)
     return sum(len(c) if isinstance(c, ClaimGroup) else 1 for c in claims)
 
 
@@ -207,21 +298,30 @@ def _in_block(k: int, claim: Claim | ClaimGroup) -> Claim | ClaimGroup:
                          claim.free_scalars, claim.free_points, claim.shared, claim.fixed_const)
 
 
-def _run_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer) -> None:
-    """Check items alone, in the given order (label order), timed per family. A kind with the
-    classmethod ``prepare(items, ctx)`` computes all its items' verdicts first, together (the
-    Borromean items in one ring-kernel call, the ECDSA signatures over threads), timed as the
-    family; its checks then read them from ``ctx``."""
-    clock = time.perf_counter
-    seconds = timer.seconds
+def _prepare_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer,
+                    done: frozenset[type] | set[type] = frozenset()) -> None:
+    """Every check kind with the classmethod ``prepare(items, ctx)`` (except those in
+    ``done``) computes all its items' verdicts into ``ctx``, together (the surjection and
+    Borromean items in one ring-kernel call each, the ECDSA signatures over threads), timed as
+    the family."""
     kinds: dict[type, list[CheckItem]] = {}
     for item in checks:
         kinds.setdefault(type(item), []).append(item)
     for kind, items in kinds.items():
         prepare = getattr(kind, "prepare", None)
-        if prepare is not None:
+        if prepare is not None and kind not in done:
             with timer.stage(items[0].family):
                 prepare(items, ctx)
+
+
+def _run_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer,
+                prepared: frozenset[type] | set[type] = frozenset()) -> None:
+    """Check items alone, in the given order (label order), timed per family, after the kinds
+    with ``prepare`` (but those already ``prepared`` in ``ctx``) computed their verdicts
+    (``_prepare_checks``); their checks read them from ``ctx``."""
+    clock = time.perf_counter
+    seconds = timer.seconds
+    _prepare_checks(checks, ctx, timer, prepared)
     for item in checks:
         start = clock()
         try:
