@@ -277,7 +277,7 @@ class Mempool:
         removed = list(zip(map(_tx_of, pooled), repeat(REMOVED_BLOCK)))
         self.sequence += len(removed)
         conflicts = [other for tx in others for outpoint in _outpoints(tx)
-                     if (other := spent_by.get(outpoint)) is not None]
+                     if (other := spent_by.get(outpoint)) is not None] if spent_by else []
         if conflicts:
             removed += [(tx, REMOVED_CONFLICT) for tx in self.remove(conflicts)]
         return removed
