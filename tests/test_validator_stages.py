@@ -318,3 +318,22 @@ def test_prefetch_gives_the_culprit_of_verify_alone(uncached: Node, demo: ChainB
     assert _where(err.value) == ("bad-txns-surjectionproof-invalid", 2, 1)
     assert prefetch.done_kinds(work.checks) == prefetch.prepared and prefetch.prepared
     assert _connect_where(uncached, block, 2) == 8
+
+
+def test_the_cache_pass_without_balance_keys_keeps_every_balance(node: Node,
+                                                                 demo: ChainBuilder) -> None:
+    """Proofs all cached (the transactions were accepted first) but no balance keys given:
+    every balance equation stays in the work, labelled with its transaction's position."""
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    for tx in block.transactions[1:]:
+        node.accept_transaction(tx.serialize())
+    v = node.validator
+    knowns = v.known_transactions(block)
+    inputs = v.resolve_inputs(block, knowns)
+    plan = v.plan(block, inputs.spent, knowns)
+    work = v.cache_pass(plan).work
+    assert not work.batch and not work.checks
+    assert [c.label.tx_index for c in work.claims] == list(range(1, len(block.transactions)))
+    every = v.cache_pass(plan, v.balance_keys(block, inputs, knowns)).work
+    assert not every.claims and not every.batch and not every.checks

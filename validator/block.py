@@ -693,7 +693,7 @@ class BlockValidator:
         balance = list(balance_keys) if balance_keys is not None else []
         every_key = batch_keys + check_keys + balance
         hits = cache.lookup_many(every_key)
-        if all(hits):  # a block of mempool transactions: nothing left to verify
+        if all(hits) and balance_keys is not None:  # mempool transactions: nothing to verify
             cached = dict(items)
             if balance:
                 cached["balance"] = len(balance)
