@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ctplugin.batch import BatchVerifier
-from ctplugin.bulletproofs.generators import generator_set, rfc6979_stream
+from ctplugin.bulletproofs.generators import generator_set
 from ctplugin.bulletproofs.prover import prove
 from ctplugin.bulletproofs.rewind import rewind
 from ctplugin.bulletproofs.verifier import RangeProofClaims, range_proof_claim
 from ctplugin.errors import CtpluginError
+from ctplugin.hashes import rfc6979_hmac_sha256
 from ctplugin.pedersen import Generator, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1 import G
 
@@ -92,9 +93,10 @@ def _batch_verdict(case: Case, good: list[RangeProofClaims]) -> tuple[bool, bool
 
 def _check_generators(section: Case) -> list[tuple[str, bool]]:
     results = []
-    stream = rfc6979_stream(G.x.to_bytes(32, "big") + G.y.to_bytes(32, "big"))  # type: ignore[union-attr]
-    first = [next(stream).hex() for _ in range(len(section.get("rfc6979_stream_first3", [])))]
-    results.append(("rfc6979 stream", first == section.get("rfc6979_stream_first3", [])))
+    want = section.get("rfc6979_stream_first3", [])
+    stream = rfc6979_hmac_sha256(G.x.to_bytes(32, "big") + G.y.to_bytes(32, "big"), len(want))  # type: ignore[union-attr]
+    first = [stream[32 * i: 32 * i + 32].hex() for i in range(len(want))]
+    results.append(("rfc6979 stream", first == want))
     if "custom_value_gen_key32" in section:
         gen = generator_generate(bytes.fromhex(section["custom_value_gen_key32"]))
         results.append(("generator_generate",

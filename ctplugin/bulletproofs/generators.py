@@ -2,7 +2,8 @@
 
 ``secp256k1_bulletproof_generators_create(ctx, blinding_gen, n_gens)``:
 
-1. a deterministic stream (libsecp256k1's RFC6979 HMAC-SHA256 generator) seeded with the 64 bytes
+1. a deterministic stream (libsecp256k1's RFC6979 HMAC-SHA256 generator,
+   ``hashes.rfc6979_hmac_sha256``) seeded with the 64 bytes
    ``blinding_gen.x ‖ blinding_gen.y`` (big-endian; G in every known deployment);
 2. ``P_i = generator_generate(output_i)`` for i = 0..n_gens−1;
 3. ``G_i = P_i`` and ``H_i = P_{n_gens/2 + i}``: a proof over N = nbits·m needs n_gens ≥ 2N, and
@@ -16,13 +17,12 @@ built once per process (``generator_set`` is cached).
 
 from __future__ import annotations
 
-import hmac
-from collections.abc import Iterator
 from functools import lru_cache
 
 import coincurve
 
 from ctplugin.bulletproofs.errors import proof_error
+from ctplugin.hashes import rfc6979_hmac_sha256
 from ctplugin.pedersen import generator_generate
 from ctplugin.secp256k1 import FixedBase, G, Point
 from ctplugin.secp256k1.ct import to_coincurve
@@ -30,27 +30,6 @@ from ctplugin.secp256k1.params import N
 
 MAX_N_GENS = 1 << 17
 """Largest generator set we build (m = 64 at 64 bits needs 8192; the C bench uses 65536)."""
-
-
-def _hmac(key: bytes, data: bytes) -> bytes:
-    return hmac.digest(key, data, "sha256")
-
-
-def rfc6979_stream(seed: bytes) -> Iterator[bytes]:
-    """libsecp256k1's ``rfc6979_hmac_sha256`` generator: an endless stream of 32-byte outputs."""
-    v, k = b"\x01" * 32, b"\x00" * 32
-    k = _hmac(k, v + b"\x00" + seed)
-    v = _hmac(k, v)
-    k = _hmac(k, v + b"\x01" + seed)
-    v = _hmac(k, v)
-    retry = False
-    while True:
-        if retry:  # every output after the first re-keys first
-            k = _hmac(k, v + b"\x00")
-            v = _hmac(k, v)
-        retry = True
-        v = _hmac(k, v)
-        yield v
 
 
 _generate_uncached = generator_generate.__wrapped__  # keep the asset-generator cache for assets
@@ -83,8 +62,8 @@ class GeneratorSet:
         if blinding_gen.is_infinity:
             raise proof_error("parameters", "blinding generator is infinity")
         seed = blinding_gen.x.to_bytes(32, "big") + blinding_gen.y.to_bytes(32, "big")  # type: ignore[union-attr]
-        stream = rfc6979_stream(seed)
-        points = [_generate_uncached(next(stream)).point for _ in range(n_gens)]
+        stream = rfc6979_hmac_sha256(seed, n_gens)
+        points = [_generate_uncached(stream[32 * i: 32 * i + 32]).point for i in range(n_gens)]
         k = n_gens // 2
         self.n_gens = n_gens
         self.capacity = k
