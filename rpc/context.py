@@ -92,6 +92,7 @@ class NodeContext:
         self.fallback_fee_rate = _fee_rate(config.fallbackfee)  # sat/kvB
         self.wallet_fee_rate = self.fallback_fee_rate  # settxfee changes it
         self.max_tx_fee = amount_from_value(config.maxtxfee)  # satoshis (-maxtxfee)
+        self.mocktime = 0  # setmocktime: 0 = the wall clock
 
     # --- state -------------------------------------------------------------------------------
 
@@ -151,6 +152,10 @@ class NodeContext:
     @property
     def logpath(self) -> str:
         return os.path.join(self.config.datadir, "debug.log")
+
+    def now(self) -> int:
+        """The node's clock in Unix seconds: setmocktime's, else the wall clock."""
+        return self.mocktime or int(time.time())
 
     def request_shutdown(self) -> None:
         """``stop`` (however it was sent: single, batch, notification) and signals."""

@@ -99,16 +99,17 @@ def select_transactions(entries: Sequence[MempoolEntry], policy_asset: bytes,
     return [entries[i].tx for i in order], fees
 
 
-def block_time(node: Node) -> int:
-    """Now, but strictly after the tip's median time past (Core's rule for a new block)."""
-    return max(int(time.time()), node.median_time_past() + 1)
+def block_time(node: Node, now: int | None = None) -> int:
+    """Now (``now``: the node's clock, setmocktime's), but strictly after the tip's median time
+    past (Core's rule for a new block)."""
+    return max(int(time.time()) if now is None else now, node.median_time_past() + 1)
 
 
 def assemble_block(node: Node, txs: Sequence[Transaction], miner_script: bytes,
                    extra_outputs: Sequence[TxOut] = (),
-                   fees: dict[bytes, int] | None = None) -> Block:
+                   fees: dict[bytes, int] | None = None, now: int | None = None) -> Block:
     """A block on the tip holding ``txs`` and paying their fees (``fees`` when the caller knows
-    them) to ``miner_script``."""
+    them) to ``miner_script``, timed ``now`` (default: the wall clock)."""
     tip = node.tip
-    return make_block(tip.hash, tip.height + 1, block_time(node), txs, miner_script,
+    return make_block(tip.hash, tip.height + 1, block_time(node, now), txs, miner_script,
                       extra_outputs, fees)

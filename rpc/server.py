@@ -127,7 +127,10 @@ class RpcHttpServer:
         self._server = web.Server(self._handle, request_factory=self._make_request,
                                   keepalive_timeout=self.config.timeout, access_log=None,
                                   max_line_size=MAX_HEADERS_SIZE, max_field_size=MAX_HEADERS_SIZE,
-                                  max_headers=128, **self.config.extra)
+                                  max_headers=128,
+                                  # bitcoind ignores Content-Encoding: the body is read as sent
+                                  # (no decompressor error page, no decompression bomb).
+                                  auto_decompress=False, **self.config.extra)
         try:
             for host, port in self.config.bind:
                 if port == 0 and self.addresses:

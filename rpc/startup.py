@@ -70,20 +70,34 @@ def _attach(ctx: NodeContext, node: Node) -> None:
 
 
 def import_chain_file(node: Node, path: str) -> int:
-    """Submit every block of a chain file (known blocks are skipped); returns how many were new."""
+    """Submit the blocks of a chain file in order (known ones are skipped), as Core's
+    -loadblock: what can be read is imported and the node keeps running; an unreadable file or
+    frame, or a block the validator rejects, ends the import with a warning naming it. Returns
+    how many blocks were connected (or stored on a side branch)."""
     added = 0
     try:
         for raw in read_chain(path):
-            block = parse_block(raw)
+            try:
+                block = parse_block(raw)
+            except ParseError as exc:
+                log.warning("chain file %s: block %d is unreadable (%s): import stopped", path,
+                            added + 1, exc)
+                break
             result = node.submit_block(block)
             if result.status in ("connected", "stored"):
                 added += 1
             elif result.status == "invalid":
-                log.warning("chain file %s: block %s rejected: %s", path, block.header.hash_hex,
-                            result.bip22)
-    except (OSError, ParseError) as exc:
-        raise RuntimeError(f"cannot import {path}: {exc}") from None
-    log.info("imported %d blocks from %s", added, path)
+                log.warning("chain file %s: block %s rejected: %s: import stopped", path,
+                            block.header.hash_hex, result.bip22)
+                break
+    except OSError as exc:
+        log.warning("chain file %s: could not open or read it (%s)", path, exc.strerror or exc)
+    except ParseError as exc:
+        log.warning("chain file %s: unreadable past block %d (%s): import stopped", path, added,
+                    exc)
+    tip = node.tip
+    log.info("imported %d blocks from %s; tip %s at height %d", added, path, tip.hash[::-1].hex(),
+             tip.height)
     return added
 
 

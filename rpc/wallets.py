@@ -32,6 +32,7 @@ from rpc.errors import RpcCode, RpcError
 from validator import REMOVED_BLOCK, ChainListener, Node
 
 log = logging.getLogger("ctplugin.rpc")
+MAX_NAME_BYTES = 255  # a wallet is a directory: one file name (NAME_MAX on Linux and macOS)
 
 SETTINGS_FILE = "settings.json"
 
@@ -72,9 +73,14 @@ class WalletManager(ChainListener, Closeable):
 
     def path(self, name: str) -> str:
         try:
-            return self.node.wallet_path(name)
+            path = self.node.wallet_path(name)
         except Exception as exc:  # a StoreError for names no directory can carry
             raise RpcError(RpcCode.WALLET_ERROR, f"Invalid wallet name: {exc}") from None
+        if len(os.fsencode(os.path.basename(path))) > MAX_NAME_BYTES:
+            raise RpcError(RpcCode.WALLET_ERROR,
+                           "Wallet file verification failed. Invalid wallet name (too long: "
+                           f"{MAX_NAME_BYTES} bytes at most once percent-encoded)")
+        return path
 
     def exists(self, name: str) -> bool:
         return os.path.exists(os.path.join(self.path(name), "CURRENT"))

@@ -232,6 +232,11 @@ def test_sendmany_history_and_wallet_lifecycle(node: NodeProcess) -> None:
     assert dave.getbalance()["bitcoin"] == Decimal("0.5")
     assert code_of(chain.loadwallet, "dave") == -35
     assert code_of(chain.createwallet, "dave") == -4
+    for call in (chain.createwallet, chain.loadwallet):  # QA: a typed answer, no OSError text
+        with pytest.raises(JSONRPCException) as info:
+            call("w" * 5000)
+        assert info.value.code == -4 and "too long" in info.value.message
+        assert str(node.datadir) not in info.value.message
 
 
 def test_fee_and_burn_limits(node: NodeProcess) -> None:
@@ -290,3 +295,78 @@ def test_createrawtransaction_checks_in_cores_order(node: NodeProcess) -> None:
         chain.createrawtransaction([{"txid": "zz", "vout": 0}], [])
     assert info.value.code == -8 and info.value.message.startswith("txid must be of length 64")
     assert code_of(chain.createrawtransaction, [], [{"nonsense": 1}]) == -5
+
+
+def test_framework_bring_up_calls(node: NodeProcess) -> None:
+    """QA: the calls Elements' tests and the test framework make at bring-up answer (no P2P:
+    no peers; elementsregtest's sidechain defaults; every rule buried from genesis)."""
+    chain, alice = node.proxy(), w(node, "")
+    info = chain.getsidechaininfo()
+    assert info["pegged_asset"] == chain.dumpassetlabels()["bitcoin"]
+    assert info["fedpegscript"] == "51" and info["current_fedpegscripts"] == ["51"]
+    assert info["current_fedpeg_programs"] == ["a91472c44f957fc011d97e3406667dca5b1c930c402687"]
+    assert info["pegin_confirmation_depth"] == 8 and info["enforce_pak"] is False
+    deployments = chain.getdeploymentinfo()
+    assert deployments["hash"] == chain.getbestblockhash()
+    assert deployments["height"] == chain.getblockcount()
+    assert deployments["deployments"]["taproot"] == {"type": "buried", "active": True,
+                                                     "height": 0}
+    assert chain.getdeploymentinfo(chain.getblockhash(0))["height"] == 0
+    assert code_of(chain.getdeploymentinfo, "00" * 32) == -5
+    assert chain.getpeerinfo() == [] and chain.getconnectioncount() == 0
+    chain.generatetoaddress(2, alice.getnewaddress())  # the median time past stays the clock's
+    mock = int(time.time()) + 600
+    assert chain.setmocktime(mock) is None
+    [mocked] = chain.generatetoaddress(1, alice.getnewaddress())
+    assert chain.getblockheader(mocked)["time"] == mock
+    assert chain.setmocktime(0) is None
+    [after] = chain.generatetoaddress(1, alice.getnewaddress())
+    assert chain.getblockheader(after)["time"] < mock  # the wall clock again
+    assert code_of(chain.setmocktime, -1) == -8
+    assert "setmocktime" not in chain.help()  # hidden, as in Core
+
+
+def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """QA: -loadblock's rule for every kind of bad input: the readable prefix is imported,
+    a warning names where it stopped, and start-up goes on (no traceback, no exit)."""
+    from regtest.chain import write_chain
+    from regtest.params import NETWORK_MAGIC, chain_params, genesis_block
+    from rpc.startup import import_chain_file
+    from validator import Node
+
+    chain = node.proxy()
+    if chain.getblockcount() < 5:
+        chain.generatetoaddress(5, w(node, "").getnewaddress())
+    blocks = [parse_block(bytes.fromhex(chain.getblock(chain.getblockhash(h), 0)))
+              for h in range(1, 6)]
+    whole = tmp_path / "chain.dat"
+    write_chain(whole, blocks)
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(data[:-100])  # the last frame is cut short
+    bad = tmp_path / "bad.dat"
+    write_chain(bad, blocks[:3])
+    garbage = bytes(blocks[3].serialize()[:80]) + b"\xff"  # a header, then no transactions
+    bad.write_bytes(bad.read_bytes() + NETWORK_MAGIC + len(garbage).to_bytes(4, "little")
+                    + garbage)
+    flipped = tmp_path / "flipped.dat"
+    write_chain(flipped, blocks[:3])
+    raw = bytearray(blocks[3].serialize())
+    raw[36] ^= 1  # a bit of the merkle root
+    flipped.write_bytes(flipped.read_bytes() + NETWORK_MAGIC + len(raw).to_bytes(4, "little")
+                        + bytes(raw) + data[sum(8 + len(b.serialize()) for b in blocks[:4]):])
+    cases = ((whole, 5, None), (cut, 4, "unreadable past block 4"),
+             (flipped, 3, "rejected: bad-txnmrklroot: import stopped"),
+             (bad, 3, "block 4 is unreadable"), (tmp_path / "missing.dat", 0, "could not open"),
+             (tmp_path, 0, "could not open"))
+    for i, (path, height, warning) in enumerate(cases):
+        caplog.clear()
+        with Node.open(tmp_path / f"n{i}", genesis_block(), chain_params()) as fresh, \
+                caplog.at_level("INFO", logger="ctplugin.rpc"):
+            assert import_chain_file(fresh, str(path)) == height
+            assert fresh.tip.height == height
+        messages = [r.getMessage() for r in caplog.records]
+        assert messages[-1].startswith(f"imported {height} blocks from {path}; tip ")
+        if warning is not None:
+            assert any(warning in m for m in messages), messages

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gzip
 import http.client
 import ipaddress
 import json
@@ -214,6 +215,20 @@ def test_http_methods_paths_and_limits(node: NodeProcess) -> None:
     conn.endheaders()
     assert conn.getresponse().status == 413
     conn.close()
+
+
+def test_content_encoding_is_ignored(node: NodeProcess) -> None:
+    """QA: as bitcoind, a Content-Encoding header does not change how the body is read: a
+    plain body with ``gzip`` answers normally, a gzip body is not JSON (-32700), never a
+    plain-text 500 from a decompressor."""
+    for encoding in ("gzip", "deflate", "br"):
+        status, reply = call(node, {"method": "getblockcount", "id": 1},
+                             headers={"Content-Encoding": encoding})
+        assert (status, reply["result"]) == (200, 0)
+    status, headers, data = post(node, gzip.compress(b'{"method":"getblockcount","id":1}'),
+                                 headers={"Content-Encoding": "gzip"})
+    assert status == 500 and headers["content-type"] == "application/json"
+    assert json.loads(data)["error"] == {"code": -32700, "message": "Parse error"}
 
 
 def test_keep_alive(node: NodeProcess) -> None:

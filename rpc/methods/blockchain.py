@@ -3,6 +3,7 @@ new blocks, invalidate/reconsider."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -379,3 +380,56 @@ def invalidateblock(call: Call, blockhash: str) -> None:
                  "invalidateblock.")
 def reconsiderblock(call: Call, blockhash: str) -> None:
     _mark(call, blockhash, call.chain.reconsider_block)
+
+
+# --- Elements' sidechain and deployment reports ------------------------------------------------
+
+FEDPEG_SCRIPT = b"\x51"  # elementsregtest's default -fedpegscript (OP_TRUE): no peg-ins here
+PARENT_GENESIS_HASH = "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"
+MIN_PEG_DIFF = "7f" + "ff" * 31  # regtest parent's proof-of-work limit
+PEGIN_CONFIRMATION_DEPTH = 8  # Elements' DEFAULT_PEGIN_CONFIRMATION_DEPTH
+BURIED_DEPLOYMENTS = ("bip34", "bip66", "bip65", "csv", "segwit", "taproot")
+
+
+def _p2sh_p2wsh(script: bytes) -> bytes:
+    """OP_HASH160 <hash160(0 <sha256(script)>)> OP_EQUAL: the fedpeg program of a legacy
+    fedpegscript."""
+    redeem = b"\x00\x20" + hashlib.sha256(script).digest()
+    digest = hashlib.new("ripemd160", hashlib.sha256(redeem).digest()).digest()
+    return b"\xa9\x14" + digest + b"\x87"
+
+
+@rpc("blockchain", description="Returns an object containing various state info regarding "
+                               "sidechain functionality (this chain has the elementsregtest "
+                               "defaults and no peg-ins: OP_TRUE fedpegscript).",
+     locking=Locking.SELF)
+def getsidechaininfo(call: Call) -> dict[str, Any]:
+    program = _p2sh_p2wsh(FEDPEG_SCRIPT).hex()
+    return {
+        "fedpegscript": FEDPEG_SCRIPT.hex(),
+        "current_fedpeg_programs": [program],
+        "current_fedpegscripts": [FEDPEG_SCRIPT.hex()],
+        "pegged_asset": call.chain.params.policy_asset[::-1].hex(),
+        "min_peg_diff": MIN_PEG_DIFF,
+        "parent_blockhash": PARENT_GENESIS_HASH,
+        "parent_chain_has_pow": True,
+        "enforce_pak": False,
+        "pegin_confirmation_depth": PEGIN_CONFIRMATION_DEPTH,
+    }
+
+
+@rpc("blockchain", args=[optional("blockhash", Kind.STR, description="The block hash at which "
+                                  "to query deployment state", default_doc="hash of current "
+                                  "chain tip")],
+     description="Returns an object containing various state info regarding deployments of "
+                 "consensus changes (every rule of this chain is enforced from genesis: all "
+                 "buried).")
+def getdeploymentinfo(call: Call, blockhash: str | None) -> dict[str, Any]:
+    if blockhash is None:
+        height, block_hash = call.chain.tip.height, call.chain.tip.hash
+    else:
+        block_hash = parse_hash(blockhash, "blockhash")
+        height = _block_info(call, block_hash).height
+    return {"hash": block_hash[::-1].hex(), "height": height,
+            "deployments": {name: {"type": "buried", "active": True, "height": 0}
+                            for name in BURIED_DEPLOYMENTS}}

@@ -1,4 +1,5 @@
-"""Control and network calls: help, stop, uptime, getrpcinfo, echo, getnetworkinfo, ZMQ info."""
+"""Control and network calls: help, stop, uptime, getrpcinfo, echo, getnetworkinfo, the
+P2P calls a node without P2P answers (no peers), setmocktime, ZMQ info."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import time
 from typing import Any
 
 from rpc.context import Call
+from rpc.errors import RpcCode, RpcError
 from rpc.params import amount_json
-from rpc.registry import REGISTRY, Kind, Locking, optional, rpc
+from rpc.registry import REGISTRY, Kind, Locking, optional, required, rpc
 
 CLIENT_NAME = "ctplugin"
 CLIENT_VERSION = "0.1.0"
@@ -101,6 +103,35 @@ def getnetworkinfo(call: Call) -> dict[str, Any]:
         "localaddresses": [],
         "warnings": [],
     }
+
+
+@rpc("network", description="Returns data about each connected network peer (this node has no "
+                            "P2P: an empty list).", locking=Locking.SELF)
+def getpeerinfo(call: Call) -> list[dict[str, Any]]:
+    return []
+
+
+@rpc("network", description="Returns the number of connections to other nodes (0: no P2P).",
+     locking=Locking.SELF)
+def getconnectioncount(call: Call) -> int:
+    return 0
+
+
+MAX_MOCKTIME = 2**63 // 1_000_000_000  # Core: seconds that still fit in nanoseconds
+
+
+@rpc("hidden", args=[required("timestamp", Kind.INT, "Unix seconds timestamp, 0 to go back to "
+                              "the current time")],
+     description="Set the local time to given timestamp (-regtest only). New blocks from "
+                 "generatetoaddress, generateblock and getnewblockhex carry it (at least the "
+                 "median time past + 1).", hidden=True, locking=Locking.SELF)
+def setmocktime(call: Call, timestamp: int) -> None:
+    if timestamp < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, f"Mocktime cannot be negative: {timestamp}.")
+    if timestamp > MAX_MOCKTIME:
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       f"Mocktime must be in the range [0, {MAX_MOCKTIME}], not {timestamp}.")
+    call.node.mocktime = timestamp
 
 
 @rpc("zmq", description="Returns information about the active ZeroMQ notifications.",

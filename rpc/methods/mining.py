@@ -33,7 +33,7 @@ def _mine_one(call: Call, miner_script: bytes,
     if txs is None:
         txs, fees = select_transactions(list(chain.mempool.entries.values()),
                                         chain.params.policy_asset)
-    block = assemble_block(chain, txs, miner_script, fees=fees)
+    block = assemble_block(chain, txs, miner_script, fees=fees, now=call.node.now())
     result = chain.submit_block(block)
     if not result.accepted:
         raise RpcError(RpcCode.VERIFY_ERROR, f"TestBlockValidity failed: {result.bip22}")
@@ -111,7 +111,7 @@ def generateblock(call: Call, output: str, transactions: list[Any],
                                f"Transaction decode failed for {item}. Make sure the tx has at "
                                "least one input.") from None
         if not submit:
-            block = assemble_block(chain, txs, script)
+            block = assemble_block(chain, txs, script, now=call.node.now())
             return {"hash": block.header.hash_hex, "hex": block.serialize().hex()}
         block = _mine_one(call, script, txs)
     return {"hash": block.header.hash_hex}
@@ -144,7 +144,7 @@ def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
                    script_pubkey=OP_RETURN + push_data(parse_hex(item, "commit_data")))
              for item in commit_data or ()]
     txs, fees = select_transactions(entries, chain.params.policy_asset)
-    block = assemble_block(chain, txs, OP_TRUE_SCRIPT, extra, fees)
+    block = assemble_block(chain, txs, OP_TRUE_SCRIPT, extra, fees, now=call.node.now())
     return block.serialize().hex()
 
 
