@@ -318,11 +318,18 @@ def test_pending_contracts_lock_their_coins_until_cancelled(scenario: Scenario) 
     s.chain.sendrawtransaction(signed_raw["hex"])
     assert dave.getdlc(second["temporaryContractId"])["state"] == "funding-conflicted"
     assert dave.dlccancel(second["temporaryContractId"])["state"] == "cancelled"
-    # A signed offer cannot be withdrawn: the accepter holds what it needs to fund it.
-    contract = s.contract(refund_in=50)
-    with pytest.raises(JSONRPCException) as signed:
-        s.alice.dlccancel(contract["id"])
-    assert signed.value.error["code"] == -8
+    # A signed contract withdrawn by the offerer stays fundable by the accepter until one of
+    # its coins is spent; then the chain tells what it is.
+    tip = s.chain.getblockcount()
+    offered = s.alice.dlcoffer(CURVE, announcements, 2, 2, 1, tip + 50)
+    signed = s.alice.dlcsign(s.bob.dlcaccept(offered["offer"])["accept"])
+    assert s.alice.dlccancel(signed["contractId"])["state"] == "cancelled"
+    s.bob.dlcfund(signed["sign"])
+    s.mine()
+    assert s.alice.getdlc(signed["contractId"])["state"] == "funded"
+    with pytest.raises(JSONRPCException) as funded:  # once funded, nothing to withdraw
+        s.bob.dlccancel(signed["contractId"])
+    assert funded.value.error["code"] == -8
 
 
 def test_bad_calls_are_typed_errors(scenario: Scenario) -> None:

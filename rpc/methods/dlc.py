@@ -61,6 +61,7 @@ from regtest.wallet.dlc_store import (
     FUNDING_BROADCAST,
     FUNDING_CONFLICTED,
     OFFERED,
+    PENDING,
     SIGNED,
     ChainStatus,
     DlcBook,
@@ -428,20 +429,20 @@ def dlcrefund(call: Call, contract_id: str) -> dict[str, Any]:
 
 @rpc("dlc", wallet=True, locking=Locking.SELF,
      args=[required("contract_id", Kind.HEX, "The contract (or temporary contract) id")],
-     description="Withdraw a contract this wallet offered (not signed yet) or accepted (not "
-                 "funded yet): its coins are free for other spends again. A signed offer "
-                 "cannot be withdrawn this way (the accepter can broadcast the funding): "
-                 "spend one of its coins instead.",
+     description="Withdraw a contract whose funding is not out (offered, accepted, signed, or "
+                 "funding-conflicted): its coins are free for other spends again. A signed "
+                 "contract stays valid until one of those coins is spent: the accepter holds "
+                 "what it needs to broadcast the funding (listdlcs would then show it funded, "
+                 "and dlcexecute/dlcrefund still work).",
      result='{"temporaryContractId": "hex", "state": "cancelled"}')
 def dlccancel(call: Call, contract_id: str) -> dict[str, Any]:
     with _contracts(call.wallet) as book:
         record = _record(book, contract_id)
         state = book.status(record)["state"]
-        if record.state not in (OFFERED, ACCEPTED) or state not in (OFFERED, ACCEPTED,
-                                                                       FUNDING_CONFLICTED):
-            raise RpcError(RpcCode.INVALID_PARAMETER, f"The contract is {state}: only an "
-                                                      "offer not signed yet or an accept not "
-                                                      "funded yet can be withdrawn")
+        if record.state not in PENDING or state not in (*PENDING, FUNDING_CONFLICTED):
+            raise RpcError(RpcCode.INVALID_PARAMETER, f"The contract is {state}: only one "
+                                                      "whose funding is not out can be "
+                                                      "withdrawn")
         record.state = CANCELLED
         book.save(record)
     return {"temporaryContractId": record.temporary_id.hex(), "state": CANCELLED}
