@@ -15,6 +15,7 @@ resume).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -65,17 +66,61 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _unwritable(*paths: Path | None) -> str | None:
+    """A message for the first output file that cannot be written (checked before a replay
+    that may run for hours), or None."""
+    for path in paths:
+        if path is None:
+            continue
+        parent = path.parent
+        reason = None
+        if path.is_dir():
+            reason = "Is a directory"
+        elif not parent.is_dir():
+            reason = "No such file or directory"
+        elif not os.access(parent, os.W_OK | os.X_OK):
+            reason = "Permission denied"
+        if reason is not None:
+            return f"ctplugin replay: cannot write {path}: {reason}"
+    return None
+
+
+def _write_outputs(report: ReplayReport, args: argparse.Namespace) -> int:
+    """The --json / --plot files of a finished replay: 0, or 2 (with a message) if one
+    cannot be written after all."""
+    from replay.plot import plot_reports
+
+    try:
+        if args.json:
+            report.write_json(args.json)
+            print(f"wrote {args.json}")
+        if args.plot:
+            plot_reports([report], args.plot)
+            print(f"wrote {args.plot}")
+    except OSError as exc:
+        print(f"ctplugin replay: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from replay.plot import plot_reports
 
     if args.plot is None:
         parser.error("--compare needs --plot FILE.png")
+    if (message := _unwritable(args.plot)) is not None:
+        print(message, file=sys.stderr)
+        return 2
     try:
         reports = [ReplayReport.read_json(path) for path in args.compare]
     except ReportError as exc:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 2
-    plot_reports(reports, args.plot)
+    try:
+        plot_reports(reports, args.plot)
+    except OSError as exc:
+        print(f"ctplugin replay: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
     print(f"wrote {args.plot} ({len(reports)} reports)")
     return 0
 
@@ -90,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.window < 1 or (args.workers is not None and args.workers < 1) \
             or args.task_proofs < 1:
         parser.error("--window, --workers and --task-proofs must be positive")
+    if args.stop_at_height is not None and args.stop_at_height < 0:
+        parser.error("--stop-at-height must be 0 or more")
     if args.par < 0 or args.worker_par < 0:
         parser.error("--par and --worker-par are 0 (all cores) or more")
     if args.scheduler and args.mode != "dask":
@@ -101,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                           quiet=args.quiet, log_every=args.log_every,
                           task_proofs=args.task_proofs, par=args.par,
                           worker_par=args.worker_par)
+    if (message := _unwritable(args.json, args.plot)) is not None:
+        print(message, file=sys.stderr)
+        return 2
     from rich.console import Console
 
     from regtest.params import genesis_block
@@ -139,15 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(report.table())
     for line in report.summary():
         console.print(line, highlight=False, soft_wrap=True)
-    if args.json:
-        report.write_json(args.json)
-        print(f"wrote {args.json}")
-    if args.plot:
-        from replay.plot import plot_reports
-
-        plot_reports([report], args.plot)
-        print(f"wrote {args.plot}")
-    return status
+    return _write_outputs(report, args) or status
 
 
 if __name__ == "__main__":

@@ -116,6 +116,32 @@ def utxo_delta(block: Block) -> int:
     return created - spent
 
 
+def same_chain(source: BlockSource, engine: Engine,
+               chain_height: int | None) -> Iterator[SourceBlock]:
+    """The source's blocks from the data directory's tip + 1, after checking that the source's
+    block at the highest height both have (the tip, or the source's last block) is the data
+    directory's block there: resuming skips the source's blocks by height, so a data directory
+    of another chain must not be mistaken for a finished or half-done replay of this one.
+    ``SourceError`` if they differ."""
+    tip = engine.tip.height
+    height = tip if chain_height is None else max(0, min(tip, chain_height))
+    stream = source.blocks(height)
+    first = next(stream, None)
+    if first is not None:
+        theirs, ours = block_hash_hex(first.raw), engine.block_hash(first.height)
+        if ours is None or theirs != ours[::-1].hex():
+            mine = ours[::-1].hex() if ours is not None else "none"
+            raise SourceError(f"{source.description}: source block {first.height} {theirs} is "
+                              f"not this data directory's block {first.height} ({mine}): "
+                              "another chain? (use a fresh --datadir)")
+    if first is None or first.height < tip:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+        return iter(())
+    return stream
+
+
 class Timed:
     """Iterate ``blocks`` while adding the time spent waiting for each to a report's "read"."""
 
@@ -172,8 +198,9 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
                 began = time.perf_counter()
                 mode.restart_clock()
                 try:
+                    stream = same_chain(source, engine, chain_height)
                     if last is None or start <= last:
-                        blocks = prefetch(source.blocks(start), config.prefetch)
+                        blocks = prefetch(stream, config.prefetch)
                         for block in Timed(blocks, report, config.stop_at_height):
                             mode.feed(block)
                 except SourceError:

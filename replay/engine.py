@@ -85,6 +85,10 @@ class Engine(Closeable):
         assert tip is not None  # Node.open connects genesis into an empty chainstate
         return tip
 
+    def block_hash(self, height: int) -> bytes | None:
+        """The hash of this data directory's block at ``height`` (None above its tip)."""
+        return self.node.block_hash(height)
+
     def connect(self, raw: bytes) -> ConnectReport:
         """Every stage of one block, verified before it is connected (block mode);
         ``ValidationError`` / ``ParseError`` for a rejected block."""

@@ -20,7 +20,7 @@ from regtest.chain import make_block, write_chain
 from replay.cluster import DaskError
 from replay.driver import MODES, ReplayConfig, ReplayError, replay
 from replay.engine import Engine
-from replay.sources import BlocksDirSource, ChainFileSource
+from replay.sources import BlocksDirSource, ChainFileSource, SourceError
 from replay.workers import WorkerError
 from tests import replay_faults
 from tests.conftest import REPO, rebuild, with_output
@@ -94,6 +94,29 @@ def test_stop_at_height_then_resume_in_another_mode(
     assert first.height == 3 and (first.tip, first.utxo_set_hash) == reference[3]
     rest = replay(ChainFileSource(sources["chain file"]), tmp_path / "d", config("workers"))
     assert rest.start_height == 4 and (rest.tip, rest.utxo_set_hash) == reference[-1]
+
+
+def test_resuming_checks_the_data_directory_holds_the_sources_chain(
+        replay_blocks: list[bytes], sources: dict[str, Path], reference: list[tuple[str, str]],
+        tmp_path: Path) -> None:
+    """Resuming skips the source's blocks by height: a data directory of another chain is
+    named, whether the source is as long as it or shorter; a shorter source of the same chain
+    resumes to nothing."""
+    datadir = tmp_path / "d"
+    replay(ChainFileSource(sources["chain file"]), datadir, config("block"))
+    blocks = [parse_block(b) for b in replay_blocks]
+    other, _ = corrupt(blocks, "range")  # the same chain up to height 2, then another one
+    write_chain(tmp_path / "other.dat", [parse_block(b) for b in other])
+    write_chain(tmp_path / "other-short.dat", [parse_block(b) for b in other[:4]])
+    write_chain(tmp_path / "short.dat", blocks[:4])
+    for name, height in [("other.dat", len(reference) - 1), ("other-short.dat", 3)]:
+        with pytest.raises(SourceError, match=f"source block {height} "
+                                              f"{parse_block(other[height]).hash_hex} is not "
+                                              f"this data directory's block {height} "
+                                              rf"\({parse_block(replay_blocks[height]).hash_hex}\)"):
+            replay(ChainFileSource(tmp_path / name), datadir, config("window"))
+    again = replay(ChainFileSource(tmp_path / "short.dat"), datadir, config("block"))
+    assert again.blocks == 0 and (again.tip, again.utxo_set_hash) == reference[-1]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -116,6 +116,20 @@ def test_replay_errors_are_messages_with_exit_codes(tmp_path: Path, chain_100: P
     assert compared.returncode == 2 and "not a replay report: missing" in compared.stderr
     usage = ctplugin("replay", str(chain_100 / "c.dat"))
     assert usage.returncode == 2 and "--datadir" in usage.stderr
+    negative = ctplugin("replay", str(chain_100 / "c.dat"), "--datadir", str(tmp_path / "n"),
+                        "--stop-at-height", "-5")
+    assert negative.returncode == 2 and "--stop-at-height must be 0 or more" in negative.stderr
+    # outputs that cannot be written are named before anything is replayed
+    for option, target in [("--json", "a.json"), ("--plot", "a.png")]:
+        out = tmp_path / "no such dir" / target
+        unwritable = ctplugin("replay", str(chain_100 / "c.dat"), "--datadir",
+                              str(tmp_path / "u"), option, str(out))
+        assert unwritable.returncode == 2, unwritable.stderr
+        assert f"cannot write {out}: No such file or directory" in unwritable.stderr
+        assert "Traceback" not in unwritable.stderr and not (tmp_path / "u").exists()
+    compare_to = ctplugin("replay", "--compare", str(bad_compare), "--plot",
+                          str(tmp_path / "no such dir" / "x.png"))
+    assert compare_to.returncode == 2 and "cannot write" in compare_to.stderr
     data = bytearray((chain_100 / "c.dat").read_bytes())
     data[len(data) // 2] ^= 0xFF  # one flipped byte in the middle of the file
     (tmp_path / "flipped.dat").write_bytes(bytes(data))
