@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
 from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
-from ctplugin.elements.consensus import COIN
+from ctplugin.elements.consensus import COIN, MAX_BLOCK_WEIGHT
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import script_num, witness_commitment_script
 from ctplugin.errors import ParseError
@@ -171,6 +171,14 @@ def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
     return chain
 
 
+TRANSFER_TX_WEIGHT = 3316
+"""The weight of every transaction of ``build_transfer_chain`` (fixed-size proofs, signatures
+and scripts; a test checks it)."""
+MAX_TRANSFER_TXS = (MAX_BLOCK_WEIGHT - 4000) // TRANSFER_TX_WEIGHT
+"""The most transfer transactions a block holds (4000 weight units left for the header and the
+coinbase)."""
+
+
 def build_transfer_chain(n_blocks: int, txs_per_block: int,
                          progress: Progress | None = None, ramp: bool = False) -> ChainBuilder:
     """The replay benchmark's shape: block 1 fans the regtest coins out into
@@ -268,10 +276,26 @@ def _xor_key(text: str) -> bytes:
     return key
 
 
+def unwritable(path: str | os.PathLike[str] | None) -> str | None:
+    """Why a command could not create or replace the file or directory ``path`` (None if it
+    can, or for None): checked before long work whose result goes there."""
+    if path is None:
+        return None
+    target = Path(path)
+    parent = target.parent
+    if not parent.is_dir():
+        return "No such file or directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return "Permission denied"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ctplugin chain", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--blocks", type=int, default=6, help="blocks after genesis")
+    parser.add_argument("--blocks", type=int, default=6,
+                        help="blocks after genesis (transfers and ramp: after the funding "
+                             "block, which comes first)")
     parser.add_argument("--txs", type=int, default=4, help="wallet transactions per block")
     parser.add_argument("--shape", choices=["demo", "transfers", "ramp"], default="demo",
                         help="demo: payments between two wallets with an issuance and a "
@@ -294,6 +318,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give --out FILE and/or --blocks-dir DIR")
     if args.blocks < 1 or args.txs < 1:
         parser.error("--blocks and --txs must be positive")
+    if args.shape != "demo" and args.txs > MAX_TRANSFER_TXS:
+        parser.error(f"--txs {args.txs} exceeds the block weight limit: at most "
+                     f"{MAX_TRANSFER_TXS} transactions of the {args.shape} shape per block "
+                     f"({TRANSFER_TX_WEIGHT} weight units each)")
+    for target in (args.out, args.blocks_dir):
+        if (reason := unwritable(target)) is not None:
+            print(f"ctplugin chain: cannot write {target}: {reason}", file=sys.stderr)
+            return 2
 
     from rich.progress import (
         BarColumn,
@@ -318,17 +350,27 @@ def main(argv: list[str] | None = None) -> int:
         else:
             chain = build_transfer_chain(args.blocks, args.txs, progress=advance,
                                          ramp=args.shape == "ramp")
+    for height, block in enumerate(chain.blocks):
+        if block.weight > MAX_BLOCK_WEIGHT:  # never a chain our own validator rejects
+            print(f"ctplugin chain: block {height} would weigh {block.weight} > "
+                  f"{MAX_BLOCK_WEIGHT} (bad-blk-weight): use fewer --txs; nothing written",
+                  file=sys.stderr)
+            return 2
     n_txs = sum(len(b.transactions) for b in chain.blocks)
-    if args.out:
-        write_chain(args.out, chain.blocks)
-        print(f"wrote {len(chain.blocks)} blocks ({n_txs} transactions) to {args.out}")
-    if args.blocks_dir:
-        raw = [b.serialize() for b in chain.blocks]
-        if args.shuffle is not None:
-            raw = arrival_order(raw, args.shuffle)
-        files = write_blocks_dir(args.blocks_dir, raw, xor_key=args.xor_key)
-        print(f"wrote {len(raw)} blocks ({n_txs} transactions) to {args.blocks_dir} "
-              f"({len(files)} blk files, xor key {args.xor_key.hex()})")
+    try:
+        if args.out:
+            write_chain(args.out, chain.blocks)
+            print(f"wrote {len(chain.blocks)} blocks ({n_txs} transactions) to {args.out}")
+        if args.blocks_dir:
+            raw = [b.serialize() for b in chain.blocks]
+            if args.shuffle is not None:
+                raw = arrival_order(raw, args.shuffle)
+            files = write_blocks_dir(args.blocks_dir, raw, xor_key=args.xor_key)
+            print(f"wrote {len(raw)} blocks ({n_txs} transactions) to {args.blocks_dir} "
+                  f"({len(files)} blk files, xor key {args.xor_key.hex()})")
+    except OSError as exc:
+        print(f"ctplugin chain: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
     return 0
 
 

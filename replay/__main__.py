@@ -15,7 +15,6 @@ resume).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -69,17 +68,10 @@ def _parser() -> argparse.ArgumentParser:
 def _unwritable(*paths: Path | None) -> str | None:
     """A message for the first output file that cannot be written (checked before a replay
     that may run for hours), or None."""
+    from regtest.chain import unwritable
+
     for path in paths:
-        if path is None:
-            continue
-        parent = path.parent
-        reason = None
-        if path.is_dir():
-            reason = "Is a directory"
-        elif not parent.is_dir():
-            reason = "No such file or directory"
-        elif not os.access(parent, os.W_OK | os.X_OK):
-            reason = "Permission denied"
+        reason = "Is a directory" if path is not None and path.is_dir() else unwritable(path)
         if reason is not None:
             return f"ctplugin replay: cannot write {path}: {reason}"
     return None

@@ -7,9 +7,19 @@ from pathlib import Path
 import pytest
 
 from ctplugin.elements import parse_block
+from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT
 from ctplugin.elements.script import script_num
 from ctplugin.errors import ParseError
-from regtest.chain import ChainBuilder, build_demo_chain, read_chain, write_chain
+from regtest.chain import (
+    MAX_TRANSFER_TXS,
+    TRANSFER_TX_WEIGHT,
+    ChainBuilder,
+    build_demo_chain,
+    build_transfer_chain,
+    read_chain,
+    write_chain,
+)
+from regtest.chain import main as chain_main
 from regtest.params import (
     BLOCK_CHALLENGE,
     INITIAL_FREE_COINS,
@@ -68,3 +78,21 @@ def test_chain_file_round_trip_and_reproducibility(tmp_path: Path) -> None:
     with pytest.raises(ParseError):
         list(read_chain(tmp_path / "magic"))
     assert data.startswith(NETWORK_MAGIC)
+
+
+def test_transfer_transactions_weigh_what_the_chain_command_assumes(tmp_path: Path) -> None:
+    """``ctplugin chain`` bounds --txs for the transfer shapes by TRANSFER_TX_WEIGHT: every such
+    transaction weighs exactly that, so MAX_TRANSFER_TXS of them fit a block; one more is
+    refused before anything is built, and an unwritable --out before any proving."""
+    chain = build_transfer_chain(1, 3)
+    weights = {tx.weight for tx in chain.blocks[2].transactions[1:]}
+    assert weights == {TRANSFER_TX_WEIGHT}
+    coinbase_and_header = chain.blocks[2].weight - 3 * TRANSFER_TX_WEIGHT
+    assert MAX_TRANSFER_TXS * TRANSFER_TX_WEIGHT + coinbase_and_header <= MAX_BLOCK_WEIGHT
+    assert (MAX_TRANSFER_TXS + 1) * TRANSFER_TX_WEIGHT + coinbase_and_header > MAX_BLOCK_WEIGHT
+    with pytest.raises(SystemExit) as usage:
+        chain_main(["--shape", "transfers", "--txs", str(MAX_TRANSFER_TXS + 1), "--out",
+                    str(tmp_path / "big.dat"), "--quiet"])
+    assert usage.value.code == 2 and not (tmp_path / "big.dat").exists()
+    missing = tmp_path / "no such dir" / "c.dat"
+    assert chain_main(["--blocks", "2", "--out", str(missing), "--quiet"]) == 2
