@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     except SourceError as exc:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 2
+    for warning in getattr(source, "warnings", list)():
+        print(f"ctplugin replay: warning: {warning}", file=sys.stderr)
     status = 0
     report: ReplayReport | None
     try:

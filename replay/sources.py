@@ -177,6 +177,7 @@ class BlocksDirSource:
         self.bad: list[BadRecord] = []
         self.skipped_bytes = 0
         self.duplicates = 0
+        self.unconnected: list[bytes] = []  # indexed blocks whose ancestry misses a block
         self._scan()
         self.chain, self.orphans = self._best_chain()
 
@@ -282,7 +283,37 @@ class BlocksDirSource:
         while chain[-1] != self.genesis_hash:
             chain.append(self.index[chain[-1]].prev)
         chain.reverse()
+        self.unconnected = [h for h in self.index if h not in depth]
         return chain, len(self.index) - len(chain)
+
+    def warnings(self) -> list[str]:
+        """What the scan found that the replay will not connect, for the operator: blocks
+        that do not lead back to genesis (their first missing ancestor named: the directory is
+        incomplete), blocks on stale branches, unreadable or cut-short records (one right
+        after the tip is an error of ``blocks()`` instead)."""
+        out = []
+        if self.unconnected:
+            missing: dict[bytes, int] = {}
+            for block_hash in self.unconnected:
+                prev = self.index[block_hash].prev
+                while prev in self.index:
+                    prev = self.index[prev].prev
+                missing[prev] = missing.get(prev, 0) + 1
+            parents = ", ".join(p[::-1].hex() for p in list(missing)[:3])
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            out.append(f"{self.description}: {len(self.unconnected)} blocks do not connect to "
+                       f"genesis (missing parent {parents}{more}): they will not be replayed")
+        stale = self.orphans - len(self.unconnected)
+        if stale == 1:
+            out.append(f"{self.description}: 1 block on a stale branch is skipped")
+        elif stale:
+            out.append(f"{self.description}: {stale} blocks on stale branches are skipped")
+        tip = self.chain[-1]
+        for bad in self.bad:
+            if bad.prev_hash != tip:
+                out.append(f"{self.description}: {self.files[bad.file].name} offset "
+                           f"{bad.offset - RECORD_HEADER_SIZE} skipped: {bad.error}")
+        return out
 
     def last_height(self) -> int | None:
         return len(self.chain) - 1

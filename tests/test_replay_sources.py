@@ -109,7 +109,37 @@ def test_blocks_dir_skips_junk_and_duplicates_and_drops_stale_branches(
     source = BlocksDirSource(tmp_path, GENESIS)
     assert heights_and_raw(list(source.blocks(0))) == list(enumerate(replay_blocks))
     assert source.orphans == 1 and source.duplicates == 1
+    assert source.warnings() == [f"blocks directory {tmp_path}: 1 block on a stale branch is "
+                                 "skipped"]
     assert source.skipped_bytes >= 9
+
+
+def test_blocks_dir_warns_of_blocks_it_cannot_connect_and_cut_records(
+        tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    """Block 1 missing and a record cut short at the end of the file: the replay stops at
+    genesis, and the source says why — the blocks that do not connect (the missing parent
+    named) and where the cut record is."""
+    kept = [replay_blocks[0], *replay_blocks[2:]]
+    write_blocks_dir(tmp_path, kept, xor_key=bytes(8), chunk_size=1 << 12)
+    blk = tmp_path / block_file_name(0)
+    data = blk.read_bytes()
+    cut = replay_blocks[3]
+    blk.write_bytes(data + NETWORK_MAGIC + len(cut).to_bytes(4, "little") + cut[:len(cut) // 2])
+    source = BlocksDirSource(tmp_path, GENESIS)
+    assert source.last_height() == 0 and source.unconnected
+    missing = parse_block(replay_blocks[1]).hash_hex
+    warnings = source.warnings()
+    assert warnings[0].endswith(f"{len(kept) - 1} blocks do not connect to genesis (missing "
+                                f"parent {missing}): they will not be replayed")
+    assert warnings[1].endswith(f"{block_file_name(0)} offset {len(data)} skipped: record "
+                                f"length {len(cut)} out of range")
+    assert len(warnings) == 2
+    assert not _clean_warnings(tmp_path, replay_blocks)  # a complete directory: none
+
+
+def _clean_warnings(tmp_path: Path, replay_blocks: list[bytes]) -> list[str]:
+    write_blocks_dir(tmp_path / "clean", replay_blocks, xor_key=bytes(8))
+    return BlocksDirSource(tmp_path / "clean", GENESIS).warnings()
 
 
 def test_blocks_dir_tie_goes_to_the_first_seen_tip(tmp_path: Path,
