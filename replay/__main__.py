@@ -65,13 +65,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _unwritable(*paths: Path | None) -> str | None:
+def _unwritable(*paths: Path | None, datadir: Path | None = None) -> str | None:
     """A message for the first output file that cannot be written (checked before a replay
-    that may run for hours), or None."""
+    that may run for hours), or None. A missing directory that creating ``datadir`` makes
+    (``--datadir run/data --json run/r.json``) is fine."""
     from regtest.chain import unwritable
 
     for path in paths:
-        reason = "Is a directory" if path is not None and path.is_dir() else unwritable(path)
+        if path is None:
+            continue
+        target = path
+        if datadir is not None and not path.parent.is_dir() \
+                and datadir.absolute().is_relative_to(path.parent.absolute()):
+            target = path.parent  # made with the data directory: its own parent must be
+            while not target.parent.is_dir() and target.parent != target:
+                target = target.parent
+        reason = "Is a directory" if path.is_dir() else unwritable(target)
         if reason is not None:
             return f"ctplugin replay: cannot write {path}: {reason}"
     return None
@@ -140,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                           quiet=args.quiet, log_every=args.log_every,
                           task_proofs=args.task_proofs, par=args.par,
                           worker_par=args.worker_par)
-    if (message := _unwritable(args.json, args.plot)) is not None:
+    if (message := _unwritable(args.json, args.plot, datadir=args.datadir)) is not None:
         print(message, file=sys.stderr)
         return 2
     from rich.console import Console

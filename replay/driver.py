@@ -183,7 +183,8 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
         progress = ReplayProgress(quiet=config.quiet, enabled=config.show_progress,
                                   first_height=start, last_height=last,
                                   chain_height=chain_height,
-                                  start_tx=1 if start == 1 else 0,  # genesis: one tx
+                                  start_tx=engine.chain_transactions(),
+                                  cache_mib=engine.coins_cache_mib,
                                   utxos=utxos, log_every=config.log_every)
         previous_par = kernel.set_threads(config.par)
         report.kernel_threads = kernel.threads()

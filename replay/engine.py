@@ -89,6 +89,20 @@ class Engine(Closeable):
         """The hash of this data directory's block at ``height`` (None above its tip)."""
         return self.node.block_hash(height)
 
+    def chain_transactions(self) -> int:
+        """Transactions in the active chain up to the tip (Core's nChainTx)."""
+        node = self.node
+        total = 0
+        for height in range(self.tip.height + 1):
+            block_hash = node.block_hash(height)
+            info = node.block_info(block_hash) if block_hash is not None else None
+            total += info.n_tx if info is not None else 0
+        return total
+
+    def coins_cache_mib(self) -> float:
+        """The coins cache's estimated memory use (Core's UpdateTip ``cache=``)."""
+        return self.node.stats().coins_cache_bytes / (1 << 20)
+
     def connect(self, raw: bytes) -> ConnectReport:
         """Every stage of one block, verified before it is connected (block mode);
         ``ValidationError`` / ``ParseError`` for a rejected block."""

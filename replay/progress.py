@@ -5,9 +5,9 @@
       date='<ISO-8601 block time>' progress=<0..1> cache=<MiB>MiB(<n>txo)
 
 On our signed-block chain every block adds one unit of work (Elements' GetBlockProof for
-signed blocks), so ``log2_work`` = log2(height + 1). ``tx`` counts the transactions connected
-since genesis when the replay started from genesis, else since the replay's start height;
-``cache`` is this process's peak resident memory and the UTXO count.
+signed blocks), so ``log2_work`` = log2(height + 1). As in Core, ``tx`` is the chain's
+transaction count up to that block (nChainTx, a resumed replay included) and ``cache`` the coins
+cache's memory use, with the UTXO count.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import math
 import resource
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TextIO
@@ -49,13 +50,14 @@ class TipInfo:
     utxo_delta: int
 
 
-def update_tip_line(tip: TipInfo, total_tx: int, progress: float, utxos: int | None) -> str:
+def update_tip_line(tip: TipInfo, total_tx: int, progress: float, utxos: int | None,
+                    cache_mib: float) -> str:
     date = datetime.fromtimestamp(tip.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     txo = f"({utxos}txo)" if utxos is not None else ""
     return (f"UpdateTip: new best={tip.hash_hex} height={tip.height} "
             f"version=0x{tip.version:08x} log2_work={math.log2(tip.height + 1):.6f} "
             f"tx={total_tx} date='{date}' progress={progress:.6f} "
-            f"cache={peak_rss_mib():.1f}MiB{txo}")
+            f"cache={cache_mib:.1f}MiB{txo}")
 
 
 class ReplayProgress:
@@ -65,13 +67,15 @@ class ReplayProgress:
                  enabled: bool = True,
                  chain_height: int | None = None, start_tx: int = 0,
                  utxos: int | None = None, log_every: float = 1.0,
+                 cache_mib: Callable[[], float] | None = None,
                  stream: TextIO | None = None, console: Console | None = None) -> None:
         self.quiet = quiet
         self.enabled = enabled
         self.first_height = first_height
         self.last_height = last_height  # where this replay stops (the bar's end)
         self.chain_height = chain_height if chain_height is not None else last_height
-        self.total_tx = start_tx
+        self.total_tx = start_tx  # the chain's transactions up to the tip (nChainTx)
+        self.cache_mib = cache_mib if cache_mib is not None else peak_rss_mib
         self.utxos = utxos
         self.log_every = log_every
         self.stream = stream if stream is not None else sys.stderr
@@ -132,8 +136,8 @@ class ReplayProgress:
         self._pending = None
         # Core's progress: the share of the source's chain connected so far.
         progress = min(tip.height / self.chain_height, 1.0) if self.chain_height else 1.0
-        print(update_tip_line(tip, self.total_tx, progress, self.utxos), file=self.stream,
-              flush=True)
+        print(update_tip_line(tip, self.total_tx, progress, self.utxos, self.cache_mib()),
+              file=self.stream, flush=True)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from ctplugin.elements import parse_block
+from regtest.chain import read_chain
 from tests.conftest import REPO
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -83,7 +85,7 @@ def test_replay_of_100_blocks_shows_progress_and_writes_json_and_png(chain_100: 
 
 def test_quiet_replay_of_a_blocks_dir_logs_update_tip_lines_and_compare_plots(
         chain_100: Path) -> None:
-    out = chain_100 / "quiet"
+    out = chain_100 / "quiet"  # created with the data directory inside it
     first = ctplugin("replay", str(chain_100 / "blocks"), "--datadir", str(out / "a"),
                      "--quiet", "--log-every", "0", "--stop-at-height", "40", "--json",
                      str(out / "a.json"))
@@ -93,6 +95,14 @@ def test_quiet_replay_of_a_blocks_dir_logs_update_tip_lines_and_compare_plots(
     assert "height=40 " in lines[-1] and "progress=0.400000" in lines[-1]
     assert "version=0x20000000" in lines[-1] and "log2_work=" in lines[-1]
     assert "date='2023-" in lines[-1] and "MiB(" in lines[-1] and "━" not in first.stderr
+    # tx= is the chain's count up to the block (Core's nChainTx), also after resuming
+    n_tx = [len(parse_block(raw).transactions) for raw in read_chain(chain_100 / "c.dat")]
+    assert f" tx={sum(n_tx[:41])} " in lines[-1]
+    resumed = ctplugin("replay", str(chain_100 / "blocks"), "--datadir", str(out / "a"),
+                       "--quiet", "--log-every", "0", "--stop-at-height", "45")
+    lines = [line for line in resumed.stderr.splitlines() if line.startswith("UpdateTip:")]
+    assert len(lines) == 5 and "height=45 " in lines[-1]
+    assert f" tx={sum(n_tx[:46])} " in lines[-1]
     second = ctplugin("replay", str(chain_100 / "c.dat"), "--datadir", str(out / "b"),
                       "--mode", "window", "--window", "5", "--quiet", "--json",
                       str(out / "b.json"))
