@@ -29,7 +29,7 @@ from ctplugin.script.sigops import MAX_STANDARD_TX_SIGOPS_COST, transaction_sigo
 from validator import reasons
 from validator.block import CacheKeys, KnownTransaction, cache_keys, check_items
 from validator.coins import decode_txout, encode_txout
-from validator.rules import SpentOutput, check_transaction, plan_amounts
+from validator.rules import AmountPlan, SpentOutput, check_transaction, plan_amounts
 from validator.scripts import (
     BLOCK_FLAGS,
     MEMPOOL_FLAGS,
@@ -131,6 +131,8 @@ class Mempool:
             raise _without_tx_index(exc) from None
 
     def _accept(self, tx: Transaction, add: bool) -> MempoolEntry:
+        """The checks in Core's order: the transaction alone, its place among the pool's and the
+        chain's, the spent outputs, finality, then its proofs and scripts (one batch)."""
         check_transaction(tx, 0)
         if tx.is_coinbase:
             raise ValidationError(reasons.COINBASE, detail="coinbase is only valid in a block")
@@ -144,6 +146,34 @@ class Mempool:
         tip = self.chainstate.best_block()
         height = (tip.height + 1) if tip is not None else 0
         outpoints = [Outpoint.trusted(t.prevout_hash, t.prevout_index) for t in tx.inputs]
+        spent, spent_bytes, coin_heights = self._spent_outputs(outpoints, height)
+        # finality for the next block: time locks against the clock (no median time past here)
+        check_final(tx, None, height, int(time.time()), reason=reasons.NON_FINAL)
+        check_sequence_locks(tx, None, coin_heights, height, reason=reasons.NON_BIP68_FINAL)
+        plan, keys, sigops, counts = self._verify(tx, spent)
+        if not add:
+            return MempoolEntry(tx, plan.fees, *counts)
+        script_key = balance_key = None
+        if self.cache is not None and keys is not None:
+            # the script entry under the block flags: valid under the (stricter) policy flags
+            # means valid under the block's, which is what connecting the block will look up
+            script_key = script_cache_key(self.cache, tx, BLOCK_FLAGS)
+            balance_key = self.cache.balance_key(tx.wtxid, spent_bytes)
+            range_keys, check_keys = keys
+            self.cache.insert_many([*range_keys, *check_keys, script_key, balance_key])
+        known = KnownTransaction.of(tx, plan, outpoints, sigops, height, keys, script_key,
+                                    balance_key)
+        entry = MempoolEntry(tx, plan.fees, *counts, known, time.time())
+        self.entries[txid] = entry
+        for outpoint in outpoints:
+            self.spent_by[outpoint] = txid
+        return entry
+
+    def _spent_outputs(self, outpoints: list[Outpoint], height: int
+                       ) -> tuple[list[SpentOutput], list[bytes], list[int]]:
+        """The outputs ``outpoints`` spend — from the pool's transactions or the UTXO set — as
+        (outputs, their bytes as the UTXO set stores them (the balance cache key), their
+        heights (an unconfirmed parent counts at the next block's ``height``))."""
         for n, outpoint in enumerate(outpoints):
             if outpoint in self.spent_by:
                 raise ValidationError(reasons.TXN_MEMPOOL_CONFLICT, input_index=n,
@@ -151,8 +181,8 @@ class Mempool:
         from_db = self.chainstate.get_many(
             o for o in outpoints if o.txid not in self.entries)
         spent: list[SpentOutput] = []
-        spent_bytes: list[bytes] = []  # as the UTXO set stores them (the balance cache key)
-        coin_heights: list[int] = []  # unconfirmed parents count at the next block's height
+        spent_bytes: list[bytes] = []
+        coin_heights: list[int] = []
         for n, outpoint in enumerate(outpoints):
             parent = self.entries.get(outpoint.txid)
             if parent is not None:
@@ -171,21 +201,22 @@ class Mempool:
             spent.append(decode_txout(coin.txout))
             spent_bytes.append(coin.txout)
             coin_heights.append(coin.height)
-        # finality for the next block: time locks against the clock (no median time past here)
-        check_final(tx, None, height, int(time.time()), reason=reasons.NON_FINAL)
-        check_sequence_locks(tx, None, coin_heights, height, reason=reasons.NON_BIP68_FINAL)
+        return spent, spent_bytes, coin_heights
 
+    def _verify(self, tx: Transaction, spent: list[SpentOutput]
+                ) -> tuple[AmountPlan, CacheKeys | None, int, tuple[int, int, int, int]]:
+        """Every proof of ``tx`` the proof cache does not hold, its balance and its scripts
+        (under the policy flags), verified in one batch. Returns the plan, its cache keys (None
+        without a cache), its sigop cost and the counts: range proofs verified / cached,
+        surjection proofs verified / cached."""
         plan = plan_amounts(tx, 0, spent, self.params.policy_asset, self.params.range_proofs)
-        cache = self.cache
-        keys: CacheKeys | None = None
         checks = check_items(plan)
-        if cache is None:
-            range_keys: list[bytes] = []
-            check_keys: list[bytes] = []
-            to_verify = list(plan.ranges)
-            checks_to_verify = list(checks)
+        cache = self.cache
+        keys = None if cache is None else cache_keys(cache, plan)
+        if cache is None or keys is None:
+            to_verify, checks_to_verify = list(plan.ranges), list(checks)
         else:
-            keys = range_keys, check_keys = cache_keys(cache, plan)
+            range_keys, check_keys = keys
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
             checks_to_verify = [c for c, k in zip(checks, check_keys) if k not in cache]
         # scripts under the policy flags; their signatures join this transaction's batch
@@ -201,24 +232,8 @@ class Mempool:
         n_ranges = len(plan.ranges) + len(plan.borromeans)
         n_range_verified = len(to_verify) + sum(c.family == "borromean" for c in checks_to_verify)
         n_surj_verified = len(checks_to_verify) - (n_range_verified - len(to_verify))
-        counts = (n_range_verified, n_ranges - n_range_verified, n_surj_verified,
-                  len(plan.surjections) - n_surj_verified)
-        if not add:
-            return MempoolEntry(tx, plan.fees, *counts)
-        script_key = balance_key = None
-        if cache is not None:
-            # the script entry under the block flags: valid under the (stricter) policy flags
-            # means valid under the block's, which is what connecting the block will look up
-            script_key = script_cache_key(cache, tx, BLOCK_FLAGS)
-            balance_key = cache.balance_key(tx.wtxid, spent_bytes)
-            cache.insert_many([*range_keys, *check_keys, script_key, balance_key])
-        known = KnownTransaction.of(tx, plan, outpoints, sigops, height, keys, script_key,
-                                    balance_key)
-        entry = MempoolEntry(tx, plan.fees, *counts, known, time.time())
-        self.entries[txid] = entry
-        for outpoint in outpoints:
-            self.spent_by[outpoint] = txid
-        return entry
+        return plan, keys, sigops, (n_range_verified, n_ranges - n_range_verified, n_surj_verified,
+                            len(plan.surjections) - n_surj_verified)
 
     def known_transaction(self, tx: Transaction) -> KnownTransaction | None:
         """What acceptance computed for this very transaction (same wtxid), for block
