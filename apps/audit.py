@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ctplugin.elements import Transaction, TxOut, parse_block, parse_transaction
+from ctplugin.elements.consensus import COIN
 from ctplugin.errors import CtpluginError, ParseError
+from harness.elements_vectors import vector_entries
 from replay.sources import RpcClient, SourceError, read_cookie
 from validator import TransactionAudit, audit_transactions
 
@@ -110,29 +112,22 @@ def _parsed(parse: Any, raw: bytes, where: str) -> Any:
 
 
 def _vectors(data: object) -> list[Transaction]:
-    if not isinstance(data, dict):
-        raise AuditInputError("a vectors file is a JSON object with 'transactions' or 'blocks'")
-    if "transactions" in data:
-        txs: list[Transaction] = []
-        for n, entry in enumerate(_entries(data, "transactions", "transaction")):
-            where = f"transaction {n}"
-            tx = _parsed(parse_transaction, _hex(_field(entry, "hex", where), f"{where}: hex"),
-                         where)
+    try:
+        key, entries = vector_entries(data)
+    except ValueError as exc:
+        raise AuditInputError(str(exc)) from None
+    txs: list[Transaction] = []
+    for n, entry in enumerate(entries):
+        raw = bytes.fromhex(entry["hex"])
+        if key == "transactions":
+            tx = _parsed(parse_transaction, raw, f"transaction {n}")
             sources = entry.get("sources", [])
             _SOURCES[tx.txid] = [s for s in sources if isinstance(s, dict)] \
                 if isinstance(sources, list) else []
             txs.append(tx)
-        return txs
-    if "blocks" in data:
-        txs = []
-        for n, entry in enumerate(_entries(data, "blocks", "block")):
-            if entry.get("kind", "block") == "block":
-                where = f"block {n}"
-                block = _parsed(parse_block, _hex(_field(entry, "hex", where), f"{where}: hex"),
-                                where)
-                txs.extend(block.transactions)
-        return txs
-    raise AuditInputError("a vectors file has 'transactions' or 'blocks'")
+        elif entry.get("kind", "block") == "block":
+            txs.extend(_parsed(parse_block, raw, f"block {n}").transactions)
+    return txs
 
 
 def _json(data: bytes | str) -> Any:
@@ -216,7 +211,7 @@ def _prevout_record(record: dict[str, Any], txs: list[Transaction], where: str
         if isinstance(amount, bool) or not isinstance(amount, int | float | str):
             raise AuditInputError(f"{where}: amount_btc is not a number")
         try:
-            value = round(float(amount) * 100_000_000)
+            value = round(float(amount) * COIN)
         except (ValueError, OverflowError):
             raise AuditInputError(f"{where}: amount_btc is not a number") from None
     try:

@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ok = bulletproof_vectors.check(data, lambda line: print(line, flush=True))
     except (CtpluginError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        print(f"malformed vectors file {args.file}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        kind = "" if type(exc) is ValueError else f"{type(exc).__name__}: "
+        print(f"malformed vectors file {args.file}: {kind}{exc}", file=sys.stderr)
         return 2
     print("all cases match" if ok else "MISMATCHES", flush=True)
     return 0 if ok else 1

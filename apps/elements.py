@@ -41,10 +41,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     try:
-        count, problems = elements_vectors.check(json.loads(args.file.read_text()),
-                                                 str(args.file))
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"cannot check {args.file}: {exc}", file=sys.stderr)
+        data = json.loads(args.file.read_bytes())
+    except OSError as exc:
+        print(f"cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError
+        print(f"cannot read {args.file}: not JSON: {exc}", file=sys.stderr)
+        return 2
+    try:
+        count, problems = elements_vectors.check(data, str(args.file))
+    except ValueError as exc:
+        print(f"malformed vectors file {args.file}: {exc}", file=sys.stderr)
         return 2
     for line in problems:
         print(f"FAIL {line}")

@@ -169,7 +169,11 @@ def _quirk_checks(case: Case) -> Iterator[Check]:
 def check(data: dict[str, Any], say: Callable[[str], None]) -> bool:
     """Run every case of a vectors document, one ``PASS``/``FAIL`` verdict line per check to
     ``say``; True iff everything matches. Malformed documents raise KeyError / TypeError /
-    ValueError / CtpluginError."""
+    ValueError / CtpluginError; a document without a single case (a ``valid``, ``invalid``
+    or ``quirks`` list of them) is malformed too, never a pass."""
+    if not isinstance(data, dict) or not any(
+            isinstance(data.get(k), list) and data[k] for k in ("valid", "invalid", "quirks")):
+        raise ValueError("no Bulletproof cases (a 'valid', 'invalid' or 'quirks' list)")
     all_ok = True
 
     def report(name: str, ok: bool, detail: str) -> None:

@@ -23,8 +23,41 @@ from ctplugin.elements.model import (
 from ctplugin.errors import ParseError
 
 
+def vector_entries(data: object) -> tuple[str, list[dict[str, Any]]]:
+    """("transactions" or "blocks", the entries) of a vectors document, each entry an object
+    with a ``hex`` string; ``ValueError`` naming what is malformed otherwise."""
+    if not isinstance(data, dict):
+        raise ValueError("a vectors file is a JSON object with 'transactions' or 'blocks'")
+    key = next((k for k in ("transactions", "blocks") if k in data), None)
+    if key is None:
+        raise ValueError("neither a 'transactions' nor a 'blocks' vectors file")
+    entries = data[key]
+    if not isinstance(entries, list):
+        raise ValueError(f"{key} must be a list")
+    what = key[:-1]
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"{what} {i} is not an object")
+        if not isinstance(entry.get("hex"), str):
+            raise ValueError(f"{what} {i}: hex must be a hex string")
+        try:
+            bytes.fromhex(entry["hex"])
+        except ValueError:
+            raise ValueError(f"{what} {i}: hex is not hex") from None
+    return key, entries
+
+
+def _object(entry: dict[str, Any], key: str) -> dict[str, Any]:
+    value = entry.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _expected(entry: dict[str, Any], key: str) -> str | None:
-    return entry.get(f"expected_{key}") or entry.get("computed", {}).get(key)
+    return entry.get(f"expected_{key}") or _object(entry, "computed").get(key)
+
+
+def _block_name(entry: dict[str, Any], index: int) -> str:
+    return str(entry.get("id") or _object(entry, "source").get("locator") or f"block {index}")
 
 
 def check_transaction_entry(entry: dict[str, Any]) -> list[str]:
@@ -45,7 +78,7 @@ def check_transaction_entry(entry: dict[str, Any]) -> list[str]:
 
 
 def check_block_entry(entry: dict[str, Any], index: int) -> list[str]:
-    name = entry.get("id") or entry.get("source", {}).get("locator") or f"block {index}"
+    name = _block_name(entry, index)
     raw = bytes.fromhex(entry["hex"])
     try:
         if entry.get("kind") == "block_header":
@@ -59,11 +92,11 @@ def check_block_entry(entry: dict[str, Any], index: int) -> list[str]:
     problems = []
     if (block.serialize() if block else header.serialize()) != raw:
         problems.append(f"{name}: re-serialization differs")
-    for want in {entry.get("expected_block_hash"), entry.get("computed", {}).get("hash")} - {None}:
+    for want in {entry.get("expected_block_hash"), _object(entry, "computed").get("hash")} - {None}:
         if header.hash_hex != want:
             problems.append(f"{name}: block hash {header.hash_hex} != expected {want}")
     if block is not None:
-        txids = entry.get("computed", {}).get("txids")
+        txids = _object(entry, "computed").get("txids")
         if txids is not None and [t.txid_hex for t in block.transactions] != txids:
             problems.append(f"{name}: txids differ")
         if not block.merkle_root_matches():
@@ -93,30 +126,27 @@ def _parsed(entries: list[dict[str, Any]], blocks: bool) -> list[tuple[str, Tran
                 named.append((entry.get("id", "?"), parse_transaction(bytes.fromhex(entry["hex"]))))
             elif entry.get("kind") != "block_header":
                 block = parse_block(bytes.fromhex(entry["hex"]))
-                name = entry.get("id") or entry.get("source", {}).get("locator") or f"block {i}"
+                name = _block_name(entry, i)
                 named += [(f"{name} tx {t}", tx) for t, tx in enumerate(block.transactions)]
         except ParseError:
             continue  # reported by the entry checks
     return named
 
 
-def check(data: dict[str, Any], name: str = "vectors") -> tuple[int, list[str]]:
+def check(data: object, name: str = "vectors") -> tuple[int, list[str]]:
     """(number of entries checked, failures) for a transactions or blocks vectors document.
-    Malformed entries raise KeyError / ValueError."""
+    A malformed document raises ValueError (``vector_entries``)."""
     problems: list[str] = []
-    if "transactions" in data:
-        entries = data["transactions"]
+    key, entries = vector_entries(data)
+    if key == "transactions":
         for entry in entries:
             problems += check_transaction_entry(entry)
-    elif "blocks" in data:
-        entries = data["blocks"]
+    else:
         for i, entry in enumerate(entries):
             problems += check_block_entry(entry, i)
-    else:
-        raise ValueError(f"{name}: neither a 'transactions' nor a 'blocks' vectors file")
     if not entries:
         problems.append(f"{name}: no entries")
-    problems += check_range_proofs(_parsed(entries, "blocks" in data))
+    problems += check_range_proofs(_parsed(entries, key == "blocks"))
     return len(entries), problems
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -394,3 +395,18 @@ def test_proof_error_reasons_are_stable() -> None:
         with pytest.raises(ProofError) as info:
             call()
         assert info.value.reason == reason, (reason, info.value)
+
+
+@pytest.mark.parametrize("document", ['{"transactions": 5}', '{"cases": [{"x": 1}]}', "[]",
+                                      '{"valid": [], "generators": {}}'])
+def test_cli_a_file_without_cases_is_malformed(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str],
+                                               document: str) -> None:
+    """A wrong file never looks like a pass (QA: "all cases match", exit 0, for a file with no
+    Bulletproof case at all)."""
+    path = tmp_path / "f.json"
+    path.write_text(document)
+    assert main(["check", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert f"malformed vectors file {path}: no Bulletproof cases" in captured.err
+    assert "all cases match" not in captured.out and "PASS" not in captured.out

@@ -233,3 +233,26 @@ def test_a_bulletproof_is_not_read_as_a_borromean_header() -> None:
         assert vout["valuecommitment"] == tx.outputs[0].value.hex()
     both = frozenset({RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN})
     assert range_proof_kind(proof[:-1], both) == RANGE_PROOF_BORROMEAN
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ('{"transactions": 5}', "transactions must be a list"),
+    ('{"blocks": [5]}', "block 0 is not an object"),
+    ('{"transactions": [{"id": "x"}]}', "transaction 0: hex must be a hex string"),
+    ('{"transactions": [{"hex": "0g"}]}', "transaction 0: hex is not hex"),
+    ("[1]", "a vectors file is a JSON object"),
+    ('{"neither": 1}', "neither a 'transactions' nor a 'blocks' vectors file"),
+    ('{"transactions": [', "not JSON"),
+])
+def test_cli_check_malformed_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          document: str, message: str) -> None:
+    """A malformed vectors file is named as such, exit 2 (QA: a TypeError traceback, exit 1)."""
+    path = tmp_path / "f.json"
+    path.write_text(document)
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"malformed vectors file {path}: ") or "not JSON" in err, err
+    assert message in err and "Traceback" not in err
+    path.write_text('{"blocks": [{"hex": "00", "source": 5, "computed": []}]}')
+    assert main(["check", str(path)]) == 1  # a block that does not parse: a failure, no crash
+    assert "parse error" in capsys.readouterr().out
