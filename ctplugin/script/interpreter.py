@@ -43,6 +43,7 @@ from ctplugin.script.taproot import (
     leaf_hash,
     tweak_hash,
 )
+from ctplugin.serialize import compact_size, var_bytes
 
 E = ScriptErrorCode
 
@@ -123,9 +124,7 @@ def _hash(op: int, data: bytes) -> bytes:
 
 def serialized_stack_size(stack: tuple[bytes, ...] | list[bytes]) -> int:
     """GetSerializeSize of a witness stack (compact sizes plus the items)."""
-    def cs(n: int) -> int:
-        return 1 if n < 0xFD else 3 if n <= 0xFFFF else 5
-    return cs(len(stack)) + sum(cs(len(item)) + len(item) for item in stack)
+    return len(compact_size(len(stack))) + sum(len(var_bytes(item)) for item in stack)
 
 
 class _Machine:

@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctplugin.elements import Transaction
+from ctplugin.elements.consensus import WITNESS_SCALE_FACTOR
 from ctplugin.elements.script import next_op
+from ctplugin.script.interpreter import MAX_PUBKEYS_PER_MULTISIG
 from ctplugin.script.sighash import SpentOutput
 
 MAX_BLOCK_SIGOPS_COST = 80_000
 MAX_STANDARD_TX_SIGOPS_COST = MAX_BLOCK_SIGOPS_COST // 5
-WITNESS_SCALE_FACTOR = 4
-MAX_PUBKEYS_PER_MULTISIG = 20
 
 _ONE_SIGOP = frozenset((0xAC, 0xAD, 0xC1, 0xC2))  # CHECKSIG(VERIFY), CHECKSIGFROMSTACK(VERIFY)
 _MULTISIG = frozenset((0xAE, 0xAF))
