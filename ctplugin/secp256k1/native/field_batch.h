@@ -52,17 +52,22 @@ FE_IFMA static inline void fe8_carry_(__m512i t[5], __m512i *top) {
 }
 
 /* Limbs below 2^63 to limbs below 2^52, the same value mod p: a carry pass (its top < 2^12, so
- * top·R < 2^52 folds back in one multiply-add), a second pass (top is 0, or 1 with l_1..l_4
- * small), one more fold and the carry out of limb 0. */
+ * top·R < 2^49 folds back into l_0 in one multiply-add); then, only when some lane's l_0 reached
+ * 2^52 by that fold (rare: the fold adds at most 2^49, far less for product and difference
+ * inputs), a second pass (top is 0, or 1 with l_1..l_4 small), one more fold and the carry out of
+ * limb 0.  Skipping the second pass when no l_0 overflowed gives the same limbs it would (all its
+ * carries are zero then), so the result never depends on the branch. */
 FE_IFMA static inline void fe8_norm_(fe8 *r, __m512i t[5]) {
     const __m512i m = _mm512_set1_epi64((long long)FE52_MASK), R = _mm512_set1_epi64((long long)FE52_R);
     __m512i top;
     fe8_carry_(t, &top);
     t[0] = _mm512_madd52lo_epu64(t[0], top, R);
-    fe8_carry_(t, &top);
-    t[0] = _mm512_madd52lo_epu64(t[0], top, R);
-    t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
-    t[0] = _mm512_and_si512(t[0], m);
+    if (UNLIKELY(_mm512_test_epi64_mask(t[0], _mm512_set1_epi64((long long)~FE52_MASK)))) {
+        fe8_carry_(t, &top);
+        t[0] = _mm512_madd52lo_epu64(t[0], top, R);
+        t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
+        t[0] = _mm512_and_si512(t[0], m);
+    }
     for (int k = 0; k < 5; k++) r->l[k] = t[k];
 }
 
