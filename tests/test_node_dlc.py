@@ -82,7 +82,7 @@ class Scenario:
         accept = self.bob.dlcaccept(offer["offer"])
         sign = self.alice.dlcsign(accept["accept"])
         funded = self.bob.dlcfund(sign["sign"])
-        assert funded["contractId"] == sign["contractId"]
+        assert funded["contractId"] == sign["contractId"] == accept["contractId"]
         assert funded["fundingTxid"] in self.chain.getrawmempool()
         for wallet in (self.alice, self.bob):
             assert wallet.getdlc(sign["contractId"])["state"] == "funding-broadcast"

@@ -61,6 +61,8 @@ class DlcRecord:
     sign: SignDlc | None = None
     funding_txid: bytes | None = None
     closing_txid: bytes | None = None
+    contract_id: bytes | None = None
+    """Known once the funding transaction is (the accepter's accept, the offerer's sign)."""
     closing_type: str | None = None
     """"cet" or "refund"."""
     outcome: list[str] = field(default_factory=list)
@@ -82,6 +84,7 @@ class DlcRecord:
             "sign": messages.sign_json(self.sign) if self.sign else None,
             "funding": self.funding_txid.hex() if self.funding_txid else None,
             "closing": self.closing_txid.hex() if self.closing_txid else None,
+            "contractId": self.contract_id.hex() if self.contract_id else None,
             "closingType": self.closing_type, "outcome": self.outcome,
             "payouts": self.payouts}
         return json.dumps(record, separators=(",", ":")).encode()
@@ -102,6 +105,7 @@ class DlcRecord:
                 messages.parse_sign(record["sign"]) if record["sign"] else None,
                 bytes.fromhex(record["funding"]) if record["funding"] else None,
                 bytes.fromhex(record["closing"]) if record["closing"] else None,
+                bytes.fromhex(record["contractId"]) if record.get("contractId") else None,
                 record["closingType"], [str(o) for o in record["outcome"]],
                 [int(p) for p in record["payouts"]])
         except DlcError:
@@ -173,7 +177,7 @@ class DlcBook:
         if record is not None:
             return record
         for record in self.records.values():
-            if record.sign is not None and record.sign.contract_id == contract_id:
+            if record.contract_id == contract_id:
                 return record
         return None
 

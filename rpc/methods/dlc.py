@@ -205,7 +205,7 @@ def _summary(book: DlcBook, record: DlcRecord) -> dict[str, Any]:
     announcements = offer.contract_info.items[0].oracles.announcements
     out: dict[str, Any] = {
         "temporaryContractId": record.temporary_id.hex(),
-        "contractId": record.sign.contract_id.hex() if record.sign else None,
+        "contractId": record.contract_id.hex() if record.contract_id else None,
         "role": record.role, "state": status["state"],
         "totalCollateral": amount_json(total), "collateral": amount_json(own),
         "feeRatePerVb": offer.fee_rate_per_vb, "cetLocktime": offer.cet_locktime,
@@ -282,7 +282,8 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
      description="Accept a DLC offer with this wallet's funds: checks the offer, adaptor-signs "
                  "every CET and signs the refund; returns the accept_dlc for the offerer."
                  + _STDIN,
-     result='{"temporaryContractId": "hex", "accept": {rust-dlc accept_dlc}}')
+     result='{"temporaryContractId": "hex", "contractId": "hex", "accept": {rust-dlc '
+            'accept_dlc}}')
 def dlcaccept(call: Call, offer: dict[str, Any]) -> dict[str, Any]:
     tip = call.chain.tip.height
     with _contracts(call.wallet) as book:
@@ -291,11 +292,11 @@ def dlcaccept(call: Call, offer: dict[str, Any]) -> dict[str, Any]:
             raise RpcError(RpcCode.INVALID_PARAMETER, "This wallet already has the contract")
         contract, accept, secrets = book.party.accept(parsed, height=tip + 1)
         record = DlcRecord(parsed.temporary_contract_id, ACCEPT, secrets, parsed, ACCEPTED,
-                           int(time.time()), accept=accept)
+                           int(time.time()), accept=accept, contract_id=contract.contract_id())
         book.save(record)
         book.remember(record, contract)
     return {"temporaryContractId": parsed.temporary_contract_id.hex(),
-            "accept": messages.accept_json(accept)}
+            "contractId": contract.contract_id().hex(), "accept": messages.accept_json(accept)}
 
 
 @rpc("dlc", wallet=True, locking=Locking.SELF,
@@ -315,7 +316,7 @@ def dlcsign(call: Call, accept: dict[str, Any]) -> dict[str, Any]:
             raise RpcError(RpcCode.INVALID_PARAMETER, f"The contract is {record.state}")
         contract, sign, _ = book.party.sign(record.offer, parsed, record.secrets)
         record.accept, record.sign, record.state = parsed, sign, SIGNED
-        record.funding_txid = contract.funding.txid
+        record.funding_txid, record.contract_id = contract.funding.txid, sign.contract_id
         book.save(record, contract.funding)
         book.remember(record, contract)
     return {"contractId": sign.contract_id.hex(), "sign": messages.sign_json(sign)}
@@ -330,8 +331,7 @@ def dlcfund(call: Call, sign: dict[str, Any]) -> dict[str, Any]:
     with _contracts(call.wallet) as book:
         parsed = messages.parse_sign(sign)
         record = next((r for r in book.records.values() if r.role == ACCEPT
-                       and r.accept is not None and r.state == ACCEPTED
-                       and book.contract(r).contract_id() == parsed.contract_id), None)
+                       and r.state == ACCEPTED and r.contract_id == parsed.contract_id), None)
         if record is None:
             raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
                            "No accepted contract of this wallet has that contract id")
