@@ -246,6 +246,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
                   + n_sigs * schnorr_t)
     ratio = cold.t / warm.t
     rows = [make_row("block_cold", n, cold.seconds, cold.t_us, reference_t=proofs_ref,
+                     target_t=0.75 * proofs_ref,
                      note=f"{c.n_transactions} txs, {c.n_surjection_proofs} surjection proofs, "
                           f"{n_sigs} Schnorr signatures (ref {schnorr_t:.2f} t each), "
                           f"{c.n_msm_items} batch claims in one MSM; t = {cold.t_us:.1f} us "
@@ -257,11 +258,13 @@ def run(quick: bool, t_us: float) -> list[Row]:
                              note=note))
     cores = os.cpu_count() or 1
     rows.append(make_row("block_cold_threads", n, par.seconds, par.t_us, reference_t=proofs_ref,
+                         target_t=0.6 * cold.t,
                          note=f"every core ({cores}), wall: {par.t / cold.t:.2f}x block_cold "
                               "in t (target <= 0.6x); ref = the single-threaded C references"))
     for phase, seconds in par.report.timings.items():
         rows.append(make_row(f"block_cold_threads_{phase}", n, seconds, par.t_us))
-    rows.append(make_row("block_warm", n, warm.seconds, warm.t_us, reference_t=cold.t / 30,
+    rows.append(make_row("block_warm", n, warm.seconds, warm.t_us, reference_t=cold.t,
+                         target_t=cold.t / 30,
                          note=f"cold/warm = {ratio:.1f}x in t (target >= 30x); "
                               f"{w.n_range_cached}/{w.n_range_proofs} range proofs cached; "
                               f"t = {warm.t_us:.1f} us around this run"))

@@ -24,13 +24,18 @@ class Row:
     us: float
     t: float
     reference_t: float | None = None
+    """What the C reference (or the named baseline) costs for the same item, timed or stated."""
     note: str = ""
+    target_t: float | None = None
+    """The issue's target for this row in t (a bound, not a measurement); None where none."""
 
 
 def make_row(name: str, n: int, seconds_per_item: float, t_us: float,
-             reference_t: float | None = None, note: str = "") -> Row:
+             reference_t: float | None = None, note: str = "",
+             target_t: float | None = None) -> Row:
     us = seconds_per_item * 1e6
-    return Row(name=name, n=n, us=us, t=us / t_us, reference_t=reference_t, note=note)
+    return Row(name=name, n=n, us=us, t=us / t_us, reference_t=reference_t, note=note,
+               target_t=target_t)
 
 
 def report(bench: str, t_us: float, rows: list[Row], as_json: bool) -> str:
@@ -39,9 +44,13 @@ def report(bench: str, t_us: float, rows: list[Row], as_json: bool) -> str:
         return json.dumps({"bench": bench, "unit_t_us": round(t_us, 3),
                            "rows": [asdict(r) for r in rows]})
     lines = [f"{bench}: t = {t_us:.2f} us (one coincurve PublicKey.multiply, this run)",
-             f"{'name':<28}{'n':>8}{'us/item':>14}{'t/item':>10}{'ref t':>9}{'vs ref':>8}  note"]
+             f"{'name':<28}{'n':>8}{'us/item':>14}{'t/item':>10}{'ref t':>9}{'vs ref':>8}"
+             f"{'target t':>10}{'met':>5}  note"]
     for r in rows:
         ref = f"{r.reference_t:.3g}" if r.reference_t is not None else "-"
         ratio = f"{r.t / r.reference_t:.2f}x" if r.reference_t else "-"
-        lines.append(f"{r.name:<28}{r.n:>8}{r.us:>14.2f}{r.t:>10.3f}{ref:>9}{ratio:>8}  {r.note}")
+        target = f"{r.target_t:.3g}" if r.target_t is not None else "-"
+        met = "-" if r.target_t is None else ("yes" if r.t <= r.target_t else "no")
+        lines.append(f"{r.name:<28}{r.n:>8}{r.us:>14.2f}{r.t:>10.3f}{ref:>9}{ratio:>8}"
+                     f"{target:>10}{met:>5}  {r.note}")
     return "\n".join(lines)
