@@ -68,6 +68,13 @@ def test_raw_flow_create_fund_blind_send(node: NodeProcess) -> None:
     assert carol.getbalances()["mine"]["untrusted_pending"]["bitcoin"] == Decimal("2")
     chain.generatetoaddress(1, alice.getnewaddress())
     assert carol.getbalance()["bitcoin"] == Decimal("2")
+    # QA: the sender's history of a raw-built transaction reads as after sendtoaddress: the
+    # payment with its amount, asset and blinders (kept by blindrawtransaction), no change.
+    details = alice.gettransaction(txid)["details"]
+    assert [(d["category"], d["amount"], d["vout"]) for d in details] == [
+        ("send", Decimal("-2"), 0)]
+    assert details[0]["asset"] == chain.dumpassetlabels()["bitcoin"]
+    assert int(details[0]["amountblinder"], 16) and int(details[0]["assetblinder"], 16)
     # The same transaction again: its outputs are in the UTXO set.
     assert code_of(chain.sendrawtransaction, blinded) == -27
     [again] = chain.testmempoolaccept([blinded])

@@ -27,14 +27,25 @@ CONFIDENTIAL_HRP = "el"
 UNCONFIDENTIAL_HRP = "ert"
 
 
+def _gen_table() -> tuple[int, ...]:
+    """XOR of the generators selected by each 5-bit value (one lookup per character)."""
+    table = []
+    for top in range(32):
+        mix = 0
+        for i in range(5):
+            if (top >> i) & 1:
+                mix ^= _GEN[i]
+        table.append(mix)
+    return tuple(table)
+
+
+_GEN_TABLE = _gen_table()
+
+
 def _polymod(values: list[int]) -> int:
     chk = 1
     for value in values:
-        top = chk >> 55
-        chk = ((chk & 0x7FFFFFFFFFFFFF) << 5) ^ value
-        for i in range(5):
-            if (top >> i) & 1:
-                chk ^= _GEN[i]
+        chk = (((chk & 0x7FFFFFFFFFFFFF) << 5) ^ value) ^ _GEN_TABLE[chk >> 55]
     return chk
 
 

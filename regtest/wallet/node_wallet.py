@@ -44,6 +44,8 @@ from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
 from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
 
+MAX_BLINDED = 256  # blindrawtransaction results remembered until their transaction shows up
+
 log = logging.getLogger("ctplugin.wallet")
 
 
@@ -59,6 +61,10 @@ class NodeWallet(ChainListener, Closeable):
         self.blinding_keys: dict[bytes, int] = {}
         self.watched: set[Outpoint] = set()
         """Outpoints not ours whose spenders are wallet transactions (``commit(watch=)``)."""
+        self.blinded: dict[bytes, dict[int, Opening]] = {}
+        """txid -> openings of the outputs blindrawtransaction blinded (the most recent
+        ``MAX_BLINDED`` transactions, in memory): when the transaction shows up, outputs paid to
+        others keep their amounts and blinders in the history, as after sendtoaddress."""
         self.best = best
         self.lock = threading.RLock()
         # Randomness never repeats across openings, whatever reached the disk (Wallet docs):
@@ -214,8 +220,24 @@ class NodeWallet(ChainListener, Closeable):
         mine, known = self._openings(tx)
         if not mine and not spends_ours:
             return None
+        for n, opening in self.blinded.pop(tx.txid, {}).items():
+            if n not in mine:
+                known.setdefault(n, opening)
+        change: frozenset[int] = frozenset()
+        if spends_ours:  # Core's IsChange: our outputs to change keys of a transaction we paid
+            change = frozenset(n for n in mine if self._is_change(tx.outputs[n].script_pubkey))
         return self.ledger.add(WalletTx(tx, int(time.time()), mine=mine, known=known,
-                                        coinbase_at_genesis=genesis))
+                                        change=change, coinbase_at_genesis=genesis))
+
+    def _is_change(self, script: bytes) -> bool:
+        pair = self.wallet.keys.owner_of(script)
+        return pair is not None and pair.index in self.wallet.change_keys
+
+    def remember_blinded(self, txid: bytes, openings: dict[int, Opening]) -> None:
+        """blindrawtransaction's openings of ``txid``'s outputs (see ``blinded``)."""
+        self.blinded[txid] = dict(openings)
+        while len(self.blinded) > MAX_BLINDED:
+            del self.blinded[next(iter(self.blinded))]
 
     def add_own(self, built: BuiltTransaction, comment: str = "",
                 comment_to: str = "") -> WalletTx:

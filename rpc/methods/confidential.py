@@ -140,10 +140,11 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                                                   "blinding.")
     with wallet.lock:
         try:
-            blinded, _ = wallet.wallet.blind(tx, openings)
+            blinded, output_openings = wallet.wallet.blind(tx, openings)
         except WalletError as exc:
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            f"Unable to blind transaction: {exc}") from None
+        wallet.remember_blinded(blinded.txid, output_openings)
         wallet.commit(state=True, sync=True)
     return blinded.hex()
 
