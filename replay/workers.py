@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import multiprocessing
 import os
 import struct
@@ -42,6 +43,7 @@ _HEAD = struct.Struct("<Q")  # task id
 _REPLY = struct.Struct("<QBd")  # task id, status, cpu seconds
 _OK, _RAISED = 0, 1
 _STOP = b""
+_log = logging.getLogger(__name__)
 
 
 class WorkerError(CtpluginError):
@@ -145,8 +147,10 @@ class WorkerPool(Closeable):
         try:
             for _ in range(n_workers):
                 self._workers.append(self._start())
-            for worker in self._workers:
-                self._await_ready(worker)
+            for index, worker in enumerate(self._workers):  # started together, greeted in turn
+                code = self._await_ready(worker)
+                if code is not None:
+                    self._workers[index] = self._start_ready([code])
         except BaseException:
             self.close()
             raise
@@ -161,15 +165,38 @@ class WorkerPool(Closeable):
         child.close()
         return _Worker(process, parent)
 
-    def _await_ready(self, worker: _Worker) -> None:
+    def _await_ready(self, worker: _Worker) -> int | None:
+        """Wait for a started worker's greeting: None once it is ready, or its exit code if it
+        died first (killed, crashed, or its task function does not import)."""
         try:
             ready = worker.conn.recv_bytes()
         except (EOFError, OSError):
             worker.process.join(5)
-            raise WorkerError(f"a worker process failed to start (exit code "
-                              f"{worker.process.exitcode})") from None
+            with contextlib.suppress(OSError):
+                worker.conn.close()
+            return worker.process.exitcode
         if ready != b"ready":
             raise WorkerError("a worker process sent an unexpected greeting")
+        return None
+
+    def _start_ready(self, codes: list[int | None] | None = None) -> _Worker:
+        """A ready worker: one that dies before its greeting is a death like any other
+        (replaced, logged), up to ``max_attempts`` deaths in a row (``codes``: the deaths so
+        far), then ``WorkerError``."""
+        codes = [] if codes is None else codes
+        while True:
+            if codes:
+                self.replaced += 1
+                if len(codes) >= self.max_attempts:
+                    raise WorkerError(f"worker processes died before they were ready "
+                                      f"{len(codes)} times in a row (exit codes {codes})")
+                _log.warning("a worker process died while starting (%s); starting another",
+                             _death(codes[-1]))
+            worker = self._start()
+            code = self._await_ready(worker)
+            if code is None:
+                return worker
+            codes.append(code)
 
     def worker_pids(self) -> list[int]:
         return [w.process.pid for w in self._workers if w.process.pid is not None]
@@ -272,18 +299,19 @@ class WorkerPool(Closeable):
         code = worker.process.exitcode
         with contextlib.suppress(OSError):
             worker.conn.close()
-        index = self._workers.index(worker)
-        fresh = self._start()
-        self._workers[index] = fresh
         self.replaced += 1
-        self._await_ready(fresh)
-        if task is None:
-            return
-        task.exit_codes.append(code)
-        if task.attempts >= self.max_attempts:
-            raise WorkerError(f"task {task.task_id} failed: its worker died {task.attempts} "
-                              f"times (exit codes {task.exit_codes})")
-        self._queue.appendleft(task)
+        if task is not None:
+            task.exit_codes.append(code)
+            if task.attempts >= self.max_attempts:
+                raise WorkerError(f"task {task.task_id} failed: its worker died "
+                                  f"{task.attempts} times (exit codes {task.exit_codes})")
+            _log.warning("worker %s died (%s); replaced, task %d retried (attempt %d/%d)",
+                         worker.process.pid, _death(code), task.task_id, task.attempts + 1,
+                         self.max_attempts)
+            self._queue.appendleft(task)
+        else:
+            _log.warning("worker %s died (%s); replaced", worker.process.pid, _death(code))
+        self._workers[self._workers.index(worker)] = self._start_ready()
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -305,6 +333,13 @@ class WorkerPool(Closeable):
         self._done.clear()
         self._in_flight = 0
 
+
+
+def _death(code: int | None) -> str:
+    """How a worker process ended, for messages."""
+    if code is not None and code < 0:
+        return f"signal {-code}"
+    return f"exit code {code}"
 
 
 def default_workers() -> int:

@@ -52,6 +52,23 @@ DIE_ONCE_DIR = Path(tempfile.gettempdir()) / (
     .hexdigest()[:12])
 
 
+START_MARKER = DIE_ONCE_DIR.with_name(DIE_ONCE_DIR.name + "-start")
+
+
+def die_once_at_start(_: bytes = b"") -> bytes:
+    """A warmup: the first worker to run it (it creates ``START_MARKER``) dies before it is
+    ready, as a worker killed during its start-up."""
+    try:
+        os.close(os.open(START_MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return b""
+    os._exit(11)
+
+
+def always_die_at_start(_: bytes = b"") -> bytes:
+    os._exit(12)
+
+
 def die_once_verify_task(payload: bytes) -> bytes:
     """``replay.tasks.verify_task``, except that while ``DIE_ONCE_DIR`` exists the first
     attempt at each task kills its worker (a marker per task content records it)."""

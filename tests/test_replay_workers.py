@@ -4,6 +4,7 @@ and their tasks retried, task-function bugs surfaced."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import signal
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from replay.workers import WorkerError, WorkerPool, resolve_target
+from tests import replay_faults
 
 FAULTS = "tests.replay_faults"
 
@@ -39,8 +41,10 @@ def test_submit_applies_back_pressure() -> None:
     assert seen == 6
 
 
-def test_a_killed_worker_is_replaced_and_its_task_retried() -> None:
-    with WorkerPool(2, f"{FAULTS}:slow_digest", max_in_flight=4) as pool:
+def test_a_killed_worker_is_replaced_and_its_task_retried(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="replay.workers"), \
+            WorkerPool(2, f"{FAULTS}:slow_digest", max_in_flight=4) as pool:
         for task_id in range(4):
             pool.submit(task_id, bytes([30, task_id]))
         deadline = time.monotonic() + 10
@@ -53,8 +57,32 @@ def test_a_killed_worker_is_replaced_and_its_task_retried() -> None:
         assert pool.replaced == 1 and pool.retried == 1
     assert sorted(results) == [0, 1, 2, 3]
     assert sorted(r.attempts for r in results.values()) == [1, 1, 1, 2]
+    assert f"worker {victim} died (signal 9); replaced, task " in caplog.text
+    assert "retried (attempt 2/3)" in caplog.text
     assert all(r.result == hashlib.sha256(bytes([30, r.task_id])).digest()
                for r in results.values())
+
+
+def test_a_worker_that_dies_while_starting_is_replaced(
+        caplog: pytest.LogCaptureFixture) -> None:
+    replay_faults.START_MARKER.unlink(missing_ok=True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="replay.workers"), \
+                WorkerPool(2, f"{FAULTS}:digest", warmup=f"{FAULTS}:die_once_at_start") as pool:
+            assert pool.replaced == 1 and len(pool.worker_pids()) == 2
+            pool.submit(1, b"abc")
+            assert [r.result for r in pool.drain()] == [hashlib.sha256(b"abc").digest()]
+    finally:
+        replay_faults.START_MARKER.unlink(missing_ok=True)
+    assert "a worker process died while starting (exit code 11); starting another" in \
+        caplog.text
+
+
+def test_workers_that_always_die_while_starting_fail_clearly() -> None:
+    with pytest.raises(WorkerError, match=r"worker processes died before they were ready 2 "
+                                          r"times in a row \(exit codes \[12, 12\]\)"):
+        WorkerPool(1, f"{FAULTS}:digest", warmup=f"{FAULTS}:always_die_at_start",
+                   max_attempts=2)
 
 
 def test_a_worker_that_dies_on_a_task_once_gets_it_again(tmp_path: Path) -> None:
