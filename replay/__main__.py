@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
 from ctplugin.errors import CtpluginError
 from replay.driver import MODES, ReplayConfig, ReplayError, replay
 from replay.report import ReplayReport, ReportError
@@ -48,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--worker-par", type=int, default=1, metavar="N",
                    help="kernel threads inside each worker (workers/dask; default 1: one "
                         "worker per core)")
+    p.add_argument("--range-proofs", choices=sorted(RANGE_PROOF_KINDS),
+                   default=RANGE_PROOF_BULLETPROOF,
+                   help="the chain profile's range-proof kind (a chain written with "
+                        "`ctplugin chain --range-proofs borromean` replays with borromean; "
+                        "keep it the same when resuming)")
     p.add_argument("--stop-at-height", type=int, metavar="H")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
@@ -148,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                           scheduler=args.scheduler, stop_at_height=args.stop_at_height,
                           quiet=args.quiet, log_every=args.log_every,
                           task_proofs=args.task_proofs, par=args.par,
-                          worker_par=args.worker_par)
+                          worker_par=args.worker_par, range_proofs=args.range_proofs)
     if (message := _unwritable(args.json, args.plot, datadir=args.datadir)) is not None:
         print(message, file=sys.stderr)
         return 2

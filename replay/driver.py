@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Block
+from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
 from ctplugin.secp256k1 import kernel
@@ -47,6 +48,7 @@ class ReplayConfig:
     par: int = 0  # kernel threads of the driver's own verification (0: all cores, Core's -par)
     worker_par: int = 1  # kernel threads inside each worker process / Dask worker
     prefetch: int = 8  # blocks read ahead of validation
+    range_proofs: str = RANGE_PROOF_BULLETPROOF  # the chain profile (regtest.params.chain_params)
 
 
 class ReplayError(CtpluginError):
@@ -172,7 +174,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     if config.mode not in MODES:
         raise ValueError(f"unknown mode {config.mode!r} (one of {', '.join(MODES)})")
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
-    with Engine.open(datadir) as engine:
+    with Engine.open(datadir, config.range_proofs) as engine:
         engine.recover()
         start = engine.tip.height + 1
         if config.stop_at_height is not None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block
+from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
 from regtest.params import chain_params, genesis_block
 from validator import (
     BlockRef,
@@ -50,7 +51,8 @@ class Prepared:
 
     @property
     def n_range(self) -> int:
-        return self.items.get("range", 0)
+        """Range proofs of both kinds (families "range": Bulletproofs, "borromean")."""
+        return self.items.get("range", 0) + self.items.get("borromean", 0)
 
     @property
     def n_surjection(self) -> int:
@@ -75,8 +77,12 @@ class Engine(Closeable):
         self.datadir = datadir
 
     @classmethod
-    def open(cls, datadir: str | os.PathLike[str]) -> Engine:
-        node = Node.open(datadir, genesis_block(), chain_params(), sync=False, use_cache=False)
+    def open(cls, datadir: str | os.PathLike[str],
+             range_proofs: str = RANGE_PROOF_BULLETPROOF) -> Engine:
+        """``range_proofs``: the chain profile's range-proof kind (``chain_params``; a
+        Borromean chain is ``ctplugin chain --range-proofs borromean``)."""
+        node = Node.open(datadir, genesis_block(), chain_params(range_proofs), sync=False,
+                         use_cache=False)
         return cls(node, Path(datadir))
 
     @property

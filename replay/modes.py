@@ -48,7 +48,8 @@ Label = tuple[int, str, int]
 PHASE_OF_STAGE = {
     "parse": "parse", "check": "checks", "plan": "checks", "cache": "checks",
     "resolve": "utxo", "claims": "range_proofs", "msm": "range_proofs",
-    "range": "range_proofs", "surjection": "surjection_proofs", "commit": "write",
+    "range": "range_proofs", "borromean": "range_proofs", "surjection": "surjection_proofs",
+    "commit": "write",
     "store": "write",
 }
 

@@ -119,6 +119,27 @@ def test_resuming_checks_the_data_directory_holds_the_sources_chain(
     assert again.blocks == 0 and (again.tip, again.utxo_set_hash) == reference[-1]
 
 
+def test_a_borromean_chain_replays_with_its_profile(tmp_path: Path) -> None:
+    """A chain of Borromean range proofs (Elements' kind) replays with --range-proofs
+    borromean, in the node's mode and a deferred one, to the state of connecting it block by
+    block under that profile."""
+    from regtest.chain import build_demo_chain
+
+    chain = build_demo_chain(n_blocks=3, txs_per_block=1, range_proofs="borromean")
+    write_chain(tmp_path / "borro.dat", chain.blocks)
+    with Engine.open(tmp_path / "ref", "borromean") as engine:
+        for block in chain.blocks[1:]:
+            engine.connect(block.serialize())
+        expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
+    for mode in ("block", "window"):
+        report = replay(ChainFileSource(tmp_path / "borro.dat"), tmp_path / mode,
+                        config(mode, range_proofs="borromean"))
+        assert (report.tip, report.utxo_set_hash) == expected and report.range_proofs > 0
+    with pytest.raises(ReplayError) as caught:  # the default profile wants Bulletproofs
+        replay(ChainFileSource(tmp_path / "borro.dat"), tmp_path / "bp", config("block"))
+    assert caught.value.reason == "bad-txns-rangeproof-invalid"
+
+
 # ------------------------------------------------------------------------------------------------
 # A corrupted block in the middle
 # ------------------------------------------------------------------------------------------------
