@@ -727,11 +727,113 @@ static PyObject *py_merkle_root(PyObject *self, PyObject *data) {
     return Py_BuildValue("y#O", (const char *)out, (Py_ssize_t)32, mutated ? Py_True : Py_False);
 }
 
-/* withash (GetWitnessOnlyHash, elements-format.md §1.2).  Walks a transaction the walker already
- * accepted (bounds are still checked).  Input leaf = FMR of sha256d of the serialized issuance
- * amount rangeproof, inflation keys rangeproof, script witness stack and peg-in witness stack;
- * null-prevout (coinbase) inputs use an empty witness.  Output leaf = FMR(sha256d(surjection
- * proof), sha256d(rangeproof)).  Result = FMR(FMR(inputs), FMR(outputs)). */
+/* withash's walk over the inputs before the witness section: null_in[i] = input i spends the null
+ * prevout (a coinbase input: its witness leaf is the empty one). */
+static int withash_walk_inputs(Rd *r, uint64_t n_in, uint8_t *null_in) {
+    static const uint8_t zeros[32] = {0};
+    Py_ssize_t s, n;
+    uint32_t u32;
+    for (uint64_t i = 0; i < n_in; i++) {
+        if (LEFT(r) < 36) return fail_at(r, r->pos, "truncated prevout");
+        uint32_t idx = le32(r->p + r->pos + 32);
+        null_in[i] = idx == 0xffffffffu && !memcmp(r->p + r->pos, zeros, 32);
+        r->pos += 36;
+        if (rd_span(r, &s, &n, "truncated scriptSig") < 0 || rd_u32(r, &u32, "seq") < 0) return -1;
+        if (idx != 0xffffffffu && (idx >> 31)) {
+            uint8_t pre;
+            if (LEFT(r) < 64) return fail_at(r, r->pos, "truncated issuance");
+            r->pos += 64;
+            for (int j = 0; j < 2; j++) {
+                if (rd_u8(r, &pre, "truncated issuance value") < 0) return -1;
+                Py_ssize_t extra = pre == 0 ? 0 : pre == 1 ? 8 : 32;
+                if (LEFT(r) < extra) return fail_at(r, r->pos, "truncated issuance value");
+                r->pos += extra;
+            }
+        }
+    }
+    return 0;
+}
+
+/* withash's walk over the outputs before the witness section. */
+static int withash_walk_outputs(Rd *r, uint64_t n_out) {
+    Py_ssize_t s, n;
+    for (uint64_t i = 0; i < n_out; i++) {
+        uint8_t pre;
+        if (rd_u8(r, &pre, "asset") < 0) return -1;
+        if (LEFT(r) < 32) return fail_at(r, r->pos, "asset");
+        r->pos += 32;
+        if (rd_u8(r, &pre, "value") < 0) return -1;
+        Py_ssize_t extra = pre == 1 ? 8 : 32;
+        if (LEFT(r) < extra) return fail_at(r, r->pos, "value");
+        r->pos += extra;
+        if (rd_u8(r, &pre, "nonce") < 0) return -1;
+        extra = pre == 0 ? 0 : 32;
+        if (LEFT(r) < extra) return fail_at(r, r->pos, "nonce");
+        r->pos += extra;
+        if (rd_span(r, &s, &n, "scriptPubKey") < 0) return -1;
+    }
+    return 0;
+}
+
+/* Input witness leaves (32 bytes each into leaves): FMR of sha256d of the issuance amount
+ * rangeproof, inflation keys rangeproof, script witness stack and peg-in witness stack;
+ * empty_in for a coinbase input or a transaction without witnesses. */
+static int withash_input_leaves(Rd *r, uint64_t n_in, int witness, const uint8_t *null_in,
+                                const uint8_t *empty_in, uint8_t *leaves) {
+    Py_ssize_t s, n;
+    uint8_t leaf4[128];
+    for (uint64_t i = 0; i < n_in; i++) {
+        if (!witness) {
+            memcpy(leaves + 32 * i, empty_in, 32);
+            continue;
+        }
+        Py_ssize_t mark[5];
+        mark[0] = r->pos;
+        if (rd_span(r, &s, &n, "rp") < 0) return -1;
+        mark[1] = r->pos;
+        if (rd_span(r, &s, &n, "rp") < 0) return -1;
+        mark[2] = r->pos;
+        if (skip_stack(r) < 0) return -1;
+        mark[3] = r->pos;
+        if (skip_stack(r) < 0) return -1;
+        mark[4] = r->pos;
+        if (null_in[i]) {
+            memcpy(leaves + 32 * i, empty_in, 32);
+        } else {
+            for (int j = 0; j < 4; j++)
+                sha256d(r->p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf4 + 32 * j);
+            fast_merkle_root(leaf4, 4, leaves + 32 * i);
+        }
+    }
+    return 0;
+}
+
+/* Output witness leaves: FMR(sha256d(surjection proof), sha256d(rangeproof)); empty_out for a
+ * transaction without witnesses. */
+static int withash_output_leaves(Rd *r, uint64_t n_out, int witness, const uint8_t *empty_out,
+                                 uint8_t *leaves) {
+    Py_ssize_t s, n;
+    uint8_t leaf2[64];
+    for (uint64_t i = 0; i < n_out; i++) {
+        if (!witness) {
+            memcpy(leaves + 32 * i, empty_out, 32);
+            continue;
+        }
+        Py_ssize_t mark[3];
+        mark[0] = r->pos;
+        if (rd_span(r, &s, &n, "surjection proof") < 0) return -1;
+        mark[1] = r->pos;
+        if (rd_span(r, &s, &n, "rangeproof") < 0) return -1;
+        mark[2] = r->pos;
+        for (int j = 0; j < 2; j++)
+            sha256d(r->p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf2 + 32 * j);
+        fast_merkle_root(leaf2, 2, leaves + 32 * i);
+    }
+    return 0;
+}
+
+/* withash (GetWitnessOnlyHash, elements-format.md §1.2) = FMR(FMR(input leaves), FMR(output
+ * leaves)). Walks a transaction the walker already accepted (bounds are still checked). */
 static PyObject *py_withash(PyObject *self, PyObject *data) {
     (void)self;
     Py_buffer view;
@@ -740,12 +842,11 @@ static PyObject *py_withash(PyObject *self, PyObject *data) {
     uint32_t u32;
     uint8_t flags;
     uint64_t n_in = 0, n_out = 0;
-    Py_ssize_t s, n;
     PyObject *result = NULL;
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
     Rd r = {(const uint8_t *)view.buf, view.len, 0, NULL, 0};
     static const uint8_t zero = 0;
-    sha256d(&zero, 1, leaf4);
+    sha256d(&zero, 1, leaf4);  /* the leaf of an empty field: sha256d of its 0x00 size */
     memcpy(leaf4 + 32, leaf4, 32);
     memcpy(leaf4 + 64, leaf4, 64);
     fast_merkle_root(leaf4, 4, empty_in);
@@ -758,83 +859,14 @@ static PyObject *py_withash(PyObject *self, PyObject *data) {
     in_leaves = PyMem_Malloc(32 * (size_t)n_in + 1);
     null_in = PyMem_Malloc((size_t)n_in + 1);
     if (!in_leaves || !null_in) { PyErr_NoMemory(); goto done; }
-    for (uint64_t i = 0; i < n_in; i++) {
-        static const uint8_t zeros[32] = {0};
-        if (LEFT(&r) < 36) { fail_at(&r, r.pos, "truncated prevout"); goto done; }
-        uint32_t idx = le32(r.p + r.pos + 32);
-        null_in[i] = idx == 0xffffffffu && !memcmp(r.p + r.pos, zeros, 32);
-        r.pos += 36;
-        if (rd_span(&r, &s, &n, "truncated scriptSig") < 0 || rd_u32(&r, &u32, "seq") < 0) goto done;
-        if (idx != 0xffffffffu && (idx >> 31)) {
-            uint8_t pre;
-            if (LEFT(&r) < 64) { fail_at(&r, r.pos, "truncated issuance"); goto done; }
-            r.pos += 64;
-            for (int j = 0; j < 2; j++) {
-                if (rd_u8(&r, &pre, "truncated issuance value") < 0) goto done;
-                Py_ssize_t extra = pre == 0 ? 0 : pre == 1 ? 8 : 32;
-                if (LEFT(&r) < extra) { fail_at(&r, r.pos, "truncated issuance value"); goto done; }
-                r.pos += extra;
-            }
-        }
-    }
-    if (rd_compact(&r, &n_out) < 0) goto done;
+    if (withash_walk_inputs(&r, n_in, null_in) < 0 || rd_compact(&r, &n_out) < 0) goto done;
     if (n_out > (uint64_t)(LEFT(&r) / MIN_TXOUT_SIZE)) { fail_at(&r, r.pos, "bad output count"); goto done; }
     out_leaves = PyMem_Malloc(32 * (size_t)n_out + 1);
     if (!out_leaves) { PyErr_NoMemory(); goto done; }
-    for (uint64_t i = 0; i < n_out; i++) {
-        uint8_t pre;
-        if (rd_u8(&r, &pre, "asset") < 0) goto done;
-        if (LEFT(&r) < 32) { fail_at(&r, r.pos, "asset"); goto done; }
-        r.pos += 32;
-        if (rd_u8(&r, &pre, "value") < 0) goto done;
-        Py_ssize_t extra = pre == 1 ? 8 : 32;
-        if (LEFT(&r) < extra) { fail_at(&r, r.pos, "value"); goto done; }
-        r.pos += extra;
-        if (rd_u8(&r, &pre, "nonce") < 0) goto done;
-        extra = pre == 0 ? 0 : 32;
-        if (LEFT(&r) < extra) { fail_at(&r, r.pos, "nonce"); goto done; }
-        r.pos += extra;
-        if (rd_span(&r, &s, &n, "scriptPubKey") < 0) goto done;
-    }
-    if (rd_u32(&r, &u32, "locktime") < 0) goto done;
-    for (uint64_t i = 0; i < n_in; i++) {
-        if (flags & 1) {
-            Py_ssize_t mark[5];
-            mark[0] = r.pos;
-            if (rd_span(&r, &s, &n, "rp") < 0) goto done;
-            mark[1] = r.pos;
-            if (rd_span(&r, &s, &n, "rp") < 0) goto done;
-            mark[2] = r.pos;
-            if (skip_stack(&r) < 0) goto done;
-            mark[3] = r.pos;
-            if (skip_stack(&r) < 0) goto done;
-            mark[4] = r.pos;
-            if (null_in[i]) {
-                memcpy(in_leaves + 32 * i, empty_in, 32);
-            } else {
-                for (int j = 0; j < 4; j++)
-                    sha256d(r.p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf4 + 32 * j);
-                fast_merkle_root(leaf4, 4, in_leaves + 32 * i);
-            }
-        } else {
-            memcpy(in_leaves + 32 * i, empty_in, 32);
-        }
-    }
-    for (uint64_t i = 0; i < n_out; i++) {
-        if (flags & 1) {
-            Py_ssize_t mark[3];
-            mark[0] = r.pos;
-            if (rd_span(&r, &s, &n, "surjection proof") < 0) goto done;
-            mark[1] = r.pos;
-            if (rd_span(&r, &s, &n, "rangeproof") < 0) goto done;
-            mark[2] = r.pos;
-            for (int j = 0; j < 2; j++)
-                sha256d(r.p + mark[j], (size_t)(mark[j + 1] - mark[j]), leaf4 + 32 * j);
-            fast_merkle_root(leaf4, 2, out_leaves + 32 * i);
-        } else {
-            memcpy(out_leaves + 32 * i, empty_out, 32);
-        }
-    }
+    if (withash_walk_outputs(&r, n_out) < 0 || rd_u32(&r, &u32, "locktime") < 0 ||
+        withash_input_leaves(&r, n_in, flags & 1, null_in, empty_in, in_leaves) < 0 ||
+        withash_output_leaves(&r, n_out, flags & 1, empty_out, out_leaves) < 0)
+        goto done;
     if (r.pos != r.len) { fail_at(&r, r.pos, "trailing bytes after transaction"); goto done; }
     fast_merkle_root(in_leaves, (size_t)n_in, roots);
     fast_merkle_root(out_leaves, (size_t)n_out, roots + 32);
