@@ -24,16 +24,13 @@ from __future__ import annotations
 
 import os
 import random
-import statistics
-import time
-from collections.abc import Callable
 
 import coincurve
 
 from bench.common import Row, make_row
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import GX, GY, N
-from harness.timing import median_time
+from harness.timing import interleaved_times, median_time
 
 REFERENCE_T_US = 34.0
 # libsecp256k1 ecmult_multi_var, µs per point (n points plus G), this machine kind
@@ -54,31 +51,13 @@ def _scalars(rng: random.Random, n: int) -> bytes:
     return b"".join(rng.randrange(N).to_bytes(32, "big") for _ in range(n))
 
 
-def _interleaved(fns: dict[str, Callable[[], object]], repeat: int,
-                 number: int) -> dict[str, tuple[float, float]]:
-    """Median (wall, thread CPU) seconds per call of each fn, sampled in turns so that a change in
-    machine load hits all of them alike."""
-    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
-    for fn in fns.values():
-        fn()
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            w0, c0 = time.perf_counter(), time.thread_time()
-            for _ in range(number):
-                fn()
-            samples[name].append(((time.perf_counter() - w0) / number,
-                                  (time.thread_time() - c0) / number))
-    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
-            for k, v in samples.items()}
-
-
 def _g_rows(rng: random.Random, quick: bool, t_us: float) -> list[Row]:
     g_table = kernel.backend.FixedBaseTable(GX.to_bytes(32, "big") + GY.to_bytes(32, "big"))
     s, e, p = _scalars(rng, 1), _scalars(rng, 1), _points(rng, 1)
     secret = coincurve.PrivateKey(rng.randrange(1, N).to_bytes(32, "big"))
     message = rng.randbytes(32)
     signature, public = secret.sign(message, hasher=None), secret.public_key
-    timed = _interleaved({
+    timed = interleaved_times({
         "ours": lambda: g_table.msm_var(s, e, p, threads=1),
         "g": lambda: g_table.msm_var(s, threads=1),
         "ecmult": lambda: public.verify(signature, message, hasher=None),

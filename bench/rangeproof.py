@@ -15,19 +15,22 @@ this same run, with commitment and generator parsed beforehand):
   <= 1.0x.
 - ``borromean_sign`` / ``_ref``: sign the same statement (the outputs are byte-identical:
   checked); target <= 1.0x.
+
+Ours and the reference are timed in turns (``harness.timing.interleaved_times``), and the notes
+give the ratio of thread CPU times too, which a loaded machine disturbs far less than wall time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import time
+from collections.abc import Callable
 
 from bench.common import Row, make_row
 from ctplugin import borromean
 from ctplugin.borromean.elements import output_rangeproof
 from ctplugin.pedersen import commit, generator_generate_blinded
-from harness.timing import median_time
+from harness.timing import interleaved_times
 from harness.zkp import rangeproof
 
 SCRIPT = bytes.fromhex("0014") + bytes(range(20))
@@ -69,14 +72,10 @@ def _many(n: int) -> list[borromean.RangeProofClaim]:
     return claims
 
 
-def _wall_per_item(fn: object, n: int, repeat: int) -> float:
-    """Median wall seconds of one call of fn(), divided by n."""
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()  # type: ignore[operator]
-        runs.append(time.perf_counter() - start)
-    return sorted(runs)[len(runs) // 2] / n
+def _per_item(fn: Callable[[], object], n: int, repeat: int) -> tuple[float, float]:
+    """Median (wall, thread CPU) seconds of one call of fn(), divided by n."""
+    wall, cpu = interleaved_times({"call": fn}, repeat=repeat)["call"]
+    return wall / n, cpu / n
 
 
 def run(quick: bool, t_us: float) -> list[Row]:
@@ -86,8 +85,12 @@ def run(quick: bool, t_us: float) -> list[Row]:
     proof = case.sign()
     assert len(proof) == 4174 and borromean.verify(proof, case.commitment, case.gen, SCRIPT)
     ref = rangeproof()
-    rows: list[Row] = []
-    ref_t: dict[str, float | None] = {"verify": None, "rewind": None, "sign": None}
+    ours: dict[str, Callable[[], object]] = {
+        "verify": lambda: borromean.verify(proof, case.c_enc, case.g_enc, SCRIPT),
+        "rewind": lambda: borromean.rewind(proof, case.c_enc, case.g_enc, SCRIPT, case.nonce),
+        "sign": case.sign,
+    }
+    refs: dict[str, Callable[[], object]] = {}
     if ref is not None:
         c, g = ref.parse_commitment(case.c_enc), ref.parse_generator(case.g_enc)
         assert c is not None and g is not None
@@ -96,41 +99,50 @@ def run(quick: bool, t_us: float) -> list[Row]:
                                    case.asset + case.abf, SCRIPT)
         if ref_sign != proof:
             raise AssertionError("the C reference signs different bytes")
-        for name, fn in (
-                ("verify", lambda: ref.verify_parsed(proof, c, g, SCRIPT)),
-                ("rewind", lambda: ref.rewind_parsed(proof, c, g, SCRIPT, case.nonce, 64)),
-                ("sign", lambda: ref.sign_parsed(case.value, case.vbf, case.nonce, c, g, 1, 0,
-                                                 52, case.asset + case.abf, SCRIPT))):
-            seconds = median_time(fn, repeat=repeat, number=number)
-            row = make_row(f"borromean_{name}_ref", 1, seconds, t_us,
-                           note="secp256k1-zkp (wallycore) via ctypes, parsed C and gen")
-            ref_t[name] = row.t
-            rows.append(row)
+        refs = {
+            "verify": lambda: ref.verify_parsed(proof, c, g, SCRIPT),
+            "rewind": lambda: ref.rewind_parsed(proof, c, g, SCRIPT, case.nonce, 64),
+            "sign": lambda: ref.sign_parsed(case.value, case.vbf, case.nonce, c, g, 1, 0, 52,
+                                            case.asset + case.abf, SCRIPT),
+        }
+    # ours and the reference in turns: a change in machine load hits both alike
+    timed = interleaved_times({**ours,
+                               **{f"{k}_ref": f for k, f in refs.items()}},
+                              repeat=repeat, number=number)
+    rows: list[Row] = []
+    ref_t: dict[str, float | None] = {k: None for k in ours}
+    for name in refs:
+        wall, _ = timed[f"{name}_ref"]
+        row = make_row(f"borromean_{name}_ref", 1, wall, t_us,
+                       note="secp256k1-zkp (wallycore) via ctypes, parsed C and gen")
+        ref_t[name] = row.t
+        rows.append(row)
 
-    claim = case.claim(proof)
-    seconds = median_time(lambda: borromean.verify(proof, case.c_enc, case.g_enc, SCRIPT),
-                          repeat=repeat, number=number)
-    rows.insert(0, make_row("borromean_verify", 1, seconds, t_us, ref_t["verify"],
-                            note="one thread; target <= 0.9x ref"))
+    def cpu_note(name: str, cpu: float) -> str:
+        if f"{name}_ref" not in timed:
+            return ""
+        return f"; CPU {cpu / timed[f'{name}_ref'][1]:.2f}x ref"
+
+    targets = {"verify": "one thread; target <= 0.9x ref",
+               "rewind": "verify + DRBG + opening check; target <= 1.0x ref",
+               "sign": "byte-identical to the reference; target <= 1.0x ref"}
+    for name in ours:
+        wall, cpu = timed[name]
+        rows.append(make_row(f"borromean_{name}", 1, wall, t_us, ref_t[name],
+                             note=targets[name] + cpu_note(name, cpu)))
+
     n = 100 if quick else 1000
     claims = _many(n)
     assert all(isinstance(r, tuple) for r in borromean.verify_many(claims[:4], threads=1))
-    seconds = _wall_per_item(lambda: borromean.verify_many(claims, threads=1), n, repeat)
-    rows.append(make_row("borromean_verify_many", n, seconds, t_us, ref_t["verify"],
-                         note="one call, one thread, per proof; target <= 0.65x ref"))
+    wall, cpu = _per_item(lambda: borromean.verify_many(claims, threads=1), n, repeat)
+    rows.append(make_row("borromean_verify_many", n, wall, t_us, ref_t["verify"],
+                         note="one call, one thread, per proof; target <= 0.65x ref"
+                              + cpu_note("verify", cpu)))
     threads = os.cpu_count() or 1  # every core (the bench runs the kernel on one by default)
-    seconds = _wall_per_item(lambda: borromean.verify_many(claims, threads=threads), n, repeat)
-    rows.append(make_row("borromean_verify_many_threads", n, seconds, t_us, ref_t["verify"],
+    wall, _ = _per_item(lambda: borromean.verify_many(claims, threads=threads), n, repeat)
+    rows.append(make_row("borromean_verify_many_threads", n, wall, t_us, ref_t["verify"],
                          note=f"{threads} threads ({os.cpu_count()} cores), wall per proof; "
                               "target <= 0.4x ref on 2 cores"))
-    seconds = median_time(lambda: borromean.rewind(proof, case.c_enc, case.g_enc, SCRIPT,
-                                                   case.nonce), repeat=repeat, number=number)
-    rows.append(make_row("borromean_rewind", 1, seconds, t_us, ref_t["rewind"],
-                         note="verify + DRBG + opening check; target <= 1.0x ref"))
-    seconds = median_time(case.sign, repeat=repeat, number=max(number // 2, 3))
-    rows.append(make_row("borromean_sign", 1, seconds, t_us, ref_t["sign"],
-                         note="byte-identical to the reference; target <= 1.0x ref"))
-    assert claim.proof == proof
     order = ["borromean_verify", "borromean_verify_ref", "borromean_verify_many",
              "borromean_verify_many_threads", "borromean_rewind", "borromean_rewind_ref",
              "borromean_sign", "borromean_sign_ref"]

@@ -33,6 +33,31 @@ def median_time(fn: Callable[[], object], *, repeat: int = 5, number: int = 1) -
     return statistics.median(samples)
 
 
+def interleaved_times(fns: dict[str, Callable[[], object]], *, repeat: int,
+                      number: int = 1) -> dict[str, tuple[float, float]]:
+    """Median (wall, thread CPU) seconds per call of each fn, sampled in turns (one warm-up call
+    each first; the garbage collector paused) so that a change in machine load hits all of them
+    alike. Thread CPU time counts only the calling thread: use it for one-threaded work."""
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for fn in fns.values():
+            fn()
+        for _ in range(repeat):
+            for name, fn in fns.items():
+                w0, c0 = time.perf_counter(), time.thread_time()
+                for _ in range(number):
+                    fn()
+                samples[name].append(((time.perf_counter() - w0) / number,
+                                      (time.thread_time() - c0) / number))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+            for k, v in samples.items()}
+
+
 def measure_t_us(samples: int = 2000) -> float:
     """Microseconds of one coincurve ``PublicKey.multiply`` (the unit t), measured now."""
     key = coincurve.PublicKey.from_secret(b"\x11" * 32)
