@@ -65,11 +65,16 @@ def test_raw_flow_create_fund_blind_send(node: NodeProcess) -> None:
     assert chain.getrawmempool() == []
     txid = chain.sendrawtransaction(blinded)
     assert txid == tx.txid_hex and chain.getmempoolentry(txid)["vsize"] == tx.vsize
+    # QA: the BIP125 signal is reported as it is (inputs added by funding are final here).
+    assert {i.sequence for i in tx.inputs} == {0xFFFFFFFF}
+    assert chain.getmempoolentry(txid)["bip125-replaceable"] is False
+    assert alice.gettransaction(txid)["bip125-replaceable"] == "no"
     assert carol.getbalances()["mine"]["untrusted_pending"]["bitcoin"] == Decimal("2")
     chain.generatetoaddress(1, alice.getnewaddress())
     assert carol.getbalance()["bitcoin"] == Decimal("2")
     # QA: the sender's history of a raw-built transaction reads as after sendtoaddress: the
     # payment with its amount, asset and blinders (kept by blindrawtransaction), no change.
+    assert alice.gettransaction(txid)["bip125-replaceable"] == "no"  # confirmed
     details = alice.gettransaction(txid)["details"]
     assert [(d["category"], d["amount"], d["vout"]) for d in details] == [
         ("send", Decimal("-2"), 0)]
@@ -280,14 +285,20 @@ def test_fee_and_burn_limits(node: NodeProcess) -> None:
     txid = chain.sendrawtransaction(signed, 0)  # no limit: the user meant it
     assert txid in chain.getrawmempool()
     # Explicit value to OP_RETURN.
-    raw = chain.createrawtransaction([], [{"burn": Decimal("0.5")}])
+    coin = next(u for u in alice.listunspent() if u["amount"] > 1)
+    raw = chain.createrawtransaction([{"txid": coin["txid"], "vout": coin["vout"]}],
+                                     [{"burn": Decimal("0.5")}])  # replaceable: it signals
     funded = alice.fundrawtransaction(raw)
     burn = alice.signrawtransactionwithwallet(alice.blindrawtransaction(funded["hex"]))["hex"]
     with pytest.raises(JSONRPCException) as info:
         chain.sendrawtransaction(burn)
     assert (info.value.code, info.value.message) == (
         -25, "Unspendable output exceeds maximum configured by user (maxburnamount)")
-    assert chain.sendrawtransaction(burn, None, Decimal("0.5")) in chain.getrawmempool()
+    burn_txid = chain.sendrawtransaction(burn, None, Decimal("0.5"))
+    assert burn_txid in chain.getrawmempool()
+    assert 0xFFFFFFFD in {i.sequence for i in parse_transaction(bytes.fromhex(burn)).inputs}
+    assert chain.getmempoolentry(burn_txid)["bip125-replaceable"] is True
+    assert alice.gettransaction(burn_txid)["bip125-replaceable"] == "yes"
     chain.generatetoaddress(1, alice.getnewaddress())
 
 

@@ -12,6 +12,7 @@ last); ``sendrawtransaction`` then submits it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import coincurve
@@ -227,6 +228,13 @@ def fundrawtransaction(call: Call, hexstring: str, options: dict[str, Any] | Non
         except WalletError as exc:
             raise wallet_errors(exc) from None
         wallet.commit(state=True, sync=True)
+    # Core keeps what the caller set: preselected inputs' sequences (their BIP125 signal,
+    # relative locktimes) and the locktime; inputs the wallet adds get its default.
+    preset = {(t.prevout_hash, t.prevout_index): t.sequence for t in tx.inputs}
+    funded = Transaction(
+        version=funded.version, locktime=tx.locktime, outputs=funded.outputs,
+        inputs=tuple(replace(t, sequence=preset.get((t.prevout_hash, t.prevout_index),
+                                                     t.sequence)) for t in funded.inputs))
     return {"hex": funded.hex(), "fee": amount_json(fee),
             "changepos": change[0] if change else -1}
 

@@ -83,9 +83,22 @@ def entry_json(call: Call, entry: MempoolEntry) -> dict[str, Any]:
                  "descendant": amount_json(total(descendants, "fee"))},
         "depends": sorted(p[::-1].hex() for p in parents),
         "spentby": spent_by,
-        "bip125-replaceable": False,
+        "bip125-replaceable": signals_replaceability(call, tx.txid),
         "unbroadcast": False,
     }
+
+
+MAX_BIP125_RBF_SEQUENCE = 0xFFFFFFFD
+
+
+def signals_replaceability(call: Call, txid: bytes) -> bool:
+    """Core's IsRBFOptIn for a mempool transaction: it or one of its in-pool ancestors has an
+    input sequence <= 0xfffffffd. (The signal is reported; replacement itself is not done
+    here: a conflicting transaction is refused, txn-mempool-conflict.)"""
+    pool = call.chain.mempool.entries
+    return any(txin.sequence <= MAX_BIP125_RBF_SEQUENCE
+               for ancestor in _closure(txid, pool, _parents_of)
+               for txin in pool[ancestor].tx.inputs)
 
 
 def _parents_of(txid: bytes, pool: dict[bytes, MempoolEntry]) -> set[bytes]:

@@ -22,7 +22,7 @@ from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.wallet import BuiltTransaction, Opening
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.methods.mempool import MAX_FEE_EXCEEDED, submit_transaction
+from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
 from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash, parse_hex
 from rpc.registry import Kind, Locking, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
@@ -610,7 +610,11 @@ def _wtx_fields(call: Call, wallet: NodeWallet, wtx: WalletTx) -> dict[str, Any]
         out["comment"] = wtx.comment
     if wtx.comment_to:
         out["to"] = wtx.comment_to
-    out["bip125-replaceable"] = "no"
+    if wtx.tx.txid in call.chain.mempool.entries:
+        replaceable = "yes" if signals_replaceability(call, wtx.tx.txid) else "no"
+    else:  # Core: confirmed or conflicted is "no", anything else not in the pool "unknown"
+        replaceable = "no" if wtx.state in (TxState.CONFIRMED, TxState.CONFLICTED) else "unknown"
+    out["bip125-replaceable"] = replaceable
     return out
 
 
