@@ -79,14 +79,27 @@ def test_random_trees_follow_the_best_valid_chain(tmp_path_factory: pytest.TempP
                                                   max_unflushed: int) -> None:
     """Random trees of blocks (forks, invalid blocks, their descendants) submitted in random
     order, with invalidate / reconsider / restart / resubmission mixed in: after every step
-    the tip is the model's best valid block and the UTXO set equals a replay of its chain."""
+    the tip is the model's best valid block and the UTXO set equals a replay of its chain.
+
+    The model keeps the failure marks as Core does: ``invalidate`` marks the block and every
+    known descendant, a block refused for its invalid parent is remembered marked, and
+    ``reconsider`` clears the block, its descendants and its ancestors only (a sibling branch
+    marked through a common ancestor stays marked until a reconsider covers it)."""
     tree = TreeBuilder.random(n_blocks, seed)
     path = tmp_path_factory.mktemp("chain") / "node"
     pending = list(range(len(tree.blocks)))
     random.Random(seed).shuffle(pending)
     seen: list[int] = []
     header_only: set[int] = set()
-    invalidated: set[int] = set()
+    marked: set[int] = set()
+
+    def known() -> set[int]:
+        return set(seen) | header_only
+
+    def descendants(index: int) -> set[int]:
+        return {i for i in known()
+                if index in {tree.blocks.index(t) for t in tree.branch(i)[:-1]}}
+
     node = open_node(path, max_unflushed_blocks=max_unflushed)
     try:
         for op, pick in ops + [("submit", 0)] * len(pending):
@@ -102,8 +115,9 @@ def test_random_trees_follow_the_best_valid_chain(tmp_path_factory: pytest.TempP
                     # an ancestor is known invalid (the header is remembered as such): it can
                     # be stored once that ancestor is reconsidered
                     ancestors = {tree.blocks.index(t) for t in tree.branch(index)[:-1]}
-                    assert not tb.valid or ancestors & invalidated
+                    assert not tb.valid or (ancestors | {index}) & marked
                     header_only.add(index)
+                    marked.add(index)
                 else:
                     pending.remove(index)
                     seen.append(index)
@@ -118,23 +132,21 @@ def test_random_trees_follow_the_best_valid_chain(tmp_path_factory: pytest.TempP
             elif op == "invalidate" and seen:
                 index = seen[pick % len(seen)]
                 node.invalidate_block(tree.blocks[index].hash)
-                invalidated.add(index)
-            elif op == "reconsider" and invalidated:
-                index = sorted(invalidated)[pick % len(invalidated)]
+                marked |= {index} | descendants(index)
+            elif op == "reconsider" and marked:
+                index = sorted(marked)[pick % len(marked)]
                 node.reconsider_block(tree.blocks[index].hash)
                 # Core clears the marks of the block, its ancestors and its descendants
                 branch = {tree.blocks.index(tb) for tb in tree.branch(index)}
-                below = {i for i in invalidated
-                         if index in {tree.blocks.index(t) for t in tree.branch(i)}}
-                invalidated -= branch | below
+                marked -= branch | descendants(index)
             elif op == "restart":
                 node.close()
                 node = open_node(path, max_unflushed_blocks=max_unflushed)
-            check_state(node, tree, seen, invalidated)
+            check_state(node, tree, seen, marked)
         # the UTXO set hash equals that of a node that only ever saw the best chain
         stats = node.utxo_stats()
         with open_node(path.parent / "clean") as clean:
-            for block in best_chain(tree, seen, invalidated):
+            for block in best_chain(tree, seen, marked):
                 assert clean.submit_block(block).accepted
             assert clean.utxo_stats().utxo_set_hash == stats.utxo_set_hash
             assert clean.utxo_stats().txouts == stats.txouts
