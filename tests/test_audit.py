@@ -107,6 +107,30 @@ def test_a_tampered_proof_fails_naming_transaction_and_output(
     assert f"output {j}: range proof does not verify" in capsys.readouterr().out
 
 
+def test_our_chains_bulletproofs_are_audited_not_misread(tmp_path: Path) -> None:
+    """A Bulletproof chain (our regtest default) audits clean: its proofs are verified as
+    Bulletproofs (QA: they were read as Borromean headers and all "failed"), and a tampered one
+    is named."""
+    from validator import audit_transactions
+
+    chain = build_demo_chain(n_blocks=2, txs_per_block=2, seed=b"audit bulletproof seed")
+    txs = [tx for block in chain.blocks for tx in block.transactions]
+    results = audit_transactions(txs, {}, POLICY_ASSET, threads=1, chain_outputs=True)
+    assert not [r.problems for r in results if r.failed]
+    assert sum(r.range_ok for r in results) == sum(
+        1 for tx in txs for out in tx.outputs if out.range_proof) > 0
+    t = next(i for i, tx in enumerate(txs) if not tx.is_coinbase)
+    j = next(k for k, out in enumerate(txs[t].outputs) if out.range_proof)
+    proof = bytearray(txs[t].outputs[j].range_proof)
+    proof[40] ^= 1  # inside the stored scalars: well-formed, the equation no longer holds
+    outs = list(txs[t].outputs)
+    outs[j] = replace(outs[j], range_proof=bytes(proof))
+    txs[t] = replace(txs[t], outputs=tuple(outs))
+    results = audit_transactions(txs, {}, POLICY_ASSET, threads=1, chain_outputs=True)
+    assert [(i, r.problems) for i, r in enumerate(results) if r.range_failed] == [
+        (t, [f"output {j}: bad-txns-rangeproof-invalid"])]
+
+
 def test_a_proof_on_an_explicit_value_and_a_missing_proof_fail(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path, _, j = _tampered(tmp_path, lambda out: replace(out, range_proof=b""))

@@ -7,7 +7,10 @@ caveat"): nothing is looked up, every proof is verified.
 - Range proofs need no spent outputs: each blinded output value and each blinded issuance
   amount / inflation-key amount is checked as Elements checks it (``BorromeanItem``: the proof
   against (commitment, generator, scriptPubKey or empty), min_value > 0 unless unspendable),
-  all of them in ONE ring-kernel call; a proof on an explicit value is a failure too.
+  all of them in ONE ring-kernel call; a proof on an explicit value is a failure too. A proof
+  of the consensus Bulletproof size is a Bulletproof (``range_proof_kind`` with both kinds: no
+  Borromean proof has that size; our regtest chain's proofs) and is verified as the validator
+  does (``RangeItem``), all of them in one batch, each failing one named.
 - Surjection proofs and the balance need the spent outputs: given (``prevouts``),
   ``plan_amounts`` (Elements' VerifyAmounts without the cryptography) builds them; otherwise
   they are "unknown". Coinbases, and drafts without inputs, have neither ("-").
@@ -27,7 +30,11 @@ from ctplugin.batch import BatchVerifier
 from ctplugin.borromean.elements import SITE_OUTPUT, transaction_claims
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Transaction, TxOut
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN
+from ctplugin.elements.chainparams import (
+    RANGE_PROOF_BULLETPROOF,
+    RANGE_PROOF_KINDS,
+    range_proof_kind,
+)
 from ctplugin.errors import ValidationError
 from validator import reasons
 from validator.items import (
@@ -36,6 +43,7 @@ from validator.items import (
     KIND_OUTPUT,
     BorromeanItem,
     ItemLabel,
+    RangeItem,
     VerifyContext,
     verify_borromean,
 )
@@ -108,6 +116,7 @@ def audit_range_proofs(txs: Sequence[Transaction], results: Sequence[Transaction
     """Every range proof of ``txs`` in one ring-kernel call; counts and problems into
     ``results`` (one per transaction, same order)."""
     items: list[BorromeanItem] = []
+    bulletproofs: list[RangeItem] = []
     for t, tx in enumerate(txs):
         for site, claim in transaction_claims(tx):
             label = ItemLabel(t, _SITE_KINDS[site.kind], site.index)
@@ -116,6 +125,10 @@ def audit_range_proofs(txs: Sequence[Transaction], results: Sequence[Transaction
                 reason = (reasons.BAD_TXNS_RANGEPROOF_MISSING if site.kind == SITE_OUTPUT
                           else reasons.BAD_TXNS_ISSUANCE_INVALID)
                 results[t].problems.append(_describe(label.error(reason, "no range proof")))
+                continue
+            if range_proof_kind(claim.proof, RANGE_PROOF_KINDS) == RANGE_PROOF_BULLETPROOF:
+                bulletproofs.append(RangeItem(label, claim.proof, claim.commitment,
+                                              claim.generator, claim.extra_commit))
                 continue
             items.append(BorromeanItem(label, claim.proof, claim.commitment, claim.generator,
                                        claim.extra_commit))
@@ -131,6 +144,32 @@ def audit_range_proofs(txs: Sequence[Transaction], results: Sequence[Transaction
         except ValidationError as exc:
             result.range_failed += 1
             result.problems.append(_describe(exc))
+        else:
+            result.range_ok += 1
+    _audit_bulletproofs(bulletproofs, results, ctx)
+
+
+def _audit_bulletproofs(items: list[RangeItem], results: Sequence[TransactionAudit],
+                        ctx: VerifyContext) -> None:
+    """The Bulletproofs among the range proofs: one batch, then the culprit search names every
+    false one (``BatchVerifier.failures``); a malformed proof is a failure of its own."""
+    if not items:
+        return
+    claims, malformed = RangeItem.claims(items, ctx)
+    for label, error in malformed:
+        results[label.tx_index].range_failed += 1
+        results[label.tx_index].problems.append(_describe(error))
+    batch = BatchVerifier(consensus_generators().fixed)
+    batch.extend(claims)
+    failing = set(batch.failures())
+    skipped = {label for label, _ in malformed}
+    for item in items:
+        if item.label in skipped:
+            continue
+        result = results[item.label.tx_index]
+        if item.label in failing:
+            result.range_failed += 1
+            result.problems.append(_describe(item.failure()))
         else:
             result.range_ok += 1
 
@@ -149,7 +188,7 @@ def audit_amounts(tx: Transaction, spent: Sequence[TxOut], result: TransactionAu
                   policy_asset: bytes) -> None:
     """The balance and the surjection proofs of ``tx`` given the outputs it spends."""
     try:
-        plan = plan_amounts(tx, 0, spent, policy_asset, frozenset({RANGE_PROOF_BORROMEAN}))
+        plan = plan_amounts(tx, 0, spent, policy_asset, RANGE_PROOF_KINDS)
     except ValidationError as exc:  # a rule before the cryptography: nothing else can be told
         result.balance = FAILED
         result.surjection = UNKNOWN
