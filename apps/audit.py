@@ -298,6 +298,16 @@ def render(results: list[TransactionAudit]) -> str:
     return "\n".join(lines)
 
 
+def _par(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of threads") from None
+    if not 0 <= value <= 64:
+        raise argparse.ArgumentTypeError("must be in 0..64 (0 = all cores)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ctplugin audit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -310,8 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rpccookiefile", help="the node's .cookie (instead of USER:PASS)")
     parser.add_argument("--policy-asset", default=LIQUID_POLICY_ASSET,
                         help="the policy asset id, display byte order (default: L-BTC)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="cores for the ring kernel (default: all)")
+    parser.add_argument("--par", "--threads", dest="threads", type=_par, default=0,
+                        help="kernel threads, 1..64, 0 = all cores (default; as Core's -par)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     try:
@@ -330,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     except (AuditInputError, SourceError, ValueError) as exc:
         print(f"ctplugin audit: {exc}", file=sys.stderr)
         return 2
-    results = audit_transactions(txs, prevouts, policy_asset, args.threads,
+    results = audit_transactions(txs, prevouts, policy_asset, args.threads or None,
                                  chain_outputs=from_blocks)
     if args.json:
         print(json.dumps([{"txid": r.txid, "range_ok": r.range_ok,

@@ -226,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--txs", type=int, default=6, help="wallet transactions per block")
     args = parser.parse_args(args_in)
+    if args.blocks < 1 or args.txs < 1:
+        parser.error("--blocks and --txs must be positive")
     return run(args.blocks, args.txs)
 
 

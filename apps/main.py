@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
+from ctplugin import __version__
+
 
 class Command(NamedTuple):
     module: str
@@ -44,7 +46,8 @@ def _usage() -> str:
     width = max(map(len, COMMANDS))
     lines = ["usage: ctplugin COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<{width}}  {cmd.summary}" for name, cmd in COMMANDS.items()]
-    lines += ["", "ctplugin COMMAND --help describes a command."]
+    lines += ["", "ctplugin COMMAND --help describes a command; ctplugin [COMMAND] --version "
+              "prints the version."]
     return "\n".join(lines)
 
 
@@ -66,7 +69,13 @@ def _run(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
+    if args[0] in ("--version", "-version", "version"):
+        print(f"ctplugin {__version__}")
+        return 0
     command = COMMANDS.get(args[0])
+    if command is not None and args[1:2] in (["--version"], ["-version"]):
+        print(f"ctplugin {args[0]} {__version__}")  # every command, bitcoin-cli's -version too
+        return 0
     if command is None:
         print(f"ctplugin: unknown command {args[0]!r}\n\n{_usage()}", file=sys.stderr)
         return 2

@@ -36,3 +36,27 @@ def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
         proc.stderr.close()
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     assert code == 128 + signal.SIGPIPE
+
+
+def test_version_on_the_script_and_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctplugin import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"ctplugin {__version__}\n"
+    for name in COMMANDS:
+        assert main([name, "--version"]) == 0
+        assert capsys.readouterr().out == f"ctplugin {name} {__version__}\n"
+    assert main(["cli", "-version"]) == 0  # bitcoin-cli's spelling
+
+
+@pytest.mark.parametrize("argv", [["demo", "--txs", "0"], ["demo", "--blocks", "-3"],
+                                  ["audit", "00", "--par", "100000"],
+                                  ["audit", "00", "--threads", "-3"]])
+def test_bad_arguments_are_refused_at_parse_time(argv: list[str],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Usage errors exit 2 before any work (QA: demo --txs 0 crashed after its runs, audit
+    --threads -3 ran silently)."""
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert "error:" in capsys.readouterr().err
