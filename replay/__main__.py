@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
 from ctplugin.errors import CtpluginError
+from ctplugin.secp256k1 import kernel
 from replay.driver import MODES, ReplayConfig, ReplayError, replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
@@ -144,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--window, --workers and --task-proofs must be positive")
     if args.stop_at_height is not None and args.stop_at_height < 0:
         parser.error("--stop-at-height must be 0 or more")
-    if args.par < 0 or args.worker_par < 0:
-        parser.error("--par and --worker-par are 0 (all cores) or more")
+    if not (0 <= args.par <= kernel.MAX_THREADS and 0 <= args.worker_par <= kernel.MAX_THREADS):
+        parser.error(f"--par and --worker-par are 0 (all cores) to {kernel.MAX_THREADS}")
     if args.scheduler and args.mode != "dask":
         parser.error("--scheduler goes with --mode dask")
     if bool(args.rpcuser) != bool(args.rpcpassword):

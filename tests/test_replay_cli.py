@@ -129,6 +129,9 @@ def test_replay_errors_are_messages_with_exit_codes(tmp_path: Path, chain_100: P
     negative = ctplugin("replay", str(chain_100 / "c.dat"), "--datadir", str(tmp_path / "n"),
                         "--stop-at-height", "-5")
     assert negative.returncode == 2 and "--stop-at-height must be 0 or more" in negative.stderr
+    threads = ctplugin("replay", str(chain_100 / "c.dat"), "--datadir", str(tmp_path / "n"),
+                       "--par", "100000")
+    assert threads.returncode == 2 and "are 0 (all cores) to 64" in threads.stderr
     # outputs that cannot be written are named before anything is replayed
     for option, target in [("--json", "a.json"), ("--plot", "a.png")]:
         out = tmp_path / "no such dir" / target

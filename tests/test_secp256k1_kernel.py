@@ -138,6 +138,17 @@ def test_msm_above_the_chunk_size_is_the_sum_of_its_chunks(module: object) -> No
         assert module.msm_var(scs(ks), packed, threads=threads) == expected  # type: ignore[attr-defined]
 
 
+def test_max_threads_is_what_every_backend_accepts() -> None:
+    assert kernel.MAX_THREADS == ref.MAX_THREADS
+    for module in NATIVES:
+        previous = module.set_threads(kernel.MAX_THREADS)  # type: ignore[attr-defined]
+        try:
+            with pytest.raises(EncodingError):
+                module.set_threads(kernel.MAX_THREADS + 1)  # type: ignore[attr-defined]
+        finally:
+            module.set_threads(previous)  # type: ignore[attr-defined]
+
+
 def _check_every_window_and_straus(ks: list[int], ds: list[int]) -> None:
     """Σ k·(d·G) through each forced Pippenger window (2..14, then the automatic one) and
     through Straus, against libsecp256k1."""

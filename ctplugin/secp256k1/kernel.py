@@ -157,6 +157,10 @@ KIND_XQR = 4
 
 INFINITY = bytes(64)
 
+MAX_THREADS = 64
+"""The most threads ``set_threads`` and a call's ``threads=`` accept (the native builds'
+KERNEL_MAX_THREADS, the reference's MAX_THREADS): command lines check options against it."""
+
 
 NATIVE_MODULES = ("ctplugin.secp256k1._native_adx", "ctplugin.secp256k1._native")
 """The native builds, fastest first (each says by ``cpu_supported()`` whether it runs here)."""
