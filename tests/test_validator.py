@@ -508,24 +508,56 @@ def test_coinbase_outputs_mature_after_100_blocks(node: Node, demo: ChainBuilder
     assert exc.value.reason == "bad-txns-premature-spend-of-coinbase"
 
 
-def test_mempool_plans_are_reused_with_block_labels(node: Node, demo: ChainBuilder) -> None:
-    from validator.block import relabel
-
+def test_mempool_records_reused_without_their_plans(node: Node, demo: ChainBuilder) -> None:
+    """A mempool record keeps its transaction's fees, item counts and cache keys, not its
+    amount plan; a block whose proofs are all cached never plans it again."""
     connect_upto(node, demo, 1)
     txs = demo.blocks[2].transactions[1:]
     for tx in txs:
         node.accept_transaction(tx.serialize())
     known = node.mempool.known_transaction(txs[1])
     assert known is not None and known.keys is not None
-    plan = relabel(known.plan, 7)
-    assert plan.balance.label.tx_index == 7
-    assert {i.at_tx(7).label.tx_index for i in (*plan.ranges, *plan.surjections)} == {7}
-    assert plan.balance.free_points == known.plan.balance.free_points
+    assert not hasattr(known, "plan")
+    range_keys, check_keys = known.keys
+    n_ranges, n_surjections, n_borromeans = known.counts
+    assert (len(range_keys), len(check_keys)) == (n_ranges, n_surjections + n_borromeans) != (0, 0)
+    assert known.fees == node.mempool.entries[txs[1].txid].fees
     report = connect_block(node, demo.blocks[2].serialize())
     assert report.n_range_cached == report.n_range_proofs
     # the balances mempool acceptance verified are cached too: nothing is left to batch
     assert report.n_balance == report.cached["balance"] == len(txs)
     assert report.n_msm_items == 0
+
+
+def test_evicted_cache_entries_of_one_mempool_transaction(node: Node,
+                                                          demo: ChainBuilder) -> None:
+    """The cache lost one mempool transaction's entries: that transaction alone is planned
+    again, its proofs and balance verified in the block's batch (labelled with its position),
+    the others stay cached."""
+    connect_upto(node, demo, 1)
+    block = demo.blocks[2]
+    txs = block.transactions[1:]
+    for tx in txs:
+        node.accept_transaction(tx.serialize())
+    victim = len(txs)  # the last transaction
+    known = node.mempool.known_transaction(txs[-1])
+    assert known is not None and known.keys is not None and known.balance_key is not None
+    cache = node.validator.cache
+    assert cache is not None
+    range_keys, check_keys = known.keys
+    cache.lookup_and_erase_many([*range_keys, *check_keys, known.balance_key])
+    v = node.validator
+    knowns = v.known_transactions(block)
+    inputs = v.resolve_inputs(block, knowns)
+    plan = v.plan(block, inputs.spent, knowns)
+    assert plan.txs == [None] * len(txs)  # no mempool plan made in the plan stage
+    work = v.cache_pass(plan, v.balance_keys(block, inputs, knowns)).work
+    assert [c.label.tx_index for c in work.claims] == [victim]
+    assert {i.label.tx_index for i in (*work.batch, *work.checks)} == {victim}
+    assert len(work.batch) == len(range_keys) and len(work.checks) == len(check_keys)
+    report = connect_block(node, block.serialize())
+    assert report.n_range_cached == report.n_range_proofs - len(range_keys)
+    assert report.cached["balance"] == len(txs) - 1
 
 
 def test_confirmed_transaction_is_already_known(node: Node, demo: ChainBuilder) -> None:

@@ -75,7 +75,7 @@ def test_targets_decoded_once_and_shared_decodes_agree(node: Node, demo: ChainBu
     block = demo.blocks[3]
     validator = node.validator
     spent, *_ = validator.resolve_inputs(block)
-    plans = [validator.plan_transaction(tx, i, spent[i], None)
+    plans = [validator.plan_transaction(tx, i, spent[i])
              for i, tx in enumerate(block.transactions) if i]
     ctx = VerifyContext()
     for plan in plans:

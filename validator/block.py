@@ -45,8 +45,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress
-from operator import attrgetter, itemgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, itemgetter, not_
 from typing import NamedTuple, cast, overload
 
 from ctplugin.batch import Claim
@@ -150,6 +150,14 @@ def created_entries(tx: Transaction, height: int, coinbase: bool
             for n, out in enumerate(tx.outputs) if not is_unspendable(out.script_pubkey)]
 
 
+PlanCounts = tuple[int, int, int]
+"""An amount plan's numbers of range, surjection and Borromean items."""
+
+
+def plan_counts(plan: AmountPlan) -> PlanCounts:
+    return len(plan.ranges), len(plan.surjections), len(plan.borromeans)
+
+
 @dataclass(frozen=True, slots=True)
 class KnownTransaction:
     """What mempool acceptance computed for a transaction, for a block that confirms the very
@@ -160,8 +168,12 @@ class KnownTransaction:
     the block as for any transaction (``BlockValidator``).
 
     - ``tx``: the pool's transaction object (txid, wtxid and withash computed);
-    - ``plan``: its amount plan (labelled with tx_index 0: its items and balance claim are
-      relabelled when a block has to verify them); ``keys``: the cache keys of its proofs;
+    - ``fees``: its fees per asset; ``counts``: how many range, surjection and Borromean items
+      its amount plan has (the plan itself is not kept: a block whose cache vouches for all of
+      it never needs it, and one that must verify something of it plans the transaction
+      again — keeping thousands of decoded plans alive only to free them when the block
+      confirms them cost more than the plan stage of a warm block);
+      ``keys``: the cache keys of its proofs;
       ``script_key`` / ``balance_key``: of its script execution under the block flags and of
       its balance equation (None without a cache);
     - ``spent_points``: the outpoints its inputs spend, in input order;
@@ -174,7 +186,8 @@ class KnownTransaction:
     """
 
     tx: Transaction
-    plan: AmountPlan
+    fees: dict[bytes, int]
+    counts: PlanCounts
     keys: CacheKeys | None
     script_key: bytes | None
     balance_key: bytes | None
@@ -193,7 +206,8 @@ class KnownTransaction:
            balance_key: bytes | None = None) -> KnownTransaction:
         """The record of a transaction that passed every check of a block at ``height`` with
         the outputs at ``spent_points`` (its amount plan ``plan``, its sigop cost ``sigops``)."""
-        return cls(tx, plan, keys, script_key, balance_key, tuple(spent_points), sigops,
+        return cls(tx, plan.fees, plan_counts(plan), keys, script_key, balance_key,
+                   tuple(spent_points), sigops,
                    tx.weight, tx.withash, is_timeless(tx), height,
                    tuple(created_entries(tx, height, False)))
 
@@ -296,14 +310,25 @@ class ResolvedInputs(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class BlockPlan:
-    """Stage 3's answer: the amount plan of every non-coinbase transaction (in block order:
-    ``txs[j]`` is transaction j + 1's; a mempool plan keeps tx_index 0, its items and balance
-    claim are relabelled when they have to be verified) with the cache keys mempool acceptance
-    already computed for it (None: compute them)."""
+    """Stage 3's answer, per non-coinbase transaction in block order (``txs[j]`` is
+    transaction j + 1's): its amount plan, or None for a mempool transaction (its plan is not
+    kept: ``KnownTransaction``; ``rebuild`` makes the plans of some transactions again when
+    something of them must be verified), the numbers of items of each plan (``PlanCounts``),
+    the cache keys mempool acceptance already computed (None: compute them); and the block's
+    fees per asset."""
 
-    txs: list[AmountPlan]
+    txs: list[AmountPlan | None]
+    counts: list[PlanCounts]
     known_keys: list[CacheKeys | None]
     fees: dict[bytes, int]
+    rebuild: Callable[[Sequence[int]], dict[int, AmountPlan]]
+
+    def complete(self) -> list[AmountPlan]:
+        """Every plan (each labelled with its transaction's position), the mempool
+        transactions' made again in one ``rebuild``."""
+        missing = [j + 1 for j, p in enumerate(self.txs) if p is None]
+        made = self.rebuild(missing) if missing else {}
+        return [p if p is not None else made[j] for j, p in enumerate(self.txs, 1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,16 +385,9 @@ def _decoded(spent: Sequence[SpentOutput | bytes]) -> list[SpentOutput]:
     return [decode_txout(o) if isinstance(o, bytes) else o for o in spent]
 
 
-_ranges_of = attrgetter("ranges")
-_surjections_of = attrgetter("surjections")
-_borromeans_of = attrgetter("borromeans")
+_FAMILIES = ("range", "surjection", "borromean")  # the families of ``PlanCounts``
 _batch_keys_of = itemgetter(0)
 _check_keys_of = itemgetter(1)
-
-
-def _count(items: Sequence[Item]) -> dict[str, int]:
-    """{family: len(items)} of items of one kind (a plan's list: one family), or {}."""
-    return {items[0].family: len(items)} if items else {}
 
 
 def _balance_claim(plan: AmountPlan, tx_index: int) -> Claim:
@@ -548,49 +566,49 @@ class BlockValidator:
 
     def plan(self, block: Block, spent: Sequence[Sequence[SpentOutput | bytes]],
              knowns: Sequence[KnownTransaction | None]) -> BlockPlan:
-        """Every transaction's amount plan, the block's fees per asset (each within
-        MAX_MONEY) and the coinbase's claim on them."""
+        """Every transaction's amount plan (a mempool transaction's fees and item counts), the
+        block's fees per asset (each within MAX_MONEY) and the coinbase's claim on them."""
         txs = block.transactions
         knowns = _padded(knowns, len(txs))
-        plans: list[AmountPlan] = []
+        made = self._plans(block, spent, [i for i in range(1, len(txs)) if knowns[i] is None])
+        plans: list[AmountPlan | None] = []
+        counts: list[PlanCounts] = []
         block_fees: dict[bytes, int] = {}
-        outs: list[list[SpentOutput] | None] = [None] * len(txs)
-        for i in range(1, len(txs)):
-            if knowns[i] is None:
-                outs[i] = [decode_txout(o) if isinstance(o, bytes) else o for o in spent[i]]
-        # every value commitment the plans decode, decoded together (their square roots in one
-        # batch of the kernel)
-        decoded = decode_commitments(c for i in range(1, len(txs)) if (o := outs[i]) is not None
-                                     for c in value_commitments(txs[i], o))
         for i in range(1, len(txs)):
             known = knowns[i]
-            # a mempool plan as it is: relabelled only if something of it must be verified
-            plan = known.plan if known is not None else self.plan_transaction(
-                txs[i], i, outs[i] or spent[i], None, decoded)
-            for asset, fee in plan.fees.items():
+            plan = made.get(i)
+            if known is not None:
+                fees, count = known.fees, known.counts
+            else:
+                assert plan is not None
+                fees, count = plan.fees, plan_counts(plan)
+            for asset, fee in fees.items():
                 total = block_fees.get(asset, 0) + fee
                 if total > MAX_MONEY:
                     raise ValidationError(reasons.BAD_TXNS_ACCUMULATED_FEE_OUTOFRANGE, tx_index=i)
                 block_fees[asset] = total
             plans.append(plan)
+            counts.append(count)
         check_coinbase_outputs(txs[0], block_fees)
         known_keys = [None if k is None else k.keys for k in knowns[1:]]
-        return BlockPlan(plans, known_keys, block_fees)
+        return BlockPlan(plans, counts, known_keys, block_fees,
+                         lambda indexes: self._plans(block, spent, indexes))
+
+    def _plans(self, block: Block, spent: Sequence[Sequence[SpentOutput | bytes]],
+               indexes: Sequence[int]) -> dict[int, AmountPlan]:
+        """The amount plans of the transactions at ``indexes``; every value commitment they
+        decode is decoded together (their square roots in one batch of the kernel)."""
+        txs = block.transactions
+        outs = {i: _decoded(spent[i]) for i in indexes}
+        decoded = decode_commitments(c for i in indexes for c in value_commitments(txs[i], outs[i]))
+        return {i: self.plan_transaction(txs[i], i, outs[i], decoded) for i in indexes}
 
     def plan_transaction(self, tx: Transaction, tx_index: int,
                          spent: Sequence[SpentOutput | bytes],
-                         known: KnownTransaction | None,
                          decoded: Mapping[bytes, bytes] | None = None) -> AmountPlan:
-        """The amount plan of a block transaction. For a transaction the mempool accepted with
-        the same wtxid, its plan is reused: ``plan_amounts`` is a pure function of the
-        transaction's bytes and of the spent outputs, which its txid fixes (an outpoint's
-        content never changes), so it would compute the same plan again. The balance claim is
-        still verified in this block's batch; only the decoding work is saved. ``decoded``:
-        value commitments the block decoded together (``rules.decode_commitments``)."""
-        if known is not None:
-            return relabel(known.plan, tx_index)
-        outs = [decode_txout(o) if isinstance(o, bytes) else o for o in spent]
-        return plan_amounts(tx, tx_index, outs, self.params.policy_asset,
+        """The amount plan of a block transaction. ``decoded``: value commitments the block
+        decoded together (``rules.decode_commitments``)."""
+        return plan_amounts(tx, tx_index, _decoded(spent), self.params.policy_asset,
                             self.params.range_proofs, decoded)
 
     # --- stage 3b: scripts -----------------------------------------------------------------
@@ -674,20 +692,22 @@ class BlockValidator:
         every key of the block; the hits are consumed when the block commits. Only what is
         left is labelled with its transaction's position in the block."""
         cache = self.cache
-        txs = plan.txs
-        ranges = list(chain_items(map(_ranges_of, txs)))
-        surjections = list(chain_items(map(_surjections_of, txs)))
-        borromeans = list(chain_items(map(_borromeans_of, txs)))
-        items = {**_count(ranges), **_count(surjections), **_count(borromeans)}
+        items = {family: n for family, n in zip(
+            _FAMILIES, map(sum, zip(*plan.counts))) if n}
         if cache is None or not (items or balance_keys):
-            return CachePass(ProofWork([_balance_claim(p, i) for i, p in enumerate(txs, 1)],
-                                       [r.at_tx(i) for i, p in enumerate(txs, 1)
+            every = plan.complete()
+            return CachePass(ProofWork([_balance_claim(p, i) for i, p in enumerate(every, 1)],
+                                       [r.at_tx(i) for i, p in enumerate(every, 1)
                                         for r in p.ranges],
-                                       [c.at_tx(i) for i, p in enumerate(txs, 1)
+                                       [c.at_tx(i) for i, p in enumerate(every, 1)
                                         for c in check_items(p)]),
                              [], items, {})
-        keys = [known if known is not None else cache_keys(cache, p)
-                for p, known in zip(txs, plan.known_keys)]
+        made: dict[int, AmountPlan] = {}
+        if None in plan.known_keys:  # keys to compute: of every plan without them
+            made = plan.rebuild([j for j, (p, k) in enumerate(zip(plan.txs, plan.known_keys), 1)
+                                 if p is None and k is None])
+        keys = [known if known is not None else cache_keys(cache, p or made[j])
+                for j, (p, known) in enumerate(zip(plan.txs, plan.known_keys), 1)]
         batch_keys = list(chain_items(map(_batch_keys_of, keys)))
         check_keys = list(chain_items(map(_check_keys_of, keys)))
         balance = list(balance_keys) if balance_keys is not None else []
@@ -701,18 +721,36 @@ class BlockValidator:
         n_batch, n_checks = len(batch_keys), len(check_keys)
         batch_hits = hits[:n_batch]
         check_hits = hits[n_batch:n_batch + n_checks]
-        balance_hits = hits[n_batch + n_checks:] if balance else [False] * len(txs)
-        batch_items = [(r, i) for i, p in enumerate(txs, 1) for r in p.ranges]
-        check_pairs = [(c, i) for i, p in enumerate(txs, 1) for c in check_items(p)]
+        balance_hits = hits[n_batch + n_checks:] if balance else [False] * len(plan.txs)
         consumed = [*compress(batch_keys, batch_hits), *compress(check_keys, check_hits),
                     *compress(balance, balance_hits)]
-        counts: Counter[str] = Counter()
-        counts.update(_family(item) for item, _ in compress(batch_items, batch_hits))
-        counts.update(_family(item) for item, _ in compress(check_pairs, check_hits))
+        counts: Counter[str] = Counter(compress(chain_items(
+            (("surjection",) * n_s + ("borromean",) * n_b for _, n_s, n_b in plan.counts)),
+            check_hits))
+        if any(batch_hits):
+            counts["range"] = sum(batch_hits)
         if any(balance_hits):
             counts["balance"] = sum(balance_hits)
-        claims = [_balance_claim(p, i) for (i, p), hit in zip(enumerate(txs, 1), balance_hits)
-                  if not hit]
+        txs: list[AmountPlan | None] = plan.txs
+        if None in txs:
+            # the mempool transactions something of which is left to verify are planned
+            # again; the others' items are all cached (their hits are set aside)
+            batch_tx = list(chain_items(repeat(j, n_r) for j, (n_r, _, _)
+                                        in enumerate(plan.counts, 1)))
+            check_tx = list(chain_items(repeat(j, n_s + n_b) for j, (_, n_s, n_b)
+                                        in enumerate(plan.counts, 1)))
+            needed = {*compress(batch_tx, map(not_, batch_hits)),
+                      *compress(check_tx, map(not_, check_hits)),
+                      *compress(range(1, len(txs) + 1), map(not_, balance_hits))}
+            made = made | plan.rebuild(sorted(j for j in needed if txs[j - 1] is None))
+            txs = [p if p is not None else made.get(j) for j, p in enumerate(txs, 1)]
+            batch_hits = list(compress(batch_hits, [txs[j - 1] is not None for j in batch_tx]))
+            check_hits = list(compress(check_hits, [txs[j - 1] is not None for j in check_tx]))
+        planned = [(j, p) for j, p in enumerate(txs, 1) if p is not None]
+        batch_items = [(r, i) for i, p in planned for r in p.ranges]
+        check_pairs = [(c, i) for i, p in planned for c in check_items(p)]
+        claims = [_balance_claim(cast(AmountPlan, p), i)
+                  for (i, p), hit in zip(enumerate(txs, 1), balance_hits) if not hit]
         work = ProofWork(claims,
                          _misses(batch_items, batch_hits),  # type: ignore[arg-type]
                          _misses(check_pairs, check_hits))  # type: ignore[arg-type]
