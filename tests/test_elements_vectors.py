@@ -103,6 +103,13 @@ def test_block_vector(entry: dict[str, Any]) -> None:
         rebuilt = Block(header=dataclasses.replace(header),
                         transactions=[_rebuilt(t) for t in block.transactions])
         assert rebuilt.serialize() == raw
+        # GetBlockWeight: stripped size * 3 + total size (a dynafed header's signblock
+        # witness is left out of the stripped size)
+        stripped = (header._hash_end if header.is_dynafed else len(header.serialize())) \
+            + len(raw) - len(header.serialize()) \
+            - sum(len(t.serialize()) - len(t.serialize_without_witness())
+                  for t in block.transactions)
+        assert block.weight == rebuilt.weight == stripped * 3 + len(raw)
     assert header.serialize() == raw[: len(header.serialize())]
     assert header.hash_hex == computed["hash"]
     if entry.get("expected_block_hash"):

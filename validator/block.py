@@ -178,7 +178,7 @@ class KnownTransaction:
       its balance equation (None without a cache);
     - ``spent_points``: the outpoints its inputs spend, in input order;
     - ``sigops``: its signature-operation cost (``transaction_sigop_cost``);
-    - ``weight``, ``withash``: its weight and witness hash;
+    - ``withash``: its witness hash;
     - ``timeless``: ``validator.timelocks.is_timeless`` — final at every height and time and
       no BIP68 lock, so a block has no timelock of it to evaluate;
     - ``created``: ``created_entries`` for a block at ``height`` (the height acceptance
@@ -193,7 +193,6 @@ class KnownTransaction:
     balance_key: bytes | None
     spent_points: tuple[Outpoint, ...]
     sigops: int
-    weight: int
     withash: bytes
     timeless: bool
     height: int
@@ -208,7 +207,7 @@ class KnownTransaction:
         the outputs at ``spent_points`` (its amount plan ``plan``, its sigop cost ``sigops``)."""
         return cls(tx, plan.fees, plan_counts(plan), keys, script_key, balance_key,
                    tuple(spent_points), sigops,
-                   tx.weight, tx.withash, is_timeless(tx), height,
+                   tx.withash, is_timeless(tx), height,
                    tuple(created_entries(tx, height, False)))
 
 
@@ -425,7 +424,7 @@ class BlockValidator:
         """Context-free block checks plus the header's link to the tip. ``knowns[i]`` not
         None: transaction i is byte-identical to a mempool entry, which passed
         ``check_transaction`` (and is no coinbase): a pure function of those bytes, so it is
-        not checked again, and its weight and witness hash are the entry's."""
+        not checked again, and its witness hash is the entry's."""
         header = block.header
         if tip is not None:
             if header.prev_hash != tip.hash:
@@ -458,7 +457,7 @@ class BlockValidator:
         expected_height = script_num(header.height)
         if not txs[0].inputs[0].script_sig.startswith(expected_height):
             raise ValidationError(reasons.BAD_CB_HEIGHT, tx_index=0)
-        weight = sum([tx.weight if k is None else k.weight for tx, k in zip(txs, knowns)])
+        weight = block.weight
         if weight > MAX_BLOCK_WEIGHT:
             raise ValidationError(reasons.BAD_BLK_WEIGHT)
         has_witness = any(tx.serialize()[4] & 1 for tx in txs)

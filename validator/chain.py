@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 
 from ctplugin.elements import Block, parse_block
 from ctplugin.elements.chainparams import ChainParams
-from ctplugin.elements.model import compact_size
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ParseError, ValidationError
 from validator import reasons
@@ -120,12 +119,6 @@ def block_changes(block: Block, *, genesis: bool = False) -> BlockChanges:
         created += [(Outpoint.trusted(txid, n), UtxoEntry(height, coinbase, encode_txout(out)))
                     for n, out in enumerate(tx.outputs) if not is_unspendable(out.script_pubkey)]
     return net_changes(spent, created)
-
-
-def block_weight(block: Block) -> int:
-    """``Block.weight`` without serializing the whole block again."""
-    header = len(block.header.serialize()) + len(compact_size(len(block.transactions)))
-    return header * 4 + sum(tx.weight for tx in block.transactions)
 
 
 def _key(entry: BlockIndexEntry) -> tuple[int, int]:
@@ -287,7 +280,7 @@ class Chain:
     def _new_entry(self, block: Block, raw: bytes, status: int) -> BlockIndexEntry:
         pos = self.data.block_files.write_block(raw) if status & HAVE_DATA else None
         entry = BlockIndexEntry(block.hash, block.header, status, self._next_seq,
-                                len(block.transactions), len(raw), block_weight(block), pos)
+                                len(block.transactions), len(raw), block.weight, pos)
         self._next_seq += 1
         self.entries[entry.hash] = entry
         if entry.height:
@@ -409,7 +402,7 @@ class Chain:
             entry.seq = self._next_seq
             self._next_seq += 1
             entry.n_tx, entry.size = len(block.transactions), len(raw)
-            entry.weight = block_weight(block)
+            entry.weight = block.weight
             self._dirty[entry.hash] = entry
         self._write_index()
         self._memoize(block)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from ctplugin import hashes
@@ -664,6 +665,9 @@ class BlockHeader:
         return _speedups.parse_block_header(data)
 
 
+_locktime_end_of = attrgetter("_locktime_end")
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     header: BlockHeader
@@ -698,11 +702,15 @@ class Block:
         form leaving out transaction witnesses and the dynafed signblock witness (Elements does
         not serialize it for hashes or weight); a legacy header's solution stays in both."""
         header = self.header
-        header.serialize()
-        header_stripped = header._hash_end if header.is_dynafed else len(header.serialize())
-        stripped = (header_stripped + len(compact_size(len(self.transactions)))
-                    + sum(t.base_size for t in self.transactions))
-        return stripped * (WITNESS_SCALE_FACTOR - 1) + self.size
+        raw_header = header.serialize()
+        header_stripped = header._hash_end if header.is_dynafed else len(raw_header)
+        txs = self.transactions
+        count = len(compact_size(len(txs)))
+        # one pass over the transactions' kept serializations (the parser keeps them; nothing
+        # is joined): serialize() also sets each one's no-witness end
+        size = len(raw_header) + count + sum(map(len, map(Transaction.serialize, txs)))
+        stripped = header_stripped + count + sum(map(_locktime_end_of, txs))
+        return stripped * (WITNESS_SCALE_FACTOR - 1) + size
 
     @property
     def hash_hex(self) -> str:
