@@ -388,3 +388,30 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
         assert messages[-1].startswith(f"imported {height} blocks from {path}; tip ")
         if warning is not None:
             assert any(warning in m for m in messages), messages
+
+
+def test_positional_parameters_in_elementsds_order(node: NodeProcess) -> None:
+    """QA: calls written for elementsd pass parameters by position, so ours take Elements'
+    order: sendmany ... estimate_mode, output_assets, ignoreblindfail, fee_rate, fee_asset,
+    verbose; sendtoaddress ... fee_rate, fee_asset, verbose; createrawtransaction's 5th
+    parameter is output_assets. A fee_asset other than the policy asset is refused (our chain
+    has no any-asset fees), not silently ignored."""
+    alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
+    issued = alice.issueasset(Decimal("100"), Decimal("0"))
+    chain.generatetoaddress(1, alice.getnewaddress())
+    address = carol.getnewaddress()
+    sent = alice.sendmany("", {address: Decimal("5")}, 0, "", [], False, None, "unset",
+                          {address: issued["asset"]}, True, None, "bitcoin", True)
+    assert set(sent) == {"txid", "fee_reason"}
+    by_name = alice.sendtoaddress(address, Decimal("0.1"), "", "", False, None, None, "unset",
+                                  True, "bitcoin", True, None, None, True)
+    assert set(by_name) == {"txid", "fee_reason"}
+    assert code_of(alice.sendtoaddress, address, Decimal("0.1"), "", "", False, None, None,
+                   "unset", True, "bitcoin", True, None, issued["asset"]) == -8
+    chain.generatetoaddress(1, alice.getnewaddress())
+    assert carol.getbalance()[issued["asset"]] == Decimal("5")
+    assert carol.gettransaction(sent["txid"])["amount"][issued["asset"]] == Decimal("5")
+    raw = chain.createrawtransaction([], [{address: Decimal("1")}], 0, False,
+                                     {address: issued["asset"]})
+    [out] = chain.decoderawtransaction(raw)["vout"]
+    assert out["asset"] == issued["asset"]

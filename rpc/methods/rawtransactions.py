@@ -119,10 +119,13 @@ def _raw_inputs(inputs: list[Any], locktime: int, replaceable: bool) -> list[TxI
     return txins
 
 
-def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any]) -> list[TxOut]:
+def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any],
+                 output_assets: dict[str, Any] | None = None) -> list[TxOut]:
     """Elements' outputs: one-key objects ({address: amount, "asset": hex?}, {"data": hex},
     {"vdata": [hex, ...]}, {"burn": amount}, {"fee": amount}); a plain object is a list of
-    them. The fee output goes last; a confidential address's blinding key goes in the nonce."""
+    them. An output without its own "asset" takes output_assets[key] (elementsd's 5th
+    parameter), else the policy asset. The fee output goes last; a confidential address's
+    blinding key goes in the nonce."""
     if isinstance(outputs, dict):
         asset_text = outputs.get("asset")
         items = [{k: v, **({"asset": asset_text} if asset_text is not None else {})}
@@ -137,15 +140,17 @@ def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any]) -> list[TxOut]
         if not isinstance(item, dict):
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            "Invalid parameter, key-value pair must contain exactly one key.")
-        asset = policy
-        if "asset" in item:
-            raw = parse_hash(item["asset"], "asset")
-            asset = raw
         keys = [k for k in item if k != "asset"]
         if len(keys) != 1:
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            "Invalid parameter, key-value pair must contain exactly one key.")
         key = keys[0]
+        asset = policy
+        if "asset" in item:
+            asset = parse_hash(item["asset"], "asset")
+        elif output_assets and key in output_assets:
+            named = output_assets[key]
+            asset = policy if named == "bitcoin" else parse_hash(named, "asset")
         value = item[key]
         if key in ("data", "vdata"):
             if (key, b"") in seen:
@@ -188,17 +193,20 @@ def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any]) -> list[TxOut]
            optional("locktime", Kind.INT, 0, "Raw locktime. Non-0 value also locktime-"
                                              "activates inputs"),
            optional("replaceable", Kind.BOOL, True, "Marks this transaction as BIP125-"
-                                                    "replaceable.")],
+                                                    "replaceable."),
+           optional("output_assets", Kind.OBJ, None, "Address (or \"fee\") → asset hex id "
+                    "(or \"bitcoin\") for outputs without their own \"asset\"",
+                    "the policy asset")],
      description="Create a transaction spending the given inputs and creating new outputs. "
                  "Outputs to confidential addresses carry the address's blinding key in their "
                  "nonce, for blindrawtransaction. Returns hex-encoded raw transaction.")
 def createrawtransaction(call: Call, inputs: list[Any], outputs: Any, locktime: int,
-                         replaceable: bool) -> str:
+                         replaceable: bool, output_assets: dict[str, Any] | None) -> str:
     if not 0 <= locktime <= 0xFFFFFFFF:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, locktime out of range")
     # Core's order: locktime, inputs, outputs; empty outputs make a transaction without any
     # (funding adds them), as elementsd does.
     txins = _raw_inputs(inputs, locktime, replaceable)
-    txouts = _raw_outputs(call, outputs)
+    txouts = _raw_outputs(call, outputs, output_assets)
     return Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts),
                        locktime=locktime).hex()
