@@ -152,3 +152,17 @@ def test_node_and_cli_read_the_configuration_file(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exit_info, contextlib.redirect_stderr(io.StringIO()):
         cli("getblockcount")  # the cli refuses the broken file too: a usage error
     assert exit_info.value.code == 2
+
+
+def test_public_seed_default_wallet_is_documented_loudly() -> None:
+    """QA: every node's default wallet "" is the same public regtest-seed wallet (two fresh
+    nodes hand out the same addresses and own each other's coins). Until it gets a
+    per-data-directory seed, the README and ``help getnewaddress`` say so."""
+    import rpc.methods  # noqa: F401  (registers the calls)
+    from rpc.registry import REGISTRY
+
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert "the default wallet `\"\"` of EVERY node is the same public-seed wallet" in text
+    help_text = " ".join(REGISTRY.methods["getnewaddress"].help_text().split())
+    assert "of every node is the same public-seed wallet" in help_text
+    assert "createwallet makes a wallet with a fresh random seed" in help_text

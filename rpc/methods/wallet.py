@@ -289,7 +289,11 @@ def key_descriptor(pair: KeyPair) -> str:
      wallet=True, description="Returns a new address for receiving payments: a confidential "
                               "taproot address (blech32m) unless address_type says "
                               "\"bech32m\" (unconfidential taproot), \"blech32\" or "
-                              "\"bech32\" (P2WPKH).",
+                              "\"bech32\" (P2WPKH). Warning: the default wallet \"\" "
+                              "of every node is the same public-seed wallet (the regtest "
+                              "seed that owns the genesis coins): every fresh node hands out "
+                              "the same addresses and any node can spend what they receive; "
+                              "createwallet makes a wallet with a fresh random seed.",
      result='"address"    (string) The new address')
 def getnewaddress(call: Call, label: str, address_type: str | None) -> str:
     if label == "*":
