@@ -353,3 +353,25 @@ def test_damaged_block_data_is_dropped_not_trusted(tmp_path: Path) -> None:
         # the genuine bytes again: b1 is stored and b2's longer branch connects through it
         assert node.submit_block(tree.blocks[b1].block).accepted
         assert node.tip.hash == tree.blocks[b2].hash
+
+
+def test_header_height_contradicting_the_parent_never_enters_the_index(node: Node) -> None:
+    """QA: a block whose header claims height 99 on top of height 2 is "bad-blk-height" and
+    must not be indexed with the claimed height (getchaintips listed height 99): on the tip and
+    on a side branch alike, the block is refused and not remembered."""
+    from dataclasses import replace
+
+    tree = TreeBuilder()
+    rng = random.Random(9)
+    a1 = tree.add(0, "empty", rng)
+    b1 = tree.add(0, "empty", rng)
+    for index in (a1, b1):  # a1's parent is the tip; b1's is not, once a1 is connected
+        block = tree.blocks[index].block
+        lying = replace(block, header=replace(block.header, height=99))
+        result = node.submit_block(lying)
+        assert not result.accepted and result.bip22 == "bad-blk-height"
+        assert node.block_info(lying.hash) is None
+        assert all(t.height < 99 for t in node.chain_tips())
+        if index == a1:
+            assert node.submit_block(block).accepted
+    assert node.tip.hash == tree.blocks[a1].hash

@@ -384,6 +384,11 @@ class Chain:
             error = ValidationError(reasons.BAD_PREVBLK, detail="the previous block is invalid")
             self._remember_failure(block, raw, entry, FAILED_CHILD)
             return "invalid", error
+        if header.height != parent.height + 1:
+            # The index keys a block's height by its header; one that contradicts its parent
+            # must not enter it (getchaintips would list the claimed height), so it is refused
+            # without being remembered.
+            return "invalid", ValidationError(reasons.BAD_BLK_HEIGHT)
         if parent is not self.tip:
             # Not connected right away: run the context-free checks now (connecting runs them
             # for a block on the tip).
