@@ -415,3 +415,25 @@ def test_positional_parameters_in_elementsds_order(node: NodeProcess) -> None:
                                      {address: issued["asset"]})
     [out] = chain.decoderawtransaction(raw)["vout"]
     assert out["asset"] == issued["asset"]
+
+
+def test_coinbase_of_a_disconnected_block_is_an_orphan(node: NodeProcess) -> None:
+    """QA: after the block a wallet mined leaves the main chain, its coinbase is listed as
+    Core lists it: category "orphan" (it was "immature" with 0 confirmations); back in the
+    chain it is "immature" again."""
+    alice, chain = w(node, ""), node.proxy()
+    alice.sendtoaddress(w(node, "carol").getnewaddress(), Decimal("0.1"))  # subsidy 0: fees
+    [block_hash] = chain.generatetoaddress(1, alice.getnewaddress())
+    coinbase = chain.getblock(block_hash)["tx"][0]
+    assert alice.gettransaction(coinbase)["details"][0]["category"] == "immature"
+    chain.invalidateblock(block_hash)
+    try:
+        orphaned = alice.gettransaction(coinbase)
+        assert orphaned["confirmations"] == 0
+        assert [d["category"] for d in orphaned["details"]] == ["orphan"]
+        listed = [t for t in alice.listtransactions("*", 1000) if t["txid"] == coinbase]
+        assert [t["category"] for t in listed] == ["orphan"]
+    finally:
+        chain.reconsiderblock(block_hash)
+    assert chain.getbestblockhash() == block_hash
+    assert alice.gettransaction(coinbase)["details"][0]["category"] == "immature"

@@ -677,10 +677,10 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
         address = address_of_output(wallet, out)
         if address is not None:
             entry["address"] = address
-        if wtx.is_coinbase:
-            entry["category"] = ("orphan" if depth < 0 else
+        if wtx.is_coinbase:  # Core: a coinbase not in the main chain is an orphan
+            entry["category"] = ("orphan" if depth < 1 else
                                  "immature" if wallet.ledger.is_immature(wtx, wallet.tip_height)
-                                 or depth == 0 else "generate")
+                                 else "generate")
         else:
             entry["category"] = "receive"
         entry.update(_amount_fields(opening, negative=False))
