@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctplugin.secp256k1.kernel import MAX_THREADS
+
 DEFAULT_RPC_PORT = 7040  # elementsregtest's
 DEFAULT_RPC_THREADS = 16
 DEFAULT_RPC_WORKQUEUE = 64
@@ -49,8 +51,17 @@ class NodeConfig:
     disablewallet: bool = False
     fallbackfee: str = "0.0002"  # BTC/kvB, the test framework's
     maxtxfee: str = "0.10"  # BTC: the most fee one wallet transaction may pay (Core's default)
+    par: int = 0
+    """Kernel threads as Core's -par: 0 = every core, N > 0 = N, N < 0 = leave -N cores free."""
     sync: bool = True
     ignored_config: tuple[str, ...] = ()  # configuration-file names this node does not know
+
+    @property
+    def kernel_threads(self) -> int:
+        """What ``--par`` asks of the kernel (``kernel.set_threads``: 0 = every core)."""
+        if self.par >= 0:
+            return self.par
+        return max(1, (os.cpu_count() or 1) + self.par)
 
     @property
     def cookie_path(self) -> str:
@@ -187,6 +198,10 @@ def build_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
                         help="wallet fee rate in BTC/kvB when none is given (default 0.0002)")
     parser.add_argument("--maxtxfee", default="0.10",
                         help="the most fee (BTC) one wallet transaction may pay (default 0.10)")
+    parser.add_argument("--par", type=int, default=0, metavar="N",
+                        help="verification threads of the kernel (MSM, proofs, signatures): "
+                             "0 = every core (default), N < 0 leaves -N cores free, as Core's "
+                             f"-par; at most {MAX_THREADS}")
     parser.add_argument("--nosync", action="store_true", help=argparse.SUPPRESS)
     # Accepted for command-line compatibility with elementsd test setups; no effect here.
     for name in ("regtest", "server", "listen", "discover", "dnsseed", "fixedseeds",
@@ -210,6 +225,8 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
         parser.exit(1, f"Error: Invalid port specified in -rpcport: '{args.rpcport}'\n")
     if not 1 <= args.rpcthreads <= 1024 or not 1 <= args.rpcworkqueue <= 100_000:
         parser.error("--rpcthreads must be in 1..1024 and --rpcworkqueue in 1..100000")
+    if not -MAX_THREADS <= args.par <= MAX_THREADS:
+        parser.error(f"--par must be in -{MAX_THREADS}..{MAX_THREADS} (0 = every core)")
     zmq = {topic: getattr(args, f"zmqpub{topic}") for topic in ZMQ_TOPICS
            if getattr(args, f"zmqpub{topic}")}
     for topic, endpoint in zmq.items():
@@ -227,5 +244,6 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
         load_chain=str(Path(args.load_chain).resolve()) if args.load_chain else None,
         daemon=bool(args.daemon), printtoconsole=bool(args.printtoconsole),
         wallets=tuple(args.wallet), disablewallet=bool(args.disablewallet),
-        fallbackfee=args.fallbackfee, maxtxfee=args.maxtxfee, sync=not args.nosync,
+        fallbackfee=args.fallbackfee, maxtxfee=args.maxtxfee, par=args.par,
+        sync=not args.nosync,
         ignored_config=tuple(unknown))

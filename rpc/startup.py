@@ -14,6 +14,7 @@ import os
 
 from ctplugin.elements import parse_block
 from ctplugin.errors import ParseError
+from ctplugin.secp256k1 import kernel
 from regtest.chain import read_chain
 from regtest.params import chain_params, genesis_block
 from rpc.context import NodeContext
@@ -29,6 +30,7 @@ log = logging.getLogger("ctplugin.rpc")
 def open_node(ctx: NodeContext) -> None:
     config = ctx.config
     ctx.set_warmup("Loading block index…")
+    kernel.set_threads(config.kernel_threads)
     try:
         node = Node.open(config.datadir, genesis_block(), chain_params(), sync=config.sync)
     except DataDirLockedError:

@@ -255,3 +255,37 @@ def test_ports_and_endpoints_are_checked_when_parsing(tmp_path: Path,
                            "--rpcallowip", "::1", "--zmqpubsequence", "ipc:///tmp/x"],
                           "ctplugin node", None)
     assert http_config(config).bind == (("::1", 17040),)
+
+
+def test_par_sets_the_kernel_threads_as_cores_par(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """QA: `ctplugin node --par N` (issue 14: the thread count can be set like Core's -par):
+    0 = every core, N > 0 = N threads, N < 0 leaves -N cores free (at least one thread); out of
+    range is a usage error at parsing; the node applies it before loading its chain."""
+    import os
+
+    from ctplugin.secp256k1 import kernel
+    from rpc.startup import close_node, open_node
+
+    def config(*argv: str) -> Any:
+        return parse_config(["--datadir", str(tmp_path / "d"), *argv], "ctplugin node", None)
+
+    assert config().kernel_threads == 0
+    assert config("--par", "3").kernel_threads == 3
+    assert config("--par=-1").kernel_threads == max(1, (os.cpu_count() or 1) - 1)
+    assert config("--par=-64").kernel_threads == 1
+    for bad in ("65", "-65", "two"):
+        with pytest.raises(SystemExit) as info:
+            config("--par", bad)
+        assert info.value.code == 2
+        assert "--par" in capsys.readouterr().err
+    previous = kernel.set_threads(0)
+    try:
+        ctx = NodeContext(config("--par", "1", "--disablewallet"))
+        open_node(ctx)
+        try:
+            assert kernel.threads() == 1
+        finally:
+            close_node(ctx)
+    finally:
+        kernel.set_threads(previous)
