@@ -143,9 +143,10 @@ class Engine(Closeable):
 
     def utxo_summary(self) -> UtxoSummary:
         """Count and hash of the whole UTXO set (``Node.utxo_stats``: identical sets hash the
-        same whatever the history)."""
+        same whatever the history), the hash in Core's uint256 display order, as the node's
+        ``gettxoutsetinfo`` prints it, so the two compare by eye."""
         stats = self.node.utxo_stats()
-        return UtxoSummary(stats.txouts, stats.utxo_set_hash.hex())
+        return UtxoSummary(stats.txouts, stats.utxo_set_hash[::-1].hex())
 
     # --- lifecycle -------------------------------------------------------------------------
 
