@@ -31,7 +31,10 @@ COINBASE_MATURITY = DEFAULT_COINBASE_MATURITY
 BLOCK_CHALLENGE = b"\x51"  # OP_TRUE: any (empty) solution satisfies it
 BLOCK_VERSION = 0x2000_0000
 GENESIS_TIME = 1_700_000_000
-NETWORK_MAGIC = bytes.fromhex("fabfb5da")  # Elements regtest's message start
+# Our chain files' and blocks/ directories' record magic: Bitcoin regtest's (and liquidv1's)
+# message start. elementsregtest's own is 5319f20e (replay.md §1); a Core-style blocks/ source
+# is read with the magic its chain parameters give (ChainParams.network_magic).
+NETWORK_MAGIC = bytes.fromhex("fabfb5da")
 
 POLICY_ASSET = tagged_hash("ctplugin/regtest", b"policy asset")
 REGTEST_SEED = sha256(b"ctplugin regtest seed")
