@@ -32,8 +32,8 @@ BLOCK_CHALLENGE = b"\x51"  # OP_TRUE: any (empty) solution satisfies it
 BLOCK_VERSION = 0x2000_0000
 GENESIS_TIME = 1_700_000_000
 # Our chain files' and blocks/ directories' record magic: Bitcoin regtest's (and liquidv1's)
-# message start. elementsregtest's own is 5319f20e (replay.md §1); a Core-style blocks/ source
-# is read with the magic its chain parameters give (ChainParams.network_magic).
+# message start. elementsregtest's own is 5319f20e (replay.md §1): replay's BlocksDirSource takes
+# the magic as a parameter (this by default) for directories of other chains.
 NETWORK_MAGIC = bytes.fromhex("fabfb5da")
 
 POLICY_ASSET = tagged_hash("ctplugin/regtest", b"policy asset")
