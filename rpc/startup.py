@@ -50,6 +50,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
     events = NodeEvents(ctx.tip_changed)
     ctx.events = events
     node.subscribe(events)
+    node.set_clock(ctx.now)  # header times against setmocktime's clock, as Core's NodeClock
     if config.txindex:
         ctx.set_warmup("Loading txindex…")
         ctx.txindex = TxIndex(os.path.join(config.datadir, "indexes", "txindex"))

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctplugin.elements import Block
+from ctplugin.errors import ValidationError
 from regtest.params import chain_params, genesis_block
 from tests.chaintrees import TreeBuilder, expected_tip, fanout_block, spend, utxo_model
 from tests.conftest import SLOW_SCALE
@@ -210,7 +211,7 @@ def test_conflicting_branch_drops_the_conflicts(node: Node) -> None:
     from regtest.params import GENESIS_TIME
     prev = fanout_block()
     for height, txs in ((2, [double]), (3, [])):
-        block = make_block(prev.hash, height, GENESIS_TIME + 7 * height, txs, b"\x51")
+        block = make_block(prev.hash, height, GENESIS_TIME + 60 * height + 7, txs, b"\x51")
         b_blocks.append(block)
         prev = block
     assert node.submit_block(tree.blocks[a1].block).accepted
@@ -375,3 +376,35 @@ def test_header_height_contradicting_the_parent_never_enters_the_index(node: Nod
         if index == a1:
             assert node.submit_block(block).accepted
     assert node.tip.hash == tree.blocks[a1].hash
+
+
+def test_header_times_follow_cores_contextual_rules(node: Node) -> None:
+    """QA: a block timed 1000, or 3 hours ahead, was stored and could become the tip. As Core:
+    time <= the parent's median time past is "time-too-old" and invalid for good (remembered);
+    more than MAX_FUTURE_BLOCK_TIME ahead of the node's clock is "time-too-new", not a verdict
+    (not remembered: the same block is accepted once the clock has caught up). The replay
+    stage API (prepare_block) applies the same rule."""
+    from dataclasses import replace
+
+    from ctplugin.elements.consensus import MAX_FUTURE_BLOCK_TIME
+
+    tree = TreeBuilder()
+    rng = random.Random(11)
+    a1 = tree.add(0, "empty", rng)
+    block = tree.blocks[a1].block
+    parent_mtp = node.median_time_past()
+    old = replace(block, header=replace(block.header, time=parent_mtp))
+    result = node.submit_block(old)
+    assert not result.accepted and result.bip22 == "time-too-old"
+    assert node.submit_block(old).status == "duplicate-invalid"
+    with pytest.raises(ValidationError, match="time-too-old"):
+        node.prepare_block(old)
+    clock = [float(block.header.time - MAX_FUTURE_BLOCK_TIME - 1)]
+    node.set_clock(lambda: clock[0])
+    result = node.submit_block(block)
+    assert not result.accepted and result.bip22 == "time-too-new"
+    assert node.block_info(block.hash) is None
+    with pytest.raises(ValidationError, match="time-too-new"):
+        node.prepare_block(block)
+    clock[0] += 1  # exactly MAX_FUTURE_BLOCK_TIME ahead is allowed
+    assert node.submit_block(block).accepted and node.tip.hash == block.hash

@@ -205,7 +205,9 @@ def test_05_longer_competing_branch_wins(env: dict[str, Any]) -> None:
     env["zmq"].drain()
     # A competing branch of three blocks from the fork, made outside the node.
     prev = bytes.fromhex(fork)[::-1]
-    time_now = int(time.time()) + 10
+    # after the fork's median time (the node's own blocks run ahead of the wall clock when
+    # mined faster than one a second, as Core's do): time-too-old otherwise
+    time_now = max(int(time.time()), node.getblockheader(fork)["time"]) + 1
     branch = []
     for i in range(3):
         block = make_block(prev, fork_height + 1 + i, time_now + i, [], b"\x51")

@@ -52,7 +52,7 @@ from typing import NamedTuple, cast, overload
 from ctplugin.batch import Claim
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
 from ctplugin.elements.chainparams import ChainParams
-from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY
+from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_FUTURE_BLOCK_TIME, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num, script_num_decode
 from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import MAX_BLOCK_SIGOPS_COST, transaction_sigop_cost
@@ -418,6 +418,18 @@ class BlockValidator:
         self.bip30_limit = bip30_limit
 
     # --- stage 1: block checks ------------------------------------------------------------
+
+    @staticmethod
+    def check_block_time(time: int, median_time_past: int, now: float) -> None:
+        """The header's time against its parent's median time past and the node's clock
+        (Core's ContextualCheckBlockHeader): ``median_time_past < time <= now +
+        MAX_FUTURE_BLOCK_TIME``."""
+        if time <= median_time_past:
+            raise ValidationError(reasons.TIME_TOO_OLD,
+                                  detail="block's timestamp is too early")
+        if time > now + MAX_FUTURE_BLOCK_TIME:
+            raise ValidationError(reasons.TIME_TOO_NEW,
+                                  detail="block timestamp too far in the future")
 
     def check_block(self, block: Block, tip: BlockRef | None,
                     knowns: Sequence[KnownTransaction | None] = ()) -> None:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from ctplugin.elements import Block, parse_block
 from ctplugin.elements.chainparams import ChainParams
+from ctplugin.elements.consensus import MEDIAN_TIME_SPAN
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ParseError, ValidationError
 from validator import reasons
@@ -138,6 +139,8 @@ class Chain:
         self.policy = policy
         self.genesis_hash = genesis.hash
         self._clock = clock
+        self.now: Callable[[], float] = time.time
+        """The node's clock for header times (setmocktime-aware above the validator)."""
         self._last_flush = clock()
         self.entries: dict[bytes, BlockIndexEntry] = {}
         self.children: dict[bytes, list[BlockIndexEntry]] = {}
@@ -389,6 +392,13 @@ class Chain:
             # must not enter it (getchaintips would list the claimed height), so it is refused
             # without being remembered.
             return "invalid", ValidationError(reasons.BAD_BLK_HEIGHT)
+        try:
+            self.validator.check_block_time(header.time, self.median_time_past(parent),
+                                            self.now())
+        except ValidationError as exc:
+            if exc.reason == reasons.TIME_TOO_OLD:  # invalid for good, as Core marks it
+                self._remember_failure(block, raw, entry, FAILED_VALID)
+            return "invalid", exc
         if parent is not self.tip:
             # Not connected right away: run the context-free checks now (connecting runs them
             # for a block on the tip).
@@ -624,8 +634,8 @@ class Chain:
         return self._read_block(entry)
 
     def median_time_past(self, entry: BlockIndexEntry) -> int:
-        times = sorted(e.header.time for _, e in zip(range(11), self._ancestry(entry),
-                                                     strict=False))
+        times = sorted(e.header.time for _, e in zip(range(MEDIAN_TIME_SPAN),
+                                                     self._ancestry(entry), strict=False))
         return times[len(times) // 2]
 
     def tips(self) -> list[BlockIndexEntry]:

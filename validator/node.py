@@ -27,7 +27,7 @@ import os
 import shutil
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -381,6 +381,10 @@ class Node(Closeable):
                 raw = bytes(data)
                 block = parse_block(raw)
         tip = self.tip
+        chain = self.chain
+        if block.header.prev_hash == chain.tip.hash:  # else prepare names the wrong parent
+            validator.check_block_time(block.header.time, chain.median_time_past(chain.tip),
+                                       chain.now())
         staged = validator.prepare(block, tip, timer)
         return PreparedBlock(block, raw, staged.work, staged.items, staged.cached, timer, tip,
                              staged.n_balance, staged.inputs, staged.consumed)
@@ -493,6 +497,11 @@ class Node(Closeable):
                 coins[Outpoint.trusted(tx.txid, n)] = UtxoEntry(height, i == 0,
                                                                 encode_txout(out))
         return result
+
+    def set_clock(self, now: Callable[[], float]) -> None:
+        """The clock header times are judged against (time-too-new): the wall clock unless a
+        node above sets its own (setmocktime)."""
+        self.chain.now = now
 
     def median_time_past(self, block_hash: bytes | None = None) -> int:
         chain = self.chain

@@ -63,6 +63,12 @@ BAD_PREVBLK = "bad-prevblk"
 PREV_BLK_NOT_FOUND = "prev-blk-not-found"
 """The block's parent is unknown (Core's AcceptBlockHeader reason)."""
 BAD_BLK_HEIGHT = "bad-blk-height"
+TIME_TOO_OLD = "time-too-old"
+"""The header's time is not after the median time of its previous 11 blocks (Core's
+ContextualCheckBlockHeader); the header is invalid for good."""
+TIME_TOO_NEW = "time-too-new"
+"""The header's time is more than MAX_FUTURE_BLOCK_TIME ahead of the node's clock; not a verdict
+on the block (it may be submitted again later), so it is not remembered."""
 BLOCK_PROOF_INVALID = "block-proof-invalid"
 """Not our challenge with an empty solution, or a dynafed header."""
 BAD_CB_MISSING = "bad-cb-missing"

@@ -22,6 +22,12 @@ MAX_BLOCK_WEIGHT = 4_000_000
 MAX_SCRIPT_SIZE = 10_000
 """Scripts longer than this are unspendable (CScript::IsUnspendable)."""
 
+MAX_FUTURE_BLOCK_TIME = 2 * 60 * 60
+"""Seconds a block's time may be ahead of the node's clock (Core's MAX_FUTURE_BLOCK_TIME)."""
+
+MEDIAN_TIME_SPAN = 11
+"""Blocks whose median time a new block's time must exceed (Core's CBlockIndex::nMedianTimeSpan)."""
+
 DEFAULT_COINBASE_MATURITY = 100
 """Blocks before a coinbase output may be spent (COINBASE_MATURITY); a ChainParams default."""
 
