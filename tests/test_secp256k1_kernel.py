@@ -7,6 +7,7 @@ against coincurve through known discrete logarithms: with P_i = d_i·G, Σ k_i·
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import coincurve
 import pytest
@@ -1113,17 +1114,23 @@ def test_thread_setting_like_par(module: object) -> None:
 
 # --- bucket rounds: AVX-512 IFMA lanes and scalar ---------------------------------------------
 
-def _bucket_backends() -> list[str]:
+def _lane_backends(select: Callable[..., str]) -> list[str]:
+    """"scalar", plus "ifma" where this CPU runs the AVX-512 IFMA lanes (``select`` is the
+    kernel's backend switch: no argument reads it, a name sets it)."""
     names = ["scalar"]
-    previous = nat._bucket_backend()
+    previous = select()
     try:
-        nat._bucket_backend("ifma")
+        select("ifma")
         names.append("ifma")
     except RuntimeError:
         pass
     finally:
-        nat._bucket_backend(previous)
+        select(previous)
     return names
+
+
+def _bucket_backends() -> list[str]:
+    return _lane_backends(nat._bucket_backend)
 
 
 @pytest.mark.parametrize("backend", _bucket_backends())
@@ -1207,16 +1214,7 @@ def test_batch_decoding_matches_reference_with_hostile_entries(
 # --- batch decoding (square roots sixteen at a time where the CPU allows) ----------------------
 
 def _sqrt_backends() -> list[str]:
-    names = ["scalar"]
-    previous = nat._sqrt_backend()
-    try:
-        nat._sqrt_backend("ifma")
-        names.append("ifma")
-    except RuntimeError:
-        pass
-    finally:
-        nat._sqrt_backend(previous)
-    return names
+    return _lane_backends(nat._sqrt_backend)
 
 
 @pytest.mark.parametrize("backend", _sqrt_backends())
