@@ -121,7 +121,7 @@ def _record(book: DlcBook, contract_id: Any) -> DlcRecord:
 
 
 def _broadcast(call: Call, tx: Transaction) -> None:
-    with call.node.chain_lock:
+    with call.context.chain_lock:
         submit_transaction(call, tx)
 
 
@@ -254,7 +254,7 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
                               "oracle_params"})
     total = amount_from_value(total_collateral)
     own = amount_from_value(offer_collateral)
-    tip = call.chain.tip.height
+    tip = call.node.tip.height
     fee_rate = _int_option(opts, "fee_rate", 1)
     cet_locktime = _int_option(opts, "cet_locktime", tip)
     confidential = opts.get("confidential_funding", True)
@@ -285,7 +285,7 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
      result='{"temporaryContractId": "hex", "contractId": "hex", "accept": {rust-dlc '
             'accept_dlc}}')
 def dlcaccept(call: Call, offer: dict[str, Any]) -> dict[str, Any]:
-    tip = call.chain.tip.height
+    tip = call.node.tip.height
     with _contracts(call.wallet) as book:
         parsed = messages.parse_offer(offer)
         if parsed.temporary_contract_id in book.records:
