@@ -110,18 +110,8 @@ class KeyChain:
                 self._by_script[script] = pair
         return (self._keys if kind == P2WPKH else self._taproot)[index]
 
-    def taproot_key(self, index: int) -> KeyPair:
-        return self.key(index, P2TR)
-
     def __len__(self) -> int:
         return len(self._keys)
 
     def owner_of(self, script_pubkey: bytes) -> KeyPair | None:
         return self._by_script.get(script_pubkey)
-
-    def blinding_secret_for(self, script_pubkey: bytes) -> int:
-        """Blinding key of any script (SLIP-77 derives one for every script, owned or not)."""
-        pair = self._by_script.get(script_pubkey)
-        if pair is not None:
-            return pair.blinding_secret
-        return slip77_blinding_secret(self.master_blinding_key, script_pubkey)

@@ -23,7 +23,7 @@ from regtest.wallet.wallet import BuiltTransaction, Opening
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
-from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash, parse_hex
+from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash
 from rpc.registry import Kind, Locking, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
 
@@ -69,13 +69,6 @@ def amount_map(call: Call, totals: dict[bytes, int]) -> dict[str, Decimal]:
 def blinder_hex(value: int) -> str:
     """A blinding factor as elementsd prints it: uint256 hex (reversed byte order)."""
     return value.to_bytes(32, "big")[::-1].hex()
-
-
-def parse_blinder(text: str, name: str) -> int:
-    raw = parse_hex(text, name)
-    if len(raw) != 32:
-        raise RpcError(RpcCode.INVALID_PARAMETER, f"{name} must be 32 bytes")
-    return int.from_bytes(raw[::-1], "big")
 
 
 def destination(text: str) -> Destination:
@@ -308,11 +301,6 @@ def getrawchangeaddress(call: Call, address_type: str | None) -> str:
     confidential, kind = _address_type(address_type)
     return call.wallet.new_destination(change=True, confidential=confidential,
                                        kind=kind).encode()
-
-
-def _key_index(wallet: NodeWallet, script: bytes) -> int | None:
-    pair = wallet.wallet.keys.owner_of(script)
-    return pair.index if pair is not None else None
 
 
 @rpc("wallet", args=[required("address", Kind.STR, "The address for which to get information.")],
