@@ -49,8 +49,8 @@ def p2tr_script(pubkey: bytes) -> bytes:
 def slip77_master_blinding_key(seed: bytes) -> bytes:
     """SLIP-0077 master blinding key (32 bytes) of a wallet seed."""
     root = hmac.digest(b"Symmetric key seed", seed, "sha512")
-    node = hmac.digest(root[:32], b"\x00SLIP-0077", "sha512")
-    return node[32:]
+    derived = hmac.digest(root[:32], b"\x00SLIP-0077", "sha512")  # SLIP-21's node "SLIP-0077"
+    return derived[32:]
 
 
 def slip77_blinding_secret(master: bytes, script_pubkey: bytes) -> int:
