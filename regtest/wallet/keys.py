@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from typing import Literal
 
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160
@@ -27,9 +28,11 @@ from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
 from ctplugin.secp256k1.scalar import scalar_from_hash
 
-P2TR = "p2tr"
-P2WPKH = "p2wpkh"
-ADDRESS_KINDS = (P2TR, P2WPKH)
+AddressKind = Literal["p2tr", "p2wpkh"]
+"""The script a receiving key pays to (``KeyChain.key``'s ``kind``)."""
+P2TR: AddressKind = "p2tr"
+P2WPKH: AddressKind = "p2wpkh"
+ADDRESS_KINDS: tuple[AddressKind, ...] = (P2TR, P2WPKH)
 
 
 def p2wpkh_script(pubkey: bytes) -> bytes:
@@ -73,7 +76,7 @@ class KeyPair:
     script_pubkey: bytes
     blinding_secret: int
     blinding_pubkey: bytes
-    kind: str = P2WPKH
+    kind: AddressKind = P2WPKH
 
     def __repr__(self) -> str:  # never print secrets
         return f"KeyPair(index={self.index}, script={self.script_pubkey.hex()})"
@@ -93,7 +96,7 @@ class KeyChain:
         self._taproot: list[KeyPair] = []
         self._by_script: dict[bytes, KeyPair] = {}
 
-    def key(self, index: int, kind: str = P2WPKH) -> KeyPair:
+    def key(self, index: int, kind: AddressKind = P2WPKH) -> KeyPair:
         """Key ``index``'s receiving script of ``kind`` (both are derived together)."""
         if kind not in ADDRESS_KINDS:
             raise EncodingError(f"unknown address kind {kind!r}", reason="kind")

@@ -16,7 +16,7 @@ from ctplugin.elements import TxOut
 from ctplugin.errors import EncodingError
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
 from regtest.wallet.address import ConfidentialAddress, Destination, decode_address
-from regtest.wallet.keys import P2TR, P2WPKH, KeyPair
+from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, KeyPair
 from regtest.wallet.ledger import Coin, TxState, WalletTx
 from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.wallet import BuiltTransaction, Opening
@@ -246,13 +246,13 @@ def settxfee(call: Call, amount: Any) -> bool:
 # --- addresses ----------------------------------------------------------------------------------
 
 
-_ADDRESS_TYPES = {  # Elements' names: (confidential, script kind)
+_ADDRESS_TYPES: dict[str, tuple[bool, AddressKind]] = {  # Elements' names: (confidential, kind)
     "blech32m": (True, P2TR), "bech32m": (False, P2TR),
     "blech32": (True, P2WPKH), "bech32": (False, P2WPKH),
 }
 
 
-def _address_type(address_type: str | None) -> tuple[bool, str]:
+def _address_type(address_type: str | None) -> tuple[bool, AddressKind]:
     """(confidential, kind) of an address type; the default is a confidential taproot address
     (the wallet signs key-path spends, so blocks exercise the batch)."""
     if address_type is None:
