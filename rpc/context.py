@@ -1,4 +1,4 @@
-"""The running node as the RPC methods see it: chain, wallets, ZMQ, locks, warm-up and shutdown.
+"""The running node as RPC methods see it: validator node, wallets, ZMQ, locks, warm-up, shutdown.
 
 Dispatch of one call (``NodeContext.execute``), in bitcoind's order: during warm-up every call is
 -28 with the current status ("Loading block index…"); an unknown method is -32601; then the
@@ -48,20 +48,22 @@ def _fee_rate(text: str) -> int:
 
 @dataclass(slots=True)
 class Call:
-    """One executing call: the node, the wallet named by the URI (None for ``/``), the method."""
+    """One executing call: the node process's context, the wallet named by the URI (None for
+    ``/``), the method."""
 
-    node: NodeContext
+    context: NodeContext
     uri_wallet: str | None
     method: str
 
     @property
-    def chain(self) -> Node:
-        return self.node.chain
+    def node(self) -> Node:
+        """The validator node (-28 until it is open)."""
+        return self.context.node
 
     @property
     def wallet(self) -> NodeWallet:
         """The wallet this call addresses (bitcoind's GetWalletForJSONRPCRequest)."""
-        return self.node.wallets.for_request(self.uri_wallet)
+        return self.context.wallets.for_request(self.uri_wallet)
 
 
 @dataclass(slots=True)
@@ -80,7 +82,7 @@ class NodeContext:
         self.tip_changed = threading.Condition(self.chain_lock)
         self.shutdown = threading.Event()
         self._warmup: str | None = "Loading block index…"
-        self._chain: Node | None = None
+        self._node: Node | None = None
         self.events: NodeEvents | None = None
         self._wallets: WalletManager | None = None
         self.zmq: ZmqPublisher | None = None
@@ -97,15 +99,15 @@ class NodeContext:
     # --- state -------------------------------------------------------------------------------
 
     @property
-    def chain(self) -> Node:
-        """The validator node (interfaces.md §2); -28 until it is open."""
-        if self._chain is None:
+    def node(self) -> Node:
+        """The validator node (``validator.node.Node``); -28 until it is open."""
+        if self._node is None:
             raise RpcError(RpcCode.IN_WARMUP, self._warmup or "Loading block index…")
-        return self._chain
+        return self._node
 
-    @chain.setter
-    def chain(self, chain: Node | None) -> None:
-        self._chain = chain
+    @node.setter
+    def node(self, node: Node | None) -> None:
+        self._node = node
 
     @property
     def mempool_sequence(self) -> int:
@@ -113,8 +115,8 @@ class NodeContext:
         return (self.events.mempool_sequence if self.events is not None else 0) + 1
 
     @property
-    def chain_or_none(self) -> Node | None:
-        return self._chain
+    def node_or_none(self) -> Node | None:
+        return self._node
 
     @property
     def wallets(self) -> WalletManager:
@@ -144,10 +146,6 @@ class NodeContext:
             log.info("RPC warm-up finished")
         else:
             log.info("%s", status)
-
-    @property
-    def in_warmup(self) -> bool:
-        return self._warmup is not None
 
     @property
     def logpath(self) -> str:

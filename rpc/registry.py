@@ -58,9 +58,8 @@ class Kind(enum.Enum):
     """Declared argument kinds: (accepted JSON types, help label)."""
 
     STR = ((JsonType.STRING,), "string")
-    HEX = ((JsonType.STRING,), "string")
+    HEX = ((JsonType.STRING,), "string")  # an alias of STR (same value): names a hex argument
     INT = ((JsonType.NUMBER,), "numeric")
-    NUM = ((JsonType.NUMBER,), "numeric")
     AMOUNT = ((JsonType.NUMBER, JsonType.STRING), "numeric or string")
     BOOL = ((JsonType.BOOL,), "boolean")
     OBJ = ((JsonType.OBJECT,), "json object")

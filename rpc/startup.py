@@ -69,7 +69,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
         wallets.start(config.wallets)
         node.subscribe(wallets)
     ctx.set_warmup("Verifying blocks…")
-    ctx.chain = node
+    ctx.node = node
 
 
 def import_chain_file(node: Node, path: str) -> int:
@@ -114,7 +114,7 @@ def _detach(ctx: NodeContext, node: Node) -> None:
             stack.callback(ctx.zmq.close)
         if ctx.has_wallets:
             stack.callback(ctx.wallets.close)
-    ctx.chain = None
+    ctx.node = None
     ctx.txindex = None
     ctx.zmq = None
     ctx.clear_wallets()
@@ -122,6 +122,6 @@ def _detach(ctx: NodeContext, node: Node) -> None:
 
 def close_node(ctx: NodeContext) -> None:
     with ctx.chain_lock:
-        node = ctx.chain_or_none
+        node = ctx.node_or_none
         if node is not None:
             _detach(ctx, node)

@@ -1,4 +1,4 @@
-"""DLCs on a running node (issue 15): the node as a subprocess on 127.0.0.1 in a temporary data
+"""DLCs on a running node (docs/dlc.md): the node as a subprocess on 127.0.0.1 in a temporary data
 directory, driven by python-bitcoinrpc's AuthServiceProxy only.
 
 Two wallets (the default one, which owns the regtest key's coins, and "bob") fund a 2-of-3
@@ -36,7 +36,7 @@ from harness.node import NodeProcess
 from regtest.chain import make_block
 from regtest.params import REGTEST_SEED
 from regtest.wallet import Wallet
-from regtest.wallet.dlc import OFFER, DlcParty, PartySecrets
+from regtest.wallet.dlc import DlcParty, DlcRole, PartySecrets
 from regtest.wallet.keys import P2WPKH, KeyChain
 from tests.json_mutation import mutate
 
@@ -164,7 +164,7 @@ def _own_party(s: Scenario, offer: dict[str, Any]) -> tuple[DlcParty, int, Party
     pubkey = bytes.fromhex(offer["fundingPubkey"])
     keys = KeyChain(REGTEST_SEED)
     index = next(i for i in range(500) if keys.key(i, P2WPKH).pubkey == pubkey)
-    return party, keys.key(index, P2WPKH).secret, PartySecrets(OFFER, index, ())
+    return party, keys.key(index, P2WPKH).secret, PartySecrets(DlcRole.OFFER, index, ())
 
 
 def _refused_in_mempool_and_block(s: Scenario, bad: Transaction, reason: str,

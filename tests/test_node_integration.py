@@ -2,9 +2,11 @@
 third-party clients (python-bitcoinrpc's AuthServiceProxy, python-bitcointx's RPCCaller with
 cookie discovery, ``ctplugin cli``), ZMQ subscribers.
 
-One node serves the whole module (the scenario builds on itself, in order): mining, a
-confidential send between two wallets, blinders, unblinding, invalidate/reconsider, a competing
-branch that wins, restart, SIGKILL during mining, error codes.
+One scenario, ``test_one_node_from_genesis_to_sigkill``: a node's life in named steps, each
+building on the chain and wallets the previous ones left (mining, a confidential send between two
+wallets, blinders, unblinding, invalidate/reconsider, a competing branch that wins, error codes,
+third-party clients, restart, SIGKILL during mining). The steps are ``step_*`` functions so a
+failure names the step; they are not separate tests because none means anything alone.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,25 +66,36 @@ class Subscriber:
         self.context.term()
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    root = tmp_path_factory.mktemp("integration")
+@dataclass
+class Env:
+    """The node under test, its ZMQ subscriber, and what earlier steps left for later ones."""
+
+    node: NodeProcess
+    zmq: Subscriber
+    txid: str = ""
+    """alice's confidential send to bob (step_confidential_send_between_wallets)."""
+    bob_address: str = ""
+    send_block: str = ""
+    """The block that confirmed ``txid``."""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
     zmq_address = f"tcp://127.0.0.1:{free_port()}"
-    node = NodeProcess(root / "node", "--txindex", "--zmqpubhashblock", zmq_address,
+    node = NodeProcess(tmp_path / "node", "--txindex", "--zmqpubhashblock", zmq_address,
                        "--zmqpubsequence", zmq_address, "--zmqpubrawtx", zmq_address)
     node.start()
     subscriber = Subscriber(zmq_address, ["hashblock", "sequence", "rawtx"])
     time.sleep(0.5)  # ZMQ's slow joiner: let the subscription reach the publisher
     try:
-        yield {"node": node, "zmq": subscriber, "root": root}
+        yield Env(node, subscriber)
     finally:
         subscriber.close()
         node.stop()
 
 
-def rpc(env: dict[str, Any], wallet: str | None = None) -> Any:
-    node: NodeProcess = env["node"]
-    return node.proxy(f"/wallet/{wallet}" if wallet is not None else "")
+def rpc(env: Env, wallet: str | None = None) -> Any:
+    return env.node.proxy(f"/wallet/{wallet}" if wallet is not None else "")
 
 
 def check_blinders(utxo: dict[str, Any]) -> None:
@@ -96,7 +111,21 @@ def check_blinders(utxo: dict[str, Any]) -> None:
         assert commit(value, vbf, generator).serialize().hex() == utxo["amountcommitment"]
 
 
-def test_01_fresh_node_and_mining(env: dict[str, Any]) -> None:
+def test_one_node_from_genesis_to_sigkill(env: Env) -> None:
+    """The steps below, in order, on one node (module docstring)."""
+    step_fresh_node_and_mining(env)
+    step_confidential_send_between_wallets(env)
+    step_unblindrawtransaction(env)
+    step_invalidate_and_reconsider(env)
+    step_longer_competing_branch_wins(env)
+    step_error_codes(env)
+    step_python_bitcointx_with_cookie_discovery(env)
+    step_ctplugin_cli(env)
+    step_restart_keeps_chain_and_wallets(env)
+    step_sigkill_while_mining(env)
+
+
+def step_fresh_node_and_mining(env: Env) -> None:
     node = rpc(env)
     assert node.getblockcount() == 0
     info = node.getblockchaininfo()
@@ -115,7 +144,7 @@ def test_01_fresh_node_and_mining(env: dict[str, Any]) -> None:
     assert block["signblock_challenge"] == "51" and "difficulty" not in block
     header = node.getblockheader(hashes[0], False)
     assert node.getblock(hashes[0], 0).startswith(header)
-    messages = env["zmq"].receive(2 * BLOCKS_TO_MATURITY + BLOCKS_TO_MATURITY)
+    messages = env.zmq.receive(2 * BLOCKS_TO_MATURITY + BLOCKS_TO_MATURITY)
     blocks = [body.hex() for topic, body, _ in messages if topic == "hashblock"]
     assert blocks == hashes  # every connected block, in order
     sequences = [seq for topic, _, seq in messages if topic == "hashblock"]
@@ -124,7 +153,7 @@ def test_01_fresh_node_and_mining(env: dict[str, Any]) -> None:
     assert all(body[32:] == b"C" for body in connects) and len(connects) == BLOCKS_TO_MATURITY
 
 
-def test_02_confidential_send_between_wallets(env: dict[str, Any]) -> None:
+def step_confidential_send_between_wallets(env: Env) -> None:
     node = rpc(env)
     assert node.createwallet("bob", False, False, "", False, True, True) == {"name": "bob"}
     alice, bob = rpc(env, ""), rpc(env, "bob")
@@ -135,14 +164,14 @@ def test_02_confidential_send_between_wallets(env: dict[str, Any]) -> None:
     info = bob.getaddressinfo(bob_address)
     assert info["ismine"] and info["confidential_key"] and info["labels"] == ["from alice"]
     assert not alice.getaddressinfo(bob_address)["ismine"]
-    env["zmq"].drain()
+    env.zmq.drain()
     txid = alice.sendtoaddress(bob_address, Decimal("1.5"))
     assert node.getrawmempool() == [txid]
     decoded = node.getrawtransaction(txid, True)
     blinded = [o for o in decoded["vout"] if "valuecommitment" in o]
     assert len(blinded) == 2 and all("surjectionproof" in o for o in blinded)
     assert bob.getbalances()["mine"]["untrusted_pending"]["bitcoin"] == Decimal("1.5")
-    [_topic, raw, _seq] = next(m for m in env["zmq"].receive(2) if m[0] == "rawtx")
+    [_topic, raw, _seq] = next(m for m in env.zmq.receive(2) if m[0] == "rawtx")
     assert parse_transaction(raw).txid_hex == txid
     mined = node.generatetoaddress(1, alice.getnewaddress())
     assert node.getrawmempool() == []
@@ -163,28 +192,27 @@ def test_02_confidential_send_between_wallets(env: dict[str, Any]) -> None:
     tx_info = bob.gettransaction(txid)
     assert tx_info["amount"]["bitcoin"] == Decimal("1.5") and tx_info["blockhash"] == mined[0]
     assert [d["category"] for d in tx_info["details"]] == ["receive"]
-    env["txid"], env["bob_address"] = txid, bob_address
-    env["send_block"] = mined[0]
+    env.txid, env.bob_address, env.send_block = txid, bob_address, mined[0]
 
 
-def test_03_unblindrawtransaction(env: dict[str, Any]) -> None:
+def step_unblindrawtransaction(env: Env) -> None:
     node, bob = rpc(env), rpc(env, "bob")
-    txid = env["txid"]
-    raw = node.getrawtransaction(txid, False, env["send_block"])
+    txid = env.txid
+    raw = node.getrawtransaction(txid, False, env.send_block)
     unblinded = parse_transaction(bytes.fromhex(bob.unblindrawtransaction(raw)["hex"]))
     explicit = [o for o in unblinded.outputs if isinstance(o.value, int) and o.script_pubkey]
     assert [o.value for o in explicit] == [150_000_000]  # bob's output, and only bob's
     assert len([o for o in unblinded.outputs if not isinstance(o.value, int)]) == 1
 
 
-def test_04_invalidate_and_reconsider(env: dict[str, Any]) -> None:
+def step_invalidate_and_reconsider(env: Env) -> None:
     node, bob = rpc(env), rpc(env, "bob")
     tip = node.getbestblockhash()
-    assert tip == env["send_block"]
+    assert tip == env.send_block
     node.invalidateblock(tip)
     assert node.getblockcount() == BLOCKS_TO_MATURITY
-    assert node.getrawmempool() == [env["txid"]]  # back in the mempool
-    assert bob.gettransaction(env["txid"])["confirmations"] == 0
+    assert node.getrawmempool() == [env.txid]  # back in the mempool
+    assert bob.gettransaction(env.txid)["confirmations"] == 0
     assert bob.getbalances()["mine"]["untrusted_pending"]["bitcoin"] == Decimal("1.5")
     assert node.getblockheader(tip)["confirmations"] == -1
     tips = {t["hash"]: t["status"] for t in node.getchaintips()}
@@ -194,15 +222,15 @@ def test_04_invalidate_and_reconsider(env: dict[str, Any]) -> None:
     assert bob.getbalance()["bitcoin"] == Decimal("1.5")
 
 
-def test_05_longer_competing_branch_wins(env: dict[str, Any]) -> None:
+def step_longer_competing_branch_wins(env: Env) -> None:
     node, alice, bob = rpc(env), rpc(env, ""), rpc(env, "bob")
-    env["zmq"].drain()
+    env.zmq.drain()
     fork_height = node.getblockcount()
     fork = node.getbestblockhash()
     txid = alice.sendtoaddress(bob.getnewaddress(), Decimal("0.25"))
     ours = node.generatetoaddress(2, alice.getnewaddress())  # txid confirmed in ours[0]
     assert bob.gettransaction(txid)["confirmations"] == 2
-    env["zmq"].drain()
+    env.zmq.drain()
     # A competing branch of three blocks from the fork, made outside the node.
     prev = bytes.fromhex(fork)[::-1]
     # after the fork's median time (the node's own blocks run ahead of the wall clock when
@@ -224,7 +252,7 @@ def test_05_longer_competing_branch_wins(env: dict[str, Any]) -> None:
     assert tips[branch[2].header.hash_hex] == ("active", 0)
     assert node.getrawmempool() == [txid]  # the reorged-out transaction is back
     assert bob.gettransaction(txid)["confirmations"] == 0
-    received = env["zmq"].receive(16)
+    received = env.zmq.receive(16)
     sequence = [(body[:32].hex(), body[32:33]) for topic, body, _ in received
                 if topic == "sequence"]
     labels = [label for _, label in sequence]
@@ -237,7 +265,7 @@ def test_05_longer_competing_branch_wins(env: dict[str, Any]) -> None:
     assert bob.gettransaction(txid)["confirmations"] == 1
 
 
-def test_06_error_codes(env: dict[str, Any]) -> None:
+def step_error_codes(env: Env) -> None:
     node, alice = rpc(env), rpc(env, "")
 
     def code(fn: Any, *args: Any) -> int:
@@ -257,22 +285,22 @@ def test_06_error_codes(env: dict[str, Any]) -> None:
     assert code(node.nosuchmethod) == -32601
     assert code(node.generate, 1) == -32601  # hidden, replaced by generatetoaddress
     assert code(alice.sendtoaddress, "nonsense", 1) == -5
-    assert code(alice.sendtoaddress, env["bob_address"], "x") == -3
-    assert code(alice.sendtoaddress, env["bob_address"], -1) == -3
-    assert code(alice.sendtoaddress, env["bob_address"], 30_000_000) == -3  # > MAX_MONEY
-    assert code(alice.sendtoaddress, env["bob_address"], 21_000_000) == -6
+    assert code(alice.sendtoaddress, env.bob_address, "x") == -3
+    assert code(alice.sendtoaddress, env.bob_address, -1) == -3
+    assert code(alice.sendtoaddress, env.bob_address, 30_000_000) == -3  # > MAX_MONEY
+    assert code(alice.sendtoaddress, env.bob_address, 21_000_000) == -6
     assert code(rpc(env, "nosuch").getbalance) == -18
-    assert node.gettxout(env["txid"], 99) is None
-    coin = node.gettxout(env["txid"], 0)
+    assert node.gettxout(env.txid, 99) is None
+    coin = node.gettxout(env.txid, 0)
     assert coin["confirmations"] >= 1 and ("valuecommitment" in coin or "value" in coin)
     assert node.validateaddress("nonsense")["isvalid"] is False
     # A transaction spending the same coins again: rejected, not in the pool.
-    tx = parse_transaction(bytes.fromhex(node.getrawtransaction(env["txid"])))
+    tx = parse_transaction(bytes.fromhex(node.getrawtransaction(env.txid)))
     assert code(node.sendrawtransaction, tx.hex()) == -27
 
 
-def test_07_python_bitcointx_with_cookie_discovery(env: dict[str, Any]) -> None:
-    node: NodeProcess = env["node"]
+def step_python_bitcointx_with_cookie_discovery(env: Env) -> None:
+    node = env.node
     conf = node.datadir / "ctplugin.conf"
     conf.write_text(f"rpcport={node.port}\nrpcconnect=127.0.0.1\n")
     # The cookie sits in the datadir itself (the issue's DIR/.cookie), which is where RPCCaller
@@ -315,8 +343,8 @@ def test_07_python_bitcointx_with_cookie_discovery(env: dict[str, Any]) -> None:
     assert "401" in info.value.error["message"]
 
 
-def test_08_ctplugin_cli(env: dict[str, Any]) -> None:
-    node: NodeProcess = env["node"]
+def step_ctplugin_cli(env: Env) -> None:
+    node = env.node
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "apps.main", "cli", "--datadir",
@@ -343,8 +371,8 @@ def test_08_ctplugin_cli(env: dict[str, Any]) -> None:
     assert result.stderr == "error: Authorization failed: Incorrect rpcuser or rpcpassword\n"
 
 
-def test_09_restart_keeps_chain_and_wallets(env: dict[str, Any]) -> None:
-    node: NodeProcess = env["node"]
+def step_restart_keeps_chain_and_wallets(env: Env) -> None:
+    node = env.node
     before = rpc(env)
     tip, height = before.getbestblockhash(), before.getblockcount()
     bob_balance = rpc(env, "bob").getbalance()
@@ -357,14 +385,14 @@ def test_09_restart_keeps_chain_and_wallets(env: dict[str, Any]) -> None:
     assert sorted(after.listwallets()) == ["", "bob"]
     assert rpc(env, "bob").getbalance() == bob_balance
     assert rpc(env, "").getbalances() == alice_balance
-    assert rpc(env, "bob").gettransaction(env["txid"])["txid"] == env["txid"]
+    assert rpc(env, "bob").gettransaction(env.txid)["txid"] == env.txid
 
 
-def test_10_sigkill_while_mining(env: dict[str, Any]) -> None:
-    node: NodeProcess = env["node"]
+def step_sigkill_while_mining(env: Env) -> None:
+    node = env.node
     start_height = rpc(env).getblockcount()
     address = rpc(env, "").getnewaddress()
-    rpc(env, "").sendtoaddress(env["bob_address"], Decimal("0.01"))
+    rpc(env, "").sendtoaddress(env.bob_address, Decimal("0.01"))
     errors: list[BaseException] = []
 
     def mine() -> None:
@@ -373,13 +401,13 @@ def test_10_sigkill_while_mining(env: dict[str, Any]) -> None:
         except BaseException as exc:  # the connection dies with the node
             errors.append(exc)
 
-    env["zmq"].drain()
+    env.zmq.drain()
     miner = threading.Thread(target=mine)
     miner.start()
     # Blocks take a millisecond or two: kill on the ZMQ announcement of the fifth one.
     seen = 0
     while seen < 5:
-        topic, _body, _seq = env["zmq"].receive(1)[0]
+        topic, _body, _seq = env.zmq.receive(1)[0]
         seen += topic == "hashblock"
     node.kill()
     miner.join(30)
@@ -399,3 +427,4 @@ def test_10_sigkill_while_mining(env: dict[str, Any]) -> None:
     assert bob.getbalance()["bitcoin"] == sum(Decimal(u["amount"]) for u in bob.listunspent())
     block = parse_block(bytes.fromhex(after.getblock(tip, 0)))
     assert block.header.height == height
+

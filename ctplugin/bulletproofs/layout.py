@@ -38,10 +38,6 @@ class Layout:
     lr_flag_bytes: int
     length: int
 
-    @property
-    def off_lr_points(self) -> int:
-        return OFF_LR_FLAGS + self.lr_flag_bytes
-
 
 def _is_pow2(v: int) -> bool:
     return v > 0 and v & (v - 1) == 0

@@ -325,10 +325,3 @@ def _closing(funding: etx.Funding, outputs: Sequence[TxOut], present: Sequence[P
         raise DlcError("bad-blinding", "one output per payout expected")
     fee = funding.value - sum(amount for _, amount in present)
     return etx.closing_transaction(funding, outputs, fee, asset, lock_time, sequence)
-
-
-def with_proofs(tx: Transaction, outputs: Sequence[TxOut]) -> Transaction:
-    """``tx`` with its first ``len(outputs)`` outputs replaced by the same ones with proofs."""
-    return etx.with_outputs(tx, [*outputs, *tx.outputs[len(outputs):]])
-
-

@@ -16,7 +16,6 @@ the tweaks of a block's script-path spends in its batch instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctplugin.errors import EncodingError
@@ -165,16 +164,3 @@ class TaprootOutput:
             if leaf.script == script:
                 return block
         raise EncodingError("script is not a leaf of this output's tree", reason="not-in-tree")
-
-
-def taproot_tree_from_leaves(leaves: Sequence[Leaf]) -> ScriptTree:
-    """A balanced tree over the leaves, in order (wallet convenience)."""
-    if not leaves:
-        raise EncodingError("a script tree needs at least one leaf", reason="structure")
-    nodes: list[ScriptTree] = list(leaves)
-    while len(nodes) > 1:
-        paired: list[ScriptTree] = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
-        if len(nodes) & 1:
-            paired.append(nodes[-1])
-        nodes = paired
-    return nodes[0]

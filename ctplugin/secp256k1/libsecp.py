@@ -95,11 +95,6 @@ def _parse_pubkey(pubkey: bytes) -> object | None:
     return parsed
 
 
-def is_valid_pubkey(pubkey: bytes) -> bool:
-    """Does libsecp256k1 parse this key (the size matching its first byte)?"""
-    return _parse_pubkey(pubkey) is not None
-
-
 def ecdsa_verify(pubkey: bytes, der_sig: bytes, msg32: bytes) -> bool:
     """Elements' CPubKey::Verify (see the module docstring); ``der_sig`` without a hash-type
     byte. Never raises on malformed input: it is a False verdict."""
@@ -125,11 +120,6 @@ def _parse_xonly(key: bytes) -> object | None:
     if not lib.secp256k1_xonly_pubkey_parse(_CTX, parsed, key):
         return None
     return parsed
-
-
-def is_valid_xonly(key: bytes) -> bool:
-    """Is ``key`` the x coordinate of a curve point (BIP340 lift_x succeeds)?"""
-    return _parse_xonly(key) is not None
 
 
 def schnorr_verify(xonly: bytes, msg: bytes, sig64: bytes) -> bool:

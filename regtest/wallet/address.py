@@ -143,10 +143,6 @@ class Destination:
     script_pubkey: bytes
     blinding_pubkey: bytes | None = None
 
-    @property
-    def is_confidential(self) -> bool:
-        return self.blinding_pubkey is not None
-
     def encode(self) -> str:
         return encode_address(self.script_pubkey, self.blinding_pubkey)
 

@@ -29,6 +29,7 @@ the messages and the wallet's seed. Bad input from the counterparty is a ``DlcEr
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -74,15 +75,19 @@ Outpoint = tuple[bytes, int]
 TransactionLookup = Callable[[bytes], Transaction | None]
 """The wallet's transaction by txid (funding inputs carry their whole previous transaction)."""
 
-OFFER = "offer"
-ACCEPT = "accept"
+class DlcRole(enum.StrEnum):
+    """A party's side of a contract; the values are the stored records' and ``listdlcs``'
+    ``role`` strings."""
+
+    OFFER = "offer"
+    ACCEPT = "accept"
 
 
 @dataclass(frozen=True)
 class PartySecrets:
     """What a party keeps between the steps of a contract (module docstring)."""
 
-    role: str
+    role: DlcRole
     funding_key_index: int
     coins: tuple[Outpoint, ...]
 
@@ -231,7 +236,8 @@ class DlcParty:
                          key.pubkey, payout.script_pubkey, _serial(wallet), offer_collateral,
                          self._funding_inputs(coins), change.script_pubkey, _serial(wallet),
                          _serial(wallet), fee_rate, cet_locktime, refund_locktime, ext)
-        return offer, PartySecrets(OFFER, key.index, tuple((c.txid, c.index) for c in coins))
+        return offer, PartySecrets(DlcRole.OFFER, key.index,
+                                   tuple((c.txid, c.index) for c in coins))
 
     # --- 2. accept ---------------------------------------------------------------------------
 
@@ -290,7 +296,7 @@ class DlcParty:
         sigs = contract.sign_adaptor_signatures(secret, offerer=False)
         accept = message(tuple(s.to_bytes() for s in sigs), contract.sign_refund(secret), surj)
         contract.accept_party = accept_party(accept)
-        return contract, accept, PartySecrets(ACCEPT, key.index,
+        return contract, accept, PartySecrets(DlcRole.ACCEPT, key.index,
                                               tuple((c.txid, c.index) for c in coins))
 
     def _surjection_inputs(self, contract: ElementsContract, coins: Sequence[OwnedCoin]
@@ -429,7 +435,7 @@ class DlcParty:
                 attestations: dict[int, OracleAttestation]) -> Transaction:
         """The CET the attestations unlock, complete (``counterparty_signatures``: the other
         party's adaptor signatures, from the accept or sign message)."""
-        offerer = secrets.role == OFFER
+        offerer = secrets.role is DlcRole.OFFER
         index = contract.find_adaptor_index(attestations)
         if len(counterparty_signatures) != len(contract.entries):
             raise DlcError("bad-signature-count", "one adaptor signature per entry expected")
@@ -443,7 +449,7 @@ class DlcParty:
     @_dlc_errors
     def refund(self, contract: ElementsContract, secrets: PartySecrets,
                counterparty_refund_signature: bytes) -> Transaction:
-        offerer = secrets.role == OFFER
+        offerer = secrets.role is DlcRole.OFFER
         theirs = (contract.accept_party if offerer else contract.offer_party).fund_pubkey
         secret = self.funding_key(secrets).secret.to_bytes(32, "big")
         return contract.refund_transaction(secret, theirs, counterparty_refund_signature,

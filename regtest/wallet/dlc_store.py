@@ -15,6 +15,7 @@ the same batch, so the CET or refund spending it enters the ledger whoever broad
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,36 +27,62 @@ from ctplugin.dlc.elements_tx import Funding, funding_script, p2wsh
 from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.messages import AcceptDlc, OfferDlc, SignDlc
 from ctplugin.elements import Transaction
-from regtest.wallet.dlc import DlcParty, PartySecrets
+from regtest.wallet.dlc import DlcParty, DlcRole, PartySecrets
+from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
 
 PREFIX = b"d"
 RECORD_VERSION = 1
 
-OFFERED = "offered"
-"""The offerer made the offer; it waits for an accept."""
-ACCEPTED = "accepted"
-"""The accepter accepted; it waits for the sign message."""
-SIGNED = "signed"
-"""The offerer signed; the accepter broadcasts the funding transaction."""
-FUNDING_BROADCAST = "funding-broadcast"
-"""The accepter broadcast the funding transaction."""
-CLOSING_BROADCAST = "closing-broadcast"
-"""This wallet broadcast a CET or the refund."""
-CANCELLED = "cancelled"
-"""Withdrawn before its funding went out (``dlccancel``): its coins are free again."""
-PROTOCOL_STATES = (OFFERED, ACCEPTED, SIGNED, FUNDING_BROADCAST, CLOSING_BROADCAST, CANCELLED)
-PENDING = (OFFERED, ACCEPTED, SIGNED)
+class DlcState(enum.StrEnum):
+    """Where a contract stands (``listdlcs``' ``state``). The values are the strings stored in a
+    record and printed by the RPC calls."""
+
+    # The protocol states this wallet reached: the only ones a record stores.
+    OFFERED = "offered"
+    """The offerer made the offer; it waits for an accept."""
+    ACCEPTED = "accepted"
+    """The accepter accepted; it waits for the sign message."""
+    SIGNED = "signed"
+    """The offerer signed; the accepter broadcasts the funding transaction."""
+    FUNDING_BROADCAST = "funding-broadcast"
+    """The funding transaction went out (stored by the accepter that broadcast it; read from
+    the ledger, for either party, while it is in the mempool)."""
+    CLOSING_BROADCAST = "closing-broadcast"
+    """This wallet broadcast a CET or the refund."""
+    CANCELLED = "cancelled"
+    """Withdrawn before its funding went out (``dlccancel``): its coins are free again."""
+    # Positions on the chain, read from the wallet's ledger (``DlcBook.status``), never stored.
+    FUNDED = "funded"
+    CLOSING = "closing"
+    CLOSED = "closed"
+    REFUNDED = "refunded"
+    FUNDING_CONFLICTED = "funding-conflicted"
+    """The funding transaction, or one of the contract's coins, was spent otherwise."""
+
+
+PROTOCOL_STATES = frozenset({DlcState.OFFERED, DlcState.ACCEPTED, DlcState.SIGNED,
+                             DlcState.FUNDING_BROADCAST, DlcState.CLOSING_BROADCAST,
+                             DlcState.CANCELLED})
+"""The states a record stores."""
+PENDING = frozenset({DlcState.OFFERED, DlcState.ACCEPTED, DlcState.SIGNED})
 """States whose coins are locked: committed to a funding transaction not broadcast yet."""
+
+
+class ClosingType(enum.StrEnum):
+    """Which transaction spent the funding output (``closingType``)."""
+
+    CET = "cet"
+    REFUND = "refund"
 
 
 @dataclass
 class DlcRecord:
     temporary_id: bytes
-    role: str
+    role: DlcRole
     secrets: PartySecrets
     offer: OfferDlc
-    state: str
+    state: DlcState
     created: int
     accept: AcceptDlc | None = None
     sign: SignDlc | None = None
@@ -63,8 +90,7 @@ class DlcRecord:
     closing_txid: bytes | None = None
     contract_id: bytes | None = None
     """Known once the funding transaction is (the accepter's accept, the offerer's sign)."""
-    closing_type: str | None = None
-    """"cet" or "refund"."""
+    closing_type: ClosingType | None = None
     outcome: list[str] = field(default_factory=list)
     """The attested outcome strings the CET was chosen by (one oracle's, digit by digit)."""
     payouts: list[int] = field(default_factory=list)
@@ -96,17 +122,21 @@ class DlcRecord:
             if record["v"] != RECORD_VERSION:
                 raise DlcError("bad-record", f"record version {record['v']}")
             secrets = record["secrets"]
+            role, state = DlcRole(record["role"]), DlcState(record["state"])
+            if state not in PROTOCOL_STATES:
+                raise DlcError("bad-record", f"record {key.hex()} stores the state {state}")
             return cls(
-                key[len(PREFIX):], record["role"],
-                PartySecrets(record["role"], int(secrets["fundingKey"]),
+                key[len(PREFIX):], role,
+                PartySecrets(role, int(secrets["fundingKey"]),
                              tuple((bytes.fromhex(t), int(n)) for t, n in secrets["coins"])),
-                messages.parse_offer(record["offer"]), record["state"], int(record["created"]),
+                messages.parse_offer(record["offer"]), state, int(record["created"]),
                 messages.parse_accept(record["accept"]) if record["accept"] else None,
                 messages.parse_sign(record["sign"]) if record["sign"] else None,
                 bytes.fromhex(record["funding"]) if record["funding"] else None,
                 bytes.fromhex(record["closing"]) if record["closing"] else None,
                 bytes.fromhex(record["contractId"]) if record.get("contractId") else None,
-                record["closingType"], [str(o) for o in record["outcome"]],
+                ClosingType(record["closingType"]) if record["closingType"] else None,
+                [str(o) for o in record["outcome"]],
                 [int(p) for p in record["payouts"]])
         except DlcError:
             raise
@@ -125,11 +155,8 @@ def load_records(items: Iterator[tuple[bytes, bytes]]) -> dict[bytes, DlcRecord]
 
 # --- a wallet's contracts, and where they stand on the chain ----------------------------------
 
-FUNDED = "funded"
-CLOSING = "closing"
-CLOSED = "closed"
-REFUNDED = "refunded"
-FUNDING_CONFLICTED = "funding-conflicted"
+_GONE = (TxState.CONFLICTED, TxState.ABANDONED)
+"""Ledger states of a transaction that spends nothing any more."""
 
 
 @dataclass(frozen=True)
@@ -137,8 +164,19 @@ class ChainStatus:
     """A transaction of a contract as the wallet's ledger sees it."""
 
     txid: bytes
-    state: str  # the ledger's TxState value, or "unknown"
+    state: TxState | None
+    """None: not in the wallet's ledger."""
     confirmations: int
+
+
+@dataclass(frozen=True)
+class ContractStatus:
+    """Where a contract stands: its state and its funding and closing transactions."""
+
+    state: DlcState
+    funding: ChainStatus | None
+    closing: ChainStatus | None
+    closing_type: ClosingType | None
 
 
 class DlcBook:
@@ -200,19 +238,19 @@ class DlcBook:
             return None
         wtx = self.wallet.ledger.get(txid)
         if wtx is None:
-            return ChainStatus(txid, "unknown", 0)
-        return ChainStatus(txid, wtx.state.value, wtx.depth(self.wallet.tip_height))
+            return ChainStatus(txid, None, 0)
+        return ChainStatus(txid, wtx.state, wtx.depth(self.wallet.tip_height))
 
     def inputs_spent(self, record: DlcRecord) -> bool:
         """A coin of the contract is spent by a wallet transaction other than its funding: the
         contract can no longer be funded as signed."""
         ledger = self.wallet.ledger
         return any(txid != record.funding_txid
-                   and ledger.txs[txid].state.value not in ("conflicted", "abandoned")
+                   and ledger.txs[txid].state not in _GONE
                    for coin in record.secrets.coins for txid in ledger.spenders.get(coin, ()))
 
-    def closing(self, record: DlcRecord) -> tuple[bytes, str] | None:
-        """(txid, "cet" | "refund") of a wallet transaction spending the funding output."""
+    def closing(self, record: DlcRecord) -> tuple[bytes, ClosingType] | None:
+        """(txid, CET or refund) of a wallet transaction spending the funding output."""
         funding = record.funding_txid
         if funding is None or record.accept is None:
             return None
@@ -226,29 +264,30 @@ class DlcBook:
             return None
         for txid in sorted(self.wallet.ledger.spenders.get((funding, index), ())):
             spender = self.wallet.ledger.txs[txid]
-            if spender.state.value in ("conflicted", "abandoned"):
+            if spender.state in _GONE:
                 continue
             # A CET's nLockTime is the offer's cet_locktime, below the refund's (validate_offer).
             refund = spender.tx.locktime == record.offer.refund_locktime
-            return txid, "refund" if refund else "cet"
+            return txid, ClosingType.REFUND if refund else ClosingType.CET
         return None
 
-    def status(self, record: DlcRecord) -> dict[str, Any]:
+    def status(self, record: DlcRecord) -> ContractStatus:
         """Where the contract stands (the state machine of ``listdlcs``)."""
         funding = self._status(record.funding_txid)
         closing_found = self.closing(record)
         closing = self._status(closing_found[0]) if closing_found else None
         state = record.state
-        if closing is not None and closing.state == "confirmed":
-            state = REFUNDED if closing_found and closing_found[1] == "refund" else CLOSED
-        elif closing is not None and closing.state == "mempool":
-            state = CLOSING
-        elif funding is not None and funding.state == "confirmed":
-            state = FUNDED
-        elif funding is not None and funding.state == "mempool":
-            state = FUNDING_BROADCAST
-        elif (funding is not None and funding.state == "conflicted") or (
+        if closing is not None and closing.state is TxState.CONFIRMED:
+            refunded = closing_found is not None and closing_found[1] is ClosingType.REFUND
+            state = DlcState.REFUNDED if refunded else DlcState.CLOSED
+        elif closing is not None and closing.state is TxState.MEMPOOL:
+            state = DlcState.CLOSING
+        elif funding is not None and funding.state is TxState.CONFIRMED:
+            state = DlcState.FUNDED
+        elif funding is not None and funding.state is TxState.MEMPOOL:
+            state = DlcState.FUNDING_BROADCAST
+        elif (funding is not None and funding.state is TxState.CONFLICTED) or (
                 record.state in PENDING and self.inputs_spent(record)):
-            state = FUNDING_CONFLICTED
-        return {"state": state, "funding": funding, "closing": closing,
-                "closing_type": closing_found[1] if closing_found else None}
+            state = DlcState.FUNDING_CONFLICTED
+        return ContractStatus(state, funding, closing,
+                              closing_found[1] if closing_found else None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from typing import Literal
 
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160
@@ -27,9 +28,11 @@ from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
 from ctplugin.secp256k1.scalar import scalar_from_hash
 
-P2TR = "p2tr"
-P2WPKH = "p2wpkh"
-ADDRESS_KINDS = (P2TR, P2WPKH)
+AddressKind = Literal["p2tr", "p2wpkh"]
+"""The script a receiving key pays to (``KeyChain.key``'s ``kind``)."""
+P2TR: AddressKind = "p2tr"
+P2WPKH: AddressKind = "p2wpkh"
+ADDRESS_KINDS: tuple[AddressKind, ...] = (P2TR, P2WPKH)
 
 
 def p2wpkh_script(pubkey: bytes) -> bytes:
@@ -49,8 +52,8 @@ def p2tr_script(pubkey: bytes) -> bytes:
 def slip77_master_blinding_key(seed: bytes) -> bytes:
     """SLIP-0077 master blinding key (32 bytes) of a wallet seed."""
     root = hmac.digest(b"Symmetric key seed", seed, "sha512")
-    node = hmac.digest(root[:32], b"\x00SLIP-0077", "sha512")
-    return node[32:]
+    derived = hmac.digest(root[:32], b"\x00SLIP-0077", "sha512")  # SLIP-21's node "SLIP-0077"
+    return derived[32:]
 
 
 def slip77_blinding_secret(master: bytes, script_pubkey: bytes) -> int:
@@ -73,7 +76,7 @@ class KeyPair:
     script_pubkey: bytes
     blinding_secret: int
     blinding_pubkey: bytes
-    kind: str = P2WPKH
+    kind: AddressKind = P2WPKH
 
     def __repr__(self) -> str:  # never print secrets
         return f"KeyPair(index={self.index}, script={self.script_pubkey.hex()})"
@@ -93,7 +96,7 @@ class KeyChain:
         self._taproot: list[KeyPair] = []
         self._by_script: dict[bytes, KeyPair] = {}
 
-    def key(self, index: int, kind: str = P2WPKH) -> KeyPair:
+    def key(self, index: int, kind: AddressKind = P2WPKH) -> KeyPair:
         """Key ``index``'s receiving script of ``kind`` (both are derived together)."""
         if kind not in ADDRESS_KINDS:
             raise EncodingError(f"unknown address kind {kind!r}", reason="kind")
@@ -110,18 +113,8 @@ class KeyChain:
                 self._by_script[script] = pair
         return (self._keys if kind == P2WPKH else self._taproot)[index]
 
-    def taproot_key(self, index: int) -> KeyPair:
-        return self.key(index, P2TR)
-
     def __len__(self) -> int:
         return len(self._keys)
 
     def owner_of(self, script_pubkey: bytes) -> KeyPair | None:
         return self._by_script.get(script_pubkey)
-
-    def blinding_secret_for(self, script_pubkey: bytes) -> int:
-        """Blinding key of any script (SLIP-77 derives one for every script, owned or not)."""
-        pair = self._by_script.get(script_pubkey)
-        if pair is not None:
-            return pair.blinding_secret
-        return slip77_blinding_secret(self.master_blinding_key, script_pubkey)

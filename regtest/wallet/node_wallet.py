@@ -39,7 +39,7 @@ from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.issuance import input_issuance_ids
 from regtest.wallet.address import ConfidentialAddress, Destination
 from regtest.wallet.db import Changes, WalletDB
-from regtest.wallet.keys import P2TR
+from regtest.wallet.keys import P2TR, AddressKind
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
 from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
@@ -372,7 +372,7 @@ class NodeWallet(ChainListener, Closeable):
     # --- addresses ------------------------------------------------------------------------------
 
     def new_destination(self, label: str = "", *, change: bool = False,
-                        confidential: bool = True, kind: str = P2TR) -> Destination:
+                        confidential: bool = True, kind: AddressKind = P2TR) -> Destination:
         address: ConfidentialAddress = self.wallet.new_address(kind, change=change)
         labels = {} if change else {address.script_pubkey: label}
         self.labels.update(labels)

@@ -60,7 +60,7 @@ from regtest.wallet.blinding import (
     final_value_blind,
     rewind_nonce,
 )
-from regtest.wallet.keys import P2TR, KeyChain
+from regtest.wallet.keys import P2TR, AddressKind, KeyChain
 from regtest.wallet.signing import sign_transaction, witness_template
 
 _ZERO32 = bytes(32)
@@ -352,7 +352,7 @@ class Wallet:
             if 0 < value < N:
                 return value
 
-    def new_address(self, kind: str = P2TR, *, change: bool = False) -> ConfidentialAddress:
+    def new_address(self, kind: AddressKind = P2TR, *, change: bool = False) -> ConfidentialAddress:
         """The next unused key's address of ``kind`` (``"p2tr"`` or ``"p2wpkh"``; ``change``:
         marked as a change address)."""
         pair = self.keys.key(self._next_key, kind)
@@ -362,7 +362,7 @@ class Wallet:
         self.keys.key(self._next_key + LOOKAHEAD - 1)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
 
-    def address(self, index: int, kind: str = P2TR) -> ConfidentialAddress:
+    def address(self, index: int, kind: AddressKind = P2TR) -> ConfidentialAddress:
         """The address of key ``index`` (key 0 of ``REGTEST_SEED`` owns the genesis coins, at
         its P2WPKH address)."""
         pair = self.keys.key(index, kind)

@@ -33,14 +33,14 @@ CHAIN_NAME = "elementsregtest"
 @rpc("blockchain", description="Returns the height of the most-work fully-validated chain.",
      result="n    (numeric) The current block count", examples=("",))
 def getblockcount(call: Call) -> int:
-    return call.chain.tip.height
+    return call.node.tip.height
 
 
 @rpc("blockchain", description="Returns the hash of the best (tip) block in the "
                                "most-work fully-validated chain.",
      result='"hex"    (string) the block hash, hex-encoded')
 def getbestblockhash(call: Call) -> str:
-    return call.chain.tip.hash[::-1].hex()
+    return call.node.tip.hash[::-1].hex()
 
 
 def _tip_json(tip: BlockRef) -> dict[str, Any]:
@@ -51,16 +51,16 @@ def _wait(call: Call, timeout_ms: int, done: Any) -> dict[str, Any]:
     """Block until ``done(tip)`` or the timeout (0 = forever); -9 once shutdown began."""
     if timeout_ms < 0:
         raise RpcError(RpcCode.MISC_ERROR, "Negative timeout")
-    node = call.node
+    context = call.context
     deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
-    with node.tip_changed:
-        while not node.shutdown.is_set() and not done(call.chain.tip):
+    with context.tip_changed:
+        while not context.shutdown.is_set() and not done(call.node.tip):
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 break
-            node.tip_changed.wait(remaining)
-        node.check_interrupt()
-        return _tip_json(call.chain.tip)
+            context.tip_changed.wait(remaining)
+        context.check_interrupt()
+        return _tip_json(call.node.tip)
 
 
 @rpc("blockchain", args=[optional("timeout", Kind.INT, 0, "Time in milliseconds to wait for a "
@@ -68,8 +68,8 @@ def _wait(call: Call, timeout_ms: int, done: Any) -> dict[str, Any]:
      description="Waits for any new block and returns useful info about it.",
      result='{"hash": "hex", "height": n}', locking=Locking.SELF)
 def waitfornewblock(call: Call, timeout: int) -> dict[str, Any]:
-    with call.node.chain_lock:
-        start = call.chain.tip
+    with call.context.chain_lock:
+        start = call.node.tip
     return _wait(call, timeout, lambda tip: tip != start)
 
 
@@ -96,7 +96,7 @@ def waitforblockheight(call: Call, height: int, timeout: int) -> dict[str, Any]:
 
 
 def _block_info(call: Call, block_hash: bytes) -> BlockInfo:
-    info = call.chain.block_info(block_hash)
+    info = call.node.block_info(block_hash)
     if info is None:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Block not found")
     return info
@@ -134,7 +134,7 @@ def header_json(call: Call, info: BlockInfo) -> dict[str, Any]:
      description="Returns hash of block in best-block-chain at height provided.",
      result='"hex"    (string) The block hash', examples=("1000",))
 def getblockhash(call: Call, height: int) -> str:
-    block_hash = call.chain.block_hash(height)
+    block_hash = call.node.block_hash(height)
     if block_hash is None:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Block height out of range")
     return block_hash[::-1].hex()
@@ -157,7 +157,7 @@ def _read_block(call: Call, info: BlockInfo) -> Block:
     if not info.has_data:
         raise RpcError(RpcCode.MISC_ERROR, "Block not available (not fully downloaded)")
     try:
-        return parse_block(call.chain.read_block(info.hash))
+        return parse_block(call.node.read_block(info.hash))
     except (BlockFileError, ParseError):
         raise RpcError(RpcCode.MISC_ERROR, "Block not found on disk") from None
 
@@ -165,7 +165,7 @@ def _read_block(call: Call, info: BlockInfo) -> Block:
 def spent_outputs(call: Call, info: BlockInfo) -> list[list[tuple[TxOut, int, bool]]] | None:
     """Per non-coinbase transaction, the (output, height, coinbase) each input spent; None when
     the block was never connected (no undo data)."""
-    spent = call.chain.block_spent_outputs(info.hash)
+    spent = call.node.block_spent_outputs(info.hash)
     if spent is None:
         return None
     return [[(decode_txout(coin.txout), coin.height, coin.coinbase) for coin in tx_coins]
@@ -221,7 +221,7 @@ def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
         if not info.has_data:
             raise RpcError(RpcCode.MISC_ERROR, "Block not available (not fully downloaded)")
         try:
-            return call.chain.read_block(info.hash).hex()
+            return call.node.read_block(info.hash).hex()
         except BlockFileError:
             raise RpcError(RpcCode.MISC_ERROR, "Block not found on disk") from None
     block = _read_block(call, info)
@@ -233,7 +233,7 @@ def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
         out["tx"] = [tx.txid_hex for tx in block.transactions]
         return out
     undo = spent_outputs(call, info) if level >= 3 else None
-    kinds = call.chain.params.range_proofs
+    kinds = call.node.params.range_proofs
     out["tx"] = [verbose_transaction(tx, undo[i - 1] if undo is not None and i else None,
                                      level >= 3, kinds)
                  for i, tx in enumerate(block.transactions)]
@@ -244,22 +244,22 @@ def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
                                "including the main chain as well as orphaned branches.")
 def getchaintips(call: Call) -> list[dict[str, Any]]:
     return [{"height": tip.height, "hash": tip.hash[::-1].hex(), "branchlen": tip.branchlen,
-             "status": tip.status} for tip in call.chain.chain_tips()]
+             "status": tip.status} for tip in call.node.chain_tips()]
 
 
 @rpc("blockchain", description="Returns an object containing various state info regarding "
                                "blockchain processing.")
 def getblockchaininfo(call: Call) -> dict[str, Any]:
-    chain = call.chain
-    tip = chain.tip
+    node = call.node
+    tip = node.tip
     info = _block_info(call, tip.hash)
-    datadir = call.node.config.datadir
+    datadir = call.context.config.datadir
     size = 0
     for sub in ("blocks", "chainstate"):
         for root, _dirs, names in os.walk(os.path.join(datadir, sub)):
             size += sum(os.path.getsize(os.path.join(root, n)) for n in names
                         if os.path.exists(os.path.join(root, n)))
-    challenge = chain.params.block_challenge
+    challenge = node.params.block_challenge
     return {
         "chain": CHAIN_NAME,
         "blocks": tip.height,
@@ -289,22 +289,22 @@ def getblockchaininfo(call: Call) -> dict[str, Any]:
                                   "that is spent in the mempool won't appear.")],
      description="Returns details about an unspent transaction output.")
 def gettxout(call: Call, txid: str, n: int, include_mempool: bool) -> dict[str, Any] | None:
-    chain = call.chain
+    node = call.node
     txid_bytes = parse_hash(txid, "txid")
     if not 0 <= n <= 0xFFFFFFFF:
         return None
-    tip = chain.tip
+    tip = node.tip
     out: TxOut
     if include_mempool:
-        if chain.mempool.spent_by.get(Outpoint(txid_bytes, n)) is not None:
+        if node.mempool.spent_by.get(Outpoint(txid_bytes, n)) is not None:
             return None
-        entry = chain.mempool.entries.get(txid_bytes)
+        entry = node.mempool.entries.get(txid_bytes)
         if entry is not None:
             if n >= len(entry.tx.outputs):
                 return None
             out, confirmations, coinbase = entry.tx.outputs[n], 0, False
             return _txout_json(tip, out, confirmations, coinbase)
-    coin = chain.utxo((txid_bytes, n))
+    coin = node.utxo((txid_bytes, n))
     if coin is None:
         return None
     out = decode_txout(coin.txout)
@@ -330,8 +330,8 @@ def _txout_json(tip: BlockRef, out: TxOut, confirmations: int,
 def gettxoutsetinfo(call: Call, hash_type: str) -> dict[str, Any]:
     if hash_type not in ("hash_serialized_3", "none"):
         raise RpcError(RpcCode.INVALID_PARAMETER, f"{hash_type} is not a valid hash_type")
-    stats = call.chain.utxo_stats()
-    policy = call.chain.params.policy_asset
+    stats = call.node.utxo_stats()
+    policy = call.node.params.policy_asset
     out: dict[str, Any] = {
         "height": stats.height,
         "bestblock": stats.best_hash[::-1].hex(),
@@ -350,7 +350,7 @@ def gettxoutsetinfo(call: Call, hash_type: str) -> dict[str, Any]:
 
 
 def asset_label(call: Call, asset: bytes) -> str:
-    return "bitcoin" if asset == call.chain.params.policy_asset else asset[::-1].hex()
+    return "bitcoin" if asset == call.node.params.policy_asset else asset[::-1].hex()
 
 
 # --- invalidate / reconsider --------------------------------------------------------------------
@@ -371,7 +371,7 @@ def _mark(call: Call, blockhash: str, action: Callable[[bytes], object]) -> None
                                                         "invalid")],
      description="Permanently marks a block as invalid, as if it violated a consensus rule.")
 def invalidateblock(call: Call, blockhash: str) -> None:
-    _mark(call, blockhash, call.chain.invalidate_block)
+    _mark(call, blockhash, call.node.invalidate_block)
 
 
 @rpc("blockchain", args=[required("blockhash", Kind.STR, "the hash of the block to reconsider")],
@@ -379,7 +379,7 @@ def invalidateblock(call: Call, blockhash: str) -> None:
                  "reconsider them for activation. This can be used to undo the effects of "
                  "invalidateblock.")
 def reconsiderblock(call: Call, blockhash: str) -> None:
-    _mark(call, blockhash, call.chain.reconsider_block)
+    _mark(call, blockhash, call.node.reconsider_block)
 
 
 # --- Elements' sidechain and deployment reports ------------------------------------------------
@@ -409,7 +409,7 @@ def getsidechaininfo(call: Call) -> dict[str, Any]:
         "fedpegscript": FEDPEG_SCRIPT.hex(),
         "current_fedpeg_programs": [program],
         "current_fedpegscripts": [FEDPEG_SCRIPT.hex()],
-        "pegged_asset": call.chain.params.policy_asset[::-1].hex(),
+        "pegged_asset": call.node.params.policy_asset[::-1].hex(),
         "min_peg_diff": MIN_PEG_DIFF,
         "parent_blockhash": PARENT_GENESIS_HASH,
         "parent_chain_has_pow": True,
@@ -426,7 +426,7 @@ def getsidechaininfo(call: Call) -> dict[str, Any]:
                  "buried).")
 def getdeploymentinfo(call: Call, blockhash: str | None) -> dict[str, Any]:
     if blockhash is None:
-        height, block_hash = call.chain.tip.height, call.chain.tip.hash
+        height, block_hash = call.node.tip.height, call.node.tip.hash
     else:
         block_hash = parse_hash(blockhash, "blockhash")
         height = _block_info(call, block_hash).height

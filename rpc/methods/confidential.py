@@ -50,10 +50,10 @@ def _spent_output(call: Call, wallet: NodeWallet, txid: bytes, n: int) -> TxOut 
     parent = wallet.ledger.get(txid)
     if parent is not None:
         return parent.tx.outputs[n] if n < len(parent.tx.outputs) else None
-    coin = call.chain.utxo((txid, n))
+    coin = call.node.utxo((txid, n))
     if coin is not None:
         return decode_txout(coin.txout)
-    entry = call.chain.mempool.entries.get(txid)
+    entry = call.node.mempool.entries.get(txid)
     if entry is not None and n < len(entry.tx.outputs):
         return entry.tx.outputs[n]
     return None
@@ -61,7 +61,7 @@ def _spent_output(call: Call, wallet: NodeWallet, txid: bytes, n: int) -> TxOut 
 
 def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction) -> list[Opening | None]:
     """Per input: the opening of the coin it spends — the wallet's, or an explicit UTXO's."""
-    chain = call.chain
+    node = call.node
     openings: list[Opening | None] = []
     for i, txin in enumerate(tx.inputs):
         parent = wallet.ledger.get(txin.prevout_hash)
@@ -72,11 +72,11 @@ def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction) -> list[Ope
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            "Invalid parameter: transaction spends non-existing output")
         out: TxOut | None = None
-        coin = chain.utxo((txin.prevout_hash, txin.prevout_index))
+        coin = node.utxo((txin.prevout_hash, txin.prevout_index))
         if coin is not None:
             out = decode_txout(coin.txout)
         else:
-            entry = chain.mempool.entries.get(txin.prevout_hash)
+            entry = node.mempool.entries.get(txin.prevout_hash)
             if entry is not None and txin.prevout_index < len(entry.tx.outputs):
                 out = entry.tx.outputs[txin.prevout_index]
         if out is None:
@@ -118,7 +118,7 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
             if not isinstance(item, str) or len(item) != 66:
                 raise RpcError(RpcCode.INVALID_PARAMETER, "Asset commitments must be a hex "
                                                           "encoded string of length 66.")
-    with call.node.chain_lock, wallet.lock:
+    with call.context.chain_lock, wallet.lock:
         openings = _input_openings(call, wallet, tx)
     to_blind = [out for out in tx.outputs if len(out.nonce) == 33 and isinstance(out.value, int)]
     blinded_inputs = any(o is not None and (o.abf or o.vbf) for o in openings)
@@ -223,7 +223,7 @@ def fundrawtransaction(call: Call, hexstring: str, options: dict[str, Any] | Non
             inputs.append(coin)
         try:
             funded, fee, change = wallet.wallet.fund(payments, fee_rate=rate,
-                                                     height=call.chain.tip.height + 1,
+                                                     height=call.node.tip.height + 1,
                                                      inputs=inputs)
         except WalletError as exc:
             raise wallet_errors(exc) from None
@@ -258,7 +258,7 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
                                                   "must be known to the node")
     tx = decode_transaction_hex(hexstring)
     wallet = call.wallet
-    with call.node.chain_lock, wallet.lock:
+    with call.context.chain_lock, wallet.lock:
         spent = [_spent_output(call, wallet, t.prevout_hash, t.prevout_index)
                  for t in tx.inputs]
     errors = []
@@ -396,7 +396,7 @@ def reissueasset(call: Call, asset: str, assetamount: Any) -> dict[str, Any]:
                                                      "can not be reissued.")
             raise RpcError(RpcCode.WALLET_ERROR, "Asset reissuance token definition could not "
                                                  "be found in wallet.")
-        if not wallet.wallet.spendable(token, call.chain.tip.height + 1):
+        if not wallet.wallet.spendable(token, call.node.tip.height + 1):
             raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS,
                            "No available reissuance tokens in wallet.")
         entropy = wallet.wallet.entropy[asset_id]

@@ -40,7 +40,7 @@ def stop(call: Call, wait: int | None) -> str:
     # The reply still goes out: the server only stops taking new requests from here on.
     if wait:
         time.sleep(min(wait, 60_000) / 1000)
-    threading.Thread(target=call.node.request_shutdown, name="stop", daemon=True).start()
+    threading.Thread(target=call.context.request_shutdown, name="stop", daemon=True).start()
     return STOP_MESSAGE
 
 
@@ -48,12 +48,12 @@ def stop(call: Call, wait: int | None) -> str:
      result="ttt    (numeric) The number of seconds that the server has been running",
      locking=Locking.SELF)
 def uptime(call: Call) -> int:
-    return int(time.time() - call.node.started)
+    return int(time.time() - call.context.started)
 
 
 @rpc("control", description="Returns details of the RPC server.", locking=Locking.SELF)
 def getrpcinfo(call: Call) -> dict[str, Any]:
-    return {"active_commands": call.node.active_commands(), "logpath": call.node.logpath}
+    return {"active_commands": call.context.active_commands(), "logpath": call.context.logpath}
 
 
 _ECHO_ARGS = [optional(f"arg{i}", Kind.ANY) for i in range(10)]
@@ -131,11 +131,11 @@ def setmocktime(call: Call, timestamp: int) -> None:
     if timestamp > MAX_MOCKTIME:
         raise RpcError(RpcCode.INVALID_PARAMETER,
                        f"Mocktime must be in the range [0, {MAX_MOCKTIME}], not {timestamp}.")
-    call.node.mocktime = timestamp
+    call.context.mocktime = timestamp
 
 
 @rpc("zmq", description="Returns information about the active ZeroMQ notifications.",
      locking=Locking.SELF)
 def getzmqnotifications(call: Call) -> list[dict[str, Any]]:
-    publisher = call.node.zmq
+    publisher = call.context.zmq
     return publisher.notifications() if publisher is not None else []

@@ -1,5 +1,5 @@
 """The ``dlc`` RPC family: Discreet Log Contracts between the node's wallets (or a peer), on our
-chain (``ctplugin.dlc`` Elements contracts, ``regtest.wallet.dlc`` parties; issue 15).
+chain (``ctplugin.dlc`` Elements contracts, ``regtest.wallet.dlc`` parties; docs/dlc.md).
 
 Life of a contract, as rust-dlc runs it (messages are rust-dlc's JSON with an ``elements`` part;
 ``ctplugin.dlc.messages``):
@@ -12,7 +12,8 @@ Life of a contract, as rust-dlc runs it (messages are rust-dlc's JSON with an ``
 5. ``dlcexecute`` (either): the oracles' attestations → the winning CET, completed and
    broadcast; ``dlcrefund`` (either): the refund once its locktime is reached;
 6. ``listdlcs`` / ``getdlc``: each contract's state — offered, accepted, signed,
-   funding-broadcast, funded, funding-conflicted, closing, closed, refunded, cancelled — read
+   funding-broadcast, funded, funding-conflicted, closing, closed, refunded,
+   closing-broadcast, cancelled (``regtest.wallet.dlc_store.DlcState``) — read
    from the wallet's ledger, so it follows reorganisations and restarts;
 7. ``dlccancel``: withdraw an offer not signed yet or an accept not funded yet.
 
@@ -53,20 +54,8 @@ from ctplugin.dlc.payout import (
     RoundingIntervals,
 )
 from ctplugin.elements import Transaction
-from regtest.wallet.dlc import ACCEPT, OFFER
-from regtest.wallet.dlc_store import (
-    ACCEPTED,
-    CANCELLED,
-    CLOSING_BROADCAST,
-    FUNDING_BROADCAST,
-    FUNDING_CONFLICTED,
-    OFFERED,
-    PENDING,
-    SIGNED,
-    ChainStatus,
-    DlcBook,
-    DlcRecord,
-)
+from regtest.wallet.dlc import DlcRole
+from regtest.wallet.dlc_store import PENDING, ChainStatus, ClosingType, DlcBook, DlcRecord, DlcState
 from regtest.wallet.node_wallet import NodeWallet
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
@@ -121,7 +110,7 @@ def _record(book: DlcBook, contract_id: Any) -> DlcRecord:
 
 
 def _broadcast(call: Call, tx: Transaction) -> None:
-    with call.node.chain_lock:
+    with call.context.chain_lock:
         submit_transaction(call, tx)
 
 
@@ -193,20 +182,22 @@ def _int_option(options: dict[str, Any], name: str, default: int) -> int:
 def _tx_json(status: ChainStatus | None) -> dict[str, Any] | None:
     if status is None:
         return None
-    return {"txid": status.txid[::-1].hex(), "state": status.state,
+    # A transaction the ledger does not hold is "unknown" (not yet seen, or dropped).
+    state = status.state.value if status.state is not None else "unknown"
+    return {"txid": status.txid[::-1].hex(), "state": state,
             "confirmations": status.confirmations}
 
 
 def _summary(book: DlcBook, record: DlcRecord) -> dict[str, Any]:
     offer = record.offer
     total = offer.contract_info.total_collateral
-    own = offer.offer_collateral if record.role == OFFER else total - offer.offer_collateral
+    own = offer.offer_collateral if record.role is DlcRole.OFFER else total - offer.offer_collateral
     status = book.status(record)
     announcements = offer.contract_info.items[0].oracles.announcements
     out: dict[str, Any] = {
         "temporaryContractId": record.temporary_id.hex(),
         "contractId": record.contract_id.hex() if record.contract_id else None,
-        "role": record.role, "state": status["state"],
+        "role": record.role, "state": status.state,
         "totalCollateral": amount_json(total), "collateral": amount_json(own),
         "feeRatePerVb": offer.fee_rate_per_vb, "cetLocktime": offer.cet_locktime,
         "refundLocktime": offer.refund_locktime,
@@ -214,13 +205,13 @@ def _summary(book: DlcBook, record: DlcRecord) -> dict[str, Any]:
         "eventId": announcements[0].event.event_id,
         "threshold": offer.contract_info.items[0].oracles.threshold,
         "confidentialFunding": bool(offer.elements and offer.elements.confidential_funding),
-        "funding": _tx_json(status["funding"]), "closing": _tx_json(status["closing"]),
-        "closingType": status["closing_type"]}
+        "funding": _tx_json(status.funding), "closing": _tx_json(status.closing),
+        "closingType": status.closing_type}
     if record.outcome:
         out["outcome"] = record.outcome
     if record.payouts:
         offer_payout, accept_payout = record.payouts
-        out["payout"] = amount_json(offer_payout if record.role == OFFER else accept_payout)
+        out["payout"] = amount_json(offer_payout if record.role is DlcRole.OFFER else accept_payout)
     return out
 
 
@@ -254,7 +245,7 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
                               "oracle_params"})
     total = amount_from_value(total_collateral)
     own = amount_from_value(offer_collateral)
-    tip = call.chain.tip.height
+    tip = call.node.tip.height
     fee_rate = _int_option(opts, "fee_rate", 1)
     cet_locktime = _int_option(opts, "cet_locktime", tip)
     confidential = opts.get("confidential_funding", True)
@@ -271,7 +262,8 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
             info, own, fee_rate=fee_rate, cet_locktime=cet_locktime,
             refund_locktime=refund_locktime, height=tip + 1,
             confidential_funding=confidential)
-        book.save(DlcRecord(offer.temporary_contract_id, OFFER, secrets, offer, OFFERED,
+        book.save(DlcRecord(offer.temporary_contract_id, DlcRole.OFFER, secrets, offer,
+                            DlcState.OFFERED,
                             int(time.time())))
     return {"temporaryContractId": offer.temporary_contract_id.hex(),
             "offer": messages.offer_json(offer)}
@@ -285,13 +277,14 @@ def dlcoffer(call: Call, contract: dict[str, Any], oracles: list[Any], threshold
      result='{"temporaryContractId": "hex", "contractId": "hex", "accept": {rust-dlc '
             'accept_dlc}}')
 def dlcaccept(call: Call, offer: dict[str, Any]) -> dict[str, Any]:
-    tip = call.chain.tip.height
+    tip = call.node.tip.height
     with _contracts(call.wallet) as book:
         parsed = messages.parse_offer(offer)
         if parsed.temporary_contract_id in book.records:
             raise RpcError(RpcCode.INVALID_PARAMETER, "This wallet already has the contract")
         contract, accept, secrets = book.party.accept(parsed, height=tip + 1)
-        record = DlcRecord(parsed.temporary_contract_id, ACCEPT, secrets, parsed, ACCEPTED,
+        record = DlcRecord(parsed.temporary_contract_id, DlcRole.ACCEPT, secrets, parsed,
+                           DlcState.ACCEPTED,
                            int(time.time()), accept=accept, contract_id=contract.contract_id())
         book.save(record)
         book.remember(record, contract)
@@ -309,13 +302,13 @@ def dlcsign(call: Call, accept: dict[str, Any]) -> dict[str, Any]:
     with _contracts(call.wallet) as book:
         parsed = messages.parse_accept(accept)
         record = book.records.get(parsed.temporary_contract_id)
-        if record is None or record.role != OFFER:
+        if record is None or record.role is not DlcRole.OFFER:
             raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
                            "No offer of this wallet has that temporary contract id")
-        if record.state != OFFERED:
+        if record.state is not DlcState.OFFERED:
             raise RpcError(RpcCode.INVALID_PARAMETER, f"The contract is {record.state}")
         contract, sign, _ = book.party.sign(record.offer, parsed, record.secrets)
-        record.accept, record.sign, record.state = parsed, sign, SIGNED
+        record.accept, record.sign, record.state = parsed, sign, DlcState.SIGNED
         record.funding_txid, record.contract_id = contract.funding.txid, sign.contract_id
         book.save(record, contract.funding)
         book.remember(record, contract)
@@ -330,8 +323,9 @@ def dlcsign(call: Call, accept: dict[str, Any]) -> dict[str, Any]:
 def dlcfund(call: Call, sign: dict[str, Any]) -> dict[str, Any]:
     with _contracts(call.wallet) as book:
         parsed = messages.parse_sign(sign)
-        record = next((r for r in book.records.values() if r.role == ACCEPT
-                       and r.state == ACCEPTED and r.contract_id == parsed.contract_id), None)
+        record = next((r for r in book.records.values()
+                       if r.role is DlcRole.ACCEPT and r.state is DlcState.ACCEPTED
+                       and r.contract_id == parsed.contract_id), None)
         if record is None:
             raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
                            "No accepted contract of this wallet has that contract id")
@@ -341,7 +335,7 @@ def dlcfund(call: Call, sign: dict[str, Any]) -> dict[str, Any]:
         book.save(record, contract.funding)
     _broadcast(call, funding)
     with _contracts(call.wallet) as book:
-        record.state = FUNDING_BROADCAST
+        record.state = DlcState.FUNDING_BROADCAST
         book.save(record, sync=False)
     return {"contractId": parsed.contract_id.hex(), "fundingTxid": funding.txid_hex}
 
@@ -389,18 +383,19 @@ def dlcexecute(call: Call, contract_id: str, attestations: list[Any]) -> dict[st
             raise RpcError(RpcCode.INVALID_PARAMETER, "The contract is not signed yet")
         contract = book.contract(record)
         given = _attestations(book, record, attestations)
-        theirs = (record.accept.cet_adaptor_signatures if record.role == OFFER
+        theirs = (record.accept.cet_adaptor_signatures if record.role is DlcRole.OFFER
                   else record.sign.cet_adaptor_signatures)
         cet = book.party.execute(contract, record.secrets, theirs, given)
         entry = contract.entries[contract.find_adaptor_index(given)]
         offer_payout, accept_payout, _ = contract.cet_terms[entry.cet_index]
     _broadcast(call, cet)
     with _contracts(call.wallet) as book:
-        record.state, record.closing_txid, record.closing_type = CLOSING_BROADCAST, cet.txid, "cet"
+        record.state, record.closing_txid, record.closing_type = (
+            DlcState.CLOSING_BROADCAST, cet.txid, ClosingType.CET)
         record.outcome = list(given[entry.paths[0][0]].outcomes)
         record.payouts = [offer_payout, accept_payout]
         book.save(record, sync=False)
-    own = offer_payout if record.role == OFFER else accept_payout
+    own = offer_payout if record.role is DlcRole.OFFER else accept_payout
     return {"txid": cet.txid_hex, "outcome": record.outcome, "payout": amount_json(own)}
 
 
@@ -414,13 +409,13 @@ def dlcrefund(call: Call, contract_id: str) -> dict[str, Any]:
         record = _record(book, contract_id)
         if record.sign is None or record.accept is None:
             raise RpcError(RpcCode.INVALID_PARAMETER, "The contract is not signed yet")
-        theirs = (record.accept.refund_signature if record.role == OFFER
+        theirs = (record.accept.refund_signature if record.role is DlcRole.OFFER
                   else record.sign.refund_signature)
         refund = book.party.refund(book.contract(record), record.secrets, theirs)
     _broadcast(call, refund)
     with _contracts(call.wallet) as book:
-        record.state, record.closing_txid, record.closing_type = (CLOSING_BROADCAST,
-                                                                  refund.txid, "refund")
+        record.state, record.closing_txid, record.closing_type = (
+            DlcState.CLOSING_BROADCAST, refund.txid, ClosingType.REFUND)
         total = record.offer.contract_info.total_collateral
         record.payouts = [record.offer.offer_collateral, total - record.offer.offer_collateral]
         book.save(record, sync=False)
@@ -438,21 +433,22 @@ def dlcrefund(call: Call, contract_id: str) -> dict[str, Any]:
 def dlccancel(call: Call, contract_id: str) -> dict[str, Any]:
     with _contracts(call.wallet) as book:
         record = _record(book, contract_id)
-        state = book.status(record)["state"]
-        if record.state not in PENDING or state not in (*PENDING, FUNDING_CONFLICTED):
+        state = book.status(record).state
+        if record.state not in PENDING or state not in (*PENDING, DlcState.FUNDING_CONFLICTED):
             raise RpcError(RpcCode.INVALID_PARAMETER, f"The contract is {state}: only one "
                                                       "whose funding is not out can be "
                                                       "withdrawn")
-        record.state = CANCELLED
+        record.state = DlcState.CANCELLED
         book.save(record)
-    return {"temporaryContractId": record.temporary_id.hex(), "state": CANCELLED}
+    return {"temporaryContractId": record.temporary_id.hex(), "state": DlcState.CANCELLED}
 
 
 @rpc("dlc", wallet=True,
      description="The wallet's DLCs with their state: offered, accepted, signed, "
                  "funding-broadcast, funded, funding-conflicted (the funding transaction, or "
-                 "one of the contract's coins, was spent otherwise), closing, closed, refunded "
-                 "or cancelled (from the wallet's view of the chain: it follows "
+                 "one of the contract's coins, was spent otherwise), closing, closed, refunded, "
+                 "closing-broadcast (its CET or refund went out but is neither in the mempool "
+                 "nor in a block) or cancelled (from the wallet's view of the chain: it follows "
                  "reorganisations).",
      result="[{contract summary}, ...]")
 def listdlcs(call: Call) -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ def max_fee_rate(value: Any) -> int:
 def fee_exceeds(call: Call, tx: Transaction, rate: int) -> bool:
     """The transaction's fee (its explicit fee outputs in the policy asset) is above ``rate``
     (sat/kvB) applied to its virtual size (Core's ``CFeeRate::GetFee``)."""
-    fee = tx.fees().get(call.chain.params.policy_asset, 0)
+    fee = tx.fees().get(call.node.params.policy_asset, 0)
     return rate > 0 and fee > rate * tx.vsize // 1000
 
 
@@ -49,12 +49,12 @@ def _check_burn(tx: Transaction, max_burn: int) -> None:
 
 
 def _fee(entry: MempoolEntry, call: Call) -> int:
-    return entry.fees.get(call.chain.params.policy_asset, 0)
+    return entry.fees.get(call.node.params.policy_asset, 0)
 
 
 def entry_json(call: Call, entry: MempoolEntry) -> dict[str, Any]:
     """Core's MempoolEntryToJSON, with the ancestor/descendant sets of the pool."""
-    pool = call.chain.mempool.entries
+    pool = call.node.mempool.entries
     tx = entry.tx
     parents = {txin.prevout_hash for txin in tx.inputs if txin.prevout_hash in pool}
     ancestors = _closure(tx.txid, pool, _parents_of)
@@ -72,7 +72,7 @@ def entry_json(call: Call, entry: MempoolEntry) -> dict[str, Any]:
         "vsize": tx.vsize,
         "weight": tx.weight,
         "time": int(entry.time),
-        "height": call.chain.tip.height,
+        "height": call.node.tip.height,
         "descendantcount": len(descendants),
         "descendantsize": total(descendants, "vsize"),
         "ancestorcount": len(ancestors),
@@ -95,7 +95,7 @@ def signals_replaceability(call: Call, txid: bytes) -> bool:
     """Core's IsRBFOptIn for a mempool transaction: it or one of its in-pool ancestors has an
     input sequence <= 0xfffffffd. (The signal is reported; replacement itself is not done
     here: a conflicting transaction is refused, txn-mempool-conflict.)"""
-    pool = call.chain.mempool.entries
+    pool = call.node.mempool.entries
     return any(txin.sequence <= MAX_BIP125_RBF_SEQUENCE
                for ancestor in _closure(txid, pool, _parents_of)
                for txin in pool[ancestor].tx.inputs)
@@ -133,7 +133,7 @@ def _closure(start: bytes, pool: dict[bytes, MempoolEntry], step: Any) -> set[by
      description="Returns all transaction ids in memory pool as a json array of string "
                  "transaction ids.")
 def getrawmempool(call: Call, verbose: bool, mempool_sequence: bool) -> Any:
-    entries = list(call.chain.mempool.entries.values())
+    entries = list(call.node.mempool.entries.values())
     if verbose:
         if mempool_sequence:
             raise RpcError(RpcCode.INVALID_PARAMETER,
@@ -141,14 +141,14 @@ def getrawmempool(call: Call, verbose: bool, mempool_sequence: bool) -> Any:
         return {e.tx.txid_hex: entry_json(call, e) for e in entries}
     txids = [e.tx.txid_hex for e in entries]
     if mempool_sequence:
-        return {"txids": txids, "mempool_sequence": call.node.mempool_sequence}
+        return {"txids": txids, "mempool_sequence": call.context.mempool_sequence}
     return txids
 
 
 @rpc("blockchain", args=[required("txid", Kind.STR, "The transaction id (must be in mempool)")],
      description="Returns mempool data for given transaction")
 def getmempoolentry(call: Call, txid: str) -> dict[str, Any]:
-    entry = call.chain.mempool.entries.get(parse_hash(txid, "txid"))
+    entry = call.node.mempool.entries.get(parse_hash(txid, "txid"))
     if entry is None:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Transaction not in mempool")
     return entry_json(call, entry)
@@ -156,10 +156,10 @@ def getmempoolentry(call: Call, txid: str) -> dict[str, Any]:
 
 @rpc("blockchain", description="Returns details on the active state of the TX memory pool.")
 def getmempoolinfo(call: Call) -> dict[str, Any]:
-    entries = list(call.chain.mempool.entries.values())
+    entries = list(call.node.mempool.entries.values())
     total_fee = sum(_fee(e, call) for e in entries)
     return {
-        "loaded": call.node.mempool_loaded,
+        "loaded": call.context.mempool_loaded,
         "size": len(entries),
         "bytes": sum(e.tx.vsize for e in entries),
         "usage": sum(e.tx.size for e in entries),
@@ -200,7 +200,7 @@ def testmempoolaccept(call: Call, rawtxs: list[Any], maxfeerate: Any) -> list[di
     for tx in txs:
         result: dict[str, Any] = {"txid": tx.txid_hex, "wtxid": tx.wtxid_hex}
         try:
-            entry = call.chain.test_accept_transaction(tx)
+            entry = call.node.test_accept_transaction(tx)
         except ValidationError as exc:
             result.update({"allowed": False, "reject-reason": exc.reason})
             if exc.detail or exc.output_index is not None or exc.input_index is not None:
@@ -222,7 +222,7 @@ def testmempoolaccept(call: Call, rawtxs: list[Any], maxfeerate: Any) -> list[di
 def submit_transaction(call: Call, tx: Transaction) -> MempoolEntry:
     """Mempool acceptance with sendrawtransaction's error mapping (-25/-26/-27)."""
     try:
-        return call.chain.accept_transaction(tx)
+        return call.node.accept_transaction(tx)
     except ValidationError as exc:
         # elementsd reports these as RPC_VERIFY_ERROR / already-in-chain, not as a reject (-26)
         if exc.reason == reasons.BAD_TXNS_INPUTS_MISSINGORSPENT:
@@ -249,7 +249,7 @@ def sendrawtransaction(call: Call, hexstring: str, maxfeerate: Any, maxburnamoun
     rate = max_fee_rate(maxfeerate)
     _check_burn(tx, 0 if maxburnamount is None else amount_from_value(maxburnamount))
     _check_unblinded_nonces(tx)
-    if tx.txid in call.chain.mempool.entries:
+    if tx.txid in call.node.mempool.entries:
         return tx.txid_hex  # already in the mempool: Core answers the txid again
     if fee_exceeds(call, tx, rate):
         raise RpcError(RpcCode.VERIFY_ERROR, MAX_FEE_EXCEEDED)

@@ -28,13 +28,13 @@ MAX_GENERATE = 1_000_000
 def _mine_one(call: Call, miner_script: bytes,
               txs: list[Transaction] | None = None) -> Block:
     """Assemble a block on the tip (mempool selection unless ``txs`` is given), connect it."""
-    chain = call.chain
+    node = call.node
     fees = None
     if txs is None:
-        txs, fees = select_transactions(list(chain.mempool.entries.values()),
-                                        chain.params.policy_asset)
-    block = assemble_block(chain, txs, miner_script, fees=fees, now=call.node.now())
-    result = chain.submit_block(block)
+        txs, fees = select_transactions(list(node.mempool.entries.values()),
+                                        node.params.policy_asset)
+    block = assemble_block(node, txs, miner_script, fees=fees, now=call.context.now())
+    result = node.submit_block(block)
     if not result.accepted:
         raise RpcError(RpcCode.VERIFY_ERROR, f"TestBlockValidity failed: {result.bip22}")
     return block
@@ -58,8 +58,8 @@ def generatetoaddress(call: Call, nblocks: int, address: str, maxtries: int) -> 
     script = _script_of(address, "Error: Invalid address")
     hashes = []
     for _ in range(max(nblocks, 0)):
-        call.node.check_interrupt()
-        with call.node.chain_lock:
+        call.context.check_interrupt()
+        with call.context.chain_lock:
             block = _mine_one(call, script)
         hashes.append(block.header.hash_hex)
     return hashes
@@ -91,14 +91,14 @@ def generate_help() -> str:
 def generateblock(call: Call, output: str, transactions: list[Any],
                   submit: bool) -> dict[str, Any]:
     script = _script_of(output, "Error: Invalid address or descriptor")
-    with call.node.chain_lock:
-        chain = call.chain
+    with call.context.chain_lock:
+        node = call.node
         txs: list[Transaction] = []
         for item in transactions:
             if not isinstance(item, str):
                 raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not a string as expected")
             if len(item) == 64:
-                entry = chain.mempool.entries.get(parse_hash(item, "txid"))
+                entry = node.mempool.entries.get(parse_hash(item, "txid"))
                 if entry is None:
                     raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
                                    f"Transaction {item} not in mempool.")
@@ -111,7 +111,7 @@ def generateblock(call: Call, output: str, transactions: list[Any],
                                f"Transaction decode failed for {item}. Make sure the tx has at "
                                "least one input.") from None
         if not submit:
-            block = assemble_block(chain, txs, script, now=call.node.now())
+            block = assemble_block(node, txs, script, now=call.context.now())
             return {"hash": block.header.hash_hex, "hex": block.serialize().hex()}
         block = _mine_one(call, script, txs)
     return {"hash": block.header.hash_hex}
@@ -135,16 +135,16 @@ def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
                        "Dynamic federation parameters are not supported on this chain")
     if min_tx_age < 0:
         raise RpcError(RpcCode.INVALID_PARAMETER, "min_tx_age must be non-negative.")
-    chain = call.chain
-    entries = list(chain.mempool.entries.values())
+    node = call.node
+    entries = list(node.mempool.entries.values())
     if min_tx_age:
         cutoff = time.time() - min_tx_age
         entries = [e for e in entries if e.time <= cutoff]
-    extra = [TxOut(asset=chain.params.policy_asset, value=0,
+    extra = [TxOut(asset=node.params.policy_asset, value=0,
                    script_pubkey=OP_RETURN + push_data(parse_hex(item, "commit_data")))
              for item in commit_data or ()]
-    txs, fees = select_transactions(entries, chain.params.policy_asset)
-    block = assemble_block(chain, txs, OP_TRUE_SCRIPT, extra, fees, now=call.node.now())
+    txs, fees = select_transactions(entries, node.params.policy_asset)
+    block = assemble_block(node, txs, OP_TRUE_SCRIPT, extra, fees, now=call.context.now())
     return block.serialize().hex()
 
 
@@ -159,4 +159,4 @@ def submitblock(call: Call, hexdata: str, dummy: Any) -> str | None:
     block = decode_block_hex(hexdata)
     if not block.transactions or not block.transactions[0].is_coinbase:
         raise RpcError(RpcCode.DESERIALIZATION_ERROR, "Block does not start with a coinbase")
-    return call.chain.submit_block(block).bip22
+    return call.node.submit_block(block).bip22

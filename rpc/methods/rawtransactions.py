@@ -24,7 +24,7 @@ from validator import BlockFileError, BlockInfo
      description="Return a JSON object representing the serialized, hex-encoded transaction.",
      locking=Locking.SELF)
 def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> dict[str, Any]:
-    return transaction_json(decode_transaction_hex(hexstring), call.chain.params.range_proofs)
+    return transaction_json(decode_transaction_hex(hexstring), call.node.params.range_proofs)
 
 
 @rpc("rawtransactions",
@@ -38,26 +38,26 @@ def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> 
                  "transaction if it is in a block in the blockchain.")
 def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                       blockhash: str | None) -> Any:
-    chain = call.chain
+    node = call.node
     txid_bytes = parse_hash(txid, "parameter 1")
     level = int(verbosity)
     block_hash = parse_hash(blockhash, "parameter 3") if blockhash is not None else None
     tx: Transaction | None = None
     info: BlockInfo | None = None
     if block_hash is None:
-        entry = chain.mempool.entries.get(txid_bytes)
+        entry = node.mempool.entries.get(txid_bytes)
         if entry is not None:
             tx = entry.tx
-        elif call.node.txindex is not None:
-            found = call.node.txindex.lookup(txid_bytes)
+        elif call.context.txindex is not None:
+            found = call.context.txindex.lookup(txid_bytes)
             if found is not None:
                 block_hash = found[0]
     if tx is None and block_hash is not None:
-        info = chain.block_info(block_hash)
+        info = node.block_info(block_hash)
         if info is None:
             raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Block hash not found")
         try:
-            block = parse_block(chain.read_block(block_hash))
+            block = parse_block(node.read_block(block_hash))
         except (BlockFileError, ParseError):
             raise RpcError(RpcCode.MISC_ERROR, "Block not available") from None
         tx = next((t for t in block.transactions if t.txid == txid_bytes), None)
@@ -66,7 +66,7 @@ def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                            "No such transaction found in the provided block. Use "
                            "gettransaction for wallet transactions.")
     if tx is None:
-        if call.node.txindex is not None:
+        if call.context.txindex is not None:
             raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
                            "No such mempool or blockchain transaction. Use gettransaction for "
                            "wallet transactions.")
@@ -76,7 +76,7 @@ def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                        "transactions.")
     if level <= 0:
         return tx.hex()
-    out = transaction_json(tx, call.chain.params.range_proofs)
+    out = transaction_json(tx, call.node.params.range_proofs)
     out["hex"] = tx.hex()
     if info is not None:
         if blockhash is not None:
@@ -132,7 +132,7 @@ def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any],
                  for k, v in outputs.items() if k != "asset"]
     else:
         items = outputs
-    policy = call.chain.params.policy_asset
+    policy = call.node.params.policy_asset
     txouts: list[TxOut] = []
     fee: TxOut | None = None
     seen: set[tuple[str, bytes]] = set()

@@ -16,14 +16,14 @@ from ctplugin.elements import TxOut
 from ctplugin.errors import EncodingError
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
 from regtest.wallet.address import ConfidentialAddress, Destination, decode_address
-from regtest.wallet.keys import P2TR, P2WPKH, KeyPair
+from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, KeyPair
 from regtest.wallet.ledger import Coin, TxState, WalletTx
 from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.wallet import BuiltTransaction, Opening
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
-from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash, parse_hex
+from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash
 from rpc.registry import Kind, Locking, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
 
@@ -35,7 +35,7 @@ ZERO_BLINDER = "00" * 32
 
 
 def policy_asset(call: Call) -> bytes:
-    return call.chain.params.policy_asset
+    return call.node.params.policy_asset
 
 
 def asset_label(call: Call, asset: bytes) -> str:
@@ -71,13 +71,6 @@ def blinder_hex(value: int) -> str:
     return value.to_bytes(32, "big")[::-1].hex()
 
 
-def parse_blinder(text: str, name: str) -> int:
-    raw = parse_hex(text, name)
-    if len(raw) != 32:
-        raise RpcError(RpcCode.INVALID_PARAMETER, f"{name} must be 32 bytes")
-    return int.from_bytes(raw[::-1], "big")
-
-
 def destination(text: str) -> Destination:
     try:
         return decode_address(text)
@@ -104,7 +97,7 @@ def wallet_fee_rate(call: Call, fee_rate: Any, conf_target: Any) -> int:
                            "a confirmation target in blocks for automatic fee estimation, or an "
                            "explicit fee rate.")
         return fee_rate_from_value(fee_rate)
-    return call.node.wallet_fee_rate
+    return call.context.wallet_fee_rate
 
 
 def address_of_output(wallet: NodeWallet, out: TxOut) -> str | None:
@@ -121,7 +114,7 @@ def address_of_output(wallet: NodeWallet, out: TxOut) -> str | None:
 
 def send_built(call: Call, wallet: NodeWallet, built: BuiltTransaction) -> None:
     """Submit a wallet transaction to the mempool; the wallet forgets it if refused."""
-    with call.node.chain_lock:
+    with call.context.chain_lock:
         try:
             submit_transaction(call, built.tx)
         except RpcError as error:
@@ -136,7 +129,7 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
                    reissuance: Reissuance | None = None) -> BuiltTransaction:
     wallet = call.wallet
     with wallet.lock:
-        height = call.chain.tip.height + 1
+        height = call.node.tip.height + 1
         try:
             built = wallet.wallet.build(payments, fee_rate=fee_rate, height=height,
                                         issuance=issuance, reissuance=reissuance,
@@ -144,7 +137,7 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
         except WalletError as exc:
             wallet.sync_coins()
             raise wallet_errors(exc) from None
-        if built.fee > call.node.max_tx_fee:  # Core's wallet: -maxtxfee, before anything is kept
+        if built.fee > call.context.max_tx_fee:  # Core's wallet: -maxtxfee, before anything is kept
             wallet.sync_coins()
             raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS, MAX_FEE_EXCEEDED)
         wallet.add_own(built, comment, comment_to)
@@ -174,7 +167,7 @@ def createwallet(call: Call, wallet_name: str, disable_private_keys: bool, blank
     if disable_private_keys or blank or passphrase or external_signer:
         raise RpcError(RpcCode.WALLET_ERROR, "Only wallets with private keys, no passphrase "
                                              "and no external signer are supported here")
-    call.node.wallets.create(wallet_name, load_on_startup=load_on_startup)
+    call.context.wallets.create(wallet_name, load_on_startup=load_on_startup)
     return {"name": wallet_name}
 
 
@@ -182,7 +175,7 @@ def createwallet(call: Call, wallet_name: str, disable_private_keys: bool, blank
                      optional("load_on_startup", Kind.BOOL, None)],
      description="Loads a wallet from a wallet file or directory.")
 def loadwallet(call: Call, filename: str, load_on_startup: bool | None) -> dict[str, Any]:
-    call.node.wallets.load(filename, load_on_startup=load_on_startup)
+    call.context.wallets.load(filename, load_on_startup=load_on_startup)
     return {"name": filename}
 
 
@@ -198,18 +191,18 @@ def unloadwallet(call: Call, wallet_name: str | None, load_on_startup: bool | No
     elif call.uri_wallet is not None and call.uri_wallet != wallet_name:
         raise RpcError(RpcCode.INVALID_PARAMETER, "RPC endpoint wallet and wallet_name "
                                                   "parameter specify different wallets")
-    call.node.wallets.unload(wallet_name, load_on_startup=load_on_startup)
+    call.context.wallets.unload(wallet_name, load_on_startup=load_on_startup)
     return {}
 
 
 @rpc("wallet", description="Returns a list of currently loaded wallets.")
 def listwallets(call: Call) -> list[str]:
-    return call.node.wallets.names()
+    return call.context.wallets.names()
 
 
 @rpc("wallet", description="Returns a list of wallets in the wallet directory.")
 def listwalletdir(call: Call) -> dict[str, Any]:
-    return {"wallets": [{"name": name} for name in call.node.wallets.on_disk()]}
+    return {"wallets": [{"name": name} for name in call.context.wallets.on_disk()]}
 
 
 @rpc("wallet", wallet=True, description="Returns an object containing various wallet state "
@@ -246,20 +239,20 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
                  "to the fallback fee). Overrides the conf_target and estimate_mode parameters.")
 def settxfee(call: Call, amount: Any) -> bool:
     rate = amount_from_value(amount)
-    call.node.wallet_fee_rate = rate or call.node.fallback_fee_rate
+    call.context.wallet_fee_rate = rate or call.context.fallback_fee_rate
     return True
 
 
 # --- addresses ----------------------------------------------------------------------------------
 
 
-_ADDRESS_TYPES = {  # Elements' names: (confidential, script kind)
+_ADDRESS_TYPES: dict[str, tuple[bool, AddressKind]] = {  # Elements' names: (confidential, kind)
     "blech32m": (True, P2TR), "bech32m": (False, P2TR),
     "blech32": (True, P2WPKH), "bech32": (False, P2WPKH),
 }
 
 
-def _address_type(address_type: str | None) -> tuple[bool, str]:
+def _address_type(address_type: str | None) -> tuple[bool, AddressKind]:
     """(confidential, kind) of an address type; the default is a confidential taproot address
     (the wallet signs key-path spends, so blocks exercise the batch)."""
     if address_type is None:
@@ -308,11 +301,6 @@ def getrawchangeaddress(call: Call, address_type: str | None) -> str:
     confidential, kind = _address_type(address_type)
     return call.wallet.new_destination(change=True, confidential=confidential,
                                        kind=kind).encode()
-
-
-def _key_index(wallet: NodeWallet, script: bytes) -> int | None:
-    pair = wallet.wallet.keys.owner_of(script)
-    return pair.index if pair is not None else None
 
 
 @rpc("wallet", args=[required("address", Kind.STR, "The address for which to get information.")],
@@ -636,7 +624,7 @@ def _wtx_fields(call: Call, wallet: NodeWallet, wtx: WalletTx) -> dict[str, Any]
         out["comment"] = wtx.comment
     if wtx.comment_to:
         out["to"] = wtx.comment_to
-    if wtx.tx.txid in call.chain.mempool.entries:
+    if wtx.tx.txid in call.node.mempool.entries:
         replaceable = "yes" if signals_replaceability(call, wtx.tx.txid) else "no"
     else:  # Core: confirmed or conflicted is "no", anything else not in the pool "unknown"
         replaceable = "no" if wtx.state in (TxState.CONFIRMED, TxState.CONFLICTED) else "unknown"
@@ -728,7 +716,7 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
     out["details"] = _entries(call, wallet, wtx)
     out["hex"] = wtx.tx.hex()
     if verbose:
-        out["decoded"] = transaction_json(wtx.tx, call.chain.params.range_proofs)
+        out["decoded"] = transaction_json(wtx.tx, call.node.params.range_proofs)
     return out
 
 
