@@ -24,12 +24,12 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "demo": Command("apps.demo", "build a regtest chain of confidential transactions and "
                                  "validate it (make demo)"),
-    "node": Command("rpc.daemon", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
+    "node": Command("apps.node", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
                                   "ZMQ)"),
     "cli": Command("rpc.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
     "chain": Command("regtest.chain", "build a chain of wallet-made confidential blocks: a "
                                       "chain file and/or a Core-style blocks/ directory"),
-    "replay": Command("replay.__main__", "replay blocks (chain file, blocks/ directory or a "
+    "replay": Command("apps.replay", "replay blocks (chain file, blocks/ directory or a "
                                          "node's RPC) into a data directory, in one of five "
                                          "verification modes, with progress and reports"),
     "audit": Command("apps.audit", "audit real Elements/Liquid data: every range proof, and "
@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: list[str]) -> int:
-    if not args or args[0] in ("-h", "--help", "help"):
+    if not args:  # argparse's convention for a missing command: usage on stderr, status 2
+        print(_usage(), file=sys.stderr)
+        return 2
+    if args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
     if args[0] in ("--version", "-version", "version"):

@@ -21,7 +21,7 @@ from pathlib import Path
 from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
 from ctplugin.errors import CtpluginError
 from ctplugin.secp256k1 import kernel
-from replay.driver import MODES, ReplayConfig, ReplayError, replay
+from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
 
@@ -31,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", nargs="?", help="chain file, blocks/ directory or http:// URL")
     p.add_argument("--datadir", type=Path, help="data directory (created if missing)")
-    p.add_argument("--mode", choices=MODES, default="block",
+    p.add_argument("--mode", type=ReplayMode, choices=list(ReplayMode),
+                   default=ReplayMode.BLOCK,
                    help="single: each proof alone (Elements' way); block: one batch per "
                         "block (the node); window: one batch per W blocks; workers: proof "
                         "work in N processes; dask: proof work on a Dask cluster")
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--stop-at-height must be 0 or more")
     if not (0 <= args.par <= kernel.MAX_THREADS and 0 <= args.worker_par <= kernel.MAX_THREADS):
         parser.error(f"--par and --worker-par are 0 (all cores) to {kernel.MAX_THREADS}")
-    if args.scheduler and args.mode != "dask":
+    if args.scheduler and args.mode is not ReplayMode.DASK:
         parser.error("--scheduler goes with --mode dask")
     if bool(args.rpcuser) != bool(args.rpcpassword):
         parser.error("--rpcuser and --rpcpassword go together")
@@ -200,7 +201,3 @@ def main(argv: list[str] | None = None) -> int:
     for line in report.summary():
         console.print(line, highlight=False, soft_wrap=True)
     return _write_outputs(report, args) or status
-
-
-if __name__ == "__main__":
-    sys.exit(main())
