@@ -28,8 +28,8 @@ from typing import Any
 
 from ctplugin.elements import Transaction, TxOut, parse_block, parse_transaction
 from ctplugin.elements.consensus import COIN
+from ctplugin.elements.vectors import vector_entries
 from ctplugin.errors import CtpluginError, ParseError
-from harness.elements_vectors import vector_entries
 from replay.sources import RpcClient, SourceError, read_cookie
 from validator import TransactionAudit, audit_transactions
 

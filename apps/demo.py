@@ -29,7 +29,7 @@ from typing import TextIO
 from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
-from harness.timing import measure_t_us
+from ctplugin.timing import measure_t_us
 from regtest.chain import build_demo_chain, make_block, read_chain, write_chain
 from regtest.params import chain_params, genesis_block
 from validator import ConnectReport, Node
