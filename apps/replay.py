@@ -7,9 +7,9 @@ directory (blk*.dat, any order, xor.dat), or ``http://HOST:PORT`` of an elements
 
 ``ctplugin replay --compare A.json B.json ... --plot OUT.png`` plots earlier reports together.
 
-Exit status: 0 done, 1 a block was rejected (the culprit is printed), 2 bad usage or unreadable
-input, 3 the data directory or the workers failed, 130 interrupted (Ctrl-C; run it again to
-resume).
+Exit status: 0 done, 1 a block was rejected (the culprit is printed), 2 bad usage, unreadable
+input or a missing optional extra, 3 the data directory or the workers failed, 130 interrupted
+(Ctrl-C; run it again to resume).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from apps.extras import Extra, missing_message
 from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
 from ctplugin.errors import CtpluginError
 from ctplugin.secp256k1 import kernel
@@ -134,9 +135,21 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _missing_extra(args: argparse.Namespace) -> str | None:
+    """The refusal for an option whose optional extra is not installed (checked before any
+    work), or None."""
+    if args.mode is ReplayMode.DASK and (message := missing_message(
+            "ctplugin replay --mode dask", Extra.DASK)) is not None:
+        return message
+    return missing_message("ctplugin replay --plot", Extra.PLOT) if args.plot else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if (message := _missing_extra(args)) is not None:
+        print(message, file=sys.stderr)
+        return 2
     if args.compare:
         return _compare(args, parser)
     if args.source is None or args.datadir is None:
