@@ -55,7 +55,7 @@ def _split_hostport(spec: str, default_port: int) -> tuple[str, int]:
 
 
 def http_config(config: NodeConfig) -> HttpConfig:
-    """Binding rules of node-rpc.md §2.1: loopback unless both rpcbind and rpcallowip."""
+    """Binding rules of docs/node-rpc.md §2.1: loopback unless both rpcbind and rpcallowip."""
     try:
         allow = tuple(parse_allowip(spec) for spec in config.rpcallowip)
     except ValueError as exc:
