@@ -8,11 +8,12 @@ NATIVE_SOURCES := setup.py $(shell find ctplugin -name '*.c' -o -name '*.h')
 
 .PHONY: test demo native lint bench clean
 
-# The editable install (PEP 660) also compiles the C kernels in place.
+# The editable install (PEP 660) also compiles the C kernels in place; every optional extra
+# (node, replay, plot, dask) is installed, so the tests and the demos have all they need.
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[all,test]'
 	touch $(STAMP) $(NATIVE)
 
 # Recompile the C kernels in place when a C source changed since the last build: an editable

@@ -1,14 +1,14 @@
 """``ctplugin audit SOURCE [--prevouts FILE | --rpc URL]``: audit real Elements / Liquid data.
 
 Every range proof (outputs and issuances) is verified, and every surjection proof and balance
-whose spent outputs are known: from a prevouts file (the schema of
-``../shared/elements-vectors/known_prevouts.json``), from an elementsd-compatible node
+whose spent outputs are known: from a prevouts file (JSON records of the spent outputs, read
+by ``load_prevouts``), from an elementsd-compatible node
 (``getrawtransaction``), or from the audited transactions themselves. Nothing is cached or
 trusted (``validator.audit``).
 
 SOURCE is one of:
   - raw transaction hex (or - to read it from stdin);
-  - a vectors file (``transactions`` or ``blocks`` JSON, as ../shared/elements-vectors/*.json);
+  - a vectors file (``transactions`` or ``blocks`` JSON, as ``ctplugin.elements.vectors``);
   - a file of raw blocks: blk*.dat framing (4-byte magic ‖ LE32 size ‖ block, one magic for the
     whole file: Liquid's, Elements regtest's, ours), or one block or transaction hex per line.
 Transactions from blocks may spend each other's outputs (those count as known).
@@ -28,8 +28,8 @@ from typing import Any
 
 from ctplugin.elements import Transaction, TxOut, parse_block, parse_transaction
 from ctplugin.elements.consensus import COIN
+from ctplugin.elements.vectors import vector_entries
 from ctplugin.errors import CtpluginError, ParseError
-from harness.elements_vectors import vector_entries
 from replay.sources import RpcClient, SourceError, read_cookie
 from validator import TransactionAudit, audit_transactions
 

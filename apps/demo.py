@@ -26,10 +26,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from apps.extras import Extra, missing_message
 from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
-from harness.timing import measure_t_us
+from ctplugin.timing import measure_t_us
 from regtest.chain import build_demo_chain, make_block, read_chain, write_chain
 from regtest.params import chain_params, genesis_block
 from validator import ConnectReport, Node
@@ -218,6 +219,9 @@ def _totals(reports: list[ConnectReport]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else argv
     if args_in[:1] == ["dlc"]:
+        if (message := missing_message("ctplugin demo dlc", Extra.NODE)) is not None:
+            print(message, file=sys.stderr)  # it starts a node
+            return 2
         from apps import demo_dlc  # ``ctplugin demo dlc``: a contract's life on the node
 
         return demo_dlc.main(args_in[1:])

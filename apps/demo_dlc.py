@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 from ctplugin.dlc.messages import announcement_json, attestation_json
 from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle
-from harness.node import NodeProcess
+from rpc.process import NodeProcess
 
 COIN = 100_000_000
 TOTAL = 2 * COIN

@@ -14,10 +14,10 @@ import json
 import sys
 from pathlib import Path
 
+from ctplugin.elements import vectors as elements_vectors
 from ctplugin.elements.model import Transaction
 from ctplugin.elements.rpcjson import decode_transaction, dumps
 from ctplugin.errors import ParseError
-from harness import elements_vectors
 
 
 def main(argv: list[str] | None = None) -> int:

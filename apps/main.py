@@ -1,7 +1,9 @@
 """``ctplugin COMMAND [ARGS...]``: the one console script; each command is a layer's own ``main``.
 
 Commands are imported only when run, so ``ctplugin --help`` stays instant and a command's heavy
-dependencies (Dask, matplotlib, ...) load only for the commands that need them.
+dependencies (Dask, matplotlib, ...) load only for the commands that need them; a command whose
+optional extra is not installed is refused in one line (``apps.extras``). ``ctplugin`` alone
+prints the usage on stderr and exits 2, as argparse does for a missing command.
 """
 
 from __future__ import annotations
@@ -13,25 +15,29 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
+from apps.extras import Extra, missing_message
 from ctplugin import __version__
 
 
 class Command(NamedTuple):
     module: str
     summary: str
+    extras: tuple[Extra, ...] = ()  # checked before the module is imported (apps.extras)
 
 
 COMMANDS: dict[str, Command] = {
     "demo": Command("apps.demo", "build a regtest chain of confidential transactions and "
                                  "validate it (make demo)"),
-    "node": Command("rpc.daemon", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
-                                  "ZMQ)"),
+    "node": Command("apps.node", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
+                                 "ZMQ)", (Extra.NODE,)),
     "cli": Command("rpc.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
     "chain": Command("regtest.chain", "build a chain of wallet-made confidential blocks: a "
-                                      "chain file and/or a Core-style blocks/ directory"),
-    "replay": Command("replay.__main__", "replay blocks (chain file, blocks/ directory or a "
-                                         "node's RPC) into a data directory, in one of five "
-                                         "verification modes, with progress and reports"),
+                                      "chain file and/or a Core-style blocks/ directory",
+                     (Extra.REPLAY,)),
+    "replay": Command("apps.replay", "replay blocks (chain file, blocks/ directory or a "
+                                     "node's RPC) into a data directory, in one of five "
+                                     "verification modes, with progress and reports",
+                      (Extra.REPLAY,)),
     "audit": Command("apps.audit", "audit real Elements/Liquid data: every range proof, and "
                                    "the surjection proofs and balances of known spent outputs"),
     "elements": Command("apps.elements", "decode a transaction or check an Elements vectors "
@@ -66,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: list[str]) -> int:
-    if not args or args[0] in ("-h", "--help", "help"):
+    if not args:  # argparse's convention for a missing command: usage on stderr, status 2
+        print(_usage(), file=sys.stderr)
+        return 2
+    if args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
     if args[0] in ("--version", "-version", "version"):
@@ -78,6 +87,9 @@ def _run(args: list[str]) -> int:
         return 0
     if command is None:
         print(f"ctplugin: unknown command {args[0]!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    if (message := missing_message(f"ctplugin {args[0]}", *command.extras)) is not None:
+        print(message, file=sys.stderr)
         return 2
     entry: Callable[[list[str]], int] = importlib.import_module(command.module).main
     return entry(args[1:])

@@ -10,7 +10,7 @@ import sys
 import bench
 from bench.common import report
 from ctplugin.secp256k1 import kernel
-from harness.timing import measure_t_us
+from ctplugin.timing import measure_t_us
 
 _NOT_BENCHMARKS = {"common", "__main__"}
 

@@ -66,7 +66,7 @@ from ctplugin.elements import parse_block
 from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.consensus import COIN
 from ctplugin.secp256k1 import kernel
-from harness.timing import measure_t_us, median_time
+from ctplugin.timing import measure_t_us, median_time
 from regtest.chain import ChainBuilder, read_chain, write_chain
 from regtest.params import POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
 from regtest.wallet import OwnedCoin, Payment, Wallet

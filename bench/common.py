@@ -1,4 +1,4 @@
-"""Shared benchmark plumbing: rows and their output (timing and the unit t: ``harness.timing``)."""
+"""Shared benchmark plumbing: rows and their output (timing and the unit t: ``ctplugin.timing``)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ from ctplugin.dlc.payout import (
 from ctplugin.elements import Transaction
 from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import ct, kernel
-from harness.timing import measure_t_us, median_time
+from ctplugin.timing import measure_t_us, median_time
 from regtest import wallet as regtest_wallet
 from regtest.chain import ChainBuilder
 from regtest.params import REGTEST_SEED, chain_params

@@ -30,7 +30,7 @@ import coincurve
 from bench.common import Row, make_row
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import GX, GY, N
-from harness.timing import interleaved_times, median_time
+from ctplugin.timing import interleaved_times, median_time
 
 REFERENCE_T_US = 34.0
 # libsecp256k1 ecmult_multi_var, µs per point (n points plus G), this machine kind

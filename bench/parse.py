@@ -19,8 +19,8 @@ from pathlib import Path
 
 from bench.common import Row, make_row
 from ctplugin.elements import Transaction, parse_block, parse_transaction
+from ctplugin.timing import median_time
 from harness.elements_vectors import load_entries
-from harness.timing import median_time
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "elements-vectors"

@@ -16,7 +16,7 @@ this same run, with commitment and generator parsed beforehand):
 - ``borromean_sign`` / ``_ref``: sign the same statement (the outputs are byte-identical:
   checked); target <= 1.0x.
 
-Ours and the reference are timed in turns (``harness.timing.interleaved_times``), and the notes
+Ours and the reference are timed in turns (``ctplugin.timing.interleaved_times``), and the notes
 give the ratio of thread CPU times too, which a loaded machine disturbs far less than wall time.
 """
 
@@ -30,7 +30,7 @@ from bench.common import Row, make_row
 from ctplugin import borromean
 from ctplugin.borromean.elements import output_rangeproof
 from ctplugin.pedersen import commit, generator_generate_blinded
-from harness.timing import interleaved_times
+from ctplugin.timing import interleaved_times
 from harness.zkp import rangeproof
 
 SCRIPT = bytes.fromhex("0014") + bytes(range(20))

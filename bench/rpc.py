@@ -1,4 +1,4 @@
-"""RPC benchmark (issue 10): the regtest node as a subprocess (``harness.node``), driven over HTTP.
+"""RPC benchmark (issue 10): the regtest node as a subprocess (``rpc.process``), driven over HTTP.
 
 - ``rpc_getblockcount``: 8 client threads, each with one keep-alive connection, call
   ``getblockcount`` back to back; ``us`` = wall time / calls (the server's throughput cost per
@@ -35,8 +35,8 @@ from ctplugin import surjection
 from ctplugin.bulletproofs import prove_output
 from ctplugin.elements import parse_block
 from ctplugin.pedersen import generator_generate_blinded
-from harness.node import NodeProcess
-from harness.timing import measure_t_us
+from ctplugin.timing import measure_t_us
+from rpc.process import NodeProcess
 
 CLIENTS = 8
 

@@ -32,7 +32,7 @@ from ctplugin.hashes import sha256
 from ctplugin.script.batch import SchnorrClaims, lift_many
 from ctplugin.script.sighash import PrecomputedTransaction, segwit_v0_sighash, taproot_sighash
 from ctplugin.secp256k1 import ct
-from harness.timing import median_time
+from ctplugin.timing import median_time
 from harness.zkp import signatures
 
 

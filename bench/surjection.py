@@ -13,7 +13,7 @@ import random
 from bench.common import Row, make_row
 from ctplugin.pedersen import Generator, generator_generate_blinded
 from ctplugin.surjection import SurjectionProof, generate, verify
-from harness.timing import median_time
+from ctplugin.timing import median_time
 from harness.zkp import surjection as libsecp_surjection
 
 REFERENCE_T_2IN = 3.2

@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Block
@@ -26,14 +27,22 @@ from replay.progress import ReplayProgress, TipInfo, peak_rss_mib
 from replay.report import ReplayReport
 from replay.sources import BlockSource, SourceBlock, SourceError, prefetch
 
-MODES = ("single", "block", "window", "workers", "dask")
+
+class ReplayMode(StrEnum):
+    """Where and when a block's proof work is verified (``replay.modes``, one class each)."""
+
+    SINGLE = "single"
+    BLOCK = "block"
+    WINDOW = "window"
+    WORKERS = "workers"
+    DASK = "dask"
 
 
 @dataclass(frozen=True, slots=True)
 class ReplayConfig:
     """How to replay (``ctplugin replay`` options)."""
 
-    mode: str = "block"
+    mode: ReplayMode = ReplayMode.BLOCK
     window: int = 10
     workers: int | None = None  # None: one per core
     scheduler: str | None = None  # dask: tcp://HOST:PORT, or None for a LocalCluster
@@ -49,6 +58,15 @@ class ReplayConfig:
     worker_par: int = 1  # kernel threads inside each worker process / Dask worker
     prefetch: int = 8  # blocks read ahead of validation
     range_proofs: str = RANGE_PROOF_BULLETPROOF  # the chain profile (regtest.params.chain_params)
+
+    def __post_init__(self) -> None:
+        # A caller's plain string ("window") becomes the member; an unknown one is refused here,
+        # before a data directory is opened.
+        try:
+            object.__setattr__(self, "mode", ReplayMode(self.mode))
+        except ValueError:
+            raise ValueError(f"unknown mode {self.mode!r} (one of {', '.join(ReplayMode)})") \
+                from None
 
 
 class ReplayError(CtpluginError):
@@ -171,8 +189,6 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     either way every block before the failure stays connected (and verified)."""
     from replay.modes import make_mode
 
-    if config.mode not in MODES:
-        raise ValueError(f"unknown mode {config.mode!r} (one of {', '.join(MODES)})")
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
     with Engine.open(datadir, config.range_proofs) as engine:
         engine.recover()
@@ -180,7 +196,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
         if config.stop_at_height is not None:
             last = config.stop_at_height if last is None else min(last, config.stop_at_height)
         report = ReplayReport(mode=config.mode, source=source.description, start_height=start,
-                              window=config.window if config.mode == "window" else 0)
+                              window=config.window if config.mode is ReplayMode.WINDOW else 0)
         utxos = engine.utxo_summary().count
         progress = ReplayProgress(quiet=config.quiet, enabled=config.show_progress,
                                   first_height=start, last_height=last,

@@ -32,7 +32,7 @@ from typing import cast
 import validator
 from ctplugin.closing import Closeable
 from ctplugin.errors import ParseError, ValidationError
-from replay.driver import ReplayConfig, ReplayError, block_hash_hex, tip_info
+from replay.driver import ReplayConfig, ReplayError, ReplayMode, block_hash_hex, tip_info
 from replay.engine import Engine, Prepared
 from replay.progress import ReplayProgress, TipInfo
 from replay.report import BlockRecord, ReplayReport
@@ -363,9 +363,9 @@ class DaskMode(PoolMode):
         return pool
 
 
-MODE_CLASSES: dict[str, type[Mode]] = {
-    "single": SingleMode, "block": BlockMode, "window": WindowMode, "workers": WorkersMode,
-    "dask": DaskMode,
+MODE_CLASSES: dict[ReplayMode, type[Mode]] = {
+    ReplayMode.SINGLE: SingleMode, ReplayMode.BLOCK: BlockMode, ReplayMode.WINDOW: WindowMode,
+    ReplayMode.WORKERS: WorkersMode, ReplayMode.DASK: DaskMode,
 }
 
 

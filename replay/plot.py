@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from itertools import accumulate
 
+from replay.driver import ReplayMode
 from replay.report import ReplayReport
 
 
@@ -53,9 +54,9 @@ def _labels(reports: Sequence[ReplayReport]) -> list[str]:
     labels = []
     for r in reports:
         label = r.mode
-        if r.mode == "window":
+        if r.mode == ReplayMode.WINDOW:
             label += f" W={r.window}"
-        elif r.mode in ("workers", "dask") and r.workers:
+        elif r.mode in (ReplayMode.WORKERS, ReplayMode.DASK) and r.workers:
             label += f" ×{r.workers}"
         labels.append(label)
     if len(set(labels)) < len(labels):

@@ -1,8 +1,8 @@
-"""``python -m rpc``: the same as ``ctplugin node`` (``rpc.daemon``)."""
+"""``python -m rpc``: the same as ``ctplugin node`` (``apps.node``)."""
 
 import sys
 
-from rpc.daemon import main
+from apps.node import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,15 +1,14 @@
-"""``ctplugin node``: a regtest node served over JSON-RPC, started and stopped as elementsd is.
+"""The node's lifetime: ``serve(config, on_ready)`` runs one regtest node until it is stopped
+(the command line around it, daemonizing and logging set-up are ``apps.node``).
 
-Start-up order (bitcoind's): the cookie is written and the HTTP server listens first, so clients
-can authenticate and get -28 "Loading block index…" while the data directory is opened (crash
-recovery included), ``--load-chain`` is imported, the wallets load and catch up; then warm-up ends.
-``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get 503,
-running calls finish (long waits end with -9), the work queue drains, the listeners close, the
-node and wallets are closed, the cookie is removed, exit code 0. ``DATADIR/ctplugin.pid`` holds
-the running node's process id (bitcoind's ``-pid`` file).
-
-``--daemon`` returns once the node answers calls (like ``-daemonwait``), leaving it in the
-background; its output goes to ``DATADIR/debug.log`` only.
+Start-up order (bitcoind's): the data directory's lock and ``DATADIR/ctplugin.pid``, then the
+cookie is written and the HTTP server listens, so clients can authenticate and get -28 "Loading
+block index…" while the data directory is opened (crash recovery included), ``--load-chain`` is
+imported, the wallets load and catch up; then warm-up ends and ``on_ready`` is called.
+``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get
+503, running calls finish (long waits end with -9), the work queue drains, the listeners close,
+the node and wallets are closed, the cookie and the pid file are removed, and ``serve`` returns 0.
+A node that cannot start raises ``StartupError`` (its message is for the user).
 """
 
 from __future__ import annotations
@@ -21,13 +20,12 @@ import ipaddress
 import logging
 import os
 import signal
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 
 import rpc.methods  # noqa: F401  (registers every RPC method)
 from ctplugin.closing import Closeable
 from rpc.auth import AuthConfigError, CookieFile, Credentials
-from rpc.config import NodeConfig, parse_config
+from rpc.config import NodeConfig
 from rpc.context import NodeContext
 from rpc.server import HttpConfig, RpcHttpServer, parse_allowip
 from rpc.startup import close_node, open_node
@@ -37,22 +35,6 @@ log = logging.getLogger("ctplugin.rpc")
 
 class StartupError(Exception):
     """The node cannot start (message for the user; exit code 1)."""
-
-
-def setup_logging(config: NodeConfig) -> None:
-    root = logging.getLogger("ctplugin")
-    root.setLevel(logging.INFO)
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    formatter = logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
-    file_handler = logging.FileHandler(os.path.join(config.datadir, "debug.log"))
-    file_handler.setFormatter(formatter)
-    root.addHandler(file_handler)
-    if config.printtoconsole and not config.daemon:
-        console = logging.StreamHandler(sys.stdout)
-        console.setFormatter(formatter)
-        root.addHandler(console)
-    root.propagate = False
 
 
 def _split_hostport(spec: str, default_port: int) -> tuple[str, int]:
@@ -73,7 +55,7 @@ def _split_hostport(spec: str, default_port: int) -> tuple[str, int]:
 
 
 def http_config(config: NodeConfig) -> HttpConfig:
-    """Binding rules of node-rpc.md §2.1: loopback unless both rpcbind and rpcallowip."""
+    """Binding rules of docs/node-rpc.md §2.1: loopback unless both rpcbind and rpcallowip."""
     try:
         allow = tuple(parse_allowip(spec) for spec in config.rpcallowip)
     except ValueError as exc:
@@ -134,9 +116,12 @@ class DataDirLock(Closeable):
 
 
 PID_FILENAME = "ctplugin.pid"
+OnReady = Callable[[RpcHttpServer], None]
 
 
-async def serve(config: NodeConfig, ready: Ready | None = None) -> int:
+async def serve(config: NodeConfig, on_ready: OnReady | None = None) -> int:
+    """Run the node of ``config`` until it is asked to stop; 0. ``on_ready(server)`` is
+    called once warm-up has ended (the node answers every call)."""
     with DataDirLock(config.datadir):
         # bitcoind's -pid file: the running node's process id (the daemon's, after the fork),
         # for scripts and service managers; removed on exit.
@@ -147,13 +132,13 @@ async def serve(config: NodeConfig, ready: Ready | None = None) -> int:
         except OSError as exc:
             raise StartupError(f"Error: cannot write {pid_path}: {exc}") from None
         try:
-            return await _serve(config, ready)
+            return await _serve(config, on_ready)
         finally:
             with contextlib.suppress(OSError):
                 os.remove(pid_path)
 
 
-async def _serve(config: NodeConfig, ready: Ready | None) -> int:
+async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
     ctx = NodeContext(config)
     credentials, cookie = make_credentials(config)
     http = http_config(config)
@@ -186,11 +171,8 @@ async def _serve(config: NodeConfig, ready: Ready | None) -> int:
             log.exception("start-up failed")
             raise StartupError(f"Error: {exc}") from None
         ctx.set_warmup(None)
-        if ready is not None:
-            ready.ok(server)
-        elif not config.daemon:
-            host, port = server.addresses[0]
-            print(f"ctplugin node: http://{host}:{port}/ datadir {config.datadir}", flush=True)
+        if on_ready is not None:
+            on_ready(server)
         await stop_requested.wait()
         log.info("Shutdown: requested")
         server.begin_shutdown()
@@ -201,70 +183,3 @@ async def _serve(config: NodeConfig, ready: Ready | None) -> int:
             cookie.remove()
         log.info("Shutdown: done")
     return 0
-
-
-class Ready:
-    """Start-up outcome reported to a waiting parent (``--daemon``) over a pipe."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def ok(self, server: RpcHttpServer) -> None:
-        self._send(b"ok\n")
-
-    def failed(self, message: str) -> None:
-        self._send(("error " + message + "\n").encode())
-
-    def _send(self, data: bytes) -> None:
-        if self.fd < 0:
-            return
-        with contextlib.suppress(OSError):
-            os.write(self.fd, data)
-            os.close(self.fd)
-        self.fd = -1
-
-
-def _daemonize() -> Ready | None:
-    """Fork into the background; the parent exits once the child reports (None in the
-    parent's place never returns)."""
-    read_fd, write_fd = os.pipe()
-    if os.fork() > 0:
-        os.close(write_fd)
-        with os.fdopen(read_fd, "rb") as pipe:
-            message = pipe.readline().decode(errors="replace").strip()
-        if message == "ok":
-            os._exit(0)
-        print(message.removeprefix("error ") or "Error: node exited during start-up",
-              file=sys.stderr)
-        os._exit(1)
-    os.close(read_fd)
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
-    return Ready(write_fd)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    config = parse_config(sys.argv[1:] if argv is None else argv, "ctplugin node", __doc__)
-    try:
-        os.makedirs(config.datadir, exist_ok=True)
-    except OSError as exc:
-        print(f"Error: cannot create data directory {config.datadir}: {exc}", file=sys.stderr)
-        return 1
-    ready = _daemonize() if config.daemon else None
-    setup_logging(config)
-    for name in config.ignored_config:
-        log.warning("Ignoring unknown configuration value %s", name)
-    try:
-        return asyncio.run(serve(config, ready))
-    except StartupError as exc:
-        log.error("%s", exc)
-        if ready is not None:
-            ready.failed(str(exc))
-        else:
-            print(str(exc), file=sys.stderr)
-        return 1

@@ -27,10 +27,10 @@ from ctplugin.bulletproofs import (
     verify,
 )
 from ctplugin.bulletproofs.rewind import rewind
+from ctplugin.bulletproofs.vectors import check
 from ctplugin.errors import ProofError
 from ctplugin.pedersen import H_GENERATOR, commit, generator_generate
 from ctplugin.secp256k1 import P
-from harness.bulletproof_vectors import check
 from tests.conftest import FIXTURES, SLOW_SCALE, load_json, shared_path
 
 GENS = generator_set(256)

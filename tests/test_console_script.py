@@ -15,10 +15,20 @@ from tests.conftest import REPO
 
 
 def test_usage_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 0
+    assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert all(f"  {name} " in out for name in COMMANDS)
     assert main(["no-such-command"]) == 2
+
+
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse's convention: the usage on stderr, status 2 (``--help`` asks for it: 0)."""
+    assert main([]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("usage: ctplugin COMMAND")
+    done = subprocess.run([sys.executable, "-m", "apps.main"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, "") and "usage: ctplugin" in done.stderr
 
 
 @pytest.mark.parametrize("argv", [["oracle", "--seed", "s1", "announce", "ev1", "--digits", "10"],

@@ -32,12 +32,12 @@ from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle, OracleAnnouncem
 from ctplugin.elements import Transaction
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
-from harness.node import NodeProcess
 from regtest.chain import make_block
 from regtest.params import REGTEST_SEED
 from regtest.wallet import Wallet
 from regtest.wallet.dlc import DlcParty, DlcRole, PartySecrets
 from regtest.wallet.keys import P2WPKH, KeyChain
+from rpc.process import NodeProcess
 from tests.json_mutation import mutate
 
 COIN = 100_000_000

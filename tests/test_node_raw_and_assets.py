@@ -15,7 +15,7 @@ import pytest
 from bitcoinrpc.authproxy import JSONRPCException
 
 from ctplugin.elements import parse_block, parse_transaction
-from harness.node import NodeProcess
+from rpc.process import NodeProcess
 
 
 @pytest.fixture(scope="module")

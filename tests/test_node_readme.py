@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.node import REPO, free_port
 from rpc.cli import main as cli_main
 from rpc.config import ConfigFileError, parse_config, read_config_file
+from rpc.process import free_port
+from tests.conftest import REPO
 
 README_DATADIR = "/tmp/ctnode"
 

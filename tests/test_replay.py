@@ -18,7 +18,7 @@ from ctplugin.elements import Block, parse_block
 from regtest.blocksdir import arrival_order, write_blocks_dir
 from regtest.chain import make_block, write_chain
 from replay.cluster import DaskError
-from replay.driver import MODES, ReplayConfig, ReplayError, replay
+from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
 from replay.engine import Engine
 from replay.sources import BlocksDirSource, ChainFileSource, SourceError
 from replay.workers import WorkerError
@@ -69,7 +69,7 @@ def open_source(kind: str, path: Path) -> ChainFileSource | BlocksDirSource:
     return BlocksDirSource(path, _genesis())
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", list(ReplayMode))
 @pytest.mark.parametrize("kind", ["chain file", "blocks dir"])
 def test_every_mode_from_every_source_matches_one_by_one(
         mode: str, kind: str, sources: dict[str, Path], reference: list[tuple[str, str]],
@@ -184,7 +184,7 @@ def test_a_corrupted_block_stops_every_mode_with_the_same_culprit(
     raw, culprit = corrupt([parse_block(b) for b in replay_blocks], kind)
     path = tmp_path / "corrupt.dat"
     write_chain(path, [parse_block(b) for b in raw])
-    for mode in MODES:
+    for mode in ReplayMode:
         datadir = tmp_path / mode
         with pytest.raises(ReplayError) as caught:
             replay(ChainFileSource(path), datadir, config(mode))
@@ -225,7 +225,7 @@ def test_a_bad_input_after_bad_proofs_names_the_earlier_block(
 # ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", list(ReplayMode))
 def test_a_sigkilled_replay_resumes_and_finishes_identically(
         mode: str, sources: dict[str, Path], reference: list[tuple[str, str]],
         tmp_path: Path) -> None:

@@ -143,8 +143,8 @@ def test_an_unreachable_node_is_a_source_error() -> None:
 @pytest.fixture(scope="module")
 def running_node(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFactory
                  ) -> Iterator[Any]:
-    from harness.node import NodeProcess
     from regtest.chain import write_chain
+    from rpc.process import NodeProcess
 
     root = tmp_path_factory.mktemp("node")
     write_chain(root / "chain.dat", [parse_block(b) for b in replay_blocks])

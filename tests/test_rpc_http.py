@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 from bitcoinrpc.authproxy import AuthServiceProxy, JSONRPCException
 
-from harness.node import REPO, NodeProcess, free_port
 from rpc.auth import rpcauth_line
+from rpc.process import NodeProcess, free_port
+from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")

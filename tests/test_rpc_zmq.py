@@ -11,10 +11,10 @@ import pytest
 import zmq
 
 from ctplugin.elements import Transaction
-from harness.node import free_port
 from regtest.chain import make_block
 from regtest.params import REGTEST_SEED, genesis_block
 from regtest.wallet import Payment, Wallet
+from rpc.process import free_port
 from rpc.zmqpub import ZmqPublisher
 
 

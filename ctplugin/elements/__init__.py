@@ -2,7 +2,7 @@
 
 Parsing is done by one native walker (``_speedups.c``) that builds the immutable model below
 directly; bad bytes raise only ``ctplugin.errors.ParseError(offset, reason)``.  Format reference:
-``../shared/notes/elements-format.md`` §1.
+docs/elements-format.md §1.
 
 Parse
     parse_transaction(data) -> Transaction        exactly one tx, trailing bytes are an error
@@ -49,8 +49,8 @@ Issuance (``ctplugin.elements.issuance``)
 Other modules
     ``rpcjson``   decode_transaction(tx) -> dict (elementsd decoderawtransaction), dumps(obj)
     ``script``    script_to_asm(script, attempt_sighash_decode), script_type(script)
-    (conversions to/from python-elementstx and wallycore: ``harness.interop``; vector files:
-    ``harness.elements_vectors``)
+    ``vectors``   check(document) -> (entries, failures) of an Elements vectors document
+    (conversions to/from python-elementstx and wallycore: ``harness.interop``)
     Hashes: ``ctplugin.hashes.fast_merkle_root`` / ``sha256_midstate`` (the hashing layer's; an
     odd node of the fast Merkle tree is promoted, not paired with itself).
 

@@ -1,7 +1,7 @@
-"""A regtest node (``ctplugin node``) as a subprocess, for integration tests and the rpc
-benchmark: 127.0.0.1 on a free port, a data directory of the caller's, stopped by ``stop`` (or
-killed). It is started as ``python -m rpc`` and driven over HTTP only: the harness imports
-nothing of the node."""
+"""This node as a child process (``ctplugin node``), for ``ctplugin demo dlc``, the integration
+tests and the rpc benchmark: 127.0.0.1 on a free port, a data directory of the caller's, stopped
+by ``stop`` (or killed). It is started as ``python -m rpc`` and driven over HTTP only, as a
+peer's software drives elementsd: nothing of the running node is imported here."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from typing import Any
 
 import simplejson
 
-REPO = Path(__file__).resolve().parent.parent
+# The directory holding the ``rpc`` package (a checkout, or site-packages): the child imports the
+# same code as its parent.
+PACKAGES_ROOT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
@@ -42,14 +44,14 @@ class NodeProcess:
         return self.datadir / ".cookie"
 
     def start(self, *extra: str, wait: bool = True, timeout: float = 60) -> NodeProcess:
-        env = dict(os.environ, PYTHONPATH=str(REPO))
+        env = dict(os.environ, PYTHONPATH=str(PACKAGES_ROOT))
         self.datadir.mkdir(parents=True, exist_ok=True)
         self._out = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
         self._err = (self.datadir.parent / f"{self.datadir.name}.stderr").open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "rpc", "--datadir", str(self.datadir),
              "--rpcport", str(self.port), *self.args, *extra],
-            cwd=REPO, env=env, stdout=self._out, stderr=self._err)
+            cwd=PACKAGES_ROOT, env=env, stdout=self._out, stderr=self._err)
         if wait:
             try:
                 self.wait_ready(timeout)

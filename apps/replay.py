@@ -7,9 +7,9 @@ directory (blk*.dat, any order, xor.dat), or ``http://HOST:PORT`` of an elements
 
 ``ctplugin replay --compare A.json B.json ... --plot OUT.png`` plots earlier reports together.
 
-Exit status: 0 done, 1 a block was rejected (the culprit is printed), 2 bad usage or unreadable
-input, 3 the data directory or the workers failed, 130 interrupted (Ctrl-C; run it again to
-resume).
+Exit status: 0 done, 1 a block was rejected (the culprit is printed), 2 bad usage, unreadable
+input or a missing optional extra, 3 the data directory or the workers failed, 130 interrupted
+(Ctrl-C; run it again to resume).
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from apps.extras import Extra, missing_message
 from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
 from ctplugin.errors import CtpluginError
 from ctplugin.secp256k1 import kernel
-from replay.driver import MODES, ReplayConfig, ReplayError, replay
+from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
 
@@ -31,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", nargs="?", help="chain file, blocks/ directory or http:// URL")
     p.add_argument("--datadir", type=Path, help="data directory (created if missing)")
-    p.add_argument("--mode", choices=MODES, default="block",
+    p.add_argument("--mode", type=ReplayMode, choices=list(ReplayMode),
+                   default=ReplayMode.BLOCK,
                    help="single: each proof alone (Elements' way); block: one batch per "
                         "block (the node); window: one batch per W blocks; workers: proof "
                         "work in N processes; dask: proof work on a Dask cluster")
@@ -133,9 +135,21 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _missing_extra(args: argparse.Namespace) -> str | None:
+    """The refusal for an option whose optional extra is not installed (checked before any
+    work), or None."""
+    if args.mode is ReplayMode.DASK and (message := missing_message(
+            "ctplugin replay --mode dask", Extra.DASK)) is not None:
+        return message
+    return missing_message("ctplugin replay --plot", Extra.PLOT) if args.plot else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if (message := _missing_extra(args)) is not None:
+        print(message, file=sys.stderr)
+        return 2
     if args.compare:
         return _compare(args, parser)
     if args.source is None or args.datadir is None:
@@ -147,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--stop-at-height must be 0 or more")
     if not (0 <= args.par <= kernel.MAX_THREADS and 0 <= args.worker_par <= kernel.MAX_THREADS):
         parser.error(f"--par and --worker-par are 0 (all cores) to {kernel.MAX_THREADS}")
-    if args.scheduler and args.mode != "dask":
+    if args.scheduler and args.mode is not ReplayMode.DASK:
         parser.error("--scheduler goes with --mode dask")
     if bool(args.rpcuser) != bool(args.rpcpassword):
         parser.error("--rpcuser and --rpcpassword go together")
@@ -200,7 +214,3 @@ def main(argv: list[str] | None = None) -> int:
     for line in report.summary():
         console.print(line, highlight=False, soft_wrap=True)
     return _write_outputs(report, args) or status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
-"""harness.timing: the benchmarks' sampling order (no timed assertions: only what runs when)."""
+"""ctplugin.timing: the benchmarks' sampling order (no timed assertions: only what runs when)."""
 
 from __future__ import annotations
 
-from harness.timing import interleaved_times
+from ctplugin.timing import interleaved_times
 
 
 def test_interleaved_times_samples_in_turns_after_one_warm_up_each() -> None:

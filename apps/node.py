@@ -1,0 +1,117 @@
+"""``ctplugin node``: a regtest node served over JSON-RPC, started and stopped as elementsd is.
+
+Start-up order (bitcoind's): the cookie is written and the HTTP server listens first, so clients
+can authenticate and get -28 "Loading block index…" while the data directory is opened (crash
+recovery included), ``--load-chain`` is imported, the wallets load and catch up; then warm-up ends.
+``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get 503,
+running calls finish (long waits end with -9), the work queue drains, the listeners close, the
+node and wallets are closed, the cookie is removed, exit code 0. ``DATADIR/ctplugin.pid`` holds
+the running node's process id (bitcoind's ``-pid`` file).
+
+``--daemon`` returns once the node answers calls (like ``-daemonwait``), leaving it in the
+background; its output goes to ``DATADIR/debug.log`` only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from rpc.config import NodeConfig, parse_config
+from rpc.daemon import StartupError, serve
+from rpc.server import RpcHttpServer
+
+log = logging.getLogger("ctplugin.rpc")
+
+
+def setup_logging(config: NodeConfig) -> None:
+    """``DATADIR/debug.log``, and stdout too with ``--printtoconsole`` in the foreground."""
+    root = logging.getLogger("ctplugin")
+    root.setLevel(logging.INFO)
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    formatter = logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
+    file_handler = logging.FileHandler(os.path.join(config.datadir, "debug.log"))
+    file_handler.setFormatter(formatter)
+    root.addHandler(file_handler)
+    if config.printtoconsole and not config.daemon:
+        console = logging.StreamHandler(sys.stdout)
+        console.setFormatter(formatter)
+        root.addHandler(console)
+    root.propagate = False
+
+
+class Ready:
+    """Start-up outcome reported to a waiting parent (``--daemon``) over a pipe."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def ok(self, server: RpcHttpServer) -> None:
+        self._send(b"ok\n")
+
+    def failed(self, message: str) -> None:
+        self._send(("error " + message + "\n").encode())
+
+    def _send(self, data: bytes) -> None:
+        if self.fd < 0:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self.fd, data)
+            os.close(self.fd)
+        self.fd = -1
+
+
+def _daemonize() -> Ready:
+    """Fork into the background: returns in the detached child only; the parent exits once
+    the child reports its start-up outcome."""
+    read_fd, write_fd = os.pipe()
+    if os.fork() > 0:
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as pipe:
+            message = pipe.readline().decode(errors="replace").strip()
+        if message == "ok":
+            os._exit(0)
+        print(message.removeprefix("error ") or "Error: node exited during start-up",
+              file=sys.stderr)
+        os._exit(1)
+    os.close(read_fd)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    return Ready(write_fd)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = parse_config(sys.argv[1:] if argv is None else argv, "ctplugin node", __doc__)
+    try:
+        os.makedirs(config.datadir, exist_ok=True)
+    except OSError as exc:
+        print(f"Error: cannot create data directory {config.datadir}: {exc}", file=sys.stderr)
+        return 1
+    ready = _daemonize() if config.daemon else None
+    setup_logging(config)
+    for name in config.ignored_config:
+        log.warning("Ignoring unknown configuration value %s", name)
+
+    def announce(server: RpcHttpServer) -> None:  # a foreground node's one line on stdout
+        host, port = server.addresses[0]
+        print(f"ctplugin node: http://{host}:{port}/ datadir {config.datadir}", flush=True)
+
+    try:
+        return asyncio.run(serve(config, ready.ok if ready is not None else announce))
+    except StartupError as exc:
+        log.error("%s", exc)
+        if ready is not None:
+            ready.failed(str(exc))
+        else:
+            print(str(exc), file=sys.stderr)
+        return 1
