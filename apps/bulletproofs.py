@@ -1,5 +1,5 @@
-"""``ctplugin bulletproofs check FILE``: run a Bulletproof vectors file (schema of
-../shared/bulletproofs/vectors.json) and print one verdict line per case.
+"""``ctplugin bulletproofs check FILE``: run a Bulletproof vectors file (schema:
+docs/bulletproofs-format.md §11) and print one verdict line per case.
 
 Per case: the prover's bytes (cases with openings and a nonce), verify alone, verify in a batch
 (the case's claim together with every valid case's claim; a failing batch must name exactly this

@@ -1,4 +1,4 @@
-"""Run a Bulletproof vectors document (schema of ../shared/bulletproofs/vectors.json), one
+"""Run a Bulletproof vectors document (schema: docs/bulletproofs-format.md §11), one
 verdict line per case (the ``ctplugin bulletproofs check FILE`` command, ``apps.bulletproofs``).
 
 Per case: the prover's bytes (cases with openings and a nonce), verify alone, verify in a batch

@@ -1,4 +1,5 @@
-"""Elements vectors in the schema of ../shared/elements-vectors/{transactions,blocks}.json:
+"""Elements vectors in the schema of ``elements-vectors/{transactions,blocks}.json`` (the shared
+vectors, docs/elements-format.md §4):
 loading them (tests, benchmarks) and checking them (``ctplugin elements check FILE``).
 
 Every entry must parse, re-serialize byte-identically, and match each hash the entry states

@@ -1,4 +1,4 @@
-"""Timing helpers: the unit t and medians (design.md "Measuring speed").
+"""Timing helpers: the unit t and medians (docs/design.md "Measuring speed").
 
 Machines are noisy, so figures are reported in t, one coincurve ``PublicKey.multiply`` (a
 libsecp256k1 constant-time scalar multiplication) timed in the same process and run.

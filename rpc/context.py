@@ -98,7 +98,7 @@ class NodeContext:
 
     @property
     def chain(self) -> Node:
-        """The validator node (interfaces.md §2); -28 until it is open."""
+        """The validator node (``validator.node.Node``); -28 until it is open."""
         if self._chain is None:
             raise RpcError(RpcCode.IN_WARMUP, self._warmup or "Loading block index…")
         return self._chain

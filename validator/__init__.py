@@ -3,7 +3,7 @@
 This module is the validator's public surface: layers above it (``regtest``, ``rpc``,
 ``replay``, ``apps``, ``bench``) import only the names in ``__all__`` (``lint-imports`` checks it).
 
-Modules (data flow of ``../shared/notes/design.md``):
+Modules (data flow of ``docs/design.md``):
 
 - ``reasons``: every reject reason as a named constant (``reasons.BAD_TXNS_IN_NE_OUT``).
 - ``rules``: consensus rules; ``check_transaction`` (context-free) and
@@ -15,7 +15,7 @@ Modules (data flow of ``../shared/notes/design.md``):
   ``plan`` (items, nothing verified), ``script_pass`` (scripts, below), ``cache_pass`` (proof
   cache) → ``ProofWork``, ``verify`` (stage 5), ``commit`` (the chainstate's coins cache);
   ``disconnect``.
-- ``scripts``: scripts and signatures (issue 11): output templates, every input script run
+- ``scripts``: scripts and signatures: output templates, every input script run
   with its BIP340 signatures and taproot tweaks deferred to the block's batch (one
   ``SchnorrClaims`` group) and its ECDSA signatures to check items (verified over threads),
   Elements' ``mandatory-`` / ``non-mandatory-script-verify-flag`` reasons, the

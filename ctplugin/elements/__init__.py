@@ -2,7 +2,7 @@
 
 Parsing is done by one native walker (``_speedups.c``) that builds the immutable model below
 directly; bad bytes raise only ``ctplugin.errors.ParseError(offset, reason)``.  Format reference:
-``../shared/notes/elements-format.md`` §1.
+``docs/elements-format.md`` §1.
 
 Parse
     parse_transaction(data) -> Transaction        exactly one tx, trailing bytes are an error

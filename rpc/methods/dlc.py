@@ -1,5 +1,5 @@
 """The ``dlc`` RPC family: Discreet Log Contracts between the node's wallets (or a peer), on our
-chain (``ctplugin.dlc`` Elements contracts, ``regtest.wallet.dlc`` parties; issue 15).
+chain (``ctplugin.dlc`` Elements contracts, ``regtest.wallet.dlc`` parties; docs/dlc.md).
 
 Life of a contract, as rust-dlc runs it (messages are rust-dlc's JSON with an ``elements`` part;
 ``ctplugin.dlc.messages``):
