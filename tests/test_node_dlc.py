@@ -1,4 +1,4 @@
-"""DLCs on a running node (issue 15): the node as a subprocess on 127.0.0.1 in a temporary data
+"""DLCs on a running node (docs/dlc.md): the node as a subprocess on 127.0.0.1 in a temporary data
 directory, driven by python-bitcoinrpc's AuthServiceProxy only.
 
 Two wallets (the default one, which owns the regtest key's coins, and "bob") fund a 2-of-3
