@@ -1,5 +1,5 @@
-"""``ctplugin bulletproofs check FILE``: run a Bulletproof vectors file (the schema of
-docs/bulletproofs-format.md) and print one verdict line per case.
+"""``ctplugin bulletproofs check FILE``: run a Bulletproof vectors file (schema:
+docs/bulletproofs-format.md §11) and print one verdict line per case.
 
 Per case: the prover's bytes (cases with openings and a nonce), verify alone, verify in a batch
 (the case's claim together with every valid case's claim; a failing batch must name exactly this
@@ -14,8 +14,8 @@ import argparse
 import json
 import sys
 
-from ctplugin.bulletproofs import vectors as bulletproof_vectors
 from ctplugin.errors import CtpluginError
+from harness import bulletproof_vectors
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,5 +5,5 @@ Each benchmark is a module ``bench/<name>.py`` exposing
 (``t_us`` is the unit measured for this run; build rows with
 ``bench.common.make_row``). Figures are
 per item and also given in **t**, one coincurve ``PublicKey.multiply`` timed in the same run, so
-ratios stay comparable across noisy machines (see ``../shared/notes/design.md``).
+ratios stay comparable across noisy machines (see ``docs/design.md``).
 """

@@ -1,4 +1,4 @@
-"""Block validation benchmark (issues 6 and 11): one block of two-output confidential
+"""Block validation benchmark: one block of two-output confidential
 transactions with signed inputs.
 
 The block: 1000 transactions (``--quick``: 100), each spending two explicit coins of the policy
@@ -15,16 +15,16 @@ the rows show the median of the repeats:
 
 - ``block_cold``: with an empty proof cache: parse, block storage, checks, UTXO lookups, one
   batch (claims + one MSM) for every range proof, balance and signature, surjection proofs, the
-  coins-cache update. Reference (issue 11): what the C references spend on the proofs and
+  coins-cache update. Reference: what the C references spend on the proofs and
   signatures alone, 2000 × 6.6 t + 2000 × 3.2 t = 19600 t plus 1000 × one secp256k1-zkp
   ``schnorrsig_verify`` timed in the same run (scaled by the block's size with --quick).
 - ``block_warm``: after the block's transactions went through mempool acceptance (which
   verifies and caches every proof): proofs are found in the cache's in-memory front, consumed
   hits are only marked (deleted lazily in a later batch), and only the balances are batched.
-  Target (issue 14): 30× faster than cold (its reference_t is the measured cold t / 30).
+  Target: 30× faster than cold (its reference_t is the measured cold t / 30).
 - ``block_cold_threads``: the cold connect with the kernel on every core
   (``kernel.set_threads(0)``, Core's ``-par``: MSM windows, Bulletproof setup and the ring
-  kernel split across threads with the GIL released), wall time; target (issue 14) <= 0.6 x
+  kernel split across threads with the GIL released), wall time; target <= 0.6 x
   ``block_cold`` (the note gives the ratio; runs alternate with the cold ones);
 - ``block_*_<stage>``: the split of each by connection stage (``ConnectReport.timings``);
   ``store`` = writing the block file record and its index entry, ``chain`` = the rest of
@@ -33,12 +33,13 @@ the rows show the median of the repeats:
 - ``block_flush``: writing that block's UTXO changes to LevelDB afterwards (Core's -dbcache
   model: the chainstate is flushed when the coins cache is full, every 1000 blocks or 60 s, so
   this is paid once per flush window, not per block).
-- The Borromean twin (issue 12): the same transactions (at most 300: ``BORROMEAN_TWIN_MAX_TXS``)
+- The Borromean twin: the same transactions (at most 300: ``BORROMEAN_TWIN_MAX_TXS``)
   made by the wallet in the Borromean
   profile (``regtest.params.chain_params(RANGE_PROOF_BORROMEAN)``: Elements' 52-bit proofs),
   connected cold on that profile's node: ``block_cold_borromean`` (per block; reference: the C
-  reference's Borromean verify, 3.87 ms per proof (design.md) in t, for every proof, plus the
-  surjection proofs), and side by side ``block_output_bulletproof`` / ``block_output_borromean``:
+  reference's Borromean verify, 3.87 ms per proof (docs/design.md §10) in t, for every proof,
+  plus the surjection proofs), and side by side ``block_output_bulletproof`` /
+  ``block_output_borromean``:
   cold connect time per blinded output, with range-proof bytes and block bytes per output in the
   note (the seed's claim: Bulletproofs ~6x smaller and much faster).
 
@@ -73,9 +74,9 @@ from regtest.wallet import OwnedCoin, Payment, Wallet
 from validator import ChainParams, ConnectReport, Node
 
 CACHE_VERSION = 2  # 2: signed inputs (one taproot key path + one OP_TRUE per transaction)
-RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (design.md)
+RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (docs/design.md)
 SURJECTION_T_REF = 3.2  # C reference: one surjection proof with two inputs
-BORROMEAN_US_REF = 3870.0  # C reference: one 52-bit Borromean verify (design.md), in us
+BORROMEAN_US_REF = 3870.0  # C reference: one 52-bit Borromean verify (docs/design.md), in us
 OP_TRUE = b"\x51"
 
 

@@ -1,6 +1,6 @@
-"""Bulletproof benchmarks (issue 3): verify, batch verify, prove, proof sizes.
+"""Bulletproof benchmarks: verify, batch verify, prove, proof sizes.
 
-Rows (design.md names; ``us``/``t`` per item as named):
+Rows (docs/design.md §11 names; ``us``/``t`` per item as named):
 ``verify_single`` (one 64-bit proof), ``batch_single`` (n proofs, per range), ``batch_agg8`` and
 ``batch_agg64`` (n aggregated proofs, per range), ``prove_single``, ``prove_agg8`` (per proof),
 ``proof_size`` (n = m; the size is in the note).
@@ -30,7 +30,8 @@ from ctplugin.pedersen import H_GENERATOR, commit
 from ctplugin.secp256k1 import kernel
 
 REF_VERIFY_SINGLE = 63.0
-REF_BATCH_SINGLE = {1: 62.0, 10: 13.7, 100: 7.6, 1000: 6.6}  # t per range, bulletproofs-format §3
+# t per range, from the reference's figures (docs/bulletproofs-format.md §3)
+REF_BATCH_SINGLE = {1: 62.0, 10: 13.7, 100: 7.6, 1000: 6.6}
 REF_BATCH_AGG8 = 1.8
 REF_BATCH_AGG64 = 1.06
 REF_PROVE_SINGLE = 540.0

@@ -39,7 +39,7 @@ def make_row(name: str, n: int, seconds_per_item: float, t_us: float,
 
 
 def report(bench: str, t_us: float, rows: list[Row], as_json: bool) -> str:
-    """Render rows as the design.md JSON object or as a printed table."""
+    """Render rows as the docs/design.md JSON object or as a printed table."""
     if as_json:
         return json.dumps({"bench": bench, "unit_t_us": round(t_us, 3),
                            "rows": [asdict(r) for r in rows]})

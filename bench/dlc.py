@@ -1,12 +1,12 @@
 """DLC benchmarks: adaptor points (the P2P Derivatives article's table), one 5 × 20 point, adaptor
 signatures, and verifying every adaptor signature of the 3 × 10 contract including its points.
 
-Inputs as the peers measured (../shared/notes/dlc.md §9): oracle i's key sk = SHA256("oracle-i"),
+Inputs as the peers measured (docs/dlc.md §9): oracle i's key sk = SHA256("oracle-i"),
 nonce k_ij = SHA256("nonce-i-j"), digit message SHA256("0" | "1") (rust-dlc's untagged hash).
 Every ``dlc_points_*`` run starts from the decoded announcements (keys and nonces as points) and
 includes building its tables. Rows are per job (``n`` says what a job is) except
 ``dlc_adaptor_sign`` and the ``dlc_contract_*`` rows (per signature). ``reference_t`` is the
-issue's target (in µs) divided by the nominal t of 34 µs (design.md), so "vs ref" compares
+issue's target (in µs) divided by the nominal t of 34 µs (docs/design.md §10), so "vs ref" compares
 load-independent t figures with the target. Each row's t is the mean of a t measurement right
 before and right after that row (the machine is shared: one t per run drifts with the load).
 """
@@ -87,7 +87,7 @@ def _timed(fn: object, **kwargs: int) -> tuple[float, float]:
 
 
 NOMINAL_T_US = 34.0
-"""design.md: t is about 34 µs on this machine kind when it is not shared."""
+"""docs/design.md: t is about 34 µs on this machine kind when it is not shared."""
 
 
 def _row(name: str, n: int, seconds: float, t_us: float) -> Row:
@@ -151,7 +151,7 @@ def _realistic_contract(quick: bool, t_us: float) -> list[Row]:
     return _contract_rows(offer, bob, total // 2, 1 if quick else 3)
 
 
-# --- on our chain (issue 15) -------------------------------------------------------------------
+# --- on our chain ------------------------------------------------------------------------------
 
 ONCHAIN_TOTAL = 200_000_000
 ONCHAIN_DIGITS = 10

@@ -1,7 +1,7 @@
 """Multi-scalar multiplication in the kernel (``ctplugin.secp256k1.kernel.backend``).
 
 Rows (per point unless said; one thread unless said): ``msm`` for n random points and scalars,
-with libsecp256k1's ``ecmult_multi_var`` on this machine kind beside it (bulletproofs-format.md
+with libsecp256k1's ``ecmult_multi_var`` on this machine kind beside it (docs/bulletproofs-format.md
 §3, "Ng" figures in µs converted with t = 34 µs); ``msm_threads`` the same on every core (wall
 time, the kernel's default thread count; its reference is still the single-threaded libsecp);
 ``msm_fixed256`` for a FixedBaseTable of 257 Bulletproof-like points (256 generators plus one)
@@ -37,7 +37,7 @@ REFERENCE_T_US = 34.0
 REFERENCE_US = {1: 41.1, 2: 28.0, 8: 17.7, 64: 14.4, 128: 14.3, 256: 13.1, 1024: 9.79, 4096: 7.96,
                 32768: 6.24}
 REFERENCE_T = {n: us / REFERENCE_T_US for n, us in REFERENCE_US.items()}
-REFERENCE_T.update({64: 0.42, 1024: 0.29, 32768: 0.18})  # the design.md figures
+REFERENCE_T.update({64: 0.42, 1024: 0.29, 32768: 0.18})  # the docs/design.md figures
 
 
 def _points(rng: random.Random, n: int) -> bytes:

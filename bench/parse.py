@@ -6,7 +6,7 @@ median parse time, all three libraries parsing from bytes (no hex decoding).  Ro
 (Liquid testnet, 217 kB, one 265-in/1002-out transaction): ctplugin parses the whole block,
 wallycore (which has no block reader) parses its transactions from pre-cut slices.
 
-Targets (issue 4): ctplugin at most 3x wallycore's time per transaction (aim 2x) and at least
+Targets: ctplugin at most 3x wallycore's time per transaction (aim 2x) and at least
 50x faster than python-elementstx.
 """
 
@@ -25,7 +25,7 @@ from harness.elements_vectors import load_entries
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "elements-vectors"
 FIXTURES = ROOT / "tests" / "fixtures"
-WALLYCORE_REFERENCE_US = 7.5  # design.md: wallycore parse, median over the shared vectors
+WALLYCORE_REFERENCE_US = 7.5  # docs/design.md: wallycore parse, median over the shared vectors
 
 
 def _vectors() -> tuple[list[bytes], list[bytes]]:
@@ -141,7 +141,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
         "Transaction.from_hex (hex decoding included)")
     if wally is not None:
         add("parse_hex_wallycore", wally.from_hex, len(raws),
-            "tx_from_hex, as design.md's 7.5 us reference")
+            "tx_from_hex, as docs/design.md's 7.5 us reference")
     if blocks:
         _add_block_rows(max(blocks, key=len), wally_parse, repeat, max(1, number // 20), add)
     return rows

@@ -1,4 +1,4 @@
-"""Borromean range proof benchmarks (issue 12): one 52-bit Liquid-default proof (4174 bytes: min
+"""Borromean range proof benchmarks: one 52-bit Liquid-default proof (4174 bytes: min
 1, exp 0, message asset ‖ abf, extra commit = a 22-byte P2WPKH script) unless said.
 
 Rows (per proof; the ``*_ref`` rows are secp256k1-zkp as wallycore bundles it, through ctypes, in

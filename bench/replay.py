@@ -1,4 +1,4 @@
-"""Replay benchmark (issue 13): the same chain replayed in every verification mode.
+"""Replay benchmark: the same chain replayed in every verification mode.
 
 The chain (``regtest.chain.build_transfer_chain``): a funding block, then 40 blocks
 (``--quick``: 6) of 250 transactions (``--quick``: 60), each spending two blinded coins into two
@@ -21,7 +21,7 @@ per block), in the t of this run, the median of the repeats (the modes interleav
   wall time. Target ≤ 0.6 × block;
 - ``replay_dask``: the same on a Dask LocalCluster of 2 worker processes. Target ≤ 0.7 × block;
 - ``replay_single_ref``: what the C reference (secp256k1-zkp) spends on the same proofs one by
-  one: 63 t per Bulletproof (design.md; wallycore's secp256k1-zkp has no Bulletproof verifier)
+  one: 63 t per Bulletproof (docs/design.md; wallycore's secp256k1-zkp has no Bulletproof verifier)
   plus the block's surjection proofs verified through wallycore's secp256k1-zkp in this run
   (about 3.2 t each), or 3.2 t each without wallycore;
 - ``replay_block_<phase>``: where block mode's time goes (read, parse, checks, UTXO, range
@@ -59,8 +59,8 @@ from replay.report import ReplayReport
 from replay.sources import ChainFileSource
 
 CACHE_VERSION = 2  # v2: the wallet signs its inputs (scripts are validated)
-RANGE_T_REF = 63.0  # one 64-bit Bulletproof verified alone, secp256k1-zkp (design.md)
-SURJECTION_T_REF = 3.2  # one two-input surjection proof, secp256k1-zkp (design.md)
+RANGE_T_REF = 63.0  # one 64-bit Bulletproof verified alone, secp256k1-zkp (docs/design.md)
+SURJECTION_T_REF = 3.2  # one two-input surjection proof, secp256k1-zkp (docs/design.md)
 TARGETS = {"replay_block": ("replay_single", 0.2), "replay_window": ("replay_block", 0.85),
            "replay_workers": ("replay_block", 0.6), "replay_dask": ("replay_block", 0.7)}
 
@@ -136,7 +136,7 @@ def _reference_surjection_t(path: Path, t_us: float) -> tuple[float, int, str]:
                    if out.surjection_proof]
     zkp = libsecp_surjection()
     if zkp is None:
-        return len(checks) * SURJECTION_T_REF, len(checks), "3.2 t each (design.md)"
+        return len(checks) * SURJECTION_T_REF, len(checks), "3.2 t each (docs/design.md)"
     parsed = [(zkp.parse_proof(p), zkp.parse_generators(t), len(t), zkp.parse_generators([o]))
               for p, t, o in checks]
     samples = []
@@ -204,7 +204,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
             rows.append(make_row(
                 "replay_single_ref", n, ref_t * t_us / 1e6, t_us,
                 note=f"C reference, proofs one by one: {n} x {RANGE_T_REF:g} t (Bulletproof, "
-                     f"design.md) + {n_surj} surjection proofs at {how}"))
+                     f"docs/design.md) + {n_surj} surjection proofs at {how}"))
     block = chosen["replay_block"]
     for phase, seconds in block.report.phases.items():
         if seconds:

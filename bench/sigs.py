@@ -1,4 +1,4 @@
-"""Signature benchmark (issue 11): BIP340 batches against secp256k1-zkp, and the sighashes.
+"""Signature benchmark: BIP340 batches against secp256k1-zkp, and the sighashes.
 
 Rows (``python -m bench sigs [--quick] [--json]``; per signature or per input):
 

@@ -1,6 +1,6 @@
 """Surjection proof benchmarks: verify with 2 and 3 inputs (Elements' typical rings), generate.
 
-Rows: ``surjection_verify_2in`` (reference 3.2 t: secp256k1-zkp, design.md),
+Rows: ``surjection_verify_2in`` (reference 3.2 t: secp256k1-zkp, docs/design.md),
 ``surjection_verify_3in``, ``surjection_generate`` (3 inputs), and ``*_libsecp`` rows: the same
 proofs checked by the secp256k1-zkp bundled in wallycore through ctypes, measured in this run
 (when wallycore is installed), so the ratio to the C reference is visible on any machine.

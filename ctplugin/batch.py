@@ -1,4 +1,4 @@
-"""Batch verification of group equations in ONE multi-scalar multiplication (design.md
+"""Batch verification of group equations in ONE multi-scalar multiplication (docs/design.md
 "Batch verification").
 
 A ``Claim`` is an equation over secp256k1 that holds iff

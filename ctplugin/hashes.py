@@ -127,8 +127,8 @@ def _fast_merkle_root_py(leaves: Sequence[bytes]) -> bytes:
     """Elements ComputeFastMerkleRoot, written as level-by-level reduction.
 
     An odd node at the end of a level is carried up unchanged: unlike Bitcoin's Merkle tree it
-    is NOT paired with itself (Elements dropped that step; the withash vectors with 3 outputs in
-    ../shared/elements-vectors confirm it).
+    is NOT paired with itself (Elements dropped that step; the withash vectors with 3 outputs
+    confirm it, docs/elements-format.md §1.3).
     """
     if not leaves:
         return bytes(32)

@@ -1,6 +1,6 @@
 """Pedersen commitments and asset generators, compatible with secp256k1-zkp / Elements.
 
-Notation (``../shared/notes/bulletproofs-format.md`` §4):
+Notation (``docs/bulletproofs-format.md`` §4):
 
 - A value generator g (an Elements asset tag) encodes as 33 bytes ``0x0a | f(g)``, x; a
   commitment V = v·g + r·G encodes as ``0x08 | f(V)``, x, where f(P) = 1 iff P.y is NOT a

@@ -1,4 +1,4 @@
-"""Block replay at scale (issue 13): ``ctplugin replay SOURCE --datadir DIR --mode MODE``.
+"""Block replay at scale (docs/replay.md): ``ctplugin replay SOURCE --datadir DIR --mode MODE``.
 
 A driver streams blocks from a source into a data directory's chainstate, in height order, and
 verifies their proofs in one of several modes, with progress, a report and plots. Layer 4 (beside

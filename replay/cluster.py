@@ -1,5 +1,5 @@
 """The same task protocol as ``replay.workers.WorkerPool``, over a Dask distributed cluster
-(replay.md §5.2).
+(docs/replay.md §5.2).
 
 - ``scheduler=None``: a ``LocalCluster`` on 127.0.0.1 (``n_workers`` worker processes, one
   thread each: claim building is Python and holds the GIL; no dashboard), closed with the pool.

@@ -1,5 +1,5 @@
 """Replay progress: a rich progress bar (blocks, transactions and proofs per second, ETA), or with
-``--quiet`` periodic Core-style ``UpdateTip`` log lines (replay.md §4.4)::
+``--quiet`` periodic Core-style ``UpdateTip`` log lines (docs/replay.md §4.4)::
 
     UpdateTip: new best=<hash> height=<n> version=0x<8 hex> log2_work=<f> tx=<n>
       date='<ISO-8601 block time>' progress=<0..1> cache=<MiB>MiB(<n>txo)

@@ -1,4 +1,4 @@
-"""A pool of worker processes for stateless proof work (design.md "Data flow", scale-out).
+"""A pool of worker processes for stateless proof work (docs/design.md "Data flow", scale-out).
 
 The driver submits *tasks*: one contiguous ``bytes`` buffer each (every proof of one or more
 blocks, packed), sent over a pipe as a single frame — never one message per proof. A worker

@@ -1,4 +1,4 @@
-"""JSON-RPC over one HTTP body, as bitcoind v28+ answers it (node-rpc.md §2.4).
+"""JSON-RPC over one HTTP body, as bitcoind v28+ answers it (docs/node-rpc.md §2.4).
 
 - A request is 2.0 only with ``"jsonrpc": "2.0"``; a missing key or ``"1.0"`` is legacy; any other
   string is -32600 "JSON-RPC version not supported", a non-string -32600 "jsonrpc field must be a

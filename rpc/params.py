@@ -1,4 +1,4 @@
-"""Parameter parsers with bitcoind's messages and codes (node-rpc.md §1.2–1.4)."""
+"""Parameter parsers with bitcoind's messages and codes (docs/node-rpc.md §1.2–1.4)."""
 
 from __future__ import annotations
 

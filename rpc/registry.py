@@ -1,6 +1,6 @@
 """The method table: each RPC declares its arguments once; binding, checks and help follow.
 
-As bitcoind's ``RPCHelpMan`` (node-rpc.md §1.2):
+As bitcoind's ``RPCHelpMan`` (docs/node-rpc.md §1.2):
 
 - named parameters (an object) are mapped onto positions by name (``"verbosity|verbose"`` gives
   aliases); an ``args`` array may carry the leading positional ones; an unknown name is -8

@@ -1,4 +1,4 @@
-"""The HTTP side of the node's JSON-RPC, in bitcoind's conventions (node-rpc.md §2.1–2.5).
+"""The HTTP side of the node's JSON-RPC, in bitcoind's conventions (docs/node-rpc.md §2.1–2.5).
 
 Request path, in bitcoind's order: peer not allowed → **403**; path other than ``/`` or
 ``/wallet/<name>`` → **404** (empty body); method other than POST → **405** "JSONRPC server handles

@@ -1,5 +1,5 @@
 """Borromean range proofs (secp256k1-zkp ``rangeproof``): vectors A-C, F, G of
-``../shared/notes/borromean.md`` §4, the C reference through ctypes (``harness.zkp``) and
+``docs/borromean.md`` §4, the C reference through ctypes (``harness.zkp``) and
 wallycore as oracles, and hostile proofs.
 
 Data: ``tests/fixtures/borromean_vectors.json`` (copied from the sources named in it).

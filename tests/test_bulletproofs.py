@@ -277,7 +277,7 @@ def test_consensus_helpers() -> None:
 
 
 def test_block_style_batch_with_balance_equation() -> None:
-    """Range proofs and a Pedersen balance equation in ONE batch (design.md)."""
+    """Range proofs and a Pedersen balance equation in ONE batch (docs/design.md)."""
     from ctplugin.batch import Claim
     from ctplugin.bulletproofs import consensus_generators, output_range_proof_claim
     from ctplugin.secp256k1 import N, decode_points, kernel

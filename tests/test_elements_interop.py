@@ -108,7 +108,7 @@ def test_rangeproof_header_matches_secp256k1_zkp() -> None:
 
 
 def test_pegin_with_issuance_keeps_both_flags() -> None:
-    """Index flags are independent bits (elements-format.md §1.1); python-elementstx agrees.
+    """Index flags are independent bits (docs/elements-format.md §1.1); python-elementstx agrees.
     wallycore drops the peg-in bit when it re-serializes such an input, so it is not used here."""
     pytest.importorskip("elementstx")
     from ctplugin.elements import AssetIssuance, Transaction, TxIn, TxOut

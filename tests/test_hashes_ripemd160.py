@@ -1,4 +1,4 @@
-"""RIPEMD-160 / HASH160 work on OpenSSL builds without the legacy provider (issue 9 bug): there
+"""RIPEMD-160 / HASH160 work on OpenSSL builds without the legacy provider (a bug once): there
 ``hashlib.new("ripemd160")`` raises ValueError; ``ctplugin.hashes`` then uses a portable
 implementation, and the wallet's and the DLC builder's P2WPKH scripts still come out right."""
 

@@ -172,7 +172,7 @@ def test_replay_from_a_running_node_matches_one_by_one(
     source.close()
     assert (report.tip, report.utxo_set_hash) == expected
     assert report.tip == running_node.call("getbestblockhash")
-    # one display order for the one hash (qa.md: replay printed it byte-reversed)
+    # one display order for the one hash (replay once printed it byte-reversed)
     assert report.utxo_set_hash == running_node.call("gettxoutsetinfo")["hash_serialized_3"]
 
 

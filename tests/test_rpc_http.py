@@ -1,5 +1,5 @@
 """bitcoind's HTTP and JSON-RPC rules, checked byte for byte against a node subprocess
-(node-rpc.md §2: status matrix, 2.0 notifications, batches, named params, auth, limits)."""
+(docs/node-rpc.md §2: status matrix, 2.0 notifications, batches, named params, auth, limits)."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def body(status_reply: tuple[int, bytes | None]) -> Any:
 
 
 def test_ids_are_never_rewritten() -> None:
-    """Issue 9: an id that looks like the old amount marker stays a string."""
+    """Regression: an id that looks like the old amount marker stays a string."""
     marker = "__ctplugin_amount__1.00000000"
     status, reply = body(handle_body(json.dumps({"method": "x", "params": [marker],
                                                  "id": marker}).encode(), echo_execute))
@@ -48,7 +48,7 @@ def test_amounts_keep_their_text() -> None:
 
 
 def test_deep_nesting_is_a_parse_error_not_a_500_page() -> None:
-    """Issue 9: a deeply nested body answers a JSON-RPC -32700, not a plain-text 500."""
+    """Regression: a deeply nested body answers a JSON-RPC -32700, not a plain-text 500."""
     for depth in (MAX_JSON_DEPTH + 1, 100_000):
         status, reply = body(handle_body(b"[" * depth + b"]" * depth, echo_execute))
         assert status == 500
@@ -92,7 +92,7 @@ def test_warmup_comes_before_method_lookup(tmp_path: Path) -> None:
 
 
 def test_stop_from_a_batch_or_a_notification_stops(context: NodeContext) -> None:
-    """Issue 9: stop works however it is sent."""
+    """Regression: stop works however it is sent."""
     for payload in (b'[{"method":"stop","id":1}]', b'{"jsonrpc":"2.0","method":"stop"}'):
         context.shutdown.clear()
         requested = threading.Event()
@@ -102,7 +102,7 @@ def test_stop_from_a_batch_or_a_notification_stops(context: NodeContext) -> None
 
 
 def test_exceptions_escaping_a_method_are_json_errors(context: NodeContext) -> None:
-    """Issue 9: a ValueError inside a method is a JSON-RPC -1 reply with its message."""
+    """Regression: a ValueError inside a method is a JSON-RPC -1 reply with its message."""
     def broken(call: Any) -> None:
         raise ValueError("something broke")
 
@@ -259,7 +259,7 @@ def test_ports_and_endpoints_are_checked_when_parsing(tmp_path: Path,
 
 def test_par_sets_the_kernel_threads_as_cores_par(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """QA: `ctplugin node --par N` (issue 14: the thread count can be set like Core's -par):
+    """QA: `ctplugin node --par N` (the thread count is set like Core's -par):
     0 = every core, N > 0 = N threads, N < 0 leaves -N cores free (at least one thread); out of
     range is a usage error at parsing; the node applies it before loading its chain."""
     import os

@@ -11,7 +11,7 @@ Vectors (``tests/fixtures/sighash``, data copied from the public sources named i
 
 Random transactions are cross-checked against libwally (``wally_tx_get_input_signature_hash``,
 every hash type, RANGEPROOF, issuances, annex) and python-elementstx where it is right
-(``sighash.md`` §6: v0 without RANGEPROOF, taproot without ANYONECANPAY or annex).
+(``docs/sighash.md`` §6: v0 without RANGEPROOF, taproot without ANYONECANPAY or annex).
 """
 
 from __future__ import annotations

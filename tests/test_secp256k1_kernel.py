@@ -504,7 +504,7 @@ def test_compressed_matches_coincurve() -> None:
 
 
 def test_elements_h_generator_encoding() -> None:
-    # bulletproofs-format.md §4: Elements' H is 0b50929b…3ac0 with y = 31d3c686…8904
+    # docs/bulletproofs-format.md §4: Elements' H is 0b50929b…3ac0 with y = 31d3c686…8904
     enc = bytes.fromhex("0b50929b74c1a04954b78b4b6035e97a5e078a5a0f28ec96d547bfee9ace803ac0")
     dec = nat.decode_points_var(enc, kernel.KIND_GENERATOR)
     assert dec[32:].hex() == "31d3c6863973926e049e637cb1b5f40a36dac28af1766968c30c2313f3a38904"
@@ -864,7 +864,7 @@ def test_subset_sums_errors() -> None:
     assert nat.subset_sums_var(table, ((0, 1), range(3))) == pt(3) + pt(6)
 
 
-# --- review bugs (issue 9 item 4): each test fails on the code before its fix --------------------
+# --- review bugs: each test fails on the code before its fix -------------------------------------
 
 def test_subset_sums_type_error_does_not_read_a_freed_item() -> None:
     # A path given as an iterator is copied into a fresh list that alone owns its items; the

@@ -29,7 +29,7 @@ from harness.zkp import surjection as libsecp_surjection
 from tests.conftest import FIXTURES, load_json, shared_path
 
 FIXTURE = FIXTURES / "surjection_vectors.json"
-# elements-format.md §6 counts 29 resolvable proofs over all 113 collected transactions; the 88
+# docs/elements-format.md §6 counts 29 resolvable proofs over all 113 collected transactions; the 88
 # published in ../shared resolve 28 (every one verifies, here and in secp256k1-zkp).
 EXPECTED_VERIFYING = 28
 

@@ -1,7 +1,7 @@
 """Node-level crash test: SIGKILL a process connecting (and sometimes disconnecting, through
 invalidate / reconsider) real confidential regtest blocks at random moments, restart it many
 times, and check after every kill that the data directory reopens at a consistent tip whose UTXO
-set equals a clean replay's at that height (design.md "Chainstate": the coins cache is flushed
+set equals a clean replay's at that height (docs/design.md "Chainstate": the coins cache is flushed
 every two blocks in small batches with the HEAD_BLOCKS protocol; a restart finishes an
 interrupted flush and replays the blocks accepted since the last one).
 

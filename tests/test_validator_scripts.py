@@ -1,6 +1,7 @@
-"""Scripts and signatures through the validator (issue 11): rejections named by transaction and
-input in the mempool AND in blocks, one bad Schnorr signature among 1000, the script-execution
-cache, policy vs consensus flags, and the real Elements transactions of the shared vectors."""
+"""Scripts and signatures through the validator (docs/design.md §3): rejections named by
+transaction and input in the mempool AND in blocks, one bad Schnorr signature among 1000, the
+script-execution cache, policy vs consensus flags, and the real Elements transactions of the
+shared vectors."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 This module is the validator's public surface: layers above it (``regtest``, ``rpc``,
 ``replay``, ``apps``, ``bench``) import only the names in ``__all__`` (``lint-imports`` checks it).
 
-Modules (data flow of ``../shared/notes/design.md``):
+Modules (data flow of ``docs/design.md`` §1):
 
 - ``reasons``: every reject reason as a named constant (``reasons.BAD_TXNS_IN_NE_OUT``).
 - ``rules``: consensus rules; ``check_transaction`` (context-free) and
@@ -12,16 +12,18 @@ Modules (data flow of ``../shared/notes/design.md``):
 - ``balance``: a transaction's Pedersen balance as a batch claim.
 - ``block``: ``BlockValidator.connect`` in stages, one method each, timed by one
   ``StageTimer`` (``timing``): ``check_block``, ``resolve_inputs`` (one snapshot read),
-  ``plan`` (items, nothing verified), ``script_pass`` (scripts, below), ``cache_pass`` (proof
-  cache) → ``ProofWork``, ``verify`` (stage 5), ``commit`` (the chainstate's coins cache);
+  ``plan`` (items, nothing verified), ``cache_pass`` (proof cache) → ``ProofWork``,
+  ``script_pass`` (scripts, below; its signature items join that work), ``verify`` (stage 5),
+  ``commit`` (the chainstate's coins cache);
   ``disconnect``.
-- ``scripts``: scripts and signatures (issue 11): output templates, every input script run
+- ``scripts``: scripts and signatures: output templates, every input script run
   with its BIP340 signatures and taproot tweaks deferred to the block's batch (one
   ``SchnorrClaims`` group) and its ECDSA signatures to check items (verified over threads),
   Elements' ``mandatory-`` / ``non-mandatory-script-verify-flag`` reasons, the
   script-execution cache; ``timelocks``: nLockTime finality and BIP68 relative locks.
 - ``items``: the items of stage 5 — ``ItemLabel`` (what a culprit is named by), batch items
-  (``RangeItem``: a Bulletproof) and check items (``SurjectionItem``), immutable and picklable.
+  (``RangeItem``: a Bulletproof) and check items (``SurjectionItem``, ``BorromeanItem``),
+  immutable and picklable.
 - ``verify``: stage 5, stateless: ``verify(work)`` — ONE batch (one MSM) for every balance and
   batch item with the first failing item named, then the check items; ``verify_blocks(works)``
   does several blocks in one batch and names the first failing block.

@@ -1,7 +1,7 @@
 """Auditing real Elements / Liquid transactions: every range proof, and every surjection proof and
-balance whose spent outputs are known (issue 12; ``ctplugin audit`` is its command line).
+balance whose spent outputs are known (``ctplugin audit`` is its command line).
 
-A strict re-validator that trusts no cache (``../shared/notes/borromean.md`` §6 "Caching
+A strict re-validator that trusts no cache (``docs/borromean.md`` §6 "Caching
 caveat"): nothing is looked up, every proof is verified.
 
 - Range proofs need no spent outputs: each blinded output value and each blinded issuance

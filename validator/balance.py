@@ -1,4 +1,4 @@
-"""The Pedersen balance of one transaction as a batch claim (elements-format.md §2.2, step 3).
+"""The Pedersen balance of one transaction as a batch claim (docs/elements-format.md §2.2, step 3).
 
 Elements' rule ``pedersen_verify_tally(inputs ‖ issuances, outputs ‖ fees)`` is the equation
 
@@ -14,7 +14,7 @@ they are ordinary explicit outputs). As a ``ctplugin.batch.Claim``:
   every transaction of the block, and with the range proofs' value-generator terms).
 
 The batch then weights the whole equation by a random 128-bit scalar. The balance is never cached
-(design.md): it depends on the spent outputs, not on the transaction alone.
+(docs/design.md): it depends on the spent outputs, not on the transaction alone.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the new branch block by block through the validator; a block that fails is marke
 ``FAILED_VALID`` and its descendants ``FAILED_CHILD``, and the loop picks the best remaining
 branch (falling back to the old one when nothing better is left).
 
-Durability (replay.md §4.5, design.md "Chainstate"):
+Durability (docs/replay.md §4.5, docs/design.md "Chainstate"):
 
 - accepting a block writes its record (blk file) and then its index entry: a killed process
   never loses an accepted block (and ``sync`` flushes make it survive power loss too);

@@ -1,7 +1,7 @@
 """UTXO records: the stored form of an output (its Elements serialization without witness).
 
 The chainstate stores each output as its Elements serialization (asset ‖ value ‖ nonce ‖
-scriptPubKey, elements-format.md §1.1 TxOut, no witness); ``decode_txout`` reads it back with
+scriptPubKey, docs/elements-format.md §1.1 TxOut, no witness); ``decode_txout`` reads it back with
 the parser's C walker (``TxOut.parse``, the one TxOut decoder). Those bytes were written by this
 validator, so a decoding failure means a corrupt database (``ChainstateCorruptError``), never a
 consensus verdict.

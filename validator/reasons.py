@@ -23,7 +23,7 @@ BAD_TXNS_PREVOUT_NULL = "bad-txns-prevout-null"
 BAD_CB_LENGTH = "bad-cb-length"
 BAD_CB_FEE = "bad-cb-fee"
 BAD_PEGIN_UNSUPPORTED = "bad-pegin-unsupported"
-"""Peg-ins parse but are rejected on our chain (design.md)."""
+"""Peg-ins parse but are rejected on our chain (docs/design.md)."""
 
 # --- transactions, contextual (CheckTxInputs, VerifyAmounts) ----------------------------------
 
@@ -90,7 +90,7 @@ BAD_CB_WITNESS = "bad-cb-witness"
 BAD_TXNS_BIP30 = "bad-txns-BIP30"
 """An output the block creates already exists in the UTXO set."""
 
-# --- scripts, signatures and timelocks (issue 11) ----------------------------------------------
+# --- scripts, signatures and timelocks (docs/sighash.md §5) -------------------------------------
 
 MANDATORY_SCRIPT_VERIFY_FLAG_FAILED = "mandatory-script-verify-flag-failed"
 """A script or signature fails under the consensus flags. As in Elements, the reason carries the
@@ -100,7 +100,7 @@ NON_MANDATORY_SCRIPT_VERIFY_FLAG = "non-mandatory-script-verify-flag"
 """Mempool only: a script fails only because of policy flags (low S, NULLFAIL, MINIMALDATA...);
 ``non-mandatory-script-verify-flag (<ScriptErrorString>)``."""
 BAD_TXNS_SCRIPT_UNSUPPORTED = "bad-txns-script-unsupported"
-"""Ours (design.md): an output to, or a spend of, a script outside our chain's template set."""
+"""Ours (docs/design.md): an output to, or a spend of, a script outside our chain's template set."""
 BAD_TXNS_NONFINAL = "bad-txns-nonfinal"
 """nLockTime not reached, or a BIP68 relative lock not reached."""
 BAD_BLK_SIGOPS = "bad-blk-sigops"

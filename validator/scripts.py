@@ -1,4 +1,4 @@
-"""Scripts and signatures of transactions (issue 11; design.md "Scripts and signatures (our
+"""Scripts and signatures of transactions (docs/design.md "Scripts and signatures (our
 chain)"): the stage of block connection and mempool acceptance that runs every input script.
 
 For each transaction the stage
@@ -25,7 +25,7 @@ Reject reasons: ``mandatory-script-verify-flag-failed (...)``, ``non-mandatory-s
 (...)`` and ``bad-txns-script-unsupported`` (ours), with the transaction and input (or output)
 index. Flags: ``ctplugin.script.flags.BLOCK`` in blocks, ``STANDARD`` in the mempool.
 
-The script-execution cache (design.md "Proof caches"): a salted key over the wtxid and the
+The script-execution cache (docs/design.md "Proof caches"): a salted key over the wtxid and the
 flags, written when the mempool accepts a transaction (under the block flags, as Elements'
 ConsensusScriptChecks caches with the block's flags), consumed when a block connects it.
 """

@@ -11,7 +11,7 @@
 - ``elements``: Elements' use: ECDH nonces, unblinding outputs (asset ‖ abf message), the
   wallet's proof parameters, issuance and blind-value (exact) proofs.
 
-Format, algorithms and vectors: ``../shared/notes/borromean.md``.
+Format, algorithms and vectors: ``docs/borromean.md``.
 """
 
 from ctplugin.borromean import elements

@@ -3,7 +3,7 @@
 
 The rangeproof signer and rewinder draw every nonce, digit blinding factor and masking word
 from one stream of this generator, seeded with ``nonce ‖ rpser(C) ‖ rpser(gen) ‖ header``
-(``../shared/notes/borromean.md`` §3)::
+(``docs/borromean.md`` §3)::
 
     init:      K = 0^32, V = 1^32
                K = HMAC_K(V ‖ 0x00 ‖ seed); V = HMAC_K(V)

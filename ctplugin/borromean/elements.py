@@ -1,4 +1,4 @@
-"""Rangeproofs the way Elements and Liquid use them (``../shared/notes/borromean.md`` §2-3).
+"""Rangeproofs the way Elements and Liquid use them (``docs/borromean.md`` §2-3).
 
 - Outputs: gen = the output's asset commitment (or ``generator_generate(asset id)`` for an
   explicit asset), extra commit = the raw scriptPubKey, message = asset tag (32 bytes, as

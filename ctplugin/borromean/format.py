@@ -1,6 +1,6 @@
 """The secp256k1-zkp ``rangeproof`` wire format: header, layout, size formulas.
 
-Layout (``../shared/notes/borromean.md`` §1.2; all integers big-endian)::
+Layout (``docs/borromean.md`` §1.2; all integers big-endian)::
 
     flags        1 byte   bit 7 must be 0; 0x40 "has a range" (a mantissa byte follows);
                           0x20 "min_value present"; bits 0-4 = exp (with 0x40 only, <= 18)

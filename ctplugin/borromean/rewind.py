@@ -1,7 +1,7 @@
 """Rangeproof rewinding (``secp256k1_rangeproof_rewind``): value, blinding factor and message.
 
 Whoever knows the signer's 32-byte nonce regenerates its random stream (``drbg.prover_stream``)
-and reads what the signer hid in the forged s values (``../shared/notes/borromean.md`` §3):
+and reads what the signer hid in the forged s values (``docs/borromean.md`` §3):
 
 - the value block ``0x80 ‖ 0^7 ‖ v ‖ v ‖ v`` (v = (value − min)/10^exp, BE64) XORed into the last
   ring's last member, or its second-to-last if the true digit sits in the last slot;

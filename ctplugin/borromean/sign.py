@@ -1,7 +1,7 @@
 """Rangeproof signing (``secp256k1_rangeproof_sign``), byte-identical to secp256k1-zkp.
 
 Everything is derived from the caller's 32-byte nonce (``drbg.prover_stream``), so the same
-inputs give the same bytes as the C (``../shared/notes/borromean.md`` §1.2 "How the signer
+inputs give the same bytes as the C (``docs/borromean.md`` §1.2 "How the signer
 chooses the header", §3 "What the signer does with it"):
 
 1. ``prove_params`` picks exp, the mantissa m, the public offset min_value and the base-4 digits

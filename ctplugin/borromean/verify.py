@@ -1,7 +1,7 @@
 """Rangeproof verification (``secp256k1_rangeproof_verify``), variable time, public data only.
 
 Given the proof, the value commitment C, the value generator gen and the extra commitment
-(Elements: the output's scriptPubKey), ``../shared/notes/borromean.md`` §2:
+(Elements: the output's scriptPubKey), ``docs/borromean.md`` §2:
 
 1. parse the layout (``format.parse``; malformed bytes are a ``ProofError``);
 2. decode the r − 1 stored digit commitments C_i (x-only with a sign bit: the y that is a
@@ -37,7 +37,7 @@ _k = kernel.backend
 
 def default_threads() -> int:
     """The kernel's thread setting (``kernel.set_threads``, like Core's ``-par``: the machine's
-    cores unless set; design.md "Threads")."""
+    cores unless set; docs/design.md "Threads")."""
     return kernel.threads()
 
 

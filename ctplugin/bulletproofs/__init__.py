@@ -7,7 +7,7 @@ Modules (split like dalek's bulletproofs): ``generators`` (generator sets, cache
 with its pure-Python twin ``_reference``),
 ``rewind`` (owner recovery of value, blind and message), ``params`` / ``consensus`` (our chain's
 parameters and the helpers the validator and wallet use).
-Spec: ../shared/notes/bulletproofs-format.md.
+Spec: docs/bulletproofs-format.md.
 """
 
 from ctplugin.bulletproofs.consensus import (

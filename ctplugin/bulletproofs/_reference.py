@@ -4,7 +4,7 @@
 the C entries in ``ctplugin.secp256k1._native`` agree with it bit for bit (tests cross-check
 them, hostile inputs included). Variable time: public data only.
 
-The verification equation (bulletproofs-format.md §8, as ``verifier.py`` states it) of a proof
+The verification equation (docs/bulletproofs-format.md §8, as ``verifier.py`` states it) of a proof
 over N = nbits·m bits, lg = log2(N) − 1 L/R rounds, with challenges y, z, x, w, u, x_r and
 P_k = Π_r x_r^{+1 if bit r of k is set, else −1} for k < N/2, reads over the fixed base
 [h, G_0 … G_{K−1}, H_{K−1} … H_0] (H stored reversed; H_{N−1} … H_0 start at ``h_start``):

@@ -1,4 +1,4 @@
-"""Range proofs exactly as our chain uses them (design.md "Chain parameters"; params.py).
+"""Range proofs exactly as our chain uses them (docs/design.md "Chain parameters"; params.py).
 
 One confidential output carries one proof: m = 1, nbits = 64, the n_gens = 256 generator set
 seeded from G, blinding generator G, value generator = the output's asset generator (33-byte
@@ -7,7 +7,7 @@ script, never None), no min_value. The validator builds its block batch from
 ``output_range_proof_claim``; the wallet proves with ``prove_output`` and recovers its outputs
 with ``rewind_output``.
 
-For the block batch (design.md "Batch verification"): create one
+For the block batch (docs/design.md "Batch verification"): create one
 ``BatchVerifier(consensus_generators().fixed)`` and add ``output_range_proof_claims`` of every
 output (ONE group: one kernel call prepares them all) and every balance equation as a ``Claim``
 on the same base. Index ``GeneratorSet.H_INDEX`` (0) of that base is G, so a balance equation's

@@ -1,4 +1,4 @@
-"""Bulletproof generator sets (bulletproofs-format.md §4, "Bulletproof generator set").
+"""Bulletproof generator sets (docs/bulletproofs-format.md §4, "Bulletproof generator set").
 
 ``secp256k1_bulletproof_generators_create(ctx, blinding_gen, n_gens)``:
 

@@ -1,5 +1,5 @@
 """The Bulletproof verification-setup kernel: everything between proof bytes and the one
-multi-scalar multiplication, for a whole batch of proofs in one call (issue 14).
+multi-scalar multiplication, for a whole batch of proofs in one call.
 
 Two interchangeable backends implement exactly this API, like ``ctplugin.secp256k1.kernel``:
 the native entries of ``ctplugin.secp256k1._native`` (C: SHA-256 transcript, batched inversions

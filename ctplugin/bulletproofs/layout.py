@@ -1,4 +1,4 @@
-"""Proof byte layout and parameter limits (bulletproofs-format.md §5).
+"""Proof byte layout and parameter limits (docs/bulletproofs-format.md §5).
 
 N = nbits·m (a power of two ≥ 4), lg = log2(N) − 1:
 

@@ -1,4 +1,4 @@
-"""The prover's deterministic randomness (bulletproofs-format.md §7, "Randomness").
+"""The prover's deterministic randomness (docs/bulletproofs-format.md §7, "Randomness").
 
 ``chacha(seed, idx)`` is one ChaCha20 block (20 rounds, DJB layout) with key = seed, word 12 =
 idx low 32 bits, word 13 = idx high 32 bits, word 14 = 0, word 15 = ``over``; it yields

@@ -1,4 +1,4 @@
-"""Our chain's range-proof parameters (design.md "Chain parameters"), as constants.
+"""Our chain's range-proof parameters (docs/design.md "Chain parameters"), as constants.
 
 m = 1, nbits = 64, n_gens = 256 seeded from G (Grin-compatible), blinding generator G, value
 generator = the output's asset generator, extra_commit = the output's scriptPubKey (always

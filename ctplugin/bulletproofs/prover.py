@@ -1,5 +1,5 @@
 """Bulletproof range-proof prover, reproducing the secp256k1-zkp reference byte for byte
-(bulletproofs-format.md §7).
+(docs/bulletproofs-format.md §7).
 
 For m values of nbits bits (N = nbits·m), with h the blinding generator and g the value
 generator:

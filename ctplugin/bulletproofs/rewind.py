@@ -1,5 +1,5 @@
 """Rewind: the owner recovers value, blinding factor and message from a proof and its nonce
-(bulletproofs-format.md §9.1), m = 1 only.
+(docs/bulletproofs-format.md §9.1), m = 1 only.
 
 With (α0, ρ) = chacha(nonce, 0), (τ1, τ2) = chacha(nonce, 1) and z, x from the transcript:
 

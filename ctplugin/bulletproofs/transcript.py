@@ -1,4 +1,5 @@
-"""The Fiat–Shamir transcript (bulletproofs-format.md §6): a SHA-256 chain over a 32-byte state c.
+"""The Fiat–Shamir transcript (docs/bulletproofs-format.md §6): a SHA-256 chain over a 32-byte
+state c.
 
     upd(c, P, Q) = SHA256(c ‖ byte(2·f(P) + f(Q)) ‖ P.x ‖ Q.x)      f = "y is not a QR"
 

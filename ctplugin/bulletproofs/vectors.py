@@ -1,6 +1,5 @@
-"""Run a Bulletproof vectors document (``valid`` / ``invalid`` / ``quirks`` cases, a
-``generators`` section and ``batches``: docs/bulletproofs-format.md), one verdict line per case
-(the ``ctplugin bulletproofs check FILE`` command, ``apps.bulletproofs``).
+"""Run a Bulletproof vectors document (schema: docs/bulletproofs-format.md §11), one
+verdict line per case (the ``ctplugin bulletproofs check FILE`` command, ``apps.bulletproofs``).
 
 Per case: the prover's bytes (cases with openings and a nonce), verify alone, verify in a batch
 (the case's claim together with every valid case's claim; a failing batch must name exactly this

@@ -1,5 +1,5 @@
 """Bulletproof range-proof verification: one multi-scalar multiplication per proof, and claims for
-batch verification (bulletproofs-format.md §8, strict parsing per design.md).
+batch verification (docs/bulletproofs-format.md §8, strict parsing per docs/design.md).
 
 A proof is valid iff, for the transcript weight w (= SHA256 of the state after −τx‖−μ):
 

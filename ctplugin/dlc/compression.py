@@ -1,4 +1,5 @@
-"""CET compression: cover an outcome interval with digit prefixes (NumericOutcomeCompression.md).
+"""CET compression: cover an outcome interval with digit prefixes (dlcspecs
+NumericOutcomeCompression.md).
 
 An interval [start, end] with one payout is covered by the fewest prefixes, i.e. aligned blocks of
 base^k outcomes (a prefix of nb_digits − k digits leaves its last k digits free). Walking up from

@@ -1,6 +1,6 @@
 """ECDSA adaptor signatures, compatible with secp256k1-zkp's ``ecdsa_adaptor`` module.
 
-Notation (dlcspecs ECDSA-adaptor.md; ``../shared/notes/dlc.md`` §3): n is the group order, X = x·G
+Notation (dlcspecs ECDSA-adaptor.md; ``docs/dlc.md`` §3): n is the group order, X = x·G
 the signing key, Y the encryption point (a DLC adaptor point), m the 32-byte message (a sighash).
 
 - Encrypt: k a nonce; R_a = k·G, R = k·Y; r = R.x mod n; s_a = k⁻¹(m + r·x); plus a DLEQ proof

@@ -1,4 +1,4 @@
-"""Several oracles: exact t-of-n and the bounded-difference variant (MultiOracle.md).
+"""Several oracles: exact t-of-n and the bounded-difference variant (dlcspecs MultiOracle.md).
 
 Orderings follow rust-dlc so adaptor signatures line up with its messages:
 

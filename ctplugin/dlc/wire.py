@@ -93,7 +93,7 @@ def announcement_tlv(announcement: OracleAnnouncement) -> bytes:
 
 def _signed_precise(value: float) -> bytes:
     """The hyperbola parameters' wire form: bool positive, u64 integer part, u16 fraction
-    (in 1/2^16), as in PayoutCurve.md (rust-dlc keeps them as f64 in memory and JSON)."""
+    (in 1/2^16), as in dlcspecs PayoutCurve.md (rust-dlc keeps them as f64 in memory and JSON)."""
     if not math.isfinite(value):
         raise DlcError("bad-payout-curve", "hyperbola parameter is not finite")
     magnitude = abs(value)

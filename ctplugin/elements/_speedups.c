@@ -1,7 +1,7 @@
 /* Native kernel of ctplugin.elements: the one Elements transaction/block walker and the hashes
  * it needs (txid, wtxid, withash, Merkle roots; SHA-256 itself is ctplugin/native/sha256.h).
  *
- * The walker reads the consensus serialization (notes/elements-format.md §1) and builds the
+ * The walker reads the consensus serialization (docs/elements-format.md §1) and builds the
  * Python model objects directly: the model classes are frozen, slotted dataclasses defined in
  * ctplugin/elements/model.py and registered here once (register_types), so a parsed transaction
  * costs one allocation per object instead of a Python-level __init__ call.
@@ -661,7 +661,7 @@ static PyObject *py_parse_block_header(PyObject *self, PyObject *data) {
 }
 
 /* txid = sha256d(version || 0x00 || raw[5:locktime_end]): the non-witness serialization keeps the
- * flag byte, forced to zero (elements-format.md §1.2).  Preconditions checked: 5 <= end <= len. */
+ * flag byte, forced to zero (docs/elements-format.md §1.2).  Preconditions checked: 5 <= end <= len. */
 static PyObject *py_txid(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
@@ -832,7 +832,7 @@ static int withash_output_leaves(Rd *r, uint64_t n_out, int witness, const uint8
     return 0;
 }
 
-/* withash (GetWitnessOnlyHash, elements-format.md §1.2) = FMR(FMR(input leaves), FMR(output
+/* withash (GetWitnessOnlyHash, docs/elements-format.md §1.2) = FMR(FMR(input leaves), FMR(output
  * leaves)). Walks a transaction the walker already accepted (bounds are still checked). */
 static PyObject *py_withash(PyObject *self, PyObject *data) {
     (void)self;

@@ -1,4 +1,4 @@
-"""Consensus constants of Elements as our chain uses them (elements-format.md §2).
+"""Consensus constants of Elements as our chain uses them (docs/elements-format.md §2).
 
 One place for the numbers validation, the wallet and the node share. Chain-specific values
 (policy asset, block challenge, coinbase maturity, genesis) are ``ChainParams`` fields

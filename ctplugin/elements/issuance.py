@@ -1,4 +1,5 @@
-"""Issuance ids (elements-format.md §1.1 "Issuance IDs"), all built on the fast-Merkle midstate.
+"""Issuance ids (docs/elements-format.md §1.1 "Issuance IDs"), all built on the fast-Merkle
+midstate.
 
 entropy = FMR(sha256d(prevout), contract_hash)      (prevout = 32-byte hash || 4-byte LE index)
 asset   = FMR(entropy, 0^32)

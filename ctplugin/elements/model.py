@@ -5,7 +5,7 @@ is done by the native walker in ``_speedups.c``, which fills these very classes 
 a value by hand goes through the normal constructor, whose ``__post_init__`` enforces the same
 invariants the walker guarantees, so every value can be serialized.
 
-Encodings (elements-format.md §1.1), chosen so a validator never needs wrapper objects:
+Encodings (docs/elements-format.md §1.1), chosen so a validator never needs wrapper objects:
 
 * asset: 32 bytes = explicit asset id (internal byte order, serialized with prefix 0x01),
   33 bytes = generator commitment including its 0x0a/0x0b prefix;
@@ -125,7 +125,7 @@ def _coerce_tuple(obj: Any, name: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class AssetIssuance:
-    """Issuance record of an input (elements-format.md §1.1 AssetIssuance).
+    """Issuance record of an input (docs/elements-format.md §1.1 AssetIssuance).
 
     ``asset_blinding_nonce`` all-zero means a new issuance (``asset_entropy`` is then the contract
     hash); otherwise a reissuance (``asset_entropy`` is the original entropy).
@@ -308,7 +308,7 @@ class TxOut:
 
 @dataclass(frozen=True, slots=True)
 class Transaction:
-    """An Elements transaction (elements-format.md §1.1).  Build one with
+    """An Elements transaction (docs/elements-format.md §1.1).  Build one with
     ``Transaction(version=2, inputs=[...], outputs=[...], locktime=0)``."""
 
     version: int
@@ -490,7 +490,7 @@ def parse_transaction(data: bytes | bytearray | memoryview) -> Transaction:
 
 @dataclass(frozen=True, slots=True)
 class DynafedParamEntry:
-    """One dynamic-federation parameter entry (elements-format.md §1.4).
+    """One dynamic-federation parameter entry (docs/elements-format.md §1.4).
 
     ``type`` 0 = null, 1 = pruned (signblockscript, witness limit, elided_root),
     2 = full (signblockscript, witness limit, fedpeg program, fedpegscript, extension space).
@@ -538,7 +538,7 @@ class DynafedParamEntry:
     def extra_root(self) -> bytes:
         """FMR(H(fedpeg_program), H(fedpegscript), H(extension_space)) for a full entry, the
         stored ``elided_root`` for a pruned one, zeros for null; H = sha256d of the
-        serialization (elements-format.md §1.4)."""
+        serialization (docs/elements-format.md §1.4)."""
         if self.type == 0:
             return _ZERO32
         if self.type == 1:
@@ -581,7 +581,7 @@ class DynafedParams:
 
 @dataclass(frozen=True, slots=True)
 class BlockHeader:
-    """Liquid-style signed block header with height (elements-format.md §1.4).
+    """Liquid-style signed block header with height (docs/elements-format.md §1.4).
 
     Legacy headers carry ``challenge`` / ``solution``; dynamic-federation headers carry
     ``dynafed_params`` and ``signblock_witness`` (and have ``challenge is None``).  ``version`` is
@@ -727,7 +727,7 @@ class Block:
 
     def witness_root(self, withashes: Sequence[bytes] | None = None) -> bytes:
         """Elements witness root: fast Merkle root over every transaction's withash, the
-        coinbase included (elements-format.md §1.2). ``withashes``: those withashes, in block
+        coinbase included (docs/elements-format.md §1.2). ``withashes``: those withashes, in block
         order, when the caller already has them (of byte-identical transactions)."""
         if withashes is None:
             withashes = [t.withash for t in self.transactions]

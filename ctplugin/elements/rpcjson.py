@@ -1,4 +1,4 @@
-"""elementsd-style ``decoderawtransaction`` JSON (elements-format.md §3, TxToUniv).
+"""elementsd-style ``decoderawtransaction`` JSON (docs/elements-format.md §3, TxToUniv).
 
 Amounts are ``Amount`` values (a ``decimal.Decimal`` with 8 places that prints in fixed point:
 elementsd's ValueFromAmount) and ``dumps`` prints them as plain JSON numbers (``0.00010000``)

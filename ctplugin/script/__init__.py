@@ -1,4 +1,4 @@
-"""Scripts and signatures of our chain (issue 11): Elements sighashes, taproot commitments, a
+"""Scripts and signatures of our chain: Elements sighashes, taproot commitments, a
 template-restricted interpreter with Elements' opcode sets, and the Schnorr batch claims.
 
 Modules (one concern each):
@@ -14,6 +14,6 @@ Modules (one concern each):
 - ``flags``: Elements' ``SCRIPT_VERIFY_*`` bits and our chain's BLOCK / STANDARD sets;
 - ``errors``: ``ScriptError`` with Elements' ScriptErrorString texts (and our UNSUPPORTED).
 
-Facts and vectors: ``../shared/notes/sighash.md``; chain policy: ``design.md`` "Scripts and
+Facts and vectors: ``docs/sighash.md``; chain policy: ``docs/design.md`` "Scripts and
 signatures (our chain)".
 """

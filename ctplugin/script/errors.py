@@ -4,7 +4,7 @@ A failed script check raises ``ScriptError``; ``code`` is a ``ScriptErrorCode`` 
 Elements' message (``script_error.cpp``), so the validator can build Elements' reject reasons
 ``mandatory-script-verify-flag-failed (<message>)`` / ``non-mandatory-script-verify-flag
 (<message>)`` from it. ``UNSUPPORTED`` is ours: a spend outside the template set our chain
-accepts (``design.md`` "Scripts and signatures"), reported as ``bad-txns-script-unsupported``.
+accepts (``docs/design.md`` "Scripts and signatures"), reported as ``bad-txns-script-unsupported``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Script execution restricted to our chain's templates, with Elements' opcode sets and errors.
 
 ``verify_input(pre, index, flags, checker)`` is Elements' ``VerifyScript`` for one input, for the
-scriptPubKeys our chain accepts (``design.md`` "Scripts and signatures (our chain)"):
+scriptPubKeys our chain accepts (``docs/design.md`` "Scripts and signatures (our chain)"):
 
 - bare ``OP_TRUE`` (0x51), with a push-only scriptSig and no witness;
 - P2WPKH (``OP_0 <20>``): the implicit DUP HASH160 <20> EQUALVERIFY CHECKSIG;
@@ -16,7 +16,7 @@ unknown witness versions or lengths), a scriptSig that is not push-only, an anne
 version other than 0xC4, an OP_SUCCESSx in a tapscript, a tapscript public key that is neither
 empty nor 32 bytes, and the Elements-only opcodes 0xC0–0xE4 (OP_CHECKSIGFROMSTACK, the
 introspection and 64-bit arithmetic opcodes...) anywhere in a script we run (found by a scan
-before execution). Stricter than Elements, never looser (``sighash.md`` §3.7): every other
+before execution). Stricter than Elements, never looser (``docs/sighash.md`` §3.7): every other
 outcome — every error included — is Elements' own.
 
 Opcode set: Elements', not Bitcoin's — OP_CAT, OP_SUBSTR, OP_LEFT, OP_RIGHT, OP_INVERT, OP_AND,

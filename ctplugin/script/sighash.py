@@ -1,6 +1,6 @@
 """Elements signature hashes: segwit v0 (BIP143 variant), taproot (BIP341/342 variant), legacy.
 
-Field lists: ``../shared/notes/sighash.md`` §1 (v0), §2 (taproot), §1.4 (legacy), from Elements'
+Field lists: ``docs/sighash.md`` §1 (v0), §2 (taproot), §1.4 (legacy), from Elements'
 ``SignatureHash`` / ``SignatureHashSchnorr``. All three read one ``PrecomputedTransaction``:
 the per-transaction hash streams (Elements' ``PrecomputedTransactionData``), computed once on
 first use and shared by every input — v0 uses SHA256 of the single-SHA256 streams over
@@ -280,7 +280,7 @@ def _check_index(tx: Transaction, index: int) -> None:
 
 def segwit_v0_sighash(pre: PrecomputedTransaction, index: int, script_code: bytes,
                       amount: int | bytes, hash_type: int, rangeproof: bool = False) -> bytes:
-    """Elements' segwit v0 digest of input ``index`` (sighash.md §1.1): sha256d of version,
+    """Elements' segwit v0 digest of input ``index`` (docs/sighash.md §1.1): sha256d of version,
     hashPrevouts, hashSequence, hashIssuance, this outpoint, scriptCode, the spent amount as
     stored, nSequence, this input's issuance (if any), hashOutputs, hashRangeproofs (only with
     ``rangeproof`` and the 0x40 bit), locktime and the 4-byte hash type.
@@ -320,7 +320,7 @@ def segwit_v0_sighash(pre: PrecomputedTransaction, index: int, script_code: byte
 def taproot_sighash(pre: PrecomputedTransaction, index: int, hash_type: int, *,
                     annex: bytes | None = None, leaf_hash: bytes | None = None,
                     codesep_pos: int = 0xFFFF_FFFF) -> bytes:
-    """Elements' taproot digest of input ``index`` (sighash.md §2.2):
+    """Elements' taproot digest of input ``index`` (docs/sighash.md §2.2):
     TaggedHash("TapSighash/elements", genesis ‖ genesis ‖ hash_type ‖ …).
 
     ``annex`` (with its 0x50 prefix) if the witness carries one; ``leaf_hash`` for a tapscript
@@ -361,7 +361,7 @@ def taproot_sighash(pre: PrecomputedTransaction, index: int, hash_type: int, *,
 
 def legacy_sighash(tx: Transaction, index: int, script_code: bytes, hash_type: int,
                    rangeproof: bool = False) -> bytes:
-    """Elements' legacy (pre-segwit) digest (sighash.md §1.4): Bitcoin's algorithm over the
+    """Elements' legacy (pre-segwit) digest (docs/sighash.md §1.4): Bitcoin's algorithm over the
     Elements serialization — inputs with masked outpoints and their issuance, outputs in
     Elements form (a blanked output under SINGLE is the empty CTxOut), each output followed by
     its range and surjection proofs under SIGHASH_RANGEPROOF; OP_CODESEPARATORs are removed

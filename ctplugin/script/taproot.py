@@ -1,6 +1,6 @@
 """Elements taproot commitments: leaf, branch and tweak hashes, control blocks, script trees.
 
-Elements uses BIP341's construction with its own tags (``sighash.md`` §2.1, §2.3):
+Elements uses BIP341's construction with its own tags (``docs/sighash.md`` §2.1, §2.3):
 
     leaf hash   = TaggedHash("TapLeaf/elements",   leaf_version ‖ compact_size(len) ‖ script)
     branch hash = TaggedHash("TapBranch/elements", min(a, b) ‖ max(a, b))  (bytewise order)

@@ -47,7 +47,7 @@ def mul_or_zero(secret: int, point: Point) -> Point:
     return INFINITY if int(secret) % N == 0 else mul(int(secret) % N, point)
 
 
-# --- signing (issue 11: the wallet signs P2WPKH with ECDSA and taproot with BIP340) -----------
+# --- signing (the wallet signs P2WPKH with ECDSA and taproot with BIP340) ---------------------
 
 def ecdsa_sign(secret: int | bytes, digest: bytes) -> bytes:
     """DER ECDSA signature of a 32-byte digest: RFC6979 nonce, low S (libsecp256k1)."""

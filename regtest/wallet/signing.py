@@ -1,4 +1,4 @@
-"""The wallet's signatures (issue 11): P2WPKH with ECDSA, P2TR key path with BIP340, P2WSH
+"""The wallet's signatures: P2WPKH with ECDSA, P2TR key path with BIP340, P2WSH
 multisig partial signatures, tapscript leaves.
 
 Digests are ``ctplugin.script.sighash``'s (Elements' segwit v0 and taproot algorithms, the

@@ -1,4 +1,4 @@
-"""Chain calls (node-rpc.md §1.3): heights, hashes, blocks, headers, tips, UTXOs, the waits on
+"""Chain calls (docs/node-rpc.md §1.3): heights, hashes, blocks, headers, tips, UTXOs, the waits on
 new blocks, invalidate/reconsider."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Confidential-transaction calls (node-rpc.md §1.5): raw-transaction funding and blinding,
+"""Confidential-transaction calls (docs/node-rpc.md §1.5): raw-transaction funding and blinding,
 unblinding, blinding keys, asset issuance, and the address utilities that need no wallet.
 
 The raw flow is Elements': ``createrawtransaction`` puts a confidential address's blinding

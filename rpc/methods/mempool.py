@@ -1,5 +1,5 @@
 """Mempool calls: getrawmempool, getmempoolinfo, getmempoolentry, testmempoolaccept,
-sendrawtransaction (node-rpc.md §1.4)."""
+sendrawtransaction (docs/node-rpc.md §1.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Mining calls: generatetoaddress, generateblock, getnewblockhex, submitblock (node-rpc.md §1.4).
+"""Mining calls: generatetoaddress, generateblock, getnewblockhex, submitblock
+(docs/node-rpc.md §1.4).
 
 On our chain the block challenge is OP_TRUE, so "mining" is assembling a block
 (``rpc.mining``) and connecting it; each block is made and connected under the chain lock,

@@ -1,5 +1,5 @@
 """Raw transaction calls that need no wallet: decoderawtransaction, getrawtransaction,
-createrawtransaction (node-rpc.md §1.4)."""
+createrawtransaction (docs/node-rpc.md §1.4)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Wallet calls (node-rpc.md §1.5), elementsd's shapes: amounts are per-asset maps keyed by label
-("bitcoin" for the policy asset) or asset hex; blinders print as uint256 hex (byte-reversed),
+"""Wallet calls (docs/node-rpc.md §1.5), elementsd's shapes: amounts are per-asset maps keyed by
+label ("bitcoin" for the policy asset) or asset hex; blinders print as uint256 hex (byte-reversed),
 as elementsd prints them.
 
 Heavy calls (sends, issuance) build and prove under the wallet's lock only, then submit under

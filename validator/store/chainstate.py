@@ -8,7 +8,7 @@ Key layout (one database, strict one-byte prefixes)::
                               (hash ‖ u32 height each; the old one all-ones when there was none)
     b"c" ‖ txid ‖ u32le(n)    UTXO entry: height (u32 LE) ‖ flags (1: bit 0 = coinbase) ‖ txout
 
-The coins cache (Bitcoin Core's ``CCoinsViewCache`` and ``-dbcache``, replay.md §4.5):
+The coins cache (Bitcoin Core's ``CCoinsViewCache`` and ``-dbcache``, docs/replay.md §4.5):
 ``connect_block`` and ``disconnect_block`` change only memory. Each cached coin is clean (as on
 disk), dirty (to be written) or dirty and fresh (not on disk: spending it just forgets it, so
 coins created and spent between two flushes never touch LevelDB). ``flush`` writes the net

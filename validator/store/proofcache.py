@@ -1,6 +1,6 @@
 """The proof cache: keys of proofs that verified, so block connection can skip re-verifying them.
 
-Rules (design.md "Proof caches"; elements-format.md §2.3):
+Rules (docs/design.md "Proof caches"; docs/elements-format.md §2.3):
 
 - Only successes are stored. A key is SHA256(salt ‖ domain tag ‖ every verification input),
   each field length-prefixed, so two different verifications can never share a key. Leaving an
@@ -48,7 +48,7 @@ from validator.store.errors import DataDirLockedError, StoreError, StoreValueErr
 from validator.store.leveldb import LevelDbHandle, is_leveldb_file, open_db
 
 FORMAT_VERSION = b"\x01"
-DEFAULT_MAX_ENTRIES = 262_144  # about Elements' 8 MiB CuckooCache (elements-format.md §2.3)
+DEFAULT_MAX_ENTRIES = 262_144  # about Elements' 8 MiB CuckooCache (docs/elements-format.md §2.3)
 _KEY_VERSION = b"V"
 _KEY_COUNT = b"N"
 _PREFIX_KEY = b"k"

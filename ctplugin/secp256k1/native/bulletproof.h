@@ -1,4 +1,4 @@
-/* Bulletproof verification setup (bulletproofs-format.md §5, §6, §8): from proof bytes to the
+/* Bulletproof verification setup (docs/bulletproofs-format.md §5, §6, §8): from proof bytes to the
  * compact per-proof records, and from records to weighted multi-scalar-multiplication inputs.
  * The executable specification is ctplugin/bulletproofs/_reference.py (record layout, checks and
  * their order, formulas); this file agrees with it bit for bit.
