@@ -14,8 +14,8 @@ import argparse
 import json
 import sys
 
+from ctplugin.bulletproofs import vectors as bulletproof_vectors
 from ctplugin.errors import CtpluginError
-from harness import bulletproof_vectors
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""RPC benchmark (issue 10): the regtest node as a subprocess (``rpc.process``), driven over HTTP.
+"""RPC benchmark: the regtest node as a subprocess (``rpc.process``), driven over HTTP.
 
 - ``rpc_getblockcount``: 8 client threads, each with one keep-alive connection, call
   ``getblockcount`` back to back; ``us`` = wall time / calls (the server's throughput cost per
