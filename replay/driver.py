@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Block
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
 from ctplugin.secp256k1 import kernel
+from regtest.params import DEFAULT_CHAIN, select_chain
 from replay.engine import Engine
 from replay.progress import ReplayProgress, TipInfo, peak_rss_mib
 from replay.report import ReplayReport
@@ -48,7 +48,7 @@ class ReplayConfig:
     par: int = 0  # kernel threads of the driver's own verification (0: all cores, Core's -par)
     worker_par: int = 1  # kernel threads inside each worker process / Dask worker
     prefetch: int = 8  # blocks read ahead of validation
-    range_proofs: str = RANGE_PROOF_BULLETPROOF  # the chain profile (regtest.params.chain_params)
+    chain: str = DEFAULT_CHAIN  # which of our chains (regtest.params.select_chain)
 
 
 class ReplayError(CtpluginError):
@@ -174,7 +174,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     if config.mode not in MODES:
         raise ValueError(f"unknown mode {config.mode!r} (one of {', '.join(MODES)})")
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
-    with Engine.open(datadir, config.range_proofs) as engine:
+    with Engine.open(datadir, select_chain(config.chain)) as engine:
         engine.recover()
         start = engine.tip.height + 1
         if config.stop_at_height is not None:

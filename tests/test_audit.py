@@ -22,7 +22,7 @@ from apps.audit import main as audit_main
 from apps.elements import main as elements_main
 from apps.main import main as ctplugin_main
 from ctplugin.elements import Transaction
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN
+from ctplugin.elements.chainparams import RangeProofKind
 from regtest.chain import build_demo_chain, write_chain
 from regtest.params import POLICY_ASSET
 from tests.conftest import FIXTURES, SHARED, load_json, shared_file, shared_path
@@ -48,7 +48,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def chain() -> Any:
     return build_demo_chain(n_blocks=3, txs_per_block=2, seed=b"audit chain seed",
-                            range_proofs=RANGE_PROOF_BORROMEAN)
+                            range_proofs=RangeProofKind.BORROMEAN)
 
 
 def test_shared_transactions_pass_with_known_prevouts(capsys: pytest.CaptureFixture[str]) -> None:

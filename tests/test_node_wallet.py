@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctplugin.elements import Block
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.consensus import COIN
 from regtest.chain import make_block
 from regtest.params import REGTEST_SEED, chain_params, genesis_block
@@ -20,10 +20,10 @@ from regtest.wallet.node_wallet import NodeWallet
 PARAMS = chain_params()
 
 
-@pytest.mark.parametrize(("rate", "kind"), [(1000, RANGE_PROOF_BULLETPROOF),
-                                            (20_000, RANGE_PROOF_BULLETPROOF),
-                                            (123_457, RANGE_PROOF_BULLETPROOF),
-                                            (5000, RANGE_PROOF_BORROMEAN)])
+@pytest.mark.parametrize(("rate", "kind"), [(1000, RangeProofKind.BULLETPROOF),
+                                            (20_000, RangeProofKind.BULLETPROOF),
+                                            (123_457, RangeProofKind.BULLETPROOF),
+                                            (5000, RangeProofKind.BORROMEAN)])
 def test_fee_rate_is_exact_for_the_finished_transaction(rate: int, kind: str) -> None:
     wallet = Wallet(REGTEST_SEED, range_proofs=kind)
     wallet.scan_block(genesis_block())
