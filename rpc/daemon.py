@@ -8,6 +8,10 @@ running calls finish (long waits end with -9), the work queue drains, the listen
 node and wallets are closed, the cookie is removed, exit code 0. ``DATADIR/ctplugin.pid`` holds
 the running node's process id (bitcoind's ``-pid`` file).
 
+``--chain NAME`` (elementsd's ``-chain=NAME``) selects one of our chains
+(``regtest.params.select_chain``, ``ctregtest`` by default); a data directory made for another
+chain is refused at start-up (exit 1, both names in the message).
+
 ``--daemon`` returns once the node answers calls (like ``-daemonwait``), leaving it in the
 background; its output goes to ``DATADIR/debug.log`` only.
 """
