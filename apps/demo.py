@@ -32,7 +32,7 @@ from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
 from ctplugin.timing import measure_t_us
 from regtest.chain import build_demo_chain, make_block, read_chain, write_chain
-from regtest.params import chain_params, genesis_block
+from regtest.params import DEFAULT_CHAIN, select_chain
 from validator import ConnectReport, Node
 
 
@@ -70,7 +70,7 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
         raw_blocks = _build_chain(Path(tmp) / "regtest-chain.dat", n_blocks, txs_per_block, say)
         if raw_blocks is None:
             return 1
-        with Node.open(Path(tmp) / "node", genesis_block(), chain_params()) as node:
+        with Node.open(Path(tmp) / "node", select_chain(DEFAULT_CHAIN)) as node:
             reports = _connect_cold(node, raw_blocks[1:], t_us, say)
             if reports is None:
                 return 1
@@ -97,7 +97,7 @@ def _build_chain(chain_file: Path, n_blocks: int, txs_per_block: int,
     raw_blocks = list(read_chain(chain_file))
     say(f"built {len(raw_blocks) - 1} blocks on genesis with the wallet in {build_s:.1f} s "
         f"-> {chain_file.name} ({chain_file.stat().st_size:,} bytes)")
-    if parse_block(raw_blocks[0]).hash != genesis_block().hash:
+    if parse_block(raw_blocks[0]).hash != select_chain(DEFAULT_CHAIN).genesis_hash:
         say("chain file does not start with our genesis")
         return None
     return raw_blocks

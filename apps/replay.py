@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 from apps.extras import Extra, missing_message
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
 from ctplugin.errors import CtpluginError
 from ctplugin.secp256k1 import kernel
+from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN, select_chain
 from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
@@ -52,11 +52,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--worker-par", type=int, default=1, metavar="N",
                    help="kernel threads inside each worker (workers/dask; default 1: one "
                         "worker per core)")
-    p.add_argument("--range-proofs", choices=sorted(RANGE_PROOF_KINDS),
-                   default=RANGE_PROOF_BULLETPROOF,
-                   help="the chain profile's range-proof kind (a chain written with "
-                        "`ctplugin chain --range-proofs borromean` replays with borromean; "
-                        "keep it the same when resuming)")
+    p.add_argument("--chain", choices=CHAIN_NAMES, default=DEFAULT_CHAIN,
+                   help=f"which of our chains the blocks belong to (default {DEFAULT_CHAIN}; "
+                        "a chain written with `ctplugin chain --chain ctregtest-borromean` "
+                        "replays with the same; a data directory keeps the chain it was "
+                        "made for)")
     p.add_argument("--stop-at-height", type=int, metavar="H")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
@@ -169,19 +169,17 @@ def main(argv: list[str] | None = None) -> int:
                           scheduler=args.scheduler, stop_at_height=args.stop_at_height,
                           quiet=args.quiet, log_every=args.log_every,
                           task_proofs=args.task_proofs, par=args.par,
-                          worker_par=args.worker_par, range_proofs=args.range_proofs)
+                          worker_par=args.worker_par, chain=args.chain)
     if (message := _unwritable(args.json, args.plot, datadir=args.datadir)) is not None:
         print(message, file=sys.stderr)
         return 2
     from rich.console import Console
 
-    from regtest.params import genesis_block
-
     try:
         auth = (args.rpcuser, args.rpcpassword) if args.rpcuser else None
         if args.rpccookiefile is not None:
             auth = read_cookie(args.rpccookiefile)
-        source = open_source(args.source, genesis_block().hash, rpc_auth=auth)
+        source = open_source(args.source, select_chain(args.chain).genesis_hash, rpc_auth=auth)
     except SourceError as exc:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 2

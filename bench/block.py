@@ -35,7 +35,7 @@ the rows show the median of the repeats:
   this is paid once per flush window, not per block).
 - The Borromean twin: the same transactions (at most 300: ``BORROMEAN_TWIN_MAX_TXS``)
   made by the wallet in the Borromean
-  profile (``regtest.params.chain_params(RANGE_PROOF_BORROMEAN)``: Elements' 52-bit proofs),
+  chain (``regtest.params`` ``ctregtest-borromean``: Elements' 52-bit proofs),
   connected cold on that profile's node: ``block_cold_borromean`` (per block; reference: the C
   reference's Borromean verify, 3.87 ms per proof (docs/design.md §10) in t, for every proof,
   plus the surjection proofs), and side by side ``block_output_bulletproof`` /
@@ -64,12 +64,18 @@ from pathlib import Path
 
 from bench.common import Row, cache_dir, make_row
 from ctplugin.elements import parse_block
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.consensus import COIN
 from ctplugin.secp256k1 import kernel
 from ctplugin.timing import measure_t_us, median_time
 from regtest.chain import ChainBuilder, read_chain, write_chain
-from regtest.params import POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
+from regtest.params import (
+    CTREGTEST_BORROMEAN,
+    DEFAULT_CHAIN,
+    POLICY_ASSET,
+    REGTEST_SEED,
+    select_chain,
+)
 from regtest.wallet import OwnedCoin, Payment, Wallet
 from validator import ChainParams, ConnectReport, Node
 
@@ -81,12 +87,15 @@ OP_TRUE = b"\x51"
 
 
 
-def build_blocks(n_tx: int, range_proofs: str = RANGE_PROOF_BULLETPROOF) -> list[bytes]:
+def build_blocks(n_tx: int, chain_name: str = DEFAULT_CHAIN) -> list[bytes]:
     """[genesis, fan-out, benchmark block] as raw blocks (deterministic from the seeds), the
-    proofs of the ``range_proofs`` kind."""
-    alice = Wallet(REGTEST_SEED, range_proofs=range_proofs)
-    bob = Wallet(b"bench/block receiver seed", range_proofs=range_proofs)
-    chain = ChainBuilder([alice], miner_script=alice.new_address().script_pubkey)
+    proofs of the kind the chain ``chain_name``'s wallets make."""
+    params = select_chain(chain_name)
+    kind = params.wallet_range_proof
+    alice = Wallet(REGTEST_SEED, range_proofs=kind, genesis_hash=params.genesis_hash)
+    bob = Wallet(b"bench/block receiver seed", range_proofs=kind,
+                 genesis_hash=params.genesis_hash)
+    chain = ChainBuilder([alice], miner_script=alice.new_address().script_pubkey, params=params)
     coin_value = 2 * COIN
     fanout = [Payment(coin_value, script_pubkey=alice.new_address().script_pubkey)
               for _ in range(n_tx)]
@@ -125,17 +134,19 @@ def schnorr_ref_us(samples: int = 500) -> float:
     return median_time(loop, repeat=5) / samples * 1e6
 
 
-def load_blocks(n_tx: int, range_proofs: str = RANGE_PROOF_BULLETPROOF) -> list[bytes]:
-    kind = "" if range_proofs == RANGE_PROOF_BULLETPROOF else f"-{range_proofs}"
+def load_blocks(n_tx: int, chain_name: str = DEFAULT_CHAIN) -> list[bytes]:
+    params = select_chain(chain_name)
+    proofs = params.wallet_range_proof
+    kind = "" if proofs == RangeProofKind.BULLETPROOF else f"-{proofs.value}"
     path = cache_dir() / f"bench-block-v{CACHE_VERSION}-{n_tx}{kind}.dat"
     if path.exists():
         try:
             blocks = list(read_chain(path))
-            if len(blocks) == 3 and parse_block(blocks[0]).hash == genesis_block().hash:
+            if len(blocks) == 3 and parse_block(blocks[0]).hash == params.genesis_hash:
                 return blocks
         except Exception:  # a stale or damaged cache file is rebuilt
             pass
-    blocks = build_blocks(n_tx, range_proofs)
+    blocks = build_blocks(n_tx, chain_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_chain(path, [parse_block(b) for b in blocks])
     return blocks
@@ -171,7 +182,7 @@ def _timed_submit(node: Node, raw: bytes) -> Timed:
 
 def _fresh_node(root: Path, name: str, blocks: list[bytes], sync: bool,
                 params: ChainParams) -> Node:
-    node = Node.open(root / name, genesis_block(), params, sync=sync)
+    node = Node.open(root / name, params, sync=sync)
     node.submit_block(blocks[1]).connected()  # the fan-out block: the coins to spend
     return node
 
@@ -188,15 +199,15 @@ class Measured:
 
 
 def measure(n_tx: int, repeats: int, sync: bool = True,
-            range_proofs: str = RANGE_PROOF_BULLETPROOF, warm_repeats: int | None = None,
+            chain_name: str = DEFAULT_CHAIN, warm_repeats: int | None = None,
             threads_repeats: int = 0) -> Measured:
     """Every run submits the block to a fresh data directory that holds genesis and the fan-out
     block, as the next block on its tip; cold runs on one kernel thread and on every core
     (``kernel.set_threads(0)``) take turns, so both see the same load; warm runs first accept
     the block's transactions into the mempool."""
-    blocks = load_blocks(n_tx, range_proofs)
+    blocks = load_blocks(n_tx, chain_name)
     bench_block = parse_block(blocks[2])
-    params = chain_params(range_proofs)
+    params = select_chain(chain_name)
     runs = Measured([], [], [], [])
     cold, warm, flushes = runs.cold, runs.warm, runs.flushes
     with tempfile.TemporaryDirectory(prefix="ctplugin-bench-block-") as tmp:
@@ -295,7 +306,7 @@ def borromean_twin_rows(n_tx: int, sync: bool, bullet_cold: Timed) -> list[Row]:
     """The same block with Borromean proofs (at most ``BORROMEAN_TWIN_MAX_TXS`` transactions),
     cold, and both kinds per blinded output."""
     twin_txs = min(n_tx, BORROMEAN_TWIN_MAX_TXS)
-    cold = _median(measure(twin_txs, repeats=3, sync=sync, range_proofs=RANGE_PROOF_BORROMEAN,
+    cold = _median(measure(twin_txs, repeats=3, sync=sync, chain_name=CTREGTEST_BORROMEAN,
                            warm_repeats=0).cold)
     c = cold.report
     n = c.n_range_proofs
@@ -304,10 +315,10 @@ def borromean_twin_rows(n_tx: int, sync: bool, bullet_cold: Timed) -> list[Row]:
                      note=f"{c.n_transactions} txs, Borromean proofs on the ring kernel "
                           f"({c.timings.get('borromean', 0.0):.3f} s), {c.n_msm_items} batch "
                           f"claims (balances); t = {cold.t_us:.1f} us around this run")]
-    for name, timed, kind, txs in (
-            ("block_output_bulletproof", bullet_cold, RANGE_PROOF_BULLETPROOF, n_tx),
-            ("block_output_borromean", cold, RANGE_PROOF_BORROMEAN, twin_txs)):
-        outs, proof_bytes, block_bytes = _sizes(load_blocks(txs, kind)[2])
+    for name, timed, chain_name, txs in (
+            ("block_output_bulletproof", bullet_cold, DEFAULT_CHAIN, n_tx),
+            ("block_output_borromean", cold, CTREGTEST_BORROMEAN, twin_txs)):
+        outs, proof_bytes, block_bytes = _sizes(load_blocks(txs, chain_name)[2])
         rows.append(make_row(name, outs, timed.seconds / outs, timed.t_us,
                              note=f"cold connect per blinded output; {proof_bytes / outs:.0f} "
                                   f"range-proof bytes and {block_bytes / outs:.0f} block bytes "

@@ -40,7 +40,7 @@ from ctplugin.secp256k1 import ct, kernel
 from ctplugin.timing import measure_t_us, median_time
 from regtest import wallet as regtest_wallet
 from regtest.chain import ChainBuilder
-from regtest.params import REGTEST_SEED, chain_params
+from regtest.params import DEFAULT_CHAIN, REGTEST_SEED, select_chain
 from regtest.wallet.dlc import DlcParty
 from validator import Node
 
@@ -195,7 +195,7 @@ def _onchain(quick: bool) -> list[Row]:
     bob = regtest_wallet.Wallet(b"bench dlc bob")
     chain = ChainBuilder([alice, bob], miner_script=b"\x51")
     txs: dict[bytes, Transaction] = {tx.txid: tx for tx in chain.genesis.transactions}
-    with tempfile.TemporaryDirectory() as tmp, Node.open(tmp, chain.genesis, chain_params(),
+    with tempfile.TemporaryDirectory() as tmp, Node.open(tmp, select_chain(DEFAULT_CHAIN),
                                                           use_cache=False) as node:
         def mine(*added: Transaction) -> None:
             for tx in added:

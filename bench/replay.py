@@ -52,7 +52,7 @@ from bench.common import Row, cache_dir, make_row
 from ctplugin.elements import parse_block
 from harness.zkp import surjection as libsecp_surjection
 from regtest.chain import build_transfer_chain, read_chain, write_chain
-from regtest.params import genesis_block
+from regtest.params import DEFAULT_CHAIN, select_chain
 from replay.driver import ReplayConfig, replay
 from replay.engine import Engine
 from replay.report import ReplayReport
@@ -72,7 +72,7 @@ def chain_file(n_blocks: int, n_txs: int) -> Path:
         try:
             blocks = list(read_chain(path))
             if len(blocks) == n_blocks + 2 and \
-                    parse_block(blocks[0]).hash == genesis_block().hash:
+                    parse_block(blocks[0]).hash == select_chain(DEFAULT_CHAIN).genesis_hash:
                 return path
         except Exception:  # a stale or damaged cache file is rebuilt
             pass

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, RANGE_PROOF_KINDS
+from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import COIN, MAX_BLOCK_WEIGHT
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import script_num, witness_commitment_script
@@ -30,11 +30,13 @@ from regtest.blocksdir import XOR_KEY_SIZE, arrival_order, write_blocks_dir
 from regtest.params import (
     BLOCK_CHALLENGE,
     BLOCK_VERSION,
+    CHAIN_NAMES,
+    DEFAULT_CHAIN,
     GENESIS_TIME,
     NETWORK_MAGIC,
     POLICY_ASSET,
     REGTEST_SEED,
-    genesis_block,
+    select_chain,
 )
 from regtest.wallet import Issuance, Payment, Reissuance, Wallet
 
@@ -89,11 +91,14 @@ def make_block(prev_hash: bytes, height: int, time: int, txs: Sequence[Transacti
 
 
 class ChainBuilder:
-    """Mines blocks of wallet transactions on top of our genesis (all in memory)."""
+    """Mines blocks of wallet transactions on top of a chain's genesis (all in memory).
+    ``params``: one of our chains (``regtest.params.select_chain``), the default one if not
+    given; the wallets must make that chain's range proofs."""
 
-    def __init__(self, wallets: Sequence[Wallet], miner_script: bytes | None = None) -> None:
+    def __init__(self, wallets: Sequence[Wallet], miner_script: bytes | None = None,
+                 params: ChainParams | None = None) -> None:
         self.wallets = list(wallets)
-        self.genesis = genesis_block()
+        self.genesis = (params or select_chain(DEFAULT_CHAIN)).genesis
         for w in self.wallets:
             w.scan_block(self.genesis)
         self.miner_script = miner_script or self.wallets[0].new_address().script_pubkey
@@ -129,13 +134,16 @@ class ChainBuilder:
 def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
                      seed: bytes = b"ctplugin demo wallet seed",
                      progress: Progress | None = None,
-                     range_proofs: str = RANGE_PROOF_BULLETPROOF) -> ChainBuilder:
+                     params: ChainParams | None = None) -> ChainBuilder:
     """A reproducible chain: the regtest-key wallet funds a second wallet, both pay each other
     with two blinded outputs per transaction, one block issues an asset and a later one
-    reissues it. ``range_proofs``: the chain profile's proof kind (``chain_params``)."""
-    alice = Wallet(REGTEST_SEED, range_proofs=range_proofs)
-    bob = Wallet(seed, range_proofs=range_proofs)
-    chain = ChainBuilder([alice, bob])
+    reissues it. ``params``: which of our chains (default ``DEFAULT_CHAIN``); its wallets
+    make the chain's range proofs (``ChainParams.wallet_range_proof``)."""
+    params = params or select_chain(DEFAULT_CHAIN)
+    alice = Wallet(REGTEST_SEED, range_proofs=params.wallet_range_proof,
+                   genesis_hash=params.genesis_hash)
+    bob = Wallet(seed, range_proofs=params.wallet_range_proof, genesis_hash=params.genesis_hash)
+    chain = ChainBuilder([alice, bob], params=params)
     fee = 1000
     for _ in range(txs_per_block):
         chain.add(alice.build_transaction([Payment(10 * COIN, bob.new_address())], fee=fee,
@@ -310,14 +318,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shuffle", type=int, metavar="SEED",
                         help="write blocks/ in a shuffled arrival order (genesis first)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--range-proofs", choices=sorted(RANGE_PROOF_KINDS),
-                        default=RANGE_PROOF_BULLETPROOF,
-                        help="the demo chain profile's range-proof kind (chain_params)")
+    parser.add_argument("--chain", choices=CHAIN_NAMES, default=DEFAULT_CHAIN,
+                        help=f"which of our chains (default {DEFAULT_CHAIN}; "
+                             f"ctregtest-borromean: Borromean range proofs, demo shape only)")
     args = parser.parse_args(argv)
     if not args.out and not args.blocks_dir:
         parser.error("give --out FILE and/or --blocks-dir DIR")
     if args.blocks < 1 or args.txs < 1:
         parser.error("--blocks and --txs must be positive")
+    if args.shape != "demo" and args.chain != DEFAULT_CHAIN:
+        parser.error(f"--shape {args.shape} builds {DEFAULT_CHAIN} chains only (its weights "
+                     "are those of Bulletproof outputs)")
     if args.shape != "demo" and args.txs > MAX_TRANSFER_TXS:
         parser.error(f"--txs {args.txs} exceeds the block weight limit: at most "
                      f"{MAX_TRANSFER_TXS} transactions of the {args.shape} shape per block "
@@ -346,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.shape == "demo":
             chain = build_demo_chain(args.blocks, args.txs, progress=advance,
-                                     range_proofs=args.range_proofs)
+                                     params=select_chain(args.chain))
         else:
             chain = build_transfer_chain(args.blocks, args.txs, progress=advance,
                                          ramp=args.shape == "ramp")

@@ -1,4 +1,14 @@
-"""Parameters of our regtest chain (design.md "Chain parameters of our regtest chain").
+"""Our chains, registered by name (docs/design.md "Chain parameters of our regtest chain").
+
+``select_chain(name)`` gives a chain's ``ChainParams`` (genesis included), as Bitcoin Core's
+``-chain=NAME`` selects a ``CChainParams`` (``src/chainparams.cpp``); ``CHAIN_NAMES`` lists
+them, ``DEFAULT_CHAIN`` is the one every command line uses unless told otherwise:
+
+- ``ctregtest``: our Bulletproof chain, the default;
+- ``ctregtest-borromean``: the same chain (same genesis, asset, challenge, magic) taking the
+  Borromean range proofs Elements' wallet makes instead of Bulletproofs.
+
+Both share these values:
 
 - Serialization: Elements consensus format. Headers: Elements signed-block header with height;
   challenge ``OP_TRUE`` (0x51) and an empty solution.
@@ -11,15 +21,19 @@
   mature after ``COINBASE_MATURITY`` blocks.
 - Block subsidy is 0 (as on Liquid): a coinbase may claim at most the block's fees, per asset.
 - Chain file: Bitcoin ``blk*.dat`` framing, ``NETWORK_MAGIC`` ‖ LE32 length ‖ block, per block.
+
+Two chains with one genesis are told apart by name: a node's data directory records the name of
+the chain it was made for and refuses another (``validator.node``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF, ChainParams
+from ctplugin.elements.chainparams import ChainParams, RangeProofKind, UnknownChainError
 from ctplugin.elements.consensus import DEFAULT_COINBASE_MATURITY, MAX_MONEY
 from ctplugin.hashes import sha256, tagged_hash
 
@@ -32,8 +46,8 @@ BLOCK_CHALLENGE = b"\x51"  # OP_TRUE: any (empty) solution satisfies it
 BLOCK_VERSION = 0x2000_0000
 GENESIS_TIME = 1_700_000_000
 # Our chain files' and blocks/ directories' record magic: Bitcoin regtest's (and liquidv1's)
-# message start. elementsregtest's own is 5319f20e (replay.md §1): replay's BlocksDirSource takes
-# the magic as a parameter (this by default) for directories of other chains.
+# message start. elementsregtest's own is 5319f20e (docs/replay.md §1): replay's BlocksDirSource
+# takes the magic as a parameter (this by default) for directories of other chains.
 NETWORK_MAGIC = bytes.fromhex("fabfb5da")
 
 POLICY_ASSET = tagged_hash("ctplugin/regtest", b"policy asset")
@@ -46,11 +60,13 @@ def regtest_key() -> KeyPair:
     from regtest.wallet.keys import KeyChain  # the wallet package imports this module
 
     return KeyChain(REGTEST_SEED).key(0)
+
+
 GENESIS_SCRIPT_SIG = b"\x14ctplugin regtest 2026"  # 21 bytes: within bad-cb-length's 2..100
 
 
 @cache
-def genesis_block() -> Block:
+def _genesis_block() -> Block:
     """The genesis block: one coinbase paying the initial free coins to the regtest key."""
     coinbase = Transaction(
         version=2,
@@ -65,12 +81,30 @@ def genesis_block() -> Block:
     return Block(header=header, transactions=(coinbase,))
 
 
+def _ctregtest(name: str, range_proofs: RangeProofKind) -> ChainParams:
+    return ChainParams(name=name, genesis=_genesis_block(), policy_asset=POLICY_ASSET,
+                       block_challenge=BLOCK_CHALLENGE, coinbase_maturity=COINBASE_MATURITY,
+                       range_proofs=frozenset({range_proofs}), network_magic=NETWORK_MAGIC)
 
-def chain_params(range_proofs: str = RANGE_PROOF_BULLETPROOF) -> ChainParams:
-    """What the validator needs to know about our regtest chain. Two profiles (design.md): the
-    default takes Bulletproofs only; ``RANGE_PROOF_BORROMEAN`` takes the Borromean proofs
-    Elements' wallet makes (the wallet's ``range_proofs`` option), everything else alike."""
-    return ChainParams(policy_asset=POLICY_ASSET, block_challenge=BLOCK_CHALLENGE,
-                       coinbase_maturity=COINBASE_MATURITY,
-                       range_proofs=frozenset({range_proofs}), genesis_hash=genesis_block().hash,
-                       network_magic=NETWORK_MAGIC)
+
+CTREGTEST = "ctregtest"
+CTREGTEST_BORROMEAN = "ctregtest-borromean"
+DEFAULT_CHAIN = CTREGTEST
+
+# Built on first selection (the genesis needs the regtest key: an EC multiplication), so importing
+# this module computes nothing.
+_PROFILES: dict[str, Callable[[], ChainParams]] = {
+    CTREGTEST: cache(lambda: _ctregtest(CTREGTEST, RangeProofKind.BULLETPROOF)),
+    CTREGTEST_BORROMEAN: cache(lambda: _ctregtest(CTREGTEST_BORROMEAN,
+                                                  RangeProofKind.BORROMEAN)),
+}
+CHAIN_NAMES: tuple[str, ...] = tuple(_PROFILES)
+"""Every chain ``select_chain`` knows, the default first."""
+
+
+def select_chain(name: str) -> ChainParams:
+    """The chain called ``name`` (one value per name: selecting twice gives the same object).
+    ``UnknownChainError`` names the chains there are."""
+    if not isinstance(name, str) or name not in _PROFILES:
+        raise UnknownChainError(f"unknown chain {name!r}; known chains: {', '.join(CHAIN_NAMES)}")
+    return _PROFILES[name]()

@@ -18,10 +18,10 @@ from enum import StrEnum
 
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Block
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
 from ctplugin.secp256k1 import kernel
+from regtest.params import DEFAULT_CHAIN, select_chain
 from replay.engine import Engine
 from replay.progress import ReplayProgress, TipInfo, peak_rss_mib
 from replay.report import ReplayReport
@@ -57,7 +57,7 @@ class ReplayConfig:
     par: int = 0  # kernel threads of the driver's own verification (0: all cores, Core's -par)
     worker_par: int = 1  # kernel threads inside each worker process / Dask worker
     prefetch: int = 8  # blocks read ahead of validation
-    range_proofs: str = RANGE_PROOF_BULLETPROOF  # the chain profile (regtest.params.chain_params)
+    chain: str = DEFAULT_CHAIN  # which of our chains (regtest.params.select_chain)
 
     def __post_init__(self) -> None:
         # A caller's plain string ("window") becomes the member; an unknown one is refused here,
@@ -190,7 +190,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     from replay.modes import make_mode
 
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
-    with Engine.open(datadir, config.range_proofs) as engine:
+    with Engine.open(datadir, select_chain(config.chain)) as engine:
         engine.recover()
         start = engine.tip.height + 1
         if config.stop_at_height is not None:

@@ -25,8 +25,7 @@ from pathlib import Path
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
-from regtest.params import chain_params, genesis_block
+from ctplugin.elements.chainparams import ChainParams
 from validator import (
     BlockRef,
     ConnectReport,
@@ -77,12 +76,10 @@ class Engine(Closeable):
         self.datadir = datadir
 
     @classmethod
-    def open(cls, datadir: str | os.PathLike[str],
-             range_proofs: str = RANGE_PROOF_BULLETPROOF) -> Engine:
-        """``range_proofs``: the chain profile's range-proof kind (``chain_params``; a
-        Borromean chain is ``ctplugin chain --range-proofs borromean``)."""
-        node = Node.open(datadir, genesis_block(), chain_params(range_proofs), sync=False,
-                         use_cache=False)
+    def open(cls, datadir: str | os.PathLike[str], params: ChainParams) -> Engine:
+        """``params``: the chain the blocks belong to (``regtest.params.select_chain``); a
+        data directory made for another chain is refused (``Node.open``)."""
+        node = Node.open(datadir, params, sync=False, use_cache=False)
         return cls(node, Path(datadir))
 
     @property

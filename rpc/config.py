@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctplugin.secp256k1.kernel import MAX_THREADS
+from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
 
 DEFAULT_RPC_PORT = 7040  # elementsregtest's
 DEFAULT_RPC_THREADS = 16
@@ -31,6 +32,7 @@ DEFAULT_ZMQ_HWM = 1000
 @dataclass(frozen=True, slots=True)
 class NodeConfig:
     datadir: str
+    chain: str = DEFAULT_CHAIN  # which of our chains (regtest.params.select_chain), Core's -chain
     rpcport: int = DEFAULT_RPC_PORT
     rpcbind: tuple[str, ...] = ()
     rpcallowip: tuple[str, ...] = ()
@@ -165,6 +167,10 @@ def build_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--datadir", default=DEFAULT_DATADIR,
                         help=f"data directory (default {DEFAULT_DATADIR})")
     parser.add_argument("--conf", help=f"configuration file (default DATADIR/{CONFIG_FILENAME})")
+    parser.add_argument("--chain", default=DEFAULT_CHAIN, metavar="NAME",
+                        help=f"which chain: {', '.join(CHAIN_NAMES)} (default {DEFAULT_CHAIN}; "
+                             "ctregtest-borromean takes Borromean range proofs, as Elements); "
+                             "a data directory keeps the chain it was made for")
     parser.add_argument("--rpcport", type=int, default=DEFAULT_RPC_PORT,
                         help=f"JSON-RPC port (default {DEFAULT_RPC_PORT})")
     parser.add_argument("--rpcbind", action="append", default=[],
@@ -207,7 +213,6 @@ def build_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
     for name in ("regtest", "server", "listen", "discover", "dnsseed", "fixedseeds",
                  "listenonion", "upnp", "natpmp", "validatepegin", "rpcdoccheck"):
         parser.add_argument(f"--{name}", nargs="?", const=True, help=argparse.SUPPRESS)
-    parser.add_argument("--chain", help=argparse.SUPPRESS)
     return parser
 
 
@@ -219,6 +224,9 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
     except ConfigFileError as exc:
         parser.error(str(exc))
     args = parser.parse_args([*from_file, *argv])
+    if args.chain not in CHAIN_NAMES:  # bitcoind's words, then the names there are
+        parser.exit(1, f"Error: Unknown chain {args.chain}. Known chains: "
+                       f"{', '.join(CHAIN_NAMES)}\n")
     if args.rpcuser is not None and args.rpcpassword is None:
         parser.error("--rpcuser needs --rpcpassword")
     if not 1 <= args.rpcport <= 65535:  # bitcoind's words, at parsing, before anything starts
@@ -235,7 +243,8 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
                            "(tcp://HOST:PORT with a port in 1..65535, or ipc://PATH)\n")
     hwm = {topic: getattr(args, f"zmqpub{topic}hwm") for topic in zmq}
     return NodeConfig(
-        datadir=os.path.abspath(os.path.expanduser(args.datadir)), rpcport=args.rpcport,
+        datadir=os.path.abspath(os.path.expanduser(args.datadir)), chain=args.chain,
+        rpcport=args.rpcport,
         rpcbind=tuple(args.rpcbind), rpcallowip=tuple(args.rpcallowip), rpcuser=args.rpcuser,
         rpcpassword=args.rpcpassword, rpcauth=tuple(args.rpcauth),
         rpccookiefile=args.rpccookiefile, rpcthreads=args.rpcthreads,

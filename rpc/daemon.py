@@ -9,6 +9,10 @@ imported, the wallets load and catch up; then warm-up ends and ``on_ready`` is c
 503, running calls finish (long waits end with -9), the work queue drains, the listeners close,
 the node and wallets are closed, the cookie and the pid file are removed, and ``serve`` returns 0.
 A node that cannot start raises ``StartupError`` (its message is for the user).
+
+``--chain NAME`` (elementsd's ``-chain=NAME``) selects one of our chains
+(``regtest.params.select_chain``, ``ctregtest`` by default); a data directory made for another
+chain is refused at start-up (exit 1, both names in the message).
 """
 
 from __future__ import annotations

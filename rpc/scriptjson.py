@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctplugin.elements import Transaction
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.rpcjson import decode_transaction
 from ctplugin.elements.script import script_to_asm, script_type
 from ctplugin.errors import EncodingError
@@ -86,7 +87,7 @@ def script_pubkey_json(script: bytes) -> dict[str, Any]:
     return out
 
 
-def transaction_json(tx: Transaction, range_proofs: frozenset[str]) -> dict[str, Any]:
+def transaction_json(tx: Transaction, range_proofs: frozenset[RangeProofKind]) -> dict[str, Any]:
     """decoderawtransaction's object with scriptPubKey addresses and descriptors;
     ``range_proofs``: the node's chain's kinds (how a blinded output's proof is read)."""
     decoded = decode_transaction(tx, range_proofs)

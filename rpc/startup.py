@@ -16,7 +16,7 @@ from ctplugin.elements import parse_block
 from ctplugin.errors import ParseError
 from ctplugin.secp256k1 import kernel
 from regtest.chain import read_chain
-from regtest.params import chain_params, genesis_block
+from regtest.params import select_chain
 from rpc.context import NodeContext
 from rpc.events import NodeEvents
 from rpc.txindex import TxIndex
@@ -32,7 +32,7 @@ def open_node(ctx: NodeContext) -> None:
     ctx.set_warmup("Loading block index…")
     kernel.set_threads(config.kernel_threads)
     try:
-        node = Node.open(config.datadir, genesis_block(), chain_params(), sync=config.sync)
+        node = Node.open(config.datadir, select_chain(config.chain), sync=config.sync)
     except DataDirLockedError:
         raise RuntimeError(f"Cannot obtain a lock on data directory {config.datadir}. "
                            "ctplugin node is probably already running.") from None

@@ -21,7 +21,7 @@ from ctplugin.elements import Block, Transaction, TxIn, TxOut
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.script import is_unspendable
 from regtest.chain import make_block
-from regtest.params import GENESIS_TIME, POLICY_ASSET, REGTEST_SEED, genesis_block
+from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 
 OP_TRUE = b"\x51"
@@ -33,11 +33,11 @@ FEE = 1000
 @cache
 def fanout_block() -> Block:
     wallet = Wallet(REGTEST_SEED)
-    wallet.scan_block(genesis_block())
+    wallet.scan_block(select_chain(CTREGTEST).genesis)
     tx = wallet.build_transaction([Payment(COIN_VALUE, script_pubkey=OP_TRUE)
                                    for _ in range(N_COINS)], fee=FEE, height=1,
                                   blind_change=False)
-    return make_block(genesis_block().hash, 1, GENESIS_TIME + 60, [tx], OP_TRUE)
+    return make_block(select_chain(CTREGTEST).genesis_hash, 1, GENESIS_TIME + 60, [tx], OP_TRUE)
 
 
 def spend(coins: list[tuple[bytes, int, int]], tag: int) -> Transaction:
@@ -164,7 +164,7 @@ def expected_tip(tree: TreeBuilder, seen: list[int], invalidated: set[int]) -> i
 def utxo_model(blocks: list[Block]) -> dict[tuple[bytes, int], tuple[int, bool, bytes]]:
     """(txid, n) → (height, coinbase, serialized txout) after genesis + ``blocks``."""
     utxos: dict[tuple[bytes, int], tuple[int, bool, bytes]] = {}
-    for tx in genesis_block().transactions:
+    for tx in select_chain(CTREGTEST).genesis.transactions:
         for n, out in enumerate(tx.outputs):
             if not is_unspendable(out.script_pubkey):
                 utxos[(tx.txid, n)] = (0, False, out.serialize())

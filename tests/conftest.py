@@ -89,10 +89,10 @@ def load_json(path: Path) -> Any:
 @pytest.fixture
 def node(tmp_path: Path) -> Iterator[Node]:
     """A validating node (chainstate + proof cache) on our regtest genesis, in tmp_path."""
-    from regtest.params import chain_params, genesis_block
+    from regtest.params import CTREGTEST, select_chain
     from validator.node import Node
 
-    with Node.open(tmp_path / "node", genesis_block(), chain_params()) as n:
+    with Node.open(tmp_path / "node", select_chain(CTREGTEST)) as n:
         yield n
 
 
@@ -123,11 +123,11 @@ def signed_by_regtest_key(tx: Transaction) -> Transaction:
     """``tx`` with every input that spends a genesis coin signed by the regtest key (its
     P2WPKH script); other inputs must be bare OP_TRUE spends."""
     from ctplugin.elements import TxOut
-    from regtest.params import REGTEST_SEED, genesis_block
+    from regtest.params import CTREGTEST, REGTEST_SEED, select_chain
     from regtest.wallet import KeyChain
     from regtest.wallet.signing import sign_transaction
 
-    genesis = genesis_block()
+    genesis = select_chain(CTREGTEST).genesis
     coins = {(t.txid, n): out for t in genesis.transactions for n, out in enumerate(t.outputs)}
     spent = [coins.get(txin.prevout) for txin in tx.inputs]
     outs = [out if out is not None else TxOut(asset=bytes(32), value=0, script_pubkey=b"\x51")

@@ -93,13 +93,13 @@ def slow_verify_task(payload: bytes) -> bytes:
 
 
 def main(argv: list[str]) -> int:
-    from regtest.params import genesis_block
+    from regtest.params import CTREGTEST, select_chain
     from replay.driver import ReplayConfig, replay
     from replay.engine import Engine
     from replay.sources import open_source
 
     source_spec, datadir, mode = argv
-    source = open_source(source_spec, genesis_block().hash)
+    source = open_source(source_spec, select_chain(CTREGTEST).genesis_hash)
     inner = source.blocks
 
     def paced(start_height: int):  # type: ignore[no-untyped-def]

@@ -22,9 +22,8 @@ from apps.audit import main as audit_main
 from apps.elements import main as elements_main
 from apps.main import main as ctplugin_main
 from ctplugin.elements import Transaction
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN
 from regtest.chain import build_demo_chain, write_chain
-from regtest.params import POLICY_ASSET
+from regtest.params import CTREGTEST_BORROMEAN, POLICY_ASSET, select_chain
 from tests.conftest import FIXTURES, SHARED, load_json, shared_file, shared_path
 
 VECTORS = SHARED / "elements-vectors"
@@ -48,7 +47,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def chain() -> Any:
     return build_demo_chain(n_blocks=3, txs_per_block=2, seed=b"audit chain seed",
-                            range_proofs=RANGE_PROOF_BORROMEAN)
+                            params=select_chain(CTREGTEST_BORROMEAN))
 
 
 def test_shared_transactions_pass_with_known_prevouts(capsys: pytest.CaptureFixture[str]) -> None:

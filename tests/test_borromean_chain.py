@@ -14,23 +14,21 @@ import pytest
 from ctplugin import borromean
 from ctplugin.elements import Transaction
 from ctplugin.elements.chainparams import (
+    ALL_RANGE_PROOFS,
     CONSENSUS_BULLETPROOF_SIZE,
-    RANGE_PROOF_BORROMEAN,
-    RANGE_PROOF_BULLETPROOF,
-    RANGE_PROOF_KINDS,
-    ChainParams,
+    RangeProofKind,
 )
 from ctplugin.elements.script import is_unspendable
-from ctplugin.errors import ValidationError
+from ctplugin.errors import EncodingError, ValidationError
 from ctplugin.pedersen import Commitment, Generator
 from regtest.chain import ChainBuilder, build_demo_chain
-from regtest.params import POLICY_ASSET, chain_params, genesis_block
+from regtest.params import CTREGTEST, CTREGTEST_BORROMEAN, POLICY_ASSET, select_chain
 from regtest.wallet import Issuance, Payment, Wallet
 from regtest.wallet.blinding import rewind_nonce
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.node import Node
 
-PARAMS = chain_params(RANGE_PROOF_BORROMEAN)
+PARAMS = select_chain(CTREGTEST_BORROMEAN)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +37,7 @@ def chain() -> ChainBuilder:
     the issued asset at 4, a reissuance at 5, then a block with a blinded issuance amount (an
     issuance proof: generator_generate(asset id), empty extra commit)."""
     built = build_demo_chain(n_blocks=5, txs_per_block=2, seed=b"borromean chain seed",
-                             range_proofs=RANGE_PROOF_BORROMEAN)
+                             params=PARAMS)
     alice = built.wallets[0]
     built.add(alice.build_transaction([], fee=1000, height=built.next_height,
                                       issuance=Issuance(amount=777, tokens=3, blind_amount=True)))
@@ -49,7 +47,7 @@ def chain() -> ChainBuilder:
 
 @pytest.fixture
 def bnode(tmp_path: Path) -> Iterator[Node]:
-    with Node.open(tmp_path / "node", genesis_block(), PARAMS) as n:
+    with Node.open(tmp_path / "node", PARAMS) as n:
         yield n
 
 
@@ -170,35 +168,35 @@ def test_borromean_cache_keys_cover_every_input(bnode: Node, chain: ChainBuilder
 
 def test_each_profile_refuses_the_other_kind(tmp_path: Path, chain: ChainBuilder) -> None:
     bullet = build_demo_chain(n_blocks=2, txs_per_block=1, seed=b"borromean chain seed")
-    with Node.open(tmp_path / "b", genesis_block(), chain_params()) as node:
+    with Node.open(tmp_path / "b", select_chain(CTREGTEST)) as node:
         with pytest.raises(ValidationError) as err:
             connect_block(node, chain.blocks[1].serialize())
         assert err.value.reason == "bad-txns-rangeproof-invalid"
-    with Node.open(tmp_path / "r", genesis_block(), PARAMS) as node:
+    with Node.open(tmp_path / "r", PARAMS) as node:
         with pytest.raises(ValidationError) as err:
             connect_block(node, bullet.blocks[1].serialize())
         assert err.value.reason == "bad-txns-rangeproof-invalid"
     # a chain taking both kinds takes both chains' blocks
-    both = replace(chain_params(RANGE_PROOF_BORROMEAN), range_proofs=RANGE_PROOF_KINDS)
-    with Node.open(tmp_path / "both", genesis_block(), both) as node:
+    both = replace(PARAMS, name="both-kinds", range_proofs=ALL_RANGE_PROOFS)
+    with Node.open(tmp_path / "both", both) as node:
         connect_block(node, chain.blocks[1].serialize())
-    with Node.open(tmp_path / "both2", genesis_block(), both) as node:
+    with Node.open(tmp_path / "both2", both) as node:
         connect_block(node, bullet.blocks[1].serialize())
 
 
 def test_no_borromean_proof_has_the_bulletproof_size() -> None:
     sizes = {borromean.proof_len(m, has_min) for m in range(65) for has_min in (False, True)}
     assert CONSENSUS_BULLETPROOF_SIZE not in sizes
-    with pytest.raises(ValueError):
-        ChainParams(POLICY_ASSET, range_proofs=frozenset({"snark"}))
-    assert chain_params().range_proofs == {RANGE_PROOF_BULLETPROOF}
+    with pytest.raises(EncodingError):
+        replace(PARAMS, range_proofs=frozenset({"snark"}))
+    assert select_chain(CTREGTEST).range_proofs == {RangeProofKind.BULLETPROOF}
 
 
 def test_the_wallet_receives_borromean_payments(chain: ChainBuilder) -> None:
     alice, bob = chain.wallets
-    assert alice.range_proofs == bob.range_proofs == RANGE_PROOF_BORROMEAN
+    assert alice.range_proofs == bob.range_proofs == RangeProofKind.BORROMEAN
     assert isinstance(bob.balance(POLICY_ASSET), int) and bob.balance(POLICY_ASSET) > 0
-    fresh = Wallet(b"another seed", range_proofs=RANGE_PROOF_BORROMEAN)
+    fresh = Wallet(b"another seed", range_proofs=RangeProofKind.BORROMEAN)
     tx = alice.build_transaction([Payment(12_345, fresh.new_address())], fee=1000,
                                  height=chain.next_height)
     fresh.scan_transaction(tx, None)

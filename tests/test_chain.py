@@ -13,17 +13,17 @@ from hypothesis import strategies as st
 
 from ctplugin.elements import Block
 from ctplugin.errors import ValidationError
-from regtest.params import chain_params, genesis_block
+from regtest.params import CTREGTEST, select_chain
 from tests.chaintrees import TreeBuilder, expected_tip, fanout_block, spend, utxo_model
 from tests.conftest import SLOW_SCALE
 from validator import ChainListener, Node, UnknownBlockError
 from validator.store import FAILED_VALID, BlockFileError
 
-PARAMS = chain_params()
+PARAMS = select_chain(CTREGTEST)
 
 
 def open_node(path: Path, **options: object) -> Node:
-    return Node.open(path, genesis_block(), PARAMS, sync=False, **options)  # type: ignore[arg-type]
+    return Node.open(path, PARAMS, sync=False, **options)  # type: ignore[arg-type]
 
 
 def node_utxos(node: Node) -> dict[tuple[bytes, int], tuple[int, bool, bytes]]:
@@ -38,7 +38,7 @@ def best_chain(tree: TreeBuilder, seen: list[int], invalidated: set[int]) -> lis
 
 def check_state(node: Node, tree: TreeBuilder, seen: list[int], invalidated: set[int]) -> None:
     chain = best_chain(tree, seen, invalidated)
-    tip = chain[-1] if chain else genesis_block()
+    tip = chain[-1] if chain else select_chain(CTREGTEST).genesis
     assert node.tip.hash == tip.hash and node.tip.height == tip.header.height
     assert node_utxos(node) == utxo_model(chain)
     for block in chain:
@@ -275,7 +275,7 @@ def test_invalidate_and_reconsider(node: Node) -> None:
     with pytest.raises(UnknownBlockError):
         node.invalidate_block(b"\x42" * 32)
     with pytest.raises(Exception, match="genesis"):
-        node.invalidate_block(genesis_block().hash)
+        node.invalidate_block(select_chain(CTREGTEST).genesis_hash)
 
 
 def test_queries(node: Node) -> None:
@@ -326,7 +326,7 @@ def test_restart_keeps_everything_and_blocks_are_in_blk_files(tmp_path: Path) ->
         assert node.tip == tip and node.chain_tips() == tips
     records = [raw for _, raw in scan_records(str(tmp_path / "n" / "blocks" / "blk00000.dat"),
                                               PARAMS.network_magic)]
-    assert records[0] == genesis_block().serialize()
+    assert records[0] == select_chain(CTREGTEST).genesis.serialize()
     assert records[1:] == [tb.block.serialize() for tb in tree.blocks]  # arrival order
 
 

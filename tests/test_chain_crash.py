@@ -35,7 +35,7 @@ if str(REPO) not in sys.path:  # when run as the worker script
     sys.path.insert(0, str(REPO))
 
 from regtest.chain import read_chain, write_chain  # noqa: E402
-from regtest.params import chain_params, genesis_block  # noqa: E402
+from regtest.params import CTREGTEST, select_chain  # noqa: E402
 from tests.chaintrees import TreeBuilder, utxo_model  # noqa: E402
 from tests.conftest import SLOW_SCALE  # noqa: E402
 from validator import Node  # noqa: E402
@@ -46,7 +46,7 @@ OPTIONS = {"sync": False, "max_unflushed_blocks": 3, "batch_bytes": 400}
 
 
 def open_node(datadir: str | Path) -> Node:
-    return Node.open(datadir, genesis_block(), chain_params(), **OPTIONS)  # type: ignore[arg-type]
+    return Node.open(datadir, select_chain(CTREGTEST), **OPTIONS)  # type: ignore[arg-type]
 
 
 def worker(datadir: str, tree_file: str, seed: int, mode: str) -> None:  # pragma: no cover
@@ -114,7 +114,7 @@ def expected_best(node: Node, tree: TreeBuilder) -> tuple[int, bytes]:
     """(height, hash) of the best entry of the node's own index, validity from the model."""
     valid = {tb.hash: tb.valid for tb in tree.blocks}
     chain = node.chain
-    best = (0, 0, genesis_block().hash)
+    best = (0, 0, select_chain(CTREGTEST).genesis_hash)
     for entry in chain.entries.values():
         path = list(chain._ancestry(entry))
         if entry.height == 0 or not all(valid.get(e.hash, e.height == 0) for e in path):

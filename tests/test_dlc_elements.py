@@ -39,7 +39,7 @@ from ctplugin.errors import ValidationError
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
 from regtest.chain import ChainBuilder, make_block
-from regtest.params import POLICY_ASSET, REGTEST_SEED, chain_params
+from regtest.params import CTREGTEST, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.dlc import DlcParty, PartySecrets
 from validator import Node
@@ -103,7 +103,7 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chain]:
     alice, bob = Wallet(REGTEST_SEED), Wallet(b"bob's dlc wallet")
     builder = ChainBuilder([alice, bob], miner_script=b"\x51")
     path: Path = tmp_path_factory.mktemp("dlc-chain")
-    with Node.open(path, builder.genesis, chain_params()) as node:
+    with Node.open(path, select_chain(CTREGTEST)) as node:
         state = Chain(builder, node)
         for tx in builder.genesis.transactions:
             state.txs[tx.txid] = tx

@@ -213,11 +213,10 @@ def test_a_bulletproof_is_not_read_as_a_borromean_header() -> None:
     from ctplugin.bulletproofs import CONSENSUS_NBITS
     from ctplugin.bulletproofs.layout import proof_length
     from ctplugin.elements.chainparams import (
-        CONSENSUS_BULLETPROOF_SIZE,
-        RANGE_PROOF_BORROMEAN,
-        RANGE_PROOF_BULLETPROOF,
-        range_proof_kind,
-    )
+    CONSENSUS_BULLETPROOF_SIZE,
+    RangeProofKind,
+    range_proof_kind,
+)
 
     assert proof_length(CONSENSUS_NBITS, 1) == CONSENSUS_BULLETPROOF_SIZE
     proof = b"\x20" + (5).to_bytes(8, "big") + bytes(CONSENSUS_BULLETPROOF_SIZE - 9)
@@ -225,14 +224,14 @@ def test_a_bulletproof_is_not_read_as_a_borromean_header() -> None:
     tx = _blinded_output_tx(proof)
     as_elementsd = json.loads(dumps(decode_transaction(tx)))["vout"][0]
     assert as_elementsd["value"] == 5e-8 and "valuecommitment" in as_elementsd
-    for kinds in (frozenset({RANGE_PROOF_BULLETPROOF}),
-                  frozenset({RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN})):
-        assert range_proof_kind(proof, kinds) == RANGE_PROOF_BULLETPROOF
+    for kinds in (frozenset({RangeProofKind.BULLETPROOF}),
+                  frozenset({RangeProofKind.BULLETPROOF, RangeProofKind.BORROMEAN})):
+        assert range_proof_kind(proof, kinds) == RangeProofKind.BULLETPROOF
         vout = json.loads(dumps(decode_transaction(tx, kinds)))["vout"][0]
         assert not {"value", "value-minimum", "value-maximum", "ct-exponent", "ct-bits"} & set(vout)
         assert vout["valuecommitment"] == tx.outputs[0].value.hex()
-    both = frozenset({RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN})
-    assert range_proof_kind(proof[:-1], both) == RANGE_PROOF_BORROMEAN
+    both = frozenset({RangeProofKind.BULLETPROOF, RangeProofKind.BORROMEAN})
+    assert range_proof_kind(proof[:-1], both) == RangeProofKind.BORROMEAN
 
 
 @pytest.mark.parametrize(("document", "message"), [

@@ -78,7 +78,7 @@ from ctplugin.secp256k1 import (
 from ctplugin.surjection import SurjectionProof, verify_bytes
 from harness.elements_vectors import load_entries
 from regtest.chain import read_chain, read_chain_records
-from regtest.params import NETWORK_MAGIC, POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
+from regtest.params import CTREGTEST, NETWORK_MAGIC, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.address import ConfidentialAddress, blech32_decode
 from regtest.wallet.keys import p2wpkh_script
@@ -166,7 +166,7 @@ def _offer_mutants() -> st.SearchStrategy[Any]:
 def _node_call(method: str) -> Callable[[bytes], Any]:
     def call(data: bytes) -> Any:
         with tempfile.TemporaryDirectory() as tmp, \
-                Node.open(Path(tmp) / "n", genesis_block(), chain_params()) as node:
+                Node.open(Path(tmp) / "n", select_chain(CTREGTEST)) as node:
             return getattr(node, method)(data)
     return call
 
@@ -202,7 +202,7 @@ class _SpentStub:
 
 def _pay_hostile(amount: int, script: bytes, asset: bytes) -> Any:
     wallet = Wallet(REGTEST_SEED)
-    wallet.scan_block(genesis_block())
+    wallet.scan_block(select_chain(CTREGTEST).genesis)
     return wallet.build_transaction([Payment(amount, script_pubkey=script, asset=asset)],
                                     fee=1000, height=1)
 
@@ -241,12 +241,12 @@ def _replay_blocks_dir(data: bytes, xor_key: bytes) -> Any:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "blk00000.dat").write_bytes(data)
         (Path(tmp) / "xor.dat").write_bytes(xor_key)
-        source = BlocksDirSource(tmp, genesis_block().hash)
+        source = BlocksDirSource(tmp, select_chain(CTREGTEST).genesis_hash)
         return source.last_height(), [b.height for b in source.blocks(0)]
 
 
 _RECORDS = [NETWORK_MAGIC + len(raw).to_bytes(4, "little") + raw
-            for raw in (genesis_block().serialize(), *_BLOCKS)]
+            for raw in (select_chain(CTREGTEST).genesis.serialize(), *_BLOCKS)]
 _SCRIPT = st.lists(st.one_of(st.integers(0, 255).map(lambda b: bytes((b,))),
                              st.binary(max_size=3).map(lambda d: bytes((len(d),)) + d)),
                    max_size=30).map(b"".join)

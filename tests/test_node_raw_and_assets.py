@@ -349,7 +349,7 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
     """QA: -loadblock's rule for every kind of bad input: the readable prefix is imported,
     a warning names where it stopped, and start-up goes on (no traceback, no exit)."""
     from regtest.chain import write_chain
-    from regtest.params import NETWORK_MAGIC, chain_params, genesis_block
+    from regtest.params import CTREGTEST, NETWORK_MAGIC, select_chain
     from rpc.startup import import_chain_file
     from validator import Node
 
@@ -380,7 +380,7 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
              (tmp_path, 0, "could not open"))
     for i, (path, height, warning) in enumerate(cases):
         caplog.clear()
-        with Node.open(tmp_path / f"n{i}", genesis_block(), chain_params()) as fresh, \
+        with Node.open(tmp_path / f"n{i}", select_chain(CTREGTEST)) as fresh, \
                 caplog.at_level("INFO", logger="ctplugin.rpc"):
             assert import_chain_file(fresh, str(path)) == height
             assert fresh.tip.height == height

@@ -8,25 +8,25 @@ from pathlib import Path
 import pytest
 
 from ctplugin.elements import Block
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.consensus import COIN
 from regtest.chain import make_block
-from regtest.params import REGTEST_SEED, chain_params, genesis_block
+from regtest.params import CTREGTEST, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.db import WalletDB, WalletDBError
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
 
-PARAMS = chain_params()
+PARAMS = select_chain(CTREGTEST)
 
 
-@pytest.mark.parametrize(("rate", "kind"), [(1000, RANGE_PROOF_BULLETPROOF),
-                                            (20_000, RANGE_PROOF_BULLETPROOF),
-                                            (123_457, RANGE_PROOF_BULLETPROOF),
-                                            (5000, RANGE_PROOF_BORROMEAN)])
+@pytest.mark.parametrize(("rate", "kind"), [(1000, RangeProofKind.BULLETPROOF),
+                                            (20_000, RangeProofKind.BULLETPROOF),
+                                            (123_457, RangeProofKind.BULLETPROOF),
+                                            (5000, RangeProofKind.BORROMEAN)])
 def test_fee_rate_is_exact_for_the_finished_transaction(rate: int, kind: str) -> None:
     wallet = Wallet(REGTEST_SEED, range_proofs=kind)
-    wallet.scan_block(genesis_block())
+    wallet.scan_block(select_chain(CTREGTEST).genesis)
     receiver = Wallet(b"fee rate receiver", range_proofs=kind).new_address()
     built = wallet.build([Payment(3 * COIN, receiver)], fee_rate=rate, height=1)
     assert built.tx.fees() == {PARAMS.policy_asset: built.fee}
@@ -43,7 +43,7 @@ def test_fee_rate_is_exact_for_the_finished_transaction(rate: int, kind: str) ->
 
 def test_subtract_fee_from_amount() -> None:
     wallet = Wallet(REGTEST_SEED)
-    wallet.scan_block(genesis_block())
+    wallet.scan_block(select_chain(CTREGTEST).genesis)
     receiver = Wallet(b"subtract receiver")
     address = receiver.new_address()
     built = wallet.build([Payment(COIN, address)], fee_rate=5000, height=1,
@@ -57,7 +57,7 @@ def _block(prev: Block, txs: list, script: bytes) -> Block:  # type: ignore[type
 
 
 def test_ledger_follows_confirmations_conflicts_and_reorgs(tmp_path: Path) -> None:
-    genesis = genesis_block()
+    genesis = select_chain(CTREGTEST).genesis
     alice = NodeWallet.create(str(tmp_path / "alice"), "alice", REGTEST_SEED, PARAMS)
     bob = NodeWallet.create(str(tmp_path / "bob"), "bob", b"ledger test bob", PARAMS)
     for w in (alice, bob):
@@ -103,7 +103,7 @@ def test_ledger_follows_confirmations_conflicts_and_reorgs(tmp_path: Path) -> No
 
 
 def test_persistence_round_trip(tmp_path: Path) -> None:
-    genesis = genesis_block()
+    genesis = select_chain(CTREGTEST).genesis
     path = str(tmp_path / "w")
     wallet = NodeWallet.create(path, "w", REGTEST_SEED, PARAMS)
     wallet.block_connected(genesis, 0)

@@ -22,17 +22,18 @@ from regtest.chain import (
 from regtest.chain import main as chain_main
 from regtest.params import (
     BLOCK_CHALLENGE,
+    CTREGTEST,
     INITIAL_FREE_COINS,
     NETWORK_MAGIC,
     POLICY_ASSET,
     REGTEST_SEED,
-    genesis_block,
+    select_chain,
 )
 from regtest.wallet import Payment, Wallet
 
 
 def test_genesis_pays_the_free_coins_to_the_regtest_key() -> None:
-    genesis = genesis_block()
+    genesis = select_chain(CTREGTEST).genesis
     assert genesis.header.height == 0 and genesis.header.prev_hash == bytes(32)
     assert genesis.header.challenge == BLOCK_CHALLENGE and genesis.header.solution == b""
     assert genesis.merkle_root_matches()
@@ -69,7 +70,7 @@ def test_chain_file_round_trip_and_reproducibility(tmp_path: Path) -> None:
     write_chain(path, first.blocks)
     raw = list(read_chain(path))
     assert raw == [b.serialize() for b in first.blocks]
-    assert parse_block(raw[0]).hash == genesis_block().hash
+    assert parse_block(raw[0]).hash == select_chain(CTREGTEST).genesis_hash
     data = path.read_bytes()
     (tmp_path / "bad").write_bytes(data[:-1])
     with pytest.raises(ParseError):

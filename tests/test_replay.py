@@ -17,6 +17,7 @@ import pytest
 from ctplugin.elements import Block, parse_block
 from regtest.blocksdir import arrival_order, write_blocks_dir
 from regtest.chain import make_block, write_chain
+from regtest.params import CTREGTEST, CTREGTEST_BORROMEAN, select_chain
 from replay.cluster import DaskError
 from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
 from replay.engine import Engine
@@ -39,7 +40,7 @@ def reference(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFacto
               ) -> list[tuple[str, str]]:
     """(tip hex, UTXO-set hash) at every height, submitting the blocks one by one."""
     states = []
-    with Engine.open(tmp_path_factory.mktemp("reference")) as engine:
+    with Engine.open(tmp_path_factory.mktemp("reference"), select_chain(CTREGTEST)) as engine:
         states.append((engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex))
         for raw in replay_blocks[1:]:
             engine.connect(raw)
@@ -58,9 +59,7 @@ def sources(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFactory
 
 
 def _genesis() -> bytes:
-    from regtest.params import genesis_block
-
-    return genesis_block().hash
+    return select_chain(CTREGTEST).genesis_hash
 
 
 def open_source(kind: str, path: Path) -> ChainFileSource | BlocksDirSource:
@@ -120,20 +119,21 @@ def test_resuming_checks_the_data_directory_holds_the_sources_chain(
 
 
 def test_a_borromean_chain_replays_with_its_profile(tmp_path: Path) -> None:
-    """A chain of Borromean range proofs (Elements' kind) replays with --range-proofs
-    borromean, in the node's mode and a deferred one, to the state of connecting it block by
+    """A chain of Borromean range proofs (Elements' kind) replays as ``ctregtest-borromean``,
+    in the node's mode and a deferred one, to the state of connecting it block by
     block under that profile."""
     from regtest.chain import build_demo_chain
 
-    chain = build_demo_chain(n_blocks=3, txs_per_block=1, range_proofs="borromean")
+    chain = build_demo_chain(n_blocks=3, txs_per_block=1,
+                             params=select_chain(CTREGTEST_BORROMEAN))
     write_chain(tmp_path / "borro.dat", chain.blocks)
-    with Engine.open(tmp_path / "ref", "borromean") as engine:
+    with Engine.open(tmp_path / "ref", select_chain(CTREGTEST_BORROMEAN)) as engine:
         for block in chain.blocks[1:]:
             engine.connect(block.serialize())
         expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
     for mode in ("block", "window"):
         report = replay(ChainFileSource(tmp_path / "borro.dat"), tmp_path / mode,
-                        config(mode, range_proofs="borromean"))
+                        config(mode, chain=CTREGTEST_BORROMEAN))
         assert (report.tip, report.utxo_set_hash) == expected and report.range_proofs > 0
     with pytest.raises(ReplayError) as caught:  # the default profile wants Bulletproofs
         replay(ChainFileSource(tmp_path / "borro.dat"), tmp_path / "bp", config("block"))
@@ -195,7 +195,7 @@ def test_a_corrupted_block_stops_every_mode_with_the_same_culprit(
         assert err.report is not None and err.report.height == 2
         # every block before it is connected, nothing after it
         assert (err.report.tip, err.report.utxo_set_hash) == reference[2], mode
-        with Engine.open(datadir) as engine:
+        with Engine.open(datadir, select_chain(CTREGTEST)) as engine:
             assert engine.tip.height == 2 and not engine.node.pending_blocks
 
 
@@ -244,7 +244,7 @@ def test_a_sigkilled_replay_resumes_and_finishes_identically(
         proc.kill()
         proc.wait(30)
     assert proc.returncode == -signal.SIGKILL
-    with Engine.open(datadir) as engine:
+    with Engine.open(datadir, select_chain(CTREGTEST)) as engine:
         # blocks committed before their proofs were verified were pending in the node, never
         # indexed or flushed: the reopened tip is the last verified block
         killed_at = engine.tip.height
@@ -278,7 +278,7 @@ def test_workers_that_always_die_stop_the_replay_without_accepting(
     with pytest.raises(WorkerError, match="its worker died 3 times"):
         replay(ChainFileSource(sources["chain file"]), tmp_path / "d",
                config("workers", task_target="tests.replay_faults:always_die"))
-    with Engine.open(tmp_path / "d") as engine:
+    with Engine.open(tmp_path / "d", select_chain(CTREGTEST)) as engine:
         # nothing unverified stayed: back at genesis (the first task never succeeded)
         assert engine.tip.height == 0 and not engine.node.pending_blocks
         assert engine.utxo_summary().hash_hex == reference[0][1]
@@ -293,5 +293,5 @@ def test_dask_killed_worker_is_a_clear_error_never_an_acceptance(
         replay(ChainFileSource(sources["chain file"]), tmp_path / "d",
                config("dask", workers=1, dask_processes=True,
                       task_target="tests.replay_faults:always_die"))
-    with Engine.open(tmp_path / "d") as engine:
+    with Engine.open(tmp_path / "d", select_chain(CTREGTEST)) as engine:
         assert engine.tip.height == 0 and not engine.node.pending_blocks

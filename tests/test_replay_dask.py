@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from regtest.params import CTREGTEST, select_chain
 from replay.cluster import DaskError, DaskPool
 from tests import replay_faults
 from tests.conftest import REPO
@@ -76,7 +77,7 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
     from replay.sources import ChainFileSource
 
     write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks])
-    with Engine.open(tmp_path / "ref") as engine:
+    with Engine.open(tmp_path / "ref", select_chain(CTREGTEST)) as engine:
         for raw in replay_blocks[1:]:
             engine.connect(raw)
         expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ctplugin.elements import parse_block
+from regtest.params import CTREGTEST, select_chain
 from replay.driver import ReplayConfig, replay
 from replay.engine import Engine
 from replay.sources import RpcAuthError, RpcSource, SourceError, read_cookie
@@ -100,7 +101,7 @@ def test_rpc_source_reads_blocks_in_batches(server: Any, replay_blocks: list[byt
 
 def test_replay_from_rpc_matches_one_by_one(server: Any, replay_blocks: list[bytes],
                                             tmp_path: Path) -> None:
-    with Engine.open(tmp_path / "ref") as engine:
+    with Engine.open(tmp_path / "ref", select_chain(CTREGTEST)) as engine:
         for raw in replay_blocks[1:]:
             engine.connect(raw)
         expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
@@ -160,7 +161,7 @@ def running_node(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFa
 def test_replay_from_a_running_node_matches_one_by_one(
         mode: str, running_node: Any, replay_blocks: list[bytes], tmp_path: Path) -> None:
     assert running_node.call("getblockcount") == len(replay_blocks) - 1
-    with Engine.open(tmp_path / "ref") as engine:
+    with Engine.open(tmp_path / "ref", select_chain(CTREGTEST)) as engine:
         for raw in replay_blocks[1:]:
             engine.connect(raw)
         expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
@@ -202,9 +203,8 @@ def test_ctplugin_replay_reads_a_node_with_its_cookie(running_node: Any, tmp_pat
 def test_replay_reads_a_nodes_own_blocks_directory(running_node: Any, tmp_path: Path) -> None:
     """The node's blk*.dat files (Core framing, rev*.dat beside them) are a blocks/ source:
     Core's -reindex-chainstate, from a live node's data directory."""
-    from regtest.params import genesis_block
     from replay.sources import BlocksDirSource
 
-    source = BlocksDirSource(running_node.datadir / "blocks", genesis_block().hash)
+    source = BlocksDirSource(running_node.datadir / "blocks", select_chain(CTREGTEST).genesis_hash)
     report = replay(source, tmp_path / "d", ReplayConfig(mode="window", show_progress=False))
     assert report.tip == running_node.call("getbestblockhash")

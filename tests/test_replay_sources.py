@@ -18,7 +18,7 @@ from regtest.blocksdir import (
     xor_obfuscate,
 )
 from regtest.chain import make_block, write_chain
-from regtest.params import NETWORK_MAGIC, genesis_block
+from regtest.params import CTREGTEST, NETWORK_MAGIC, select_chain
 from replay.sources import (
     BlocksDirSource,
     ChainFileSource,
@@ -29,7 +29,7 @@ from replay.sources import (
     read_cookie,
 )
 
-GENESIS = genesis_block().hash
+GENESIS = select_chain(CTREGTEST).genesis_hash
 KEY = bytes.fromhex("5a17c3e900ff1204")
 
 

@@ -12,7 +12,7 @@ import zmq
 
 from ctplugin.elements import Transaction
 from regtest.chain import make_block
-from regtest.params import REGTEST_SEED, genesis_block
+from regtest.params import CTREGTEST, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from rpc.process import free_port
 from rpc.zmqpub import ZmqPublisher
@@ -50,7 +50,7 @@ def _receive(sub: zmq.Socket, n: int) -> list[tuple[str, bytes, int]]:  # type: 
 
 def _transaction() -> Transaction:
     wallet = Wallet(REGTEST_SEED)
-    wallet.scan_block(genesis_block())
+    wallet.scan_block(select_chain(CTREGTEST).genesis)
     return wallet.build_transaction([Payment(1000, script_pubkey=b"\x51")], fee=500, height=1)
 
 
@@ -62,7 +62,7 @@ def test_frames_bodies_and_counters(pubsub: tuple[ZmqPublisher, zmq.Socket, int]
         ("hashtx", tx.txid[::-1], 0),
         ("rawtx", tx.serialize(), 0),
         ("sequence", tx.txid[::-1] + b"A" + mempool_sequence.to_bytes(8, "little"), 0)]
-    genesis = genesis_block()
+    genesis = select_chain(CTREGTEST).genesis
     block = make_block(genesis.hash, 1, genesis.header.time + 1, [tx], b"\x51")
     publisher.transaction_removed(tx, "block")  # confirmed: no "R" (bitcoind)
     publisher.block_connected(block, 1)

@@ -20,13 +20,7 @@ from ctplugin.pedersen import Commitment, Generator, commit
 from ctplugin.secp256k1 import KIND_PEDERSEN, Point
 from ctplugin.secp256k1.params import N
 from regtest.chain import ChainBuilder, build_demo_chain, make_block
-from regtest.params import (
-    GENESIS_TIME,
-    POLICY_ASSET,
-    REGTEST_SEED,
-    chain_params,
-    genesis_block,
-)
+from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Issuance, Payment, Reissuance, Wallet
 from regtest.wallet.blinding import rewind_nonce
 from tests.conftest import (
@@ -39,7 +33,7 @@ from tests.conftest import (
 from validator.node import Node
 from validator.store import DataDirLockedError
 
-PARAMS = chain_params()
+PARAMS = select_chain(CTREGTEST)
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +87,8 @@ def test_disconnect_restores_the_exact_utxo_set(node: Node, demo: ChainBuilder) 
 
 
 def test_second_opener_of_the_data_directory_gets_a_clear_error(tmp_path: Path) -> None:
-    with Node.open(tmp_path / "d", genesis_block(), PARAMS), pytest.raises(DataDirLockedError):
-        Node.open(tmp_path / "d", genesis_block(), PARAMS)
+    with Node.open(tmp_path / "d", PARAMS), pytest.raises(DataDirLockedError):
+        Node.open(tmp_path / "d", PARAMS)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -220,7 +214,7 @@ def test_mempool_then_block_skips_cached_proofs(node: Node, demo: ChainBuilder) 
 def test_garbage_in_the_cache_directory_rebuilds_an_empty_cache(tmp_path: Path,
                                                                  demo: ChainBuilder) -> None:
     path = tmp_path / "node"
-    with Node.open(path, genesis_block(), PARAMS) as node:
+    with Node.open(path, PARAMS) as node:
         connect_upto(node, demo, 1)
         for tx in demo.blocks[2].transactions[1:]:
             node.accept_transaction(tx.serialize())
@@ -230,7 +224,7 @@ def test_garbage_in_the_cache_directory_rebuilds_an_empty_cache(tmp_path: Path,
         if name.endswith((".log", ".ldb")) or name.startswith("MANIFEST"):
             (cache_dir / name).write_bytes(os.urandom(300))
     (cache_dir / "junk").write_bytes(b"garbage")
-    with Node.open(path, genesis_block(), PARAMS) as node:
+    with Node.open(path, PARAMS) as node:
         cache = node.data.proof_cache
         assert len(cache) == 0 and cache.stats().wipes >= 1
         # a forged block is still rejected (nothing trusted from the old cache) ...
@@ -313,7 +307,7 @@ def _explicit_tx(spend: TxIn, value: int, fee: int, script: bytes) -> Transactio
 
 
 def test_fee_peg_in_and_explicit_rules(node: Node) -> None:
-    genesis = genesis_block()
+    genesis = select_chain(CTREGTEST).genesis
     coin = genesis.transactions[0]
     spend = TxIn(prevout_hash=coin.txid, prevout_index=0)
     total = coin.outputs[0].value
@@ -371,7 +365,7 @@ def test_issuance_and_reissuance_rules(tmp_path: Path) -> None:
     asset = next(a for a, t in alice.token_of.items())
     reissue = alice.build_transaction([], fee=500, height=2,
                                       reissuance=Reissuance(asset, 700))
-    with Node.open(tmp_path / "n", genesis_block(), PARAMS) as node:
+    with Node.open(tmp_path / "n", PARAMS) as node:
         connect_block(node, chain.blocks[1].serialize())
         assert issue.inputs[0].issuance is not None
         # a reissuance whose blinding nonce is not the token's asset blinding factor
@@ -402,7 +396,7 @@ def test_wallet_pays_and_receives_through_the_validator(tmp_path: Path) -> None:
     chain.mine()
     chain.add(bob.build_transaction([Payment(COIN, alice.new_address())], fee=300, height=2))
     chain.mine()
-    with Node.open(tmp_path / "n", genesis_block(), PARAMS) as node:
+    with Node.open(tmp_path / "n", PARAMS) as node:
         for block in chain.blocks[1:]:
             connect_block(node, block.serialize())
     assert bob.balance(POLICY_ASSET) == 3 * COIN - COIN - 300
@@ -417,7 +411,7 @@ def test_blinded_issuance_amount_is_range_checked(tmp_path: Path) -> None:
     assert record is not None and record.amount_is_blinded
     assert len(issue.inputs[0].issuance_amount_rangeproof) == 675
     genesis = chain.tip
-    with Node.open(tmp_path / "n", genesis_block(), PARAMS) as node:
+    with Node.open(tmp_path / "n", PARAMS) as node:
         proof = bytearray(issue.inputs[0].issuance_amount_rangeproof)
         proof[40] ^= 1  # inside the stored μ scalar: well-formed, wrong
         bad_in = replace(issue.inputs[0], issuance_amount_rangeproof=bytes(proof))

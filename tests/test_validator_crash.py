@@ -28,7 +28,7 @@ if str(REPO) not in sys.path:  # when run as the worker script
 
 from ctplugin.elements import parse_block  # noqa: E402
 from regtest.chain import build_demo_chain, read_chain, write_chain  # noqa: E402
-from regtest.params import chain_params, genesis_block  # noqa: E402
+from regtest.params import CTREGTEST, select_chain  # noqa: E402
 from tests.conftest import SLOW_SCALE  # noqa: E402
 from validator.node import Node  # noqa: E402
 
@@ -44,7 +44,7 @@ OPTIONS = {"max_unflushed_blocks": 2, "batch_bytes": 4096}
 
 
 def open_node(datadir: str | Path) -> Node:
-    return Node.open(datadir, genesis_block(), chain_params(), **OPTIONS)  # type: ignore[arg-type]
+    return Node.open(datadir, select_chain(CTREGTEST), **OPTIONS)  # type: ignore[arg-type]
 
 
 def worker(datadir: str, chain_file: str, seed: int, churn: int) -> None:
@@ -75,7 +75,7 @@ def chain_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str
     path = tmp_path_factory.mktemp("crash") / "chain.dat"
     write_chain(path, chain.blocks)
     digests = []
-    with Node.open(path.parent / "clean", genesis_block(), chain_params()) as node:
+    with Node.open(path.parent / "clean", select_chain(CTREGTEST)) as node:
         digests.append(utxo_digest(node))
         for block in chain.blocks[1:]:
             assert node.submit_block(block.serialize()).accepted

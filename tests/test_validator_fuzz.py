@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from ctplugin.elements import Block, Transaction
 from ctplugin.errors import EncodingError, ParseError, ValidationError
 from regtest.chain import ChainBuilder, build_demo_chain
-from regtest.params import chain_params, genesis_block
+from regtest.params import CTREGTEST, select_chain
 from tests.conftest import SLOW_SCALE, connect_block, rebuild, with_output
 from validator import block as block_stage
 from validator.node import Node
@@ -37,7 +37,7 @@ def chain():
 @pytest.fixture(scope="module")
 def node(chain):
     with tempfile.TemporaryDirectory() as tmp, \
-            Node.open(Path(tmp) / "n", genesis_block(), chain_params()) as n:
+            Node.open(Path(tmp) / "n", select_chain(CTREGTEST)) as n:
         connect_block(n, chain.blocks[1].serialize())
         yield n
 
@@ -224,7 +224,7 @@ def test_the_mutant_tests_fail_on_a_validator_that_accepts_everything(
     monkeypatch.setattr(block_stage, "verify", lambda work, timer=None, prefetch=None: 0)
     monkeypatch.setattr(block_stage.BlockValidator, "check_block",
                         lambda self, block, tip, checked=(): None)
-    with Node.open(tmp_path / "lax", genesis_block(), chain_params()) as lax:
+    with Node.open(tmp_path / "lax", select_chain(CTREGTEST)) as lax:
         connect_block(lax, chain.blocks[1].serialize())
         accepted = set()
         for field in ("range_proof", "surjection_proof", "value", "asset", "fee",

@@ -20,12 +20,12 @@ from ctplugin.script.sighash import PrecomputedTransaction, segwit_v0_sighash, t
 from ctplugin.script.taproot import Leaf, TaprootOutput, tweak_hash
 from ctplugin.secp256k1 import ct
 from regtest.chain import make_block
-from regtest.params import GENESIS_TIME, POLICY_ASSET, genesis_block
+from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, select_chain
 from regtest.wallet.signing import finalize_multisig, sign_multisig_input, sign_tapscript_input
 from tests.conftest import FIXTURES, connect_block, load_json, signed_by_regtest_key
 from validator import Node
 
-GENESIS = genesis_block()
+GENESIS = select_chain(CTREGTEST).genesis
 COIN_VALUE = 1_000_000
 FEE = 1000
 AUX = bytes(32)

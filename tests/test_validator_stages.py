@@ -16,7 +16,7 @@ from ctplugin.errors import ParseError, ValidationError
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
 from regtest.chain import ChainBuilder, build_demo_chain
-from regtest.params import chain_params, genesis_block
+from regtest.params import CTREGTEST, select_chain
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.node import Node
 from validator.timing import StageTimer
@@ -32,7 +32,7 @@ def demo() -> ChainBuilder:
 @pytest.fixture
 def uncached(tmp_path: Path):
     """A node without a proof cache (every item stays in the work)."""
-    with Node.open(tmp_path / "n", genesis_block(), chain_params(), use_cache=False) as n:
+    with Node.open(tmp_path / "n", select_chain(CTREGTEST), use_cache=False) as n:
         yield n
 
 
@@ -233,7 +233,7 @@ def test_bip34_implies_bip30_from_the_height_the_genesis_coinbase_indicates() ->
     from ctplugin.elements.script import script_num
     from validator.block import BIP34_HEIGHT, bip34_implies_bip30_limit
 
-    genesis = genesis_block()
+    genesis = select_chain(CTREGTEST).genesis
     coinbase = genesis.transactions[0]
 
     def with_script_sig(script_sig: bytes) -> Block:
@@ -294,7 +294,7 @@ def test_prefetch_gives_the_culprit_of_verify_alone(uncached: Node, demo: ChainB
     rings beside the scripts (verify.Prefetch): every verdict and culprit is the one-thread
     connect's (which has no prefetch), and the prefetch's own results equal verify's."""
     connect_upto(uncached, demo, 1)
-    alone = Node.open(tmp_path / "alone", genesis_block(), chain_params(), use_cache=False)
+    alone = Node.open(tmp_path / "alone", select_chain(CTREGTEST), use_cache=False)
     connect_upto(alone, demo, 1)
     block = demo.blocks[2]
     txs = list(block.transactions[1:])

@@ -12,7 +12,7 @@ from ctplugin.errors import EncodingError
 from ctplugin.pedersen import commit, generator_generate_blinded, verify_tally
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
-from regtest.params import POLICY_ASSET, REGTEST_SEED, genesis_block, regtest_key
+from regtest.params import CTREGTEST, POLICY_ASSET, REGTEST_SEED, regtest_key, select_chain
 from regtest.wallet import ConfidentialAddress, Issuance, KeyChain, Payment, Wallet, WalletError
 from regtest.wallet.address import blech32_decode, blech32_encode
 from regtest.wallet.blinding import (
@@ -125,18 +125,19 @@ def test_asset_blinding_factor_is_a_nonzero_scalar() -> None:
 @pytest.fixture(scope="module")
 def funded() -> Wallet:
     wallet = Wallet(REGTEST_SEED)
-    wallet.scan_block(genesis_block())
+    wallet.scan_block(select_chain(CTREGTEST).genesis)
     return wallet
 
 
 def test_regtest_key_owns_the_genesis_coins(funded: Wallet) -> None:
-    assert regtest_key().script_pubkey == genesis_block().transactions[0].outputs[0].script_pubkey
+    genesis = select_chain(CTREGTEST).genesis
+    assert regtest_key().script_pubkey == genesis.transactions[0].outputs[0].script_pubkey
     assert funded.balance(POLICY_ASSET) == 21_000_000 * COIN
 
 
 def test_payment_unblinds_only_for_the_receiver() -> None:
     alice = Wallet(REGTEST_SEED)
-    alice.scan_block(genesis_block())
+    alice.scan_block(select_chain(CTREGTEST).genesis)
     bob, eve = Wallet(b"bob seed for wallet tests"), Wallet(b"eve seed for wallet tests")
     tx = alice.build_transaction([Payment(123_456, bob.new_address())], fee=500, height=1)
     got = bob.scan_transaction(tx, 1)
@@ -157,7 +158,7 @@ def test_payment_unblinds_only_for_the_receiver() -> None:
 def test_wallet_is_deterministic() -> None:
     def one() -> bytes:
         w = Wallet(REGTEST_SEED)
-        w.scan_block(genesis_block())
+        w.scan_block(select_chain(CTREGTEST).genesis)
         return w.build_transaction([Payment(5 * COIN, Wallet(b"receiver seed 0001").new_address())],
                                    fee=900, height=1).serialize()
 
@@ -176,7 +177,7 @@ def test_insufficient_funds_and_bad_requests(funded: Wallet) -> None:
 
 def test_issuance_pays_asset_and_tokens_to_the_issuer() -> None:
     alice = Wallet(REGTEST_SEED)
-    alice.scan_block(genesis_block())
+    alice.scan_block(select_chain(CTREGTEST).genesis)
     tx = alice.build_transaction([], fee=100, height=1, issuance=Issuance(7777, tokens=3))
     assert tx.inputs[0].issuance is not None
     (asset, token), = alice.token_of.items()

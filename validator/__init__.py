@@ -30,7 +30,7 @@ Modules (data flow of ``docs/design.md`` §1):
 - ``mempool``: acceptance against chainstate + unconfirmed parents; writes the proof cache.
 - ``chain``: the chain manager: block index with side branches, best chain (most blocks,
   first seen wins ties), reorganisations, invalid-branch fallback, flush policy, crash recovery.
-- ``node``: ``Node.open(path, genesis, params, *, sync, dbcache, flush_interval,
+- ``node``: ``Node.open(path, params, *, sync, dbcache, flush_interval,
   max_unflushed_blocks, reindex_chainstate)`` ties the data directory (``validator.store``),
   the chain manager, the block validator and the mempool:
 

@@ -30,11 +30,7 @@ from ctplugin.batch import BatchVerifier
 from ctplugin.borromean.elements import SITE_OUTPUT, transaction_claims
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.elements import Transaction, TxOut
-from ctplugin.elements.chainparams import (
-    RANGE_PROOF_BULLETPROOF,
-    RANGE_PROOF_KINDS,
-    range_proof_kind,
-)
+from ctplugin.elements.chainparams import ALL_RANGE_PROOFS, RangeProofKind, range_proof_kind
 from ctplugin.errors import ValidationError
 from validator import reasons
 from validator.items import (
@@ -126,7 +122,7 @@ def audit_range_proofs(txs: Sequence[Transaction], results: Sequence[Transaction
                           else reasons.BAD_TXNS_ISSUANCE_INVALID)
                 results[t].problems.append(_describe(label.error(reason, "no range proof")))
                 continue
-            if range_proof_kind(claim.proof, RANGE_PROOF_KINDS) == RANGE_PROOF_BULLETPROOF:
+            if range_proof_kind(claim.proof, ALL_RANGE_PROOFS) == RangeProofKind.BULLETPROOF:
                 bulletproofs.append(RangeItem(label, claim.proof, claim.commitment,
                                               claim.generator, claim.extra_commit))
                 continue
@@ -188,7 +184,7 @@ def audit_amounts(tx: Transaction, spent: Sequence[TxOut], result: TransactionAu
                   policy_asset: bytes) -> None:
     """The balance and the surjection proofs of ``tx`` given the outputs it spends."""
     try:
-        plan = plan_amounts(tx, 0, spent, policy_asset, RANGE_PROOF_KINDS)
+        plan = plan_amounts(tx, 0, spent, policy_asset, ALL_RANGE_PROOFS)
     except ValidationError as exc:  # a rule before the cryptography: nothing else can be told
         result.balance = FAILED
         result.surjection = UNKNOWN

@@ -1,7 +1,8 @@
 """A validating node: data directory, chain manager, block validator and mempool, tied together.
 
-``Node.open(path, genesis, params)`` opens (or creates) the data directory — a second opener
-gets ``DataDirLockedError`` — recovers from a crash if needed (``validator.chain``: an
+``Node.open(path, params)`` opens (or creates) the data directory of the chain ``params`` (its
+genesis included) — a second opener gets ``DataDirLockedError``, a directory made for another
+chain ``StoreError`` — recovers from a crash if needed (``validator.chain``: an
 interrupted flush is finished, blocks accepted since the last flush are reconnected from the
 block files) and is then ready:
 
@@ -61,13 +62,38 @@ from validator.store import (
     ChainstateConflictError,
     DataDir,
     Outpoint,
+    StoreError,
     UtxoEntry,
 )
 from validator.timing import StageTimer
 from validator.verify import ProofWork
 
 DEFAULT_DBCACHE_MIB = 450  # Core's -dbcache default
+CHAIN_FILE = "chain"
+"""The data directory's record of the chain it was made for (``ChainParams.name``): two chains
+may share a genesis (``regtest.params``), so the block index alone cannot tell them apart."""
 _log = logging.getLogger(__name__)
+
+
+def _recorded_chain(path: str) -> str | None:
+    try:
+        with open(os.path.join(path, CHAIN_FILE), encoding="utf-8") as handle:
+            return handle.read().strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"cannot read {os.path.join(path, CHAIN_FILE)}: {exc}") from None
+
+
+def _record_chain(path: str, name: str) -> None:
+    """Write ``CHAIN_FILE`` atomically (a killed process leaves the old state or the new)."""
+    target = os.path.join(path, CHAIN_FILE)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(name + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,29 +268,31 @@ def _status(entry: BlockIndexEntry, active: bool, chain: Chain) -> str:
 class Node(Closeable):
     """Chain manager + mempool + proof cache of one data directory."""
 
-    def __init__(self, data: DataDir, params: ChainParams, genesis: Block,
-                 policy: FlushPolicy, use_cache: bool = True) -> None:
+    def __init__(self, data: DataDir, params: ChainParams, policy: FlushPolicy,
+                 use_cache: bool = True) -> None:
         self.data = data
         self.params = params
         cache = data.proof_cache if use_cache else None
         self.mempool = Mempool(data.chainstate, cache, params)
         self.validator = BlockValidator(data.chainstate, cache, params,
                                         known=self.mempool.known_transactions,
-                                        bip30_limit=bip34_implies_bip30_limit(genesis))
-        self.chain = Chain(data, self.validator, params, genesis, policy)
+                                        bip30_limit=bip34_implies_bip30_limit(params.genesis))
+        self.chain = Chain(data, self.validator, params, params.genesis, policy)
         self._listeners: list[ChainListener] = []
         self._closed = False
         self.chain.activate()  # reconnect what was accepted since the last flush
         self._maybe_flush()
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], genesis: Block, params: ChainParams, *,
+    def open(cls, path: str | os.PathLike[str], params: ChainParams, *,
              sync: bool = True, dbcache: float = DEFAULT_DBCACHE_MIB,
              flush_interval: float = DEFAULT_FLUSH_INTERVAL,
              max_unflushed_blocks: int = DEFAULT_MAX_UNFLUSHED_BLOCKS,
              cache_max_entries: int = DEFAULT_MAX_ENTRIES, use_cache: bool = True,
              reindex_chainstate: bool = False, batch_bytes: int | None = None) -> Node:
-        """Open (or create) the node's data directory at ``path``.
+        """Open (or create) the node's data directory at ``path`` for the chain ``params``; a
+        directory made for another chain (``CHAIN_FILE``, or another genesis) is a
+        ``StoreError`` naming both.
 
         ``sync``: flushes survive power loss (not only a killed process). ``dbcache``: the
         coins cache budget in MiB (Core's -dbcache). ``flush_interval`` (seconds) and
@@ -281,8 +309,15 @@ class Node(Closeable):
                             cache_max_entries=cache_max_entries,
                             cache_budget=int(dbcache * (1 << 20)), **extra)
         try:
-            return cls(data, params, genesis,
-                       FlushPolicy(flush_interval, max_unflushed_blocks), use_cache)
+            recorded = _recorded_chain(path)
+            if recorded is not None and recorded != params.name:
+                raise StoreError(f"data directory {path} was made for chain {recorded!r}, "
+                                 f"not {params.name!r}")
+            node = cls(data, params, FlushPolicy(flush_interval, max_unflushed_blocks),
+                       use_cache)
+            if recorded is None:  # a new directory (or one made before chains had names)
+                _record_chain(path, params.name)
+            return node
         except BaseException:
             data.close()
             raise

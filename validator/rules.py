@@ -23,11 +23,7 @@ from dataclasses import dataclass, field
 
 from ctplugin.batch import Claim
 from ctplugin.elements import Transaction, TxIn, TxOut
-from ctplugin.elements.chainparams import (
-    RANGE_PROOF_BORROMEAN,
-    RANGE_PROOF_BULLETPROOF,
-    range_proof_kind,
-)
+from ctplugin.elements.chainparams import RangeProofKind, range_proof_kind
 from ctplugin.elements.consensus import (
     MAX_BLOCK_WEIGHT,
     MAX_MONEY,
@@ -58,7 +54,7 @@ from validator.items import (
 
 _k = kernel.backend
 _INT64_MAX = (1 << 63) - 1
-BULLETPROOF_ONLY = frozenset({RANGE_PROOF_BULLETPROOF})
+BULLETPROOF_ONLY = frozenset({RangeProofKind.BULLETPROOF})
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +207,7 @@ def decode_commitments(encodings: Iterable[bytes]) -> dict[bytes, bytes]:
 
 def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
                  policy_asset: bytes,
-                 range_proofs: frozenset[str] = BULLETPROOF_ONLY,
+                 range_proofs: frozenset[RangeProofKind] = BULLETPROOF_ONLY,
                  decoded: Mapping[bytes, bytes] | None = None) -> AmountPlan:
     """CheckTxInputs + VerifyAmounts (§2.2) without the cryptography: the balance claim, range
     items and surjection items to batch. ``spent[i]`` is the output input i spends (anything
@@ -246,7 +242,7 @@ class _AmountPlanner:
                  "surjection_outputs", "tally", "targets", "tx_index")
 
     def __init__(self, tx_index: int, policy_asset: bytes,
-                 range_proofs: frozenset[str] = BULLETPROOF_ONLY,
+                 range_proofs: frozenset[RangeProofKind] = BULLETPROOF_ONLY,
                  decoded: Mapping[bytes, bytes] | None = None) -> None:
         self.tx_index = tx_index
         self.decoded: Mapping[bytes, bytes] = decoded if decoded is not None else {}
@@ -366,7 +362,7 @@ class _AmountPlanner:
         """The range proof of a blinded amount, as the kind the chain takes it for: a
         Bulletproof (batch item) or a Borromean proof (check item). With both kinds accepted,
         the consensus Bulletproof size decides (no Borromean proof has it)."""
-        if range_proof_kind(proof, self.range_proofs) == RANGE_PROOF_BORROMEAN:
+        if range_proof_kind(proof, self.range_proofs) == RangeProofKind.BORROMEAN:
             self.borromeans.append(BorromeanItem(label, proof, commitment, value_gen,
                                                  extra_commit))
         else:

@@ -29,7 +29,8 @@ MEDIAN_TIME_SPAN = 11
 """Blocks whose median time a new block's time must exceed (Core's CBlockIndex::nMedianTimeSpan)."""
 
 DEFAULT_COINBASE_MATURITY = 100
-"""Blocks before a coinbase output may be spent (COINBASE_MATURITY); a ChainParams default."""
+"""Blocks before a coinbase output may be spent: Core's and Elements' ``COINBASE_MATURITY``
+(``src/consensus/consensus.h``), the value our chains state (``regtest.params``)."""
 
 WITNESS_COMMITMENT_HEADER = bytes.fromhex("6a24aa21a9ed")
 """OP_RETURN, push 36, then the BIP141 commitment magic: the start of a coinbase output that

@@ -15,11 +15,7 @@ from typing import Any
 import simplejson
 
 from ctplugin.elements import _speedups
-from ctplugin.elements.chainparams import (
-    ELEMENTS_RANGE_PROOFS,
-    RANGE_PROOF_BORROMEAN,
-    range_proof_kind,
-)
+from ctplugin.elements.chainparams import ELEMENTS_RANGE_PROOFS, RangeProofKind, range_proof_kind
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.model import Transaction, TxIn, TxOut
@@ -106,13 +102,13 @@ def _vin_json(tx: Transaction, txin: TxIn) -> dict[str, Any]:
     return entry
 
 
-def _vout_json(n: int, out: TxOut, range_proofs: frozenset[str]) -> dict[str, Any]:
+def _vout_json(n: int, out: TxOut, range_proofs: frozenset[RangeProofKind]) -> dict[str, Any]:
     entry: dict[str, Any] = {}
     if isinstance(out.value, int):
         entry["value"] = value_from_amount(out.value)
     else:
         borromean = bool(out.range_proof) and range_proof_kind(
-            out.range_proof, range_proofs) == RANGE_PROOF_BORROMEAN
+            out.range_proof, range_proofs) == RangeProofKind.BORROMEAN
         info = _speedups.rangeproof_info(out.range_proof) if borromean else None
         if info is not None:
             exponent, mantissa, min_value, max_value = info
@@ -161,7 +157,8 @@ def pegout_script(script: bytes) -> tuple[bytes, bytes] | None:
 
 
 def decode_transaction(tx: Transaction,
-                       range_proofs: frozenset[str] = ELEMENTS_RANGE_PROOFS) -> dict[str, Any]:
+                       range_proofs: frozenset[RangeProofKind] = ELEMENTS_RANGE_PROOFS
+                       ) -> dict[str, Any]:
     """The ``decoderawtransaction`` object for ``tx``.
 
     ``range_proofs``: the range-proof kinds of the chain the transaction belongs to

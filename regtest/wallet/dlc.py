@@ -54,7 +54,7 @@ from ctplugin.dlc.messages import (
 from ctplugin.dlc.oracle import MessageHash, OracleAttestation
 from ctplugin.dlc.transactions import FundingInput
 from ctplugin.elements import Transaction, TxOut
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.errors import CtpluginError
 from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1.params import N
@@ -250,7 +250,7 @@ class DlcParty:
         return ext
 
     def _verify_range_proof(self, out: TxOut, who: str) -> None:
-        if self.wallet.range_proofs != RANGE_PROOF_BULLETPROOF:
+        if self.wallet.range_proofs != RangeProofKind.BULLETPROOF:
             return  # the node's validation checks other proof kinds at broadcast
         try:
             ok = verify_output(out.range_proof, _commitment(out), out.asset, out.script_pubkey)

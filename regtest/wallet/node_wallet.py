@@ -35,7 +35,6 @@ from collections.abc import Iterable, Sequence
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_block
-from ctplugin.elements.chainparams import RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.issuance import input_issuance_ids
 from regtest.wallet.address import ConfidentialAddress, Destination
 from regtest.wallet.db import Changes, WalletDB
@@ -78,7 +77,8 @@ class NodeWallet(ChainListener, Closeable):
         db = WalletDB.open(path, create=True)
         try:
             wallet = Wallet(seed, policy_asset=params.policy_asset,
-                            range_proofs=_proof_kind(params))
+                            range_proofs=params.wallet_range_proof,
+                            genesis_hash=params.genesis_hash)
             node_wallet = cls(name, db, wallet, params, None)
             db.commit(Changes(state=wallet.state()), sync=True)
             return node_wallet
@@ -92,7 +92,8 @@ class NodeWallet(ChainListener, Closeable):
         try:
             state, best = db.load_state()
             wallet = Wallet.restore(state, policy_asset=params.policy_asset,
-                                    range_proofs=_proof_kind(params))
+                                    range_proofs=params.wallet_range_proof,
+                                    genesis_hash=params.genesis_hash)
             node_wallet = cls(name, db, wallet, params, best)
             for wtx in db.transactions():
                 node_wallet.ledger.add(wtx)
@@ -396,14 +397,6 @@ class NodeWallet(ChainListener, Closeable):
         self.blinding_keys[script] = secret
         self.commit(blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
 
-
-
-def _proof_kind(params: ChainParams) -> str:
-    """The range proofs the wallet makes: Bulletproofs when the chain takes them (the default
-    profile), else the profile's kind."""
-    if RANGE_PROOF_BULLETPROOF in params.range_proofs:
-        return RANGE_PROOF_BULLETPROOF
-    return next(iter(sorted(params.range_proofs)))
 
 
 def _read(node: Node, block_hash: bytes) -> Block:

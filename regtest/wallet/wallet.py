@@ -14,12 +14,12 @@ is opened, so no crash or restore can ever make it repeat a blinding factor or e
 Unblinding convention: see ``regtest.wallet.blinding`` (nonce from ECDH as in Elements; value and
 value blind from the Bulletproof rewind; abf from the nonce; 20-byte message = asset id prefix).
 
-Range-proof kind (``range_proofs``: the chain profile's, ``regtest.params.chain_params``):
-Bulletproofs by default; ``RANGE_PROOF_BORROMEAN`` makes Borromean proofs the way Elements'
-wallet does (``ctplugin.borromean.elements``: min_value 1, or 0 for an unspendable script, exp 0,
-52 bits, message asset ‖ abf, extra commit = scriptPubKey; issuance proofs with min 0, no extra
-commit and the issuance blinding key as nonce) and unblinds them Elements' way (asset and abf
-read from the message, the asset commitment recomputed).
+Range-proof kind (``range_proofs``: the chain's ``ChainParams.wallet_range_proof``, see
+``regtest.params``): Bulletproofs by default; ``RangeProofKind.BORROMEAN`` makes Borromean
+proofs the way Elements' wallet does (``ctplugin.borromean.elements``: min_value 1, or 0 for an
+unspendable script, exp 0, 52 bits, message asset ‖ abf, extra commit = scriptPubKey; issuance
+proofs with min 0, no extra commit and the issuance blinding key as nonce) and unblinds them
+Elements' way (asset and abf read from the message, the asset commitment recomputed).
 
 Scripts and signatures: new addresses are P2TR key-path outputs by default (P2WPKH on request,
 ``new_address(kind="p2wpkh")``); every transaction the wallet builds is signed
@@ -39,7 +39,7 @@ from typing import NamedTuple
 from ctplugin import borromean, surjection
 from ctplugin.bulletproofs import CONSENSUS_PROOF_LENGTH, prove_output, rewind_output
 from ctplugin.elements import AssetIssuance, Block, Transaction, TxIn, TxOut
-from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.issuance import (
     issuance_asset_id,
     issuance_entropy,
@@ -51,7 +51,7 @@ from ctplugin.hashes import tagged_hash
 from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1.params import N
 from ctplugin.surjection import WALLET_USED_INPUTS, serialized_size
-from regtest.params import COINBASE_MATURITY, POLICY_ASSET, genesis_block
+from regtest.params import COINBASE_MATURITY, DEFAULT_CHAIN, POLICY_ASSET, select_chain
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.blinding import (
     asset_blinding_factor,
@@ -313,14 +313,15 @@ class Wallet:
     """A deterministic wallet (see the module docstring)."""
 
     def __init__(self, seed: bytes, *, policy_asset: bytes = POLICY_ASSET,
-                 range_proofs: str = RANGE_PROOF_BULLETPROOF,
+                 range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
                  genesis_hash: bytes | None = None) -> None:
-        if range_proofs not in (RANGE_PROOF_BULLETPROOF, RANGE_PROOF_BORROMEAN):
+        if not isinstance(range_proofs, RangeProofKind):
             raise WalletError(f"unknown range-proof kind {range_proofs!r}")
         self.keys = KeyChain(seed)
         self.policy_asset = policy_asset
         self.range_proofs = range_proofs
-        self.genesis_hash = genesis_hash if genesis_hash is not None else genesis_block().hash
+        self.genesis_hash = (genesis_hash if genesis_hash is not None
+                             else select_chain(DEFAULT_CHAIN).genesis_hash)
         self.coins: dict[tuple[bytes, int], OwnedCoin] = {}
         self.locked: set[tuple[bytes, int]] = set()
         """Coins that coin selection leaves alone (committed to a DLC not funded yet); they
@@ -413,7 +414,7 @@ class Wallet:
             return None
         value_gen = (out.asset if len(out.asset) == 33
                      else generator_generate(out.asset).serialize())
-        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+        if self.range_proofs == RangeProofKind.BORROMEAN:
             return self._unblind_borromean(out, nonce, value_gen)
         try:
             opened = rewind_output(out.range_proof, out.value, value_gen, nonce,
@@ -461,7 +462,7 @@ class Wallet:
     def _output_proof(self, value: int, vbf: int, asset: bytes, abf: bytes, asset_gen: Generator,
                       nonce: bytes, script: bytes) -> bytes:
         """The range proof of a blinded output, of this wallet's kind."""
-        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+        if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.output_rangeproof(
                 value, nonce, asset, abf, vbf.to_bytes(32, "big"),
                 commit(value, vbf, asset_gen), asset_gen, script,
@@ -471,19 +472,19 @@ class Wallet:
     def output_proof_size(self, script: bytes) -> int:
         """Bytes of the range proof ``_output_proof`` makes for an output paying ``script``
         (fee estimation before proving)."""
-        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+        if self.range_proofs == RangeProofKind.BORROMEAN:
             return _borromean_proof_size(0 if is_unspendable(script) else 1, True)
         return CONSENSUS_PROOF_LENGTH
 
     def issuance_proof_size(self) -> int:
-        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+        if self.range_proofs == RangeProofKind.BORROMEAN:
             return _borromean_proof_size(0, False)
         return CONSENSUS_PROOF_LENGTH
 
     def _issuance_proof(self, value: int, vbf: int, asset: bytes) -> bytes:
         """The range proof of a blinded issuance amount (extra commit: an EMPTY script)."""
         asset_gen = generator_generate(asset)
-        if self.range_proofs == RANGE_PROOF_BORROMEAN:
+        if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.issuance_rangeproof(
                 value, self._random(), vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
                 asset)
@@ -500,8 +501,10 @@ class Wallet:
 
     @classmethod
     def restore(cls, state: WalletState, *, policy_asset: bytes = POLICY_ASSET,
-                range_proofs: str = RANGE_PROOF_BULLETPROOF) -> Wallet:
-        wallet = cls(state.seed, policy_asset=policy_asset, range_proofs=range_proofs)
+                range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
+                genesis_hash: bytes | None = None) -> Wallet:
+        wallet = cls(state.seed, policy_asset=policy_asset, range_proofs=range_proofs,
+                     genesis_hash=genesis_hash)
         wallet._rng_counter = state.rng_counter
         wallet.change_keys = set(state.change_keys)
         wallet.known_assets.update(state.known_assets)

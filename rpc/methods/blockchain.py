@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.script import script_to_asm
 from ctplugin.errors import ParseError
 from rpc.context import Call
@@ -192,7 +193,8 @@ def prevout_json(out: TxOut, height: int, coinbase: bool) -> dict[str, Any]:
 
 
 def verbose_transaction(tx: Transaction, prevouts: list[tuple[TxOut, int, bool]] | None,
-                        with_prevout: bool, range_proofs: frozenset[str]) -> dict[str, Any]:
+                        with_prevout: bool, range_proofs: frozenset[RangeProofKind]
+                        ) -> dict[str, Any]:
     """TxToUniv at verbosity 2/3: the decoded transaction, its hex, and for verbosity 3 each
     input's ``prevout``."""
     out = transaction_json(tx, range_proofs)
