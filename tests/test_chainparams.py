@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from replay.__main__ import main as replay_main
 
+from apps.replay import main as replay_main
 from ctplugin import borromean
 from ctplugin.elements import parse_block
 from ctplugin.elements.chainparams import (
@@ -188,7 +188,7 @@ def test_the_node_selects_its_chain_by_name(tmp_path: Path, argv: list[str]) -> 
     ctx = NodeContext(config)
     open_node(ctx)
     try:
-        assert ctx.chain.params is select_chain(CTREGTEST_BORROMEAN)
+        assert ctx.node.params is select_chain(CTREGTEST_BORROMEAN)
     finally:
         close_node(ctx)
     default = NodeContext(parse_config(["--datadir", str(tmp_path), "-disablewallet"], "t", None))
