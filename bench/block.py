@@ -67,10 +67,16 @@ from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BUL
 from ctplugin.elements.consensus import COIN
 from ctplugin.secp256k1 import kernel
 from harness.timing import measure_t_us, median_time
-from regtest.chain import ChainBuilder, read_chain, write_chain
-from regtest.params import POLICY_ASSET, REGTEST_SEED, chain_params, genesis_block
+from regtest.builder import ChainBuilder
+from regtest.params import (
+    NETWORK_MAGIC,
+    POLICY_ASSET,
+    REGTEST_SEED,
+    chain_params,
+    genesis_block,
+)
 from regtest.wallet import OwnedCoin, Payment, Wallet
-from validator import ChainParams, ConnectReport, Node
+from validator import ChainParams, ConnectReport, Node, read_chain, write_chain
 
 CACHE_VERSION = 2  # 2: signed inputs (one taproot key path + one OP_TRUE per transaction)
 RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (design.md)
@@ -129,14 +135,14 @@ def load_blocks(n_tx: int, range_proofs: str = RANGE_PROOF_BULLETPROOF) -> list[
     path = cache_dir() / f"bench-block-v{CACHE_VERSION}-{n_tx}{kind}.dat"
     if path.exists():
         try:
-            blocks = list(read_chain(path))
+            blocks = list(read_chain(path, NETWORK_MAGIC))
             if len(blocks) == 3 and parse_block(blocks[0]).hash == genesis_block().hash:
                 return blocks
         except Exception:  # a stale or damaged cache file is rebuilt
             pass
     blocks = build_blocks(n_tx, range_proofs)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_chain(path, [parse_block(b) for b in blocks])
+    write_chain(path, [parse_block(b) for b in blocks], NETWORK_MAGIC)
     return blocks
 
 

@@ -23,7 +23,7 @@ from ctplugin.elements.chainparams import (
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Commitment, Generator
-from regtest.chain import ChainBuilder, build_demo_chain
+from regtest.builder import ChainBuilder, build_demo_chain
 from regtest.params import POLICY_ASSET, chain_params, genesis_block
 from regtest.wallet import Issuance, Payment, Wallet
 from regtest.wallet.blinding import rewind_nonce

@@ -26,7 +26,7 @@ from bitcointx.rpc import JSONRPCError, RPCCaller
 from ctplugin.elements import parse_block, parse_transaction
 from ctplugin.pedersen import commit, generator_generate, generator_generate_blinded
 from harness.node import REPO, NodeProcess, free_port
-from regtest.chain import make_block
+from regtest.builder import make_block
 
 BLOCKS_TO_MATURITY = 101
 

@@ -10,7 +10,7 @@ import pytest
 from ctplugin.elements import Block
 from ctplugin.elements.chainparams import RANGE_PROOF_BORROMEAN, RANGE_PROOF_BULLETPROOF
 from ctplugin.elements.consensus import COIN
-from regtest.chain import make_block
+from regtest.builder import make_block
 from regtest.params import REGTEST_SEED, chain_params, genesis_block
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.db import WalletDB, WalletDBError

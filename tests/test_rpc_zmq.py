@@ -12,7 +12,7 @@ import zmq
 
 from ctplugin.elements import Transaction
 from harness.node import free_port
-from regtest.chain import make_block
+from regtest.builder import make_block
 from regtest.params import REGTEST_SEED, genesis_block
 from regtest.wallet import Payment, Wallet
 from rpc.zmqpub import ZmqPublisher

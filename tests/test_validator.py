@@ -19,7 +19,7 @@ from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Commitment, Generator, commit
 from ctplugin.secp256k1 import KIND_PEDERSEN, Point
 from ctplugin.secp256k1.params import N
-from regtest.chain import ChainBuilder, build_demo_chain, make_block
+from regtest.builder import ChainBuilder, build_demo_chain, make_block
 from regtest.params import (
     GENESIS_TIME,
     POLICY_ASSET,
