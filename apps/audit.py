@@ -31,7 +31,7 @@ from ctplugin.elements.consensus import COIN
 from ctplugin.elements.vectors import vector_entries
 from ctplugin.errors import CtpluginError, ParseError
 from replay.sources import RpcClient, SourceError, read_cookie
-from validator import TransactionAudit, audit_transactions
+from validator import RECORD_HEADER_SIZE, TransactionAudit, audit_transactions, read_chain
 
 LIQUID_POLICY_ASSET = "6f0279e9ed041c3d710a9f57d0c02928416460c4b722ae3457a11eec381c526d"
 """L-BTC, display byte order (the default policy asset: issuance and fee limits)."""
@@ -47,20 +47,6 @@ class AuditInputError(CtpluginError):
 
 
 # --- sources -----------------------------------------------------------------------------------
-
-def _framed_blocks(data: bytes) -> list[bytes]:
-    """Blocks of a blk*.dat-framed file: every frame starts with the first frame's magic."""
-    magic, blocks, pos = data[:4], [], 0
-    while pos < len(data):
-        if data[pos: pos + 4] != magic or pos + 8 > len(data):
-            raise ParseError(pos, "bad block-file magic or truncated frame header")
-        size = int.from_bytes(data[pos + 4: pos + 8], "little")
-        if pos + 8 + size > len(data):
-            raise ParseError(pos + 4, "block-file frame runs past the end of the file")
-        blocks.append(data[pos + 8: pos + 8 + size])
-        pos += 8 + size
-    return blocks
-
 
 def _hex_items(text: str) -> tuple[list[Transaction], bool]:
     """Whitespace-separated hex items, each a transaction or else a block; (transactions,
@@ -164,7 +150,10 @@ def load_source(source: str) -> tuple[list[Transaction], bool]:
             return _vectors(document), "blocks" in document
         if _HEX_TEXT.issuperset(data[:4096]):
             return _hex_items(data.decode())
-        blocks = _framed_blocks(data)
+        if len(data) < RECORD_HEADER_SIZE:
+            raise ParseError(0, "bad block-file magic or truncated frame header")
+        # one magic for the whole file, the first frame's: Liquid's, Elements regtest's, ours
+        blocks = read_chain(path, data[:4])
         return [tx for raw in blocks for tx in parse_block(raw).transactions], True
     except AuditInputError as exc:
         raise AuditInputError(f"cannot read {source!r}: {exc}") from None

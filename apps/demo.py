@@ -3,7 +3,7 @@ with batching and the proof cache, and print a report.
 
 Steps:
 
-1. the wallet builds a reproducible regtest chain (``regtest.chain.build_demo_chain``: payments
+1. the wallet builds a reproducible regtest chain (``regtest.builder.build_demo_chain``: payments
    with two blinded outputs, an asset issuance, a transfer of it and a reissuance) and writes it
    to a chain file;
 2. a fresh node (LevelDB data directory in a temporary directory) reads the file and connects
@@ -31,9 +31,9 @@ from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
 from ctplugin.timing import measure_t_us
-from regtest.chain import build_demo_chain, make_block, read_chain, write_chain
-from regtest.params import DEFAULT_CHAIN, select_chain
-from validator import ConnectReport, Node
+from regtest.builder import build_demo_chain, make_block
+from regtest.params import DEFAULT_CHAIN, NETWORK_MAGIC, select_chain
+from validator import ConnectReport, Node, read_chain, write_chain
 
 
 def corrupt_range_proof(block: Block, tx_index: int, output_index: int) -> Block:
@@ -92,9 +92,9 @@ def _build_chain(chain_file: Path, n_blocks: int, txs_per_block: int,
     """Step 1: the wallet's chain, written to ``chain_file`` and read back (genesis first)."""
     start = time.perf_counter()
     chain = build_demo_chain(n_blocks, txs_per_block)
-    write_chain(chain_file, chain.blocks)
+    write_chain(chain_file, chain.blocks, NETWORK_MAGIC)
     build_s = time.perf_counter() - start
-    raw_blocks = list(read_chain(chain_file))
+    raw_blocks = list(read_chain(chain_file, NETWORK_MAGIC))
     say(f"built {len(raw_blocks) - 1} blocks on genesis with the wallet in {build_s:.1f} s "
         f"-> {chain_file.name} ({chain_file.stat().st_size:,} bytes)")
     if parse_block(raw_blocks[0]).hash != select_chain(DEFAULT_CHAIN).genesis_hash:

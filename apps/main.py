@@ -31,8 +31,8 @@ COMMANDS: dict[str, Command] = {
     "node": Command("apps.node", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
                                  "ZMQ)", (Extra.NODE,)),
     "cli": Command("rpc.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
-    "chain": Command("regtest.chain", "build a chain of wallet-made confidential blocks: a "
-                                      "chain file and/or a Core-style blocks/ directory",
+    "chain": Command("apps.chain", "build a chain of wallet-made confidential blocks: a "
+                                   "chain file and/or a Core-style blocks/ directory",
                      (Extra.REPLAY,)),
     "replay": Command("apps.replay", "replay blocks (chain file, blocks/ directory or a "
                                      "node's RPC) into a data directory, in one of five "

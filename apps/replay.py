@@ -78,7 +78,7 @@ def _unwritable(*paths: Path | None, datadir: Path | None = None) -> str | None:
     """A message for the first output file that cannot be written (checked before a replay
     that may run for hours), or None. A missing directory that creating ``datadir`` makes
     (``--datadir run/data --json run/r.json``) is fine."""
-    from regtest.chain import unwritable
+    from validator import unwritable
 
     for path in paths:
         if path is None:

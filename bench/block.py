@@ -68,16 +68,17 @@ from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.consensus import COIN
 from ctplugin.secp256k1 import kernel
 from ctplugin.timing import measure_t_us, median_time
-from regtest.chain import ChainBuilder, read_chain, write_chain
+from regtest.builder import ChainBuilder
 from regtest.params import (
     CTREGTEST_BORROMEAN,
     DEFAULT_CHAIN,
+    NETWORK_MAGIC,
     POLICY_ASSET,
     REGTEST_SEED,
     select_chain,
 )
 from regtest.wallet import OwnedCoin, Payment, Wallet
-from validator import ChainParams, ConnectReport, Node
+from validator import ChainParams, ConnectReport, Node, read_chain, write_chain
 
 CACHE_VERSION = 2  # 2: signed inputs (one taproot key path + one OP_TRUE per transaction)
 RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (docs/design.md)
@@ -141,14 +142,14 @@ def load_blocks(n_tx: int, chain_name: str = DEFAULT_CHAIN) -> list[bytes]:
     path = cache_dir() / f"bench-block-v{CACHE_VERSION}-{n_tx}{kind}.dat"
     if path.exists():
         try:
-            blocks = list(read_chain(path))
+            blocks = list(read_chain(path, NETWORK_MAGIC))
             if len(blocks) == 3 and parse_block(blocks[0]).hash == params.genesis_hash:
                 return blocks
         except Exception:  # a stale or damaged cache file is rebuilt
             pass
     blocks = build_blocks(n_tx, chain_name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_chain(path, [parse_block(b) for b in blocks])
+    write_chain(path, [parse_block(b) for b in blocks], NETWORK_MAGIC)
     return blocks
 
 

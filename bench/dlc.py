@@ -39,7 +39,7 @@ from ctplugin.hashes import sha256
 from ctplugin.secp256k1 import ct, kernel
 from ctplugin.timing import measure_t_us, median_time
 from regtest import wallet as regtest_wallet
-from regtest.chain import ChainBuilder
+from regtest.builder import ChainBuilder
 from regtest.params import DEFAULT_CHAIN, REGTEST_SEED, select_chain
 from regtest.wallet.dlc import DlcParty
 from validator import Node

@@ -1,6 +1,6 @@
 """Replay benchmark: the same chain replayed in every verification mode.
 
-The chain (``regtest.chain.build_transfer_chain``): a funding block, then 40 blocks
+The chain (``regtest.builder.build_transfer_chain``): a funding block, then 40 blocks
 (``--quick``: 6) of 250 transactions (``--quick``: 60), each spending two blinded coins into two
 blinded outputs (a Bulletproof and a two-input surjection proof each) and a fee. Proving 20000
 Bulletproofs takes minutes, so the chain is built once and kept in the benchmark cache
@@ -51,12 +51,13 @@ from pathlib import Path
 from bench.common import Row, cache_dir, make_row
 from ctplugin.elements import parse_block
 from harness.zkp import surjection as libsecp_surjection
-from regtest.chain import build_transfer_chain, read_chain, write_chain
-from regtest.params import DEFAULT_CHAIN, select_chain
+from regtest.builder import build_transfer_chain
+from regtest.params import DEFAULT_CHAIN, NETWORK_MAGIC, select_chain
 from replay.driver import ReplayConfig, replay
 from replay.engine import Engine
 from replay.report import ReplayReport
 from replay.sources import ChainFileSource
+from validator import read_chain, write_chain
 
 CACHE_VERSION = 2  # v2: the wallet signs its inputs (scripts are validated)
 RANGE_T_REF = 63.0  # one 64-bit Bulletproof verified alone, secp256k1-zkp (docs/design.md)
@@ -70,7 +71,7 @@ def chain_file(n_blocks: int, n_txs: int) -> Path:
     path = cache_dir() / f"bench-replay-v{CACHE_VERSION}-{n_blocks}x{n_txs}.dat"
     if path.exists():
         try:
-            blocks = list(read_chain(path))
+            blocks = list(read_chain(path, NETWORK_MAGIC))
             if len(blocks) == n_blocks + 2 and \
                     parse_block(blocks[0]).hash == select_chain(DEFAULT_CHAIN).genesis_hash:
                 return path
@@ -80,7 +81,7 @@ def chain_file(n_blocks: int, n_txs: int) -> Path:
           flush=True)
     chain = build_transfer_chain(n_blocks, n_txs)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_chain(path, chain.blocks)
+    write_chain(path, chain.blocks, NETWORK_MAGIC)
     return path
 
 
@@ -125,7 +126,7 @@ def _median(runs: list[Run]) -> Run:
 def _reference_surjection_t(path: Path, t_us: float) -> tuple[float, int, str]:
     """(C reference t for one block's surjection proofs, their number, how it was got): the
     second transfer block's proofs verified by secp256k1-zkp (wallycore) in this run."""
-    blocks = [parse_block(raw) for raw in read_chain(path)]
+    blocks = [parse_block(raw) for raw in read_chain(path, NETWORK_MAGIC)]
     block, parent = blocks[3], blocks[2]
     assets = {(tx.txid, n): out.asset for tx in parent.transactions
               for n, out in enumerate(tx.outputs)}

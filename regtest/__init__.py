@@ -1,2 +1,4 @@
 """Our regtest chain: parameters (``params``), a deterministic confidential-transaction wallet
-(``wallet``) and a chain builder writing chain files (``chain``; ``python -m regtest.chain``)."""
+(``wallet``), a block builder (``builder``: ``ChainBuilder``, ``make_block``) and a Core-style
+``blocks/`` directory writer (``blocksdir``); the command line is ``ctplugin chain``
+(``apps.chain``)."""

@@ -1,7 +1,8 @@
-"""A chain written in Bitcoin Core / Elements ``blocks/`` directory layout (replay.md §4.1), so
-tests and benchmarks replay the same blocks from a chain file and from a node-style directory.
+"""A chain written in Bitcoin Core / Elements ``blocks/`` directory layout (docs/replay.md §4.1),
+so tests and benchmarks replay the same blocks from a chain file and from a node-style directory.
 
-Layout, as Core writes it:
+Layout, as Core writes it (the record framing and ``xor.dat`` are the block-I/O room's,
+``validator.store.blockio``):
 
 - ``blkNNNNN.dat`` files of records ``magic ‖ LE32 size ‖ block``; a file rolls over before it
   would exceed ``max_file_size`` (Core: 128 MiB) and the finished file is truncated to its size;
@@ -23,31 +24,17 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from regtest.params import NETWORK_MAGIC
-
-MAX_BLOCK_FILE_SIZE = 128 << 20  # MAX_BLOCKFILE_SIZE
-BLOCK_FILE_CHUNK_SIZE = 16 << 20  # BLOCKFILE_CHUNK_SIZE
-XOR_FILE = "xor.dat"
-XOR_KEY_SIZE = 8
-RECORD_HEADER_SIZE = 8  # magic ‖ LE32 size
-
-
-def block_file_name(number: int) -> str:
-    return f"blk{number:05d}.dat"
-
-
-def xor_obfuscate(data: bytes, key: bytes, offset: int) -> bytes:
-    """``data`` (found at file ``offset``) XORed with ``key[(offset + i) mod 8]``: the same call
-    obfuscates and deobfuscates. An all-zero key returns ``data`` unchanged."""
-    if len(key) != XOR_KEY_SIZE:
-        raise ValueError("the blocks XOR key is 8 bytes")
-    if not any(key) or not data:
-        return bytes(data)
-    shift = offset % XOR_KEY_SIZE
-    rotated = key[shift:] + key[:shift]
-    stream = rotated * (len(data) // XOR_KEY_SIZE + 1)
-    n = len(data)
-    mixed = int.from_bytes(data, "little") ^ int.from_bytes(stream[:n], "little")
-    return mixed.to_bytes(n, "little")
+from validator import (
+    BLOCK_FILE_CHUNK_SIZE,
+    MAX_BLOCK_FILE_SIZE,
+    NO_XOR_KEY,
+    RECORD_HEADER_SIZE,
+    XOR_KEY_SIZE,
+    StoreValueError,
+    block_file_name,
+    write_record,
+    write_xor_key,
+)
 
 
 def arrival_order(blocks: Sequence[bytes], seed: int) -> list[bytes]:
@@ -59,40 +46,38 @@ def arrival_order(blocks: Sequence[bytes], seed: int) -> list[bytes]:
 
 
 def write_blocks_dir(directory: str | os.PathLike[str], blocks: Iterable[bytes], *,
-                     xor_key: bytes = bytes(XOR_KEY_SIZE), magic: bytes = NETWORK_MAGIC,
+                     xor_key: bytes = NO_XOR_KEY, magic: bytes = NETWORK_MAGIC,
                      max_file_size: int = MAX_BLOCK_FILE_SIZE,
                      chunk_size: int = BLOCK_FILE_CHUNK_SIZE) -> list[Path]:
     """Write ``blocks`` (raw, in the order given) as ``directory/blk*.dat`` plus ``xor.dat``;
     returns the blk files. The directory must not hold blk files already."""
     if len(xor_key) != XOR_KEY_SIZE or len(magic) != 4:
-        raise ValueError("xor_key is 8 bytes and magic 4 bytes")
+        raise StoreValueError("xor_key is 8 bytes and magic 4 bytes")
     if max_file_size <= RECORD_HEADER_SIZE or chunk_size <= 0:
-        raise ValueError("max_file_size and chunk_size must be positive")
+        raise StoreValueError("max_file_size and chunk_size must be positive")
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     if any(root.glob("blk*.dat")):
         raise FileExistsError(f"{root} already holds blk files")
-    (root / XOR_FILE).write_bytes(xor_key)
+    write_xor_key(root, xor_key)
     files: list[Path] = []
-    handle = None
+    fd = -1
     size = 0
     try:
         for raw in blocks:
-            record = magic + len(raw).to_bytes(4, "little") + raw
-            if handle is None or (size and size + len(record) > max_file_size):
-                if handle is not None:
-                    handle.close()  # finalized: exactly its records, no padding
+            record_size = RECORD_HEADER_SIZE + len(raw)
+            if fd < 0 or (size and size + record_size > max_file_size):
+                if fd >= 0:
+                    os.close(fd)  # finalized: exactly its records, no padding
                 files.append(root / block_file_name(len(files)))
-                handle = files[-1].open("wb")
+                fd = os.open(files[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 size = 0
-            handle.write(xor_obfuscate(record, xor_key, size))
-            size += len(record)
-        if handle is not None:
+            size += write_record(fd, size, magic, raw, xor_key=xor_key, name=str(files[-1]))
+        if fd >= 0:
             # The open file's preallocated tail: raw zeros up to the next chunk boundary.
-            handle.write(bytes(-size % chunk_size))
-            handle.flush()
-            os.fsync(handle.fileno())
+            os.pwrite(fd, bytes(-size % chunk_size), size)
+            os.fsync(fd)
     finally:
-        if handle is not None:
-            handle.close()
+        if fd >= 0:
+            os.close(fd)
     return files

@@ -1,5 +1,5 @@
 """Where replayed blocks come from: a chain file of ours, a Core / Elements ``blocks/``
-directory, or an elementsd-compatible node over JSON-RPC (replay.md §4).
+directory, or an elementsd-compatible node over JSON-RPC (docs/replay.md §4).
 
 Every source yields ``SourceBlock(height, raw, where)`` in height order, starting at the height
 asked for, with ``where`` naming the block's location for error messages. Reads stream: a source
@@ -7,11 +7,12 @@ holds one block (RPC: one small batch) at a time, plus for a ``blocks/`` directo
 every record's position (about 100 bytes per block). ``prefetch`` runs a source on a thread so
 disk and network reads overlap validation (bounded queue).
 
-- ``ChainFileSource``: ``regtest.chain`` files, height order, strict framing.
-- ``BlocksDirSource``: ``blk*.dat`` records (magic ‖ LE32 size ‖ block) in arrival order, junk
-  and zero-padded tails skipped by scanning for the magic, ``xor.dat`` obfuscation undone, stale
-  branches dropped: the best chain from genesis (most blocks, first seen on ties) is found from
-  prev-hash links, as Core's ``-reindex`` does, then read in height order.
+- ``ChainFileSource``: chain files (``validator.write_chain``), height order, strict framing.
+- ``BlocksDirSource``: ``blk*.dat`` records (magic ‖ LE32 size ‖ block) in arrival order, read
+  by the block-I/O room's lax ``RecordReader`` (junk and zero-padded tails skipped, ``xor.dat``
+  obfuscation undone, cut records reported), stale branches dropped: the best chain from
+  genesis (most blocks, first seen on ties) is found from prev-hash links, as Core's
+  ``-reindex`` does, then read in height order.
 - ``RpcSource``: ``getblockcount``, ``getblockhash`` and ``getblock HASH 0`` (batched JSON-RPC),
   cookie or user/password authentication.
 """
@@ -32,9 +33,16 @@ from urllib.parse import unquote, urlsplit
 
 from ctplugin.elements import parse_block
 from ctplugin.errors import CtpluginError, ParseError
-from regtest.blocksdir import RECORD_HEADER_SIZE, XOR_FILE, XOR_KEY_SIZE, xor_obfuscate
-from regtest.chain import MAX_BLOCK_SERIALIZED, read_chain_records
 from regtest.params import NETWORK_MAGIC
+from validator import (
+    RECORD_HEADER_SIZE,
+    BlockFileError,
+    RecordError,
+    RecordFile,
+    RecordReader,
+    block_files,
+    read_xor_key,
+)
 
 HEIGHT_OFFSET = 72  # version ‖ prev ‖ merkle root ‖ time, then the LE32 height (both headers)
 PREV_OFFSET = 4
@@ -78,10 +86,11 @@ def header_height(raw: bytes) -> int:
 
 
 class ChainFileSource:
-    """A chain file written by ``regtest.chain`` (genesis first, height order)."""
+    """A chain file written by ``validator.write_chain`` (genesis first, height order)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], magic: bytes = NETWORK_MAGIC) -> None:
         self.path = Path(path)
+        self.magic = magic
         if not self.path.is_file():
             raise SourceError(f"chain file {self.path} does not exist")
         self.description = f"chain file {self.path}"
@@ -91,19 +100,22 @@ class ChainFileSource:
         if self._last is None:
             last = -1
             try:
-                for _, raw in read_chain_records(self.path, skip=lambda head: True):
-                    assert raw == b""
+                for _ in RecordReader(self.path, self.magic, strict=True,
+                                      skip=lambda head: True):
                     last += 1
-            except ParseError as exc:
-                raise SourceError(f"{self.description}: {exc}") from None
+            except RecordError as exc:
+                raise SourceError(f"{self.description}: {exc.reason} at offset "
+                                  f"{exc.offset}") from None
             self._last = last
         return self._last
 
     def blocks(self, start_height: int) -> Iterator[SourceBlock]:
         expected = 0
+        records = RecordReader(self.path, self.magic, strict=True,
+                               skip=lambda head: header_height(head) < start_height)
         try:
-            for offset, raw in read_chain_records(
-                    self.path, skip=lambda head: header_height(head) < start_height):
+            for record in records:
+                offset, raw = record.offset - RECORD_HEADER_SIZE, record.payload
                 if raw:
                     height = header_height(raw)
                     if height != expected:
@@ -112,7 +124,10 @@ class ChainFileSource:
                                           "are in height order)")
                     yield SourceBlock(height, raw, f"{self.path.name} offset {offset}")
                 expected += 1
-        except ParseError as exc:
+        except RecordError as exc:
+            raise SourceError(f"{self.description}: {exc.reason} at offset "
+                              f"{exc.offset}") from None
+        except ParseError as exc:  # a block shorter than its header
             raise SourceError(f"{self.description}: {exc}") from None
 
     def close(self) -> None:
@@ -152,15 +167,12 @@ class _IndexEntry(NamedTuple):
     pos: RecordPos
 
 
-SCAN_CHUNK = 1 << 20
-
-
 class BlocksDirSource:
     """A Bitcoin Core / Elements ``blocks/`` directory (``regtest.blocksdir`` writes one).
 
-    Opening it scans every ``blk*.dat`` once, in file order (Core's reindex): each record's
-    block is parsed for its hash and parent, and only its position is kept. ``blocks()`` then
-    reads the best chain in height order by position.
+    Opening it scans every ``blk*.dat`` once, in file order (Core's reindex), with the lax
+    ``RecordReader``: each record's block is parsed for its hash and parent, and only its
+    position is kept. ``blocks()`` then reads the best chain in height order by position.
     """
 
     def __init__(self, directory: str | os.PathLike[str], genesis_hash: bytes,
@@ -169,10 +181,13 @@ class BlocksDirSource:
         self.description = f"blocks directory {self.root}"
         self.magic = magic
         self.genesis_hash = genesis_hash
-        self.files = sorted(self.root.glob("blk[0-9][0-9][0-9][0-9][0-9].dat"))
-        if not self.files:
-            raise SourceError(f"{self.description} holds no blk*.dat files")
-        self.xor_key = self._read_key()
+        try:
+            self.files = block_files(self.root)
+            if not self.files:
+                raise SourceError(f"{self.description} holds no blk*.dat files")
+            self.xor_key = read_xor_key(self.root)
+        except BlockFileError as exc:
+            raise SourceError(f"{self.description}: {exc}") from None
         self.index: dict[bytes, _IndexEntry] = {}
         self.bad: list[BadRecord] = []
         self.skipped_bytes = 0
@@ -183,64 +198,18 @@ class BlocksDirSource:
 
     # --- scanning ------------------------------------------------------------------------
 
-    def _read_key(self) -> bytes:
-        path = self.root / XOR_FILE
-        if not path.exists():
-            return bytes(XOR_KEY_SIZE)  # before v28: no obfuscation
-        key = path.read_bytes()
-        if len(key) != XOR_KEY_SIZE:
-            raise SourceError(f"{path} holds {len(key)} bytes, an XOR key has {XOR_KEY_SIZE}")
-        return key
-
-    def _read(self, handle: Any, offset: int, size: int) -> bytes:
-        handle.seek(offset)
-        return xor_obfuscate(handle.read(size), self.xor_key, offset)
-
     def _scan(self) -> None:
         seq = 0
         for number, path in enumerate(self.files):
-            if path.name != f"blk{number:05d}.dat":
-                raise SourceError(f"{self.description}: {path.name} is out of sequence "
-                                  f"(expected blk{number:05d}.dat)")
-            with path.open("rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                pos = 0
-                while pos + RECORD_HEADER_SIZE <= size:
-                    head = self._read(handle, pos, RECORD_HEADER_SIZE)
-                    if head[:4] != self.magic:
-                        found = self._find_magic(handle, pos + 1, size)
-                        self.skipped_bytes += found - pos
-                        pos = found
-                        continue
-                    length = int.from_bytes(head[4:], "little")
-                    start = pos + RECORD_HEADER_SIZE
-                    if length > MAX_BLOCK_SERIALIZED or start + length > size:
-                        prefix = self._read(handle, start, min(36, max(size - start, 0)))
-                        self.bad.append(BadRecord(
-                            number, start, prefix[PREV_OFFSET:36] if len(prefix) >= 36 else None,
-                            f"record length {length} out of range"))
-                        found = self._find_magic(handle, pos + 1, size)
-                        self.skipped_bytes += found - pos
-                        pos = found
-                        continue
-                    raw = self._read(handle, start, length)
-                    self._add(raw, RecordPos(number, start, length, seq))
-                    seq += 1
-                    pos = start + length
-                self.skipped_bytes += max(size - pos, 0)
-
-    def _find_magic(self, handle: Any, start: int, size: int) -> int:
-        """Offset of the next (deobfuscated) magic at or after ``start``, else ``size``."""
-        pos = start
-        while pos < size:
-            chunk = self._read(handle, pos, SCAN_CHUNK + 3)
-            at = chunk.find(self.magic)
-            if at >= 0:
-                return pos + at
-            if len(chunk) < SCAN_CHUNK + 3:
-                break
-            pos += SCAN_CHUNK
-        return size
+            records = RecordReader(path, self.magic, strict=False, xor_key=self.xor_key)
+            for record in records:
+                self._add(record.payload,
+                          RecordPos(number, record.offset, len(record.payload), seq))
+                seq += 1
+            self.skipped_bytes += records.skipped_bytes
+            for frame in records.bad_frames:
+                prev = frame.head[PREV_OFFSET:36] if len(frame.head) >= 36 else None
+                self.bad.append(BadRecord(number, frame.offset, prev, frame.reason))
 
     def _add(self, raw: bytes, pos: RecordPos) -> None:
         try:
@@ -319,16 +288,20 @@ class BlocksDirSource:
         return len(self.chain) - 1
 
     def blocks(self, start_height: int) -> Iterator[SourceBlock]:
-        handles: dict[int, Any] = {}
+        readers: dict[int, RecordFile] = {}
         try:
             for height in range(start_height, len(self.chain)):
                 pos = self.index[self.chain[height]].pos
-                handle = handles.get(pos.file)
-                if handle is None:
-                    handle = handles[pos.file] = self.files[pos.file].open("rb")
-                raw = self._read(handle, pos.offset, pos.size)
-                yield SourceBlock(height, raw, f"{self.files[pos.file].name} offset "
-                                               f"{pos.offset - RECORD_HEADER_SIZE}")
+                reader = readers.get(pos.file)
+                if reader is None:
+                    reader = readers[pos.file] = RecordFile(self.files[pos.file], self.magic,
+                                                            xor_key=self.xor_key)
+                where = f"{self.files[pos.file].name} offset {pos.offset - RECORD_HEADER_SIZE}"
+                try:
+                    raw = reader.read(pos.offset)[0]
+                except BlockFileError as exc:  # the file changed since the scan
+                    raise SourceError(f"{self.description}: {where}: {exc}") from None
+                yield SourceBlock(height, raw, where)
             tip = self.chain[-1]
             for bad in self.bad:
                 if bad.prev_hash == tip:
@@ -337,8 +310,8 @@ class BlocksDirSource:
                         f"({self.files[bad.file].name} offset "
                         f"{bad.offset - RECORD_HEADER_SIZE}) is unreadable: {bad.error}")
         finally:
-            for handle in handles.values():
-                handle.close()
+            for reader in readers.values():
+                reader.close()
 
     def close(self) -> None:
         pass

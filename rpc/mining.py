@@ -7,7 +7,7 @@ first, while it fits under the weight limit minus the coinbase reserve; scores o
 lost ancestors to earlier picks are recomputed lazily when they come up. Transactions in
 acceptance order are topologically sorted, so a package is emitted in that order.
 
-``assemble_block`` builds the block on the tip with ``regtest.chain``'s block maker: coinbase
+``assemble_block`` builds the block on the tip with ``regtest.builder``'s block maker: coinbase
 with the BIP34 height, the block's fees per asset paid to the miner's script, and the witness
 commitment; header time now, but after the tip's median time past.
 """
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from ctplugin.elements import Block, Transaction, TxOut
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT
-from regtest.chain import make_block
+from regtest.builder import make_block
 from validator import MempoolEntry, Node
 
 COINBASE_RESERVED_WEIGHT = 4000  # Core's DEFAULT_BLOCK_RESERVED_WEIGHT

@@ -15,14 +15,13 @@ import os
 from ctplugin.elements import parse_block
 from ctplugin.errors import ParseError
 from ctplugin.secp256k1 import kernel
-from regtest.chain import read_chain
 from regtest.params import select_chain
 from rpc.context import NodeContext
 from rpc.events import NodeEvents
 from rpc.txindex import TxIndex
 from rpc.wallets import WalletManager
 from rpc.zmqpub import ZmqPublisher
-from validator import DataDirLockedError, Node
+from validator import DataDirLockedError, Node, read_chain
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -79,7 +78,7 @@ def import_chain_file(node: Node, path: str) -> int:
     how many blocks were connected (or stored on a side branch)."""
     added = 0
     try:
-        for raw in read_chain(path):
+        for raw in read_chain(path, node.params.network_magic):
             try:
                 block = parse_block(raw)
             except ParseError as exc:

@@ -20,7 +20,7 @@ from functools import cache
 from ctplugin.elements import Block, Transaction, TxIn, TxOut
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.script import is_unspendable
-from regtest.chain import make_block
+from regtest.builder import make_block
 from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 

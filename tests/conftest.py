@@ -20,7 +20,7 @@ import pytest
 
 if TYPE_CHECKING:
     from ctplugin.elements import Block, Transaction
-    from regtest.chain import ChainBuilder
+    from regtest.builder import ChainBuilder
     from validator import ConnectReport
     from validator.node import Node
 
@@ -98,7 +98,7 @@ def node(tmp_path: Path) -> Iterator[Node]:
 
 def rebuild(block: Block, txs: list[Transaction]) -> Block:
     """The same block position with other transactions (new coinbase, Merkle root, commitment)."""
-    from regtest.chain import make_block
+    from regtest.builder import make_block
 
     miner = block.transactions[0].outputs[0].script_pubkey
     return make_block(block.header.prev_hash, block.header.height, block.header.time, txs, miner)
@@ -146,7 +146,7 @@ def signed_by_regtest_key(tx: Transaction) -> Transaction:
 def replay_blocks() -> list[bytes]:
     """A small regtest chain (genesis + 6 blocks of confidential payments, an issuance and a
     reissuance) as raw blocks, shared by the replay tests."""
-    from regtest.chain import build_demo_chain
+    from regtest.builder import build_demo_chain
 
     chain = build_demo_chain(n_blocks=6, txs_per_block=2, seed=b"replay tests wallet seed")
     return [block.serialize() for block in chain.blocks]

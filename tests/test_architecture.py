@@ -5,7 +5,9 @@
   validator a ``reason`` is compared with those constants (or the mempool's ``REMOVED_*``), never
   with a literal;
 - the library does no I/O: no ``open``/``print``/``input``, no ``os.environ``/``getenv``, no
-  ``sys.stdin``/``stdout``/``stderr``/``argv``, no file-reading ``Path`` methods in ``ctplugin``.
+  ``sys.stdin``/``stdout``/``stderr``/``argv``, no file-reading ``Path`` methods in ``ctplugin``;
+- one room for block I/O: only ``validator/store/blockio.py`` reads or writes the blk-file record
+  framing (``magic ‖ LE32 length ‖ payload``) or names ``xor.dat``.
 """
 
 from __future__ import annotations
@@ -173,3 +175,82 @@ def test_encoding_and_proof_errors_carry_a_documented_reason(path: Path) -> None
         if not (isinstance(reason, ast.Constant) and reason.value in vocabulary[kind]):
             bad.append(f"line {call.lineno}")
     assert not bad, f"{path.relative_to(REPO)}: undocumented or missing reason at {bad}"
+
+
+# --- one room for block I/O ----------------------------------------------------------------------
+
+_BLOCKIO = REPO / "validator" / "store" / "blockio.py"
+_LENGTH_CODECS = {"from_bytes", "to_bytes", "pack", "pack_into", "unpack", "unpack_from",
+                  "iter_unpack"}
+
+
+def _mentions_magic(node: ast.AST) -> bool:
+    return any((isinstance(n, ast.Name) and "magic" in n.id.lower())
+               or (isinstance(n, ast.Attribute) and "magic" in n.attr.lower())
+               for n in ast.walk(node))
+
+
+def _framing_code(source: str, name: str = "<source>") -> list[str]:
+    """Functions that handle the record framing themselves: bytes compared with, searched for
+    or concatenated with a magic, and a length encoded or decoded (``int.from_bytes``,
+    ``to_bytes``, ``struct``) in the same function — a record reader or writer. Also any
+    ``xor.dat`` literal: the blocks/ obfuscation key is the room's."""
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Constant) and node.value == "xor.dat":
+            found.append(f"{name}:{node.lineno} names xor.dat")
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        magic_bytes = any(
+            (isinstance(n, ast.Compare) and any(map(_mentions_magic, [n.left, *n.comparators])))
+            or (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add)
+                and (_mentions_magic(n.left) or _mentions_magic(n.right)))
+            or (isinstance(n, ast.Call) and _name(n.func) in ("find", "index", "startswith")
+                and any(map(_mentions_magic, n.args)))
+            for n in ast.walk(node))
+        length = any(isinstance(n, ast.Call) and _name(n.func) in _LENGTH_CODECS
+                     for n in ast.walk(node))
+        if magic_bytes and length:
+            found.append(f"{name}:{node.lineno} {node.name}")
+    return found
+
+
+_OUTSIDE_BLOCKIO = [p for pkg in ("ctplugin", "validator", "regtest", "rpc", "replay", "apps",
+                                  "harness", "bench")
+                    for p in _sources(pkg) if p != _BLOCKIO]
+
+
+@pytest.mark.parametrize("path", _OUTSIDE_BLOCKIO, ids=lambda p: str(p.relative_to(REPO)))
+def test_only_the_block_io_room_handles_the_record_framing(path: Path) -> None:
+    found = _framing_code(path.read_text(), str(path.relative_to(REPO)))
+    assert not found, (f"use validator's RecordReader / RecordFile / write_record / read_chain "
+                       f"/ read_xor_key (validator/store/blockio.py): {found}")
+
+
+def test_the_block_io_rule_sees_a_second_reader_and_writer() -> None:
+    """The rule is not vacuous: it flags the room's own reader and writer, and a reader or
+    writer someone might write elsewhere."""
+    in_room = " ".join(_framing_code(_BLOCKIO.read_text()))
+    for function in ("_strict", "_lax", "read", "write_record"):
+        assert f" {function}" in in_room, function
+    second_reader = (
+        "def frames(data: bytes, magic: bytes):\n"
+        "    pos = 0\n"
+        "    while pos < len(data):\n"
+        "        if data[pos:pos + 4] != magic:\n"
+        "            raise ValueError(pos)\n"
+        "        size = int.from_bytes(data[pos + 4:pos + 8], 'little')\n"
+        "        yield data[pos + 8:pos + 8 + size]\n"
+        "        pos += 8 + size\n")
+    second_writer = ("def frame(raw):\n"
+                     "    return NETWORK_MAGIC + struct.pack('<I', len(raw)) + raw\n")
+    resync = ("def scan(data, net_magic):\n"
+              "    at = data.find(net_magic)\n"
+              "    return _LE32.unpack_from(data, at + 4)\n")
+    key = "KEY = root / 'xor.dat'\n"
+    assert _framing_code(second_reader) == ["<source>:1 frames"]
+    assert _framing_code(second_writer) == ["<source>:1 frame"]
+    assert _framing_code(resync) == ["<source>:1 scan"]
+    assert _framing_code(key) == ["<source>:1 names xor.dat"]
+    assert _framing_code("def height(raw):\n    return int.from_bytes(raw[72:76], 'little')\n"
+                         ) == []

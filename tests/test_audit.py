@@ -22,9 +22,10 @@ from apps.audit import main as audit_main
 from apps.elements import main as elements_main
 from apps.main import main as ctplugin_main
 from ctplugin.elements import Transaction
-from regtest.chain import build_demo_chain, write_chain
-from regtest.params import CTREGTEST_BORROMEAN, POLICY_ASSET, select_chain
+from regtest.builder import build_demo_chain
+from regtest.params import CTREGTEST_BORROMEAN, NETWORK_MAGIC, POLICY_ASSET, select_chain
 from tests.conftest import FIXTURES, SHARED, load_json, shared_file, shared_path
+from validator import write_chain
 
 VECTORS = SHARED / "elements-vectors"
 
@@ -161,7 +162,7 @@ def test_a_file_of_raw_blocks(tmp_path: Path, chain: Any,
     """Our Borromean regtest chain as a blk-framed file: transactions spend each other's
     outputs (genesis included), so every balance and surjection proof is checked."""
     path = tmp_path / "chain.dat"
-    write_chain(path, chain.blocks)
+    write_chain(path, chain.blocks, NETWORK_MAGIC)
     policy = POLICY_ASSET[::-1].hex()
     code, out = run(capsys, str(path), "--policy-asset", policy)
     assert code == 0, out
@@ -177,7 +178,7 @@ def test_a_file_of_raw_blocks(tmp_path: Path, chain: Any,
                          locktime=tx.locktime)
     blocks[2] = replace(block, transactions=(block.transactions[0], bad_tx,
                                              *block.transactions[2:]))
-    write_chain(path, blocks)
+    write_chain(path, blocks, NETWORK_MAGIC)
     code, out = run(capsys, str(path), "--policy-asset", policy)
     assert code == 1
     assert f"{bad_tx.txid_hex}  1 ok, 1 failed" in out

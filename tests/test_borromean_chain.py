@@ -21,7 +21,7 @@ from ctplugin.elements.chainparams import (
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import EncodingError, ValidationError
 from ctplugin.pedersen import Commitment, Generator
-from regtest.chain import ChainBuilder, build_demo_chain
+from regtest.builder import ChainBuilder, build_demo_chain
 from regtest.params import CTREGTEST, CTREGTEST_BORROMEAN, POLICY_ASSET, select_chain
 from regtest.wallet import Issuance, Payment, Wallet
 from regtest.wallet.blinding import rewind_nonce

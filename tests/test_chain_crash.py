@@ -34,11 +34,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # when run as the worker script
     sys.path.insert(0, str(REPO))
 
-from regtest.chain import read_chain, write_chain  # noqa: E402
-from regtest.params import CTREGTEST, select_chain  # noqa: E402
+from regtest.params import CTREGTEST, NETWORK_MAGIC, select_chain  # noqa: E402
 from tests.chaintrees import TreeBuilder, utxo_model  # noqa: E402
 from tests.conftest import SLOW_SCALE  # noqa: E402
-from validator import Node  # noqa: E402
+from validator import Node, read_chain, write_chain  # noqa: E402
 from validator.chain import Chain, FlushPolicy  # noqa: E402
 from validator.store import FAILED_MASK  # noqa: E402
 
@@ -77,7 +76,7 @@ def worker(datadir: str, tree_file: str, seed: int, mode: str) -> None:  # pragm
 
         node.data.chainstate.after_partial_batch = hook
     print("ready", flush=True)
-    blocks = list(read_chain(tree_file))
+    blocks = list(read_chain(tree_file, NETWORK_MAGIC))
     leave = int(mode.split(":")[1]) if mode.startswith("leave:") else None
     for _ in range(3 if mode != "run" else 1_000_000):
         for raw in blocks:
@@ -196,7 +195,7 @@ def run(datadir: Path, tree_file: Path, tree: TreeBuilder, modes: list[str], see
 def tree_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TreeBuilder]:
     tree = TreeBuilder.random(60, seed=11, p_invalid=0.1)
     path = tmp_path_factory.mktemp("tree") / "tree.dat"
-    write_chain(path, [tb.block for tb in tree.blocks])  # parents before children
+    write_chain(path, [tb.block for tb in tree.blocks], NETWORK_MAGIC)  # parents before children
     return path, tree
 
 

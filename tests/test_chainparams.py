@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from apps import chain as chain_cli
 from apps.replay import main as replay_main
 from ctplugin import borromean
 from ctplugin.elements import parse_block
@@ -23,8 +24,7 @@ from ctplugin.elements.chainparams import (
     range_proof_kind,
 )
 from ctplugin.errors import EncodingError
-from regtest import chain as chain_cli
-from regtest.chain import build_demo_chain, read_chain, write_chain
+from regtest.builder import build_demo_chain
 from regtest.params import (
     CHAIN_NAMES,
     CTREGTEST,
@@ -38,7 +38,7 @@ from rpc.config import parse_config
 from rpc.context import NodeContext
 from rpc.startup import close_node, open_node
 from tests.conftest import REPO
-from validator import Node, StoreError
+from validator import Node, StoreError, read_chain, write_chain
 
 # --- the registry ------------------------------------------------------------------------------
 
@@ -152,7 +152,7 @@ def test_ctplugin_chain_builds_the_chain_it_is_told(tmp_path: Path) -> None:
     out = tmp_path / "borro.dat"
     assert chain_cli.main(["--chain", CTREGTEST_BORROMEAN, "--blocks", "1", "--txs", "1",
                            "--out", str(out), "--quiet"]) == 0
-    blocks = [parse_block(raw) for raw in read_chain(out)]
+    blocks = [parse_block(raw) for raw in read_chain(out, select_chain(CTREGTEST_BORROMEAN).network_magic)]
     assert blocks[0].hash == select_chain(CTREGTEST_BORROMEAN).genesis_hash
     proofs = [o.range_proof for tx in blocks[1].transactions for o in tx.outputs if o.range_proof]
     assert proofs and all(borromean.info(p) is not None for p in proofs)
@@ -166,7 +166,7 @@ def test_ctplugin_replay_takes_the_chain_and_keeps_the_datadirs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chain = build_demo_chain(n_blocks=1, txs_per_block=1,
                              params=select_chain(CTREGTEST_BORROMEAN))
-    write_chain(tmp_path / "borro.dat", chain.blocks)
+    write_chain(tmp_path / "borro.dat", chain.blocks, select_chain(CTREGTEST_BORROMEAN).network_magic)
     datadir = str(tmp_path / "d")
     assert replay_main([str(tmp_path / "borro.dat"), "--datadir", datadir, "--quiet",
                         "--chain", CTREGTEST_BORROMEAN]) == 0

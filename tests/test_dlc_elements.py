@@ -38,7 +38,7 @@ from ctplugin.elements import Transaction
 from ctplugin.errors import ValidationError
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
-from regtest.chain import ChainBuilder, make_block
+from regtest.builder import ChainBuilder, make_block
 from regtest.params import CTREGTEST, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.dlc import DlcParty, PartySecrets

@@ -24,7 +24,7 @@ from ctplugin.dlc.payout import (
     RoundingIntervals,
 )
 from ctplugin.elements import Transaction
-from regtest.chain import ChainBuilder
+from regtest.builder import ChainBuilder
 from regtest.params import POLICY_ASSET, REGTEST_SEED
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.dlc import DlcParty, PartySecrets

@@ -77,14 +77,22 @@ from ctplugin.secp256k1 import (
 )
 from ctplugin.surjection import SurjectionProof, verify_bytes
 from harness.elements_vectors import load_entries
-from regtest.chain import read_chain, read_chain_records
 from regtest.params import CTREGTEST, NETWORK_MAGIC, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.address import ConfidentialAddress, blech32_decode
 from regtest.wallet.keys import p2wpkh_script
 from replay.sources import BlocksDirSource, ChainFileSource
 from tests.conftest import FIXTURES, SLOW_SCALE
-from validator import Node, Outpoint, UtxoEntry, audit_transactions, decode_txout
+from validator import (
+    Node,
+    Outpoint,
+    RecordFile,
+    RecordReader,
+    UtxoEntry,
+    audit_transactions,
+    decode_txout,
+    read_chain,
+)
 from validator.rules import check_transaction, plan_amounts
 
 _k = kernel.backend
@@ -175,7 +183,28 @@ def _chain_file(data: bytes) -> Any:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "chain.dat"
         path.write_bytes(data)
-        return [len(b) for b in read_chain(path)], [n for n, _ in read_chain_records(path)]
+        return ([len(b) for b in read_chain(path, NETWORK_MAGIC)],
+                [r.offset for r in RecordReader(path, NETWORK_MAGIC, strict=True,
+                                                skip=lambda head: len(head) % 2 == 0)])
+
+
+def _lax_records(data: bytes, xor_key: bytes) -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "blk00000.dat"
+        path.write_bytes(data)
+        records = RecordReader(path, NETWORK_MAGIC, strict=False, xor_key=xor_key)
+        return [r.offset for r in records], records.skipped_bytes, records.bad_frames
+
+
+def _record_file(data: bytes, offset: int, trailer: int) -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rev00000.dat"
+        path.write_bytes(data)
+        records = RecordFile(path, NETWORK_MAGIC, trailer=trailer)
+        try:
+            return records.read(offset)
+        finally:
+            records.close()
 
 
 def _txout(asset: Any, value: Any, nonce: Any, script: Any) -> TxOut:
@@ -404,6 +433,10 @@ ENTRY_POINTS: list[tuple[str, Callable[..., Any], tuple[st.SearchStrategy[Any], 
     ("ConfidentialAddress.decode", ConfidentialAddress.decode, (st.text(max_size=120),)),
     ("p2wpkh_script", p2wpkh_script, (hostile,)),
     ("read_chain", _chain_file, (st.one_of(hostile, mutated(_BLOCKS)),)),
+    ("RecordReader (lax)", _lax_records,
+     (st.one_of(hostile, mutated(_RECORDS)), st.one_of(sized(8), st.just(bytes(8)), hostile))),
+    ("RecordFile.read", _record_file,
+     (st.one_of(hostile, mutated(_RECORDS)), st.integers(-10, 10**6), st.integers(0, 40))),
     ("Outpoint()", Outpoint, (hostile, big_int)),
     ("Outpoint.from_key", Outpoint.from_key, (hostile,)),
     ("UtxoEntry()", UtxoEntry, (big_int, st.booleans(), hostile)),

@@ -32,7 +32,7 @@ from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle, OracleAnnouncem
 from ctplugin.elements import Transaction
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
-from regtest.chain import make_block
+from regtest.builder import make_block
 from regtest.params import REGTEST_SEED
 from regtest.wallet import Wallet
 from regtest.wallet.dlc import DlcParty, DlcRole, PartySecrets

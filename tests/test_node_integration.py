@@ -29,7 +29,7 @@ from bitcointx.rpc import JSONRPCError, RPCCaller
 
 from ctplugin.elements import parse_block, parse_transaction
 from ctplugin.pedersen import commit, generator_generate, generator_generate_blinded
-from regtest.chain import make_block
+from regtest.builder import make_block
 from rpc.process import NodeProcess, free_port
 from tests.conftest import REPO
 

@@ -348,10 +348,9 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
                                              caplog: pytest.LogCaptureFixture) -> None:
     """QA: -loadblock's rule for every kind of bad input: the readable prefix is imported,
     a warning names where it stopped, and start-up goes on (no traceback, no exit)."""
-    from regtest.chain import write_chain
     from regtest.params import CTREGTEST, NETWORK_MAGIC, select_chain
     from rpc.startup import import_chain_file
-    from validator import Node
+    from validator import Node, write_chain
 
     chain = node.proxy()
     if chain.getblockcount() < 5:
@@ -359,17 +358,17 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
     blocks = [parse_block(bytes.fromhex(chain.getblock(chain.getblockhash(h), 0)))
               for h in range(1, 6)]
     whole = tmp_path / "chain.dat"
-    write_chain(whole, blocks)
+    write_chain(whole, blocks, NETWORK_MAGIC)
     data = whole.read_bytes()
     cut = tmp_path / "cut.dat"
     cut.write_bytes(data[:-100])  # the last frame is cut short
     bad = tmp_path / "bad.dat"
-    write_chain(bad, blocks[:3])
+    write_chain(bad, blocks[:3], NETWORK_MAGIC)
     garbage = bytes(blocks[3].serialize()[:80]) + b"\xff"  # a header, then no transactions
     bad.write_bytes(bad.read_bytes() + NETWORK_MAGIC + len(garbage).to_bytes(4, "little")
                     + garbage)
     flipped = tmp_path / "flipped.dat"
-    write_chain(flipped, blocks[:3])
+    write_chain(flipped, blocks[:3], NETWORK_MAGIC)
     raw = bytearray(blocks[3].serialize())
     raw[36] ^= 1  # a bit of the merkle root
     flipped.write_bytes(flipped.read_bytes() + NETWORK_MAGIC + len(raw).to_bytes(4, "little")

@@ -10,7 +10,7 @@ import pytest
 from ctplugin.elements import Block
 from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.consensus import COIN
-from regtest.chain import make_block
+from regtest.builder import make_block
 from regtest.params import CTREGTEST, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.db import WalletDB, WalletDBError

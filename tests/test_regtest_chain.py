@@ -1,4 +1,4 @@
-"""Regtest chain parameters, builder and chain files."""
+"""Regtest chain parameters, the block builder, chain files and ``ctplugin chain``."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from apps.chain import main as chain_main
 from ctplugin.elements import parse_block
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT
 from ctplugin.elements.script import script_num
 from ctplugin.errors import ParseError
-from regtest.chain import (
+from regtest.builder import (
     MAX_TRANSFER_TXS,
     TRANSFER_TX_WEIGHT,
     ChainBuilder,
     build_demo_chain,
     build_transfer_chain,
-    read_chain,
-    write_chain,
 )
-from regtest.chain import main as chain_main
 from regtest.params import (
     BLOCK_CHALLENGE,
     CTREGTEST,
@@ -30,6 +28,7 @@ from regtest.params import (
     select_chain,
 )
 from regtest.wallet import Payment, Wallet
+from validator import read_chain, write_chain
 
 
 def test_genesis_pays_the_free_coins_to_the_regtest_key() -> None:
@@ -67,17 +66,17 @@ def test_chain_file_round_trip_and_reproducibility(tmp_path: Path) -> None:
     second = build_demo_chain(n_blocks=2, txs_per_block=1, seed=b"regtest chain file seed")
     assert [b.serialize() for b in first.blocks] == [b.serialize() for b in second.blocks]
     path = tmp_path / "chain.dat"
-    write_chain(path, first.blocks)
-    raw = list(read_chain(path))
+    write_chain(path, first.blocks, NETWORK_MAGIC)
+    raw = list(read_chain(path, NETWORK_MAGIC))
     assert raw == [b.serialize() for b in first.blocks]
     assert parse_block(raw[0]).hash == select_chain(CTREGTEST).genesis_hash
     data = path.read_bytes()
     (tmp_path / "bad").write_bytes(data[:-1])
     with pytest.raises(ParseError):
-        list(read_chain(tmp_path / "bad"))
+        list(read_chain(tmp_path / "bad", NETWORK_MAGIC))
     (tmp_path / "magic").write_bytes(b"\x00" * 4 + data[4:])
     with pytest.raises(ParseError):
-        list(read_chain(tmp_path / "magic"))
+        list(read_chain(tmp_path / "magic", NETWORK_MAGIC))
     assert data.startswith(NETWORK_MAGIC)
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from ctplugin.elements import Block, parse_block
 from regtest.blocksdir import arrival_order, write_blocks_dir
-from regtest.chain import make_block, write_chain
-from regtest.params import CTREGTEST, CTREGTEST_BORROMEAN, select_chain
+from regtest.builder import make_block
+from regtest.params import CTREGTEST, CTREGTEST_BORROMEAN, NETWORK_MAGIC, select_chain
 from replay.cluster import DaskError
 from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
 from replay.engine import Engine
@@ -25,6 +25,7 @@ from replay.sources import BlocksDirSource, ChainFileSource, SourceError
 from replay.workers import WorkerError
 from tests import replay_faults
 from tests.conftest import REPO, rebuild, with_output
+from validator import write_chain
 
 XOR_KEY = bytes.fromhex("0badc0de5eedf00d")
 FAST = {"window": 3, "workers": 2, "task_proofs": 6, "quiet": True, "log_every": 60.0,
@@ -52,7 +53,7 @@ def reference(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFacto
 def sources(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFactory
             ) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("sources")
-    write_chain(root / "chain.dat", [parse_block(b) for b in replay_blocks])
+    write_chain(root / "chain.dat", [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     write_blocks_dir(root / "blocks", arrival_order(replay_blocks, seed=11), xor_key=XOR_KEY,
                      max_file_size=40_000, chunk_size=1 << 15)
     return {"chain file": root / "chain.dat", "blocks dir": root / "blocks"}
@@ -105,9 +106,9 @@ def test_resuming_checks_the_data_directory_holds_the_sources_chain(
     replay(ChainFileSource(sources["chain file"]), datadir, config("block"))
     blocks = [parse_block(b) for b in replay_blocks]
     other, _ = corrupt(blocks, "range")  # the same chain up to height 2, then another one
-    write_chain(tmp_path / "other.dat", [parse_block(b) for b in other])
-    write_chain(tmp_path / "other-short.dat", [parse_block(b) for b in other[:4]])
-    write_chain(tmp_path / "short.dat", blocks[:4])
+    write_chain(tmp_path / "other.dat", [parse_block(b) for b in other], NETWORK_MAGIC)
+    write_chain(tmp_path / "other-short.dat", [parse_block(b) for b in other[:4]], NETWORK_MAGIC)
+    write_chain(tmp_path / "short.dat", blocks[:4], NETWORK_MAGIC)
     for name, height in [("other.dat", len(reference) - 1), ("other-short.dat", 3)]:
         with pytest.raises(SourceError, match=f"source block {height} "
                                               f"{parse_block(other[height]).hash_hex} is not "
@@ -122,11 +123,11 @@ def test_a_borromean_chain_replays_with_its_profile(tmp_path: Path) -> None:
     """A chain of Borromean range proofs (Elements' kind) replays as ``ctregtest-borromean``,
     in the node's mode and a deferred one, to the state of connecting it block by
     block under that profile."""
-    from regtest.chain import build_demo_chain
+    from regtest.builder import build_demo_chain
 
     chain = build_demo_chain(n_blocks=3, txs_per_block=1,
                              params=select_chain(CTREGTEST_BORROMEAN))
-    write_chain(tmp_path / "borro.dat", chain.blocks)
+    write_chain(tmp_path / "borro.dat", chain.blocks, NETWORK_MAGIC)
     with Engine.open(tmp_path / "ref", select_chain(CTREGTEST_BORROMEAN)) as engine:
         for block in chain.blocks[1:]:
             engine.connect(block.serialize())
@@ -183,7 +184,7 @@ def test_a_corrupted_block_stops_every_mode_with_the_same_culprit(
         tmp_path: Path) -> None:
     raw, culprit = corrupt([parse_block(b) for b in replay_blocks], kind)
     path = tmp_path / "corrupt.dat"
-    write_chain(path, [parse_block(b) for b in raw])
+    write_chain(path, [parse_block(b) for b in raw], NETWORK_MAGIC)
     for mode in ReplayMode:
         datadir = tmp_path / mode
         with pytest.raises(ReplayError) as caught:
@@ -213,7 +214,7 @@ def test_a_bad_input_after_bad_proofs_names_the_earlier_block(
                     locktime=tx.locktime), *four.transactions[2:]]
     raw[4] = rebuild(four, txs).serialize()
     path = tmp_path / "two.dat"
-    write_chain(path, [parse_block(b) for b in raw])
+    write_chain(path, [parse_block(b) for b in raw], NETWORK_MAGIC)
     for mode in ("window", "workers"):
         with pytest.raises(ReplayError) as caught:
             replay(ChainFileSource(path), tmp_path / mode, config(mode, window=5))

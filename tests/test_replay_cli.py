@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from ctplugin.elements import parse_block
-from regtest.chain import read_chain
+from regtest.params import NETWORK_MAGIC
 from tests.conftest import REPO
+from validator import read_chain
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -96,7 +97,8 @@ def test_quiet_replay_of_a_blocks_dir_logs_update_tip_lines_and_compare_plots(
     assert "version=0x20000000" in lines[-1] and "log2_work=" in lines[-1]
     assert "date='2023-" in lines[-1] and "MiB(" in lines[-1] and "━" not in first.stderr
     # tx= is the chain's count up to the block (Core's nChainTx), also after resuming
-    n_tx = [len(parse_block(raw).transactions) for raw in read_chain(chain_100 / "c.dat")]
+    n_tx = [len(parse_block(raw).transactions)
+            for raw in read_chain(chain_100 / "c.dat", NETWORK_MAGIC)]
     assert f" tx={sum(n_tx[:41])} " in lines[-1]
     resumed = ctplugin("replay", str(chain_100 / "blocks"), "--datadir", str(out / "a"),
                        "--quiet", "--log-every", "0", "--stop-at-height", "45")

@@ -71,12 +71,13 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
     from distributed import Client
 
     from ctplugin.elements import parse_block
-    from regtest.chain import write_chain
+    from regtest.params import NETWORK_MAGIC
     from replay.driver import ReplayConfig, replay
     from replay.engine import Engine
     from replay.sources import ChainFileSource
+    from validator import write_chain
 
-    write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks])
+    write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     with Engine.open(tmp_path / "ref", select_chain(CTREGTEST)) as engine:
         for raw in replay_blocks[1:]:
             engine.connect(raw)

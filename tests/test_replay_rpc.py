@@ -144,11 +144,12 @@ def test_an_unreachable_node_is_a_source_error() -> None:
 @pytest.fixture(scope="module")
 def running_node(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFactory
                  ) -> Iterator[Any]:
-    from regtest.chain import write_chain
+    from regtest.params import NETWORK_MAGIC
     from rpc.process import NodeProcess
+    from validator import write_chain
 
     root = tmp_path_factory.mktemp("node")
-    write_chain(root / "chain.dat", [parse_block(b) for b in replay_blocks])
+    write_chain(root / "chain.dat", [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     node = NodeProcess(root / "node", "--load-chain", str(root / "chain.dat"))
     node.start()
     try:

@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 
 from ctplugin.elements import parse_block
-from regtest.blocksdir import (
-    XOR_FILE,
-    arrival_order,
-    block_file_name,
-    write_blocks_dir,
-    xor_obfuscate,
-)
-from regtest.chain import make_block, write_chain
+from regtest.blocksdir import arrival_order, write_blocks_dir
+from regtest.builder import make_block
 from regtest.params import CTREGTEST, NETWORK_MAGIC, select_chain
 from replay.sources import (
     BlocksDirSource,
@@ -28,6 +22,7 @@ from replay.sources import (
     prefetch,
     read_cookie,
 )
+from validator import XOR_FILE, block_file_name, write_chain, xor_obfuscate
 
 GENESIS = select_chain(CTREGTEST).genesis_hash
 KEY = bytes.fromhex("5a17c3e900ff1204")
@@ -53,7 +48,7 @@ def test_xor_obfuscation_is_an_involution_at_any_offset() -> None:
 def test_chain_file_source_streams_from_a_height(tmp_path: Path,
                                                  replay_blocks: list[bytes]) -> None:
     path = tmp_path / "chain.dat"
-    write_chain(path, [parse_block(b) for b in replay_blocks])
+    write_chain(path, [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     source = ChainFileSource(path)
     assert source.last_height() == len(replay_blocks) - 1
     assert heights_and_raw(list(source.blocks(0))) == list(enumerate(replay_blocks))
@@ -65,7 +60,7 @@ def test_chain_file_source_streams_from_a_height(tmp_path: Path,
 
 def test_chain_file_source_names_bad_framing(tmp_path: Path, replay_blocks: list[bytes]) -> None:
     path = tmp_path / "chain.dat"
-    write_chain(path, [parse_block(b) for b in replay_blocks])
+    write_chain(path, [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     data = path.read_bytes()
     path.write_bytes(data[:-10])  # the last frame is cut short
     source = ChainFileSource(path)
@@ -187,7 +182,7 @@ def test_blocks_dir_errors(tmp_path: Path, replay_blocks: list[bytes]) -> None:
 
 
 def test_open_source_picks_by_kind(tmp_path: Path, replay_blocks: list[bytes]) -> None:
-    write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks])
+    write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     write_blocks_dir(tmp_path / "blocks", replay_blocks)
     assert isinstance(open_source(str(tmp_path / "c.dat"), GENESIS), ChainFileSource)
     assert isinstance(open_source(str(tmp_path / "blocks"), GENESIS), BlocksDirSource)

@@ -11,7 +11,7 @@ import pytest
 import zmq
 
 from ctplugin.elements import Transaction
-from regtest.chain import make_block
+from regtest.builder import make_block
 from regtest.params import CTREGTEST, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from rpc.process import free_port

@@ -19,7 +19,7 @@ from ctplugin.errors import ValidationError
 from ctplugin.pedersen import Commitment, Generator, commit
 from ctplugin.secp256k1 import KIND_PEDERSEN, Point
 from ctplugin.secp256k1.params import N
-from regtest.chain import ChainBuilder, build_demo_chain, make_block
+from regtest.builder import ChainBuilder, build_demo_chain, make_block
 from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Issuance, Payment, Reissuance, Wallet
 from regtest.wallet.blinding import rewind_nonce

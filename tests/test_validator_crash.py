@@ -27,9 +27,10 @@ if str(REPO) not in sys.path:  # when run as the worker script
     sys.path.insert(0, str(REPO))
 
 from ctplugin.elements import parse_block  # noqa: E402
-from regtest.chain import build_demo_chain, read_chain, write_chain  # noqa: E402
-from regtest.params import CTREGTEST, select_chain  # noqa: E402
+from regtest.builder import build_demo_chain  # noqa: E402
+from regtest.params import CTREGTEST, NETWORK_MAGIC, select_chain  # noqa: E402
 from tests.conftest import SLOW_SCALE  # noqa: E402
+from validator import read_chain, write_chain  # noqa: E402
 from validator.node import Node  # noqa: E402
 
 
@@ -51,7 +52,7 @@ def worker(datadir: str, chain_file: str, seed: int, churn: int) -> None:
     """Submit the chain file's blocks, then ``churn`` times step back 1-3 blocks (invalidate)
     and reconnect (reconsider), so kills land in block connection, flushes and disconnects."""
     rng = random.Random(seed)
-    blocks = list(read_chain(chain_file))
+    blocks = list(read_chain(chain_file, NETWORK_MAGIC))
     with open_node(datadir) as node:
         print("ready", flush=True)
         for raw in blocks[1:]:
@@ -73,7 +74,7 @@ def chain_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str
     """The chain file, the clean replay's UTXO digest per height, and the block hashes."""
     chain = build_demo_chain(n_blocks=10, txs_per_block=2, seed=b"crash test wallet seed")
     path = tmp_path_factory.mktemp("crash") / "chain.dat"
-    write_chain(path, chain.blocks)
+    write_chain(path, chain.blocks, NETWORK_MAGIC)
     digests = []
     with Node.open(path.parent / "clean", select_chain(CTREGTEST)) as node:
         digests.append(utxo_digest(node))

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ctplugin.elements import Block, Transaction
 from ctplugin.errors import EncodingError, ParseError, ValidationError
-from regtest.chain import ChainBuilder, build_demo_chain
+from regtest.builder import ChainBuilder, build_demo_chain
 from regtest.params import CTREGTEST, select_chain
 from tests.conftest import SLOW_SCALE, connect_block, rebuild, with_output
 from validator import block as block_stage

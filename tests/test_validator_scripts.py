@@ -19,7 +19,7 @@ from ctplugin.script.interpreter import p2wpkh_script_code
 from ctplugin.script.sighash import PrecomputedTransaction, segwit_v0_sighash, taproot_sighash
 from ctplugin.script.taproot import Leaf, TaprootOutput, tweak_hash
 from ctplugin.secp256k1 import ct
-from regtest.chain import make_block
+from regtest.builder import make_block
 from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, select_chain
 from regtest.wallet.signing import finalize_multisig, sign_multisig_input, sign_tapscript_input
 from tests.conftest import FIXTURES, connect_block, load_json, signed_by_regtest_key

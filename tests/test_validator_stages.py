@@ -15,7 +15,7 @@ from ctplugin.elements import Block
 from ctplugin.errors import ParseError, ValidationError
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
-from regtest.chain import ChainBuilder, build_demo_chain
+from regtest.builder import ChainBuilder, build_demo_chain
 from regtest.params import CTREGTEST, select_chain
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.node import Node

@@ -9,7 +9,7 @@ import pytest
 from ctplugin.errors import ValidationError
 from ctplugin.pedersen import generator_generate
 from ctplugin.secp256k1.params import N
-from regtest.chain import ChainBuilder, build_demo_chain
+from regtest.builder import ChainBuilder, build_demo_chain
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.items import SurjectionTargets, VerifyContext
 from validator.node import Node

@@ -53,6 +53,12 @@ Modules (data flow of ``docs/design.md`` §1):
     transaction_removed, in order, once durable;
   - ``wallet_path(name)``: where a wallet keeps its database under the data directory;
   - ``flush()``, ``stats() -> NodeStats``, ``close()`` (a context manager).
+- ``store.blockio``: block I/O, the one room for the ``magic ‖ LE32 length ‖ payload`` record
+  framing of blk files: ``RecordReader`` (streaming, strict or lax as ``-reindex``: junk
+  skipped, cut records reported as ``BadFrame`` values), ``RecordFile`` (positional reads),
+  ``write_record``, ``xor.dat`` (``read_xor_key`` / ``write_xor_key``, ``xor_obfuscate``),
+  chain files (``write_chain`` / ``read_chain``); errors are ``RecordError`` (a
+  ``BlockFileError`` and a ``ParseError``, naming file and offset).
 - ``coins``: UTXO records (``decode_txout`` reads a stored output back).
 - ``audit``: ``audit_transactions(txs, prevouts, policy_asset)`` re-validates real Elements /
   Liquid transactions (every range proof; surjection proofs and balances where the spent
@@ -101,17 +107,47 @@ from validator.store import (
     StoreValueError,
     UnknownBlockError,
     UtxoEntry,
-    scan_records,
+)
+from validator.store.blockio import (
+    BLOCK_FILE_CHUNK_SIZE,
+    MAX_BLOCK_FILE_SIZE,
+    MAX_BLOCK_SERIALIZED_SIZE,
+    NO_XOR_KEY,
+    RECORD_HEADER_SIZE,
+    XOR_FILE,
+    XOR_KEY_SIZE,
+    BadFrame,
+    Record,
+    RecordError,
+    RecordFile,
+    RecordReader,
+    block_file_name,
+    block_files,
+    read_chain,
+    read_xor_key,
+    unwritable,
+    write_chain,
+    write_record,
+    write_xor_key,
+    xor_obfuscate,
 )
 from validator.timing import StageTimer
 from validator.verify import ProofWork, verify, verify_blocks
 
 __all__ = [
+    "BLOCK_FILE_CHUNK_SIZE",
     "DEFAULT_DBCACHE_MIB",
+    "MAX_BLOCK_FILE_SIZE",
+    "MAX_BLOCK_SERIALIZED_SIZE",
+    "NO_XOR_KEY",
+    "RECORD_HEADER_SIZE",
     "REMOVED_BLOCK",
     "REMOVED_BY_CALLER",
     "REMOVED_CONFLICT",
     "REMOVED_REORG",
+    "XOR_FILE",
+    "XOR_KEY_SIZE",
+    "BadFrame",
     "BlockFileError",
     "BlockIndexCorruptError",
     "BlockInfo",
@@ -131,6 +167,10 @@ __all__ = [
     "Outpoint",
     "PreparedBlock",
     "ProofWork",
+    "Record",
+    "RecordError",
+    "RecordFile",
+    "RecordReader",
     "StageTimer",
     "StoreError",
     "StoreValueError",
@@ -140,9 +180,17 @@ __all__ = [
     "UtxoEntry",
     "UtxoStats",
     "audit_transactions",
+    "block_file_name",
+    "block_files",
     "decode_txout",
+    "read_chain",
+    "read_xor_key",
     "reasons",
-    "scan_records",
+    "unwritable",
     "verify",
     "verify_blocks",
+    "write_chain",
+    "write_record",
+    "write_xor_key",
+    "xor_obfuscate",
 ]

@@ -4,11 +4,13 @@
 - ``Chainstate``: UTXO set with an in-memory coins cache, flushed with the HEAD_BLOCKS protocol.
 - ``BlockIndex``: every known block (side branches too) with its status and file positions.
 - ``BlockFiles``: append-only blk/rev record files holding blocks and their undo data.
+- ``blockio``: the block-file record framing every blk-style file uses (the store's, chain
+  files, Core ``blocks/`` directories): one reader, one writer, ``xor.dat``.
 - ``ProofCache``: salted keys of verified proofs, bounded, consumed lazily, wiped when anything
   looks wrong.
 """
 
-from validator.store.blockfiles import BlockFiles, FileCursor, FilePos, scan_records
+from validator.store.blockfiles import BlockFiles, FileCursor, FilePos
 from validator.store.blockindex import (
     FAILED_CHILD,
     FAILED_MASK,
@@ -97,5 +99,4 @@ __all__ = [
     "cache_key",
     "net_changes",
     "read_or_create_salt",
-    "scan_records",
 ]

@@ -22,8 +22,9 @@ import secrets
 from urllib.parse import quote
 
 from ctplugin.closing import Closeable
-from validator.store.blockfiles import DEFAULT_MAX_FILE_SIZE, BlockFiles
+from validator.store.blockfiles import BlockFiles
 from validator.store.blockindex import BlockIndex
+from validator.store.blockio import MAX_BLOCK_FILE_SIZE
 from validator.store.chainstate import DEFAULT_BATCH_BYTES, DEFAULT_CACHE_BUDGET, Chainstate
 from validator.store.errors import DataDirLockedError, StoreError
 from validator.store.proofcache import DEFAULT_MAX_ENTRIES, ProofCache
@@ -114,7 +115,7 @@ class DataDir(Closeable):
     def open(cls, path: str | os.PathLike[str], magic: bytes, *, sync: bool = True,
              cache_max_entries: int = DEFAULT_MAX_ENTRIES,
              cache_budget: int = DEFAULT_CACHE_BUDGET, batch_bytes: int = DEFAULT_BATCH_BYTES,
-             max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> DataDir:
+             max_file_size: int = MAX_BLOCK_FILE_SIZE) -> DataDir:
         """Open or create the data directory; ``magic`` frames the block-file records.
         ``sync`` makes flushes survive power loss (fsync of the block files, synced LevelDB
         batches); ``cache_budget`` and ``batch_bytes`` go to the ``Chainstate``."""

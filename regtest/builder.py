@@ -1,39 +1,29 @@
-"""Regtest chain builder: blocks of confidential transactions made by the wallet, written to a
-chain file and/or a Core-style ``blocks/`` directory
-(``ctplugin chain --blocks N --txs M --out FILE [--blocks-dir DIR --xor-key HEX --shuffle S]``).
+"""Regtest block builder: blocks of confidential transactions made by the wallet, in memory
+(``ctplugin chain``, ``apps.chain``, writes them to a chain file and/or a Core-style ``blocks/``
+directory).
 
 Blocks follow our chain's rules (``regtest.params``): coinbase with the BIP34 height push,
 claiming exactly the block's fees per asset for the miner, and the witness commitment
 (OP_RETURN aa21a9ed ‖ sha256d(witness root ‖ 32 zero bytes), witness root = fast Merkle root of
 every transaction's withash, coinbase included) whose reserved value is the coinbase input's
-single script-witness item. Chain files use Bitcoin's blk*.dat framing:
-``NETWORK_MAGIC ‖ LE32 length ‖ block`` per block, genesis first.
+single script-witness item.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import secrets
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import COIN, MAX_BLOCK_WEIGHT
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import script_num, witness_commitment_script
-from ctplugin.errors import ParseError
 from ctplugin.hashes import fast_merkle_root, sha256d
-from regtest.blocksdir import XOR_KEY_SIZE, arrival_order, write_blocks_dir
 from regtest.params import (
     BLOCK_CHALLENGE,
     BLOCK_VERSION,
-    CHAIN_NAMES,
     DEFAULT_CHAIN,
     GENESIS_TIME,
-    NETWORK_MAGIC,
     POLICY_ASSET,
     REGTEST_SEED,
     select_chain,
@@ -219,171 +209,3 @@ def build_transfer_chain(n_blocks: int, txs_per_block: int,
         if progress is not None:
             progress(b + 2, n_blocks + 1)
     return chain
-
-
-# ------------------------------------------------------------------------------------------------
-# Chain files
-# ------------------------------------------------------------------------------------------------
-
-
-def write_chain(path: str | os.PathLike[str], blocks: Sequence[Block]) -> None:
-    """Write blocks in blk*.dat framing, atomically (temporary file, then rename)."""
-    tmp = Path(f"{os.fspath(path)}.tmp")
-    with tmp.open("wb") as handle:
-        for block in blocks:
-            raw = block.serialize()
-            handle.write(NETWORK_MAGIC + len(raw).to_bytes(4, "little") + raw)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-MAX_BLOCK_SERIALIZED = 4_000_000
-
-
-def read_chain(path: str | os.PathLike[str]) -> Iterator[bytes]:
-    """Raw blocks of a chain file, read one frame at a time (memory stays at one block);
-    ``ParseError`` on bad framing."""
-    for _, raw in read_chain_records(path):
-        yield raw
-
-
-def read_chain_records(path: str | os.PathLike[str],
-                       skip: Callable[[bytes], bool] | None = None) -> Iterator[tuple[int, bytes]]:
-    """(file offset, raw block) per frame of a chain file. ``skip(head)``, given the first
-    bytes of a block (its 80-byte fixed header part, or fewer), True: the frame is passed over
-    without reading it (``b""`` is yielded for it) — a resumed replay skips what it has."""
-    with Path(path).open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        pos = 0
-        while pos < size:
-            head = handle.read(8)
-            if len(head) < 8 or head[:4] != NETWORK_MAGIC:
-                raise ParseError(pos, "bad chain-file magic or truncated frame header")
-            length = int.from_bytes(head[4:], "little")
-            if length > MAX_BLOCK_SERIALIZED or pos + 8 + length > size:
-                raise ParseError(pos + 4, "chain-file frame length out of range")
-            if skip is not None and skip(handle.read(min(length, 80))):
-                handle.seek(pos + 8 + length)
-                yield pos, b""
-            else:
-                handle.seek(pos + 8)
-                yield pos, handle.read(length)
-            pos += 8 + length
-
-
-def _xor_key(text: str) -> bytes:
-    if text == "random":
-        return secrets.token_bytes(XOR_KEY_SIZE)
-    try:
-        key = bytes.fromhex(text)
-    except ValueError:
-        key = b""
-    if len(key) != XOR_KEY_SIZE:
-        raise argparse.ArgumentTypeError("the XOR key is 16 hex digits (8 bytes) or 'random'")
-    return key
-
-
-def unwritable(path: str | os.PathLike[str] | None) -> str | None:
-    """Why a command could not create or replace the file or directory ``path`` (None if it
-    can, or for None): checked before long work whose result goes there."""
-    if path is None:
-        return None
-    target = Path(path)
-    parent = target.parent
-    if not parent.is_dir():
-        return "No such file or directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return "Permission denied"
-    return None
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ctplugin chain", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--blocks", type=int, default=6,
-                        help="blocks after genesis (transfers and ramp: after the funding "
-                             "block, which comes first)")
-    parser.add_argument("--txs", type=int, default=4, help="wallet transactions per block")
-    parser.add_argument("--shape", choices=["demo", "transfers", "ramp"], default="demo",
-                        help="demo: payments between two wallets with an issuance and a "
-                             "reissuance; transfers: the replay benchmark's lanes of "
-                             "two-input, two-blinded-output transactions (one funding block "
-                             "first); ramp: the same with blocks growing to --txs")
-    parser.add_argument("--out", help="chain file to write")
-    parser.add_argument("--blocks-dir", help="also write a Core-style blocks/ directory")
-    parser.add_argument("--xor-key", type=_xor_key, default=bytes(XOR_KEY_SIZE),
-                        help="blocks/ obfuscation key (16 hex digits or 'random'; "
-                             "default all zeros)")
-    parser.add_argument("--shuffle", type=int, metavar="SEED",
-                        help="write blocks/ in a shuffled arrival order (genesis first)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--chain", choices=CHAIN_NAMES, default=DEFAULT_CHAIN,
-                        help=f"which of our chains (default {DEFAULT_CHAIN}; "
-                             f"ctregtest-borromean: Borromean range proofs, demo shape only)")
-    args = parser.parse_args(argv)
-    if not args.out and not args.blocks_dir:
-        parser.error("give --out FILE and/or --blocks-dir DIR")
-    if args.blocks < 1 or args.txs < 1:
-        parser.error("--blocks and --txs must be positive")
-    if args.shape != "demo" and args.chain != DEFAULT_CHAIN:
-        parser.error(f"--shape {args.shape} builds {DEFAULT_CHAIN} chains only (its weights "
-                     "are those of Bulletproof outputs)")
-    if args.shape != "demo" and args.txs > MAX_TRANSFER_TXS:
-        parser.error(f"--txs {args.txs} exceeds the block weight limit: at most "
-                     f"{MAX_TRANSFER_TXS} transactions of the {args.shape} shape per block "
-                     f"({TRANSFER_TX_WEIGHT} weight units each)")
-    for target in (args.out, args.blocks_dir):
-        if (reason := unwritable(target)) is not None:
-            print(f"ctplugin chain: cannot write {target}: {reason}", file=sys.stderr)
-            return 2
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (TextColumn("building blocks"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, disable=args.quiet, transient=True) as bar:
-        task = bar.add_task("chain", total=args.blocks)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        if args.shape == "demo":
-            chain = build_demo_chain(args.blocks, args.txs, progress=advance,
-                                     params=select_chain(args.chain))
-        else:
-            chain = build_transfer_chain(args.blocks, args.txs, progress=advance,
-                                         ramp=args.shape == "ramp")
-    for height, block in enumerate(chain.blocks):
-        if block.weight > MAX_BLOCK_WEIGHT:  # never a chain our own validator rejects
-            print(f"ctplugin chain: block {height} would weigh {block.weight} > "
-                  f"{MAX_BLOCK_WEIGHT} (bad-blk-weight): use fewer --txs; nothing written",
-                  file=sys.stderr)
-            return 2
-    n_txs = sum(len(b.transactions) for b in chain.blocks)
-    try:
-        if args.out:
-            write_chain(args.out, chain.blocks)
-            print(f"wrote {len(chain.blocks)} blocks ({n_txs} transactions) to {args.out}")
-        if args.blocks_dir:
-            raw = [b.serialize() for b in chain.blocks]
-            if args.shuffle is not None:
-                raw = arrival_order(raw, args.shuffle)
-            files = write_blocks_dir(args.blocks_dir, raw, xor_key=args.xor_key)
-            print(f"wrote {len(raw)} blocks ({n_txs} transactions) to {args.blocks_dir} "
-                  f"({len(files)} blk files, xor key {args.xor_key.hex()})")
-    except OSError as exc:
-        print(f"ctplugin chain: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
