@@ -88,7 +88,8 @@ class ChainBuilder:
     def __init__(self, wallets: Sequence[Wallet], miner_script: bytes | None = None,
                  params: ChainParams | None = None) -> None:
         self.wallets = list(wallets)
-        self.genesis = (params or select_chain(DEFAULT_CHAIN)).genesis
+        self.params = params or select_chain(DEFAULT_CHAIN)
+        self.genesis = self.params.genesis
         for w in self.wallets:
             w.scan_block(self.genesis)
         self.miner_script = miner_script or self.wallets[0].new_address().script_pubkey

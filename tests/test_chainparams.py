@@ -152,7 +152,8 @@ def test_ctplugin_chain_builds_the_chain_it_is_told(tmp_path: Path) -> None:
     out = tmp_path / "borro.dat"
     assert chain_cli.main(["--chain", CTREGTEST_BORROMEAN, "--blocks", "1", "--txs", "1",
                            "--out", str(out), "--quiet"]) == 0
-    blocks = [parse_block(raw) for raw in read_chain(out, select_chain(CTREGTEST_BORROMEAN).network_magic)]
+    magic = select_chain(CTREGTEST_BORROMEAN).network_magic
+    blocks = [parse_block(raw) for raw in read_chain(out, magic)]
     assert blocks[0].hash == select_chain(CTREGTEST_BORROMEAN).genesis_hash
     proofs = [o.range_proof for tx in blocks[1].transactions for o in tx.outputs if o.range_proof]
     assert proofs and all(borromean.info(p) is not None for p in proofs)
@@ -166,7 +167,7 @@ def test_ctplugin_replay_takes_the_chain_and_keeps_the_datadirs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chain = build_demo_chain(n_blocks=1, txs_per_block=1,
                              params=select_chain(CTREGTEST_BORROMEAN))
-    write_chain(tmp_path / "borro.dat", chain.blocks, select_chain(CTREGTEST_BORROMEAN).network_magic)
+    write_chain(tmp_path / "borro.dat", chain.blocks, chain.params.network_magic)
     datadir = str(tmp_path / "d")
     assert replay_main([str(tmp_path / "borro.dat"), "--datadir", datadir, "--quiet",
                         "--chain", CTREGTEST_BORROMEAN]) == 0
