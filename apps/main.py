@@ -26,7 +26,7 @@ COMMANDS: dict[str, Command] = {
                                  "validate it (make demo)"),
     "node": Command("rpc.daemon", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
                                   "ZMQ)"),
-    "cli": Command("rpc.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
+    "cli": Command("apps.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
     "chain": Command("regtest.chain", "build a chain of wallet-made confidential blocks: a "
                                       "chain file and/or a Core-style blocks/ directory"),
     "replay": Command("replay.__main__", "replay blocks (chain file, blocks/ directory or a "

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from apps.cli import main as cli_main
 from harness.node import REPO, free_port
-from rpc.cli import main as cli_main
 from rpc.config import ConfigFileError, parse_config, read_config_file
 
 README_DATADIR = "/tmp/ctnode"
