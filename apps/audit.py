@@ -1,14 +1,14 @@
 """``ctplugin audit SOURCE [--prevouts FILE | --rpc URL]``: audit real Elements / Liquid data.
 
 Every range proof (outputs and issuances) is verified, and every surjection proof and balance
-whose spent outputs are known: from a prevouts file (the schema of
-``../shared/elements-vectors/known_prevouts.json``), from an elementsd-compatible node
+whose spent outputs are known: from a prevouts file (a ``known_prevouts.json``-style JSON
+object whose ``prevouts`` list the spent outputs), from an elementsd-compatible node
 (``getrawtransaction``), or from the audited transactions themselves. Nothing is cached or
 trusted (``validator.audit``).
 
 SOURCE is one of:
   - raw transaction hex (or - to read it from stdin);
-  - a vectors file (``transactions`` or ``blocks`` JSON, as ../shared/elements-vectors/*.json);
+  - a vectors file (``transactions`` or ``blocks`` JSON, as tests/fixtures/elements_*.json);
   - a file of raw blocks: blk*.dat framing (4-byte magic ‖ LE32 size ‖ block, one magic for the
     whole file: Liquid's, Elements regtest's, ours), or one block or transaction hex per line.
 Transactions from blocks may spend each other's outputs (those count as known).

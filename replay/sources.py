@@ -1,5 +1,5 @@
 """Where replayed blocks come from: a chain file of ours, a Core / Elements ``blocks/``
-directory, or an elementsd-compatible node over JSON-RPC (replay.md §4).
+directory, or an elementsd-compatible node over JSON-RPC (docs/replay.md §4).
 
 Every source yields ``SourceBlock(height, raw, where)`` in height order, starting at the height
 asked for, with ``where`` naming the block's location for error messages. Reads stream: a source

@@ -1,4 +1,4 @@
-"""RPC credentials as bitcoind handles them (node-rpc.md §2.2).
+"""RPC credentials as bitcoind handles them (docs/node-rpc.md §2.2).
 
 - **Cookie** (default, whenever no ``rpcpassword`` is set): ``__cookie__:<64 hex>`` from 32 random
   bytes, no trailing newline, written to ``.cookie.tmp`` with mode 0600 and renamed over

@@ -1,4 +1,4 @@
-"""BIP340 signatures and taproot tweaks as claims of the block's one batch (``sighash.md`` §4).
+"""BIP340 signatures and taproot tweaks as claims of the block's one batch (docs/sighash.md §4).
 
 A Schnorr signature (r, s) by key P over message m holds iff
 
