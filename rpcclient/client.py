@@ -180,14 +180,16 @@ class RPCClient:
                 self._conn = http.client.HTTPConnection(self.host, self.port,
                                                         timeout=self.timeout)
             try:
-                self._conn.request("POST", self.path, body, headers)
-                response = self._conn.getresponse()
-                data = response.read()
-            except _STALE as exc:
-                self.close()
-                if reused and attempt == 0:
-                    continue
-                raise RPCConnectionError(_describe(exc)) from None
+                try:
+                    self._conn.request("POST", self.path, body, headers)
+                    response = self._conn.getresponse()
+                except _STALE:
+                    # no status line came back: the server had closed the idle connection
+                    self.close()
+                    if reused and attempt == 0:
+                        continue
+                    raise
+                data = response.read()  # from here on a failure is never retried
             except (OSError, http.client.HTTPException) as exc:
                 self.close()
                 raise RPCConnectionError(_describe(exc)) from None
