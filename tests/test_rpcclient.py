@@ -213,3 +213,33 @@ def test_from_url() -> None:
     assert client.url == "http://127.0.0.1:18884/wallet/w"  # no credentials in it
     with pytest.raises(ValueError, match="expected http://HOST:PORT"):
         RPCClient.from_url("ftp://127.0.0.1/")
+
+
+def test_ctplugin_cli_over_the_client(server: Any, tmp_path: Path) -> None:
+    """``ctplugin cli`` (``apps.cli``) prints what bitcoin-cli prints for each outcome."""
+    import io
+
+    from apps.cli import main as cli_main
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        status = cli_main([f"-datadir={tmp_path}", f"-rpcport={server.server_address[1]}",
+                           *args], stdout=out, stderr=err)
+        return status, out.getvalue(), err.getvalue()
+
+    status, _, err = cli("echo", "x")
+    assert status == 1 and err.startswith("error: Could not locate RPC credentials.")
+    assert f"Cookie file: ({tmp_path}/.cookie)" in err
+    (tmp_path / ".cookie").write_text("__cookie__:s3cret")
+    assert cli("echo", "x") == (0, '[\n  "x"\n]\n', "")
+    assert cli("-named", "echo", "arg0=y")[1] == '{\n  "arg0": "y"\n}\n'
+    assert cli("fail") == (8, "", "error code: -8\nerror message:\nout of range\n")
+    assert cli("busy") == (1, "", "error: Server response: Work queue depth exceeded\n")
+    assert cli("-rpcpassword=wrong", "echo") == (
+        1, "", "error: Authorization failed: Incorrect rpcuser or rpcpassword\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    status, _, err = cli(f"-rpcport={port}", "-rpcwait", "-rpcwaittimeout=1", "echo")
+    assert status == 1 and err.startswith(f"error: Could not connect to the server "
+                                          f"127.0.0.1:{port}")
