@@ -51,6 +51,9 @@ Params = Sequence[Any] | Mapping[str, Any]
 _JSON_STATUSES = frozenset({200, 400, 404, 500})
 # Failures of a reused keep-alive connection before any reply arrived: the server closed it.
 _STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
+# Built once: simplejson.dumps/loads with options build a new encoder/decoder on every call,
+# which costs more than the rest of the client's work for a small call.
+_encode = simplejson.JSONEncoder(use_decimal=True).encode
 
 
 class RPCClient:
@@ -68,7 +71,8 @@ class RPCClient:
         self.port = port
         self.path = path if wallet is None else "/wallet/" + quote(wallet, safe="")
         self.timeout = timeout
-        self.parse_float = parse_float
+        # one decoder per client (its scanner keeps per-call state: not shared across threads)
+        self._decode = simplejson.JSONDecoder(parse_float=parse_float).decode
         self.auth = Auth(*auth) if isinstance(auth, tuple) else auth
         self._header: str | None = None  # the Authorization value last sent
         self._conn: http.client.HTTPConnection | None = None
@@ -135,7 +139,7 @@ class RPCClient:
     # --- transport -----------------------------------------------------------------------------
 
     def _post(self, document: object) -> Any:
-        body = simplejson.dumps(document, use_decimal=True).encode()
+        body = _encode(document).encode()
         status, text = self._exchange(body)
         if status == 401 and self.auth is not None and self.auth.cookie_file is not None:
             # The node may have restarted with a new cookie since it was read: read it again.
@@ -153,7 +157,7 @@ class RPCClient:
         if not text:
             raise RPCProtocolError("no response from server")
         try:
-            return simplejson.loads(text, parse_float=self.parse_float)
+            return self._decode(text)
         except ValueError:
             raise RPCProtocolError("couldn't parse reply from server") from None
 
