@@ -30,7 +30,7 @@ from ctplugin.elements import Transaction, TxOut, parse_block, parse_transaction
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.vectors import vector_entries
 from ctplugin.errors import CtpluginError, ParseError
-from replay.sources import RpcClient, SourceError, read_cookie
+from rpcclient import RPCAuthError, RPCClient, RPCClientError, read_cookie
 from validator import RECORD_HEADER_SIZE, TransactionAudit, audit_transactions, read_chain
 
 LIQUID_POLICY_ASSET = "6f0279e9ed041c3d710a9f57d0c02928416460c4b722ae3457a11eec381c526d"
@@ -236,7 +236,7 @@ def load_prevouts(path: str, txs: list[Transaction]) -> dict[Outpoint, TxOut]:
         raise AuditInputError(f"cannot read the prevouts file {path!r}: {exc.strerror}") from None
 
 
-def fetch_prevouts(client: RpcClient, txs: list[Transaction],
+def fetch_prevouts(client: RPCClient, txs: list[Transaction],
                    known: dict[Outpoint, TxOut]) -> dict[Outpoint, TxOut]:
     """The spent outputs not yet known, from the node's ``getrawtransaction`` (one batch)."""
     own = {tx.txid for tx in txs}
@@ -254,7 +254,11 @@ def fetch_prevouts(client: RpcClient, txs: list[Transaction],
                 raise AuditInputError("the node returned another transaction for "
                                       f"{txid[::-1].hex()}")
             found.update(((txid, n), out) for n, out in enumerate(parent.outputs))
-    except (SourceError, ValueError) as exc:
+    except RPCAuthError:
+        raise AuditInputError(f"the node {client.url} refused the credentials") from None
+    except RPCClientError as exc:
+        raise AuditInputError(f"the node {client.url}: {exc}") from None
+    except ValueError as exc:
         raise AuditInputError(str(exc)) from None
     return found
 
@@ -318,15 +322,12 @@ def main(argv: list[str] | None = None) -> int:
         prevouts = load_prevouts(args.prevouts, txs) if args.prevouts else {}
         if args.rpc:
             auth = read_cookie(args.rpccookiefile) if args.rpccookiefile else None
-            client = RpcClient(args.rpc, auth)
-            try:
+            with RPCClient.from_url(args.rpc, auth=auth) as client:
                 prevouts.update(fetch_prevouts(client, txs, prevouts))
-            finally:
-                client.close()
         policy_asset = _hex(args.policy_asset, "--policy-asset")[::-1]
         if len(policy_asset) != 32:
             raise AuditInputError("--policy-asset is not a 32-byte asset id")
-    except (AuditInputError, SourceError, ValueError) as exc:
+    except (AuditInputError, RPCClientError, ValueError) as exc:
         print(f"ctplugin audit: {exc}", file=sys.stderr)
         return 2
     results = audit_transactions(txs, prevouts, policy_asset, args.threads or None,

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from ctplugin.dlc.messages import announcement_json, attestation_json
 from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle
 from rpc.process import NodeProcess
+from rpcclient import RPCError
 
 COIN = 100_000_000
 TOTAL = 2 * COIN
@@ -132,9 +133,8 @@ def _life(node: NodeProcess, outcome: int, say: Callable[[str], None]) -> int:
         bob("dlcrefund", second)
         say("error: the refund was accepted before its locktime")
         return 1
-    except RuntimeError as exc:
-        say(f"  dlcrefund  before height {refund_at}: refused ({exc.args[0]['code']} "
-            f"{exc.args[0]['message']})")
+    except RPCError as exc:
+        say(f"  dlcrefund  before height {refund_at}: refused ({exc.code} {exc.message})")
     mine(refund_at - node.call("getblockcount"))
     refund = bob("dlcrefund", second)
     mine()

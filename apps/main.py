@@ -30,7 +30,7 @@ COMMANDS: dict[str, Command] = {
                                  "validate it (make demo)"),
     "node": Command("apps.node", "run a regtest node (JSON-RPC as elementsd; mining, wallets, "
                                  "ZMQ)", (Extra.NODE,)),
-    "cli": Command("rpc.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
+    "cli": Command("apps.cli", "call a running node's JSON-RPC as bitcoin-cli does"),
     "chain": Command("apps.chain", "build a chain of wallet-made confidential blocks: a "
                                    "chain file and/or a Core-style blocks/ directory",
                      (Extra.REPLAY,)),

@@ -19,9 +19,6 @@ Each row is expressed in the t measured around its own measurement (the machine 
 
 from __future__ import annotations
 
-import base64
-import http.client
-import json
 import os
 import tempfile
 import threading
@@ -41,34 +38,20 @@ from rpc.process import NodeProcess
 CLIENTS = 8
 
 
-def _auth_header(node: NodeProcess) -> str:
-    user, password = node.credentials()
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-
-
 def bench_getblockcount(node: NodeProcess, calls_per_client: int) -> tuple[float, float]:
     """(wall seconds per call over all clients, mean latency per call of one client)."""
-    header = _auth_header(node)
-    body = json.dumps({"method": "getblockcount", "params": [], "id": 1}).encode()
     barrier = threading.Barrier(CLIENTS + 1)
     latencies: list[float] = []
     lock = threading.Lock()
 
     def client() -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", node.port, timeout=60)
-        headers = {"Authorization": header, "Content-Type": "application/json"}
-        conn.request("POST", "/", body, headers)  # connect and warm up
-        conn.getresponse().read()
-        barrier.wait()
-        start = time.perf_counter()
-        for _ in range(calls_per_client):
-            conn.request("POST", "/", body, headers)
-            response = conn.getresponse()
-            if response.status != 200:
-                raise RuntimeError(f"getblockcount answered HTTP {response.status}")
-            response.read()
-        elapsed = time.perf_counter() - start
-        conn.close()
+        with node.client(timeout=60) as rpc:  # one keep-alive connection per client
+            rpc.call("getblockcount")  # connect, read the cookie, warm up
+            barrier.wait()
+            start = time.perf_counter()
+            for _ in range(calls_per_client):
+                rpc.call("getblockcount")  # an HTTP or RPC error raises
+            elapsed = time.perf_counter() - start
         with lock:
             latencies.append(elapsed / calls_per_client)
 

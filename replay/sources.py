@@ -19,9 +19,6 @@ disk and network reads overlap validation (bounded queue).
 
 from __future__ import annotations
 
-import base64
-import http.client
-import json
 import os
 import queue
 import threading
@@ -29,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
-from urllib.parse import unquote, urlsplit
 
+import rpcclient
 from ctplugin.elements import parse_block
 from ctplugin.errors import CtpluginError, ParseError
 from regtest.params import NETWORK_MAGIC
@@ -323,113 +320,53 @@ class BlocksDirSource:
 
 
 class RpcAuthError(SourceError):
-    """The node refused the credentials (HTTP 401/403)."""
+    """The node refused the credentials (HTTP 401)."""
 
 
 def read_cookie(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """(user, password) from a bitcoind-style ``.cookie`` file (``__cookie__:HEX``)."""
+    """(user, password) from a bitcoind-style ``.cookie`` file (``__cookie__:HEX``), as
+    ``rpcclient.read_cookie`` reads it; a ``SourceError`` when it cannot."""
     try:
-        text = Path(path).read_text().strip()
-    except OSError as exc:
-        raise SourceError(f"cannot read the RPC cookie {path}: {exc.strerror}") from None
-    user, sep, password = text.partition(":")
-    if not sep:
-        raise SourceError(f"RPC cookie {path} is not USER:PASSWORD")
-    return user, password
-
-
-class RpcClient:
-    """A minimal JSON-RPC 1.0 client over one keep-alive HTTP connection (http.client)."""
-
-    def __init__(self, url: str, auth: tuple[str, str] | None = None,
-                 timeout: float = 120.0) -> None:
-        parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise SourceError(f"RPC source {url!r}: expected http://HOST:PORT")
-        self.host = parts.hostname
-        self.port = parts.port or 80
-        self.path = parts.path or "/"
-        if auth is None and parts.username is not None:
-            auth = (unquote(parts.username), unquote(parts.password or ""))
-        self.url = f"http://{self.host}:{self.port}{self.path}"  # no credentials in messages
-        self._headers = {"Content-Type": "application/json"}
-        if auth is not None:
-            token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
-            self._headers["Authorization"] = f"Basic {token}"
-        self.timeout = timeout
-        self._conn: http.client.HTTPConnection | None = None
-        self._id = 0
-
-    def _post(self, body: bytes) -> Any:
-        for attempt in range(2):  # one reconnect: the server may close an idle connection
-            if self._conn is None:
-                self._conn = http.client.HTTPConnection(self.host, self.port,
-                                                        timeout=self.timeout)
-            try:
-                self._conn.request("POST", self.path, body, self._headers)
-                response = self._conn.getresponse()
-                data = response.read()
-            except (OSError, http.client.HTTPException) as exc:
-                self.close()
-                if attempt:
-                    raise SourceError(f"RPC node {self.url} unreachable: {exc}") from None
-                continue
-            if response.status in (401, 403):
-                raise RpcAuthError(f"RPC node {self.url} refused the credentials "
-                                   f"(HTTP {response.status})")
-            try:
-                return json.loads(data)
-            except ValueError:
-                raise SourceError(f"RPC node {self.url} answered HTTP {response.status} "
-                                  "without JSON") from None
-        raise AssertionError("unreachable")
-
-    def call(self, method: str, *params: object) -> Any:
-        return self.batch([(method, list(params))])[0]
-
-    def batch(self, calls: list[tuple[str, list[object]]]) -> list[Any]:
-        """Results of several calls in one HTTP request (a JSON-RPC batch), in order."""
-        first = self._id
-        self._id += len(calls)
-        requests = [{"jsonrpc": "1.0", "id": first + i, "method": m, "params": p}
-                    for i, (m, p) in enumerate(calls)]
-        reply = self._post(json.dumps(requests).encode())
-        if isinstance(reply, dict):  # a server without batch support answers one error
-            error = reply.get("error") or {}
-            raise SourceError(f"RPC node {self.url}: {error.get('message', reply)}")
-        by_id = {r.get("id"): r for r in reply if isinstance(r, dict)}
-        results = []
-        for i, (method, params) in enumerate(calls):
-            r = by_id.get(first + i)
-            if r is None:
-                raise SourceError(f"RPC node {self.url}: no reply to {method}")
-            if r.get("error"):
-                err = r["error"]
-                raise SourceError(f"RPC node {self.url}: {method} {params} failed: "
-                                  f"{err.get('message')} (code {err.get('code')})")
-            results.append(r.get("result"))
-        return results
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        return rpcclient.read_cookie(path)
+    except rpcclient.RPCCredentialsError:
+        raise SourceError(f"cannot read the RPC cookie {path} (missing, unreadable or not "
+                          "USER:PASSWORD)") from None
 
 
 class RpcSource:
     """Blocks of an elementsd-compatible node: ``getblockhash`` then ``getblock HASH 0``, in
-    batches of ``batch_size`` heights, up to the node's height when the replay started."""
+    batches of ``batch_size`` heights, up to the node's height when the replay started. The
+    calls go through ``rpcclient.RPCClient`` (one keep-alive connection); its errors are
+    reported as ``SourceError`` naming the node (never its credentials)."""
 
     def __init__(self, url: str, auth: tuple[str, str] | None = None,
-                 batch_size: int = 16) -> None:
-        self.client = RpcClient(url, auth)
+                 batch_size: int = 16, timeout: float = 120.0) -> None:
+        try:
+            self.client = rpcclient.RPCClient.from_url(url, auth=auth, timeout=timeout)
+        except ValueError:
+            raise SourceError(f"RPC source {url!r}: expected http://HOST:PORT") from None
         self.description = f"node {self.client.url}"
         self.batch_size = batch_size
         self._count: int | None = None
 
+    def batch(self, calls: list[tuple[str, list[object]]]) -> list[Any]:
+        """``RPCClient.batch``, its errors as ``SourceError`` (``RpcAuthError`` for a 401)."""
+        try:
+            return self.client.batch(calls)
+        except rpcclient.RPCAuthError:
+            raise RpcAuthError(f"RPC node {self.client.url} refused the credentials "
+                               "(HTTP 401)") from None
+        except rpcclient.RPCConnectionError as exc:
+            raise SourceError(f"RPC node {self.client.url} unreachable: {exc}") from None
+        except rpcclient.RPCError as exc:
+            raise SourceError(f"RPC node {self.client.url}: {exc.method} {exc.params} "
+                              f"failed: {exc}") from None
+        except rpcclient.RPCClientError as exc:
+            raise SourceError(f"RPC node {self.client.url}: {exc}") from None
+
     def last_height(self) -> int | None:
         if self._count is None:
-            count = self.client.call("getblockcount")
+            [count] = self.batch([("getblockcount", [])])
             if not isinstance(count, int):
                 raise SourceError(f"{self.description}: getblockcount returned {count!r}")
             self._count = count
@@ -440,8 +377,8 @@ class RpcSource:
         assert last is not None
         for first in range(start_height, last + 1, self.batch_size):
             heights = range(first, min(first + self.batch_size, last + 1))
-            hashes = self.client.batch([("getblockhash", [h]) for h in heights])
-            blocks = self.client.batch([("getblock", [h, 0]) for h in hashes])
+            hashes = self.batch([("getblockhash", [h]) for h in heights])
+            blocks = self.batch([("getblock", [h, 0]) for h in hashes])
             for height, block_hash, hex_block in zip(heights, hashes, blocks, strict=True):
                 try:
                     raw = bytes.fromhex(hex_block)

@@ -9,5 +9,6 @@
   ``registry``: the method table (arguments, checks, help); ``methods``: the calls by category;
   ``params``: bitcoind's parameter parsers; ``errors``: the error codes.
 - ``events``: the node's own chain listener (mempool sequence, tip-change condition);
-  ``mining``: block templates; ``cli``: ``ctplugin cli``.
+  ``mining``: block templates; ``convert``: bitcoin-cli's argument conversion and
+  result printing (``ctplugin cli`` is ``apps.cli``, over ``rpcclient``).
 """

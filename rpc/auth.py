@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 COOKIE_USER = "__cookie__"
-COOKIE_FILE = ".cookie"
 
 
 class AuthConfigError(ValueError):
@@ -138,13 +137,3 @@ class CookieFile:
         except FileNotFoundError:
             pass
 
-
-def read_cookie(path: str) -> tuple[str, str] | None:
-    """(user, password) from a cookie file, or None when it is absent or malformed."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read().strip()
-    except (FileNotFoundError, PermissionError, IsADirectoryError, UnicodeDecodeError):
-        return None
-    user, sep, password = text.partition(":")
-    return (user, password) if sep else None

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ctplugin.secp256k1.kernel import MAX_THREADS
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
+from rpcclient import cookie_path
 
 DEFAULT_RPC_PORT = 7040  # elementsregtest's
 DEFAULT_RPC_THREADS = 16
@@ -67,8 +68,8 @@ class NodeConfig:
 
     @property
     def cookie_path(self) -> str:
-        path = self.rpccookiefile or ".cookie"
-        return path if os.path.isabs(path) else os.path.join(self.datadir, path)
+        """Where this node writes its cookie: where a client looks for it (``rpcclient``)."""
+        return str(cookie_path(self.datadir, rpccookiefile=self.rpccookiefile))
 
 
 class ConfigFileError(Exception):

@@ -1,13 +1,12 @@
 """This node as a child process (``ctplugin node``), for ``ctplugin demo dlc``, the integration
 tests and the rpc benchmark: 127.0.0.1 on a free port, a data directory of the caller's, stopped
 by ``stop`` (or killed). It is started as ``python -m rpc`` and driven over HTTP only, as a
-peer's software drives elementsd: nothing of the running node is imported here."""
+peer's software drives elementsd, through the leaf client ``rpcclient``: nothing of the running
+node is imported here."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import http.client
 import os
 import signal
 import socket
@@ -17,7 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import simplejson
+import rpcclient
+from rpcclient import RPCClient, RPCClientError
 
 # The directory holding the ``rpc`` package (a checkout, or site-packages): the child imports the
 # same code as its parent.
@@ -41,7 +41,7 @@ class NodeProcess:
 
     @property
     def cookie_path(self) -> Path:
-        return self.datadir / ".cookie"
+        return rpcclient.cookie_path(self.datadir)
 
     def start(self, *extra: str, wait: bool = True, timeout: float = 60) -> NodeProcess:
         env = dict(os.environ, PYTHONPATH=str(PACKAGES_ROOT))
@@ -60,15 +60,17 @@ class NodeProcess:
                 raise
         return self
 
-    def credentials(self) -> tuple[str, str]:
-        """--rpcuser/--rpcpassword when the node was given them, else the cookie's."""
+    def auth(self) -> rpcclient.Auth:
+        """--rpcuser/--rpcpassword when the node was given them, else its cookie file."""
         if "--rpcpassword" in self.args:
             user = self.args[self.args.index("--rpcuser") + 1] if "--rpcuser" in self.args \
                 else ""
-            return user, self.args[self.args.index("--rpcpassword") + 1]
-        text = self.cookie_path.read_text()
-        user, _, password = text.partition(":")
-        return user, password
+            return rpcclient.Auth(user, self.args[self.args.index("--rpcpassword") + 1])
+        return rpcclient.Auth(cookie_file=self.cookie_path)
+
+    def credentials(self) -> tuple[str, str]:
+        """(user, password) now: the node's arguments', or its cookie's."""
+        return self.auth().credentials()
 
     def url(self, path: str = "", credentials: tuple[str, str] | None = None) -> str:
         user, password = credentials or self.credentials()
@@ -81,28 +83,17 @@ class NodeProcess:
 
         return AuthServiceProxy(self.url(path), timeout=timeout)
 
+    def client(self, path: str = "", timeout: float = 600) -> RPCClient:
+        """An ``RPCClient`` of this node (a cookie is read when a call is sent); one per
+        thread."""
+        return RPCClient("127.0.0.1", self.port, auth=self.auth(), path=path or "/",
+                         timeout=timeout)
+
     def call(self, method: str, *params: Any, path: str = "", timeout: float = 600) -> Any:
-        """One JSON-RPC call on a fresh connection (``RuntimeError`` with the error object when
-        the node answers an error, ``OSError`` when it does not answer)."""
-        user, password = self.credentials()
-        auth = base64.b64encode(f"{user}:{password}".encode()).decode()
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            conn.request("POST", path or "/",
-                         simplejson.dumps({"method": method, "params": list(params), "id": 1},
-                                          use_decimal=True),
-                         {"Authorization": f"Basic {auth}"})
-            response = conn.getresponse()
-            data = response.read()
-        finally:
-            conn.close()
-        try:
-            reply = simplejson.loads(data, use_decimal=True)
-        except ValueError:
-            raise RuntimeError(f"HTTP {response.status}: {data[:200]!r}") from None
-        if reply.get("error") is not None:
-            raise RuntimeError(reply["error"])
-        return reply["result"]
+        """One JSON-RPC call on a fresh connection: ``rpcclient.RPCError`` when the node
+        answers an error, another ``RPCClientError`` when it does not answer."""
+        with self.client(path, timeout) as client:
+            return client.call(method, *params)
 
     def wait_ready(self, timeout: float = 60) -> None:
         """Poll as the Core test framework does: cookie, then getblockcount without -28."""
@@ -112,7 +103,7 @@ class NodeProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"node exited with {self.process.returncode}: "
                                    f"{self.stderr_text()}")
-            with contextlib.suppress(OSError, ValueError, RuntimeError):
+            with contextlib.suppress(OSError, RPCClientError):
                 if self.cookie_path.exists() or "--rpcpassword" in self.args:
                     self.call("getblockcount")
                     return

@@ -254,3 +254,81 @@ def test_the_block_io_rule_sees_a_second_reader_and_writer() -> None:
     assert _framing_code(key) == ["<source>:1 names xor.dat"]
     assert _framing_code("def height(raw):\n    return int.from_bytes(raw[72:76], 'little')\n"
                          ) == []
+
+
+# --- one JSON-RPC client ---------------------------------------------------------------------
+
+_RPC_CLIENT_SOURCES = [p for pkg in ("ctplugin", "validator", "regtest", "rpc", "replay", "apps",
+                                     "harness", "bench") for p in _sources(pkg)]
+_HTTP_CLIENT_MODULES = {"http.client", "urllib.request"}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    nodes = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, nodes) and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+
+
+def rpc_client_code(source: str) -> list[str]:
+    """What in ``source`` is a JSON-RPC client's work, which belongs to ``rpcclient`` alone: an
+    HTTP client module imported (``http.client``, ``urllib.request``, aiohttp's
+    ``ClientSession``), a request object built (a dict literal with a ``"method"`` key and a
+    ``"params"`` or ``"jsonrpc"`` key), a ``.cookie`` file named. A server parses requests and
+    builds replies (``result``/``error``/``id``): none of that matches."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [f"import {a.name} at line {node.lineno}" for a in node.names
+                      if a.name in _HTTP_CLIENT_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            names = {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            if names & _HTTP_CLIENT_MODULES:
+                found.append(f"from {node.module} import at line {node.lineno}")
+        elif isinstance(node, ast.Attribute | ast.Name) and \
+                (node.attr if isinstance(node, ast.Attribute) else node.id) == "ClientSession":
+            found.append(f"an HTTP ClientSession at line {node.lineno}")
+        elif isinstance(node, ast.alias) and node.name == "ClientSession":
+            found.append("an HTTP ClientSession imported")
+        elif isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if "method" in keys and keys & {"params", "jsonrpc"}:
+                found.append(f"a JSON-RPC request built at line {node.lineno}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings \
+                and (node.value == ".cookie" or node.value.endswith("/.cookie")):
+            found.append(f"the cookie file named at line {node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("path", _RPC_CLIENT_SOURCES, ids=lambda p: str(p.relative_to(REPO)))
+def test_rpcclient_is_the_only_json_rpc_client(path: Path) -> None:
+    found = rpc_client_code(path.read_text())
+    assert not found, f"{path.relative_to(REPO)}: call a node through rpcclient: {found}"
+
+
+def test_the_client_rule_catches_a_client_and_spares_a_server() -> None:
+    client = '''
+import http.client
+from urllib.request import urlopen
+from aiohttp import ClientSession
+
+def call(port, method):
+    cookie = open(datadir + "/.cookie").read()
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    conn.request("POST", "/", json.dumps({"method": method, "params": [], "id": 1}))
+    batch = [{"jsonrpc": "1.0", "method": m, "id": i} for i, m in enumerate(methods)]
+'''
+    found = rpc_client_code(client)
+    assert len(found) == 6, found
+    assert sum("JSON-RPC request" in f for f in found) == 2
+    assert any("cookie" in f for f in found)
+    server = '''
+"""Reads a client's .cookie? No: writes DATADIR/.cookie"""
+def handle(request):
+    method, params = request.get("method"), request.get("params", [])
+    return {"jsonrpc": "2.0", "result": run(method, params), "error": None, "id": request["id"]}
+'''
+    assert rpc_client_code(server) == []

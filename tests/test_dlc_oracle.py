@@ -16,13 +16,11 @@ from ctplugin.dlc.oracle import (
     MessageHash,
     Oracle,
     OracleInfo,
-    bip340_sign_with_nonce,
-    bip340_verify,
     outcome_message,
     serialize_event,
 )
 from ctplugin.hashes import sha256, tagged_hash
-from ctplugin.secp256k1 import ct
+from ctplugin.secp256k1 import bip340, ct
 from ctplugin.secp256k1.params import N
 from tests.conftest import FIXTURES, load_json
 
@@ -52,12 +50,12 @@ def test_digit_event_serialization_layout() -> None:
 
 def test_bip340_sign_verify_and_vectors_style() -> None:
     secret, nonce, msg = 0x1234, 0x5678, sha256(b"m")
-    sig = bip340_sign_with_nonce(secret, nonce, msg)
+    sig = bip340.sign_with_nonce(secret, nonce, msg)
     pub = ct.base_mul(secret).xonly()
-    assert bip340_verify(pub, msg, sig)
+    assert bip340.verify(pub, msg, sig)
     assert sig[:32] == ct.base_mul(nonce).xonly()
-    assert not bip340_verify(pub, sha256(b"n"), sig)
-    assert not bip340_verify(pub, msg, sig[:32] + N.to_bytes(32, "big"))
+    assert not bip340.verify(pub, sha256(b"n"), sig)
+    assert not bip340.verify(pub, msg, sig[:32] + N.to_bytes(32, "big"))
     import coincurve
 
     assert coincurve.PublicKeyXOnly(pub).verify(sig, msg)

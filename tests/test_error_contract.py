@@ -28,7 +28,7 @@ from ctplugin.bulletproofs import generator_set, prove, range_proof_claim, rewin
 from ctplugin.dlc import ecdsa_adaptor, messages
 from ctplugin.dlc.contract import validate_offer
 from ctplugin.dlc.errors import DlcError
-from ctplugin.dlc.oracle import OracleAttestation, bip340_verify
+from ctplugin.dlc.oracle import OracleAttestation
 from ctplugin.elements import (
     Block,
     Transaction,
@@ -71,6 +71,7 @@ from ctplugin.secp256k1 import (
     G,
     Point,
     Scalar,
+    bip340,
     ct,
     decode_points,
     kernel,
@@ -407,7 +408,7 @@ ENTRY_POINTS: list[tuple[str, Callable[..., Any], tuple[st.SearchStrategy[Any], 
     ("AdaptorSignature.from_bytes", ecdsa_adaptor.AdaptorSignature.from_bytes,
      (st.one_of(hostile, sized(162)),)),
     ("der_decode", ecdsa_adaptor.der_decode, (hostile,)),
-    ("bip340_verify", bip340_verify, (hostile, hostile, hostile)),
+    ("bip340.verify", bip340.verify, (hostile, hostile, hostile)),
     ("dlc.parse_offer", messages.parse_offer, (_offer_mutants(),)),
     ("dlc.validate_offer", lambda doc: validate_offer(messages.parse_offer(doc)),
      (_offer_mutants(),)),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rpc.cli import main as cli_main
+from apps.cli import main as cli_main
 from rpc.config import ConfigFileError, parse_config, read_config_file
 from rpc.process import free_port
 from tests.conftest import REPO

@@ -18,6 +18,7 @@ from regtest.params import CTREGTEST, select_chain
 from replay.driver import ReplayConfig, replay
 from replay.engine import Engine
 from replay.sources import RpcAuthError, RpcSource, SourceError, read_cookie
+from rpcclient import RPCError
 
 
 class ElementsdLike(BaseHTTPRequestHandler):
@@ -123,7 +124,9 @@ def test_rpc_auth_and_errors_are_named(server: Any) -> None:
     source = RpcSource(url(server), ("__cookie__", "s3cret"))
     with pytest.raises(SourceError, match=r"getblockhash \[99\] failed: Block height out of "
                                           r"range \(code -8\)"):
-        source.client.call("getblockhash", 99)
+        source.batch([("getblockhash", [99])])
+    with pytest.raises(RPCError, match=r"Block height out of range \(code -8\)"):
+        source.client.call("getblockhash", 99)  # the client's own typed error
 
 
 def test_an_unreachable_node_is_a_source_error() -> None:

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 import rpc.methods  # noqa: F401  (registers the methods)
-from rpc.cli import CliError, build_params, convert, result_text, univalue_write
+from apps.cli import result_text
 from rpc.config import parse_config
 from rpc.context import NodeContext
+from rpc.convert import ParamError, build_params, convert, univalue_write
 from rpc.errors import RpcCode, RpcError
 from rpc.jsonrpc import MAX_JSON_DEPTH, decode_json, handle_body
 from rpc.registry import REGISTRY, Arg, Kind, Method, optional, required
@@ -167,7 +168,7 @@ def test_cli_conversions_follow_the_method_table() -> None:
         "blockhash": "00", "verbosity": 2}
     assert build_params("getblock", ["00", "verbosity=2"], True) == {"args": ["00"],
                                                                     "verbosity": 2}
-    with pytest.raises(CliError, match="Error parsing JSON: x"):
+    with pytest.raises(ParamError, match="Error parsing JSON: x"):
         convert("getblockhash", "x", position=0)
 
 

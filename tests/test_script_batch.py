@@ -12,7 +12,6 @@ from ctplugin.bulletproofs import consensus_generators
 from ctplugin.hashes import sha256
 from ctplugin.script.batch import (
     SchnorrClaims,
-    challenge,
     lift_many,
     output_key_encoding,
     tweak_claim,
@@ -82,14 +81,6 @@ def test_group_mixes_with_plain_claims_and_tweaks() -> None:
     wrong = tweak_claim("wrong", BASE, q_point, p_point, int.from_bytes(tweak, "big") + 1)
     assert _verdict(_group(_sigs(8)), good, _group(_sigs(3, offset=50))).verify()
     assert _verdict(_group(_sigs(8)), good, wrong).first_failure() == "wrong"
-
-
-def test_challenge_is_bip340s() -> None:
-    key, msg, sig = _sigs(1)[0]
-    from ctplugin.hashes import tagged_hash
-
-    expected = int.from_bytes(tagged_hash("BIP0340/challenge", sig[:32] + key + msg), "big") % N
-    assert challenge(sig[:32], key, msg) == expected
 
 
 def test_lift_many_reports_bad_entries() -> None:

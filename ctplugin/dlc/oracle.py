@@ -2,13 +2,14 @@
 
 Keys and nonces are BIP340 x-only (even y). For nonce R and oracle key P, the signature on outcome
 string o has s·G = S(o) = R + e·P with e = int(TH("BIP0340/challenge", R.x ‖ P.x ‖ m(o))) mod n
-(the *signature point*, public before the attestation). The message m(o) is configurable:
+(the *signature point*, public before the attestation; the BIP340 algorithms themselves are
+``ctplugin.secp256k1.bip340``). The message m(o) is configurable:
 
 - ``UNTAGGED`` (default): m = SHA256(utf8(NFC(o))), rust-dlc's convention, used by the P2PD
   ecosystem and every dlcspecs ``test_vectors`` file;
 - ``TAGGED``: m = TH("DLC/oracle/attestation/v0", utf8(NFC(o))), the dlcspecs text.
 
-The oracle side (``Oracle``) signs with pre-committed nonces (BIP340 with an injected nonce).
+The oracle side (``Oracle``) signs with pre-committed nonces (``bip340.sign_with_nonce``).
 """
 
 from __future__ import annotations
@@ -19,15 +20,13 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from ctplugin.dlc.digits import attested_digits
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import tagged_hash, tagged_hasher
-from ctplugin.secp256k1 import KIND_XONLY, G, Point, ct, decode_points, kernel, msm_var
+from ctplugin.hashes import tagged_hash
+from ctplugin.secp256k1 import KIND_XONLY, Point, bip340, ct, decode_points, kernel, msm_var
 from ctplugin.secp256k1.params import N
-from ctplugin.secp256k1.params import P as FIELD_P
 from ctplugin.secp256k1.scalar import scalar_from_hash
 from ctplugin.serialize import bigsize
 
@@ -45,13 +44,6 @@ def outcome_message(outcome: str, scheme: MessageHash = MessageHash.UNTAGGED) ->
     if scheme is MessageHash.TAGGED:
         return tagged_hash("DLC/oracle/attestation/v0", data)
     return hashlib.sha256(data).digest()
-
-
-def bip340_challenge(r_x: bytes, p_x: bytes, msg: bytes) -> int:
-    """e = int(TH("BIP0340/challenge", R.x ‖ P.x ‖ m)) mod n (the tag prefix is pre-hashed)."""
-    h = tagged_hasher("BIP0340/challenge")
-    h.update(r_x + p_x + msg)
-    return int.from_bytes(h.digest(), "big") % N
 
 
 # --- event descriptors and announcements ---------------------------------------------------
@@ -150,7 +142,7 @@ class OracleAnnouncement:
                     else 1)
         if len(self.event.nonces) != expected or len(set(self.event.nonces)) != expected:
             return False
-        return bip340_verify(self.public_key, announcement_message(self.event, scheme),
+        return bip340.verify(self.public_key, announcement_message(self.event, scheme),
                              self.signature)
 
 
@@ -169,30 +161,13 @@ class OracleAttestation:
         if nonces is not None and (len(nonces) < len(self.signatures) or any(
                 sig[:32] != nonce for sig, nonce in zip(self.signatures, nonces))):
             return False
-        return all(bip340_verify(self.public_key, outcome_message(o, scheme), sig)
+        return all(bip340.verify(self.public_key, outcome_message(o, scheme), sig)
                    for sig, o in zip(self.signatures, self.outcomes))
 
     def secret(self, count: int | None = None) -> int:
         """Σ s_j mod n over the first ``count`` signatures: the decryption key's share."""
         sigs = self.signatures if count is None else self.signatures[:count]
         return sum(int.from_bytes(sig[32:], "big") for sig in sigs) % N
-
-
-def bip340_verify(public_key: bytes, msg: bytes, signature: bytes) -> bool:
-    """BIP340 verification of a 64-byte signature (public data: variable time is fine)."""
-    if len(signature) != 64 or len(public_key) != 32:
-        return False
-    s = int.from_bytes(signature[32:], "big")
-    r_x = int.from_bytes(signature[:32], "big")
-    if s >= N or r_x >= FIELD_P:
-        return False
-    try:
-        pub = Point.from_xonly(public_key)
-    except EncodingError:
-        return False
-    e = bip340_challenge(signature[:32], public_key, msg)
-    point = msm_var([s, N - e], [G, pub])
-    return not point.is_infinity and point.has_even_y() and point.x == r_x
 
 
 # --- oracle info as used by contracts (decoded once) ------------------------------------------
@@ -205,9 +180,9 @@ class OracleInfo:
     nonces: tuple[bytes, ...]
     key_point: Point
     nonce_points: tuple[Point, ...]
-    challenge_states: tuple[Any, ...] = field(compare=False, repr=False)
-    """Per nonce, SHA-256 having absorbed the BIP340 challenge tag prefix and R.x ‖ P.x (two full
-    blocks), so each challenge only hashes the 32-byte message."""
+    challenges: tuple[bip340.PartialChallenge, ...] = field(compare=False, repr=False)
+    """Per nonce, the BIP340 challenge having absorbed R.x ‖ P.x, so each challenge only hashes
+    the 32-byte message."""
     _cache: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -218,12 +193,8 @@ class OracleInfo:
             points = decode_points(public_key + b"".join(nonces), KIND_XONLY)
         except EncodingError as exc:
             raise DlcError("bad-oracle-key", str(exc)) from None
-        states = []
-        for nonce in nonces:
-            state = tagged_hasher("BIP0340/challenge")
-            state.update(nonce + public_key)
-            states.append(state)
-        return cls(public_key, tuple(nonces), points[0], tuple(points[1:]), tuple(states))
+        challenges = tuple(bip340.PartialChallenge(nonce, public_key) for nonce in nonces)
+        return cls(public_key, tuple(nonces), points[0], tuple(points[1:]), challenges)
 
     def nonce_prefix_sums(self) -> bytes:
         """Packed R_0 + … + R_k for every k (one kernel call, cached): the nonce part of any
@@ -238,9 +209,7 @@ class OracleInfo:
 
     def challenge(self, nonce_index: int, msg: bytes) -> int:
         """e = int(TH("BIP0340/challenge", R_j.x ‖ P.x ‖ m)) mod n."""
-        state = self.challenge_states[nonce_index].copy()
-        state.update(msg)
-        return int.from_bytes(state.digest(), "big") % N
+        return self.challenges[nonce_index].challenge(msg)
 
     @classmethod
     def from_announcement(cls, announcement: OracleAnnouncement) -> OracleInfo:
@@ -253,20 +222,6 @@ class OracleInfo:
 
 
 # --- the oracle side -------------------------------------------------------------------------
-
-def _even_y_secret(secret: int) -> tuple[int, bytes]:
-    """(d, x-only P) with d·G having even y (BIP340 key/nonce normalisation)."""
-    point = ct.base_mul(secret)
-    return (secret if point.has_even_y() else N - secret), point.xonly()
-
-
-def bip340_sign_with_nonce(secret_key: int, nonce: int, msg: bytes) -> bytes:
-    """BIP340 signature with a pre-committed nonce k: (R.x, k + e·d mod n), even-y normalised."""
-    d, p_x = _even_y_secret(secret_key)
-    k, r_x = _even_y_secret(nonce)
-    e = bip340_challenge(r_x, p_x, msg)
-    return r_x + ((k + e * d) % N).to_bytes(32, "big")
-
 
 class Oracle:
     """An oracle holding its key and per-event nonces (tests, examples, the benchmark).
@@ -322,7 +277,7 @@ class Oracle:
         self._nonces[event_id] = ks
         nonces = tuple(ct.base_mul(k).xonly() for k in ks)
         event = OracleEvent(nonces, maturity_epoch, descriptor, event_id)
-        signature = bip340_sign_with_nonce(self._secret, signing_nonce,
+        signature = bip340.sign_with_nonce(self._secret, signing_nonce,
                                            announcement_message(event, self.scheme))
         return OracleAnnouncement(signature, self.public_key, event)
 
@@ -351,6 +306,6 @@ class Oracle:
             if str(outcome) not in descriptor.outcomes:
                 raise DlcError("unknown-outcome", f"{outcome!r} is not an outcome of the event")
             strings = [str(outcome)]
-        sigs = tuple(bip340_sign_with_nonce(self._secret, k, outcome_message(o, self.scheme))
+        sigs = tuple(bip340.sign_with_nonce(self._secret, k, outcome_message(o, self.scheme))
                      for k, o in zip(ks, strings))
         return OracleAttestation(event.event_id, self.public_key, sigs, tuple(strings))

@@ -1,9 +1,11 @@
-"""BIP340 signatures and taproot tweaks as claims of the block's one batch (``sighash.md`` §4).
+"""BIP340 signatures and taproot tweaks as claims of the block's one batch (docs/sighash.md §4).
 
 A Schnorr signature (r, s) by key P over message m holds iff
 
     s·G − R − e·P = ∞,   R = lift_x(r), P = lift_x(pk), e = int(TaggedHash("BIP0340/challenge",
                                                                   r ‖ pk ‖ m)) mod n,
+
+(``ctplugin.secp256k1.bip340.challenge``, the tag prefix's hash state precomputed once)
 
 and a script-path commitment Q = P + t·G holds iff t·G + P − Q = ∞ (Q lifted with the control
 block's parity). The signatures of a batch are ONE ``SchnorrClaims`` group (a
@@ -20,28 +22,19 @@ batch of keys (``lift_many``).
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ctplugin.batch import Claim, ClaimGroup, GroupTerms
 from ctplugin.secp256k1 import KIND_COMPRESSED, KIND_XONLY, FixedBase, kernel
+from ctplugin.secp256k1.bip340 import challenge
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
 G_INDEX = 0
 _NEG_ONE = (N - 1).to_bytes(32, "big")
 _ONE = (1).to_bytes(32, "big")
-_CHALLENGE_PREFIX = hashlib.sha256(
-    hashlib.sha256(b"BIP0340/challenge").digest() * 2)  # state after the tag prefix
-
-
-def challenge(r: bytes, pubkey: bytes, msg: bytes) -> int:
-    """e = int(TaggedHash("BIP0340/challenge", r ‖ pk ‖ m)) mod n."""
-    h = _CHALLENGE_PREFIX.copy()
-    h.update(r + pubkey + msg)
-    return int.from_bytes(h.digest(), "big") % N
 
 
 def lift_many(xs: Sequence[bytes], kind: int = KIND_XONLY) -> list[bytes | None]:
@@ -117,5 +110,5 @@ def output_key_encoding(output_key: bytes, parity: int) -> bytes:
     return bytes((2 + (parity & 1),)) + output_key
 
 
-__all__ = ["G_INDEX", "KIND_COMPRESSED", "KIND_XONLY", "SchnorrClaims", "challenge",
-           "lift_many", "output_key_encoding", "tweak_claim"]
+__all__ = ["G_INDEX", "KIND_COMPRESSED", "KIND_XONLY", "SchnorrClaims", "lift_many",
+           "output_key_encoding", "tweak_claim"]
