@@ -1,19 +1,20 @@
 """The items of block validation: each piece of cryptographic work a block needs, as a value.
 
-Planning (``validator.rules.plan_amounts``, later the script planner) turns a transaction into
-items; nothing is verified while planning. The cache pass drops items the proof cache already
-vouches for; ``validator.verify`` verifies the rest (stage 5 of ``validator.block``). Two
-families, by how they are verified:
+Planning (``validator.rules.plan_amounts`` for amounts, ``validator.scripts`` for signatures)
+turns a transaction into items; nothing is verified while planning. The cache pass drops items
+the proof cache already vouches for; ``validator.verify`` verifies the rest (stage 5 of
+``validator.block``). Two families, by how they are verified:
 
 - a *batch item* (``BatchItem``) turns into one claim that joins the block's ONE multi-scalar
-  multiplication: Bulletproof range proofs (``RangeItem``), later BIP340 Schnorr claims. A kind
+  multiplication: Bulletproof range proofs (``RangeItem``) and BIP340 Schnorr signatures and
+taproot tweaks (``validator.scripts.SchnorrItem``, ``TweakItem``). A kind
   with a native batch setup also has the classmethod ``claims(items, ctx)``, which the verifier
   then calls once for all its items (range proofs: one kernel call for the whole block, one
   ``ctplugin.batch.ClaimGroup``), so no per-item Python work is left;
 - a *check item* (``CheckItem``) is verified on its own: surjection proofs (``SurjectionItem``),
   Borromean range proofs (``BorromeanItem``: they cannot join the MSM; all of a block's go to
-  the ring kernel in ONE call before the checks run, ``verify_borromean``), later ECDSA
-  signatures.
+  the ring kernel in ONE call before the checks run, ``verify_borromean``) and ECDSA
+  signatures (``validator.scripts.EcdsaItem``, verified over threads).
 
 Every item is an immutable value of bytes (plus its ``ItemLabel``), so items pickle and can be
 verified in another process; derived state (decoded points, prepared targets) is rebuilt there
@@ -21,14 +22,15 @@ on first use, never shipped. To add a kind: a NamedTuple with ``label``, a ``fam
 counts and check timings are keyed by it), ``at_tx``, ``claim`` (optionally ``claims``) and
 ``failure`` or ``check``, and — for proofs the proof cache vouches for one by one
 (``CachedItem``) — ``cache_key`` (the proof cache's salted key over EVERY verification input,
-design.md "Proof caches"). Signature items (``validator.scripts``) have none: the
+docs/design.md "Proof caches"). Signature items (``validator.scripts``) have none: the
 script-execution cache covers whole transactions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar, cast
 
 from ctplugin import borromean
 from ctplugin.batch import Claim, ClaimGroup
@@ -54,11 +56,30 @@ _k = kernel.backend
 # Labels (what the culprit search names on failure)
 # ------------------------------------------------------------------------------------------------
 
-KIND_BALANCE = "balance"
-KIND_OUTPUT = "output"
-KIND_ISSUANCE = "issuance"
-KIND_INFLATION = "inflation"
-KIND_SCRIPT = "script"  # an input's script and signatures (validator.scripts)
+ItemKind = Literal["balance", "output", "issuance", "inflation", "script"]
+"""What an ``ItemLabel`` points at. A ``Literal`` of plain strings, not an enum: labels are made
+by the thousand per block and pickled to workers, where a str costs nothing extra."""
+
+KIND_BALANCE: ItemKind = "balance"
+KIND_OUTPUT: ItemKind = "output"
+KIND_ISSUANCE: ItemKind = "issuance"
+KIND_INFLATION: ItemKind = "inflation"
+KIND_SCRIPT: ItemKind = "script"  # an input's script and signatures (validator.scripts)
+
+
+class Family(StrEnum):
+    """The report's and the timer's name for a kind of work: ``ConnectReport.items`` /
+    ``cached`` are keyed by it, and stage 5 times each check family under it."""
+
+    BALANCE = "balance"
+    RANGE = "range"  # Bulletproofs
+    BORROMEAN = "borromean"
+    SURJECTION = "surjection"
+    SCRIPT = "script"  # whole transactions' scripts (the script-execution cache's unit)
+    SCHNORR = "schnorr"
+    TWEAK = "tweak"
+    ECDSA = "ecdsa"
+    SCRIPT_FAILURE = "script-failure"
 
 
 class ItemLabel(NamedTuple):
@@ -69,7 +90,7 @@ class ItemLabel(NamedTuple):
     """
 
     tx_index: int
-    kind: str
+    kind: ItemKind
     index: int = -1  # type: ignore[assignment]  # shadows tuple.index: output/input index
 
     def error(self, reason_if_range: str = reasons.BAD_TXNS_RANGEPROOF_INVALID,
@@ -124,8 +145,8 @@ class Item(Protocol):
     def label(self) -> ItemLabel: ...
 
     @property
-    def family(self) -> str:
-        """The report's name for this kind of work ("range", "surjection", ...)."""
+    def family(self) -> Family:
+        """The report's name for this kind of work (``Family``)."""
         ...
 
     def at_tx(self: _ItemT, tx_index: int) -> _ItemT:
@@ -200,8 +221,8 @@ class RangeItem(NamedTuple):
     commitment_point: bytes | None = None
 
     @property
-    def family(self) -> str:
-        return "range"
+    def family(self) -> Family:
+        return Family.RANGE
 
     def at_tx(self, tx_index: int) -> RangeItem:
         return _at_tx(self, tx_index)
@@ -262,8 +283,8 @@ class BorromeanItem(NamedTuple):
     extra_commit: bytes
 
     @property
-    def family(self) -> str:
-        return "borromean"
+    def family(self) -> Family:
+        return Family.BORROMEAN
 
     def at_tx(self, tx_index: int) -> BorromeanItem:
         return _at_tx(self, tx_index)
@@ -366,8 +387,8 @@ class SurjectionItem(NamedTuple):
     targets: SurjectionTargets
 
     @property
-    def family(self) -> str:
-        return "surjection"
+    def family(self) -> Family:
+        return Family.SURJECTION
 
     def at_tx(self, tx_index: int) -> SurjectionItem:
         return _at_tx(self, tx_index)

@@ -1,4 +1,4 @@
-"""Scripts and signatures of transactions (issue 11; design.md "Scripts and signatures (our
+"""Scripts and signatures of transactions (docs/design.md "Scripts and signatures (our
 chain)"): the stage of block connection and mempool acceptance that runs every input script.
 
 For each transaction the stage
@@ -25,9 +25,10 @@ Reject reasons: ``mandatory-script-verify-flag-failed (...)``, ``non-mandatory-s
 (...)`` and ``bad-txns-script-unsupported`` (ours), with the transaction and input (or output)
 index. Flags: ``ctplugin.script.flags.BLOCK`` in blocks, ``STANDARD`` in the mempool.
 
-The script-execution cache (design.md "Proof caches"): a salted key over the wtxid and the
-flags, written when the mempool accepts a transaction (under the block flags, as Elements'
-ConsensusScriptChecks caches with the block's flags), consumed when a block connects it.
+The script-execution cache (docs/design.md "Proof caches"): a salted key over the wtxid and
+the flags (``validator.cachekeys.script_cache_key``), written when the mempool accepts a
+transaction (under the block flags, as Elements' ConsensusScriptChecks caches with the block's
+flags), consumed when a block connects it.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from ctplugin.batch import Claim, ClaimGroup
 from ctplugin.bulletproofs import consensus_generators
@@ -56,10 +57,7 @@ from ctplugin.script.interpreter import verify_input
 from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
 from ctplugin.secp256k1 import libsecp
 from validator import reasons
-from validator.items import KIND_SCRIPT, ItemLabel, Malformed, VerifyContext
-
-if TYPE_CHECKING:
-    from validator.store import ProofCache
+from validator.items import KIND_SCRIPT, Family, ItemLabel, Malformed, VerifyContext
 
 UNSUPPORTED = reasons.BAD_TXNS_SCRIPT_UNSUPPORTED
 BLOCK_FLAGS = int(BLOCK)
@@ -116,8 +114,8 @@ class SchnorrItem(NamedTuple):
     sig: bytes
 
     @property
-    def family(self) -> str:
-        return "schnorr"
+    def family(self) -> Family:
+        return Family.SCHNORR
 
     def at_tx(self, tx_index: int) -> SchnorrItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -153,8 +151,8 @@ class TweakItem(NamedTuple):
     tweak: bytes
 
     @property
-    def family(self) -> str:
-        return "tweak"
+    def family(self) -> Family:
+        return Family.TWEAK
 
     def at_tx(self, tx_index: int) -> TweakItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -176,8 +174,8 @@ class EcdsaItem(NamedTuple):
     checks: tuple[tuple[bytes, bytes, bytes, str], ...]
 
     @property
-    def family(self) -> str:
-        return "ecdsa"
+    def family(self) -> Family:
+        return Family.ECDSA
 
     def at_tx(self, tx_index: int) -> EcdsaItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -290,8 +288,8 @@ class FailedInput(NamedTuple):
     error: ValidationError
 
     @property
-    def family(self) -> str:
-        return "script-failure"
+    def family(self) -> Family:
+        return Family.SCRIPT_FAILURE
 
     def at_tx(self, tx_index: int) -> FailedInput:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -360,13 +358,8 @@ def items_of(runs: Sequence[tuple[int, PrecomputedTransaction,
     return work
 
 
-def script_cache_key(cache: ProofCache, tx: Transaction, flags: int) -> bytes:
-    """The script-execution cache entry of ``tx`` under ``flags``."""
-    return cache.script_key(tx.wtxid, flags)
-
-
 __all__ = ["BLOCK_FLAGS", "MEMPOOL_FLAGS", "UNSUPPORTED", "EcdsaItem", "FailedInput",
            "SchnorrItem",
            "ScriptWork", "TweakItem", "check_output_scripts", "exact_failure",
-           "is_supported_output", "items_of", "run_scripts", "script_cache_key",
+           "is_supported_output", "items_of", "run_scripts",
            "script_reason", "verify_ecdsa_parallel"]
