@@ -33,7 +33,7 @@ invalid: its bytes are dropped and the genuine block can still arrive.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ctplugin.elements import Block, BlockHeader, parse_block
@@ -658,6 +658,3 @@ class Chain:
     def fork_point(self, entry: BlockIndexEntry) -> BlockIndexEntry:
         """Where ``entry``'s branch leaves the active chain."""
         return self._fork(entry, self.tip)
-
-    def active_entries(self, start: int = 0) -> Iterable[BlockIndexEntry]:
-        return self.active[start:]

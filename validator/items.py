@@ -208,7 +208,7 @@ def decode_one(data: bytes, kind: int) -> bytes | None:
 
 
 class RangeItem(NamedTuple):
-    """One consensus range proof (a Bulletproof, design.md): proof, commitment (33 B), value
+    """One consensus range proof (a Bulletproof, docs/design.md): proof, commitment (33 B), value
     generator (33 B), extra commit, and the commitment as the kernel decoded it for the balance
     (saves the verifier a square root; not part of any cache key: it is a function of
     ``commitment``)."""

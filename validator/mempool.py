@@ -1,5 +1,5 @@
 """Mempool acceptance against a UTXO view (chainstate + unconfirmed parents), writing the proof
-cache (design.md "Proof caches"; elements-format.md §2.3: mempool checks store successes).
+cache (docs/design.md "Proof caches"; docs/elements-format.md §2.3: mempool checks store successes).
 
 ``Mempool.accept(tx)`` runs the same rules as block connection for one transaction:
 ``check_transaction``, input resolution (the chainstate, or outputs of transactions already in
