@@ -519,6 +519,9 @@ class Chain:
             entry.status &= ~VALID
             if entry not in self.pending:
                 self.pending.append(entry)
+        # on the tip with its data, not failed: connectable (accept set it only for a block it
+        # stored itself; a pending block was stored above, so accept answered "duplicate")
+        entry.connectable = True
         self.active.append(entry)
         self._set_tip()
         self._prune_candidates()
