@@ -19,11 +19,11 @@ taproot tweaks (``validator.scripts.SchnorrItem``, ``TweakItem``). A kind
 Every item is an immutable value of bytes (plus its ``ItemLabel``), so items pickle and can be
 verified in another process; derived state (decoded points, prepared targets) is rebuilt there
 on first use, never shipped. To add a kind: a NamedTuple with ``label``, a ``family`` (report
-counts and check timings are keyed by it), ``at_tx``, ``claim`` (optionally ``claims``) and
-``failure`` or ``check``, and — for proofs the proof cache vouches for one by one
-(``CachedItem``) — ``cache_key`` (the proof cache's salted key over EVERY verification input,
-docs/design.md "Proof caches"). Signature items (``validator.scripts``) have none: the
-script-execution cache covers whole transactions.
+counts and check timings are keyed by it), ``at_tx``, ``claim``, ``claims`` and ``failure``
+(``BatchItem``) or ``check`` and ``prepare`` (``CheckItem``), and — for proofs the proof cache
+vouches for one by one (``CachedItem``) — ``cache_key`` (the proof cache's salted key over
+EVERY verification input, docs/design.md "Proof caches"). Signature items
+(``validator.scripts``) have none: the script-execution cache covers whole transactions.
 """
 
 from __future__ import annotations
@@ -80,6 +80,13 @@ class Family(StrEnum):
     TWEAK = "tweak"
     ECDSA = "ecdsa"
     SCRIPT_FAILURE = "script-failure"
+
+
+# what the ``family`` properties return: a module global is read faster than an enum
+# class attribute (Python 3.11), and stage 5 reads a family per item
+_RANGE = Family.RANGE
+_BORROMEAN = Family.BORROMEAN
+_SURJECTION = Family.SURJECTION
 
 
 class ItemLabel(NamedTuple):
@@ -170,20 +177,48 @@ class BatchItem(Item, Protocol):
     def claim(self, ctx: VerifyContext) -> Claim | ClaimGroup:
         """The item's equation for the batch (a claim, or a group of one); a
         ``ValidationError`` naming the item if it is malformed (a well-formed false item gives
-        a claim that fails). A kind may also define the classmethod ``claims(items, ctx) ->
-        (claims or groups, Malformed)`` for all its items at once (see ``RangeItem.claims``);
-        the verifier then uses it instead."""
+        a claim that fails)."""
         ...
 
     def failure(self) -> ValidationError:
         """The error naming this item when its claim is false."""
         ...
 
+    @classmethod
+    def claims(cls, items: Sequence[Any], ctx: VerifyContext
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        """The claims of all ``items`` of this kind, and the malformed ones: what the verifier
+        calls, once per kind. A kind with a native batch setup builds them together
+        (``RangeItem.claims``: one kernel call, one ``ClaimGroup``); the others build them one
+        by one (``claims_each``)."""
+        ...
+
 
 class CheckItem(Item, Protocol):
     def check(self, ctx: VerifyContext) -> None:
-        """Verify the item alone; a ``ValidationError`` naming it otherwise."""
+        """Verify the item alone; a ``ValidationError`` naming it otherwise. Reads the verdict
+        ``prepare`` left in ``ctx`` when there is one."""
         ...
+
+    @classmethod
+    def prepare(cls, items: list[Any], ctx: VerifyContext) -> None:
+        """Compute the verdicts of all ``items`` of this kind together into ``ctx`` before
+        their checks run (the ring kernel's one call, ECDSA over threads)."""
+        ...
+
+
+def claims_each(items: Sequence[BatchItem], ctx: VerifyContext
+                ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+    """``BatchItem.claims`` for a kind without a native setup: each item's ``claim``, a
+    malformed item kept aside (an earlier item may fail the batch first)."""
+    claims: list[Claim | ClaimGroup] = []
+    malformed: Malformed = []
+    for item in items:
+        try:
+            claims.append(item.claim(ctx))
+        except ValidationError as exc:
+            malformed.append((item.label, exc))
+    return claims, malformed
 
 
 def _at_tx(item: Any, tx_index: int) -> Any:  # Any: a NamedTuple with a ``label`` field
@@ -222,7 +257,7 @@ class RangeItem(NamedTuple):
 
     @property
     def family(self) -> Family:
-        return Family.RANGE
+        return _RANGE
 
     def at_tx(self, tx_index: int) -> RangeItem:
         return _at_tx(self, tx_index)
@@ -284,7 +319,7 @@ class BorromeanItem(NamedTuple):
 
     @property
     def family(self) -> Family:
-        return Family.BORROMEAN
+        return _BORROMEAN
 
     def at_tx(self, tx_index: int) -> BorromeanItem:
         return _at_tx(self, tx_index)
@@ -388,7 +423,7 @@ class SurjectionItem(NamedTuple):
 
     @property
     def family(self) -> Family:
-        return Family.SURJECTION
+        return _SURJECTION
 
     def at_tx(self, tx_index: int) -> SurjectionItem:
         return _at_tx(self, tx_index)

@@ -57,12 +57,24 @@ from ctplugin.script.interpreter import verify_input
 from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
 from ctplugin.secp256k1 import libsecp
 from validator import reasons
-from validator.items import KIND_SCRIPT, Family, ItemLabel, Malformed, VerifyContext
+from validator.items import (
+    KIND_SCRIPT,
+    Family,
+    ItemLabel,
+    Malformed,
+    VerifyContext,
+    claims_each,
+)
 
 UNSUPPORTED = reasons.BAD_TXNS_SCRIPT_UNSUPPORTED
 BLOCK_FLAGS = int(BLOCK)
 MIN_PARALLEL = 16  # ECDSA items below which a thread pool costs more than it saves
 MEMPOOL_FLAGS = int(STANDARD)
+# the items' ``family`` values (module globals: read per item, faster than Family.X)
+_SCHNORR = Family.SCHNORR
+_TWEAK = Family.TWEAK
+_ECDSA = Family.ECDSA
+_SCRIPT_FAILURE = Family.SCRIPT_FAILURE
 
 
 # --- reject reasons ----------------------------------------------------------------------------
@@ -115,7 +127,7 @@ class SchnorrItem(NamedTuple):
 
     @property
     def family(self) -> Family:
-        return Family.SCHNORR
+        return _SCHNORR
 
     def at_tx(self, tx_index: int) -> SchnorrItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -152,7 +164,7 @@ class TweakItem(NamedTuple):
 
     @property
     def family(self) -> Family:
-        return Family.TWEAK
+        return _TWEAK
 
     def at_tx(self, tx_index: int) -> TweakItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -161,6 +173,11 @@ class TweakItem(NamedTuple):
     def claim(self, ctx: VerifyContext) -> Claim:
         return tweak_claim(self.label, consensus_generators().fixed, self.q_point, self.p_point,
                            int.from_bytes(self.tweak, "big"))
+
+    @classmethod
+    def claims(cls, items: Sequence[TweakItem], ctx: VerifyContext
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        return claims_each(items, ctx)
 
     def failure(self) -> ValidationError:
         return _failure(ScriptErrorCode.WITNESS_PROGRAM_MISMATCH, self.label)
@@ -175,7 +192,7 @@ class EcdsaItem(NamedTuple):
 
     @property
     def family(self) -> Family:
-        return Family.ECDSA
+        return _ECDSA
 
     def at_tx(self, tx_index: int) -> EcdsaItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -289,7 +306,7 @@ class FailedInput(NamedTuple):
 
     @property
     def family(self) -> Family:
-        return Family.SCRIPT_FAILURE
+        return _SCRIPT_FAILURE
 
     def at_tx(self, tx_index: int) -> FailedInput:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -297,6 +314,11 @@ class FailedInput(NamedTuple):
 
     def claim(self, ctx: VerifyContext) -> Claim:
         raise self.error
+
+    @classmethod
+    def claims(cls, items: Sequence[FailedInput], ctx: VerifyContext
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        return claims_each(items, ctx)
 
     def failure(self) -> ValidationError:
         return self.error
