@@ -4,8 +4,10 @@ compare a script's operand with the transaction's own fields.
 
 - ``check_final``: a transaction is final when its nLockTime is 0, below the block height
   (height locks, < 500,000,000) or below the lock-time cutoff (time locks), or when every input
-  has nSequence 0xffffffff. Our regtest chain keeps no median time past (its header time rules
-  are not checked, ``validator.block``), so the cutoff for time locks is the block's own time.
+  has nSequence 0xffffffff. The cutoff for time locks is the block's own time, not the
+  parent's median time past (BIP113): the median time past lives in the chain manager's block
+  index (``validator.chain``, which judges header times with it), which block connection does
+  not see.
 - ``check_sequence_locks``: for version ≥ 2, an input whose nSequence has the disable bit (1<<31)
   clear must wait ``nSequence & 0xffff`` blocks after its coin's block. Time-based relative locks
   (bit 22) need the median time past of the coin's block, which our chain does not keep: they
