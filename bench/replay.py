@@ -102,8 +102,8 @@ class Run:
 def _template(path: Path, root: Path) -> Path:
     """A data directory with genesis and the funding block connected."""
     template = root / "template"
-    with Engine.open(template) as engine:
-        engine.connect(next(ChainFileSource(path).blocks(1)).raw)
+    with Engine.open(template, select_chain(DEFAULT_CHAIN)) as engine:
+        engine.node.submit_block(next(ChainFileSource(path).blocks(1)).raw).connected()
     return template
 
 

@@ -143,12 +143,12 @@ def same_chain(source: BlockSource, engine: Engine,
     directory's block there: resuming skips the source's blocks by height, so a data directory
     of another chain must not be mistaken for a finished or half-done replay of this one.
     ``SourceError`` if they differ."""
-    tip = engine.tip.height
+    tip = engine.node.tip.height
     height = tip if chain_height is None else max(0, min(tip, chain_height))
     stream = source.blocks(height)
     first = next(stream, None)
     if first is not None:
-        theirs, ours = block_hash_hex(first.raw), engine.block_hash(first.height)
+        theirs, ours = block_hash_hex(first.raw), engine.node.block_hash(first.height)
         if ours is None or theirs != ours[::-1].hex():
             mine = ours[::-1].hex() if ours is not None else "none"
             raise SourceError(f"{source.description}: source block {first.height} {theirs} is "
@@ -192,7 +192,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
     with Engine.open(datadir, select_chain(config.chain)) as engine:
         engine.recover()
-        start = engine.tip.height + 1
+        start = engine.node.tip.height + 1
         if config.stop_at_height is not None:
             last = config.stop_at_height if last is None else min(last, config.stop_at_height)
         report = ReplayReport(mode=config.mode, source=source.description, start_height=start,
@@ -237,12 +237,12 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
             engine.recover()
             if isinstance(exc, SourceError):
                 raise SourceError(f"{exc} (replay stopped with the chainstate at height "
-                                  f"{engine.tip.height})") from None
+                                  f"{engine.node.tip.height})") from None
             raise
         finally:
             if not report.seconds:
                 report.seconds = time.perf_counter() - began
-            tip = engine.tip
+            tip = engine.node.tip
             report.height = tip.height
             report.tip = tip.hash[::-1].hex()
             report.utxo_set_hash = engine.utxo_summary().hash_hex

@@ -33,13 +33,13 @@ import validator
 from ctplugin.closing import Closeable
 from ctplugin.errors import ParseError, ValidationError
 from replay.driver import ReplayConfig, ReplayError, ReplayMode, block_hash_hex, tip_info
-from replay.engine import Engine, Prepared
+from replay.engine import Engine
 from replay.progress import ReplayProgress, TipInfo
 from replay.report import BlockRecord, ReplayReport
 from replay.sources import SourceBlock
 from replay.tasks import pack_works, unpack_verdict
 from replay.workers import TaskPool, TaskResult, WorkerPool, default_workers
-from validator import ProofWork, StageTimer, verify_blocks
+from validator import PreparedBlock, ProofWork, StageTimer, verify_blocks
 
 Label = tuple[int, str, int]
 """An item's label (validator's ItemLabel: transaction index, kind, position): culprit order."""
@@ -65,7 +65,10 @@ def phases_of(timings: dict[str, float]) -> dict[str, float]:
 
 @dataclass(slots=True)
 class Pending:
-    """A block whose proofs are not verified yet (committed in the deferred modes)."""
+    """The replay's bookkeeping for a committed block (its report record and progress line)
+    and, in the deferred modes, the ``PreparedBlock.work`` still to verify. Not the prepared
+    block itself: once committed, its inputs and cache hits are garbage, and a mode holds
+    hundreds of these while workers verify (``work`` is dropped too once a task holds it)."""
 
     source: SourceBlock
     hash: bytes
@@ -119,9 +122,10 @@ class Mode(Closeable, ABC):
         return ReplayError.from_validation(
             block, block_hash if block_hash is not None else block_hash_hex(block.raw), exc)
 
-    def prepare(self, block: SourceBlock) -> Prepared:
+    def prepare(self, block: SourceBlock) -> PreparedBlock:
+        """Stages 1–4 of ``block`` on the tip; its rejection as a ``ReplayError``."""
         try:
-            return self.engine.prepare(block.raw)
+            return self.engine.node.prepare_block(block.raw)
         except (ValidationError, ParseError) as exc:
             self.settle()  # an earlier block's proofs may be the first failure
             raise self.rejected(block, exc) from None
@@ -129,10 +133,10 @@ class Mode(Closeable, ABC):
     def settle(self) -> None:
         """Verify everything pending (deferred modes); raise its culprit if one fails."""
 
-    def pending(self, block: SourceBlock, prepared: Prepared) -> Pending:
+    def pending(self, block: SourceBlock, prepared: PreparedBlock) -> Pending:
         parsed = prepared.block
-        record = BlockRecord(block.height, len(parsed.transactions), prepared.n_range,
-                             prepared.n_surjection)
+        record = BlockRecord(block.height, len(parsed.transactions), prepared.n_range_proofs,
+                             prepared.n_surjection_proofs)
         return Pending(block, parsed.hash, record, tip_info(parsed, prepared.n_proofs),
                        prepared.work)
 
@@ -153,8 +157,8 @@ class Mode(Closeable, ABC):
         unverified: list[Pending] = getattr(self, "unverified", [])
         before = [p for p in unverified if p.source.height < failed.source.height]
         if before:
-            self.engine.mark_verified(before[-1].hash)
-        self.engine.reject(failed.hash)
+            self.engine.node.mark_verified(before[-1].hash)
+        self.engine.node.reject_block(failed.hash)
         return self.rejected(failed.source, exc, failed.tip.hash_hex)
 
 
@@ -168,7 +172,7 @@ class BlockMode(Mode):
 
     def feed(self, block: SourceBlock) -> None:
         try:
-            connected = self.engine.connect(block.raw)
+            connected = self.engine.node.submit_block(block.raw).connected()
         except (ValidationError, ParseError) as exc:
             raise self.rejected(block, exc) from None
         parsed = connected.block
@@ -208,7 +212,7 @@ class SingleMode(Mode):
             verify_single(prepared.work, prepared.timer)
         except ValidationError as exc:
             raise self.rejected(block, exc, prepared.block.hash_hex) from None
-        self.engine.commit(prepared)
+        self.engine.node.commit_block(prepared)
         self.report.add_phases(phases_of(prepared.timer.seconds))
         self.done([self.pending(block, prepared)])
 
@@ -226,8 +230,8 @@ class DeferredMode(Mode):
         super().__init__(config, engine, report, progress)
         self.unverified: list[Pending] = []  # committed, proofs not verified, height order
 
-    def commit_unverified(self, block: SourceBlock, prepared: Prepared) -> Pending:
-        self.engine.commit(prepared, verified=False)
+    def commit_unverified(self, block: SourceBlock, prepared: PreparedBlock) -> Pending:
+        self.engine.node.commit_block(prepared, verified=False)
         self.report.add_phases(phases_of(prepared.timer.seconds))
         entry = self.pending(block, prepared)
         self.unverified.append(entry)
@@ -236,7 +240,7 @@ class DeferredMode(Mode):
     def verified(self, count: int) -> None:
         """The first ``count`` unverified blocks are verified."""
         blocks, self.unverified = self.unverified[:count], self.unverified[count:]
-        self.engine.mark_verified(blocks[-1].hash)
+        self.engine.node.mark_verified(blocks[-1].hash)
         self.done(blocks)
 
     def finish(self) -> None:

@@ -107,11 +107,14 @@ def decode_transaction_hex(value: Any) -> Transaction:
         raise RpcError(RpcCode.DESERIALIZATION_ERROR, f"TX decode failed: {exc}") from None
 
 
-def decode_block_hex(value: Any) -> Block:
+def decode_block_hex(value: Any) -> tuple[bytes, Block]:
+    """DecodeHexBlk: the block's bytes and the block parsed from them (submitblock hands both
+    to ``Node.submit_block``, which then neither parses nor serializes it again)."""
     if not isinstance(value, str):
         raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {_type_name(value)} is not of "
                                            "expected type string")
     try:
-        return parse_block(binascii.unhexlify(value))
+        raw = binascii.unhexlify(value)
+        return raw, parse_block(raw)
     except (binascii.Error, ValueError, ParseError):
         raise RpcError(RpcCode.DESERIALIZATION_ERROR, "Block decode failed") from None

@@ -85,7 +85,7 @@ def import_chain_file(node: Node, path: str) -> int:
                 log.warning("chain file %s: block %d is unreadable (%s): import stopped", path,
                             added + 1, exc)
                 break
-            result = node.submit_block(block)
+            result = node.submit_block(raw, block)
             if result.status in ("connected", "stored"):
                 added += 1
             elif result.status == "invalid":

@@ -155,7 +155,9 @@ def replay_blocks() -> list[bytes]:
 def connect_block(node: Node, data: bytes | Block) -> ConnectReport:
     """Submit a block that must become the new tip: its ``ConnectReport``, or the
     ``ValidationError`` it was rejected with raised (the validator tests' way to name culprits)."""
-    return node.submit_block(data).connected()
+    if isinstance(data, bytes):
+        return node.submit_block(data).connected()
+    return node.submit_block(data.serialize(), data).connected()
 
 
 def native_kernels() -> list[Any]:

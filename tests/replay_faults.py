@@ -95,8 +95,8 @@ def slow_verify_task(payload: bytes) -> bytes:
 def main(argv: list[str]) -> int:
     from regtest.params import CTREGTEST, select_chain
     from replay.driver import ReplayConfig, replay
-    from replay.engine import Engine
     from replay.sources import open_source
+    from validator import Node
 
     source_spec, datadir, mode = argv
     source = open_source(source_spec, select_chain(CTREGTEST).genesis_hash)
@@ -108,19 +108,21 @@ def main(argv: list[str]) -> int:
             yield block
 
     source.blocks = paced  # type: ignore[method-assign]
-    commit, connect = Engine.commit, Engine.connect
+    commit, submit = Node.commit_block, Node.submit_block
 
-    def committing(self: Engine, prepared: Any, **options: Any) -> None:  # tell the test
-        commit(self, prepared, **options)
+    def committing(self: Node, prepared: Any, **options: Any) -> Any:  # tell the test
+        report = commit(self, prepared, **options)
         print(f"committed {prepared.block.header.height}", file=sys.stderr, flush=True)
-
-    def connecting(self: Engine, raw: bytes) -> Any:
-        report = connect(self, raw)
-        print(f"committed {report.height}", file=sys.stderr, flush=True)
         return report
 
-    Engine.commit = committing  # type: ignore[method-assign]
-    Engine.connect = connecting  # type: ignore[method-assign]
+    def submitting(self: Node, raw: bytes, block: Any = None) -> Any:
+        result = submit(self, raw, block)
+        if result.accepted:
+            print(f"committed {result.report.height}", file=sys.stderr, flush=True)
+        return result
+
+    Node.commit_block = committing  # type: ignore[method-assign]
+    Node.submit_block = submitting  # type: ignore[method-assign]
     config = ReplayConfig(mode=mode, window=3, workers=2, quiet=True, log_every=0,
                           task_proofs=6, task_target="tests.replay_faults:slow_verify_task",
                           dask_processes=False)

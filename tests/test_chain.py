@@ -127,7 +127,7 @@ def test_random_trees_follow_the_best_valid_chain(tmp_path_factory: pytest.TempP
                     assert (result.bip22 is None) == result.accepted
             elif op == "duplicate" and seen:
                 index = seen[pick % len(seen)]
-                result = node.submit_block(tree.blocks[index].block)
+                result = node.submit_block(tree.blocks[index].block.serialize())
                 assert result.status in ("duplicate", "duplicate-invalid")
                 assert result.bip22 in ("duplicate", "duplicate-invalid")
             elif op == "invalidate" and seen:
@@ -148,7 +148,7 @@ def test_random_trees_follow_the_best_valid_chain(tmp_path_factory: pytest.TempP
         stats = node.utxo_stats()
         with open_node(path.parent / "clean") as clean:
             for block in best_chain(tree, seen, marked):
-                assert clean.submit_block(block).accepted
+                assert clean.submit_block(block.serialize()).accepted
             assert clean.utxo_stats().utxo_set_hash == stats.utxo_set_hash
             assert clean.utxo_stats().txouts == stats.txouts
     finally:
@@ -160,7 +160,7 @@ def test_random_trees_follow_the_best_valid_chain(tmp_path_factory: pytest.TempP
 @pytest.fixture
 def node(tmp_path: Path):
     with open_node(tmp_path / "node") as n:
-        assert n.submit_block(fanout_block()).accepted
+        assert n.submit_block(fanout_block().serialize()).accepted
         yield n
 
 
@@ -175,13 +175,14 @@ def test_longer_branch_wins_and_reorg_returns_transactions_to_the_mempool(node: 
     recorder = Recorder()
     node.subscribe(recorder)
     for index in (a1, a2):
-        assert node.submit_block(tree.blocks[index].block).accepted
+        assert node.submit_block(tree.blocks[index].block.serialize()).accepted
     moved = [tx.txid for i in (a1, a2) for tx in tree.blocks[i].block.transactions[1:]]
-    assert node.submit_block(tree.blocks[b1].block).bip22 == "inconclusive"
-    assert node.submit_block(tree.blocks[b2].block).bip22 == "inconclusive"  # a tie: first wins
+    assert node.submit_block(tree.blocks[b1].block.serialize()).bip22 == "inconclusive"
+    # a tie: first wins
+    assert node.submit_block(tree.blocks[b2].block.serialize()).bip22 == "inconclusive"
     assert node.tip.hash == tree.blocks[a2].hash
     recorder.events.clear()
-    result = node.submit_block(tree.blocks[b3].block)
+    result = node.submit_block(tree.blocks[b3].block.serialize())
     assert result.accepted and result.bip22 is None and node.tip.hash == tree.blocks[b3].hash
     assert sorted(node.mempool.entries) == sorted(moved)  # still valid: back in the pool
     hashes = {tree.blocks[i].hash: i for i in (a1, a2, b1, b2, b3)}
@@ -214,11 +215,11 @@ def test_conflicting_branch_drops_the_conflicts(node: Node) -> None:
         block = make_block(prev.hash, height, GENESIS_TIME + 60 * height + 7, txs, b"\x51")
         b_blocks.append(block)
         prev = block
-    assert node.submit_block(tree.blocks[a1].block).accepted
+    assert node.submit_block(tree.blocks[a1].block.serialize()).accepted
     recorder = Recorder()
     node.subscribe(recorder)
-    assert node.submit_block(b_blocks[0]).status == "stored"
-    assert node.submit_block(b_blocks[1]).accepted
+    assert node.submit_block(b_blocks[0].serialize()).status == "stored"
+    assert node.submit_block(b_blocks[1].serialize()).accepted
     assert len(node.mempool) == 0  # a1's transaction conflicts with the winning branch
     assert not any(kind == "added" for kind, _ in recorder.events)
 
@@ -231,13 +232,15 @@ def test_failing_block_in_the_new_branch_falls_back(node: Node) -> None:
     b1 = tree.add(0, "empty", rng)
     b2 = tree.add(b1, "invalid", rng)
     b3 = tree.add(b2, "empty", rng)
-    assert node.submit_block(tree.blocks[a1].block).accepted
-    assert node.submit_block(tree.blocks[a2].block).accepted
-    node.submit_block(tree.blocks[b1].block)
-    assert node.submit_block(tree.blocks[b2].block).status == "stored"  # a tie: not tried
+    assert node.submit_block(tree.blocks[a1].block.serialize()).accepted
+    assert node.submit_block(tree.blocks[a2].block.serialize()).accepted
+    node.submit_block(tree.blocks[b1].block.serialize())
+    # a tie: not tried
+    assert node.submit_block(tree.blocks[b2].block.serialize()).status == "stored"
     recorder = Recorder()
     node.subscribe(recorder)
-    result = node.submit_block(tree.blocks[b3].block)  # longer: tried, b2 fails, fall back
+    # longer: tried, b2 fails, fall back
+    result = node.submit_block(tree.blocks[b3].block.serialize())
     assert result.status == "stored" and result.bip22 == "inconclusive"
     assert node.tip.hash == tree.blocks[a2].hash
     assert sorted(node.mempool.entries) == []  # a1's transaction is confirmed again
@@ -246,7 +249,7 @@ def test_failing_block_in_the_new_branch_falls_back(node: Node) -> None:
         ("disconnected", a2), ("disconnected", a1), ("connected", b1), ("disconnected", b1),
         ("connected", a1), ("connected", a2)]
     assert node.block_info(tree.blocks[b2].hash).status == "invalid"
-    assert node.submit_block(tree.blocks[b2].block).bip22 == "duplicate-invalid"
+    assert node.submit_block(tree.blocks[b2].block.serialize()).bip22 == "duplicate-invalid"
     tips = {t.hash: t.status for t in node.chain_tips()}
     assert tips[tree.blocks[b3].hash] == "invalid"
     assert node.data.block_index is not None
@@ -254,7 +257,7 @@ def test_failing_block_in_the_new_branch_falls_back(node: Node) -> None:
     assert entry.status & FAILED_VALID
     # a child of a known-invalid block is refused at once
     b4 = tree.add(b3, "empty", rng)
-    assert node.submit_block(tree.blocks[b4].block).bip22 == "bad-prevblk"
+    assert node.submit_block(tree.blocks[b4].block.serialize()).bip22 == "bad-prevblk"
 
 
 def test_invalidate_and_reconsider(node: Node) -> None:
@@ -263,7 +266,7 @@ def test_invalidate_and_reconsider(node: Node) -> None:
     a1 = tree.add(0, "spend", rng)
     a2 = tree.add(a1, "empty", rng)
     for i in (a1, a2):
-        node.submit_block(tree.blocks[i].block)
+        node.submit_block(tree.blocks[i].block.serialize())
     moved = sorted(tx.txid for tx in tree.blocks[a1].block.transactions[1:])
     node.invalidate_block(tree.blocks[a1].hash)
     assert node.tip.hash == fanout_block().hash
@@ -283,7 +286,7 @@ def test_queries(node: Node) -> None:
     rng = random.Random(5)
     a1 = tree.add(0, "spend", rng)
     block = tree.blocks[a1].block
-    node.submit_block(block)
+    node.submit_block(block.serialize())
     assert node.read_block(block.hash) == block.serialize()
     info = node.block_info(block.hash)
     assert (info.height, info.n_tx, info.size, info.in_active_chain, info.confirmations) == \
@@ -320,7 +323,7 @@ def test_restart_keeps_everything_and_blocks_are_in_blk_files(tmp_path: Path) ->
     tree = TreeBuilder.random(12, seed=7, p_invalid=0)
     with open_node(tmp_path / "n") as node:
         for tb in tree.blocks:
-            node.submit_block(tb.block)
+            node.submit_block(tb.block.serialize())
         tip, tips = node.tip, node.chain_tips()
     with open_node(tmp_path / "n") as node:
         assert node.tip == tip and node.chain_tips() == tips
@@ -338,7 +341,7 @@ def test_damaged_block_data_is_dropped_not_trusted(tmp_path: Path) -> None:
     b2 = tree.add(b1, "empty", rng)
     with open_node(tmp_path / "n") as node:
         for i in (0, a1, b1):
-            node.submit_block(tree.blocks[i].block)
+            node.submit_block(tree.blocks[i].block.serialize())
         pos = node.chain.entry(tree.blocks[b1].hash).data_pos
     assert pos is not None
     blk = tmp_path / "n" / "blocks" / f"blk{pos.file:05d}.dat"
@@ -348,11 +351,12 @@ def test_damaged_block_data_is_dropped_not_trusted(tmp_path: Path) -> None:
     with open_node(tmp_path / "n") as node:
         with pytest.raises(BlockFileError):
             node.chain.read_block(node.chain.entry(tree.blocks[b1].hash))
-        node.submit_block(tree.blocks[b2].block)  # longer: b1 cannot be read → data dropped
+        # longer: b1 cannot be read → data dropped
+        node.submit_block(tree.blocks[b2].block.serialize())
         assert node.tip.hash == tree.blocks[a1].hash
         assert not node.block_info(tree.blocks[b1].hash).has_data
         # the genuine bytes again: b1 is stored and b2's longer branch connects through it
-        assert node.submit_block(tree.blocks[b1].block).accepted
+        assert node.submit_block(tree.blocks[b1].block.serialize()).accepted
         assert node.tip.hash == tree.blocks[b2].hash
 
 
@@ -369,12 +373,12 @@ def test_header_height_contradicting_the_parent_never_enters_the_index(node: Nod
     for index in (a1, b1):  # a1's parent is the tip; b1's is not, once a1 is connected
         block = tree.blocks[index].block
         lying = replace(block, header=replace(block.header, height=99))
-        result = node.submit_block(lying)
+        result = node.submit_block(lying.serialize())
         assert not result.accepted and result.bip22 == "bad-blk-height"
         assert node.block_info(lying.hash) is None
         assert all(t.height < 99 for t in node.chain_tips())
         if index == a1:
-            assert node.submit_block(block).accepted
+            assert node.submit_block(block.serialize()).accepted
     assert node.tip.hash == tree.blocks[a1].hash
 
 
@@ -394,17 +398,17 @@ def test_header_times_follow_cores_contextual_rules(node: Node) -> None:
     block = tree.blocks[a1].block
     parent_mtp = node.median_time_past()
     old = replace(block, header=replace(block.header, time=parent_mtp))
-    result = node.submit_block(old)
+    result = node.submit_block(old.serialize())
     assert not result.accepted and result.bip22 == "time-too-old"
-    assert node.submit_block(old).status == "duplicate-invalid"
+    assert node.submit_block(old.serialize()).status == "duplicate-invalid"
     with pytest.raises(ValidationError, match="time-too-old"):
-        node.prepare_block(old)
+        node.prepare_block(old.serialize())
     clock = [float(block.header.time - MAX_FUTURE_BLOCK_TIME - 1)]
     node.set_clock(lambda: clock[0])
-    result = node.submit_block(block)
+    result = node.submit_block(block.serialize())
     assert not result.accepted and result.bip22 == "time-too-new"
     assert node.block_info(block.hash) is None
     with pytest.raises(ValidationError, match="time-too-new"):
-        node.prepare_block(block)
+        node.prepare_block(block.serialize())
     clock[0] += 1  # exactly MAX_FUTURE_BLOCK_TIME ahead is allowed
-    assert node.submit_block(block).accepted and node.tip.hash == block.hash
+    assert node.submit_block(block.serialize()).accepted and node.tip.hash == block.hash

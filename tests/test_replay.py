@@ -42,10 +42,10 @@ def reference(replay_blocks: list[bytes], tmp_path_factory: pytest.TempPathFacto
     """(tip hex, UTXO-set hash) at every height, submitting the blocks one by one."""
     states = []
     with Engine.open(tmp_path_factory.mktemp("reference"), select_chain(CTREGTEST)) as engine:
-        states.append((engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex))
+        states.append((engine.node.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex))
         for raw in replay_blocks[1:]:
-            engine.connect(raw)
-            states.append((engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex))
+            engine.node.submit_block(raw).connected()
+            states.append((engine.node.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex))
     return states
 
 
@@ -130,8 +130,8 @@ def test_a_borromean_chain_replays_with_its_profile(tmp_path: Path) -> None:
     write_chain(tmp_path / "borro.dat", chain.blocks, NETWORK_MAGIC)
     with Engine.open(tmp_path / "ref", select_chain(CTREGTEST_BORROMEAN)) as engine:
         for block in chain.blocks[1:]:
-            engine.connect(block.serialize())
-        expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
+            engine.node.submit_block(block.serialize()).connected()
+        expected = (engine.node.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
     for mode in ("block", "window"):
         report = replay(ChainFileSource(tmp_path / "borro.dat"), tmp_path / mode,
                         config(mode, chain=CTREGTEST_BORROMEAN))
@@ -197,7 +197,7 @@ def test_a_corrupted_block_stops_every_mode_with_the_same_culprit(
         # every block before it is connected, nothing after it
         assert (err.report.tip, err.report.utxo_set_hash) == reference[2], mode
         with Engine.open(datadir, select_chain(CTREGTEST)) as engine:
-            assert engine.tip.height == 2 and not engine.node.pending_blocks
+            assert engine.node.tip.height == 2 and not engine.node.pending_blocks
 
 
 def test_a_bad_input_after_bad_proofs_names_the_earlier_block(
@@ -248,7 +248,7 @@ def test_a_sigkilled_replay_resumes_and_finishes_identically(
     with Engine.open(datadir, select_chain(CTREGTEST)) as engine:
         # blocks committed before their proofs were verified were pending in the node, never
         # indexed or flushed: the reopened tip is the last verified block
-        killed_at = engine.tip.height
+        killed_at = engine.node.tip.height
         assert not engine.node.pending_blocks
     assert killed_at < len(reference) - 1  # killed mid-run
     if mode in ("single", "block"):  # these commit a block only once it is verified
@@ -281,7 +281,7 @@ def test_workers_that_always_die_stop_the_replay_without_accepting(
                config("workers", task_target="tests.replay_faults:always_die"))
     with Engine.open(tmp_path / "d", select_chain(CTREGTEST)) as engine:
         # nothing unverified stayed: back at genesis (the first task never succeeded)
-        assert engine.tip.height == 0 and not engine.node.pending_blocks
+        assert engine.node.tip.height == 0 and not engine.node.pending_blocks
         assert engine.utxo_summary().hash_hex == reference[0][1]
 
 
@@ -295,4 +295,4 @@ def test_dask_killed_worker_is_a_clear_error_never_an_acceptance(
                config("dask", workers=1, dask_processes=True,
                       task_target="tests.replay_faults:always_die"))
     with Engine.open(tmp_path / "d", select_chain(CTREGTEST)) as engine:
-        assert engine.tip.height == 0 and not engine.node.pending_blocks
+        assert engine.node.tip.height == 0 and not engine.node.pending_blocks

@@ -80,8 +80,8 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
     write_chain(tmp_path / "c.dat", [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     with Engine.open(tmp_path / "ref", select_chain(CTREGTEST)) as engine:
         for raw in replay_blocks[1:]:
-            engine.connect(raw)
-        expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
+            engine.node.submit_block(raw).connected()
+        expected = (engine.node.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": str(REPO)}

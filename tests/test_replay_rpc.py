@@ -104,8 +104,8 @@ def test_replay_from_rpc_matches_one_by_one(server: Any, replay_blocks: list[byt
                                             tmp_path: Path) -> None:
     with Engine.open(tmp_path / "ref", select_chain(CTREGTEST)) as engine:
         for raw in replay_blocks[1:]:
-            engine.connect(raw)
-        expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
+            engine.node.submit_block(raw).connected()
+        expected = (engine.node.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
     for mode in ("block", "window"):
         source = RpcSource(url(server).replace("http://", "http://__cookie__:s3cret@"))
         report = replay(source, tmp_path / mode,
@@ -167,8 +167,8 @@ def test_replay_from_a_running_node_matches_one_by_one(
     assert running_node.call("getblockcount") == len(replay_blocks) - 1
     with Engine.open(tmp_path / "ref", select_chain(CTREGTEST)) as engine:
         for raw in replay_blocks[1:]:
-            engine.connect(raw)
-        expected = (engine.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
+            engine.node.submit_block(raw).connected()
+        expected = (engine.node.tip.hash[::-1].hex(), engine.utxo_summary().hash_hex)
     source = RpcSource(f"http://127.0.0.1:{running_node.port}/",
                        read_cookie(running_node.cookie_path), batch_size=3)
     report = replay(source, tmp_path / mode,

@@ -11,19 +11,24 @@ Modules (data flow of ``docs/design.md`` §1):
   surjection items to verify).
 - ``balance``: a transaction's Pedersen balance as a batch claim.
 - ``block``: ``BlockValidator.connect`` in stages, one method each, timed by one
-  ``StageTimer`` (``timing``): ``check_block``, ``resolve_inputs`` (one snapshot read),
-  ``plan`` (items, nothing verified), ``cache_pass`` (proof cache) → ``ProofWork``,
-  ``script_pass`` (scripts, below; its signature items join that work), ``verify`` (stage 5),
-  ``commit`` (the chainstate's coins cache);
-  ``disconnect``.
+  ``StageTimer`` (``timing``, stage names ``Stage``): ``check_block``, ``resolve_inputs`` (one
+  snapshot read), ``plan`` (items, nothing verified), ``cache_pass`` (proof cache),
+  ``script_pass`` (scripts, below) → ``PreparedBlock``, ``verify`` (stage 5), ``commit`` (the
+  chainstate's coins cache); ``disconnect``.
+- ``prepared``: the values handed between stages: ``ResolvedInputs``, the ONE
+  ``PreparedBlock`` from ``BlockValidator.prepare`` to commit (the node's stage API and every
+  replay mode hold it), ``ConnectReport``.
+- ``cachekeys``: what each proof-cache key covers (mempool and block connection share it);
+  ``known``: the mempool's record of a transaction for the block that confirms it.
 - ``scripts``: scripts and signatures: output templates, every input script run
   with its BIP340 signatures and taproot tweaks deferred to the block's batch (one
   ``SchnorrClaims`` group) and its ECDSA signatures to check items (verified over threads),
   Elements' ``mandatory-`` / ``non-mandatory-script-verify-flag`` reasons, the
   script-execution cache; ``timelocks``: nLockTime finality and BIP68 relative locks.
 - ``items``: the items of stage 5 — ``ItemLabel`` (what a culprit is named by), batch items
-  (``RangeItem``: a Bulletproof) and check items (``SurjectionItem``, ``BorromeanItem``),
-  immutable and picklable.
+  (``RangeItem``: a Bulletproof; the script stage's Schnorr and tweak items) and check items
+  (``SurjectionItem``, ``BorromeanItem``, ECDSA), immutable and picklable; ``Family`` names
+  each kind of work in reports.
 - ``verify``: stage 5, stateless: ``verify(work)`` — ONE batch (one MSM) for every balance and
   batch item with the first failing item named, then the check items; ``verify_blocks(works)``
   does several blocks in one batch and names the first failing block.
@@ -34,12 +39,13 @@ Modules (data flow of ``docs/design.md`` §1):
   max_unflushed_blocks, reindex_chainstate)`` ties the data directory (``validator.store``),
   the chain manager, the block validator and the mempool:
 
-  - ``submit_block(raw) -> SubmitResult`` (``status``, ``error``, ``report``, ``bip22``,
-    ``accepted``, ``new_tip``);
-  - stage by stage: ``prepare_block(raw) -> PreparedBlock`` (stages 1–4, ``.work`` for stage
-    5 anywhere), ``commit_block(prepared, verified=True)`` (stage 6; ``verified=False`` keeps
-    the block pending — in memory, not indexed, no flush — until ``mark_verified(hash)``;
-    ``reject_block(hash)`` / ``abort_pending()`` take pending blocks back out);
+  - ``submit_block(raw, block=None) -> SubmitResult`` (``status``, ``error``, ``report``,
+    ``bip22``, ``accepted``, ``new_tip``; ``block``: ``raw`` already parsed);
+  - stage by stage: ``prepare_block(raw, block=None) -> PreparedBlock`` (stages 1–4,
+    ``.work`` for stage 5 anywhere), ``commit_block(prepared, verified=True)`` (stage 6;
+    ``verified=False`` keeps the block pending — in memory, not indexed, no flush — until
+    ``mark_verified(hash)``; ``reject_block(hash)`` / ``abort_pending()`` take pending
+    blocks back out);
   - ``accept_transaction(raw)``, ``test_accept_transaction(raw) -> MempoolEntry``,
     ``remove_transactions(txids)``, ``mempool.entries`` (fees, weight, vsize, time);
   - ``invalidate_block(hash)``, ``reconsider_block(hash)`` (disconnected transactions return
@@ -73,7 +79,6 @@ problems (the store never gives a consensus verdict).
 from ctplugin.elements.chainparams import ChainParams
 from validator import reasons
 from validator.audit import TransactionAudit, audit_transactions
-from validator.block import ConnectReport
 from validator.coins import decode_txout
 from validator.mempool import (
     REMOVED_BLOCK,
@@ -89,10 +94,10 @@ from validator.node import (
     ChainTip,
     Node,
     NodeStats,
-    PreparedBlock,
     SubmitResult,
     UtxoStats,
 )
+from validator.prepared import ConnectReport, PreparedBlock
 from validator.store import (
     BlockFileError,
     BlockIndexCorruptError,
@@ -131,7 +136,7 @@ from validator.store.blockio import (
     write_xor_key,
     xor_obfuscate,
 )
-from validator.timing import StageTimer
+from validator.timing import Stage, StageTimer
 from validator.verify import ProofWork, verify, verify_blocks
 
 __all__ = [
@@ -171,6 +176,7 @@ __all__ = [
     "RecordError",
     "RecordFile",
     "RecordReader",
+    "Stage",
     "StageTimer",
     "StoreError",
     "StoreValueError",

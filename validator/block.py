@@ -1,4 +1,4 @@
-"""Block connection and disconnection against the chainstate (design.md "Data flow").
+"""Block connection and disconnection against the chainstate (docs/design.md "Data flow").
 
 ``BlockValidator.connect(raw)`` runs its stages, each one method, timed by one ``StageTimer``
 (``ConnectReport.timings``: parse, check, resolve, plan, cache, scripts, claims, msm, with more
@@ -37,20 +37,27 @@ runs beside the scripts' Python and then the batch's MSM; the verdicts are the s
 Reject reasons: the block-level and transaction constants of ``validator.reasons``, with the
 transaction's index in the block.
 
-Header time rules (median time past, future drift) are not checked on our regtest chain.
+Header times (Core's ContextualCheckBlockHeader: after the parent's median time past, at most
+``MAX_FUTURE_BLOCK_TIME`` ahead of the node's clock) are checked once per block, when the chain
+manager accepts it or the node prepares it (``check_block_time``; ``validator.chain``): they
+need the block index, which this module does not see.
+
+The values handed between stages live in ``validator.prepared`` (``ResolvedInputs``, the one
+``PreparedBlock``, ``ConnectReport``), the proof-cache keys in ``validator.cachekeys``, the
+mempool's per-transaction record in ``validator.known``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain, compress, repeat
 from operator import attrgetter, itemgetter, not_
-from typing import NamedTuple, cast, overload
+from typing import cast
 
 from ctplugin.batch import Claim
-from ctplugin.elements import Block, Transaction, TxOut, parse_block
+from ctplugin.elements import Block, Transaction, TxOut
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_FUTURE_BLOCK_TIME, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num, script_num_decode
@@ -58,8 +65,17 @@ from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import MAX_BLOCK_SIGOPS_COST, transaction_sigop_cost
 from ctplugin.secp256k1 import kernel
 from validator import reasons
-from validator.coins import decode_txout, encode_txout
-from validator.items import KIND_BALANCE, BorromeanItem, Item, ItemLabel, SurjectionItem
+from validator.cachekeys import (
+    CacheKeys,
+    balance_cache_key,
+    cache_keys,
+    check_items,
+    script_cache_key,
+)
+from validator.coins import decode_txout
+from validator.items import KIND_BALANCE, Family, Item, ItemLabel
+from validator.known import KnownTransaction, PlanCounts, created_entries, plan_counts
+from validator.prepared import ConnectReport, PreparedBlock, ResolvedInputs, SpentOutputs
 from validator.rules import (
     AmountPlan,
     SpentOutput,
@@ -75,155 +91,19 @@ from validator.scripts import (
     check_output_scripts,
     items_of,
     run_scripts,
-    script_cache_key,
 )
 from validator.store import (
     BlockRef,
     BlockUndo,
     Chainstate,
-    ChainstateConflictError,
     DuplicateOutputError,
     Outpoint,
     ProofCache,
-    SpendView,
     UtxoEntry,
 )
-from validator.timelocks import check_final, check_sequence_locks, is_timeless
-from validator.timing import StageTimer
+from validator.timelocks import check_final, check_sequence_locks
+from validator.timing import Stage, StageTimer
 from validator.verify import Prefetch, ProofWork, verify
-
-
-@dataclass(slots=True)
-class ConnectReport:
-    """What connecting one block did: items per family ("range", "surjection", ...) and how
-    many the proof cache vouched for, the batch size, and seconds per stage (``timings``)."""
-
-    hash: bytes
-    height: int
-    n_transactions: int
-    block: Block | None = None
-    items: dict[str, int] = field(default_factory=dict)
-    cached: dict[str, int] = field(default_factory=dict)
-    n_balance: int = 0
-    n_msm_items: int = 0
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def total_seconds(self) -> float:
-        return sum(self.timings.values())
-
-    @property
-    def batch_seconds(self) -> float:
-        """Stage 5's batch: building the claims and the multi-scalar multiplication."""
-        return self.timings.get("claims", 0.0) + self.timings.get("msm", 0.0)
-
-    @property
-    def n_range_proofs(self) -> int:
-        """Range proofs of both kinds (families "range": Bulletproofs, "borromean")."""
-        return self.items.get("range", 0) + self.items.get("borromean", 0)
-
-    @property
-    def n_range_cached(self) -> int:
-        return self.cached.get("range", 0) + self.cached.get("borromean", 0)
-
-    @property
-    def n_surjection_proofs(self) -> int:
-        return self.items.get("surjection", 0)
-
-    @property
-    def n_surjection_cached(self) -> int:
-        return self.cached.get("surjection", 0)
-
-
-CacheKeys = tuple[list[bytes], list[bytes]]
-"""(batch-item keys, check-item keys) of one transaction, in plan order: the Bulletproofs',
-then the surjection proofs' followed by the Borromean proofs'."""
-
-
-def created_entries(tx: Transaction, height: int, coinbase: bool
-                    ) -> list[tuple[Outpoint, UtxoEntry]]:
-    """The UTXO entries ``tx`` creates in a block at ``height``: its spendable outputs (an
-    unspendable one never enters the UTXO set), as the chainstate stores them."""
-    txid = tx.txid
-    trusted = Outpoint.trusted
-    return [(trusted(txid, n), UtxoEntry.trusted(height, coinbase, encode_txout(out)))
-            for n, out in enumerate(tx.outputs) if not is_unspendable(out.script_pubkey)]
-
-
-PlanCounts = tuple[int, int, int]
-"""An amount plan's numbers of range, surjection and Borromean items."""
-
-
-def plan_counts(plan: AmountPlan) -> PlanCounts:
-    return len(plan.ranges), len(plan.surjections), len(plan.borromeans)
-
-
-@dataclass(frozen=True, slots=True)
-class KnownTransaction:
-    """What mempool acceptance computed for a transaction, for a block that confirms the very
-    same bytes (same wtxid) to reuse. Every field but ``created`` is a pure function of the
-    transaction's bytes and of the outputs it spends, which its prevouts fix (an outpoint's
-    content never changes): the block would compute the same values again. What depends on
-    the block — its height and time, the other transactions, the UTXO set — is evaluated for
-    the block as for any transaction (``BlockValidator``).
-
-    - ``tx``: the pool's transaction object (txid, wtxid and withash computed);
-    - ``fees``: its fees per asset; ``counts``: how many range, surjection and Borromean items
-      its amount plan has (the plan itself is not kept: a block whose cache vouches for all of
-      it never needs it, and one that must verify something of it plans the transaction
-      again — keeping thousands of decoded plans alive only to free them when the block
-      confirms them cost more than the plan stage of a warm block);
-      ``keys``: the cache keys of its proofs;
-      ``script_key`` / ``balance_key``: of its script execution under the block flags and of
-      its balance equation (None without a cache);
-    - ``spent_points``: the outpoints its inputs spend, in input order;
-    - ``sigops``: its signature-operation cost (``transaction_sigop_cost``);
-    - ``withash``: its witness hash;
-    - ``timeless``: ``validator.timelocks.is_timeless`` — final at every height and time and
-      no BIP68 lock, so a block has no timelock of it to evaluate;
-    - ``created``: ``created_entries`` for a block at ``height`` (the height acceptance
-      expected); a block at another height makes its own.
-    """
-
-    tx: Transaction
-    fees: dict[bytes, int]
-    counts: PlanCounts
-    keys: CacheKeys | None
-    script_key: bytes | None
-    balance_key: bytes | None
-    spent_points: tuple[Outpoint, ...]
-    sigops: int
-    withash: bytes
-    timeless: bool
-    height: int
-    created: tuple[tuple[Outpoint, UtxoEntry], ...]
-
-    @classmethod
-    def of(cls, tx: Transaction, plan: AmountPlan, spent_points: Sequence[Outpoint],
-           sigops: int, height: int, keys: CacheKeys | None = None,
-           script_key: bytes | None = None,
-           balance_key: bytes | None = None) -> KnownTransaction:
-        """The record of a transaction that passed every check of a block at ``height`` with
-        the outputs at ``spent_points`` (its amount plan ``plan``, its sigop cost ``sigops``)."""
-        return cls(tx, plan.fees, plan_counts(plan), keys, script_key, balance_key,
-                   tuple(spent_points), sigops,
-                   tx.withash, is_timeless(tx), height,
-                   tuple(created_entries(tx, height, False)))
-
-
-def balance_cache_key(cache: ProofCache, tx: Transaction,
-                      spent: Sequence[SpentOutput | bytes]) -> bytes:
-    """The balance-equation entry of ``tx`` spending ``spent`` (stored bytes or outputs, in
-    input order): ``ProofCache.balance_key`` over its wtxid and the spent outputs' bytes."""
-    stored = []
-    for out in spent:
-        if isinstance(out, TxOut):  # created earlier in the same block
-            stored.append(encode_txout(out))
-        elif isinstance(out, bytes):
-            stored.append(out)
-        else:
-            raise TypeError("a spent output is stored bytes or a TxOut")
-    return cache.balance_key(tx.wtxid, stored)
 
 
 def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
@@ -237,74 +117,9 @@ def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
                       plan.borromeans)
 
 
-def cache_keys(cache: ProofCache, plan: AmountPlan) -> CacheKeys:
-    return ([r.cache_key(cache) for r in plan.ranges],
-            [c.cache_key(cache) for c in check_items(plan)])
-
-
-def check_items(plan: AmountPlan) -> list[SurjectionItem | BorromeanItem]:
-    """A plan's check items in cache-key order: surjection proofs, then Borromean proofs."""
-    return [*plan.surjections, *plan.borromeans]
-
-
-class SpentOutputs(Sequence[list[SpentOutput | bytes]]):
-    """Per transaction of a block (the coinbase: none) the outputs its inputs spend, in input
-    order: an output created earlier in the block as its ``TxOut``, one from the chainstate as
-    its stored bytes (``decode_txout`` reads them). Made on demand, once per transaction: the
-    block needs them only for transactions the mempool did not vouch for."""
-
-    __slots__ = ("_entries", "_in_block", "_lists", "_points")
-
-    def __init__(self, points: Sequence[Sequence[Outpoint]],
-                 entries: Mapping[Outpoint, UtxoEntry | None],
-                 in_block: Mapping[Outpoint, TxOut]) -> None:
-        self._points = points
-        self._entries = entries
-        self._in_block = in_block
-        self._lists: list[list[SpentOutput | bytes] | None] = [None] * len(points)
-
-    def __len__(self) -> int:
-        return len(self._points)
-
-    @overload
-    def __getitem__(self, i: int) -> list[SpentOutput | bytes]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[list[SpentOutput | bytes]]: ...
-
-    def __getitem__(self, i: int | slice
-                    ) -> list[SpentOutput | bytes] | list[list[SpentOutput | bytes]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        outs = self._lists[i]
-        if outs is None:
-            entries = self._entries
-            in_block = self._in_block
-            outs = self._lists[i] = [in_block[o] if o in in_block else _stored(entries[o])
-                                     for o in self._points[i]]
-        return outs
-
-
-def _stored(entry: UtxoEntry | None) -> bytes:
-    if entry is None:  # resolve_inputs names every missing input first
-        raise ChainstateConflictError("a resolved input has no UTXO entry")
-    return entry.txout
-
-
 _txid_of = itemgetter(0)
 _coinbase_of = attrgetter("coinbase")
 chain_items = chain.from_iterable
-
-
-class ResolvedInputs(NamedTuple):
-    """Stage 2's answer: per transaction the outputs its inputs spend (``SpentOutputs``), the
-    spent outpoints in block order, the UTXO entries the block creates and the snapshot read
-    itself (``connect_block`` reuses its entries)."""
-
-    spent: Sequence[Sequence[SpentOutput | bytes]]
-    spent_points: list[Outpoint]
-    created: list[tuple[Outpoint, UtxoEntry]]
-    view: SpendView
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,21 +166,6 @@ class CachePass:
     cached: dict[str, int]
 
 
-@dataclass(slots=True)
-class StagedBlock:
-    """Stages 1–4 done (``BlockValidator.prepare``): what stage 5 verifies (``work``), what
-    stage 6 writes (``inputs``), the cache keys to consume on commit, the item and cache-hit
-    counts per family, the number of balance claims."""
-
-    inputs: ResolvedInputs
-    work: ProofWork
-    consumed: list[bytes]
-    items: dict[str, int]
-    cached: dict[str, int]
-    n_balance: int
-    prefetch: Prefetch | None = None
-
-
 _family = attrgetter("family")
 
 
@@ -375,16 +175,13 @@ def _padded(knowns: Sequence[KnownTransaction | None], n: int
     return knowns if len(knowns) == n else [*knowns[:n], *[None] * (n - len(knowns))]
 
 
-def _known_script_key(knowns: Sequence[KnownTransaction | None], i: int) -> bytes | None:
-    known = knowns[i] if i < len(knowns) else None
-    return known.script_key if known is not None else None
-
-
 def _decoded(spent: Sequence[SpentOutput | bytes]) -> list[SpentOutput]:
     return [decode_txout(o) if isinstance(o, bytes) else o for o in spent]
 
 
-_FAMILIES = ("range", "surjection", "borromean")  # the families of ``PlanCounts``
+_FAMILIES: tuple[str, ...] = (Family.RANGE, Family.SURJECTION, Family.BORROMEAN)  # PlanCounts
+# counted per cache hit: the plain strings (an enum member hashes and compares slower)
+_SURJECTION, _BORROMEAN = Family.SURJECTION.value, Family.BORROMEAN.value
 _batch_keys_of = itemgetter(0)
 _check_keys_of = itemgetter(1)
 
@@ -727,7 +524,7 @@ class BlockValidator:
         if all(hits) and balance_keys is not None:  # mempool transactions: nothing to verify
             cached = dict(items)
             if balance:
-                cached["balance"] = len(balance)
+                cached[Family.BALANCE] = len(balance)
             return CachePass(ProofWork([], [], []), every_key, items, cached)
         n_batch, n_checks = len(batch_keys), len(check_keys)
         batch_hits = hits[:n_batch]
@@ -736,12 +533,12 @@ class BlockValidator:
         consumed = [*compress(batch_keys, batch_hits), *compress(check_keys, check_hits),
                     *compress(balance, balance_hits)]
         counts: Counter[str] = Counter(compress(chain_items(
-            (("surjection",) * n_s + ("borromean",) * n_b for _, n_s, n_b in plan.counts)),
-            check_hits))
+            ((_SURJECTION,) * n_s + (_BORROMEAN,) * n_b
+             for _, n_s, n_b in plan.counts)), check_hits))
         if any(batch_hits):
-            counts["range"] = sum(batch_hits)
+            counts[Family.RANGE] = sum(batch_hits)
         if any(balance_hits):
-            counts["balance"] = sum(balance_hits)
+            counts[Family.BALANCE] = sum(balance_hits)
         txs: list[AmountPlan | None] = plan.txs
         if None in txs:
             # the mempool transactions something of which is left to verify are planned
@@ -795,48 +592,53 @@ class BlockValidator:
 
     # --- connect / disconnect ------------------------------------------------------------
 
-    def connect(self, data: bytes | Block) -> ConnectReport:
+    def connect(self, block: Block) -> ConnectReport:
         """Validate a block on the tip and apply it atomically; ``ValidationError`` naming the
         culprit otherwise (nothing is written then). The stages of the module docstring."""
-        timer = StageTimer()
-        with timer.stage("parse"):
-            block = data if isinstance(data, Block) else parse_block(data)
         tip = self.chainstate.best_block()
         if tip is None:
             raise ValidationError(reasons.BAD_PREVBLK, detail="chainstate has no genesis")
         # with more than one kernel thread, stage 5's script-independent kernels start beside
         # the scripts stage (verify.Prefetch)
-        staged = self.prepare(block, tip, timer, early=kernel.threads() > 1)
-        n_claims = verify(staged.work, timer, staged.prefetch)
-        with timer.stage("commit"):
-            self.commit(block, staged.inputs)
-            if self.cache is not None and staged.consumed:
-                self.cache.consume(staged.consumed)
-        return ConnectReport(block.hash, block.header.height, len(block.transactions), block,
-                             staged.items, staged.cached, staged.n_balance, n_claims,
-                             timer.seconds)
+        timer = StageTimer()
+        # the block arrives parsed: its parse is timed by whoever parsed it (Node.submit_block
+        # adds it here), listed first as it happened first
+        timer.seconds[Stage.PARSE] = 0.0
+        prepared = self.prepare(block, tip, timer, early=kernel.threads() > 1)
+        n_claims = verify(prepared.work, prepared.timer, prepared.prefetch)
+        self.commit_prepared(prepared)
+        return prepared.report(n_claims)
 
-    def prepare(self, block: Block, tip: BlockRef, timer: StageTimer,
-                early: bool = False) -> StagedBlock:
+    def commit_prepared(self, prepared: PreparedBlock) -> None:
+        """Stage 6 of a prepared block whose work verified (or is being verified elsewhere):
+        the chainstate write, then the cache hits it used are consumed. Timed as "commit"."""
+        with prepared.timer.stage(Stage.COMMIT):
+            self.commit(prepared.block, prepared.inputs)
+            if self.cache is not None and prepared.consumed:
+                self.cache.consume(prepared.consumed)
+
+    def prepare(self, block: Block, tip: BlockRef, timer: StageTimer, *,
+                raw: bytes | None = None, early: bool = False) -> PreparedBlock:
         """Stages 1–4 of ``block`` on ``tip``, timed: the proof and signature work left and
-        the cache keys hit; nothing consumed or written. ``early``: start the proof work that
-        needs nothing from the scripts (``verify.Prefetch``: the Bulletproof setup, the
+        the cache keys hit; nothing consumed or written. ``raw``: the block's bytes, carried
+        for a caller that stores them (``PreparedBlock.raw``). ``early``: start the proof work
+        that needs nothing from the scripts (``verify.Prefetch``: the Bulletproof setup, the
         surjection and Borromean rings) on a helper thread right after the cache pass, to run
-        beside the scripts stage (``StagedBlock.prefetch``: pass it to ``verify``)."""
-        with timer.stage("check"):
+        beside the scripts stage (``PreparedBlock.prefetch``: pass it to ``verify``)."""
+        with timer.stage(Stage.CHECK):
             knowns = self.known_transactions(block)
             self.check_block(block, tip, knowns)
-        with timer.stage("resolve"):
+        with timer.stage(Stage.RESOLVE):
             inputs = self.resolve_inputs(block, knowns)
-        with timer.stage("plan"):
+        with timer.stage(Stage.PLAN):
             plan = self.plan(block, inputs.spent, knowns)
         consumed: list[bytes] = []
-        with timer.stage("cache"):
+        with timer.stage(Stage.CACHE):
             cached = self.cache_pass(plan, self.balance_keys(block, inputs, knowns))
         prefetch = Prefetch(cached.work) if early and (cached.work.batch or
                                                        cached.work.checks) else None
         try:
-            with timer.stage("scripts"):
+            with timer.stage(Stage.SCRIPTS):
                 scripts = self.script_pass(block, inputs, consumed, knowns)
         except BaseException:
             if prefetch is not None:  # the block failed before stage 5: nothing to keep
@@ -848,14 +650,14 @@ class BlockValidator:
         work.checks += scripts.work.checks
         items = dict(cached.items)
         cached_counts = dict(cached.cached)
-        items["script"] = scripts.n_transactions
-        cached_counts["script"] = scripts.n_cached
+        items[Family.SCRIPT] = scripts.n_transactions
+        cached_counts[Family.SCRIPT] = scripts.n_cached
         for family, count in Counter(map(_family, scripts.work.batch)).items():
             items[family] = count
         if scripts.work.checks:
-            items["ecdsa"] = sum(len(c.checks) for c in scripts.work.checks)
-        return StagedBlock(inputs, work, consumed, items, cached_counts, len(plan.txs),
-                           prefetch)
+            items[Family.ECDSA] = sum(len(c.checks) for c in scripts.work.checks)
+        return PreparedBlock(block, raw, tip, timer, inputs, work, consumed, items,
+                             cached_counts, len(plan.txs), prefetch)
 
     def known_transactions(self, block: Block) -> list[KnownTransaction | None]:
         """Per transaction, what mempool acceptance computed for it (None: not known; the

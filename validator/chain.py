@@ -33,17 +33,18 @@ invalid: its bytes are dropped and the genuine block can still arrive.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ctplugin.elements import Block, parse_block
+from ctplugin.elements import Block, BlockHeader, parse_block
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MEDIAN_TIME_SPAN
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ParseError, ValidationError
 from validator import reasons
-from validator.block import BlockValidator, ConnectReport, connect_genesis
+from validator.block import BlockValidator, connect_genesis
 from validator.coins import encode_txout
+from validator.prepared import ConnectReport
 from validator.store import (
     FAILED_CHILD,
     FAILED_VALID,
@@ -368,11 +369,18 @@ class Chain:
 
     # --- accepting blocks ------------------------------------------------------------------
 
-    def accept(self, block: Block, raw: bytes) -> tuple[str, ValidationError | None]:
+    def check_header_time(self, header: BlockHeader, parent: BlockIndexEntry) -> None:
+        """The header's time against ``parent``'s median time past and the node's clock
+        (``BlockValidator.check_block_time``): the one place a block's time is judged."""
+        self.validator.check_block_time(header.time, self.median_time_past(parent), self.now())
+
+    def accept(self, block: Block, raw: bytes, *, header_time_checked: bool = False
+               ) -> tuple[str, ValidationError | None]:
         """Store a submitted block. Returns (outcome, error) with outcome one of "new"
         (stored), "duplicate" (already stored), "duplicate-invalid" (known and failed),
         "invalid" (rejected: error set; a header failure is remembered so resubmitting gives
-        "duplicate-invalid")."""
+        "duplicate-invalid"). ``header_time_checked``: the caller ran ``check_header_time``
+        on this parent already (a block prepared on the tip), so it is not run twice."""
         header = block.header
         entry = self.entries.get(block.hash)
         if entry is not None:
@@ -392,13 +400,13 @@ class Chain:
             # must not enter it (getchaintips would list the claimed height), so it is refused
             # without being remembered.
             return "invalid", ValidationError(reasons.BAD_BLK_HEIGHT)
-        try:
-            self.validator.check_block_time(header.time, self.median_time_past(parent),
-                                            self.now())
-        except ValidationError as exc:
-            if exc.reason == reasons.TIME_TOO_OLD:  # invalid for good, as Core marks it
-                self._remember_failure(block, raw, entry, FAILED_VALID)
-            return "invalid", exc
+        if not header_time_checked:
+            try:
+                self.check_header_time(header, parent)
+            except ValidationError as exc:
+                if exc.reason == reasons.TIME_TOO_OLD:  # invalid for good, as Core marks it
+                    self._remember_failure(block, raw, entry, FAILED_VALID)
+                return "invalid", exc
         if parent is not self.tip:
             # Not connected right away: run the context-free checks now (connecting runs them
             # for a block on the tip).
@@ -497,7 +505,9 @@ class Chain:
         if not verified and self.entries.get(block.hash) is None:
             self.pending.append(self._new_entry(block, raw, HAVE_DATA))
             self._memoize(block)
-        outcome, error = self.accept(block, raw)
+        # Node.prepare_block judged the header time on this same tip (commit_block checks the
+        # tip did not move): not again
+        outcome, error = self.accept(block, raw, header_time_checked=True)
         entry = self.entries.get(block.hash)
         if outcome not in ("new", "duplicate") or entry is None or entry.failed \
                 or self.in_active_chain(entry):
@@ -509,6 +519,9 @@ class Chain:
             entry.status &= ~VALID
             if entry not in self.pending:
                 self.pending.append(entry)
+        # on the tip with its data, not failed: connectable (accept set it only for a block it
+        # stored itself; a pending block was stored above, so accept answered "duplicate")
+        entry.connectable = True
         self.active.append(entry)
         self._set_tip()
         self._prune_candidates()
@@ -648,6 +661,3 @@ class Chain:
     def fork_point(self, entry: BlockIndexEntry) -> BlockIndexEntry:
         """Where ``entry``'s branch leaves the active chain."""
         return self._fork(entry, self.tip)
-
-    def active_entries(self, start: int = 0) -> Iterable[BlockIndexEntry]:
-        return self.active[start:]

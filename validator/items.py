@@ -1,34 +1,36 @@
 """The items of block validation: each piece of cryptographic work a block needs, as a value.
 
-Planning (``validator.rules.plan_amounts``, later the script planner) turns a transaction into
-items; nothing is verified while planning. The cache pass drops items the proof cache already
-vouches for; ``validator.verify`` verifies the rest (stage 5 of ``validator.block``). Two
-families, by how they are verified:
+Planning (``validator.rules.plan_amounts`` for amounts, ``validator.scripts`` for signatures)
+turns a transaction into items; nothing is verified while planning. The cache pass drops items
+the proof cache already vouches for; ``validator.verify`` verifies the rest (stage 5 of
+``validator.block``). Two families, by how they are verified:
 
 - a *batch item* (``BatchItem``) turns into one claim that joins the block's ONE multi-scalar
-  multiplication: Bulletproof range proofs (``RangeItem``), later BIP340 Schnorr claims. A kind
+  multiplication: Bulletproof range proofs (``RangeItem``) and BIP340 Schnorr signatures and
+taproot tweaks (``validator.scripts.SchnorrItem``, ``TweakItem``). A kind
   with a native batch setup also has the classmethod ``claims(items, ctx)``, which the verifier
   then calls once for all its items (range proofs: one kernel call for the whole block, one
   ``ctplugin.batch.ClaimGroup``), so no per-item Python work is left;
 - a *check item* (``CheckItem``) is verified on its own: surjection proofs (``SurjectionItem``),
   Borromean range proofs (``BorromeanItem``: they cannot join the MSM; all of a block's go to
-  the ring kernel in ONE call before the checks run, ``verify_borromean``), later ECDSA
-  signatures.
+  the ring kernel in ONE call before the checks run, ``verify_borromean``) and ECDSA
+  signatures (``validator.scripts.EcdsaItem``, verified over threads).
 
 Every item is an immutable value of bytes (plus its ``ItemLabel``), so items pickle and can be
 verified in another process; derived state (decoded points, prepared targets) is rebuilt there
 on first use, never shipped. To add a kind: a NamedTuple with ``label``, a ``family`` (report
-counts and check timings are keyed by it), ``at_tx``, ``claim`` (optionally ``claims``) and
-``failure`` or ``check``, and — for proofs the proof cache vouches for one by one
-(``CachedItem``) — ``cache_key`` (the proof cache's salted key over EVERY verification input,
-design.md "Proof caches"). Signature items (``validator.scripts``) have none: the
-script-execution cache covers whole transactions.
+counts and check timings are keyed by it), ``at_tx``, ``claim``, ``claims`` and ``failure``
+(``BatchItem``) or ``check`` and ``prepare`` (``CheckItem``), and — for proofs the proof cache
+vouches for one by one (``CachedItem``) — ``cache_key`` (the proof cache's salted key over
+EVERY verification input, docs/design.md "Proof caches"). Signature items
+(``validator.scripts``) have none: the script-execution cache covers whole transactions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar, cast
 
 from ctplugin import borromean
 from ctplugin.batch import Claim, ClaimGroup
@@ -54,11 +56,37 @@ _k = kernel.backend
 # Labels (what the culprit search names on failure)
 # ------------------------------------------------------------------------------------------------
 
-KIND_BALANCE = "balance"
-KIND_OUTPUT = "output"
-KIND_ISSUANCE = "issuance"
-KIND_INFLATION = "inflation"
-KIND_SCRIPT = "script"  # an input's script and signatures (validator.scripts)
+ItemKind = Literal["balance", "output", "issuance", "inflation", "script"]
+"""What an ``ItemLabel`` points at. A ``Literal`` of plain strings, not an enum: labels are made
+by the thousand per block and pickled to workers, where a str costs nothing extra."""
+
+KIND_BALANCE: ItemKind = "balance"
+KIND_OUTPUT: ItemKind = "output"
+KIND_ISSUANCE: ItemKind = "issuance"
+KIND_INFLATION: ItemKind = "inflation"
+KIND_SCRIPT: ItemKind = "script"  # an input's script and signatures (validator.scripts)
+
+
+class Family(StrEnum):
+    """The report's and the timer's name for a kind of work: ``ConnectReport.items`` /
+    ``cached`` are keyed by it, and stage 5 times each check family under it."""
+
+    BALANCE = "balance"
+    RANGE = "range"  # Bulletproofs
+    BORROMEAN = "borromean"
+    SURJECTION = "surjection"
+    SCRIPT = "script"  # whole transactions' scripts (the script-execution cache's unit)
+    SCHNORR = "schnorr"
+    TWEAK = "tweak"
+    ECDSA = "ecdsa"
+    SCRIPT_FAILURE = "script-failure"
+
+
+# what the ``family`` properties return: a module global is read faster than an enum
+# class attribute (Python 3.11), and stage 5 reads a family per item
+_RANGE = Family.RANGE
+_BORROMEAN = Family.BORROMEAN
+_SURJECTION = Family.SURJECTION
 
 
 class ItemLabel(NamedTuple):
@@ -69,7 +97,7 @@ class ItemLabel(NamedTuple):
     """
 
     tx_index: int
-    kind: str
+    kind: ItemKind
     index: int = -1  # type: ignore[assignment]  # shadows tuple.index: output/input index
 
     def error(self, reason_if_range: str = reasons.BAD_TXNS_RANGEPROOF_INVALID,
@@ -124,8 +152,8 @@ class Item(Protocol):
     def label(self) -> ItemLabel: ...
 
     @property
-    def family(self) -> str:
-        """The report's name for this kind of work ("range", "surjection", ...)."""
+    def family(self) -> Family:
+        """The report's name for this kind of work (``Family``)."""
         ...
 
     def at_tx(self: _ItemT, tx_index: int) -> _ItemT:
@@ -149,20 +177,48 @@ class BatchItem(Item, Protocol):
     def claim(self, ctx: VerifyContext) -> Claim | ClaimGroup:
         """The item's equation for the batch (a claim, or a group of one); a
         ``ValidationError`` naming the item if it is malformed (a well-formed false item gives
-        a claim that fails). A kind may also define the classmethod ``claims(items, ctx) ->
-        (claims or groups, Malformed)`` for all its items at once (see ``RangeItem.claims``);
-        the verifier then uses it instead."""
+        a claim that fails)."""
         ...
 
     def failure(self) -> ValidationError:
         """The error naming this item when its claim is false."""
         ...
 
+    @classmethod
+    def claims(cls, items: Sequence[Any], ctx: VerifyContext
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        """The claims of all ``items`` of this kind, and the malformed ones: what the verifier
+        calls, once per kind. A kind with a native batch setup builds them together
+        (``RangeItem.claims``: one kernel call, one ``ClaimGroup``); the others build them one
+        by one (``claims_each``)."""
+        ...
+
 
 class CheckItem(Item, Protocol):
     def check(self, ctx: VerifyContext) -> None:
-        """Verify the item alone; a ``ValidationError`` naming it otherwise."""
+        """Verify the item alone; a ``ValidationError`` naming it otherwise. Reads the verdict
+        ``prepare`` left in ``ctx`` when there is one."""
         ...
+
+    @classmethod
+    def prepare(cls, items: list[Any], ctx: VerifyContext) -> None:
+        """Compute the verdicts of all ``items`` of this kind together into ``ctx`` before
+        their checks run (the ring kernel's one call, ECDSA over threads)."""
+        ...
+
+
+def claims_each(items: Sequence[BatchItem], ctx: VerifyContext
+                ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+    """``BatchItem.claims`` for a kind without a native setup: each item's ``claim``, a
+    malformed item kept aside (an earlier item may fail the batch first)."""
+    claims: list[Claim | ClaimGroup] = []
+    malformed: Malformed = []
+    for item in items:
+        try:
+            claims.append(item.claim(ctx))
+        except ValidationError as exc:
+            malformed.append((item.label, exc))
+    return claims, malformed
 
 
 def _at_tx(item: Any, tx_index: int) -> Any:  # Any: a NamedTuple with a ``label`` field
@@ -187,7 +243,7 @@ def decode_one(data: bytes, kind: int) -> bytes | None:
 
 
 class RangeItem(NamedTuple):
-    """One consensus range proof (a Bulletproof, design.md): proof, commitment (33 B), value
+    """One consensus range proof (a Bulletproof, docs/design.md): proof, commitment (33 B), value
     generator (33 B), extra commit, and the commitment as the kernel decoded it for the balance
     (saves the verifier a square root; not part of any cache key: it is a function of
     ``commitment``)."""
@@ -200,8 +256,8 @@ class RangeItem(NamedTuple):
     commitment_point: bytes | None = None
 
     @property
-    def family(self) -> str:
-        return "range"
+    def family(self) -> Family:
+        return _RANGE
 
     def at_tx(self, tx_index: int) -> RangeItem:
         return _at_tx(self, tx_index)
@@ -262,8 +318,8 @@ class BorromeanItem(NamedTuple):
     extra_commit: bytes
 
     @property
-    def family(self) -> str:
-        return "borromean"
+    def family(self) -> Family:
+        return _BORROMEAN
 
     def at_tx(self, tx_index: int) -> BorromeanItem:
         return _at_tx(self, tx_index)
@@ -366,8 +422,8 @@ class SurjectionItem(NamedTuple):
     targets: SurjectionTargets
 
     @property
-    def family(self) -> str:
-        return "surjection"
+    def family(self) -> Family:
+        return _SURJECTION
 
     def at_tx(self, tx_index: int) -> SurjectionItem:
         return _at_tx(self, tx_index)

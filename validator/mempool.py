@@ -1,5 +1,5 @@
 """Mempool acceptance against a UTXO view (chainstate + unconfirmed parents), writing the proof
-cache (design.md "Proof caches"; elements-format.md §2.3: mempool checks store successes).
+cache (docs/design.md "Proof caches"; docs/elements-format.md §2.3: mempool checks store successes).
 
 ``Mempool.accept(tx)`` runs the same rules as block connection for one transaction:
 ``check_transaction``, input resolution (the chainstate, or outputs of transactions already in
@@ -27,8 +27,9 @@ from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import MAX_STANDARD_TX_SIGOPS_COST, transaction_sigop_cost
 from validator import reasons
-from validator.block import CacheKeys, KnownTransaction, cache_keys, check_items
+from validator.cachekeys import CacheKeys, cache_keys, check_items, script_cache_key
 from validator.coins import decode_txout, encode_txout
+from validator.known import KnownTransaction
 from validator.rules import AmountPlan, SpentOutput, check_transaction, plan_amounts
 from validator.scripts import (
     BLOCK_FLAGS,
@@ -36,7 +37,6 @@ from validator.scripts import (
     check_output_scripts,
     items_of,
     run_scripts,
-    script_cache_key,
 )
 from validator.store import Chainstate, Outpoint, ProofCache
 from validator.timelocks import check_final, check_sequence_locks

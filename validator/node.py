@@ -6,8 +6,8 @@ chain ``StoreError`` — recovers from a crash if needed (``validator.chain``: a
 interrupted flush is finished, blocks accepted since the last flush are reconnected from the
 block files) and is then ready:
 
-- ``submit_block(raw)`` stores any block whose parent is known and moves to the best chain
-  (reorganising if a branch became longer); the answer is a ``SubmitResult`` with BIP22's
+- ``submit_block(raw, block=None)`` stores any block whose parent is known and moves to the
+  best chain (reorganising if a branch became longer); the answer is a ``SubmitResult`` with BIP22's
   strings (``bip22``: None when the block was connected);
 - ``accept_transaction`` / ``test_accept_transaction`` (the mempool); disconnected transactions
   that are still valid return to the mempool after a reorganisation;
@@ -36,12 +36,7 @@ from ctplugin.closing import Closeable
 from ctplugin.elements import Block, BlockHeader, Transaction, parse_block, parse_transaction
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
-from validator.block import (
-    BlockValidator,
-    ConnectReport,
-    ResolvedInputs,
-    bip34_implies_bip30_limit,
-)
+from validator.block import BlockValidator, bip34_implies_bip30_limit
 from validator.chain import (
     DEFAULT_FLUSH_INTERVAL,
     DEFAULT_MAX_UNFLUSHED_BLOCKS,
@@ -51,6 +46,7 @@ from validator.chain import (
 )
 from validator.coins import decode_txout, encode_txout
 from validator.mempool import REMOVED_BY_CALLER, Mempool, MempoolEntry
+from validator.prepared import ConnectReport, PreparedBlock
 from validator.store import (
     DEFAULT_MAX_ENTRIES,
     FAILED_MASK,
@@ -65,8 +61,7 @@ from validator.store import (
     StoreError,
     UtxoEntry,
 )
-from validator.timing import StageTimer
-from validator.verify import ProofWork
+from validator.timing import Stage, StageTimer
 
 DEFAULT_DBCACHE_MIB = 450  # Core's -dbcache default
 CHAIN_FILE = "chain"
@@ -158,24 +153,6 @@ class SubmitResult:
             assert self.error is not None
             return self.error.reason
         return self.status
-
-
-@dataclass(slots=True)
-class PreparedBlock:
-    """A block after stages 1–4 (``Node.prepare_block``): ``work`` is what stage 5 verifies,
-    ``items`` / ``cached`` count the items per family and the cache hits, ``timer`` holds the
-    stages so far. The rest is for ``commit_block``."""
-
-    block: Block
-    raw: bytes
-    work: ProofWork
-    items: dict[str, int]
-    cached: dict[str, int]
-    timer: StageTimer
-    tip: BlockRef  # the tip it was prepared on
-    n_balance: int
-    inputs: ResolvedInputs
-    consumed: list[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,14 +347,13 @@ class Node(Closeable):
         """The active chain's tip (safe to read from any thread)."""
         return self.chain.tip_ref
 
-    def submit_block(self, data: bytes | Block) -> SubmitResult:
-        """Store a block and activate the best chain (module docstring). ``ParseError`` for
-        bytes that are not a block; everything else is in the result."""
+    def submit_block(self, raw: bytes, block: Block | None = None) -> SubmitResult:
+        """Store a block and activate the best chain (module docstring). ``block``: ``raw``
+        already parsed (submitblock's decoded block), so it is neither parsed nor serialized
+        again; without it ``ParseError`` for bytes that are not a block. Everything else is in
+        the result."""
         start = time.perf_counter()
-        if isinstance(data, Block):
-            block, raw = data, data.serialize()
-        else:
-            raw = bytes(data)
+        if block is None:
             block = parse_block(raw)
         parsed = time.perf_counter()
         outcome, error = self.chain.accept(block, raw)
@@ -388,11 +364,12 @@ class Node(Closeable):
         self._after(activation)
         report = activation.reports.get(block.hash)
         if report is not None:
-            report.timings["parse"] = report.timings.get("parse", 0.0) + (parsed - start)
-            report.timings["store"] = stored - parsed
+            timings = report.timings
+            timings[Stage.PARSE] = timings.get(Stage.PARSE, 0.0) + (parsed - start)
+            timings[Stage.STORE] = stored - parsed
             # the rest of the call: undo record, index entry, mempool, events, flush check
             elapsed = time.perf_counter() - start
-            report.timings["chain"] = max(elapsed - sum(report.timings.values()), 0.0)
+            timings[Stage.CHAIN] = max(elapsed - sum(timings.values()), 0.0)
         tip = self.tip.hash
         verdict = activation.verdicts.get(block.hash)
         if verdict is not None:
@@ -403,26 +380,19 @@ class Node(Closeable):
 
     # --- stage by stage (replay's window / workers modes) -----------------------------------
 
-    def prepare_block(self, data: bytes | Block) -> PreparedBlock:
-        """Stages 1–4 of a block on the current tip (checks, inputs, plan, cache lookups):
-        its ``ProofWork`` to verify wherever the caller likes; nothing is verified or
-        written. ``ValidationError`` / ``ParseError`` as ``submit_block`` would report them."""
-        validator = self.validator
+    def prepare_block(self, raw: bytes, block: Block | None = None) -> PreparedBlock:
+        """Stages 1–4 of a block on the current tip (header time, checks, inputs, plan, cache
+        lookups): its ``ProofWork`` to verify wherever the caller likes; nothing is verified
+        or written. ``block``: ``raw`` already parsed. ``ValidationError`` / ``ParseError`` as
+        ``submit_block`` would report them."""
         timer = StageTimer()
-        with timer.stage("parse"):
-            if isinstance(data, Block):
-                block, raw = data, data.serialize()
-            else:
-                raw = bytes(data)
+        if block is None:
+            with timer.stage(Stage.PARSE):
                 block = parse_block(raw)
-        tip = self.tip
         chain = self.chain
         if block.header.prev_hash == chain.tip.hash:  # else prepare names the wrong parent
-            validator.check_block_time(block.header.time, chain.median_time_past(chain.tip),
-                                       chain.now())
-        staged = validator.prepare(block, tip, timer)
-        return PreparedBlock(block, raw, staged.work, staged.items, staged.cached, timer, tip,
-                             staged.n_balance, staged.inputs, staged.consumed)
+            chain.check_header_time(block.header, chain.tip)
+        return self.validator.prepare(block, self.tip, timer, raw=raw)
 
     def commit_block(self, prepared: PreparedBlock, *, verified: bool = True) -> ConnectReport:
         """Stage 6 of a prepared block: store it and connect it on the tip it was prepared on
@@ -432,18 +402,12 @@ class Node(Closeable):
         updates as for ``submit_block``."""
         if self.tip != prepared.tip:
             raise ChainstateConflictError("the tip moved since the block was prepared")
+        if prepared.raw is None:
+            raise ChainstateConflictError("a block prepared without its bytes cannot be stored")
         block = prepared.block
-        timer = prepared.timer
-        with timer.stage("commit"):
-            self.chain.connect_prepared(
-                block, prepared.raw, lambda: self.validator.commit(block, prepared.inputs),
-                verified)
-            cache = self.validator.cache
-            if cache is not None and prepared.consumed:
-                cache.consume(prepared.consumed)
-        report = ConnectReport(block.hash, block.header.height, len(block.transactions), block,
-                               prepared.items, prepared.cached, prepared.n_balance, 0,
-                               timer.seconds)
+        self.chain.connect_prepared(block, prepared.raw,
+                                    lambda: self.validator.commit_prepared(prepared), verified)
+        report = prepared.report(0)
         self._after(Activation([("connect", block, block.header.height)],
                                {block.hash: report}, {block.hash: None}))
         return report

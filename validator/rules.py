@@ -1,4 +1,5 @@
-"""Consensus rules of our chain for transactions (elements-format.md §2) and their reject reasons.
+"""Consensus rules of our chain for transactions (docs/elements-format.md §2) and their reject
+reasons.
 
 Two stages, as in Elements:
 
@@ -12,8 +13,8 @@ Two stages, as in Elements:
 
 Reject reasons (``ValidationError.reason``) are the constants of ``validator.reasons``.
 
-Scripts are not executed (issue 6 covers the confidential-amount rules; script and signature
-checks belong to the node layer above).
+Scripts are not run here: they are the scripts stage of the same validator
+(``validator.scripts``), which block connection and mempool acceptance call beside these rules.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class AmountPlan:
 
 
 def check_transaction(tx: Transaction, tx_index: int | None = None) -> None:
-    """CheckTransaction (elements-format.md §2.1), plus our chain's peg-in ban."""
+    """CheckTransaction (docs/elements-format.md §2.1), plus our chain's peg-in ban."""
     if not tx.inputs:
         raise ValidationError(reasons.BAD_TXNS_VIN_EMPTY, tx_index=tx_index)
     if not tx.outputs:

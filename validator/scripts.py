@@ -25,9 +25,10 @@ Reject reasons: ``mandatory-script-verify-flag-failed (...)``, ``non-mandatory-s
 (...)`` and ``bad-txns-script-unsupported`` (ours), with the transaction and input (or output)
 index. Flags: ``ctplugin.script.flags.BLOCK`` in blocks, ``STANDARD`` in the mempool.
 
-The script-execution cache (docs/design.md "Proof caches"): a salted key over the wtxid and the
-flags, written when the mempool accepts a transaction (under the block flags, as Elements'
-ConsensusScriptChecks caches with the block's flags), consumed when a block connects it.
+The script-execution cache (docs/design.md "Proof caches"): a salted key over the wtxid and
+the flags (``validator.cachekeys.script_cache_key``), written when the mempool accepts a
+transaction (under the block flags, as Elements' ConsensusScriptChecks caches with the block's
+flags), consumed when a block connects it.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from ctplugin.batch import Claim, ClaimGroup
 from ctplugin.bulletproofs import consensus_generators
@@ -56,15 +57,24 @@ from ctplugin.script.interpreter import verify_input
 from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
 from ctplugin.secp256k1 import libsecp
 from validator import reasons
-from validator.items import KIND_SCRIPT, ItemLabel, Malformed, VerifyContext
-
-if TYPE_CHECKING:
-    from validator.store import ProofCache
+from validator.items import (
+    KIND_SCRIPT,
+    Family,
+    ItemLabel,
+    Malformed,
+    VerifyContext,
+    claims_each,
+)
 
 UNSUPPORTED = reasons.BAD_TXNS_SCRIPT_UNSUPPORTED
 BLOCK_FLAGS = int(BLOCK)
 MIN_PARALLEL = 16  # ECDSA items below which a thread pool costs more than it saves
 MEMPOOL_FLAGS = int(STANDARD)
+# the items' ``family`` values (module globals: read per item, faster than Family.X)
+_SCHNORR = Family.SCHNORR
+_TWEAK = Family.TWEAK
+_ECDSA = Family.ECDSA
+_SCRIPT_FAILURE = Family.SCRIPT_FAILURE
 
 
 # --- reject reasons ----------------------------------------------------------------------------
@@ -116,8 +126,8 @@ class SchnorrItem(NamedTuple):
     sig: bytes
 
     @property
-    def family(self) -> str:
-        return "schnorr"
+    def family(self) -> Family:
+        return _SCHNORR
 
     def at_tx(self, tx_index: int) -> SchnorrItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -153,8 +163,8 @@ class TweakItem(NamedTuple):
     tweak: bytes
 
     @property
-    def family(self) -> str:
-        return "tweak"
+    def family(self) -> Family:
+        return _TWEAK
 
     def at_tx(self, tx_index: int) -> TweakItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -163,6 +173,11 @@ class TweakItem(NamedTuple):
     def claim(self, ctx: VerifyContext) -> Claim:
         return tweak_claim(self.label, consensus_generators().fixed, self.q_point, self.p_point,
                            int.from_bytes(self.tweak, "big"))
+
+    @classmethod
+    def claims(cls, items: Sequence[TweakItem], ctx: VerifyContext
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        return claims_each(items, ctx)
 
     def failure(self) -> ValidationError:
         return _failure(ScriptErrorCode.WITNESS_PROGRAM_MISMATCH, self.label)
@@ -176,8 +191,8 @@ class EcdsaItem(NamedTuple):
     checks: tuple[tuple[bytes, bytes, bytes, str], ...]
 
     @property
-    def family(self) -> str:
-        return "ecdsa"
+    def family(self) -> Family:
+        return _ECDSA
 
     def at_tx(self, tx_index: int) -> EcdsaItem:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -290,8 +305,8 @@ class FailedInput(NamedTuple):
     error: ValidationError
 
     @property
-    def family(self) -> str:
-        return "script-failure"
+    def family(self) -> Family:
+        return _SCRIPT_FAILURE
 
     def at_tx(self, tx_index: int) -> FailedInput:
         return self._replace(label=self.label._replace(tx_index=tx_index))
@@ -299,6 +314,11 @@ class FailedInput(NamedTuple):
 
     def claim(self, ctx: VerifyContext) -> Claim:
         raise self.error
+
+    @classmethod
+    def claims(cls, items: Sequence[FailedInput], ctx: VerifyContext
+               ) -> tuple[list[Claim | ClaimGroup], Malformed]:
+        return claims_each(items, ctx)
 
     def failure(self) -> ValidationError:
         return self.error
@@ -360,13 +380,8 @@ def items_of(runs: Sequence[tuple[int, PrecomputedTransaction,
     return work
 
 
-def script_cache_key(cache: ProofCache, tx: Transaction, flags: int) -> bytes:
-    """The script-execution cache entry of ``tx`` under ``flags``."""
-    return cache.script_key(tx.wtxid, flags)
-
-
 __all__ = ["BLOCK_FLAGS", "MEMPOOL_FLAGS", "UNSUPPORTED", "EcdsaItem", "FailedInput",
            "SchnorrItem",
            "ScriptWork", "TweakItem", "check_output_scripts", "exact_failure",
-           "is_supported_output", "items_of", "run_scripts", "script_cache_key",
+           "is_supported_output", "items_of", "run_scripts",
            "script_reason", "verify_ecdsa_parallel"]

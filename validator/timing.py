@@ -1,6 +1,6 @@
 """One way to time the stages of block connection: ``StageTimer``.
 
-``with timer.stage("resolve"): ...`` adds the wall time of the block to ``timer.seconds
+``with timer.stage(Stage.RESOLVE): ...`` adds the wall time of the block to ``timer.seconds
 ["resolve"]`` (stages entered twice accumulate). ``ConnectReport.timings`` is the timer's
 ``seconds``; leaf stages only, so their sum is the connect's total.
 """
@@ -8,7 +8,27 @@
 from __future__ import annotations
 
 import time
+from enum import StrEnum
 from types import TracebackType
+
+
+class Stage(StrEnum):
+    """The stages ``ConnectReport.timings`` names (docs/design.md "Data flow"), in the order a
+    block goes through them. Stage 5 also times each check family under its
+    ``validator.items.Family`` name ("surjection", "ecdsa", ...)."""
+
+    PARSE = "parse"
+    STORE = "store"  # the node's block file and index write (submit_block)
+    CHECK = "check"
+    RESOLVE = "resolve"
+    PLAN = "plan"
+    CACHE = "cache"
+    SCRIPTS = "scripts"
+    CLAIMS = "claims"
+    MSM = "msm"
+    PREFETCH = "prefetch"  # waiting for the check verdicts computed beside the MSM
+    COMMIT = "commit"
+    CHAIN = "chain"  # the rest of submit_block: undo record, index, mempool, events
 
 
 class StageTimer:

@@ -73,8 +73,8 @@ class BlockLabel(NamedTuple):
 
 class Prefetch:
     """The part of a block's stage 5 that needs nothing from its scripts stage, started early
-    on a helper thread: the claims of the batch kinds with a native setup (``claims``: the
-    Bulletproofs' one kernel call) and the verdicts of the check kinds with ``prepare`` (the
+    on a helper thread: the claims of the cache pass's batch items (``RangeItem.claims``: the
+    Bulletproofs' one kernel call) and the verdicts of its check items (``prepare``: the
     surjection and Borromean proofs' one ring-kernel call). The kernels release the GIL, so this
     runs beside the scripts stage's Python on another core. ``verify(work, timer, prefetch)``
     takes the results as they are: its verdicts and culprit are those of ``verify(work)``.
@@ -89,8 +89,8 @@ class Prefetch:
 
     def __init__(self, work: ProofWork) -> None:
         self.ctx = VerifyContext()
-        self.batch = [item for item in work.batch if hasattr(type(item), "claims")]
-        self.checks = [item for item in work.checks if hasattr(type(item), "prepare")]
+        self.batch = list(work.batch)
+        self.checks = list(work.checks)
         self.prepared = {type(item) for item in self.checks}
         self.claims: list[Claim | ClaimGroup] = []
         self.malformed: Malformed = []
@@ -227,21 +227,13 @@ def _build_claims(work: ProofWork, ctx: VerifyContext
     batch items."""
     claims: list[Claim | ClaimGroup] = list(work.claims)
     malformed: Malformed = []
-    kinds: dict[type, list[BatchItem]] = {}
+    kinds: dict[type[BatchItem], list[BatchItem]] = {}
     for item in work.batch:
         kinds.setdefault(type(item), []).append(item)
     for kind, items in kinds.items():
-        together = getattr(kind, "claims", None)
-        if together is not None:  # a native batch setup for the whole kind
-            built, bad = together(items, ctx)
-            claims += built
-            malformed += bad
-            continue
-        for item in items:
-            try:
-                claims.append(item.claim(ctx))
-            except ValidationError as exc:  # kept aside: an earlier item may fail the batch
-                malformed.append((item.label, exc))
+        built, bad = kind.claims(items, ctx)
+        claims += built
+        malformed += bad
     return claims, malformed
 
 
@@ -300,24 +292,23 @@ def _in_block(k: int, claim: Claim | ClaimGroup) -> Claim | ClaimGroup:
 
 def _prepare_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer,
                     done: frozenset[type] | set[type] = frozenset()) -> None:
-    """Every check kind with the classmethod ``prepare(items, ctx)`` (except those in
-    ``done``) computes all its items' verdicts into ``ctx``, together (the surjection and
+    """Every check kind (except those in ``done``) computes, with its classmethod
+    ``prepare(items, ctx)``, all its items' verdicts into ``ctx``, together (the surjection and
     Borromean items in one ring-kernel call each, the ECDSA signatures over threads), timed as
     the family."""
-    kinds: dict[type, list[CheckItem]] = {}
+    kinds: dict[type[CheckItem], list[CheckItem]] = {}
     for item in checks:
         kinds.setdefault(type(item), []).append(item)
     for kind, items in kinds.items():
-        prepare = getattr(kind, "prepare", None)
-        if prepare is not None and kind not in done:
+        if kind not in done:
             with timer.stage(items[0].family):
-                prepare(items, ctx)
+                kind.prepare(items, ctx)
 
 
 def _run_checks(checks: Sequence[CheckItem], ctx: VerifyContext, timer: StageTimer,
                 prepared: frozenset[type] | set[type] = frozenset()) -> None:
-    """Check items alone, in the given order (label order), timed per family, after the kinds
-    with ``prepare`` (but those already ``prepared`` in ``ctx``) computed their verdicts
+    """Check items alone, in the given order (label order), timed per family, after their
+    kinds' ``prepare`` (but those already ``prepared`` in ``ctx``) computed their verdicts
     (``_prepare_checks``); their checks read them from ``ctx``."""
     clock = time.perf_counter
     seconds = timer.seconds

@@ -35,7 +35,7 @@ def _mine_one(call: Call, miner_script: bytes,
         txs, fees = select_transactions(list(node.mempool.entries.values()),
                                         node.params.policy_asset)
     block = assemble_block(node, txs, miner_script, fees=fees, now=call.context.now())
-    result = node.submit_block(block)
+    result = node.submit_block(block.serialize(), block)
     if not result.accepted:
         raise RpcError(RpcCode.VERIFY_ERROR, f"TestBlockValidity failed: {result.bip22}")
     return block
@@ -157,7 +157,7 @@ def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
      result='null or "str"    (string) BIP22 result: null when accepted, otherwise '
             '"duplicate", "inconclusive" or the reject reason')
 def submitblock(call: Call, hexdata: str, dummy: Any) -> str | None:
-    block = decode_block_hex(hexdata)
+    raw, block = decode_block_hex(hexdata)
     if not block.transactions or not block.transactions[0].is_coinbase:
         raise RpcError(RpcCode.DESERIALIZATION_ERROR, "Block does not start with a coinbase")
-    return call.node.submit_block(block).bip22
+    return call.node.submit_block(raw, block).bip22

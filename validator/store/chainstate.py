@@ -347,10 +347,6 @@ class Chainstate(LevelDbHandle):
         """Estimated bytes held by the coins cache (compare with ``cache_budget``)."""
         return self._usage
 
-    @property
-    def dirty_count(self) -> int:
-        return len(self._dirty)
-
     def __len__(self) -> int:
         """Number of cached coins (spent-pending ones included)."""
         return len(self._coins)
