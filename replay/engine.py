@@ -4,9 +4,9 @@ the few summaries the driver prints.
 - ``Engine.open(datadir, params)``: a ``validator.Node`` on the chain ``params``, proof cache
   off (a replay measures verification; docs/design.md "Proof caches"), flushes without fsync
   (as Core: a killed process loses nothing that was flushed or indexed). The modes drive
-  ``engine.node`` directly: ``submit_block`` (block mode), ``prepare_block`` → the one ``PreparedBlock``
-  (stages 1–4; its ``work`` is stage 5, verified wherever the mode runs it) →
-  ``commit_block`` (stage 6), ``mark_verified`` / ``reject_block``.
+  ``engine.node`` directly: ``submit_block`` (block mode), ``prepare_block`` → the one
+  ``PreparedBlock`` (stages 1–4; its ``work`` is stage 5, verified wherever the mode runs it)
+  → ``commit_block`` (stage 6), ``mark_verified`` / ``reject_block``.
 - Deferred modes (window, workers, dask) commit blocks before their proofs are verified with
   ``commit_block(prepared, verified=False)``: the node keeps such a block *pending* —
   connected in memory, but neither indexed nor flushed — until ``mark_verified``;
