@@ -58,7 +58,11 @@ def _minimum(shared: int, fixture: int, name: str) -> int:
 
 # --- ParseScript (Elements src/core_read.cpp) --------------------------------------------------
 
-_OPCODE_NAMES = (
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+_OPCODE_NAMES = _words(
     "NOP VER IF NOTIF VERIF VERNOTIF ELSE ENDIF VERIFY RETURN TOALTSTACK FROMALTSTACK 2DROP "
     "2DUP 3DUP 2OVER 2ROT 2SWAP IFDUP DEPTH DROP DUP NIP OVER PICK ROLL ROT SWAP TUCK CAT "
     "SUBSTR LEFT RIGHT SIZE INVERT AND OR XOR EQUAL EQUALVERIFY RESERVED1 RESERVED2 1ADD 1SUB "
@@ -66,8 +70,8 @@ _OPCODE_NAMES = (
     "NUMEQUAL NUMEQUALVERIFY NUMNOTEQUAL LESSTHAN GREATERTHAN LESSTHANOREQUAL "
     "GREATERTHANOREQUAL MIN MAX WITHIN RIPEMD160 SHA1 SHA256 HASH160 HASH256 CODESEPARATOR "
     "CHECKSIG CHECKSIGVERIFY CHECKMULTISIG CHECKMULTISIGVERIFY NOP1 CHECKLOCKTIMEVERIFY "
-    "CHECKSEQUENCEVERIFY NOP4 NOP5 NOP6 NOP7 NOP8 NOP9 NOP10 CHECKSIGADD").split()
-_ELEMENTS_NAMES = (
+    "CHECKSEQUENCEVERIFY NOP4 NOP5 NOP6 NOP7 NOP8 NOP9 NOP10 CHECKSIGADD")
+_ELEMENTS_NAMES = _words(
     "DETERMINISTICRANDOM CHECKSIGFROMSTACK CHECKSIGFROMSTACKVERIFY SUBSTR_LAZY "
     "SHA256INITIALIZE SHA256UPDATE SHA256FINALIZE INSPECTINPUTOUTPOINT INSPECTINPUTASSET "
     "INSPECTINPUTVALUE INSPECTINPUTSCRIPTPUBKEY INSPECTINPUTSEQUENCE INSPECTINPUTISSUANCE "
@@ -75,7 +79,7 @@ _ELEMENTS_NAMES = (
     "INSPECTOUTPUTSCRIPTPUBKEY INSPECTVERSION INSPECTLOCKTIME INSPECTNUMINPUTS "
     "INSPECTNUMOUTPUTS TXWEIGHT ADD64 SUB64 MUL64 DIV64 NEG64 LESSTHAN64 LESSTHANOREQUAL64 "
     "GREATERTHAN64 GREATERTHANOREQUAL64 SCRIPTNUMTOLE64 LE64TOSCRIPTNUM LE32TOLE64 "
-    "ECMULSCALARVERIFY TWEAKVERIFY").split()
+    "ECMULSCALARVERIFY TWEAKVERIFY")
 
 
 def _opcode_table() -> dict[str, int]:
@@ -131,11 +135,11 @@ def parse_script(text: str) -> bytes:
 
 # --- flags and errors --------------------------------------------------------------------------
 
-_FLAG_NAMES = ("P2SH STRICTENC DERSIG LOW_S SIGPUSHONLY MINIMALDATA NULLDUMMY "
+_FLAG_NAMES = _words("P2SH STRICTENC DERSIG LOW_S SIGPUSHONLY MINIMALDATA NULLDUMMY "
                "DISCOURAGE_UPGRADABLE_NOPS CLEANSTACK MINIMALIF NULLFAIL CHECKLOCKTIMEVERIFY "
                "CHECKSEQUENCEVERIFY WITNESS DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM "
                "WITNESS_PUBKEYTYPE CONST_SCRIPTCODE TAPROOT DISCOURAGE_UPGRADABLE_PUBKEYTYPE "
-               "DISCOURAGE_OP_SUCCESS DISCOURAGE_UPGRADABLE_TAPROOT_VERSION SIMPLICITY").split()
+               "DISCOURAGE_OP_SUCCESS DISCOURAGE_UPGRADABLE_TAPROOT_VERSION SIMPLICITY")
 FLAG_MAP = {name: int(F[name]) for name in _FLAG_NAMES}  # transaction_tests' mapFlagNames
 _ALL32 = 0xFFFF_FFFF
 
@@ -344,9 +348,12 @@ def test_every_script_tests_entry_gives_elements_verdict_and_error() -> None:
 
 # --- tx_valid.json / tx_invalid.json ----------------------------------------------------------
 
-def _prevouts(entry: list[Any]) -> tuple[dict[tuple[bytes, int], bytes], dict[tuple[bytes, int], int]]:
-    scripts: dict[tuple[bytes, int], bytes] = {}
-    amounts: dict[tuple[bytes, int], int] = {}
+Outpoint = tuple[bytes, int]
+
+
+def _prevouts(entry: list[Any]) -> tuple[dict[Outpoint, bytes], dict[Outpoint, int]]:
+    scripts: dict[Outpoint, bytes] = {}
+    amounts: dict[Outpoint, int] = {}
     for item in entry[0]:
         key = (bytes.fromhex(item[0])[::-1], item[1] & 0xFFFF_FFFF)
         scripts[key] = parse_script(item[2])
