@@ -43,6 +43,7 @@ from ctplugin.secp256k1 import libsecp
 from ctplugin.secp256k1.params import N
 
 LOCKTIME_THRESHOLD = 500_000_000
+_RANGEPROOF = int(ScriptFlags.SIGHASH_RANGEPROOF)  # a plain int: IntFlag's & is slow
 SEQUENCE_FINAL = 0xFFFF_FFFF
 SEQUENCE_LOCKTIME_DISABLE_FLAG = 1 << 31
 SEQUENCE_LOCKTIME_TYPE_FLAG = 1 << 22
@@ -183,7 +184,7 @@ class SignatureChecker:
         if not _valid_pubkey_size(pubkey) or not sig:
             return False
         hash_type = sig[-1]
-        rangeproof = bool(self.flags & ScriptFlags.SIGHASH_RANGEPROOF)
+        rangeproof = bool(self.flags & _RANGEPROOF)
         if sigversion == SigVersion.BASE:
             digest = legacy_sighash(self.pre.tx, self.index, script_code, hash_type, rangeproof)
         else:
@@ -324,7 +325,7 @@ class BitcoinSignatureChecker:
         if not _valid_pubkey_size(pubkey) or not sig:
             return False
         hash_type = sig[-1]
-        rangeproof = bool(self.flags & ScriptFlags.SIGHASH_RANGEPROOF)
+        rangeproof = bool(self.flags & _RANGEPROOF)
         if sigversion == SigVersion.BASE:
             digest = bitcoin_legacy_sighash(self.tx, self.index, script_code, hash_type,
                                             rangeproof)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from typing import Final
 
 import coincurve
 
@@ -51,7 +52,7 @@ from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160, ripemd160, sha256
 from ctplugin.script.checker import Checker, ExecData, SigVersion
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
-from ctplugin.script.flags import ScriptFlags as F
+from ctplugin.script.flags import ScriptFlags
 from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
 from ctplugin.script.taproot import (
     ANNEX_TAG,
@@ -66,6 +67,39 @@ from ctplugin.script.taproot import (
 )
 from ctplugin.secp256k1 import libsecp
 from ctplugin.serialize import compact_size, var_bytes
+
+
+class F:
+    """The ``ScriptFlags`` bits as plain ints: ``int & IntFlag`` goes through the enum
+    machinery, several times slower than the opcode it guards."""
+
+    P2SH: Final = int(ScriptFlags.P2SH)
+    STRICTENC: Final = int(ScriptFlags.STRICTENC)
+    DERSIG: Final = int(ScriptFlags.DERSIG)
+    LOW_S: Final = int(ScriptFlags.LOW_S)
+    NULLDUMMY: Final = int(ScriptFlags.NULLDUMMY)
+    SIGPUSHONLY: Final = int(ScriptFlags.SIGPUSHONLY)
+    MINIMALDATA: Final = int(ScriptFlags.MINIMALDATA)
+    DISCOURAGE_UPGRADABLE_NOPS: Final = int(ScriptFlags.DISCOURAGE_UPGRADABLE_NOPS)
+    CLEANSTACK: Final = int(ScriptFlags.CLEANSTACK)
+    CHECKLOCKTIMEVERIFY: Final = int(ScriptFlags.CHECKLOCKTIMEVERIFY)
+    CHECKSEQUENCEVERIFY: Final = int(ScriptFlags.CHECKSEQUENCEVERIFY)
+    WITNESS: Final = int(ScriptFlags.WITNESS)
+    DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM: Final = int(
+        ScriptFlags.DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM)
+    MINIMALIF: Final = int(ScriptFlags.MINIMALIF)
+    NULLFAIL: Final = int(ScriptFlags.NULLFAIL)
+    WITNESS_PUBKEYTYPE: Final = int(ScriptFlags.WITNESS_PUBKEYTYPE)
+    CONST_SCRIPTCODE: Final = int(ScriptFlags.CONST_SCRIPTCODE)
+    TAPROOT: Final = int(ScriptFlags.TAPROOT)
+    DISCOURAGE_UPGRADABLE_TAPROOT_VERSION: Final = int(
+        ScriptFlags.DISCOURAGE_UPGRADABLE_TAPROOT_VERSION)
+    DISCOURAGE_OP_SUCCESS: Final = int(ScriptFlags.DISCOURAGE_OP_SUCCESS)
+    DISCOURAGE_UPGRADABLE_PUBKEYTYPE: Final = int(ScriptFlags.DISCOURAGE_UPGRADABLE_PUBKEYTYPE)
+    NO_SIGHASH_BYTE: Final = int(ScriptFlags.NO_SIGHASH_BYTE)
+    SIGHASH_RANGEPROOF: Final = int(ScriptFlags.SIGHASH_RANGEPROOF)
+    SIMPLICITY: Final = int(ScriptFlags.SIMPLICITY)
+
 
 E = ScriptErrorCode
 
@@ -1326,21 +1360,24 @@ def verify_script(script_sig: bytes, script_pubkey: bytes, witness: tuple[bytes,
     if flags & F.SIGPUSHONLY and not is_push_only(script_sig):
         raise ScriptError(E.SIG_PUSHONLY)
     stack: list[bytes] = []
-    eval_script(stack, script_sig, flags, checker, SigVersion.BASE)
+    if script_sig:  # (an empty script changes nothing: skip building a machine)
+        eval_script(stack, script_sig, flags, checker, SigVersion.BASE)
     stack_copy = list(stack) if flags & F.P2SH else []
-    _Machine(stack, script_pubkey, flags, checker, SigVersion.BASE, ExecData(),
-             decisive=True).run()
+    program = witness_program(script_pubkey)
+    if program is None:
+        _Machine(stack, script_pubkey, flags, checker, SigVersion.BASE, ExecData(),
+                 decisive=True).run()
+    else:  # OP_n <program>, both minimal pushes: the stack they leave, without a machine
+        stack += (script_num_encode(program[0]), program[1])
     if not stack or not cast_to_bool(stack[-1]):
         raise ScriptError(E.EVAL_FALSE)
     had_witness = False
-    if flags & F.WITNESS:
-        program = witness_program(script_pubkey)
-        if program is not None:
-            had_witness = True
-            if script_sig:
-                raise ScriptError(E.WITNESS_MALLEATED)
-            _verify_witness_program(witness, program[0], program[1], flags, checker, False)
-            del stack[1:]  # the stack is not clean for witness programs: bypass CLEANSTACK
+    if flags & F.WITNESS and program is not None:
+        had_witness = True
+        if script_sig:
+            raise ScriptError(E.WITNESS_MALLEATED)
+        _verify_witness_program(witness, program[0], program[1], flags, checker, False)
+        del stack[1:]  # the stack is not clean for witness programs: bypass CLEANSTACK
     if flags & F.P2SH and is_pay_to_script_hash(script_pubkey):
         if not is_push_only(script_sig):
             raise ScriptError(E.SIG_PUSHONLY)
