@@ -1,5 +1,8 @@
-"""The template-restricted interpreter: every template of our chain, Elements' errors, policy vs
-consensus flags, the unsupported cases, and deferred checks agreeing with immediate ones."""
+"""The interpreter on our chain's transactions (Elements digests): every script type — bare,
+P2PKH, P2SH, bare multisig, P2WPKH, P2WSH, taproot key and script path — Elements' errors,
+policy vs consensus flags, upgrade hooks, and deferred checks agreeing with immediate ones.
+Elements' own vectors are in ``test_script_vectors.py``, its tapscript opcodes in
+``test_script_elements_opcodes.py``."""
 
 from __future__ import annotations
 
@@ -17,7 +20,12 @@ from ctplugin.script.checker import DeferredChecks, checker_for
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.flags import BLOCK, STANDARD, ScriptFlags
 from ctplugin.script.interpreter import p2wpkh_script_code, verify_input
-from ctplugin.script.sighash import PrecomputedTransaction, segwit_v0_sighash, taproot_sighash
+from ctplugin.script.sighash import (
+    PrecomputedTransaction,
+    legacy_sighash,
+    segwit_v0_sighash,
+    taproot_sighash,
+)
 from ctplugin.script.taproot import ControlBlock, Leaf, TaprootOutput, tweak_hash
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
@@ -84,9 +92,14 @@ class Spend:
                                    hash_type, rangeproof)
         return ct.ecdsa_sign(secret, digest) + bytes((hash_type,))
 
+    def legacy_sig(self, secret: int, script_code: bytes, index: int = 0,
+                   hash_type: int = 1) -> bytes:
+        digest = legacy_sighash(self.tx(), index, script_code, hash_type, rangeproof=True)
+        return ct.ecdsa_sign(secret, digest) + bytes((hash_type,))
+
     def tap_sig(self, secret: int, index: int = 0, hash_type: int = 0,
-                leaf: bytes | None = None) -> bytes:
-        digest = taproot_sighash(self.pre(), index, hash_type, leaf_hash=leaf)
+                leaf: bytes | None = None, annex: bytes | None = None) -> bytes:
+        digest = taproot_sighash(self.pre(), index, hash_type, leaf_hash=leaf, annex=annex)
         sig = ct.schnorr_sign(secret, digest, AUX)
         return sig + (bytes((hash_type,)) if hash_type else b"")
 
@@ -118,7 +131,10 @@ def test_op_true_spends_with_an_empty_scriptsig_and_no_witness() -> None:
     # a push-only scriptSig is consensus-valid (Elements); CLEANSTACK is policy
     spend.verify(spend.tx(script_sigs=[b"\x51"]))
     fails(spend, spend.tx(script_sigs=[b"\x51"]), E.CLEANSTACK, STANDARD)
-    fails(spend, spend.tx(script_sigs=[b"\x76"]), E.UNSUPPORTED)  # not push-only
+    # a scriptSig that is not push-only runs as Elements runs it (OP_DUP on an empty stack)
+    fails(spend, spend.tx(script_sigs=[b"\x76"]), E.INVALID_STACK_OPERATION)
+    spend.verify(spend.tx(script_sigs=[b"\x51\x76\x75"]))
+    fails(spend, spend.tx(script_sigs=[b"\x51\x76\x75"]), E.CLEANSTACK, STANDARD)
 
 
 # --- P2WPKH ------------------------------------------------------------------------------------
@@ -285,9 +301,13 @@ def test_disabled_and_elements_only_opcodes() -> None:
     mul = b"\x00\x63\x95\x68\x51"  # OP_MUL in an unexecuted branch is still disabled
     spend = Spend([TxOut(asset=ASSET, value=9, script_pubkey=p2wsh(mul))])
     fails(spend, spend.tx([(mul,)]), E.DISABLED_OPCODE)
-    csfs = b"\xc1\x51"  # OP_CHECKSIGFROMSTACK: a real Elements opcode our chain does not run
+    csfs = b"\xc2\x51"  # OP_CHECKSIGFROMSTACKVERIFY before tapscript: an ECDSA check that must hold
     spend = Spend([TxOut(asset=ASSET, value=9, script_pubkey=p2wsh(csfs))])
-    fails(spend, spend.tx([(b"", b"", b"", csfs)]), E.UNSUPPORTED)
+    fails(spend, spend.tx([(b"", b"", b"", csfs)]), E.CHECKSIGVERIFY)
+    msg = b"any message"
+    sig = ct.ecdsa_sign(KEY_A, sha256(msg))
+    spend.verify(spend.tx([(sig, msg, pub(KEY_A), csfs)]))
+    fails(spend, spend.tx([(sig, msg + b"!", pub(KEY_A), csfs)]), E.CHECKSIGVERIFY)
     introspect = b"\x51\x63\xd4\x68"  # tapscript-only opcode, executed in v0: Elements' BAD_OPCODE
     spend = Spend([TxOut(asset=ASSET, value=9, script_pubkey=p2wsh(introspect))])
     fails(spend, spend.tx([(introspect,)]), E.BAD_OPCODE)
@@ -320,7 +340,9 @@ def test_taproot_key_path() -> None:
         flipped = bytearray(sig)
         flipped[i] ^= 0x10
         fails(spend, spend.tx([(bytes(flipped),)]), E.SCHNORR_SIG)
-    fails(spend, spend.tx([(sig, b"\x50annex")]), E.UNSUPPORTED)
+    # an annex is committed to by the signature (non-standard, but consensus-valid)
+    fails(spend, spend.tx([(sig, b"\x50annex")]), E.SCHNORR_SIG)
+    spend.verify(spend.tx([(spend.tap_sig(secret, annex=b"\x50annex"), b"\x50annex")]))
     fails(spend, spend.tx([(sig,)], script_sigs=[b"\x00"]), E.WITNESS_MALLEATED)
 
 
@@ -380,9 +402,12 @@ def test_tapscript_rules() -> None:
     leaf = b"\x00\xac"  # empty public key
     spend, _, control = script_path(leaf)
     fails(spend, spend.tx([(b"\x01" * 64, leaf, control)]), E.PUBKEYTYPE)
-    leaf = push(b"\x02" * 33) + b"\xac"  # unknown key type: Elements' upgrade hook, ours: no
+    leaf = push(b"\x02" * 33) + b"\xac"  # unknown key type: an upgrade hook, success for now
     spend, _, control = script_path(leaf)
-    fails(spend, spend.tx([(b"\x01" * 64, leaf, control)]), E.UNSUPPORTED)
+    spend.verify(spend.tx([(b"\x01" * 64, leaf, control)]))
+    fails(spend, spend.tx([(b"\x01" * 64, leaf, control)]), E.DISCOURAGE_UPGRADABLE_PUBKEYTYPE,
+          STANDARD)
+    fails(spend, spend.tx([(b"", leaf, control)]), E.EVAL_FALSE)  # empty signature: false
 
 
 def test_over_budget_tapscript() -> None:
@@ -397,11 +422,17 @@ def test_over_budget_tapscript() -> None:
     spend.verify(spend.tx([(spend.tap_sig(KEY_A, leaf=Leaf(few).hash), few, control)]))
 
 
-@pytest.mark.parametrize("leaf", [b"\x50", b"\x51\x89", b"\xbb\x51", b"\xfe", b"\xc7\x51",
-                                  b"\xd7\x51"])
-def test_op_success_and_elements_only_opcodes_in_tapscript_are_unsupported(leaf: bytes) -> None:
+@pytest.mark.parametrize("leaf", [b"\x50", b"\x51\x89", b"\xbb\x6a", b"\x6a\xfe", b"\x00\xe5"])
+def test_op_success_makes_a_tapscript_valid_and_is_discouraged(leaf: bytes) -> None:
     spend, _, control = script_path(leaf)
-    fails(spend, spend.tx([(leaf, control)]), E.UNSUPPORTED)
+    spend.verify(spend.tx([(leaf, control)]))  # even before an OP_RETURN: the pre-scan wins
+    fails(spend, spend.tx([(leaf, control)]), E.DISCOURAGE_OP_SUCCESS, STANDARD)
+
+
+def test_op_success_needs_a_decodable_tapscript() -> None:
+    leaf = b"\x4c"  # a truncated push: the pre-scan fails before it could find an OP_SUCCESS
+    spend, _, control = script_path(leaf)
+    fails(spend, spend.tx([(leaf, control)]), E.BAD_OPCODE)
 
 
 def test_elements_opcodes_are_not_op_success_in_tapscript() -> None:
@@ -411,23 +442,101 @@ def test_elements_opcodes_are_not_op_success_in_tapscript() -> None:
     fails(spend, spend.tx([(b"ab", b"ce", leaf, control)]), E.EVAL_FALSE)
 
 
-def test_unknown_leaf_version_is_unsupported() -> None:
-    spend, _, control = script_path(b"\x51", leaf_version=0xC0)
-    fails(spend, spend.tx([(b"\x51", control)]), E.UNSUPPORTED)
+def test_unknown_leaf_version_is_upgrade_room() -> None:
+    spend, _, control = script_path(b"\x6a", leaf_version=0xC0)  # Bitcoin's tapscript version
+    spend.verify(spend.tx([(b"\x6a", control)]))
+    fails(spend, spend.tx([(b"\x6a", control)]), E.DISCOURAGE_UPGRADABLE_TAPROOT_VERSION,
+          STANDARD)
+
+
+def test_a_simplicity_leaf_is_the_one_unsupported_spend() -> None:
+    spend, _, control = script_path(bytes(32), leaf_version=0xBE)
+    flags = BLOCK | ScriptFlags.SIMPLICITY
+    with pytest.raises(ScriptError) as info:
+        spend.verify(spend.tx([(b"", b"", bytes(32), control)]), flags)
+    assert info.value.unsupported
+    spend.verify(spend.tx([(b"", b"", bytes(32), control)]))  # without the flag: upgrade room
 
 
 # --- outside the template set ------------------------------------------------------------------
 
-@pytest.mark.parametrize("spk", [
-    b"\x76\xa9\x14" + bytes(20) + b"\x88\xac",  # P2PKH
-    b"\xa9\x14" + bytes(20) + b"\x87",  # P2SH
-    b"\x52\x20" + bytes(32),  # witness v2
-    b"\x51\x14" + bytes(20),  # v1 with 20 bytes
-    b"\x52" + push(pub(KEY_A)) + push(pub(KEY_B)) + b"\x52\xae",  # bare multisig
-])
-def test_other_scriptpubkeys_are_unsupported(spk: bytes) -> None:
+@pytest.mark.parametrize("spk", [b"\x52\x20" + b"\x07" * 32, b"\x51\x14" + b"\x07" * 20,
+                                 b"\x60\x28" + b"\x07" * 40])
+def test_unknown_witness_programs_are_upgrade_room(spk: bytes) -> None:
     spend = Spend([TxOut(asset=ASSET, value=3, script_pubkey=spk)])
-    fails(spend, spend.tx([(b"\x01",)]), E.UNSUPPORTED)
+    spend.verify(spend.tx([(b"\x01",)]))
+    fails(spend, spend.tx([(b"\x01",)]), E.DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM, STANDARD)
+
+
+def test_pay_to_anchor_is_spendable_by_anyone() -> None:
+    spend = Spend([TxOut(asset=ASSET, value=3, script_pubkey=b"\x51\x02\x4e\x73")])
+    spend.verify(spend.tx())
+    spend.verify(spend.tx(), STANDARD)
+
+
+# --- legacy scripts: P2PKH, bare multisig, P2SH ------------------------------------------------
+
+def p2pkh(pubkey: bytes) -> bytes:
+    return b"\x76\xa9\x14" + hash160(pubkey) + b"\x88\xac"
+
+
+def p2sh(script: bytes) -> bytes:
+    return b"\xa9\x14" + hash160(script) + b"\x87"
+
+
+def test_p2pkh() -> None:
+    spk = p2pkh(pub(KEY_A))
+    spend = Spend([TxOut(asset=ASSET, value=3, script_pubkey=spk)])
+    sig = spend.legacy_sig(KEY_A, spk)
+    spend.verify(spend.tx(script_sigs=[push(sig) + push(pub(KEY_A))]), STANDARD)
+    fails(spend, spend.tx(script_sigs=[push(sig) + push(pub(KEY_B))]), E.EQUALVERIFY)
+    other = spend.legacy_sig(KEY_B, spk)
+    fails(spend, spend.tx(script_sigs=[push(other) + push(pub(KEY_A))]), E.EVAL_FALSE)
+    fails(spend, spend.tx(script_sigs=[push(other) + push(pub(KEY_A))]), E.SIG_NULLFAIL,
+          STANDARD)
+    fails(spend, spend.tx([(b"\x01",)], [push(sig) + push(pub(KEY_A))]), E.WITNESS_UNEXPECTED)
+
+
+def test_bare_multisig_and_its_dummy() -> None:
+    script = multisig_2of2(pub(KEY_A), pub(KEY_B))
+    spend = Spend([TxOut(asset=ASSET, value=3, script_pubkey=script)])
+    sigs = push(spend.legacy_sig(KEY_A, script)) + push(spend.legacy_sig(KEY_B, script))
+    spend.verify(spend.tx(script_sigs=[b"\x00" + sigs]), STANDARD)
+    fails(spend, spend.tx(script_sigs=[b"\x51" + sigs]), E.SIG_NULLDUMMY)
+    fails(spend, spend.tx(script_sigs=[sigs]), E.INVALID_STACK_OPERATION)  # no dummy
+    swapped = push(spend.legacy_sig(KEY_B, script)) + push(spend.legacy_sig(KEY_A, script))
+    fails(spend, spend.tx(script_sigs=[b"\x00" + swapped]), E.EVAL_FALSE)  # key order
+
+
+def test_p2sh_multisig_and_nested_segwit() -> None:
+    redeem = multisig_2of2(pub(KEY_A), pub(KEY_B))
+    spend = Spend([TxOut(asset=ASSET, value=3, script_pubkey=p2sh(redeem))])
+    sigs = push(spend.legacy_sig(KEY_A, redeem)) + push(spend.legacy_sig(KEY_B, redeem))
+    script_sig = b"\x00" + sigs + push(redeem)
+    spend.verify(spend.tx(script_sigs=[script_sig]), STANDARD)
+    fails(spend, spend.tx(script_sigs=[script_sig + b"\x61"]), E.SIG_PUSHONLY)
+    # P2SH-P2WPKH: the scriptSig is exactly the push of the witness program
+    program = p2wpkh(pub(KEY_B))
+    spend = Spend([TxOut(asset=ASSET, value=6, script_pubkey=p2sh(program))])
+    code = p2wpkh_script_code(hash160(pub(KEY_B)))
+    witness = (spend.v0_sig(KEY_B, code), pub(KEY_B))
+    spend.verify(spend.tx([witness], [push(program)]), STANDARD)
+    fails(spend, spend.tx([witness], [b"\x00" + push(program)]), E.WITNESS_MALLEATED_P2SH)
+    # P2SH-P2WSH
+    script = multisig_2of2(pub(KEY_A), pub(KEY_B))
+    program = p2wsh(script)
+    spend = Spend([TxOut(asset=ASSET, value=6, script_pubkey=p2sh(program))])
+    witness = (b"", spend.v0_sig(KEY_A, script), spend.v0_sig(KEY_B, script), script)
+    spend.verify(spend.tx([witness], [push(program)]), STANDARD)
+
+
+def test_legacy_codeseparator_and_findanddelete() -> None:
+    # the signature covers the script after OP_CODESEPARATOR, with the signature deleted
+    script = b"\xab" + push(pub(KEY_A)) + b"\xac"
+    spend = Spend([TxOut(asset=ASSET, value=3, script_pubkey=script)])
+    sig = spend.legacy_sig(KEY_A, push(pub(KEY_A)) + b"\xac")
+    spend.verify(spend.tx(script_sigs=[push(sig)]))
+    fails(spend, spend.tx(script_sigs=[push(sig)]), E.OP_CODESEPARATOR, STANDARD)
 
 
 def test_v0_wrong_length_is_an_elements_error() -> None:

@@ -1,5 +1,5 @@
-"""Scripts and signatures of our chain: Elements sighashes, taproot commitments, a
-template-restricted interpreter with Elements' opcode sets, and the Schnorr batch claims.
+"""Scripts and signatures: Elements sighashes, taproot commitments, Elements' full script
+interpreter, and the Schnorr batch claims.
 
 Modules (one concern each):
 
@@ -7,13 +7,15 @@ Modules (one concern each):
   ``segwit_v0_sighash``, ``taproot_sighash``, ``legacy_sighash``;
 - ``taproot``: TapLeaf/TapBranch/TapTweak with the ``/elements`` tags, ``ControlBlock``,
   ``TaprootOutput`` (output key, scriptPubKey, control blocks of a script tree);
-- ``interpreter``: ``verify_input`` (VerifyScript for our template set: bare OP_TRUE, P2WPKH,
-  P2WSH, P2TR key and script path with leaf 0xC4; anything else UNSUPPORTED), ``eval_script``;
-- ``checker``: ``SignatureChecker`` (digests, ECDSA/BIP340, CLTV/CSV), immediate or recording
-  ``DeferredChecks`` for the block batch;
+- ``interpreter``: ``verify_script`` / ``verify_input`` (Elements' VerifyScript: legacy,
+  P2SH, segwit v0, taproot, Elements' tapscript opcodes, every flag), ``eval_script``;
+- ``checker``: ``SignatureChecker`` (Elements digests, ECDSA/BIP340, CLTV/CSV), immediate or
+  recording ``DeferredChecks`` for the block batch; ``BitcoinSignatureChecker`` for Elements'
+  unit-test vectors (Elements mode off);
 - ``flags``: Elements' ``SCRIPT_VERIFY_*`` bits and our chain's BLOCK / STANDARD sets;
-- ``errors``: ``ScriptError`` with Elements' ScriptErrorString texts (and our UNSUPPORTED).
+- ``errors``: ``ScriptError`` with Elements' ScriptErrorString texts (and our UNSUPPORTED, for
+  Simplicity leaves only).
 
-Facts and vectors: ``docs/sighash.md``; chain policy: ``docs/design.md`` "Scripts and
-signatures (our chain)".
+Facts: ``docs/sighash.md`` and Elements ``src/script/interpreter.cpp``; chain policy:
+``docs/design.md`` "Scripts and signatures (our chain)".
 """

@@ -1,5 +1,5 @@
 """Signature checkers: what the interpreter asks of the transaction (Elements'
-``GenericTransactionSignatureChecker``), immediate or deferred.
+``GenericTransactionSignatureChecker``, ``src/script/interpreter.cpp``), immediate or deferred.
 
 A ``SignatureChecker`` is made per input. It computes digests from the shared
 ``PrecomputedTransaction`` and answers CHECKSIG-family questions, CHECKLOCKTIMEVERIFY and
@@ -7,12 +7,12 @@ CHECKSEQUENCEVERIFY. Signature verification is either immediate (libsecp256k1) o
 checker carries a ``DeferredChecks``, recorded for later:
 
 - every non-empty BIP340 signature (taproot key path, tapscript CHECKSIG/CHECKSIGVERIFY/
-  CHECKSIGADD) must be valid or the script fails (BIP341/342), so the checker records
-  (key, message, signature) and answers "valid"; the caller puts the records in the block's
-  one batch;
-- an ECDSA check whose false result would fail the script anyway (``must_succeed``: P2WPKH's
-  final CHECKSIG, CHECKSIGVERIFY, a final CHECKMULTISIG...) is recorded the same way and
-  verified later, in parallel.
+  CHECKSIGADD/CHECKSIGFROMSTACK(VERIFY)) must be valid or the script fails (BIP341/342), so
+  the checker records (key, message, signature) and answers "valid"; the caller puts the
+  records in the block's one batch;
+- an ECDSA check whose false result would fail the script anyway (legacy, P2SH or v0: a
+  final CHECKSIG of a script whose result decides, CHECKSIGVERIFY, an m-of-m
+  CHECKMULTISIG...) is recorded the same way and verified later, in parallel.
 
 Soundness: a run with deferred checks equals the immediate run whenever every recorded check
 holds; if one does not, the caller re-runs that input with an immediate checker, which gives the
@@ -25,15 +25,25 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Protocol
 
 from ctplugin.errors import EncodingError
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.flags import ScriptFlags
-from ctplugin.script.sighash import PrecomputedTransaction, segwit_v0_sighash, taproot_sighash
+from ctplugin.script.sighash import (
+    BitcoinTransaction,
+    PrecomputedTransaction,
+    bitcoin_legacy_sighash,
+    bitcoin_segwit_v0_sighash,
+    legacy_sighash,
+    segwit_v0_sighash,
+    taproot_sighash,
+)
 from ctplugin.secp256k1 import libsecp
 from ctplugin.secp256k1.params import N
 
 LOCKTIME_THRESHOLD = 500_000_000
+_RANGEPROOF = int(ScriptFlags.SIGHASH_RANGEPROOF)  # a plain int: IntFlag's & is slow
 SEQUENCE_FINAL = 0xFFFF_FFFF
 SEQUENCE_LOCKTIME_DISABLE_FLAG = 1 << 31
 SEQUENCE_LOCKTIME_TYPE_FLAG = 1 << 22
@@ -122,7 +132,8 @@ def _valid_pubkey_size(pubkey: bytes) -> bool:
 
 
 class SignatureChecker:
-    """Answers the interpreter's transaction questions for input ``index`` of ``pre.tx``.
+    """Answers the interpreter's transaction questions for input ``index`` of ``pre.tx`` (an
+    Elements transaction: Elements' digests, introspection of ``pre``).
 
     ``amount`` is the spent output's value as stored (v0 digests commit to it); ``deferred``
     (with ``key`` naming this input in it) turns on deferral (module docstring).
@@ -140,23 +151,55 @@ class SignatureChecker:
         self.deferred = deferred
         self.key = key
 
-    # --- ECDSA (segwit v0) -----------------------------------------------------------------
+    @property
+    def introspection(self) -> PrecomputedTransaction | None:
+        """The transaction and spent outputs the tapscript introspection opcodes read (None
+        without the spent outputs: INTROSPECT_CONTEXT_UNAVAILABLE)."""
+        return self.pre if self.pre.spent is not None else None
 
-    def check_ecdsa(self, sig: bytes, pubkey: bytes, script_code: bytes,
+    @property
+    def tx_version(self) -> int:
+        return self.pre.tx.version
+
+    @property
+    def tx_locktime(self) -> int:
+        return self.pre.tx.locktime
+
+    @property
+    def input_count(self) -> int:
+        return len(self.pre.tx.inputs)
+
+    @property
+    def output_count(self) -> int:
+        return len(self.pre.tx.outputs)
+
+    # --- ECDSA (legacy and segwit v0) --------------------------------------------------------
+
+    def check_ecdsa(self, sig: bytes, pubkey: bytes, script_code: bytes, sigversion: SigVersion,
                     failure: ScriptErrorCode | None) -> bool:
         """CheckECDSASignature: False for an invalid key size, an empty signature or a
-        signature that does not verify against the v0 digest of its hash type. ``failure``
-        (not None) says the script fails with that error if this check is false: the check may
-        then be deferred."""
+        signature that does not verify against the legacy (BASE) or v0 digest of its hash
+        type. ``failure`` (not None) says the script fails with that error if this check is
+        false: the check may then be deferred."""
         if not _valid_pubkey_size(pubkey) or not sig:
             return False
         hash_type = sig[-1]
-        digest = segwit_v0_sighash(self.pre, self.index, script_code, self.amount, hash_type,
-                                   bool(self.flags & ScriptFlags.SIGHASH_RANGEPROOF))
+        rangeproof = bool(self.flags & _RANGEPROOF)
+        if sigversion == SigVersion.BASE:
+            digest = legacy_sighash(self.pre.tx, self.index, script_code, hash_type, rangeproof)
+        else:
+            digest = segwit_v0_sighash(self.pre, self.index, script_code, self.amount,
+                                       hash_type, rangeproof)
         if self.deferred is not None and failure is not None:
             self.deferred.ecdsa.append(EcdsaCheck(self.key, pubkey, sig[:-1], digest, failure))
             return True
         return libsecp.ecdsa_verify(pubkey, sig[:-1], digest)
+
+    def check_schnorr_message(self, sig: bytes, pubkey: bytes, msg: bytes) -> None:
+        """Tapscript OP_CHECKSIGFROMSTACK(VERIFY) with a non-empty signature: BIP340 over
+        ``msg`` itself; SCHNORR_SIG_SIZE unless 64 bytes, SCHNORR_SIG unless valid (deferred
+        into the batch as valid when deferring)."""
+        _check_message_signature(sig, pubkey, msg, self.deferred, self.key)
 
     # --- BIP340 (taproot key path and tapscript) ---------------------------------------------
 
@@ -196,29 +239,161 @@ class SignatureChecker:
     # --- timelocks ---------------------------------------------------------------------------
 
     def check_locktime(self, lock_time: int) -> bool:
-        """CheckLockTime (BIP65): same kind (height or time) as the tx's nLockTime, not above
-        it, and this input not final."""
+        """CheckLockTime (BIP65)."""
         tx = self.pre.tx
-        if (tx.locktime < LOCKTIME_THRESHOLD) != (lock_time < LOCKTIME_THRESHOLD):
-            return False
-        if lock_time > tx.locktime:
-            return False
-        return tx.inputs[self.index].sequence != SEQUENCE_FINAL
+        return check_locktime(tx.locktime, tx.inputs[self.index].sequence, lock_time)
 
     def check_sequence(self, sequence: int) -> bool:
-        """CheckSequence (BIP112): version ≥ 2, this input's relative lock enabled and of the
-        same kind, and not below the required one."""
+        """CheckSequence (BIP112)."""
         tx = self.pre.tx
-        if tx.version < 2:
+        return check_sequence(tx.version, tx.inputs[self.index].sequence, sequence)
+
+
+def check_locktime(tx_locktime: int, tx_sequence: int, lock_time: int) -> bool:
+    """CheckLockTime (BIP65): same kind (height or time) as the tx's nLockTime, not above it,
+    and the input not final."""
+    if (tx_locktime < LOCKTIME_THRESHOLD) != (lock_time < LOCKTIME_THRESHOLD):
+        return False
+    if lock_time > tx_locktime:
+        return False
+    return tx_sequence != SEQUENCE_FINAL
+
+
+def check_sequence(tx_version: int, tx_sequence: int, sequence: int) -> bool:
+    """CheckSequence (BIP112): version ≥ 2 (unsigned: Elements' version is a uint32), the
+    input's relative lock enabled and of the same kind, and not below the required one."""
+    if (tx_version & 0xFFFF_FFFF) < 2:
+        return False
+    if tx_sequence & SEQUENCE_LOCKTIME_DISABLE_FLAG:
+        return False
+    mask = SEQUENCE_LOCKTIME_TYPE_FLAG | SEQUENCE_LOCKTIME_MASK
+    have, want = tx_sequence & mask, sequence & mask
+    if (have < SEQUENCE_LOCKTIME_TYPE_FLAG) != (want < SEQUENCE_LOCKTIME_TYPE_FLAG):
+        return False
+    return want <= have
+
+
+def _check_message_signature(sig: bytes, pubkey: bytes, msg: bytes,
+                             deferred: DeferredChecks | None, key: Hashable) -> None:
+    """EvalTapScriptCheckSigFromStack's verification of a non-empty signature."""
+    if len(sig) != 64:
+        raise ScriptError(ScriptErrorCode.SCHNORR_SIG_SIZE)
+    if deferred is not None:
+        if int.from_bytes(sig[32:], "big") >= N:
+            raise ScriptError(ScriptErrorCode.SCHNORR_SIG)
+        deferred.schnorr.append(SchnorrCheck(key, pubkey, msg, sig))
+        return
+    if not libsecp.schnorr_verify(pubkey, msg, sig):
+        raise ScriptError(ScriptErrorCode.SCHNORR_SIG)
+
+
+class BitcoinSignatureChecker:
+    """Elements' checker over a transaction read with Elements mode off (its unit tests):
+    legacy SignatureHash and BIP143 digests, immediate verification. Taproot signatures need
+    the spent outputs, which Elements' unit tests never give (``MissingDataBehavior``): they
+    are UNKNOWN_ERROR here, and the introspection opcodes that read the spent outputs find
+    no context."""
+
+    __slots__ = ("amount", "flags", "index", "tx")
+
+    introspection = None
+
+    def __init__(self, tx: BitcoinTransaction, index: int, amount: int, flags: int) -> None:
+        self.tx = tx
+        self.index = index
+        self.amount = amount
+        self.flags = flags
+
+    @property
+    def tx_version(self) -> int:
+        return self.tx.version
+
+    @property
+    def tx_locktime(self) -> int:
+        return self.tx.locktime
+
+    @property
+    def input_count(self) -> int:
+        return len(self.tx.inputs)
+
+    @property
+    def output_count(self) -> int:
+        return len(self.tx.outputs)
+
+    def check_ecdsa(self, sig: bytes, pubkey: bytes, script_code: bytes, sigversion: SigVersion,
+                    failure: ScriptErrorCode | None) -> bool:
+        if not _valid_pubkey_size(pubkey) or not sig:
             return False
-        tx_sequence = tx.inputs[self.index].sequence
-        if tx_sequence & SEQUENCE_LOCKTIME_DISABLE_FLAG:
-            return False
-        mask = SEQUENCE_LOCKTIME_TYPE_FLAG | SEQUENCE_LOCKTIME_MASK
-        have, want = tx_sequence & mask, sequence & mask
-        if (have < SEQUENCE_LOCKTIME_TYPE_FLAG) != (want < SEQUENCE_LOCKTIME_TYPE_FLAG):
-            return False
-        return want <= have
+        hash_type = sig[-1]
+        rangeproof = bool(self.flags & _RANGEPROOF)
+        if sigversion == SigVersion.BASE:
+            digest = bitcoin_legacy_sighash(self.tx, self.index, script_code, hash_type,
+                                            rangeproof)
+        else:
+            digest = bitcoin_segwit_v0_sighash(self.tx, self.index, script_code, self.amount,
+                                               hash_type, rangeproof)
+        return libsecp.ecdsa_verify(pubkey, sig[:-1], digest)
+
+    def check_schnorr(self, sig: bytes, pubkey: bytes, sigversion: SigVersion,
+                      execdata: ExecData) -> None:
+        if len(sig) not in (64, 65):
+            raise ScriptError(ScriptErrorCode.SCHNORR_SIG_SIZE)
+        if len(sig) == 65 and sig[64] == 0:
+            raise ScriptError(ScriptErrorCode.SCHNORR_SIG_HASHTYPE)
+        raise ScriptError(ScriptErrorCode.UNKNOWN_ERROR,
+                          "a taproot digest needs the spent outputs")
+
+    def check_schnorr_message(self, sig: bytes, pubkey: bytes, msg: bytes) -> None:
+        _check_message_signature(sig, pubkey, msg, None, None)
+
+    def check_tweak(self, output_key: bytes, parity: int, internal_key: bytes,
+                    tweak: bytes) -> bool:
+        return libsecp.xonly_tweak_add_check(output_key, parity, internal_key, tweak)
+
+    def check_locktime(self, lock_time: int) -> bool:
+        return check_locktime(self.tx.locktime, self.tx.inputs[self.index].sequence, lock_time)
+
+    def check_sequence(self, sequence: int) -> bool:
+        return check_sequence(self.tx.version, self.tx.inputs[self.index].sequence, sequence)
+
+
+class Checker(Protocol):
+    """What the interpreter asks of a transaction (Elements' BaseSignatureChecker):
+    ``SignatureChecker`` for our chain, ``BitcoinSignatureChecker`` for Elements' unit-test
+    vectors."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def introspection(self) -> PrecomputedTransaction | None: ...
+
+    @property
+    def tx_version(self) -> int: ...
+
+    @property
+    def tx_locktime(self) -> int: ...
+
+    @property
+    def input_count(self) -> int: ...
+
+    @property
+    def output_count(self) -> int: ...
+
+    def check_ecdsa(self, sig: bytes, pubkey: bytes, script_code: bytes, sigversion: SigVersion,
+                    failure: ScriptErrorCode | None) -> bool: ...
+
+    def check_schnorr(self, sig: bytes, pubkey: bytes, sigversion: SigVersion,
+                      execdata: ExecData) -> None: ...
+
+    def check_schnorr_message(self, sig: bytes, pubkey: bytes, msg: bytes) -> None: ...
+
+    def check_tweak(self, output_key: bytes, parity: int, internal_key: bytes,
+                    tweak: bytes) -> bool: ...
+
+    def check_locktime(self, lock_time: int) -> bool: ...
+
+    def check_sequence(self, sequence: int) -> bool: ...
 
 
 def checker_for(pre: PrecomputedTransaction, index: int, flags: int,

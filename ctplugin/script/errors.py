@@ -1,10 +1,12 @@
 """Script verification errors: Elements' ScriptError codes with their ScriptErrorString texts.
 
 A failed script check raises ``ScriptError``; ``code`` is a ``ScriptErrorCode`` whose value is
-Elements' message (``script_error.cpp``), so the validator can build Elements' reject reasons
-``mandatory-script-verify-flag-failed (<message>)`` / ``non-mandatory-script-verify-flag
-(<message>)`` from it. ``UNSUPPORTED`` is ours: a spend outside the template set our chain
-accepts (``docs/design.md`` "Scripts and signatures"), reported as ``bad-txns-script-unsupported``.
+Elements' message (Elements ``src/script/script_error.cpp``), so the validator can build
+Elements' reject reasons ``mandatory-script-verify-flag-failed (<message>)`` /
+``non-mandatory-script-verify-flag (<message>)`` from it. ``UNSUPPORTED`` is ours: the one
+spend the interpreter cannot evaluate although Elements can — a Simplicity leaf (leaf version
+0xbe under ``SCRIPT_VERIFY_SIMPLICITY``) — reported by the validator as
+``bad-txns-script-unsupported``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from ctplugin.errors import CtpluginError
 
 
 class ScriptErrorCode(Enum):
-    """Elements' ``ScriptError`` values that our template set can produce, and ours."""
+    """Elements' ``ScriptError`` values the interpreter produces (``script_error.h``), and
+    ours (UNSUPPORTED). Member names are Elements' without the ``SCRIPT_ERR_`` prefix."""
 
     EVAL_FALSE = "Script evaluated without error but finished with a false/empty top stack element"
     VERIFY = "Script failed an OP_VERIFY operation"
@@ -46,6 +49,9 @@ class ScriptErrorCode(Enum):
     MINIMALIF = "OP_IF/NOTIF argument must be minimal"
     SIG_NULLFAIL = "Signature must be zero for failed CHECK(MULTI)SIG operation"
     DISCOURAGE_UPGRADABLE_NOPS = "NOPx reserved for soft-fork upgrades"
+    DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM = "Witness version reserved for soft-fork upgrades"
+    DISCOURAGE_UPGRADABLE_TAPROOT_VERSION = "Taproot version reserved for soft-fork upgrades"
+    DISCOURAGE_OP_SUCCESS = "OP_SUCCESSx reserved for soft-fork upgrades"
     DISCOURAGE_UPGRADABLE_PUBKEYTYPE = "Public key version reserved for soft-fork upgrades"
     PUBKEYTYPE = "Public key is neither compressed or uncompressed"
     CLEANSTACK = "Stack size must be exactly one after execution"
@@ -53,6 +59,7 @@ class ScriptErrorCode(Enum):
     WITNESS_PROGRAM_WITNESS_EMPTY = "Witness program was passed an empty witness"
     WITNESS_PROGRAM_MISMATCH = "Witness program hash mismatch"
     WITNESS_MALLEATED = "Witness requires empty scriptSig"
+    WITNESS_MALLEATED_P2SH = "Witness requires only-redeemscript scriptSig"
     WITNESS_UNEXPECTED = "Witness provided for non-witness script"
     WITNESS_PUBKEYTYPE = "Using non-compressed keys in segwit"
     SCHNORR_SIG_SIZE = "Invalid Schnorr signature size"
@@ -62,8 +69,17 @@ class ScriptErrorCode(Enum):
     TAPSCRIPT_VALIDATION_WEIGHT = "Too much signature validation relative to witness weight"
     TAPSCRIPT_CHECKMULTISIG = "OP_CHECKMULTISIG(VERIFY) is not available in tapscript"
     TAPSCRIPT_MINIMALIF = "OP_IF/NOTIF argument must be minimal in tapscript"
+    OP_CODESEPARATOR = "Using OP_CODESEPARATOR in non-witness script"
+    SIG_FINDANDDELETE = "Signature is found in scriptCode"
+    SHA2_CONTEXT_LOAD = "Invalid Sha256 context object read"
+    SHA2_CONTEXT_WRITE = "Invalid Sha256 context object write"
+    INTROSPECT_CONTEXT_UNAVAILABLE = "Introspection opcode used without correct evaluation context"
+    INTROSPECT_INDEX_OUT_OF_BOUNDS = "Introspection index out of bounds"
+    EXPECTED_8BYTES = "Arithmetic opcodes expect 8 bytes operands"
+    ARITHMETIC64 = "Arithmetic opcode error"
+    ECMULTVERIFYFAIL = "EC scalar mult verify fail"
     UNKNOWN_ERROR = "unknown error"
-    # Ours: not an Elements error — the spend is outside our chain's template set.
+    # Ours: not an Elements error — a spend Elements evaluates and we cannot (Simplicity).
     UNSUPPORTED = "script template not supported on this chain"
 
     @property
@@ -82,5 +98,5 @@ class ScriptError(CtpluginError):
 
     @property
     def unsupported(self) -> bool:
-        """True when the spend is outside our template set (not an Elements failure)."""
+        """True when the spend is one we cannot evaluate (not an Elements failure)."""
         return self.code is ScriptErrorCode.UNSUPPORTED

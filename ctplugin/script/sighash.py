@@ -1,13 +1,16 @@
-"""Elements signature hashes: segwit v0 (BIP143 variant), taproot (BIP341/342 variant), legacy.
+"""Signature hashes: Elements' segwit v0 (BIP143 variant), taproot (BIP341/342 variant) and
+legacy digests, and the Bitcoin-mode legacy and BIP143 digests Elements computes when its
+Elements mode is off (its unit-test vectors).
 
 Field lists: ``docs/sighash.md`` §1 (v0), §2 (taproot), §1.4 (legacy), from Elements'
-``SignatureHash`` / ``SignatureHashSchnorr``. All three read one ``PrecomputedTransaction``:
-the per-transaction hash streams (Elements' ``PrecomputedTransactionData``), computed once on
-first use and shared by every input — v0 uses SHA256 of the single-SHA256 streams over
-prevouts, sequences, issuances and outputs; taproot uses the same single hashes plus its own
-(outpoint flags, spent assets and amounts, spent scripts, issuance range proofs, output
-witnesses). Taproot digests also share, per hash type, the SHA-256 state after everything that
-does not depend on the input, so one input costs a state copy and a few dozen bytes.
+``SignatureHash`` / ``SignatureHashSchnorr`` (``src/script/interpreter.cpp``). The Elements digests
+read one ``PrecomputedTransaction``: the per-transaction hash streams (Elements'
+``PrecomputedTransactionData``), computed once on first use and shared by every input — v0 uses
+SHA256 of the single-SHA256 streams over prevouts, sequences, issuances and outputs; taproot uses
+the same single hashes plus its own (outpoint flags, spent assets and amounts, spent scripts,
+issuance range proofs, output witnesses). Taproot digests also share, per hash type, the SHA-256
+state after everything that does not depend on the input, so one input costs a state copy and a few
+dozen bytes.
 
 Conventions:
 
@@ -19,6 +22,12 @@ Conventions:
 - Outpoints are serialized with the real (masked) index; the issuance/peg-in flags are not
   part of them (taproot commits to them separately, in the outpoint flags).
 - Digests are 32 bytes in raw byte order (as signed and as the vectors give them).
+
+Bitcoin mode (``bitcoin_legacy_sighash``, ``bitcoin_segwit_v0_sighash``): the same
+``SignatureHash`` with ``g_con_elementsmode`` false — outputs serialize as Bitcoin's (8-byte
+little-endian value, script), there is no hashIssuance and the amount is 8 bytes little-endian,
+so the digests are exactly Bitcoin's legacy SignatureHash and BIP143. They read a
+``BitcoinTransaction`` (any object with Bitcoin's fields; the library has no Bitcoin parser).
 
 Errors: ``taproot_sighash`` raises ``ScriptError(SCHNORR_SIG_HASHTYPE)`` for a hash type
 taproot does not define or SIGHASH_SINGLE without a matching output (Elements'
@@ -400,6 +409,120 @@ def legacy_sighash(tx: Transaction, index: int, script_code: bytes, hash_type: i
             parts.append(_rangeproof_pair(out))
     parts += [tx.locktime.to_bytes(4, "little"), (hash_type & 0xFFFF_FFFF).to_bytes(4, "little")]
     return _sha256d(b"".join(parts))
+
+
+# --- Bitcoin mode (Elements' SignatureHash with Elements mode off) ----------------------------
+
+class BitcoinTxIn(Protocol):
+    @property
+    def prevout_hash(self) -> bytes: ...
+
+    @property
+    def prevout_index(self) -> int: ...
+
+    @property
+    def sequence(self) -> int: ...
+
+
+class BitcoinTxOut(Protocol):
+    @property
+    def value(self) -> int: ...
+
+    @property
+    def script_pubkey(self) -> bytes: ...
+
+
+class BitcoinTransaction(Protocol):
+    """What the Bitcoin-mode digests read of a transaction."""
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def locktime(self) -> int: ...
+
+    @property
+    def inputs(self) -> Sequence[BitcoinTxIn]: ...
+
+    @property
+    def outputs(self) -> Sequence[BitcoinTxOut]: ...
+
+
+_NULL_BITCOIN_TXOUT = b"\xff" * 8 + b"\x00"  # CTxOut(): value -1, empty script
+_EMPTY_PROOFS = b"\x00\x00"  # an empty range proof and surjection proof (Bitcoin mode has none)
+
+
+def _bitcoin_output(out: BitcoinTxOut) -> bytes:
+    return out.value.to_bytes(8, "little", signed=True) + _var(out.script_pubkey)
+
+
+def _bitcoin_outpoint(txin: BitcoinTxIn) -> bytes:
+    return txin.prevout_hash + txin.prevout_index.to_bytes(4, "little")
+
+
+def bitcoin_legacy_sighash(tx: BitcoinTransaction, index: int, script_code: bytes,
+                           hash_type: int, rangeproof: bool = False) -> bytes:
+    """Bitcoin's legacy SignatureHash (Elements mode off): the transaction copy with this
+    input's scriptCode (OP_CODESEPARATORs removed), the others blanked, outputs per the hash
+    type; SINGLE without a matching output gives the digest 1. ``rangeproof`` (the
+    SIGHASH_RANGEPROOF script flag) with the 0x40 bit: each output serialized is followed by
+    its (here always empty) range and surjection proofs, as Elements' serializer does."""
+    if not 0 <= index < len(tx.inputs):
+        raise EncodingError(f"input index {index} out of range", reason="index-range")
+    base = hash_type & 0x1F
+    acp = bool(hash_type & SIGHASH_ANYONECANPAY)
+    single, none = base == SIGHASH_SINGLE, base == SIGHASH_NONE
+    if single and index >= len(tx.outputs):
+        return (1).to_bytes(32, "little")
+    parts = [(tx.version & 0xFFFF_FFFF).to_bytes(4, "little")]
+    chosen = [index] if acp else range(len(tx.inputs))
+    parts.append(compact_size(len(chosen)))
+    code = _var(_without_codeseparators(script_code))
+    for n in chosen:
+        txin = tx.inputs[n]
+        parts.append(_bitcoin_outpoint(txin))
+        parts.append(code if n == index else b"\x00")
+        if n != index and (single or none):
+            parts.append(b"\x00\x00\x00\x00")
+        else:
+            parts.append(txin.sequence.to_bytes(4, "little"))
+    n_outputs = 0 if none else (index + 1 if single else len(tx.outputs))
+    parts.append(compact_size(n_outputs))
+    proofs = _EMPTY_PROOFS if rangeproof and hash_type & SIGHASH_RANGEPROOF else b""
+    for j in range(n_outputs):
+        parts.append(_NULL_BITCOIN_TXOUT if single and j != index
+                     else _bitcoin_output(tx.outputs[j]) + proofs)
+    parts += [tx.locktime.to_bytes(4, "little"), (hash_type & 0xFFFF_FFFF).to_bytes(4, "little")]
+    return _sha256d(b"".join(parts))
+
+
+def bitcoin_segwit_v0_sighash(tx: BitcoinTransaction, index: int, script_code: bytes,
+                              amount: int, hash_type: int, rangeproof: bool = False) -> bytes:
+    """BIP143 (Elements' v0 SignatureHash with Elements mode off: no hashIssuance, the
+    amount as 8 bytes little-endian); ``rangeproof`` with the 0x40 bit appends Elements'
+    hashRangeproofs after hashOutputs (over empty proofs here)."""
+    if not 0 <= index < len(tx.inputs):
+        raise EncodingError(f"input index {index} out of range", reason="index-range")
+    base = hash_type & 0x1F
+    acp = bool(hash_type & SIGHASH_ANYONECANPAY)
+    with_rangeproofs = rangeproof and bool(hash_type & SIGHASH_RANGEPROOF)
+    prevouts = sequences = outputs = rangeproofs = _ZERO32
+    if not acp:
+        prevouts = _sha256d(b"".join(_bitcoin_outpoint(t) for t in tx.inputs))
+        if base not in (SIGHASH_SINGLE, SIGHASH_NONE):
+            sequences = _sha256d(b"".join(t.sequence.to_bytes(4, "little") for t in tx.inputs))
+    if base not in (SIGHASH_SINGLE, SIGHASH_NONE):
+        outputs = _sha256d(b"".join(_bitcoin_output(o) for o in tx.outputs))
+        rangeproofs = _sha256d(_EMPTY_PROOFS * len(tx.outputs))
+    elif base == SIGHASH_SINGLE and index < len(tx.outputs):
+        outputs = _sha256d(_bitcoin_output(tx.outputs[index]))
+        rangeproofs = _sha256d(_EMPTY_PROOFS)
+    txin = tx.inputs[index]
+    return _sha256d(b"".join((
+        (tx.version & 0xFFFF_FFFF).to_bytes(4, "little"), prevouts, sequences,
+        _bitcoin_outpoint(txin), _var(script_code), amount.to_bytes(8, "little", signed=True),
+        txin.sequence.to_bytes(4, "little"), outputs, rangeproofs if with_rangeproofs else b"",
+        tx.locktime.to_bytes(4, "little"), (hash_type & 0xFFFF_FFFF).to_bytes(4, "little"))))
 
 
 def _without_codeseparators(script: bytes) -> bytes:

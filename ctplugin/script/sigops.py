@@ -4,9 +4,12 @@
   CHECKSIGFROMSTACK(VERIFY) count 1; CHECKMULTISIG(VERIFY) counts its key count when
   ``accurate`` and an OP_1..OP_16 precedes it, else 20. Counting stops at a truncated push.
 - ``transaction_sigop_cost(tx, spent)``: legacy sigops (scriptSigs and output scripts, not
-  accurate) × 4, plus each input's witness sigops: 1 for P2WPKH, the witness script's accurate
-  count for P2WSH, 0 for taproot (tapscript has its own budget). P2SH spends are outside our
-  template set, so their sigops never count here. A coinbase counts its legacy sigops only.
+  accurate) × 4, plus P2SH sigops (the redeemScript's accurate count, found as the last push
+  of a push-only scriptSig) × 4, plus each input's witness sigops, bare or nested in P2SH: 1
+  for P2WPKH, the witness script's accurate count for P2WSH, 0 for taproot (tapscript has its
+  own budget). A coinbase counts its legacy sigops only. (Elements
+  ``consensus/tx_verify.cpp`` GetTransactionSigOpCost with SCRIPT_VERIFY_P2SH and WITNESS,
+  which every flag set of our chain includes.)
 
 Limits (consensus and policy, Elements' values): ``MAX_BLOCK_SIGOPS_COST`` per block,
 ``MAX_STANDARD_TX_SIGOPS_COST`` per mempool transaction.
@@ -47,13 +50,47 @@ def sigop_count(script: bytes, accurate: bool) -> int:
     return n
 
 
-def witness_sigops(script_pubkey: bytes, witness: Sequence[bytes]) -> int:
-    """WitnessSigOps for our templates: P2WPKH 1, P2WSH the witness script's accurate count."""
-    if len(script_pubkey) == 22 and script_pubkey[:2] == b"\x00\x14":
+def _last_push(script_sig: bytes) -> bytes | None:
+    """The data of the last push of a push-only scriptSig (empty after OP_0 … OP_16); None if
+    an opcode does not decode or is not a push."""
+    data = b""
+    pos = 0
+    while pos < len(script_sig):
+        step = next_op(script_sig, pos)
+        if step is None or step[0] > 0x60:
+            return None
+        _, pushed, pos = step
+        data = pushed if pushed is not None else b""
+    return data
+
+
+def p2sh_sigops(script_pubkey: bytes, script_sig: bytes) -> int:
+    """CScript::GetSigOpCount(scriptSig) for a P2SH scriptPubKey: the redeemScript's accurate
+    count (0 when the scriptSig is not push-only)."""
+    redeem = _last_push(script_sig)
+    return 0 if redeem is None else sigop_count(redeem, accurate=True)
+
+
+def _is_p2sh(script: bytes) -> bool:
+    return len(script) == 23 and script[:2] == b"\xa9\x14" and script[22] == 0x87
+
+
+def _witness_program_sigops(program_script: bytes, witness: Sequence[bytes]) -> int:
+    """WitnessSigOps: P2WPKH 1, P2WSH the witness script's accurate count, others 0."""
+    if len(program_script) == 22 and program_script[:2] == b"\x00\x14":
         return 1
-    if len(script_pubkey) == 34 and script_pubkey[:2] == b"\x00\x20" and witness:
+    if len(program_script) == 34 and program_script[:2] == b"\x00\x20" and witness:
         return sigop_count(witness[-1], accurate=True)
     return 0
+
+
+def witness_sigops(script_pubkey: bytes, witness: Sequence[bytes],
+                   script_sig: bytes = b"") -> int:
+    """CountWitnessSigOps: of a bare witness program, or of one a P2SH scriptSig pushes."""
+    if _is_p2sh(script_pubkey):
+        redeem = _last_push(script_sig)
+        return 0 if redeem is None else _witness_program_sigops(redeem, witness)
+    return _witness_program_sigops(script_pubkey, witness)
 
 
 def transaction_sigop_cost(tx: Transaction, spent: Sequence[SpentOutput]) -> int:
@@ -64,5 +101,7 @@ def transaction_sigop_cost(tx: Transaction, spent: Sequence[SpentOutput]) -> int
     if tx.is_coinbase:
         return cost
     for txin, prev in zip(tx.inputs, spent):
-        cost += witness_sigops(prev.script_pubkey, txin.script_witness)
+        if _is_p2sh(prev.script_pubkey):
+            cost += p2sh_sigops(prev.script_pubkey, txin.script_sig) * WITNESS_SCALE_FACTOR
+        cost += witness_sigops(prev.script_pubkey, txin.script_witness, txin.script_sig)
     return cost
