@@ -1353,10 +1353,23 @@ def _verify_witness_program(witness: tuple[bytes, ...], version: int, program: b
         raise ScriptError(E.DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM)
 
 
+_TAPROOT_KEY_PATH_FLAGS: Final = F.WITNESS | F.TAPROOT
+
+
 def verify_script(script_sig: bytes, script_pubkey: bytes, witness: tuple[bytes, ...],
                   flags: int, checker: Checker) -> None:
     """Elements' VerifyScript; raises ``ScriptError``. Flags are expected in a valid
     combination (WITNESS needs P2SH, CLEANSTACK needs both), as Elements asserts."""
+    if (not script_sig and len(witness) == 1 and len(script_pubkey) == 34
+            and script_pubkey[0] == 0x51 and script_pubkey[1] == 0x20
+            and flags & _TAPROOT_KEY_PATH_FLAGS == _TAPROOT_KEY_PATH_FLAGS):
+        # The most common spend, a taproot key path, without the general walk below: with an
+        # empty scriptSig and one witness item every other check there passes (no P2SH, a
+        # clean stack after the witness program), except a false-valued program.
+        program = script_pubkey[2:]
+        if cast_to_bool(program):
+            checker.check_schnorr(witness[0], program, SigVersion.TAPROOT, ExecData())
+            return
     if flags & F.SIGPUSHONLY and not is_push_only(script_sig):
         raise ScriptError(E.SIG_PUSHONLY)
     stack: list[bytes] = []
