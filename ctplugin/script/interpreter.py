@@ -1366,9 +1366,9 @@ def verify_script(script_sig: bytes, script_pubkey: bytes, witness: tuple[bytes,
         # The most common spend, a taproot key path, without the general walk below: with an
         # empty scriptSig and one witness item every other check there passes (no P2SH, a
         # clean stack after the witness program), except a false-valued program.
-        program = script_pubkey[2:]
-        if cast_to_bool(program):
-            checker.check_schnorr(witness[0], program, SigVersion.TAPROOT, ExecData())
+        output_key = script_pubkey[2:]
+        if cast_to_bool(output_key):
+            checker.check_schnorr(witness[0], output_key, SigVersion.TAPROOT, ExecData())
             return
     if flags & F.SIGPUSHONLY and not is_push_only(script_sig):
         raise ScriptError(E.SIG_PUSHONLY)
