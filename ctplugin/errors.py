@@ -16,7 +16,7 @@ class _ReasonedError(CtpluginError, ValueError):
 
     ``reason`` is always given by the raiser (``EncodingError("...", reason="off-curve")``): one
     of a documented vocabulary (``ENCODING_REASONS`` below; each proof system's ``REASONS``),
-    so a caller can switch on it; tests/test_error_contract.py checks every raise site.
+    so a caller can switch on it; tests/fuzz/test_error_contract.py checks every raise site.
     """
 
     def __init__(self, message: str, *, reason: str) -> None:

@@ -103,21 +103,31 @@ def _rotr(x: int, n: int) -> int:
     return ((x >> n) | (x << (32 - n))) & _M32
 
 
-def _sha256_midstate_py(block: bytes) -> bytes:
-    """FIPS 180-4 compression of one block from the standard IV; returns the 8 state words BE."""
+def sha256_compress(state: Sequence[int], block: bytes) -> tuple[int, ...]:
+    """One SHA-256 compression (FIPS 180-4 §6.2.2) of a 64-byte ``block`` into the eight state
+    words ``state``: what resuming a saved hash needs (hashlib cannot start from a midstate)."""
     if len(block) != 64:
-        raise EncodingError("sha256_midstate takes exactly one 64-byte block", reason="length")
+        raise EncodingError("sha256_compress takes exactly one 64-byte block", reason="length")
     w = list(struct.unpack(">16I", block))
     for i in range(16, 64):
         s0 = _rotr(w[i - 15], 7) ^ _rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
         s1 = _rotr(w[i - 2], 17) ^ _rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
         w.append((w[i - 16] + s0 + w[i - 7] + s1) & _M32)
-    a, b, c, d, e, f, g, h = _IV
+    a, b, c, d, e, f, g, h = state
     for i in range(64):
         t1 = h + (_rotr(e, 6) ^ _rotr(e, 11) ^ _rotr(e, 25)) + ((e & f) ^ (~e & g)) + _K[i] + w[i]
         t2 = (_rotr(a, 2) ^ _rotr(a, 13) ^ _rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))
         h, g, f, e, d, c, b, a = g, f, e, (d + t1) & _M32, c, b, a, (t1 + t2) & _M32
-    return struct.pack(">8I", *((s + v) & _M32 for s, v in zip(_IV, (a, b, c, d, e, f, g, h))))
+    return tuple((s + v) & _M32 for s, v in zip(state, (a, b, c, d, e, f, g, h)))
+
+
+SHA256_IV = _IV
+"""The SHA-256 initial state words (FIPS 180-4 §5.3.3)."""
+
+
+def _sha256_midstate_py(block: bytes) -> bytes:
+    """FIPS 180-4 compression of one block from the standard IV; returns the 8 state words BE."""
+    return struct.pack(">8I", *sha256_compress(_IV, block))
 
 
 sha256_midstate = _native.sha256_midstate if _native is not None else _sha256_midstate_py

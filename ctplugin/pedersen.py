@@ -143,7 +143,7 @@ H = Point(0x50929B74C1A04954B78B4B6035E97A5E078A5A0F28EC96D547BFEE9ACE803AC0,
           0x31D3C6863973926E049E637CB1B5F40A36DAC28AF1766968C30C2313F3A38904)
 """Elements' value generator H (0b50929b…3ac0): x = SHA256(G uncompressed), the y whose square
 root is not a quadratic residue (a constant: nothing is derived at import; the derivation is
-checked in tests/test_pedersen.py)."""
+checked in tests/unit/test_pedersen.py)."""
 
 H_GENERATOR = Generator(H)
 

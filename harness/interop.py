@@ -1,7 +1,7 @@
 """Conversions to and from other Elements libraries (test/interop helpers).
 
 The consensus bytes are the interchange format, so conversions are exact by construction and
-checked byte-for-byte in tests/test_elements_interop.py. The libraries are imported lazily:
+checked byte-for-byte in tests/unit/test_elements_interop.py. The libraries are imported lazily:
 they are test dependencies, not runtime ones.
 """
 

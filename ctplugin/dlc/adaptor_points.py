@@ -5,7 +5,7 @@ An *entry* says which oracles cover a CET and with which digit prefix each: a tu
 nonce j, digit value d (``oracle.OracleInfo.signature_point``). Everything here is public data and
 uses the variable-time kernel.
 
-Strategies (all give identical points; see tests/test_dlc_adaptor_points.py):
+Strategies (all give identical points; see tests/unit/test_dlc_adaptor_points.py):
 
 - ``naive``: one signature point (a scalar multiplication) per digit, then add them up;
 - ``factorized``: per oracle Σ_j R_ij + (Σ_j e_ij)·P_i: the nonce sums from each oracle's

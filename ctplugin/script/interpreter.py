@@ -49,7 +49,7 @@ import coincurve
 
 from ctplugin.elements.script import next_op, script_num_decode, script_num_encode
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import hash160, ripemd160, sha256
+from ctplugin.hashes import SHA256_IV, hash160, ripemd160, sha256, sha256_compress
 from ctplugin.script.checker import Checker, ExecData, SigVersion
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.flags import ScriptFlags
@@ -266,43 +266,6 @@ def serialized_stack_size(stack: tuple[bytes, ...] | list[bytes]) -> int:
 
 # --- streaming SHA256 (Elements' CSHA256 Save/Load) ----------------------------------------------
 
-_K = (
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-)
-_H0 = (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-       0x5be0cd19)
-_M32 = 0xFFFF_FFFF
-
-
-def _rotr(x: int, n: int) -> int:
-    return ((x >> n) | (x << (32 - n))) & _M32
-
-
-def _compress(state: list[int], block: bytes) -> None:
-    """One SHA-256 compression of a 64-byte block into ``state`` (FIPS 180-4 §6.2.2): hashlib
-    cannot resume from a midstate, and the tapscript context is one."""
-    w = list(struct.unpack(">16I", block))
-    for t in range(16, 64):
-        s0 = _rotr(w[t - 15], 7) ^ _rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
-        s1 = _rotr(w[t - 2], 17) ^ _rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
-        w.append((w[t - 16] + s0 + w[t - 7] + s1) & _M32)
-    a, b, c, d, e, f, g, h = state
-    for t in range(64):
-        t1 = (h + (_rotr(e, 6) ^ _rotr(e, 11) ^ _rotr(e, 25)) + ((e & f) ^ (~e & g)) + _K[t]
-              + w[t]) & _M32
-        t2 = ((_rotr(a, 2) ^ _rotr(a, 13) ^ _rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) & _M32
-        a, b, c, d, e, f, g, h = (t1 + t2) & _M32, a, b, c, (d + t1) & _M32, e, f, g
-    for i, v in enumerate((a, b, c, d, e, f, g, h)):
-        state[i] = (state[i] + v) & _M32
-
-
 class Sha256Context:
     """CSHA256 as the tapscript stack carries it: ``save`` gives Elements' 40 + (n mod 64)
     bytes (state big-endian, bit count little-endian, the buffered tail)."""
@@ -310,7 +273,7 @@ class Sha256Context:
     __slots__ = ("buf", "count", "state")
 
     def __init__(self) -> None:
-        self.state = list(_H0)
+        self.state = list(SHA256_IV)
         self.count = 0
         self.buf = b""
 
@@ -340,7 +303,7 @@ class Sha256Context:
         buf = self.buf + data
         full = len(buf) - len(buf) % 64
         for i in range(0, full, 64):
-            _compress(self.state, buf[i:i + 64])
+            self.state = list(sha256_compress(self.state, buf[i:i + 64]))
         self.buf = buf[full:]
 
     def save(self) -> bytes:

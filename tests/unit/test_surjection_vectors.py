@@ -165,11 +165,11 @@ def test_extraction_matches_fixture() -> None:
 
 
 def _main() -> None:  # pragma: no cover - fixture generator
-    shared = Path(__file__).resolve().parents[2] / "shared" / "elements-vectors"
+    shared = Path(__file__).resolve().parents[3] / "shared" / "elements-vectors"
     cases = extract_cases(load_json(shared / "transactions.json")["transactions"],
                           load_json(shared / "known_prevouts.json")["prevouts"])
     json.dump({"description": "Surjection proofs of real Elements/Liquid transactions with "
-               "resolved target generators (tests/test_surjection_vectors.py extract_cases "
+               "resolved target generators (tests/unit/test_surjection_vectors.py extract_cases "
                "over ../shared/elements-vectors).", "cases": cases}, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

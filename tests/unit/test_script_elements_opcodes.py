@@ -16,7 +16,7 @@ from ctplugin.script.checker import DeferredChecks
 from ctplugin.script.errors import ScriptError
 from ctplugin.script.interpreter import Sha256Context
 from ctplugin.secp256k1 import ct, libsecp
-from tests.test_script_interpreter import (
+from tests.unit.test_script_interpreter import (
     ASSET,
     AUX,
     KEY_A,
@@ -127,7 +127,7 @@ def test_txweight_and_index_bounds() -> None:
 
 
 def test_tapscript_only_opcodes_are_bad_before_tapscript() -> None:
-    from tests.test_script_interpreter import Spend
+    from tests.unit.test_script_interpreter import Spend
 
     for op in (0xC4, 0xC7, 0xCD, 0xD7, 0xE3, 0xE4):
         script = bytes((op,))

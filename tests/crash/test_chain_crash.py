@@ -9,7 +9,7 @@ inside the replay that a restart runs. After every kill the reopened data direct
   not-invalidated entries, first seen winning ties (the model decides validity);
 - hold exactly the UTXO set of a replay of the chain to that tip.
 
-The worker is this file run as a script: ``python tests/test_chain_crash.py DATADIR TREE SEED
+The worker is this file run as a script: ``python tests/crash/test_chain_crash.py DATADIR TREE SEED
 MODE`` where TREE is a chain file of the tree's blocks in submission order and MODE is
 ``run`` (submit + churn until killed), ``flush:N:B`` (kill itself after partial batch B of its
 N-th flush), ``leave:U`` (flush at height 1, reconnect the chain, kill itself with at least U
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # when run as the worker script
     sys.path.insert(0, str(REPO))
 

@@ -5,7 +5,7 @@ set equals a clean replay's at that height (docs/design.md "Chainstate": the coi
 every two blocks in small batches with the HEAD_BLOCKS protocol; a restart finishes an
 interrupted flush and replays the blocks accepted since the last one).
 
-The worker is this file run as a script: ``python tests/test_validator_crash.py DATADIR CHAIN
+The worker is this file run as a script: ``python tests/crash/test_validator_crash.py DATADIR CHAIN
 SEED CHURN``.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # when run as the worker script
     sys.path.insert(0, str(REPO))
 
