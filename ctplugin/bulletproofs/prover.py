@@ -15,16 +15,16 @@ generator:
 - inner product on a = l(x), b = r(x) with generators G_k, H'_k = y^{−k}·H_k and u·h, folding
   even/odd pairs, down to two elements (a1, a2, b1, b2).
 
-Constant time where secrets meet points: A, S, T1, T2 and the commitments are formed with
-coincurve (libsecp256k1's constant-time multiplication); in A a secret bit is the multiplier
-1 + bit of the public point Q_k = G_k + H_k (``GeneratorSet.a_offset``), computed arithmetically:
-no Python branch or table index depends on a secret (tests/unit/test_bulletproofs_prover_ct.py
-checks the executed bytecode is the same for any value and blind). Degenerate cases (a zero
-secret scalar, an infinite sum) are checked, which only ever differs with probability ~2^-256.
-The inner product works on l(x), r(x), which the basic (non-IPA) protocol would publish in the clear (they
-are blinded by sL, sR), so its multi-scalar multiplications use the variable-time kernel over the
-fixed generator table. The prover inverts only public challenges (y, x_k), so there is no secret
-inversion to blind.
+Constant time where secrets meet points: A, S, T1, T2 and the commitments are formed with coincurve
+(libsecp256k1's constant-time multiplication); in A a secret bit is the multiplier 1 + bit of the
+public point Q_k = G_k + H_k (``GeneratorSet.a_offset``), computed arithmetically: no Python branch
+or table index depends on a secret (tests/unit/test_bulletproofs_prover_ct.py checks the executed
+bytecode is the same for any value and blind). Degenerate cases (a zero secret scalar, an infinite
+sum) are checked, which only ever differs with probability ~2^-256. The inner product works on
+l(x), r(x), which the basic (non-IPA) protocol would publish in the clear (they are blinded by sL,
+sR), so its multi-scalar multiplications use the variable-time kernel over the fixed generator
+table. The prover inverts only public challenges (y, x_k), so there is no secret inversion to
+blind.
 """
 
 from __future__ import annotations
