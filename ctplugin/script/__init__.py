@@ -12,7 +12,9 @@ Modules (one concern each):
 - ``checker``: ``SignatureChecker`` (digests, ECDSA/BIP340, CLTV/CSV), immediate or recording
   ``DeferredChecks`` for the block batch;
 - ``flags``: Elements' ``SCRIPT_VERIFY_*`` bits and our chain's BLOCK / STANDARD sets;
-- ``errors``: ``ScriptError`` with Elements' ScriptErrorString texts (and our UNSUPPORTED).
+- ``errors``: ``ScriptError`` with Elements' ScriptErrorString texts (and our UNSUPPORTED);
+- ``standard``: Elements' Solver (``solve`` → ``TxoutType`` and solutions), ``is_push_only``,
+  ``push_stack``: what the mempool policy classifies scripts with (docs/elements-regtest.md §8).
 
 Facts and vectors: ``docs/sighash.md``; chain policy: ``docs/design.md`` "Scripts and
 signatures (our chain)".
