@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctplugin.elements.consensus import COIN, MAX_MONEY
 from ctplugin.secp256k1.kernel import MAX_THREADS
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
 from rpcclient import cookie_path
+from validator import PolicySettings
 
 DEFAULT_RPC_PORT = 7040  # elementsregtest's
 DEFAULT_RPC_THREADS = 16
@@ -58,6 +60,8 @@ class NodeConfig:
     """Kernel threads as Core's -par: 0 = every core, N > 0 = N, N < 0 = leave -N cores free."""
     sync: bool = True
     ignored_config: tuple[str, ...] = ()  # configuration-file names this node does not know
+    relay: PolicySettings = field(default_factory=PolicySettings)
+    """The mempool's policy (-acceptnonstdtxn, -minrelaytxfee, -dustrelayfee, -datacarrier...)."""
 
     @property
     def kernel_threads(self) -> int:
@@ -154,6 +158,47 @@ def normalize_argv(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def parse_money(text: str) -> int | None:
+    """Core's ParseMoney: a non-negative decimal amount of at most 8 decimals and 10 integer
+    digits, within MAX_MONEY, in satoshis; None if it is not one."""
+    text = text.strip()
+    whole, _, fraction = text.partition(".")
+    if not text or not whole.isascii() or not fraction.isascii():
+        return None
+    if (whole and not whole.isdigit()) or (fraction and not fraction.isdigit()):
+        return None
+    if len(whole) > 10 or len(fraction) > 8:
+        return None
+    value = int(whole or "0") * COIN + int(fraction.ljust(8, "0") or "0")
+    return value if value <= MAX_MONEY else None
+
+
+def _fee_rate(parser: argparse.ArgumentParser, name: str, text: str | None, default: int
+              ) -> int:
+    """A BTC/kvB option in sat/kvB; an unreadable amount is elementsd's start-up error."""
+    if text is None:
+        return default
+    rate = parse_money(text)
+    if rate is None:  # AmountErrMsg
+        parser.exit(1, f"Error: Invalid amount for -{name}=<amount>: '{text}'\n")
+    return rate
+
+
+def _relay_settings(parser: argparse.ArgumentParser, args: argparse.Namespace
+                    ) -> PolicySettings:
+    """The mempool policy options (Core's names and defaults)."""
+    defaults = PolicySettings()
+    if args.datacarriersize < 0:
+        parser.exit(1, "Error: -datacarriersize must not be negative\n")
+    return PolicySettings(
+        acceptnonstdtxn=bool(args.acceptnonstdtxn),
+        minrelaytxfee=_fee_rate(parser, "minrelaytxfee", args.minrelaytxfee,
+                                defaults.minrelaytxfee),
+        dustrelayfee=_fee_rate(parser, "dustrelayfee", args.dustrelayfee, defaults.dustrelayfee),
+        datacarrier=bool(args.datacarrier), datacarriersize=args.datacarriersize,
+        acceptdiscountct=bool(args.acceptdiscountct))
+
+
 def _bool(text: str) -> bool:
     if text.lower() in ("1", "true", "yes", "on"):
         return True
@@ -210,6 +255,23 @@ def build_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
                              "0 = every core (default), N < 0 leaves -N cores free, as Core's "
                              f"-par; at most {MAX_THREADS}")
     parser.add_argument("--nosync", action="store_true", help=argparse.SUPPRESS)
+    defaults = PolicySettings()
+    parser.add_argument("--acceptnonstdtxn", nargs="?", const=True, default=False, type=_bool,
+                        help="accept non-standard transactions into the mempool (default 0)")
+    parser.add_argument("--minrelaytxfee", metavar="AMOUNT",
+                        help="lowest fee rate (BTC/kvB) the mempool accepts (default "
+                             f"{defaults.minrelaytxfee / COIN:.8f})")
+    parser.add_argument("--dustrelayfee", metavar="AMOUNT",
+                        help="fee rate (BTC/kvB) that defines dust outputs (default "
+                             f"{defaults.dustrelayfee / COIN:.8f})")
+    parser.add_argument("--datacarrier", nargs="?", const=True, default=True, type=_bool,
+                        help="relay OP_RETURN (data carrier) outputs (default 1)")
+    parser.add_argument("--datacarriersize", type=int, default=defaults.datacarriersize,
+                        metavar="N", help="largest OP_RETURN scriptPubKey relayed, in bytes "
+                                          f"(default {defaults.datacarriersize})")
+    parser.add_argument("--acceptdiscountct", nargs="?", const=True, default=False, type=_bool,
+                        help="judge the relay fee on the discounted size of confidential "
+                             "transactions (default 0)")
     # Accepted for command-line compatibility with elementsd test setups; no effect here.
     for name in ("regtest", "server", "listen", "discover", "dnsseed", "fixedseeds",
                  "listenonion", "upnp", "natpmp", "validatepegin", "rpcdoccheck"):
@@ -256,4 +318,4 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None) -> Nod
         wallets=tuple(args.wallet), disablewallet=bool(args.disablewallet),
         fallbackfee=args.fallbackfee, maxtxfee=args.maxtxfee, par=args.par,
         sync=not args.nosync,
-        ignored_config=tuple(unknown))
+        ignored_config=tuple(unknown), relay=_relay_settings(parser, args))

@@ -31,7 +31,8 @@ def open_node(ctx: NodeContext) -> None:
     ctx.set_warmup("Loading block index…")
     kernel.set_threads(config.kernel_threads)
     try:
-        node = Node.open(config.datadir, select_chain(config.chain), sync=config.sync)
+        node = Node.open(config.datadir, select_chain(config.chain), sync=config.sync,
+                         relay=config.relay)
     except DataDirLockedError:
         raise RuntimeError(f"Cannot obtain a lock on data directory {config.datadir}. "
                            "ctplugin node is probably already running.") from None

@@ -33,6 +33,9 @@ Modules (data flow of ``docs/design.md`` §1):
   batch item with the first failing item named, then the check items; ``verify_blocks(works)``
   does several blocks in one batch and names the first failing block.
 - ``mempool``: acceptance against chainstate + unconfirmed parents; writes the proof cache.
+- ``policy``: Elements' mempool policy (standardness, dust, CT policy rules, relay fee) with
+  its settings as one value, ``PolicySettings`` (``Node.open(..., relay=settings)``);
+  ``POLICY_REASONS`` tells a policy refusal from a consensus verdict.
 - ``chain``: the chain manager: block index with side branches, best chain (most blocks,
   first seen wins ties), reorganisations, invalid-branch fallback, flush policy, crash recovery.
 - ``node``: ``Node.open(path, params, *, sync, dbcache, flush_interval,
@@ -97,6 +100,7 @@ from validator.node import (
     SubmitResult,
     UtxoStats,
 )
+from validator.policy import POLICY_REASONS, PolicySettings
 from validator.prepared import ConnectReport, PreparedBlock
 from validator.store import (
     BlockFileError,
@@ -145,6 +149,7 @@ __all__ = [
     "MAX_BLOCK_FILE_SIZE",
     "MAX_BLOCK_SERIALIZED_SIZE",
     "NO_XOR_KEY",
+    "POLICY_REASONS",
     "RECORD_HEADER_SIZE",
     "REMOVED_BLOCK",
     "REMOVED_BY_CALLER",
@@ -170,6 +175,7 @@ __all__ = [
     "Node",
     "NodeStats",
     "Outpoint",
+    "PolicySettings",
     "PreparedBlock",
     "ProofWork",
     "Record",

@@ -9,7 +9,9 @@ every verified proof's salted key is inserted into the cache, so connecting the 
 confirms the transaction skips those proofs.
 
 Mempool-only reasons (Bitcoin's): ``coinbase``, ``txn-already-in-mempool``,
-``txn-already-known`` (outputs already in the UTXO set), ``txn-mempool-conflict``.
+``txn-already-known`` (outputs already in the UTXO set), ``txn-mempool-conflict``; and Elements'
+relay policy (``validator.policy``, settings ``PolicySettings``): standardness, dust, the CT
+policy rules and the relay fee, checked where Elements' PreChecks checks them.
 Reject reasons carry no transaction index here (there is no block); output/input indexes stay.
 """
 
@@ -25,11 +27,12 @@ from operator import attrgetter
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
-from ctplugin.script.sigops import MAX_STANDARD_TX_SIGOPS_COST, transaction_sigop_cost
-from validator import reasons
+from ctplugin.script.sigops import transaction_sigop_cost
+from validator import policy, reasons
 from validator.cachekeys import CacheKeys, cache_keys, check_items, script_cache_key
 from validator.coins import decode_txout, encode_txout
 from validator.known import KnownTransaction
+from validator.policy import PolicySettings
 from validator.rules import AmountPlan, SpentOutput, check_transaction, plan_amounts
 from validator.scripts import (
     BLOCK_FLAGS,
@@ -93,10 +96,11 @@ class Mempool:
     """Unconfirmed transactions that passed every consensus check against the current tip."""
 
     def __init__(self, chainstate: Chainstate, cache: ProofCache | None,
-                 params: ChainParams) -> None:
+                 params: ChainParams, settings: PolicySettings | None = None) -> None:
         self.chainstate = chainstate
         self.cache = cache
         self.params = params
+        self.settings = settings if settings is not None else PolicySettings()
         self.entries: dict[bytes, MempoolEntry] = {}
         self.spent_by: dict[Outpoint, bytes] = {}
         # Bumped on every addition and removal (ZMQ "sequence", getrawmempool's
@@ -130,12 +134,15 @@ class Mempool:
         except ValidationError as exc:
             raise _without_tx_index(exc) from None
 
-    def _accept(self, tx: Transaction, add: bool) -> MempoolEntry:
-        """The checks in Core's order: the transaction alone, its place among the pool's and the
-        chain's, the spent outputs, finality, then its proofs and scripts (one batch)."""
+    def _accept(self, tx: Transaction, add: bool, bypass_limits: bool = False) -> MempoolEntry:
+        """The checks in Core's order: the transaction alone (consensus, then policy), its place
+        among the pool's and the chain's, the spent outputs, finality, then its proofs and
+        scripts (one batch). ``bypass_limits``: a transaction a reorganisation returns skips
+        the relay fee (Core's)."""
         check_transaction(tx, 0)
         if tx.is_coinbase:
             raise ValidationError(reasons.COINBASE, detail="coinbase is only valid in a block")
+        policy.check_transaction(tx, self.settings, self.params.policy_asset)
         txid = tx.txid
         if txid in self.entries:
             raise ValidationError(reasons.TXN_ALREADY_IN_MEMPOOL)
@@ -150,7 +157,7 @@ class Mempool:
         # finality for the next block: time locks against the clock (no median time past here)
         check_final(tx, None, height, int(time.time()), reason=reasons.NON_FINAL)
         check_sequence_locks(tx, None, coin_heights, height, reason=reasons.NON_BIP68_FINAL)
-        plan, keys, sigops, counts = self._verify(tx, spent)
+        plan, keys, sigops, counts = self._verify(tx, spent, bypass_limits)
         if not add:
             return MempoolEntry(tx, plan.fees, *counts)
         script_key = balance_key = None
@@ -203,13 +210,15 @@ class Mempool:
             coin_heights.append(coin.height)
         return spent, spent_bytes, coin_heights
 
-    def _verify(self, tx: Transaction, spent: list[SpentOutput]
+    def _verify(self, tx: Transaction, spent: list[SpentOutput], bypass_limits: bool
                 ) -> tuple[AmountPlan, CacheKeys | None, int, tuple[int, int, int, int]]:
-        """Every proof of ``tx`` the proof cache does not hold, its balance and its scripts
-        (under the policy flags), verified in one batch. Returns the plan, its cache keys (None
-        without a cache), its sigop cost and the counts: range proofs verified / cached,
-        surjection proofs verified / cached."""
-        plan = plan_amounts(tx, 0, spent, self.params.policy_asset, self.params.range_proofs)
+        """The input and fee policy, then every proof of ``tx`` the proof cache does not hold,
+        its balance and its scripts (under the policy flags), verified in one batch. Returns
+        the plan, its cache keys (None without a cache), its sigop cost and the counts: range
+        proofs verified / cached, surjection proofs verified / cached."""
+        params, settings = self.params, self.settings
+        plan = plan_amounts(tx, 0, spent, params.policy_asset, params.range_proofs)
+        policy.check_inputs(tx, spent, settings)
         checks = check_items(plan)
         cache = self.cache
         keys = None if cache is None else cache_keys(cache, plan)
@@ -222,8 +231,8 @@ class Mempool:
         # scripts under the policy flags; their signatures join this transaction's batch
         check_output_scripts(tx, 0)
         sigops = transaction_sigop_cost(tx, spent)
-        if sigops > MAX_STANDARD_TX_SIGOPS_COST:
-            raise ValidationError(reasons.BAD_TXNS_TOO_MANY_SIGOPS)
+        policy.check_fees(tx, plan.fees.get(params.policy_asset, 0), sigops, settings,
+                          params.policy_asset, bypass_limits)
         pre, deferred = run_scripts(tx, 0, spent, self.params.genesis_hash, MEMPOOL_FLAGS)
         scripts = items_of([(0, pre, deferred)], MEMPOOL_FLAGS)
         verify(ProofWork([plan.balance], [*to_verify, *scripts.batch],
@@ -312,7 +321,7 @@ class Mempool:
             if tx.is_coinbase:
                 continue
             try:
-                self._accept(tx, add=True)
+                self._accept(tx, add=True, bypass_limits=True)
             except ValidationError:
                 continue
             added.append(tx)

@@ -46,6 +46,7 @@ from validator.chain import (
 )
 from validator.coins import decode_txout, encode_txout
 from validator.mempool import REMOVED_BY_CALLER, Mempool, MempoolEntry
+from validator.policy import PolicySettings
 from validator.prepared import ConnectReport, PreparedBlock
 from validator.store import (
     DEFAULT_MAX_ENTRIES,
@@ -246,11 +247,11 @@ class Node(Closeable):
     """Chain manager + mempool + proof cache of one data directory."""
 
     def __init__(self, data: DataDir, params: ChainParams, policy: FlushPolicy,
-                 use_cache: bool = True) -> None:
+                 use_cache: bool = True, relay: PolicySettings | None = None) -> None:
         self.data = data
         self.params = params
         cache = data.proof_cache if use_cache else None
-        self.mempool = Mempool(data.chainstate, cache, params)
+        self.mempool = Mempool(data.chainstate, cache, params, relay)
         self.validator = BlockValidator(data.chainstate, cache, params,
                                         known=self.mempool.known_transactions,
                                         bip30_limit=bip34_implies_bip30_limit(params.genesis))
@@ -266,7 +267,8 @@ class Node(Closeable):
              flush_interval: float = DEFAULT_FLUSH_INTERVAL,
              max_unflushed_blocks: int = DEFAULT_MAX_UNFLUSHED_BLOCKS,
              cache_max_entries: int = DEFAULT_MAX_ENTRIES, use_cache: bool = True,
-             reindex_chainstate: bool = False, batch_bytes: int | None = None) -> Node:
+             reindex_chainstate: bool = False, batch_bytes: int | None = None,
+             relay: PolicySettings | None = None) -> Node:
         """Open (or create) the node's data directory at ``path`` for the chain ``params``; a
         directory made for another chain (``CHAIN_FILE``, or another genesis) is a
         ``StoreError`` naming both.
@@ -277,6 +279,8 @@ class Node(Closeable):
         ``reindex_chainstate``: rebuild the UTXO set from the stored blocks (Core's
         -reindex-chainstate), reconnecting every block with full validation.
         ``batch_bytes``: cap of one chainstate flush batch (Core's -dbbatchsize).
+        ``relay``: the mempool's policy settings (``PolicySettings``; elementsd's defaults when
+        None).
         """
         path = os.fspath(path)
         if reindex_chainstate:
@@ -291,7 +295,7 @@ class Node(Closeable):
                 raise StoreError(f"data directory {path} was made for chain {recorded!r}, "
                                  f"not {params.name!r}")
             node = cls(data, params, FlushPolicy(flush_interval, max_unflushed_blocks),
-                       use_cache)
+                       use_cache, relay)
             if recorded is None:  # a new directory (or one made before chains had names)
                 _record_chain(path, params.name)
             return node

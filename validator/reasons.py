@@ -122,6 +122,40 @@ TXN_ALREADY_KNOWN = "txn-already-known"
 """The transaction's outputs are already in the UTXO set."""
 TXN_MEMPOOL_CONFLICT = "txn-mempool-conflict"
 
+# --- mempool policy (Elements' IsStandardTx, AreInputsStandard, PreChecks; validator.policy) ---
+
+VERSION = "version"
+"""Transaction version outside 1..TX_MAX_STANDARD_VERSION (3)."""
+TX_SIZE = "tx-size"
+"""Weight above MAX_STANDARD_TX_WEIGHT (400,000)."""
+TX_SIZE_SMALL = "tx-size-small"
+"""Fewer than 65 bytes without the witness (CVE-2017-12842)."""
+SCRIPTSIG_SIZE = "scriptsig-size"
+"""A scriptSig above 1,650 bytes."""
+SCRIPTSIG_NOT_PUSHONLY = "scriptsig-not-pushonly"
+SCRIPTPUBKEY = "scriptpubkey"
+"""An output script the Solver calls non-standard, bare multisig beyond x-of-3, an OP_RETURN
+above the datacarrier size (or any with -datacarrier=0), OP_TRUE without anyonecanspendaremine."""
+BARE_MULTISIG = "bare-multisig"
+"""A bare multisig output with -permitbaremultisig=0."""
+DUST = "dust"
+"""More than one dust output, or one with a non-zero fee ("tx with dust output must be 0-fee")."""
+MULTI_OP_RETURN = "multi-op-return"
+"""A second OP_RETURN output without -multi_data_permitted."""
+ISSUANCE_OUT_OF_RANGE = "issuance-out-of-range"
+"""An explicit issuance above 21 million without -acceptunlimitedissuances."""
+BAD_TXIN_EXTRA_ISSUANCE_RANGEPROOF = "bad-txin-extra-issuance-rangeproof"
+"""An issuance range proof on an input whose issuance amount is not blinded (or absent)."""
+BAD_TXIN_EXTRA_INFLATION_RANGEPROOF = "bad-txin-extra-inflation-rangeproof"
+"""An inflation-keys range proof on an input whose token amount is not blinded (or absent)."""
+BAD_TXNS_NONSTANDARD_INPUTS = "bad-txns-nonstandard-inputs"
+"""A spent output of a non-standard or unknown-witness template, or a P2SH redeem script with
+more than 15 sigops."""
+BAD_WITNESS_NONSTANDARD = "bad-witness-nonstandard"
+"""A witness beyond the P2WSH / tapscript limits, an annex, or a witness on a non-witness spend."""
+MIN_RELAY_FEE_NOT_MET = "min relay fee not met"
+"""The fee in the policy asset is below -minrelaytxfee for the (discounted) virtual size."""
+
 ALL: frozenset[str] = frozenset(
     value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str))
 """Every reason above."""

@@ -14,7 +14,9 @@ Modules (one concern each):
   unit-test vectors (Elements mode off);
 - ``flags``: Elements' ``SCRIPT_VERIFY_*`` bits and our chain's BLOCK / STANDARD sets;
 - ``errors``: ``ScriptError`` with Elements' ScriptErrorString texts (and our UNSUPPORTED, for
-  Simplicity leaves only).
+  Simplicity leaves only);
+- ``standard``: Elements' Solver (``solve`` → ``TxoutType`` and solutions), ``is_push_only``,
+  ``push_stack``: what the mempool policy classifies scripts with (docs/elements-regtest.md §8).
 
 Facts: ``docs/sighash.md`` and Elements ``src/script/interpreter.cpp``; chain policy:
 ``docs/design.md`` "Scripts and signatures (our chain)".

@@ -164,9 +164,10 @@ def check_minimal_push(data: bytes, op: int) -> bool:
     return True
 
 
-def is_push_only(script: bytes) -> bool:
-    """CScript::IsPushOnly: every opcode decodes and is at most OP_16 (OP_RESERVED counts)."""
-    pos, end = 0, len(script)
+def is_push_only(script: bytes, start: int = 0) -> bool:
+    """CScript::IsPushOnly from ``start``: every opcode decodes and is at most OP_16
+    (OP_RESERVED counts)."""
+    pos, end = start, len(script)
     while pos < end:
         step = next_op(script, pos)
         if step is None or step[0] > 0x60:

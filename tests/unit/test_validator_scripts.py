@@ -23,7 +23,7 @@ from regtest.builder import make_block
 from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, select_chain
 from regtest.wallet.signing import finalize_multisig, sign_multisig_input, sign_tapscript_input
 from tests.conftest import FIXTURES, connect_block, load_json, signed_by_regtest_key
-from validator import Node
+from validator import Node, PolicySettings
 
 GENESIS = select_chain(CTREGTEST).genesis
 COIN_VALUE = 1_000_000
@@ -484,6 +484,11 @@ def test_too_many_sigops(chain: Chain) -> None:
         return replace(unsigned, inputs=[replace(coin.txin,
                                                  script_witness=(key_path_sig(pre, 0),))])
 
+    with pytest.raises(ValidationError) as err:  # OP_RETURN then non-pushes: not standard
+        chain.node.accept_transaction(with_op_return(201).serialize())
+    assert err.value.reason == "scriptpubkey"
+    # the sigop limit stays with -acceptnonstdtxn, as in Elements' PreChecks
+    chain.node.mempool.settings = PolicySettings(acceptnonstdtxn=True)
     with pytest.raises(ValidationError) as err:  # 201 x 20 x 4 > 16,000 (policy)
         chain.node.accept_transaction(with_op_return(201).serialize())
     assert err.value.reason == "bad-txns-too-many-sigops"
