@@ -22,7 +22,8 @@ from apps.extras import Extra, missing_message
 from ctplugin.errors import CtpluginError
 from ctplugin.secp256k1 import kernel
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN, select_chain
-from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
+from replay.config import ReplayConfig, ReplayError, ReplayMode
+from replay.driver import replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
 

@@ -53,7 +53,8 @@ from ctplugin.elements import parse_block
 from harness.zkp import surjection as libsecp_surjection
 from regtest.builder import build_transfer_chain
 from regtest.params import DEFAULT_CHAIN, NETWORK_MAGIC, select_chain
-from replay.driver import ReplayConfig, replay
+from replay.config import ReplayConfig
+from replay.driver import replay
 from replay.engine import Engine
 from replay.report import ReplayReport
 from replay.sources import ChainFileSource

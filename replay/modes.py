@@ -32,7 +32,7 @@ from typing import cast
 import validator
 from ctplugin.closing import Closeable
 from ctplugin.errors import ParseError, ValidationError
-from replay.driver import ReplayConfig, ReplayError, ReplayMode, block_hash_hex, tip_info
+from replay.config import ReplayConfig, ReplayError, ReplayMode, block_hash_hex, tip_info
 from replay.engine import Engine
 from replay.progress import ReplayProgress, TipInfo
 from replay.report import BlockRecord, ReplayReport

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from itertools import accumulate
 
-from replay.driver import ReplayMode
+from replay.config import ReplayMode
 from replay.report import ReplayReport
 
 

@@ -1,7 +1,7 @@
 """The regtest node: JSON-RPC over HTTP in bitcoind/elementsd conventions, mining, wallets, ZMQ.
 
 - ``daemon``: the node's lifetime (``serve``: start-up, warm-up, shutdown; the command line
-  is ``apps.node``, also ``python -m rpc``);
+  is ``apps.node``);
   ``config``: its options; ``startup``: opening and closing what it serves.
 - ``server``: HTTP (aiohttp low-level server): access control, auth, limits, the bounded work
   queue; ``auth``: cookie, rpcuser/rpcpassword, rpcauth; ``jsonrpc``: JSON-RPC 1.x/2.0 bodies.

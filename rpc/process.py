@@ -1,6 +1,6 @@
 """This node as a child process (``ctplugin node``), for ``ctplugin demo dlc``, the integration
 tests and the rpc benchmark: 127.0.0.1 on a free port, a data directory of the caller's, stopped
-by ``stop`` (or killed). It is started as ``python -m rpc`` and driven over HTTP only, as a
+by ``stop`` (or killed). It is started as ``python -m apps.main node`` and driven over HTTP only, as a
 peer's software drives elementsd, through the leaf client ``rpcclient``: nothing of the running
 node is imported here."""
 
@@ -31,7 +31,7 @@ def free_port() -> int:
 
 
 class NodeProcess:
-    """``ctplugin node`` (``python -m rpc``) on 127.0.0.1:<free port> in ``datadir``."""
+    """``ctplugin node`` (``python -m apps.main node``) on 127.0.0.1:<free port> in ``datadir``."""
 
     def __init__(self, datadir: Path, *args: str, port: int | None = None) -> None:
         self.datadir = datadir
@@ -49,7 +49,7 @@ class NodeProcess:
         self._out = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
         self._err = (self.datadir.parent / f"{self.datadir.name}.stderr").open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "rpc", "--datadir", str(self.datadir),
+            [sys.executable, "-m", "apps.main", "node", "--datadir", str(self.datadir),
              "--rpcport", str(self.port), *self.args, *extra],
             cwd=PACKAGES_ROOT, env=env, stdout=self._out, stderr=self._err)
         if wait:

@@ -94,7 +94,8 @@ def slow_verify_task(payload: bytes) -> bytes:
 
 def main(argv: list[str]) -> int:
     from regtest.params import CTREGTEST, select_chain
-    from replay.driver import ReplayConfig, replay
+    from replay.config import ReplayConfig
+    from replay.driver import replay
     from replay.sources import open_source
     from validator import Node
 

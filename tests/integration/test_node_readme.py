@@ -111,7 +111,7 @@ def test_node_and_cli_read_the_configuration_file(tmp_path: Path) -> None:
         status = cli_main([f"-datadir={datadir}", *args], stdout=out, stderr=err)
         return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
-    process = subprocess.Popen([sys.executable, "-m", "rpc", "--datadir", str(datadir)],
+    process = subprocess.Popen([sys.executable, "-m", "apps.main", "node", "--datadir", str(datadir)],
                                cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

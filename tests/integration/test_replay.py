@@ -19,7 +19,8 @@ from regtest.blocksdir import arrival_order, write_blocks_dir
 from regtest.builder import make_block
 from regtest.params import CTREGTEST, CTREGTEST_BORROMEAN, NETWORK_MAGIC, select_chain
 from replay.cluster import DaskError
-from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
+from replay.config import ReplayConfig, ReplayError, ReplayMode
+from replay.driver import replay
 from replay.engine import Engine
 from replay.sources import BlocksDirSource, ChainFileSource, SourceError
 from replay.workers import WorkerError

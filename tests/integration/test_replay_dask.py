@@ -72,7 +72,8 @@ def test_replay_on_a_separate_dask_scheduler_and_workers(
 
     from ctplugin.elements import parse_block
     from regtest.params import NETWORK_MAGIC
-    from replay.driver import ReplayConfig, replay
+    from replay.config import ReplayConfig
+    from replay.driver import replay
     from replay.engine import Engine
     from replay.sources import ChainFileSource
     from validator import write_chain

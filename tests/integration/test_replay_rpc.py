@@ -15,7 +15,8 @@ import pytest
 
 from ctplugin.elements import parse_block
 from regtest.params import CTREGTEST, select_chain
-from replay.driver import ReplayConfig, replay
+from replay.config import ReplayConfig
+from replay.driver import replay
 from replay.engine import Engine
 from replay.sources import RpcAuthError, RpcSource, SourceError, read_cookie
 from rpcclient import RPCError

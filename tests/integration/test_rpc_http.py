@@ -370,7 +370,7 @@ async def test_peers_outside_the_allow_list_get_403() -> None:
 def test_daemon_mode_returns_when_ready(tmp_path: Path) -> None:
     datadir = tmp_path / "daemon"
     port = free_port()
-    result = subprocess.run([sys.executable, "-m", "rpc", "--datadir", str(datadir),
+    result = subprocess.run([sys.executable, "-m", "apps.main", "node", "--datadir", str(datadir),
                              "--rpcport", str(port), "--daemon"], cwd=REPO, timeout=120,
                             capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
@@ -385,7 +385,7 @@ def test_daemon_mode_returns_when_ready(tmp_path: Path) -> None:
     finally:
         with contextlib.suppress(Exception):
             node.call("stop")
-    again = subprocess.run([sys.executable, "-m", "rpc", "--datadir", str(datadir),
+    again = subprocess.run([sys.executable, "-m", "apps.main", "node", "--datadir", str(datadir),
                             "--rpcport", str(port), "--rpcauth", "bad"], cwd=REPO, timeout=60,
                            capture_output=True, text=True)
     assert again.returncode == 1 and "Invalid -rpcauth" in again.stderr
@@ -393,7 +393,7 @@ def test_daemon_mode_returns_when_ready(tmp_path: Path) -> None:
 
 def test_a_second_node_on_the_same_datadir_refuses(node: NodeProcess) -> None:
     cookie = node.cookie_path.read_bytes()
-    result = subprocess.run([sys.executable, "-m", "rpc", "--datadir", str(node.datadir),
+    result = subprocess.run([sys.executable, "-m", "apps.main", "node", "--datadir", str(node.datadir),
                              "--rpcport", str(free_port())], cwd=REPO, timeout=60,
                             capture_output=True, text=True)
     assert result.returncode == 1 and "Cannot obtain a lock on data directory" in result.stderr
