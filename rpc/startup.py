@@ -13,9 +13,11 @@ import logging
 import os
 
 from ctplugin.elements import parse_block
+from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ParseError
 from ctplugin.secp256k1 import kernel
 from regtest.params import select_chain
+from rpc.config import NodeConfig
 from rpc.context import NodeContext
 from rpc.events import NodeEvents
 from rpc.txindex import TxIndex
@@ -26,14 +28,34 @@ from validator import DataDirLockedError, Node, read_chain
 log = logging.getLogger("ctplugin.rpc")
 
 
+class ChainOptionsError(ValueError):
+    """The chain options cannot be honoured on the selected chain (message for the user)."""
+
+
+# Options that say "nothing to do" on a chain without a parent chain: accepted there.
+_NO_PARENT_CHAIN_OPTIONS = {"validatepegin": "0"}
+
+
+def chain_params(config: NodeConfig) -> ChainParams:
+    """The chain ``config`` selects, built from its chain options (``-con_*`` ...).
+    ``ChainOptionsError`` for an option the chain cannot honour."""
+    for name, value in config.chain_options:
+        if name in _NO_PARENT_CHAIN_OPTIONS:
+            continue  # our chains have no parent chain: nothing to validate
+        raise ChainOptionsError(f"-{name}={value} cannot be honoured on chain {config.chain}: "
+                                "its parameters are fixed (chain options are for "
+                                "elementsregtest)")
+    return select_chain(config.chain)
+
+
 def open_node(ctx: NodeContext) -> None:
     config = ctx.config
     ctx.set_warmup("Loading block index…")
     kernel.set_threads(config.kernel_threads)
     try:
-        node = Node.open(config.datadir, select_chain(config.chain), sync=config.sync)
+        node = Node.open(config.netdir, chain_params(config), sync=config.sync)
     except DataDirLockedError:
-        raise RuntimeError(f"Cannot obtain a lock on data directory {config.datadir}. "
+        raise RuntimeError(f"Cannot obtain a lock on data directory {config.netdir}. "
                            "ctplugin node is probably already running.") from None
     with ctx.chain_lock:
         try:
@@ -52,7 +74,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
     node.set_clock(ctx.now)  # header times against setmocktime's clock, as Core's NodeClock
     if config.txindex:
         ctx.set_warmup("Loading txindex…")
-        ctx.txindex = TxIndex(os.path.join(config.datadir, "indexes", "txindex"))
+        ctx.txindex = TxIndex(os.path.join(config.netdir, "indexes", "txindex"))
         ctx.txindex.catch_up(node)
         node.subscribe(ctx.txindex)
     if config.load_chain:
@@ -63,7 +85,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
         node.subscribe(ctx.zmq)
     if not config.disablewallet:
         ctx.set_warmup("Loading wallet…")
-        wallets = WalletManager(node, config.datadir)
+        wallets = WalletManager(node, config.netdir)
         ctx.wallets = wallets
         wallets.start(config.wallets)
         node.subscribe(wallets)

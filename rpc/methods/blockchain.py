@@ -255,7 +255,7 @@ def getblockchaininfo(call: Call) -> dict[str, Any]:
     node = call.node
     tip = node.tip
     info = _block_info(call, tip.hash)
-    datadir = call.context.config.datadir
+    datadir = call.context.config.netdir
     size = 0
     for sub in ("blocks", "chainstate"):
         for root, _dirs, names in os.walk(os.path.join(datadir, sub)):
