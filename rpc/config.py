@@ -92,7 +92,8 @@ def is_chain_option(name: str) -> bool:
 class NodeConfig:
     datadir: str  # the base data directory (-datadir); the node's files are in ``netdir``
     chain: str = DEFAULT_CHAIN  # which of our chains (regtest.params.select_chain), Core's -chain
-    chain_options: tuple[tuple[str, str], ...] = ()  # -con_* and CHAIN_OPTIONS, in given order
+    chain_options: tuple[tuple[str, str], ...] = ()
+    """-con_* and CHAIN_OPTIONS as (name, value): the file's, then the command line's."""
     rpcport: int = DEFAULT_RPC_PORT
     rpcbind: tuple[str, ...] = ()
     rpcallowip: tuple[str, ...] = ()
@@ -262,13 +263,20 @@ def file_options(parser: argparse.ArgumentParser, config: ConfigFile | None, cha
     return FileOptions(argv, chain_options, list(dict.fromkeys(unknown)), warnings)
 
 
+MULTI_CHAIN_OPTIONS = frozenset({"evbparams", "vbparams", "testactivationheight"})
+"""Chain options whose every value counts (one entry per deployment)."""
+
+
 def _first_values(options: list[tuple[str, str]], config: ConfigFile,
                   chain: str) -> list[tuple[str, str]]:
-    """Chain options of a file, one per name: the section's first value, else the top's."""
+    """Chain options of a file: one per name (the section's first value, else the top's), but
+    every value of a ``MULTI_CHAIN_OPTIONS`` name."""
     section = {n: v for s, n, v in reversed(config.entries) if s == chain}
     top = {n: v for s, n, v in reversed(config.entries) if s == ""}
     names = dict.fromkeys(n for n, _ in options)
-    return [(n, section[n] if n in section else top[n]) for n in names]
+    return [(n, v) for n, v in options if n in MULTI_CHAIN_OPTIONS] + [
+        (n, section[n] if n in section else top[n]) for n in names
+        if n not in MULTI_CHAIN_OPTIONS]
 
 
 def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -493,11 +501,10 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
             parser.exit(1, f"Error: Invalid address specified in -zmqpub{topic}: '{endpoint}' "
                            "(tcp://HOST:PORT with a port in 1..65535, or ipc://PATH)\n")
     hwm = {topic: getattr(args, f"zmqpub{topic}hwm") for topic in zmq}
-    # The command line's chain options win over the file's (Core's precedence), name by name.
-    chain_options = dict(from_file.chain_options)
-    chain_options.update(cmdline_chain)
+    # The command line's come last: the chain's profile takes the last value of a name.
+    chain_options = (*from_file.chain_options, *cmdline_chain)
     return NodeConfig(
-        datadir=datadir, chain=chain, chain_options=tuple(chain_options.items()),
+        datadir=datadir, chain=chain, chain_options=chain_options,
         rpcport=args.rpcport,
         rpcbind=tuple(args.rpcbind), rpcallowip=tuple(args.rpcallowip), rpcuser=args.rpcuser,
         rpcpassword=args.rpcpassword, rpcauth=tuple(args.rpcauth),
