@@ -25,6 +25,7 @@ from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN, select_chain
 from replay.driver import ReplayConfig, ReplayError, ReplayMode, replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
+from rpcclient import cookie_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,7 +71,11 @@ def _parser() -> argparse.ArgumentParser:
                         "block)")
     p.add_argument("--rpcuser")
     p.add_argument("--rpcpassword")
-    p.add_argument("--rpccookiefile", type=Path)
+    p.add_argument("--rpccookiefile", type=Path,
+                   help="the node's cookie (relative: to the node's DIR/<chain>/)")
+    p.add_argument("--rpcdatadir", type=Path, metavar="DIR",
+                   help="the node's data directory: its cookie is read from DIR/<chain>/.cookie "
+                        "(--chain), as elements-cli finds it")
     return p
 
 
@@ -177,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         auth = (args.rpcuser, args.rpcpassword) if args.rpcuser else None
-        if args.rpccookiefile is not None:
+        if args.rpcdatadir is not None and not args.rpcuser:
+            auth = read_cookie(cookie_path(args.rpcdatadir, chain_subdir=args.chain,
+                                           rpccookiefile=args.rpccookiefile))
+        elif args.rpccookiefile is not None:
             auth = read_cookie(args.rpccookiefile)
         source = open_source(args.source, select_chain(args.chain).genesis_hash, rpc_auth=auth)
     except SourceError as exc:

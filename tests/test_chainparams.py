@@ -194,8 +194,13 @@ def test_the_node_selects_its_chain_by_name(tmp_path: Path, argv: list[str]) -> 
         close_node(ctx)
     default = NodeContext(parse_config(["--datadir", str(tmp_path), "-disablewallet"], "t", None))
     assert default.config.chain == DEFAULT_CHAIN
-    with pytest.raises(StoreError, match="made for chain 'ctregtest-borromean'"):
-        open_node(default)
+    # One data directory, one subdirectory per chain (Core's GetDataDirNet): both chains open.
+    open_node(default)
+    try:
+        assert default.node.params is select_chain(DEFAULT_CHAIN)
+    finally:
+        close_node(default)
+    assert {p.name for p in tmp_path.iterdir()} == {DEFAULT_CHAIN, CTREGTEST_BORROMEAN}
 
 
 def test_the_node_refuses_an_unknown_chain_before_starting(tmp_path: Path) -> None:
