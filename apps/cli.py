@@ -172,7 +172,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return 1
     # The node's file: only the options the cli has (rpcport, rpcuser, ...) are taken.
     from_file = file_options(parser, config_file, chain,
-                             skip=("datadir", "conf", "named", "stdin", "stdinrpcpass"))
+                             skip=("datadir", "conf", "named", "stdin", "stdinrpcpass"),
+                             node=False)
     args = parser.parse_args([*from_file.argv, f"--chain={chain}", *options])
     args.datadir = datadir
     try:

@@ -22,10 +22,11 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ctplugin.elements.chainparams import ChainOptionError
 from rpc.config import NodeConfig, parse_config
 from rpc.daemon import StartupError, prepare_datadir, serve
 from rpc.server import RpcHttpServer
-from rpc.startup import ChainOptionsError, chain_params
+from rpc.startup import chain_params
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -105,7 +106,7 @@ def run(config: NodeConfig, announce: bool = True) -> int:
         chain_params(config)  # a chain option it cannot honour: refused before anything starts
         os.makedirs(config.datadir, exist_ok=True)
         prepare_datadir(config)
-    except ChainOptionsError as exc:
+    except ChainOptionError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

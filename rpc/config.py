@@ -16,8 +16,9 @@
   debug.log); on the command line they are fatal ("Error: Invalid parameter -x").
 - The old ``DATADIR/ctplugin.conf`` is refused with a one-line migration message.
 - Options of elementsd that concern only logging or what this node does not have (P2P, Tor,
-  SQLite) are accepted and have no effect (``NO_EFFECT``); chain options (``-con_*`` and the
-  other names of ``CHAIN_OPTIONS``) are collected for the chain's profile.
+  SQLite) are accepted and have no effect (``NO_EFFECT``); chain options (``CHAIN_OPTIONS``:
+  ``-con_*``, ``-initialfreecoins``...) are collected for the chain's profile; the elementsd
+  options it cannot honour (``UNSUPPORTED``) are a start-up error.
 """
 
 from __future__ import annotations
@@ -70,22 +71,35 @@ NO_EFFECT: dict[str, str] = {
 """elementsd options accepted with no effect here, and why (docs/elements-regtest.md §9)."""
 
 CHAIN_OPTIONS = frozenset({
-    "signblockscript", "initialfreecoins", "initialreissuancetokens", "anyonecanspendaremine",
-    "blindedaddresses", "defaultpeggedassetname", "evbparams", "vbparams",
-    "testactivationheight", "fedpegscript", "parentgenesisblockhash", "enforce_pak", "pak",
-    "multi_data_permitted", "acceptunlimitedissuances", "subsidyasset", "feeasset", "ct_bits",
+    "con_elementsmode", "con_blockheightinheader", "con_signed_blocks", "con_has_parent_chain",
+    "con_genesis_style", "con_blocksubsidy", "con_nsubsidyhalvinginterval",
+    "con_connect_genesis_outputs", "con_mandatorycoinbase", "con_bip34height",
+    "con_bip65height", "con_bip66height", "con_csv_deploy_start", "con_max_block_sig_size",
+    "con_parent_pegged_asset", "signblockscript", "fedpegscript", "parentgenesisblockhash",
+    "initialfreecoins", "initialreissuancetokens", "anyonecanspendaremine", "blindedaddresses",
+    "defaultpeggedassetname", "evbparams", "enforce_pak", "subsidyasset", "feeasset", "ct_bits",
     "ct_exponent", "pubkeyprefix", "scriptprefix", "secretprefix", "blindedprefix",
-    "bech32_hrp", "blech32_hrp", "extpubkeyprefix", "extprvkeyprefix", "parentpubkeyprefix",
-    "parentscriptprefix", "parent_bech32_hrp", "parent_blech32_hrp", "pchmessagestart",
-    "dynamic_epoch_length", "total_valid_epochs", "peginconfirmationdepth", "validatepegin"})
-"""Elements' chain options besides ``-con_*`` (docs/elements-regtest.md §1): what the chain's
-profile is built from."""
+    "bech32_hrp", "blech32_hrp", "extpubkeyprefix", "extprvkeyprefix", "pchmessagestart",
+    "validatepegin"})
+"""Elements' chain options the elementsregtest profile honours (``regtest.elements``;
+docs/elements-regtest.md §1.1): collected in ``NodeConfig.chain_options`` for it."""
 
-CHAIN_OPTION_PREFIX = "con_"
+UNSUPPORTED = frozenset({
+    "vbparams", "testactivationheight", "con_dyna_deploy_signal", "con_dyna_deploy_start",
+    "pak", "multi_data_permitted", "con_start_p2wsh_script", "con_parentpowlimit",
+    "con_parent_chain_signblockscript", "con_powlimit", "dynamic_epoch_length",
+    "total_valid_epochs", "peginconfirmationdepth", "parentpubkeyprefix",
+    "parentscriptprefix", "parent_bech32_hrp", "parent_blech32_hrp", "mainchainrpchost",
+    "mainchainrpcport", "mainchainrpcuser", "mainchainrpcpassword", "mainchainrpccookiefile",
+    "acceptnonstdtxn", "dustrelayfee", "acceptdiscountct", "creatediscountct",
+    "acceptunlimitedissuances", "datacarrier", "datacarriersize", "permitbaremultisig",
+    "blocksonly", "prune", "reindex", "reindex-chainstate", "assumevalid", "checkpoints"})
+"""elementsd options this node knows of but cannot honour (yet): a start-up error, from the
+command line or the file, rather than a node that silently behaves otherwise."""
 
 
 def is_chain_option(name: str) -> bool:
-    return name.startswith(CHAIN_OPTION_PREFIX) or name in CHAIN_OPTIONS
+    return name in CHAIN_OPTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,9 +240,10 @@ def locate_config(datadir: str, conf: str | None) -> str | None:
 
 
 def file_options(parser: argparse.ArgumentParser, config: ConfigFile | None, chain: str,
-                 skip: Sequence[str] = ("datadir", "conf")) -> FileOptions:
+                 skip: Sequence[str] = ("datadir", "conf"), node: bool = True) -> FileOptions:
     """The options ``config`` gives ``chain``, as ``--name=value`` arguments for ``parser``
-    (to be put before the command line's, which then win)."""
+    (to be put before the command line's, which then win). For the ``node`` an
+    ``UNSUPPORTED`` name is a ``ConfigFileError``; a client takes only its own names."""
     if config is None:
         return FileOptions([], [], [], [])
     entries, warnings = config.for_chain(chain)
@@ -241,6 +256,8 @@ def file_options(parser: argparse.ArgumentParser, config: ConfigFile | None, cha
     for name, value in reversed(entries):
         if name in skip:
             continue
+        if name in UNSUPPORTED and node:
+            raise ConfigFileError(_unsupported(name))
         if is_chain_option(name):
             chain_options.insert(0, (name, value))
             continue
@@ -333,6 +350,8 @@ def split_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]
             else:
                 out.append(f"--{negated}={value}")
             continue
+        if name in UNSUPPORTED or (name.startswith("no") and negated in UNSUPPORTED):
+            parser.exit(1, f"{_unsupported(name if name in UNSUPPORTED else negated)}\n")
         if name not in actions and name != "help":
             parser.exit(1, f"Error: Invalid parameter -{name}\n")
         out.append(arg)
@@ -341,6 +360,11 @@ def split_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]
             out.append(args[i])  # ``--name value``: ours, not Core's
             i += 1
     return out, chain_options
+
+
+def _unsupported(name: str) -> str:
+    return (f"Error: -{name} is not supported by this node: it cannot be honoured "
+            "(docs/elements-regtest.md §9)")
 
 
 def _bool_or_none(text: str) -> bool | None:
@@ -468,7 +492,10 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
         datadir, chain, config_file = resolve_config(options, program)
     except ConfigFileError as exc:
         parser.exit(1, f"{exc}\n")
-    from_file = file_options(parser, config_file, chain)
+    try:
+        from_file = file_options(parser, config_file, chain)
+    except ConfigFileError as exc:
+        parser.exit(1, f"{exc}\n")
     args, extra = parser.parse_known_args([*from_file.argv, *options])
     if args.version:
         print(f"{prog} version v{__version__}")

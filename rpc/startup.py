@@ -13,10 +13,11 @@ import logging
 import os
 
 from ctplugin.elements import parse_block
-from ctplugin.elements.chainparams import ChainParams
+from ctplugin.elements.chainparams import ChainOptionError, ChainParams
 from ctplugin.errors import ParseError
 from ctplugin.secp256k1 import kernel
-from regtest.params import select_chain
+from regtest.elements import elements_chain, elements_chain_options
+from regtest.params import ELEMENTSREGTEST, select_chain
 from rpc.config import NodeConfig
 from rpc.context import NodeContext
 from rpc.events import NodeEvents
@@ -28,23 +29,21 @@ from validator import DataDirLockedError, Node, read_chain
 log = logging.getLogger("ctplugin.rpc")
 
 
-class ChainOptionsError(ValueError):
-    """The chain options cannot be honoured on the selected chain (message for the user)."""
-
-
-# Options that say "nothing to do" on a chain without a parent chain: accepted there.
-_NO_PARENT_CHAIN_OPTIONS = {"validatepegin": "0"}
-
-
 def chain_params(config: NodeConfig) -> ChainParams:
-    """The chain ``config`` selects, built from its chain options (``-con_*`` ...).
-    ``ChainOptionsError`` for an option the chain cannot honour."""
+    """The chain ``config`` selects: elementsregtest built from its chain options
+    (``regtest.elements``), one of our fixed chains otherwise. ``ChainOptionError`` for an
+    option the chain cannot honour."""
+    if config.chain == ELEMENTSREGTEST:
+        values: dict[str, list[str]] = {}
+        for name, value in config.chain_options:
+            values.setdefault(name, []).append(value)
+        return elements_chain(elements_chain_options(values))
     for name, value in config.chain_options:
-        if name in _NO_PARENT_CHAIN_OPTIONS:
-            continue  # our chains have no parent chain: nothing to validate
-        raise ChainOptionsError(f"-{name}={value} cannot be honoured on chain {config.chain}: "
-                                "its parameters are fixed (chain options are for "
-                                "elementsregtest)")
+        # our chains have no parent chain, so there are no peg-ins to validate
+        if name != "validatepegin":
+            raise ChainOptionError(name, f"{value!r} cannot be honoured on chain "
+                                         f"{config.chain}: its parameters are fixed (chain "
+                                         "options are for elementsregtest)")
     return select_chain(config.chain)
 
 
