@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from apps.cli import main as cli_main
 from rpc.config import ELEMENTSD
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return cli_main(argv, prog="ctplugin-elements-cli", program=ELEMENTSD)
+def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
+         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    return cli_main(argv, stdin, stdout, stderr, prog="ctplugin-elements-cli",
+                    program=ELEMENTSD)
 
 
 if __name__ == "__main__":
