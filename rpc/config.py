@@ -82,7 +82,7 @@ CHAIN_OPTIONS = frozenset({
     "bech32_hrp", "blech32_hrp", "extpubkeyprefix", "extprvkeyprefix", "pchmessagestart",
     "validatepegin"})
 """Elements' chain options the elementsregtest profile honours (``regtest.elements``;
-docs/elements-regtest.md §1.1): collected in ``NodeConfig.chain_options`` for it."""
+docs/elements-regtest.md §1): collected in ``NodeConfig.chain_options`` for it."""
 
 UNSUPPORTED = frozenset({
     "vbparams", "testactivationheight", "con_dyna_deploy_signal", "con_dyna_deploy_start",

@@ -8,7 +8,7 @@ itself) and run as its README says, with a ``config.ini`` made from ``config.ini
 failure when ``CI`` is set).
 
 ``FUNCTIONAL_TESTS`` lists the tests that must pass, with the options each needs (wallet tests
-take ``--legacy-wallet`` or ``--descriptors``); the multi-node ones need P2P (docs/p2p.md).
+take ``--legacy-wallet`` or ``--descriptors``); the multi-node ones need P2P.
 """
 
 from __future__ import annotations
