@@ -93,7 +93,8 @@ UNSUPPORTED = frozenset({
     "mainchainrpcport", "mainchainrpcuser", "mainchainrpcpassword", "mainchainrpccookiefile",
     "acceptnonstdtxn", "dustrelayfee", "acceptdiscountct", "creatediscountct",
     "acceptunlimitedissuances", "datacarrier", "datacarriersize", "permitbaremultisig",
-    "blocksonly", "prune", "reindex", "reindex-chainstate", "assumevalid", "checkpoints"})
+    "blocksonly", "prune", "reindex", "reindex-chainstate", "assumevalid", "checkpoints",
+    "includeconf"})
 """elementsd options this node knows of but cannot honour (yet): a start-up error, from the
 command line or the file, rather than a node that silently behaves otherwise."""
 
@@ -390,10 +391,12 @@ class Program:
     name: str
     datadir: str
     chain: str
+    printtoconsole: bool  # the log on stdout in the foreground, unless -printtoconsole=0
 
 
-NODE = Program("ctplugin node", DEFAULT_DATADIR, DEFAULT_CHAIN)
-ELEMENTSD = Program("ctplugin-elementsd", ELEMENTS_DATADIR, ELEMENTS_DEFAULT_CHAIN)
+NODE = Program("ctplugin node", DEFAULT_DATADIR, DEFAULT_CHAIN, False)
+# elementsd logs to stdout too unless -daemon (Core's -printtoconsole default)
+ELEMENTSD = Program("ctplugin-elementsd", ELEMENTS_DATADIR, ELEMENTS_DEFAULT_CHAIN, True)
 
 
 def build_parser(prog: str, description: str | None,
@@ -435,7 +438,10 @@ def build_parser(prog: str, description: str | None,
                         help="import the blocks of a chain file (blk*.dat framing) at start")
     parser.add_argument("--daemon", nargs="?", const=True, default=False, type=_bool,
                         help="run in the background once the RPC server is up")
-    parser.add_argument("--printtoconsole", nargs="?", const=True, default=False, type=_bool)
+    parser.add_argument("--printtoconsole", nargs="?", const=True,
+                        default=program.printtoconsole, type=_bool,
+                        help="the log on stdout too, in the foreground (default "
+                             f"{int(program.printtoconsole)})")
     parser.add_argument("--uacomment", action="append", default=[],
                         help="comment appended to the user agent (getnetworkinfo subversion)")
     parser.add_argument("--wallet", action="append", default=[],
