@@ -2,8 +2,8 @@
 ``src/common/args.cpp``, ``src/common/config.cpp``): ``parse_config(argv, prog, ...)`` →
 ``NodeConfig``.
 
-- Spelling: ``-name=value``, ``-name value`` is not Core's but ``--name value`` is ours too;
-  ``-flag`` alone is ``-flag=1``, ``-noflag`` is ``-flag=0``.
+- Spelling: Core's ``-name=value`` (and ours, ``--name value``); ``-flag`` alone is
+  ``-flag=1``, ``-noflag`` is ``-flag=0``.
 - Data directory: ``-datadir`` (the program's default otherwise); everything a node writes goes
   to the chain's own subdirectory ``DATADIR/<chain>/`` (``NodeConfig.netdir``), as elementsd's
   ``GetDataDirNet``.
@@ -99,6 +99,10 @@ UNSUPPORTED = frozenset({
 command line or the file, rather than a node that silently behaves otherwise."""
 
 
+MULTI_CHAIN_OPTIONS = frozenset({"evbparams"})
+"""Chain options whose every value counts (one entry per deployment)."""
+
+
 def is_chain_option(name: str) -> bool:
     return name in CHAIN_OPTIONS
 
@@ -175,8 +179,10 @@ class ConfigFile:
                      if section == "" and name == "chain"), None)
 
     def for_chain(self, chain: str) -> tuple[list[tuple[str, str]], list[str]]:
-        """(the ``(name, value)`` entries that apply to ``chain``: the top section's, then the
-        chain section's; Core's warnings about network-only names in the top section)."""
+        """(the ``(name, value)`` entries that apply to ``chain`` in precedence order: the
+        chain's section, then the top section, each in file order — so the first value of a
+        name is the one that counts; Core's warnings about network-only names in the top
+        section)."""
         top = [(n, v) for s, n, v in self.entries if s == "" and n not in ("chain", "regtest")]
         # chain= is read from the top section only (Core's GetChainTypeString).
         ours = [(n, v) for s, n, v in self.entries if s == chain and n != "chain"]
@@ -185,7 +191,7 @@ class ConfigFile:
             if not any(n == name for n, _ in ours):  # Core warns only when nothing overrides
                 warnings.append(f"Warning: Config setting for -{name} only applied on {chain} "
                                 f"network when in [{chain}] section.")
-        return [(n, v) for n, v in top if n not in NETWORK_ONLY] + ours, warnings
+        return ours + [(n, v) for n, v in top if n not in NETWORK_ONLY], warnings
 
 
 def read_config_file(path: str) -> ConfigFile:
@@ -207,8 +213,8 @@ def read_config_file(path: str) -> ConfigFile:
         name, equals, value = text.partition("=")
         name = name.strip().lstrip("-")
         if not equals or not name:
-            raise ConfigFileError(f"Error: Error reading configuration file {path}: parse error on "
-                                  f"line {number}: {line}")
+            raise ConfigFileError(f"Error: Error reading configuration file {path}: parse "
+                                  f"error on line {number}: {line}")
         network = section
         if "." in name:  # bitcoind's network-qualified spelling: elementsregtest.rpcport=...
             network, name = name.split(".", 1)
@@ -252,24 +258,22 @@ def file_options(parser: argparse.ArgumentParser, config: ConfigFile | None, cha
     chosen: dict[str, list[str]] = {}
     chain_options: list[tuple[str, str]] = []
     unknown: list[str] = []
-    # Section entries come last in ``entries`` but must win: the first value of the chain's
-    # section, else the first of the top section (Core's precedence within a file).
-    for name, value in reversed(entries):
+    for name, value in entries:  # in precedence order: the first value of a name counts
         if name in skip:
             continue
         if name in UNSUPPORTED and node:
             raise ConfigFileError(_unsupported(name))
         if is_chain_option(name):
-            chain_options.insert(0, (name, value))
+            if name in MULTI_CHAIN_OPTIONS or all(n != name for n, _ in chain_options):
+                chain_options.append((name, value))
             continue
         action = actions.get(name)
         if action is None:
-            unknown.insert(0, name)
+            unknown.append(name)
         elif isinstance(action, argparse._AppendAction):
-            chosen.setdefault(name, []).insert(0, value)
+            chosen.setdefault(name, []).append(value)  # a list: every value counts
         else:
-            chosen[name] = [value]  # walking backwards: the earliest value ends up chosen
-    chain_options = _first_values(chain_options, config, chain)
+            chosen.setdefault(name, [value])
     argv = []
     for name, values in chosen.items():
         for value in values:
@@ -279,22 +283,6 @@ def file_options(parser: argparse.ArgumentParser, config: ConfigFile | None, cha
             else:
                 argv.append(f"--{name}={value}")
     return FileOptions(argv, chain_options, list(dict.fromkeys(unknown)), warnings)
-
-
-MULTI_CHAIN_OPTIONS = frozenset({"evbparams", "vbparams", "testactivationheight"})
-"""Chain options whose every value counts (one entry per deployment)."""
-
-
-def _first_values(options: list[tuple[str, str]], config: ConfigFile,
-                  chain: str) -> list[tuple[str, str]]:
-    """Chain options of a file: one per name (the section's first value, else the top's), but
-    every value of a ``MULTI_CHAIN_OPTIONS`` name."""
-    section = {n: v for s, n, v in reversed(config.entries) if s == chain}
-    top = {n: v for s, n, v in reversed(config.entries) if s == ""}
-    names = dict.fromkeys(n for n, _ in options)
-    return [(n, v) for n, v in options if n in MULTI_CHAIN_OPTIONS] + [
-        (n, section[n] if n in section else top[n]) for n in names
-        if n not in MULTI_CHAIN_OPTIONS]
 
 
 def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:

@@ -63,7 +63,8 @@ def test_elements_conf_sections_follow_cores_rules(tmp_path: Path) -> None:
         "rpcport=1111\n"            # network-only: ignored in the top section
         "fallbackfee=0.0005\n"      # applies to every chain
         "txindex=1\n"
-        "[ctregtest]\nrpcport=2222\n"
+        "con_blocksubsidy=1\n"       # the chain's section wins over the top section
+        "[ctregtest]\nrpcport=2222\nfallbackfee=0.0009\n"
         "[elementsregtest]\nrpcport=3333\nrpcport=4444\n"  # the first value in the file wins
         "chain=ctregtest\n"          # chain= is read from the top section only
         "con_blocksubsidy=5000000000\nvalidatepegin=0\n"
@@ -83,7 +84,8 @@ def test_elements_conf_sections_follow_cores_rules(tmp_path: Path) -> None:
         "Warning: Config setting for -rpcport only applied on ctregtest-borromean network "
         "when in [ctregtest-borromean] section.",)
     ours = config(tmp_path, "-chain=ctregtest")
-    assert ours.rpcport == 2222 and ours.maxtxfee == "0.5" and ours.chain_options == ()
+    assert ours.rpcport == 2222 and ours.maxtxfee == "0.5" and ours.fallbackfee == "0.0009"
+    assert ours.chain_options == (("con_blocksubsidy", "1"),)
     # -conf names another file, relative to the data directory.
     (tmp_path / "other.conf").write_text("[ctregtest]\nrpcport=6666\n")
     assert config(tmp_path, "-conf=other.conf").rpcport == 6666

@@ -94,11 +94,11 @@ def test_configuration_file_rules(tmp_path: Path) -> None:
     # Core's rules: rpcport is network-only, so the top section's is ignored (with a warning);
     # the [regtest] section and the regtest.NAME spelling apply to regtest only.
     entries, warnings = read_config_file(str(conf)).for_chain("regtest")
-    assert entries == [("txindex", "1"), ("rpcuser", "u"), ("rpcpassword", "p")]
+    assert entries == [("rpcuser", "u"), ("rpcpassword", "p"), ("txindex", "1")]  # section first
     assert warnings == ["Warning: Config setting for -rpcport only applied on regtest network "
                         "when in [regtest] section."]
     assert read_config_file(str(conf)).for_chain("liquidv1")[0] == [
-        ("txindex", "1"), ("rpcport", "2"), ("rpcpassword", "x")]
+        ("rpcport", "2"), ("rpcpassword", "x"), ("txindex", "1")]
     conf.write_text("rpcport=1\njust words\n")
     with pytest.raises(ConfigFileError, match="parse error on line 2: just words"):
         read_config_file(str(conf))
