@@ -23,7 +23,7 @@ signed by a federation need the signblock RPCs).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -316,6 +316,25 @@ def elements_chain_options(values: Mapping[str, str | list[str]]) -> ElementsCha
 
 
 DEFAULT_OPTIONS = ElementsChainOptions()
+
+
+def option_values(words: Sequence[str]) -> dict[str, str | list[str]]:
+    """Command-line words ``[-]NAME=VALUE`` (``-NAME`` alone: an empty value, true for a
+    boolean; ``-noNAME``: 0, as Core's ArgsManager reads them) → the mapping
+    ``elements_chain_options`` takes; a repeated name keeps every value in order."""
+    values: dict[str, str | list[str]] = {}
+    for word in words:
+        name, eq, value = word.lstrip("-").partition("=")
+        if not name:
+            raise ChainOptionError(word, "is not an option")
+        if not eq and name.startswith("no"):
+            name, value = name[2:], "0"
+        previous = values.get(name)
+        if previous is None:
+            values[name] = value
+        else:
+            values[name] = [*([previous] if isinstance(previous, str) else previous), value]
+    return values
 
 
 def elements_chain(options: ElementsChainOptions = DEFAULT_OPTIONS) -> ChainParams:
