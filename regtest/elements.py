@@ -48,6 +48,7 @@ from regtest.params import (
     ELEMENTSREGTEST,
     MAX_BLOCK_SIG_SIZE,
     SUBSIDY_HALVING_INTERVAL,
+    select_chain,
 )
 
 ELEMENTS_MESSAGE_START = bytes.fromhex("5319f20e")
@@ -364,3 +365,19 @@ def _elements_chain(options: ElementsChainOptions) -> ChainParams:
         max_block_sig_size=options.max_block_sig_size,
         ct_bits=options.ct_bits, ct_exponent=options.ct_exponent,
         addresses=options.addresses)
+
+
+CHAIN_OPTION_HELP = ("elementsd's chain option for --chain elementsregtest, e.g. "
+                     "initialfreecoins=2100000000000000 or con_blocksubsidy=5000000000 "
+                     "(repeatable; docs/elements-regtest.md §1.1)")
+
+
+def chain_from_words(name: str, words: Sequence[str] = ()) -> ChainParams:
+    """The chain a command line selects: ``--chain NAME`` and its ``--chain-option`` words
+    (``option_values``); without words, ``select_chain(name)``. ``ChainOptionError`` /
+    ``UnknownChainError`` say what is wrong."""
+    if not words:
+        return select_chain(name)
+    values = option_values(words)
+    values.setdefault("chain", name)
+    return select_chain(name, elements_chain_options(values))
