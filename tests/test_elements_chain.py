@@ -438,3 +438,17 @@ def test_the_default_profile_has_no_coins_to_build_on(tmp_path: Path,
     assert "-initialfreecoins" in capsys.readouterr().err
     with pytest.raises(ChainOptionError):
         build_demo_chain(1, 1, params=select_chain(ELEMENTSREGTEST))
+
+
+def test_the_elements_genesis_issuance_can_never_be_repeated() -> None:
+    """BIP34 implies BIP30 on elementsregtest too: the genesis issuance spends an outpoint of
+    the chain commitment, which no transaction can create (validator.block)."""
+    from validator.block import BIP34_HEIGHT, bip34_implies_bip30_limit
+
+    genesis = _chain(initialfreecoins=str(FREE_COINS)).genesis
+    assert bip34_implies_bip30_limit(genesis) is None
+    coinbase, issuance = genesis.transactions
+    txin = dataclasses.replace(issuance.inputs[0], prevout_hash=coinbase.txid)
+    spends_coinbase = dataclasses.replace(issuance, inputs=(txin,))
+    assert bip34_implies_bip30_limit(dataclasses.replace(
+        genesis, transactions=(coinbase, spends_coinbase))) == BIP34_HEIGHT
