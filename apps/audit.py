@@ -36,7 +36,8 @@ from ctplugin.elements import Transaction, TxOut, parse_block, parse_transaction
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.vectors import vector_entries
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
-from regtest.params import CHAIN_NAMES, select_chain
+from regtest.elements import CHAIN_OPTION_HELP, chain_from_words
+from regtest.params import CHAIN_NAMES
 from rpcclient import RPCAuthError, RPCClient, RPCClientError, read_cookie
 from validator import (
     RECORD_HEADER_SIZE,
@@ -332,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chain", choices=CHAIN_NAMES, default=None,
                         help="SOURCE is this chain's chain file from its genesis: also print "
                              "the UTXO set hash it leaves")
+    parser.add_argument("--chain-option", action="append", default=[], metavar="NAME=VALUE",
+                        help=CHAIN_OPTION_HELP + "; the same as the chain was built with")
     parser.add_argument("--par", "--threads", dest="threads", type=_par, default=0,
                         help="kernel threads, 1..64, 0 = all cores (default; as Core's -par)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -343,7 +346,9 @@ def main(argv: list[str] | None = None) -> int:
             auth = read_cookie(args.rpccookiefile) if args.rpccookiefile else None
             with RPCClient.from_url(args.rpc, auth=auth) as client:
                 prevouts.update(fetch_prevouts(client, txs, prevouts))
-        params = select_chain(args.chain) if args.chain else None
+        if args.chain_option and not args.chain:
+            raise AuditInputError("--chain-option goes with --chain")
+        params = chain_from_words(args.chain, args.chain_option) if args.chain else None
         if args.policy_asset is not None:
             policy_asset = _hex(args.policy_asset, "--policy-asset")[::-1]
         elif params is not None:
@@ -353,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(policy_asset) != 32:
             raise AuditInputError("--policy-asset is not a 32-byte asset id")
         utxo = _chain_utxo_set(args.source, params) if params is not None else None
-    except (AuditInputError, RPCClientError, ValueError) as exc:
+    except (AuditInputError, RPCClientError, ValueError, CtpluginError) as exc:
         print(f"ctplugin audit: {exc}", file=sys.stderr)
         return 2
     results = audit_transactions(txs, prevouts, policy_asset, args.threads or None,

@@ -23,7 +23,7 @@ signed by a federation need the signblock RPCs).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -48,6 +48,7 @@ from regtest.params import (
     ELEMENTSREGTEST,
     MAX_BLOCK_SIG_SIZE,
     SUBSIDY_HALVING_INTERVAL,
+    select_chain,
 )
 
 ELEMENTS_MESSAGE_START = bytes.fromhex("5319f20e")
@@ -318,6 +319,25 @@ def elements_chain_options(values: Mapping[str, str | list[str]]) -> ElementsCha
 DEFAULT_OPTIONS = ElementsChainOptions()
 
 
+def option_values(words: Sequence[str]) -> dict[str, str | list[str]]:
+    """Command-line words ``[-]NAME=VALUE`` (``-NAME`` alone: an empty value, true for a
+    boolean; ``-noNAME``: 0, as Core's ArgsManager reads them) → the mapping
+    ``elements_chain_options`` takes; a repeated name keeps every value in order."""
+    values: dict[str, str | list[str]] = {}
+    for word in words:
+        name, eq, value = word.lstrip("-").partition("=")
+        if not name:
+            raise ChainOptionError(word, "is not an option")
+        if not eq and name.startswith("no"):
+            name, value = name[2:], "0"
+        previous = values.get(name)
+        if previous is None:
+            values[name] = value
+        else:
+            values[name] = [*([previous] if isinstance(previous, str) else previous), value]
+    return values
+
+
 def elements_chain(options: ElementsChainOptions = DEFAULT_OPTIONS) -> ChainParams:
     """The chain ``options`` describe (one value per option set: asking twice gives the same
     object). ``ChainOptionError`` for a block challenge other than ``OP_TRUE``."""
@@ -345,3 +365,19 @@ def _elements_chain(options: ElementsChainOptions) -> ChainParams:
         max_block_sig_size=options.max_block_sig_size,
         ct_bits=options.ct_bits, ct_exponent=options.ct_exponent,
         addresses=options.addresses)
+
+
+CHAIN_OPTION_HELP = ("elementsd's chain option for --chain elementsregtest, e.g. "
+                     "initialfreecoins=2100000000000000 or con_blocksubsidy=5000000000 "
+                     "(repeatable; docs/elements-regtest.md §1.1)")
+
+
+def chain_from_words(name: str, words: Sequence[str] = ()) -> ChainParams:
+    """The chain a command line selects: ``--chain NAME`` and its ``--chain-option`` words
+    (``option_values``); without words, ``select_chain(name)``. ``ChainOptionError`` /
+    ``UnknownChainError`` say what is wrong."""
+    if not words:
+        return select_chain(name)
+    values = option_values(words)
+    values.setdefault("chain", name)
+    return select_chain(name, elements_chain_options(values))

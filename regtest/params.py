@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut
 from ctplugin.elements.chainparams import (
     ELEMENTS_REGTEST_ADDRESSES,
+    ChainOptionError,
     ChainParams,
     RangeProofKind,
     UnknownChainError,
@@ -45,6 +46,7 @@ from ctplugin.elements.consensus import DEFAULT_COINBASE_MATURITY, MAX_MONEY
 from ctplugin.hashes import sha256, tagged_hash
 
 if TYPE_CHECKING:
+    from regtest.elements import ElementsChainOptions
     from regtest.wallet.keys import KeyPair
 
 INITIAL_FREE_COINS = MAX_MONEY
@@ -129,10 +131,18 @@ CHAIN_NAMES: tuple[str, ...] = tuple(_PROFILES)
 """Every chain ``select_chain`` knows, the default first."""
 
 
-def select_chain(name: str) -> ChainParams:
-    """The chain called ``name`` (one value per name: selecting twice gives the same object),
-    ``elementsregtest`` with Elements' default options (``regtest.elements.elements_chain``
-    for others). ``UnknownChainError`` names the chains there are."""
+def select_chain(name: str, options: ElementsChainOptions | None = None) -> ChainParams:
+    """The chain called ``name`` (one value per name and options: selecting twice gives the
+    same object). ``options``: elementsd's chain options of ``elementsregtest``
+    (``regtest.elements.elements_chain_options``; None: Elements' defaults); our ctregtest
+    chains take none (``ChainOptionError``). ``UnknownChainError`` names the chains there are."""
     if not isinstance(name, str) or name not in _PROFILES:
         raise UnknownChainError(f"unknown chain {name!r}; known chains: {', '.join(CHAIN_NAMES)}")
+    if options is not None:
+        from regtest.elements import elements_chain
+
+        if name != ELEMENTSREGTEST or options.name != name:
+            raise ChainOptionError("chain", f"elementsd's chain options make the chain "
+                                   f"{options.name!r}; {name!r} takes none")
+        return elements_chain(options)
     return _PROFILES[name]()

@@ -21,7 +21,8 @@ from ctplugin.elements import Block
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ParseError, ValidationError
 from ctplugin.secp256k1 import kernel
-from regtest.params import DEFAULT_CHAIN, select_chain
+from regtest.elements import chain_from_words
+from regtest.params import DEFAULT_CHAIN
 from replay.engine import Engine
 from replay.progress import ReplayProgress, TipInfo, peak_rss_mib
 from replay.report import ReplayReport
@@ -58,6 +59,7 @@ class ReplayConfig:
     worker_par: int = 1  # kernel threads inside each worker process / Dask worker
     prefetch: int = 8  # blocks read ahead of validation
     chain: str = DEFAULT_CHAIN  # which of our chains (regtest.params.select_chain)
+    chain_options: tuple[str, ...] = ()  # elementsd's chain options of elementsregtest
 
     def __post_init__(self) -> None:
         # A caller's plain string ("window") becomes the member; an unknown one is refused here,
@@ -190,7 +192,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     from replay.modes import make_mode
 
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
-    with Engine.open(datadir, select_chain(config.chain)) as engine:
+    with Engine.open(datadir, chain_from_words(config.chain, config.chain_options)) as engine:
         engine.recover()
         start = engine.node.tip.height + 1
         if config.stop_at_height is not None:

@@ -16,7 +16,7 @@ from ctplugin.elements import parse_block
 from ctplugin.elements.chainparams import ChainOptionError, ChainParams
 from ctplugin.errors import ParseError
 from ctplugin.secp256k1 import kernel
-from regtest.elements import elements_chain, elements_chain_options
+from regtest.elements import elements_chain_options
 from regtest.params import ELEMENTSREGTEST, select_chain
 from rpc.config import NodeConfig
 from rpc.context import NodeContext
@@ -34,10 +34,10 @@ def chain_params(config: NodeConfig) -> ChainParams:
     (``regtest.elements``), one of our fixed chains otherwise. ``ChainOptionError`` for an
     option the chain cannot honour."""
     if config.chain == ELEMENTSREGTEST:
-        values: dict[str, list[str]] = {}
+        values: dict[str, list[str]] = {}  # every value in order: the last counts
         for name, value in config.chain_options:
             values.setdefault(name, []).append(value)
-        return elements_chain(elements_chain_options(values))
+        return select_chain(config.chain, elements_chain_options(values))
     for name, value in config.chain_options:
         # our chains have no parent chain, so there are no peg-ins to validate
         if name != "validatepegin":

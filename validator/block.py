@@ -765,11 +765,21 @@ def bip34_implies_bip30_limit(genesis: Block) -> int | None:
     height a pre-BIP34 coinbase's scriptSig happens to indicate (1,983,702 on mainnet); here
     that is the height the genesis coinbase indicates, if any. A genesis with other
     transactions (never validated: they could spend one another's outputs, which are all
-    unspent) keeps BIP30 everywhere (1)."""
+    unspent) keeps BIP30 everywhere (1) — except Elements' (docs/elements-regtest.md §2.3):
+    its issuance transaction spends only outpoints of the chain commitment its coinbase
+    pushes, a single SHA256 of text that no transaction's txid (a double SHA256) can equal,
+    so no block can ever repeat it."""
     txs = genesis.transactions
-    if len(txs) != 1 or not txs[0].is_coinbase:
+    if not txs or not txs[0].is_coinbase:
         return BIP34_HEIGHT
     script_sig = txs[0].inputs[0].script_sig
+    if len(txs) > 1:
+        commit = script_sig[1:] if len(script_sig) == 33 and script_sig[0] == 32 else None
+        if commit is None or any(tx.is_coinbase or any(t.prevout_hash != commit
+                                                       for t in tx.inputs)
+                                 for tx in txs[1:]):
+            return BIP34_HEIGHT
+        return None  # the Elements coinbase's one 32-byte push indicates no height
     if not script_sig:
         return None
     op = script_sig[0]
