@@ -209,6 +209,14 @@ def test_elementsd_as_the_framework_starts_it_and_the_cli_finds_its_cookie(
         assert status == 0 and '"subversion": "/ctplugin:' in out and "(testnode0)/" in out
         assert cli("calcfastmerkleroot", '["b66b041650db0f297b53f8d93c0e8706925bf3323f8c59c1'
                                          '4a6fac37bfdcd06f"]')[1].startswith("b66b0416")
+        # python-elementstx's RPCCaller with Elements parameters: the conf's section for the
+        # port, DATADIR/elementsregtest/.cookie for the credentials.
+        import elementstx  # noqa: F401  (registers the Elements chain parameters)
+        from bitcointx import ChainParams
+        from bitcointx.rpc import RPCCaller
+
+        with ChainParams("elements"):
+            assert RPCCaller(conf_file=str(datadir / "elements.conf")).getblockcount() == 0
         assert cli("stop")[0] == 0
         stdout, stderr = process.communicate(timeout=60)
         assert (process.returncode, stdout, stderr) == (0, b"", b"")
