@@ -13,6 +13,12 @@ SOURCE is one of:
     whole file: Liquid's, Elements regtest's, ours), or one block or transaction hex per line.
 Transactions from blocks may spend each other's outputs (those count as known).
 
+With ``--chain NAME`` SOURCE is a chain file of one of our chains from its genesis (as
+``ctplugin chain --chain NAME`` writes it): the policy asset is that chain's, and the UTXO set
+the blocks leave is recomputed independently of any node (``validator.audit_utxo_set``) and
+printed as ``utxo_set_hash`` (display byte order, as ``ctplugin replay`` and
+``gettxoutsetinfo``'s ``hash_serialized_3`` print it).
+
 Prints one table row per transaction (range proofs ok / failed, surjection and balance ok /
 failed / unknown) and the failures by output or input. Exit status: 0 all checks passed, 1 some
 check failed, 2 the source or the node could not be read.
@@ -29,9 +35,19 @@ from typing import Any
 from ctplugin.elements import Transaction, TxOut, parse_block, parse_transaction
 from ctplugin.elements.consensus import COIN
 from ctplugin.elements.vectors import vector_entries
-from ctplugin.errors import CtpluginError, ParseError
+from ctplugin.errors import CtpluginError, ParseError, ValidationError
+from regtest.elements import CHAIN_OPTION_HELP, chain_from_words
+from regtest.params import CHAIN_NAMES
 from rpcclient import RPCAuthError, RPCClient, RPCClientError, read_cookie
-from validator import RECORD_HEADER_SIZE, TransactionAudit, audit_transactions, read_chain
+from validator import (
+    RECORD_HEADER_SIZE,
+    ChainParams,
+    TransactionAudit,
+    UtxoAudit,
+    audit_transactions,
+    audit_utxo_set,
+    read_chain,
+)
 
 LIQUID_POLICY_ASSET = "6f0279e9ed041c3d710a9f57d0c02928416460c4b722ae3457a11eec381c526d"
 """L-BTC, display byte order (the default policy asset: issuance and fee limits)."""
@@ -311,8 +327,14 @@ def main(argv: list[str] | None = None) -> int:
     known.add_argument("--rpc", metavar="URL", help="an elementsd-compatible node: "
                                                     "http://[USER:PASS@]HOST:PORT")
     parser.add_argument("--rpccookiefile", help="the node's .cookie (instead of USER:PASS)")
-    parser.add_argument("--policy-asset", default=LIQUID_POLICY_ASSET,
-                        help="the policy asset id, display byte order (default: L-BTC)")
+    parser.add_argument("--policy-asset", default=None,
+                        help="the policy asset id, display byte order (default: the --chain's, "
+                             "else L-BTC)")
+    parser.add_argument("--chain", choices=CHAIN_NAMES, default=None,
+                        help="SOURCE is this chain's chain file from its genesis: also print "
+                             "the UTXO set hash it leaves")
+    parser.add_argument("--chain-option", action="append", default=[], metavar="NAME=VALUE",
+                        help=CHAIN_OPTION_HELP + "; the same as the chain was built with")
     parser.add_argument("--par", "--threads", dest="threads", type=_par, default=0,
                         help="kernel threads, 1..64, 0 = all cores (default; as Core's -par)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -324,10 +346,19 @@ def main(argv: list[str] | None = None) -> int:
             auth = read_cookie(args.rpccookiefile) if args.rpccookiefile else None
             with RPCClient.from_url(args.rpc, auth=auth) as client:
                 prevouts.update(fetch_prevouts(client, txs, prevouts))
-        policy_asset = _hex(args.policy_asset, "--policy-asset")[::-1]
+        if args.chain_option and not args.chain:
+            raise AuditInputError("--chain-option goes with --chain")
+        params = chain_from_words(args.chain, args.chain_option) if args.chain else None
+        if args.policy_asset is not None:
+            policy_asset = _hex(args.policy_asset, "--policy-asset")[::-1]
+        elif params is not None:
+            policy_asset = params.policy_asset
+        else:
+            policy_asset = _hex(LIQUID_POLICY_ASSET, "--policy-asset")[::-1]
         if len(policy_asset) != 32:
             raise AuditInputError("--policy-asset is not a 32-byte asset id")
-    except (AuditInputError, RPCClientError, ValueError) as exc:
+        utxo = _chain_utxo_set(args.source, params) if params is not None else None
+    except (AuditInputError, RPCClientError, ValueError, CtpluginError) as exc:
         print(f"ctplugin audit: {exc}", file=sys.stderr)
         return 2
     results = audit_transactions(txs, prevouts, policy_asset, args.threads or None,
@@ -339,7 +370,26 @@ def main(argv: list[str] | None = None) -> int:
                           for r in results], indent=1))
     else:
         print(render(results))
+    if utxo is not None:
+        print(f"height {utxo.height}, {utxo.txouts} unspent outputs, "
+              f"utxo_set_hash {utxo.utxo_set_hash[::-1].hex()}",
+              file=sys.stderr if args.json else sys.stdout)
     return 1 if any(r.failed for r in results) else 0
+
+
+def _chain_utxo_set(source: str, params: ChainParams) -> UtxoAudit:
+    """The UTXO set of the chain file ``source`` of the chain ``params``."""
+    try:
+        blocks = [parse_block(raw) for raw in read_chain(source, params.network_magic)]
+    except (OSError, CtpluginError) as exc:
+        raise AuditInputError(f"cannot read {source!r} as a {params.name} chain file: "
+                              f"{exc}") from None
+    if not blocks or blocks[0].hash != params.genesis_hash:
+        raise AuditInputError(f"{source!r} does not start with {params.name}'s genesis")
+    try:
+        return audit_utxo_set(blocks, params.connect_genesis_outputs)
+    except ValidationError as exc:
+        raise AuditInputError(f"{source!r}: the blocks do not connect: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import secrets
 import sys
 
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT
+from ctplugin.errors import CtpluginError
 from regtest.blocksdir import arrival_order, write_blocks_dir
 from regtest.builder import (
     MAX_TRANSFER_TXS,
@@ -21,7 +22,8 @@ from regtest.builder import (
     build_demo_chain,
     build_transfer_chain,
 )
-from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN, select_chain
+from regtest.elements import CHAIN_OPTION_HELP, chain_from_words
+from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
 from validator import NO_XOR_KEY, XOR_KEY_SIZE, unwritable, write_chain
 
 
@@ -59,8 +61,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--chain", choices=CHAIN_NAMES, default=DEFAULT_CHAIN,
                         help=f"which of our chains (default {DEFAULT_CHAIN}; "
-                             f"ctregtest-borromean: Borromean range proofs, demo shape only)")
+                             f"ctregtest-borromean: Borromean range proofs, demo shape only; "
+                             f"elementsregtest: Elements' regtest, demo shape only, with "
+                             f"--chain-option initialfreecoins=N to have coins to spend)")
+    parser.add_argument("--chain-option", action="append", default=[], metavar="NAME=VALUE",
+                        help=CHAIN_OPTION_HELP)
     args = parser.parse_args(argv)
+    try:
+        params = chain_from_words(args.chain, args.chain_option)
+    except CtpluginError as exc:
+        parser.error(str(exc))
     if not args.out and not args.blocks_dir:
         parser.error("give --out FILE and/or --blocks-dir DIR")
     if args.blocks < 1 or args.txs < 1:
@@ -96,8 +106,12 @@ def main(argv: list[str] | None = None) -> int:
             bar.update(task, completed=done, total=total)
 
         if args.shape == "demo":
-            chain = build_demo_chain(args.blocks, args.txs, progress=advance,
-                                     params=select_chain(args.chain))
+            try:
+                chain = build_demo_chain(args.blocks, args.txs, progress=advance,
+                                         params=params)
+            except CtpluginError as exc:  # e.g. an Elements genesis without free coins
+                print(f"ctplugin chain: {exc}", file=sys.stderr)
+                return 2
         else:
             chain = build_transfer_chain(args.blocks, args.txs, progress=advance,
                                          ramp=args.shape == "ramp")
@@ -110,13 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     n_txs = sum(len(b.transactions) for b in chain.blocks)
     try:
         if args.out:
-            write_chain(args.out, chain.blocks, select_chain(args.chain).network_magic)
+            write_chain(args.out, chain.blocks, params.network_magic)
             print(f"wrote {len(chain.blocks)} blocks ({n_txs} transactions) to {args.out}")
         if args.blocks_dir:
             raw = [b.serialize() for b in chain.blocks]
             if args.shuffle is not None:
                 raw = arrival_order(raw, args.shuffle)
-            files = write_blocks_dir(args.blocks_dir, raw, xor_key=args.xor_key)
+            files = write_blocks_dir(args.blocks_dir, raw, xor_key=args.xor_key,
+                                     magic=params.network_magic)
             print(f"wrote {len(raw)} blocks ({n_txs} transactions) to {args.blocks_dir} "
                   f"({len(files)} blk files, xor key {args.xor_key.hex()})")
     except OSError as exc:

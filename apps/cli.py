@@ -1,11 +1,13 @@
 """``ctplugin cli``: call a node's JSON-RPC with bitcoin-cli's habits (Bitcoin Core
 ``src/bitcoin-cli.cpp``; docs/node-rpc.md).
 
-- Options may also come from the node's configuration file (``DATADIR/ctplugin.conf`` or
-  ``--conf``): its ``rpcport``, ``rpcconnect``, ``rpcuser``, ``rpcpassword``... the command line
-  wins.
+- Options may also come from the node's configuration file (``DATADIR/elements.conf`` or
+  ``--conf``, read as the node reads it: its top section and the chain's ``[CHAIN]`` section):
+  its ``rpcport``, ``rpcconnect``, ``rpcuser``, ``rpcpassword``... the command line wins.
+- The chain: ``--chain``, else the file's top-section ``chain=``, else the program's default
+  (``ctregtest``; ``ctplugin-elements-cli``: elementsd's ``liquidv1``).
 - Credentials: ``--rpcuser``/``--rpcpassword`` if a password is given, else the cookie
-  ``DATADIR/.cookie`` (``--rpccookiefile`` overrides; relative to DATADIR); ``--rpcconnect``
+  ``DATADIR/<chain>/.cookie`` (``--rpccookiefile`` overrides; relative to there); ``--rpcconnect``
   (default 127.0.0.1), ``--rpcport`` (7040), ``--rpcwallet NAME`` (``/wallet/NAME``);
   ``--rpcwait`` retries until the node answers (``--rpcwaittimeout`` seconds, 0 = for ever).
 - Arguments: converted by the method table (``rpc.convert``); ``--named`` takes
@@ -24,13 +26,16 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from ctplugin import __version__
 from rpc.config import (
     CONFIG_FILENAME,
-    DEFAULT_DATADIR,
     DEFAULT_RPC_PORT,
+    NODE,
     ConfigFileError,
-    config_file_argv,
+    Program,
+    file_options,
     normalize_argv,
+    resolve_config,
 )
 from rpc.convert import ParamError, build_params, univalue_write
 from rpc.errors import RpcCode
@@ -71,7 +76,7 @@ def error_text(error: RPCError) -> tuple[str, int]:
 def client_for(args: argparse.Namespace) -> RPCClient:
     """The client the options describe; its cookie is read when a call is sent."""
     auth = Auth.discover(args.datadir, rpcuser=args.rpcuser, rpcpassword=args.rpcpassword,
-                         rpccookiefile=args.rpccookiefile)
+                         rpccookiefile=args.rpccookiefile, chain_subdir=args.chain)
     # Numbers keep their text (JsonNumber), so a result prints exactly as the node wrote it.
     return RPCClient(args.rpcconnect, args.rpcport, auth=auth, wallet=args.rpcwallet,
                      timeout=args.rpcclienttimeout or None, parse_float=JsonNumber)
@@ -106,10 +111,11 @@ def call(args: argparse.Namespace, method: str, params: Any) -> tuple[str, int]:
                 raise CliError(str(exc)) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctplugin cli", description=__doc__,
+def build_parser(prog: str = "ctplugin cli", program: Program = NODE
+                 ) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datadir", default=DEFAULT_DATADIR)
+    parser.add_argument("--datadir", default=program.datadir)
     parser.add_argument("--conf", help=f"configuration file (default DATADIR/{CONFIG_FILENAME})")
     parser.add_argument("--rpcconnect", default="127.0.0.1")
     parser.add_argument("--rpcport", type=int, default=DEFAULT_RPC_PORT)
@@ -123,8 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--named", action="store_true")
     parser.add_argument("--stdin", action="store_true")
     parser.add_argument("--stdinrpcpass", action="store_true")
-    parser.add_argument("--regtest", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--chain", help=argparse.SUPPRESS)
+    parser.add_argument("--chain", default=program.chain,
+                        help=f"the node's chain (default {program.chain})")
     parser.add_argument("method", nargs="?")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     return parser
@@ -147,22 +153,29 @@ def _options_then_command(parser: argparse.ArgumentParser, raw: list[str]) -> li
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
-         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+         stdout: TextIO | None = None, stderr: TextIO | None = None,
+         prog: str = "ctplugin cli", program: Program = NODE) -> int:
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     raw = normalize_argv(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(prog, program)
     options = _options_then_command(parser, raw)
+    own = options[:options.index("--")] if "--" in options else options
+    if "--version" in own:  # bitcoin-cli's -version
+        print(f"{prog} version v{__version__}", file=stdout)
+        return 0
     try:
-        # The node's file: only the options the cli has (rpcport, rpcuser, ...) are taken.
-        from_file, _node_only = config_file_argv(
-            parser, options[:options.index("--")] if "--" in options else options,
-            skip=("datadir", "conf", "named", "stdin", "stdinrpcpass"))
+        datadir, chain, config_file = resolve_config(own, program)
     except ConfigFileError as exc:
         print(f"error: {exc}", file=stderr)
         return 1
-    args = parser.parse_args([*from_file, *options])
+    # The node's file: only the options the cli has (rpcport, rpcuser, ...) are taken.
+    from_file = file_options(parser, config_file, chain,
+                             skip=("datadir", "conf", "named", "stdin", "stdinrpcpass"),
+                             node=False)
+    args = parser.parse_args([*from_file.argv, f"--chain={chain}", *options])
+    args.datadir = datadir
     try:
         if args.stdinrpcpass:
             args.rpcpassword = stdin.readline().rstrip("\n")

@@ -5,11 +5,12 @@ can authenticate and get -28 "Loading block index…" while the data directory i
 recovery included), ``--load-chain`` is imported, the wallets load and catch up; then warm-up ends.
 ``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get 503,
 running calls finish (long waits end with -9), the work queue drains, the listeners close, the
-node and wallets are closed, the cookie is removed, exit code 0. ``DATADIR/ctplugin.pid`` holds
-the running node's process id (bitcoind's ``-pid`` file).
+node and wallets are closed, the cookie is removed, exit code 0. The node's files are in
+``DATADIR/<chain>/`` (docs/elements-regtest.md §4); ``ctplugin.pid`` there holds the running
+node's process id (bitcoind's ``-pid`` file).
 
 ``--daemon`` returns once the node answers calls (like ``-daemonwait``), leaving it in the
-background; its output goes to ``DATADIR/debug.log`` only.
+background; its output goes to ``DATADIR/<chain>/debug.log`` only.
 """
 
 from __future__ import annotations
@@ -21,21 +22,24 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ctplugin.elements.chainparams import ChainOptionError
 from rpc.config import NodeConfig, parse_config
-from rpc.daemon import StartupError, serve
+from rpc.daemon import StartupError, prepare_datadir, serve
 from rpc.server import RpcHttpServer
+from rpc.startup import chain_params
 
 log = logging.getLogger("ctplugin.rpc")
 
 
 def setup_logging(config: NodeConfig) -> None:
-    """``DATADIR/debug.log``, and stdout too with ``--printtoconsole`` in the foreground."""
+    """``DATADIR/<chain>/debug.log``, and stdout too with ``--printtoconsole`` in the
+    foreground."""
     root = logging.getLogger("ctplugin")
     root.setLevel(logging.INFO)
     for handler in list(root.handlers):
         root.removeHandler(handler)
     formatter = logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
-    file_handler = logging.FileHandler(os.path.join(config.datadir, "debug.log"))
+    file_handler = logging.FileHandler(os.path.join(config.netdir, "debug.log"))
     file_handler.setFormatter(formatter)
     root.addHandler(file_handler)
     if config.printtoconsole and not config.daemon:
@@ -92,22 +96,41 @@ def _daemonize() -> Ready:
 
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(sys.argv[1:] if argv is None else argv, "ctplugin node", __doc__)
+    return run(config)
+
+
+def run(config: NodeConfig, announce: bool = True) -> int:
+    """Start the node of ``config`` and serve until it stops: the exit status. ``announce``
+    prints its one line on stdout once it answers (elementsd prints nothing there)."""
     try:
+        chain_params(config)  # a chain option it cannot honour: refused before anything starts
         os.makedirs(config.datadir, exist_ok=True)
+        prepare_datadir(config)
+    except ChainOptionError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"Error: cannot create data directory {config.datadir}: {exc}", file=sys.stderr)
+        return 1
+    except StartupError as exc:
+        print(str(exc), file=sys.stderr)
         return 1
     ready = _daemonize() if config.daemon else None
     setup_logging(config)
     for name in config.ignored_config:
         log.warning("Ignoring unknown configuration value %s", name)
+    for warning in config.warnings:  # Core's InitWarning: the log, and stderr
+        log.warning("%s", warning)
+        if ready is None:
+            print(warning, file=sys.stderr)
 
-    def announce(server: RpcHttpServer) -> None:  # a foreground node's one line on stdout
-        host, port = server.addresses[0]
-        print(f"ctplugin node: http://{host}:{port}/ datadir {config.datadir}", flush=True)
+    def on_ready(server: RpcHttpServer) -> None:  # a foreground node's one line on stdout
+        if announce:
+            host, port = server.addresses[0]
+            print(f"ctplugin node: http://{host}:{port}/ datadir {config.datadir}", flush=True)
 
     try:
-        return asyncio.run(serve(config, ready.ok if ready is not None else announce))
+        return asyncio.run(serve(config, ready.ok if ready is not None else on_ready))
     except StartupError as exc:
         log.error("%s", exc)
         if ready is not None:

@@ -21,11 +21,13 @@ from pathlib import Path
 from apps.extras import Extra, missing_message
 from ctplugin.errors import CtpluginError
 from ctplugin.secp256k1 import kernel
-from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN, select_chain
+from regtest.elements import CHAIN_OPTION_HELP, chain_from_words
+from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
 from replay.config import ReplayConfig, ReplayError, ReplayMode
 from replay.driver import replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
+from rpcclient import cookie_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
                         "a chain written with `ctplugin chain --chain ctregtest-borromean` "
                         "replays with the same; a data directory keeps the chain it was "
                         "made for)")
+    p.add_argument("--chain-option", action="append", default=[], metavar="NAME=VALUE",
+                   help=CHAIN_OPTION_HELP + "; the same as the chain was built with")
     p.add_argument("--stop-at-height", type=int, metavar="H")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
@@ -71,7 +75,11 @@ def _parser() -> argparse.ArgumentParser:
                         "block)")
     p.add_argument("--rpcuser")
     p.add_argument("--rpcpassword")
-    p.add_argument("--rpccookiefile", type=Path)
+    p.add_argument("--rpccookiefile", type=Path,
+                   help="the node's cookie (relative: to the node's DIR/<chain>/)")
+    p.add_argument("--rpcdatadir", type=Path, metavar="DIR",
+                   help="the node's data directory: its cookie is read from DIR/<chain>/.cookie "
+                        "(--chain), as elements-cli finds it")
     return p
 
 
@@ -170,7 +178,12 @@ def main(argv: list[str] | None = None) -> int:
                           scheduler=args.scheduler, stop_at_height=args.stop_at_height,
                           quiet=args.quiet, log_every=args.log_every,
                           task_proofs=args.task_proofs, par=args.par,
-                          worker_par=args.worker_par, chain=args.chain)
+                          worker_par=args.worker_par, chain=args.chain,
+                          chain_options=tuple(args.chain_option))
+    try:
+        params = chain_from_words(args.chain, args.chain_option)
+    except CtpluginError as exc:
+        parser.error(str(exc))
     if (message := _unwritable(args.json, args.plot, datadir=args.datadir)) is not None:
         print(message, file=sys.stderr)
         return 2
@@ -178,9 +191,13 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         auth = (args.rpcuser, args.rpcpassword) if args.rpcuser else None
-        if args.rpccookiefile is not None:
+        if args.rpcdatadir is not None and not args.rpcuser:
+            auth = read_cookie(cookie_path(args.rpcdatadir, chain_subdir=args.chain,
+                                           rpccookiefile=args.rpccookiefile))
+        elif args.rpccookiefile is not None:
             auth = read_cookie(args.rpccookiefile)
-        source = open_source(args.source, select_chain(args.chain).genesis_hash, rpc_auth=auth)
+        source = open_source(args.source, params.genesis_hash, rpc_auth=auth,
+                             magic=params.network_magic)
     except SourceError as exc:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 2

@@ -42,6 +42,16 @@ the rows show the median of the repeats:
   ``block_output_borromean``:
   cold connect time per blinded output, with range-proof bytes and block bytes per output in the
   note (the seed's claim: Bulletproofs ~6x smaller and much faster).
+- ``block_cold_elements``: Elements' own chain, the ``elementsregtest`` profile
+  (``regtest.elements``, with ``-initialfreecoins`` so that there are coins: the fan-out block
+  first claims the genesis's anyone-can-spend free coins), 300 transactions (``--quick``: 100)
+  of Elements' wallet outputs (52-bit Borromean proofs, surjection proofs) spending two P2WPKH
+  inputs each (ECDSA). P2SH-P2WPKH inputs are not in the block yet: the script interpreter
+  does not run P2SH so far (``validator.scripts`` templates). Reference: the C references
+  verifying the very proofs of the block (secp256k1-zkp ``rangeproof_verify`` and
+  ``surjectionproof_verify`` through ``harness.zkp``, parsing included, as Elements calls
+  them) plus the block's ECDSA signatures at one ``ecdsa_verify`` each, all timed in the same
+  run.
 
 The spent coins come from the chainstate's in-memory coins cache (the fan-out block created
 them), as for a node connecting a block on a recent tip.
@@ -68,11 +78,11 @@ from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.consensus import COIN
 from ctplugin.secp256k1 import kernel
 from ctplugin.timing import measure_t_us, median_time
-from regtest.builder import ChainBuilder
+from regtest.builder import ChainBuilder, genesis_claim
+from regtest.elements import elements_chain, elements_chain_options
 from regtest.params import (
     CTREGTEST_BORROMEAN,
     DEFAULT_CHAIN,
-    NETWORK_MAGIC,
     POLICY_ASSET,
     REGTEST_SEED,
     select_chain,
@@ -115,6 +125,108 @@ def build_blocks(n_tx: int, chain_name: str = DEFAULT_CHAIN) -> list[bytes]:
     return [b.serialize() for b in chain.blocks]
 
 
+ELEMENTS_BENCH_OPTIONS = {"initialfreecoins": "2100000000000000"}
+"""The elementsregtest options of the benchmark: Elements' CT tests' free coins, every other
+option Elements' default."""
+ELEMENTSREGTEST_BENCH = "elementsregtest"
+ELEMENTS_MAX_TXS = 300
+
+
+def bench_params(chain_name: str) -> ChainParams:
+    """The chain a benchmark block is built for: one of ours, or elementsregtest with
+    ``ELEMENTS_BENCH_OPTIONS``."""
+    if chain_name == ELEMENTSREGTEST_BENCH:
+        return elements_chain(elements_chain_options(ELEMENTS_BENCH_OPTIONS))
+    return select_chain(chain_name)
+
+
+def build_elements_blocks(n_tx: int) -> list[bytes]:
+    """[genesis, fan-out, benchmark block] on elementsregtest: the fan-out block claims the
+    genesis free coins and fans them out to 2·n_tx P2WPKH coins; each benchmark transaction
+    spends two of them into a blinded payment and blinded change (Borromean proofs, as
+    Elements' wallet makes them) and a fee."""
+    params = bench_params(ELEMENTSREGTEST_BENCH)
+    alice = Wallet.for_chain(REGTEST_SEED, params)
+    bob = Wallet.for_chain(b"bench/block receiver seed", params)
+    chain = ChainBuilder([alice], miner_script=alice.new_address().script_pubkey, params=params)
+    claim = genesis_claim(params, alice.new_address(kind="p2wpkh").script_pubkey, 10_000)
+    assert claim is not None
+    chain.add(claim)
+    coin_value = 2 * COIN
+    fanout = [Payment(coin_value, script_pubkey=alice.new_address(kind="p2wpkh").script_pubkey,
+                      asset=params.policy_asset) for _ in range(2 * n_tx)]
+    chain.add(alice.build_transaction(fanout, fee=10_000, height=1, blind_change=False))
+    chain.mine()
+    fanned = chain.blocks[1].transactions[2]
+    receiver = bob.new_address(kind="p2wpkh")
+    for i in range(n_tx):
+        coins = [alice.coins[(fanned.txid, 2 * i)], alice.coins[(fanned.txid, 2 * i + 1)]]
+        chain.add(alice.build_transaction([Payment(3 * COIN, receiver,
+                                                   asset=params.policy_asset)],
+                                          fee=2000, height=2, inputs=coins))
+    chain.mine()
+    return [b.serialize() for b in chain.blocks]
+
+
+def ecdsa_ref_us(samples: int = 500) -> float:
+    """Microseconds of one secp256k1-zkp ``ecdsa_verify`` (key and DER signature parsed per
+    call, as Elements' CPubKey::Verify does), measured now; NaN without wallycore."""
+    from ctplugin.secp256k1 import ct
+    from harness.zkp import signatures
+
+    ref = signatures()
+    if ref is None:
+        return float("nan")
+    checks = [(ct.base_mul(k).to_bytes(), ct.ecdsa_sign(k, k.to_bytes(32, "big")),
+               k.to_bytes(32, "big")) for k in range(1, 65)]
+
+    def loop() -> None:
+        for i in range(samples):
+            key, sig, msg = checks[i % len(checks)]
+            ref.ecdsa_verify(key, sig, msg)
+
+    return median_time(loop, repeat=5) / samples * 1e6
+
+
+def proofs_ref_us(funding: bytes, raw: bytes) -> tuple[float, int, int] | None:
+    """Microseconds the C references take to verify every range proof and surjection proof of
+    the block ``raw`` (whose inputs spend explicit coins of the block ``funding``), parsing
+    included, and the numbers of each; None without wallycore (or if one of them does not
+    verify: not a reference)."""
+    from ctplugin.pedersen import generator_generate
+    from harness.zkp import rangeproof, surjection
+
+    ranges, surjections = rangeproof(), surjection()
+    if ranges is None or surjections is None:
+        return None
+    block = parse_block(raw)
+    spent_assets = {(tx.txid, n): out.asset for tx in parse_block(funding).transactions
+                    for n, out in enumerate(tx.outputs)}
+    range_checks: list[tuple[bytes, bytes, bytes, bytes]] = []
+    surjection_checks: list[tuple[bytes, list[bytes], bytes]] = []
+    for tx in block.transactions[1:]:
+        inputs = [generator_generate(spent_assets[(t.prevout_hash, t.prevout_index)]).serialize()
+                  for t in tx.inputs]
+        for out in tx.outputs:
+            if isinstance(out.value, bytes):
+                range_checks.append((out.range_proof, out.value, out.asset, out.script_pubkey))
+                surjection_checks.append((out.surjection_proof, inputs, out.asset))
+
+    def loop() -> None:
+        for proof, commitment, generator, script in range_checks:
+            if ranges.verify(proof, commitment, generator, script) is None:
+                raise AssertionError("a block proof does not verify in the C reference")
+        for proof, gens, output in surjection_checks:
+            if not surjections.verify(proof, gens, output):
+                raise AssertionError("a surjection proof does not verify in the C reference")
+
+    try:
+        seconds = median_time(loop, repeat=3)
+    except AssertionError:
+        return None
+    return seconds * 1e6, len(range_checks), len(surjection_checks)
+
+
 def schnorr_ref_us(samples: int = 500) -> float:
     """Microseconds of one secp256k1-zkp ``schnorrsig_verify`` (key parsed per call, as
     Elements does), measured now; NaN without wallycore."""
@@ -136,20 +248,23 @@ def schnorr_ref_us(samples: int = 500) -> float:
 
 
 def load_blocks(n_tx: int, chain_name: str = DEFAULT_CHAIN) -> list[bytes]:
-    params = select_chain(chain_name)
+    params = bench_params(chain_name)
     proofs = params.wallet_range_proof
     kind = "" if proofs == RangeProofKind.BULLETPROOF else f"-{proofs.value}"
+    if chain_name == ELEMENTSREGTEST_BENCH:
+        kind = f"-{chain_name}"
     path = cache_dir() / f"bench-block-v{CACHE_VERSION}-{n_tx}{kind}.dat"
     if path.exists():
         try:
-            blocks = list(read_chain(path, NETWORK_MAGIC))
+            blocks = list(read_chain(path, params.network_magic))
             if len(blocks) == 3 and parse_block(blocks[0]).hash == params.genesis_hash:
                 return blocks
         except Exception:  # a stale or damaged cache file is rebuilt
             pass
-    blocks = build_blocks(n_tx, chain_name)
+    blocks = (build_elements_blocks(n_tx) if chain_name == ELEMENTSREGTEST_BENCH
+              else build_blocks(n_tx, chain_name))
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_chain(path, [parse_block(b) for b in blocks], NETWORK_MAGIC)
+    write_chain(path, [parse_block(b) for b in blocks], params.network_magic)
     return blocks
 
 
@@ -208,7 +323,7 @@ def measure(n_tx: int, repeats: int, sync: bool = True,
     the block's transactions into the mempool."""
     blocks = load_blocks(n_tx, chain_name)
     bench_block = parse_block(blocks[2])
-    params = select_chain(chain_name)
+    params = bench_params(chain_name)
     runs = Measured([], [], [], [])
     cold, warm, flushes = runs.cold, runs.warm, runs.flushes
     with tempfile.TemporaryDirectory(prefix="ctplugin-bench-block-") as tmp:
@@ -288,7 +403,37 @@ def run(quick: bool, t_us: float) -> list[Row]:
                          note="writing one block's UTXO changes to LevelDB (HEAD_BLOCKS batch "
                               f"protocol, sync={sync}); paid once per flush window (dbcache "
                               "full, every 1000 blocks or 60 s), not per block"))
-    return rows + borromean_twin_rows(n_tx, sync, cold)
+    return rows + borromean_twin_rows(n_tx, sync, cold) + elements_rows(quick, sync)
+
+
+def elements_rows(quick: bool, sync: bool) -> list[Row]:
+    """``block_cold_elements``: the elementsregtest block, cold, against the C references of
+    its own proofs and signatures timed in the same run."""
+    n_tx = 100 if quick else ELEMENTS_MAX_TXS
+    cold = _median(measure(n_tx, repeats=3, sync=sync, chain_name=ELEMENTSREGTEST_BENCH,
+                           warm_repeats=0).cold)
+    c = cold.report
+    n = c.n_range_proofs
+    n_ecdsa = c.items.get("ecdsa", 0)
+    ecdsa_t = ecdsa_ref_us() / cold.t_us
+    measured = proofs_ref_us(*load_blocks(n_tx, ELEMENTSREGTEST_BENCH)[1:])
+    if measured is None:
+        reference = None
+        ref_note = "no C reference (wallycore missing)"
+    else:
+        proofs_us, n_ranges, n_surj = measured
+        reference = proofs_us / cold.t_us + n_ecdsa * ecdsa_t
+        ref_note = (f"C ref: {n_ranges} rangeproof_verify + {n_surj} surjectionproof_verify "
+                    f"= {proofs_us / cold.t_us:.0f} t, {n_ecdsa} ecdsa_verify at "
+                    f"{ecdsa_t:.2f} t each")
+    rows = [make_row("block_cold_elements", n, cold.seconds, cold.t_us, reference_t=reference,
+                     note=f"elementsregtest, {c.n_transactions} txs of two P2WPKH inputs "
+                          f"(P2SH-P2WPKH: not yet, no P2SH in the interpreter), "
+                          f"{c.n_surjection_proofs} surjection proofs; {ref_note}; "
+                          f"t = {cold.t_us:.1f} us around this run")]
+    for phase, seconds in c.timings.items():
+        rows.append(make_row(f"block_cold_elements_{phase}", n, seconds, cold.t_us))
+    return rows
 
 
 def _sizes(raw: bytes) -> tuple[int, int, int]:

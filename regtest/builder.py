@@ -2,8 +2,9 @@
 (``ctplugin chain``, ``apps.chain``, writes them to a chain file and/or a Core-style ``blocks/``
 directory).
 
-Blocks follow our chain's rules (``regtest.params``): coinbase with the BIP34 height push,
-claiming exactly the block's fees per asset for the miner, and the witness commitment
+Blocks follow the chain's rules (``ChainParams``): coinbase with the BIP34 height push,
+claiming exactly the block's fees per asset, plus the chain's block subsidy in its policy asset,
+for the miner, and the witness commitment
 (OP_RETURN aa21a9ed ‖ sha256d(witness root ‖ 32 zero bytes), witness root = fast Merkle root of
 every transaction's withash, coinbase included) whose reserved value is the coinbase input's
 single script-witness item.
@@ -14,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut, _speedups
-from ctplugin.elements.chainparams import ChainParams
+from ctplugin.elements.chainparams import ChainOptionError, ChainParams
 from ctplugin.elements.consensus import COIN, MAX_BLOCK_WEIGHT
+from ctplugin.elements.genesis import OP_TRUE
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.script import script_num, witness_commitment_script
 from ctplugin.hashes import fast_merkle_root, sha256d
 from regtest.params import (
-    BLOCK_CHALLENGE,
     BLOCK_VERSION,
     DEFAULT_CHAIN,
     GENESIS_TIME,
@@ -39,10 +40,12 @@ Progress = Callable[[int, int], None]
 
 def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: bytes,
                          others: Sequence[Transaction],
-                         extra_outputs: Sequence[TxOut] = ()) -> Transaction:
+                         extra_outputs: Sequence[TxOut] = (),
+                         commitment_asset: bytes = POLICY_ASSET) -> Transaction:
     """The coinbase of a block at ``height`` holding ``others``: pays ``fees`` to the miner
     (then ``extra_outputs``, e.g. OP_RETURN commitments) and commits to every transaction's
-    witness data."""
+    witness data (an explicit 0 of ``commitment_asset``, the chain's policy asset, as Elements'
+    miner writes it)."""
     script_sig = script_num(height)
     if len(script_sig) < 2:
         script_sig += b"\x00"  # bad-cb-length wants 2..100 bytes
@@ -52,32 +55,63 @@ def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: byte
                for asset, amount in sorted(fees.items())]
     outputs += extra_outputs
     # The coinbase's withash covers only its witness (the reserved value), never its outputs.
-    draft = Transaction(version=2, inputs=(txin,), outputs=(*outputs, _commitment_out(bytes(32))))
+    draft = Transaction(version=2, inputs=(txin,),
+                        outputs=(*outputs, _commitment_out(bytes(32), commitment_asset)))
     root = fast_merkle_root([draft.withash, *(tx.withash for tx in others)])
     commitment = sha256d(root + WITNESS_RESERVED)
-    return Transaction(version=2, inputs=(txin,), outputs=(*outputs, _commitment_out(commitment)))
+    return Transaction(version=2, inputs=(txin,),
+                       outputs=(*outputs, _commitment_out(commitment, commitment_asset)))
 
 
-def _commitment_out(commitment: bytes) -> TxOut:
-    return TxOut(asset=POLICY_ASSET, value=0, script_pubkey=witness_commitment_script(commitment))
+def _commitment_out(commitment: bytes, asset: bytes) -> TxOut:
+    return TxOut(asset=asset, value=0, script_pubkey=witness_commitment_script(commitment))
 
 
 def make_block(prev_hash: bytes, height: int, time: int, txs: Sequence[Transaction],
                miner_script: bytes, extra_outputs: Sequence[TxOut] = (),
-               fees: dict[bytes, int] | None = None) -> Block:
-    """A block of ``txs`` on ``prev_hash`` whose coinbase pays their fees (``fees`` per asset
-    when the caller already knows them, e.g. from mempool entries) to ``miner_script``."""
+               fees: dict[bytes, int] | None = None,
+               params: ChainParams | None = None) -> Block:
+    """A block of ``txs`` on ``prev_hash`` of the chain ``params`` (default ``DEFAULT_CHAIN``)
+    whose coinbase pays their fees (``fees`` per asset when the caller already knows them, e.g.
+    from mempool entries) and the block subsidy to ``miner_script``; the header carries the
+    chain's challenge."""
+    params = params or select_chain(DEFAULT_CHAIN)
     if fees is None:
         fees = {}
         for tx in txs:
             for asset, amount in tx.fees().items():
                 fees[asset] = fees.get(asset, 0) + amount
-    coinbase = coinbase_transaction(height, fees, miner_script, txs, extra_outputs)
+    subsidy = params.block_subsidy_at(height)
+    if subsidy:
+        fees = {**fees, params.policy_asset: fees.get(params.policy_asset, 0) + subsidy}
+    coinbase = coinbase_transaction(height, fees, miner_script, txs, extra_outputs,
+                                    params.policy_asset)
     all_txs = (coinbase, *txs)
     root, _ = _speedups.merkle_root(b"".join(tx.txid for tx in all_txs))
     header = BlockHeader(version=BLOCK_VERSION, prev_hash=prev_hash, merkle_root=root, time=time,
-                         height=height, challenge=BLOCK_CHALLENGE, solution=b"")
+                         height=height, challenge=params.block_challenge, solution=b"")
     return Block(header=header, transactions=all_txs)
+
+
+def genesis_claim(params: ChainParams, script_pubkey: bytes, fee: int) -> Transaction | None:
+    """A transaction moving the chain's anyone-can-spend genesis coins of its policy asset
+    (Elements' ``-initialfreecoins``: ``OP_TRUE`` outputs, spent with an empty scriptSig and
+    witness) to ``script_pubkey``, explicit, less ``fee``; None if the genesis has none in the
+    UTXO set (none issued, or ``connect_genesis_outputs`` off)."""
+    if not params.connect_genesis_outputs:
+        return None
+    coins = [(tx.txid, n, out.value) for tx in params.genesis.transactions
+             for n, out in enumerate(tx.outputs)
+             if out.script_pubkey == OP_TRUE and out.asset == params.policy_asset
+             and isinstance(out.value, int) and out.value > fee]
+    if not coins:
+        return None
+    total = sum(value for _, _, value in coins)
+    return Transaction(
+        version=2,
+        inputs=tuple(TxIn(prevout_hash=txid, prevout_index=n) for txid, n, _ in coins),
+        outputs=(TxOut(asset=params.policy_asset, value=total - fee, script_pubkey=script_pubkey),
+                 TxOut(asset=params.policy_asset, value=fee)))
 
 
 class ChainBuilder:
@@ -114,7 +148,7 @@ class ChainBuilder:
     def mine(self) -> Block:
         height = self.next_height
         block = make_block(self.tip.hash, height, GENESIS_TIME + BLOCK_INTERVAL * height,
-                           self.pending, self.miner_script)
+                           self.pending, self.miner_script, params=self.params)
         self.pending = []
         for w in self.wallets:
             w.scan_block(block)
@@ -126,19 +160,28 @@ def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
                      seed: bytes = b"ctplugin demo wallet seed",
                      progress: Progress | None = None,
                      params: ChainParams | None = None) -> ChainBuilder:
-    """A reproducible chain: the regtest-key wallet funds a second wallet, both pay each other
+    """A reproducible chain: the regtest-key wallet funds a second wallet (on an Elements
+    genesis, after claiming its anyone-can-spend free coins in block 1), both pay each other
     with two blinded outputs per transaction, one block issues an asset and a later one
     reissues it. ``params``: which of our chains (default ``DEFAULT_CHAIN``); its wallets
     make the chain's range proofs (``ChainParams.wallet_range_proof``)."""
     params = params or select_chain(DEFAULT_CHAIN)
-    alice = Wallet(REGTEST_SEED, range_proofs=params.wallet_range_proof,
-                   genesis_hash=params.genesis_hash)
-    bob = Wallet(seed, range_proofs=params.wallet_range_proof, genesis_hash=params.genesis_hash)
+    alice = Wallet.for_chain(REGTEST_SEED, params)
+    bob = Wallet.for_chain(seed, params)
     chain = ChainBuilder([alice, bob], params=params)
     fee = 1000
+    policy = params.policy_asset
+    if not alice.coins:
+        # An Elements genesis: its free coins are anyone's; block 1 claims them first.
+        claim = genesis_claim(params, alice.new_address(kind="p2wpkh").script_pubkey, fee)
+        if claim is None:
+            raise ChainOptionError("initialfreecoins", f"chain {params.name} has no genesis "
+                                   "coins to spend (give -initialfreecoins and keep "
+                                   "-con_connect_genesis_outputs=1)")
+        chain.add(claim)
     for _ in range(txs_per_block):
-        chain.add(alice.build_transaction([Payment(10 * COIN, bob.new_address())], fee=fee,
-                                          height=chain.next_height))
+        chain.add(alice.build_transaction([Payment(10 * COIN, bob.new_address(), asset=policy)],
+                                          fee=fee, height=chain.next_height))
     chain.mine()
     if progress is not None:
         progress(1, n_blocks)
@@ -148,8 +191,8 @@ def build_demo_chain(n_blocks: int = 6, txs_per_block: int = 4,
         for t in range(txs_per_block):
             payer, payee = (bob, alice) if (b + t) % 2 else (alice, bob)
             amount = (1 + (b * 7 + t * 3) % 5) * COIN // 10
-            chain.add(payer.build_transaction([Payment(amount, payee.new_address())], fee=fee,
-                                              height=height))
+            chain.add(payer.build_transaction([Payment(amount, payee.new_address(), asset=policy)],
+                                              fee=fee, height=height))
         if b == 2:
             tx = alice.build_transaction([], fee=fee, height=height,
                                          issuance=Issuance(amount=1_000_000, tokens=10))

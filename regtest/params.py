@@ -6,9 +6,11 @@ them, ``DEFAULT_CHAIN`` is the one every command line uses unless told otherwise
 
 - ``ctregtest``: our Bulletproof chain, the default;
 - ``ctregtest-borromean``: the same chain (same genesis, asset, challenge, magic) taking the
-  Borromean range proofs Elements' wallet makes instead of Bulletproofs.
+  Borromean range proofs Elements' wallet makes instead of Bulletproofs;
+- ``elementsregtest``: elementsd's ``-chain=elementsregtest`` with Elements' default chain options
+  (``regtest.elements``: ``elements_chain(options)`` builds it for other option values).
 
-Both share these values:
+The two ctregtest chains share these values:
 
 - Serialization: Elements consensus format. Headers: Elements signed-block header with height;
   challenge ``OP_TRUE`` (0x51) and an empty solution.
@@ -33,11 +35,18 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ctplugin.elements import Block, BlockHeader, Transaction, TxIn, TxOut
-from ctplugin.elements.chainparams import ChainParams, RangeProofKind, UnknownChainError
+from ctplugin.elements.chainparams import (
+    ELEMENTS_REGTEST_ADDRESSES,
+    ChainOptionError,
+    ChainParams,
+    RangeProofKind,
+    UnknownChainError,
+)
 from ctplugin.elements.consensus import DEFAULT_COINBASE_MATURITY, MAX_MONEY
 from ctplugin.hashes import sha256, tagged_hash
 
 if TYPE_CHECKING:
+    from regtest.elements import ElementsChainOptions
     from regtest.wallet.keys import KeyPair
 
 INITIAL_FREE_COINS = MAX_MONEY
@@ -49,6 +58,10 @@ GENESIS_TIME = 1_700_000_000
 # message start. elementsregtest's own is 5319f20e (docs/replay.md §1): replay's BlocksDirSource
 # takes the magic as a parameter (this by default) for directories of other chains.
 NETWORK_MAGIC = bytes.fromhex("fabfb5da")
+SUBSIDY_HALVING_INTERVAL = 150  # Bitcoin regtest's, which Elements' custom chains keep
+MAX_BLOCK_SIG_SIZE = 74  # Elements' -con_max_block_sig_size default
+DEFAULT_CT_BITS = 52  # Elements' wallet -ct_bits / -ct_exponent defaults (docs/borromean.md §3)
+DEFAULT_CT_EXPONENT = 0
 
 POLICY_ASSET = tagged_hash("ctplugin/regtest", b"policy asset")
 REGTEST_SEED = sha256(b"ctplugin regtest seed")
@@ -82,13 +95,28 @@ def _genesis_block() -> Block:
 
 
 def _ctregtest(name: str, range_proofs: RangeProofKind) -> ChainParams:
+    # Our chains' rules since they began: no subsidy, the genesis coins spendable at once, every
+    # buried deployment from block 1, SIGHASH_RANGEPROOF on, any coinbase script.
     return ChainParams(name=name, genesis=_genesis_block(), policy_asset=POLICY_ASSET,
                        block_challenge=BLOCK_CHALLENGE, coinbase_maturity=COINBASE_MATURITY,
-                       range_proofs=frozenset({range_proofs}), network_magic=NETWORK_MAGIC)
+                       range_proofs=frozenset({range_proofs}), network_magic=NETWORK_MAGIC,
+                       block_subsidy=0, subsidy_halving_interval=SUBSIDY_HALVING_INTERVAL,
+                       connect_genesis_outputs=True, bip34_height=1, bip65_height=1,
+                       bip66_height=1, csv_height=1, sighash_rangeproof=True,
+                       mandatory_coinbase=None, max_block_sig_size=MAX_BLOCK_SIG_SIZE,
+                       ct_bits=DEFAULT_CT_BITS, ct_exponent=DEFAULT_CT_EXPONENT,
+                       addresses=ELEMENTS_REGTEST_ADDRESSES)
+
+
+def _elementsregtest() -> ChainParams:
+    from regtest.elements import elements_chain  # builds on this module's constants
+
+    return elements_chain()
 
 
 CTREGTEST = "ctregtest"
 CTREGTEST_BORROMEAN = "ctregtest-borromean"
+ELEMENTSREGTEST = "elementsregtest"
 DEFAULT_CHAIN = CTREGTEST
 
 # Built on first selection (the genesis needs the regtest key: an EC multiplication), so importing
@@ -97,14 +125,24 @@ _PROFILES: dict[str, Callable[[], ChainParams]] = {
     CTREGTEST: cache(lambda: _ctregtest(CTREGTEST, RangeProofKind.BULLETPROOF)),
     CTREGTEST_BORROMEAN: cache(lambda: _ctregtest(CTREGTEST_BORROMEAN,
                                                   RangeProofKind.BORROMEAN)),
+    ELEMENTSREGTEST: cache(_elementsregtest),
 }
 CHAIN_NAMES: tuple[str, ...] = tuple(_PROFILES)
 """Every chain ``select_chain`` knows, the default first."""
 
 
-def select_chain(name: str) -> ChainParams:
-    """The chain called ``name`` (one value per name: selecting twice gives the same object).
-    ``UnknownChainError`` names the chains there are."""
+def select_chain(name: str, options: ElementsChainOptions | None = None) -> ChainParams:
+    """The chain called ``name`` (one value per name and options: selecting twice gives the
+    same object). ``options``: elementsd's chain options of ``elementsregtest``
+    (``regtest.elements.elements_chain_options``; None: Elements' defaults); our ctregtest
+    chains take none (``ChainOptionError``). ``UnknownChainError`` names the chains there are."""
     if not isinstance(name, str) or name not in _PROFILES:
         raise UnknownChainError(f"unknown chain {name!r}; known chains: {', '.join(CHAIN_NAMES)}")
+    if options is not None:
+        from regtest.elements import elements_chain
+
+        if name != ELEMENTSREGTEST or options.name != name:
+            raise ChainOptionError("chain", f"elementsd's chain options make the chain "
+                                   f"{options.name!r}; {name!r} takes none")
+        return elements_chain(options)
     return _PROFILES[name]()

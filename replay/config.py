@@ -47,6 +47,7 @@ class ReplayConfig:
     worker_par: int = 1  # kernel threads inside each worker process / Dask worker
     prefetch: int = 8  # blocks read ahead of validation
     chain: str = DEFAULT_CHAIN  # which of our chains (regtest.params.select_chain)
+    chain_options: tuple[str, ...] = ()  # elementsd's chain options of elementsregtest
 
     def __post_init__(self) -> None:
         # A caller's plain string ("window") becomes the member; an unknown one is refused here,

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.secp256k1 import kernel
-from regtest.params import select_chain
+from regtest.elements import chain_from_words
 from replay.config import (
     ReplayConfig,
     ReplayError,
@@ -84,7 +84,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     config = config or ReplayConfig()
 
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
-    with Engine.open(datadir, select_chain(config.chain)) as engine:
+    with Engine.open(datadir, chain_from_words(config.chain, config.chain_options)) as engine:
         engine.recover()
         start = engine.node.tip.height + 1
         if config.stop_at_height is not None:

@@ -397,16 +397,17 @@ class RpcSource:
 # ------------------------------------------------------------------------------------------------
 
 
-def open_source(spec: str, genesis_hash: bytes, *, rpc_auth: tuple[str, str] | None = None
-                ) -> BlockSource:
-    """``http://…`` → RpcSource; a directory → BlocksDirSource; a file → ChainFileSource."""
+def open_source(spec: str, genesis_hash: bytes, *, rpc_auth: tuple[str, str] | None = None,
+                magic: bytes = NETWORK_MAGIC) -> BlockSource:
+    """``http://…`` → RpcSource; a directory → BlocksDirSource; a file → ChainFileSource
+    (``magic``: the chain's record magic, ``ChainParams.network_magic``)."""
     if spec.startswith(("http://", "https://")):
         return RpcSource(spec, rpc_auth)
     path = Path(spec)
     if path.is_dir():
-        return BlocksDirSource(path, genesis_hash)
+        return BlocksDirSource(path, genesis_hash, magic)
     if path.is_file():
-        return ChainFileSource(path)
+        return ChainFileSource(path, magic)
     raise SourceError(f"source {spec!r} is neither a chain file, a blocks/ directory nor "
                       "an http:// node URL")
 

@@ -149,7 +149,7 @@ class NodeContext:
 
     @property
     def logpath(self) -> str:
-        return os.path.join(self.config.datadir, "debug.log")
+        return os.path.join(self.config.netdir, "debug.log")
 
     def now(self) -> int:
         """The node's clock in Unix seconds: setmocktime's, else the wall clock."""

@@ -1,7 +1,9 @@
 """The node's lifetime: ``serve(config, on_ready)`` runs one regtest node until it is stopped
 (the command line around it, daemonizing and logging set-up are ``apps.node``).
 
-Start-up order (bitcoind's): the data directory's lock and ``DATADIR/ctplugin.pid``, then the
+Everything is in the chain's own directory ``DATADIR/<chain>/`` (``NodeConfig.netdir``;
+``prepare_datadir`` makes it as elementsd does, docs/elements-regtest.md §4).
+Start-up order (bitcoind's): the data directory's lock and ``ctplugin.pid``, then the
 cookie is written and the HTTP server listens, so clients can authenticate and get -28 "Loading
 block index…" while the data directory is opened (crash recovery included), ``--load-chain`` is
 imported, the wallets load and catch up; then warm-up ends and ``on_ready`` is called.
@@ -120,16 +122,51 @@ class DataDirLock(Closeable):
 
 
 PID_FILENAME = "ctplugin.pid"
+SETTINGS_JSON = "settings.json"
+WALLETS_DIR = "wallets"
+OLD_LAYOUT_MARKERS = ("chain", "chainstate")  # what a flat (pre-<chain>/) data directory holds
 OnReady = Callable[[RpcHttpServer], None]
+
+
+def prepare_datadir(config: NodeConfig) -> None:
+    """Make ``DATADIR/<chain>/`` as elementsd does on a first start: the directory, an empty
+    ``wallets/`` (even with -disablewallet: the framework's cache builder expects it) and
+    ``settings.json``. A data directory of the old flat layout (the node's files directly in
+    DATADIR) is refused with the one command that moves it."""
+    netdir = config.netdir
+    if not os.path.isdir(netdir):
+        old = [name for name in OLD_LAYOUT_MARKERS
+               if os.path.exists(os.path.join(config.datadir, name))]
+        if old:
+            raise StartupError(_old_layout_message(config))
+    try:
+        os.makedirs(os.path.join(netdir, WALLETS_DIR), exist_ok=True)
+        settings = os.path.join(netdir, SETTINGS_JSON)
+        if not os.path.exists(settings):
+            with open(settings, "w", encoding="utf-8") as handle:
+                handle.write("{\n}\n")
+    except OSError as exc:
+        raise StartupError(f"Error: cannot create data directory {netdir}: {exc}") from None
+
+
+def _old_layout_message(config: NodeConfig) -> str:
+    chain = config.chain
+    with (contextlib.suppress(OSError, UnicodeDecodeError),
+          open(os.path.join(config.datadir, "chain"), encoding="utf-8") as handle):
+        chain = handle.read().strip() or chain
+    return (f"Error: {config.datadir} has the old flat layout; its chain now lives in "
+            f"DATADIR/<chain>/: move it with `mkdir {config.datadir}/{chain} && mv "
+            f"{config.datadir}/* {config.datadir}/{chain}/` (docs/elements-regtest.md §4)")
 
 
 async def serve(config: NodeConfig, on_ready: OnReady | None = None) -> int:
     """Run the node of ``config`` until it is asked to stop; 0. ``on_ready(server)`` is
     called once warm-up has ended (the node answers every call)."""
-    with DataDirLock(config.datadir):
+    prepare_datadir(config)
+    with DataDirLock(config.netdir):
         # bitcoind's -pid file: the running node's process id (the daemon's, after the fork),
         # for scripts and service managers; removed on exit.
-        pid_path = os.path.join(config.datadir, PID_FILENAME)
+        pid_path = os.path.join(config.netdir, PID_FILENAME)
         try:
             with open(pid_path, "w", encoding="ascii") as handle:
                 handle.write(f"{os.getpid()}\n")

@@ -1,8 +1,8 @@
 """This node as a child process (``ctplugin node``), for ``ctplugin demo dlc``, the integration
 tests and the rpc benchmark: 127.0.0.1 on a free port, a data directory of the caller's, stopped
-by ``stop`` (or killed). It is started as ``python -m apps.main node`` and driven over HTTP only, as a
-peer's software drives elementsd, through the leaf client ``rpcclient``: nothing of the running
-node is imported here."""
+by ``stop`` (or killed). It is started as ``python -m apps.main node`` and driven over HTTP
+only, as a peer's software drives elementsd, through the leaf client ``rpcclient``: nothing of
+the running node is imported here."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import rpcclient
+from regtest.params import DEFAULT_CHAIN
 from rpcclient import RPCClient, RPCClientError
 
 # The directory holding the ``rpc`` package (a checkout, or site-packages): the child imports the
@@ -40,8 +41,24 @@ class NodeProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
+    def chain(self) -> str:
+        """The chain its arguments select (``--chain NAME``, ``-chain=NAME``), else the
+        node's default."""
+        chain = DEFAULT_CHAIN
+        for i, arg in enumerate(self.args):
+            name, equals, value = arg.lstrip("-").partition("=")
+            if name == "chain":
+                chain = value if equals else self.args[i + 1]
+        return chain
+
+    @property
+    def netdir(self) -> Path:
+        """Where the node keeps its files: ``DATADIR/<chain>/`` (docs/elements-regtest.md §4)."""
+        return self.datadir / self.chain
+
+    @property
     def cookie_path(self) -> Path:
-        return rpcclient.cookie_path(self.datadir)
+        return rpcclient.cookie_path(self.datadir, chain_subdir=self.chain)
 
     def start(self, *extra: str, wait: bool = True, timeout: float = 60) -> NodeProcess:
         env = dict(os.environ, PYTHONPATH=str(PACKAGES_ROOT))

@@ -13,9 +13,12 @@ import logging
 import os
 
 from ctplugin.elements import parse_block
+from ctplugin.elements.chainparams import ChainOptionError, ChainParams
 from ctplugin.errors import ParseError
 from ctplugin.secp256k1 import kernel
-from regtest.params import select_chain
+from regtest.elements import elements_chain_options
+from regtest.params import ELEMENTSREGTEST, select_chain
+from rpc.config import NodeConfig
 from rpc.context import NodeContext
 from rpc.events import NodeEvents
 from rpc.txindex import TxIndex
@@ -26,15 +29,33 @@ from validator import DataDirLockedError, Node, read_chain
 log = logging.getLogger("ctplugin.rpc")
 
 
+def chain_params(config: NodeConfig) -> ChainParams:
+    """The chain ``config`` selects: elementsregtest built from its chain options
+    (``regtest.elements``), one of our fixed chains otherwise. ``ChainOptionError`` for an
+    option the chain cannot honour."""
+    if config.chain == ELEMENTSREGTEST:
+        values: dict[str, list[str]] = {}  # every value in order: the last counts
+        for name, value in config.chain_options:
+            values.setdefault(name, []).append(value)
+        return select_chain(config.chain, elements_chain_options(values))
+    for name, value in config.chain_options:
+        # our chains have no parent chain, so there are no peg-ins to validate
+        if name != "validatepegin":
+            raise ChainOptionError(name, f"{value!r} cannot be honoured on chain "
+                                         f"{config.chain}: its parameters are fixed (chain "
+                                         "options are for elementsregtest)")
+    return select_chain(config.chain)
+
+
 def open_node(ctx: NodeContext) -> None:
     config = ctx.config
     ctx.set_warmup("Loading block index…")
     kernel.set_threads(config.kernel_threads)
     try:
-        node = Node.open(config.datadir, select_chain(config.chain), sync=config.sync,
+        node = Node.open(config.netdir, chain_params(config), sync=config.sync,
                          relay=config.relay)
     except DataDirLockedError:
-        raise RuntimeError(f"Cannot obtain a lock on data directory {config.datadir}. "
+        raise RuntimeError(f"Cannot obtain a lock on data directory {config.netdir}. "
                            "ctplugin node is probably already running.") from None
     with ctx.chain_lock:
         try:
@@ -53,7 +74,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
     node.set_clock(ctx.now)  # header times against setmocktime's clock, as Core's NodeClock
     if config.txindex:
         ctx.set_warmup("Loading txindex…")
-        ctx.txindex = TxIndex(os.path.join(config.datadir, "indexes", "txindex"))
+        ctx.txindex = TxIndex(os.path.join(config.netdir, "indexes", "txindex"))
         ctx.txindex.catch_up(node)
         node.subscribe(ctx.txindex)
     if config.load_chain:
@@ -64,7 +85,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
         node.subscribe(ctx.zmq)
     if not config.disablewallet:
         ctx.set_warmup("Loading wallet…")
-        wallets = WalletManager(node, config.datadir)
+        wallets = WalletManager(node, config.netdir)
         ctx.wallets = wallets
         wallets.start(config.wallets)
         node.subscribe(wallets)

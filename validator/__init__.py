@@ -81,7 +81,7 @@ problems (the store never gives a consensus verdict).
 
 from ctplugin.elements.chainparams import ChainParams
 from validator import reasons
-from validator.audit import TransactionAudit, audit_transactions
+from validator.audit import TransactionAudit, UtxoAudit, audit_transactions, audit_utxo_set
 from validator.coins import decode_txout
 from validator.mempool import (
     REMOVED_BLOCK,
@@ -189,9 +189,11 @@ __all__ = [
     "SubmitResult",
     "TransactionAudit",
     "UnknownBlockError",
+    "UtxoAudit",
     "UtxoEntry",
     "UtxoStats",
     "audit_transactions",
+    "audit_utxo_set",
     "block_file_name",
     "block_files",
     "decode_txout",

@@ -16,6 +16,10 @@ caveat"): nothing is looked up, every proof is verified.
   they are "unknown". Coinbases, and drafts without inputs, have neither ("-").
   ``chain_outputs`` adds each audited transaction's outputs to the known ones (blocks: their
   transactions spend each other).
+- A chain from its genesis: ``audit_utxo_set`` replays only the spends and creations of its
+  blocks in memory (no chainstate, no cache, no validation) and hashes the UTXO set they leave
+  as ``Node.utxo_stats`` does, so a replay's or a node's ``utxo_set_hash`` can be checked
+  against an independent computation.
 
 Each transaction gets a ``TransactionAudit``; failures name the output or input and give
 Elements' reject reason (``validator.rules``).
@@ -23,16 +27,18 @@ Elements' reject reason (``validator.rules``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ctplugin.batch import BatchVerifier
 from ctplugin.borromean.elements import SITE_OUTPUT, transaction_claims
 from ctplugin.bulletproofs import consensus_generators
-from ctplugin.elements import Transaction, TxOut
+from ctplugin.elements import Block, Transaction, TxOut
 from ctplugin.elements.chainparams import ALL_RANGE_PROOFS, RangeProofKind, range_proof_kind
 from ctplugin.errors import ValidationError
 from validator import reasons
+from validator.coins import utxo_hash_record
 from validator.items import (
     KIND_INFLATION,
     KIND_ISSUANCE,
@@ -43,7 +49,10 @@ from validator.items import (
     VerifyContext,
     verify_borromean,
 )
+from validator.known import created_entries
 from validator.rules import plan_amounts
+from validator.store import Outpoint as StoredOutpoint
+from validator.store import UtxoEntry
 
 OK = "ok"
 FAILED = "failed"
@@ -228,3 +237,50 @@ def audit_transactions(txs: Sequence[Transaction], prevouts: Mapping[Outpoint, T
         if spent is not None:
             audit_amounts(tx, spent, result, policy_asset)
     return results
+
+
+@dataclass(frozen=True, slots=True)
+class UtxoAudit:
+    """The UTXO set a chain of blocks leaves: its number of outputs and ``utxo_set_hash``
+    (``Node.utxo_stats``' definition; internal byte order)."""
+
+    height: int
+    txouts: int
+    utxo_set_hash: bytes
+
+
+def audit_utxo_set(blocks: Iterable[Block], connect_genesis_outputs: bool) -> UtxoAudit:
+    """The UTXO set of ``blocks``, a chain from its genesis (block 0 first), with the genesis
+    outputs in it or not (the chain's ``connect_genesis_outputs``). A block that does not
+    extend the previous one or spends an output that is not unspent is
+    ``bad-txns-inputs-missingorspent`` / ``bad-prevblk`` naming it (the chain does not
+    connect: there is no UTXO set to compare)."""
+    utxos: dict[bytes, tuple[StoredOutpoint, UtxoEntry]] = {}
+    height = -1
+    prev = bytes(32)
+    for block in blocks:
+        height += 1
+        header = block.header
+        if header.prev_hash != prev or header.height != height:
+            raise ValidationError(reasons.BAD_PREVBLK, detail=f"block {height} does not connect")
+        prev = block.hash
+        for i, tx in enumerate(block.transactions):
+            if height == 0:
+                if not connect_genesis_outputs:
+                    break
+                # genesis outputs are spendable at once: not coinbase outputs
+                utxos.update((o.key(), (o, e)) for o, e in created_entries(tx, 0, False))
+                continue
+            if i:
+                for n, txin in enumerate(tx.inputs):
+                    key = StoredOutpoint.trusted(txin.prevout_hash, txin.prevout_index).key()
+                    if utxos.pop(key, None) is None:
+                        raise ValidationError(reasons.BAD_TXNS_INPUTS_MISSINGORSPENT,
+                                              tx_index=i, input_index=n,
+                                              detail=f"in block {height}")
+            utxos.update((o.key(), (o, e)) for o, e in created_entries(tx, height, i == 0))
+    digest = hashlib.sha256()
+    for key in sorted(utxos):
+        outpoint, entry = utxos[key]
+        digest.update(utxo_hash_record(outpoint.txid, outpoint.index, entry.encode()))
+    return UtxoAudit(height, len(utxos), digest.digest())

@@ -62,6 +62,7 @@ from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_FUTURE_BLOCK_TIME, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num, script_num_decode
 from ctplugin.errors import ValidationError
+from ctplugin.script.flags import ScriptFlags
 from ctplugin.script.sigops import MAX_BLOCK_SIGOPS_COST, transaction_sigop_cost
 from ctplugin.secp256k1 import kernel
 from validator import reasons
@@ -213,6 +214,21 @@ class BlockValidator:
         self.params = params
         self.known = known
         self.bip30_limit = bip30_limit
+        # The chain's height-dependent rules, read once here, not per block or transaction:
+        # from ``_all_rules_from`` on every block runs under ``_full_flags`` (ctregtest: from 1).
+        self._full_flags = block_script_flags(params, None)
+        self._all_rules_from = max(params.bip65_height, params.bip66_height, params.csv_height)
+        self._bip34_height = params.bip34_height
+        self._version_rules = ((2, params.bip34_height), (3, params.bip66_height),
+                               (4, params.bip65_height))
+        self._challenge = params.block_challenge
+        self._mandatory_coinbase = params.mandatory_coinbase
+
+    def script_flags(self, height: int) -> int:
+        """The script flags of a block at ``height`` (Elements' GetBlockScriptFlags)."""
+        if height >= self._all_rules_from:
+            return self._full_flags
+        return block_script_flags(self.params, height)
 
     # --- stage 1: block checks ------------------------------------------------------------
 
@@ -240,9 +256,18 @@ class BlockValidator:
                 raise ValidationError(reasons.BAD_PREVBLK, detail="block does not extend the tip")
             if header.height != tip.height + 1:
                 raise ValidationError(reasons.BAD_BLK_HEIGHT)
-        if header.is_dynafed or header.challenge != self.params.block_challenge \
-                or header.solution != b"":
+        if header.is_dynafed:
+            raise ValidationError(reasons.BLOCK_PROOF_INVALID, detail="dynafed is not active")
+        if header.challenge != self._challenge:  # = the previous block's, before dynafed
+            raise ValidationError(reasons.BAD_DIFFBITS, detail="incorrect proof of work")
+        # The challenge is OP_TRUE (regtest.elements refuses others): evaluated as Elements
+        # does (SIGPUSHONLY, CLEANSTACK), only the empty solution satisfies it, and that one
+        # is within every max_block_sig_size.
+        if header.solution:
             raise ValidationError(reasons.BLOCK_PROOF_INVALID)
+        for version, since in self._version_rules:
+            if header.version < version and header.height >= since:
+                raise ValidationError(reasons.BAD_VERSION, detail=f"0x{header.version:08x}")
         txs = block.transactions
         if not txs or not txs[0].is_coinbase:
             raise ValidationError(reasons.BAD_CB_MISSING, tx_index=0)
@@ -263,8 +288,8 @@ class BlockValidator:
                 if txid in seen:
                     raise ValidationError(reasons.BAD_TXNS_DUPLICATE, tx_index=i)
                 seen.add(txid)
-        expected_height = script_num(header.height)
-        if not txs[0].inputs[0].script_sig.startswith(expected_height):
+        if header.height >= self._bip34_height and not txs[0].inputs[0].script_sig.startswith(
+                script_num(header.height)):
             raise ValidationError(reasons.BAD_CB_HEIGHT, tx_index=0)
         weight = block.weight
         if weight > MAX_BLOCK_WEIGHT:
@@ -279,6 +304,19 @@ class BlockValidator:
         check_transaction(txs[0], 0)
         for i in unknown:
             check_transaction(txs[i], i)
+        if self._mandatory_coinbase is not None:
+            self.check_mandatory_coinbase(txs[0])
+
+    def check_mandatory_coinbase(self, coinbase: Transaction) -> None:
+        """``-con_mandatorycoinbase``: each coinbase output of the policy asset whose value is
+        not an explicit 0 pays exactly the mandatory script (Elements' ConnectBlock)."""
+        policy = self.params.policy_asset
+        for j, out in enumerate(coinbase.outputs):
+            if out.value != 0 and out.asset == policy \
+                    and out.script_pubkey != self._mandatory_coinbase:
+                raise ValidationError(reasons.BAD_COINBASE_TXOS, tx_index=0, output_index=j,
+                                      detail="coinbase outputs didn't match required "
+                                             "scriptPubKey")
 
     # --- stage 2: inputs ------------------------------------------------------------------
 
@@ -397,7 +435,8 @@ class BlockValidator:
                 block_fees[asset] = total
             plans.append(plan)
             counts.append(count)
-        check_coinbase_outputs(txs[0], block_fees)
+        check_coinbase_outputs(txs[0], block_fees, self.params.policy_asset,
+                               self.params.block_subsidy_at(block.header.height))
         known_keys = [None if k is None else k.keys for k in knowns[1:]]
         return BlockPlan(plans, counts, known_keys, block_fees,
                          lambda indexes: self._plans(block, spent, indexes))
@@ -441,6 +480,8 @@ class BlockValidator:
         entries = inputs.view.entries
         spent_points = inputs.spent_points
         decoded: dict[int, list[SpentOutput]] = {}
+        flags = self.script_flags(height)
+        csv = height >= self.params.csv_height  # BIP68 comes with BIP112
         check_output_scripts(txs[0], 0)
         check_final(txs[0], 0, height, time)
         sigops = transaction_sigop_cost(txs[0], ())
@@ -453,8 +494,10 @@ class BlockValidator:
                 check_output_scripts(tx, i)
             if known is None or not known.timeless:
                 check_final(tx, i, height, time)
-                check_sequence_locks(tx, i, [_coin_height(entries.get(p), height)
-                                             for p in spent_points[k:k + n_inputs]], height)
+                if csv:
+                    check_sequence_locks(tx, i, [_coin_height(entries.get(p), height)
+                                                 for p in spent_points[k:k + n_inputs]],
+                                         height)
             k += n_inputs
             if known is None:
                 outs = decoded[i] = _decoded(inputs.spent[i])
@@ -467,16 +510,16 @@ class BlockValidator:
         cache = self.cache
         if cache is not None and len(txs) > 1:
             keys = [known.script_key if known is not None and known.script_key is not None
-                    else script_cache_key(cache, tx, BLOCK_FLAGS)
+                    else script_cache_key(cache, tx, flags)
                     for tx, known in zip(txs[1:], knowns[1:])]
             found = cache.lookup_many(keys)
             hits[1:] = found
             consumed += compress(keys, found)
         genesis = self.params.genesis_hash
         runs = [(i, *run_scripts(txs[i], i, decoded[i] if i in decoded
-                                 else _decoded(inputs.spent[i]), genesis, BLOCK_FLAGS))
+                                 else _decoded(inputs.spent[i]), genesis, flags))
                 for i in range(1, len(txs)) if not hits[i]]
-        return ScriptPass(items_of(runs, BLOCK_FLAGS), len(txs) - 1, sum(hits))
+        return ScriptPass(items_of(runs, flags), len(txs) - 1, sum(hits))
 
     # --- stage 4: proof cache ---------------------------------------------------------------
 
@@ -588,7 +631,8 @@ class BlockValidator:
         checked below the BIP34 height and again from ``BIP34_IMPLIES_BIP30_LIMIT``, the lowest
         height an unchecked older coinbase indicates (``bip34_implies_bip30_limit``)."""
         limit = self.bip30_limit
-        return height < BIP34_HEIGHT or (limit is not None and height >= limit)
+        return height < max(BIP34_HEIGHT, self._bip34_height) \
+            or (limit is not None and height >= limit)
 
     # --- connect / disconnect ------------------------------------------------------------
 
@@ -678,11 +722,31 @@ def _coin_height(entry: UtxoEntry | None, height: int) -> int:
     return height if entry is None else entry.height
 
 
-def connect_genesis(chainstate: Chainstate, genesis: Block) -> BlockRef:
-    """Apply the genesis block unvalidated: its outputs are the chain's initial coins
-    (spendable at once: stored as non-coinbase, regtest.params)."""
-    created = [entry for tx in genesis.transactions for entry in created_entries(tx, 0, False)]
+def connect_genesis(chainstate: Chainstate, genesis: Block, connect_outputs: bool) -> BlockRef:
+    """Apply the genesis block unvalidated. ``connect_outputs`` (the chain's
+    ``connect_genesis_outputs``): its outputs are the chain's initial coins, spendable at once
+    (stored as non-coinbase, as Elements' ConnectBlock adds them with AddCoins at height 0);
+    otherwise the genesis adds nothing to the UTXO set."""
+    created = [entry for tx in genesis.transactions for entry in created_entries(tx, 0, False)
+               ] if connect_outputs else []
     return chainstate.connect_block(genesis.hash, 0, bytes(32), [], created)
+
+
+def block_script_flags(params: ChainParams, height: int | None) -> int:
+    """The script flags of a block at ``height`` of the chain (None: once every buried
+    deployment is active): Elements' GetBlockScriptFlags — P2SH, WITNESS, TAPROOT and NULLDUMMY
+    always, DERSIG from ``bip66_height``, CHECKLOCKTIMEVERIFY from ``bip65_height``,
+    CHECKSEQUENCEVERIFY from ``csv_height``, SIGHASH_RANGEPROOF where the chain has it."""
+    flags = BLOCK_FLAGS
+    if not params.sighash_rangeproof:
+        flags &= ~ScriptFlags.SIGHASH_RANGEPROOF
+    if height is not None:
+        for since, flag in ((params.bip66_height, ScriptFlags.DERSIG),
+                            (params.bip65_height, ScriptFlags.CHECKLOCKTIMEVERIFY),
+                            (params.csv_height, ScriptFlags.CHECKSEQUENCEVERIFY)):
+            if height < since:
+                flags &= ~flag
+    return int(flags)
 
 
 BIP34_HEIGHT = 1
@@ -701,11 +765,21 @@ def bip34_implies_bip30_limit(genesis: Block) -> int | None:
     height a pre-BIP34 coinbase's scriptSig happens to indicate (1,983,702 on mainnet); here
     that is the height the genesis coinbase indicates, if any. A genesis with other
     transactions (never validated: they could spend one another's outputs, which are all
-    unspent) keeps BIP30 everywhere (1)."""
+    unspent) keeps BIP30 everywhere (1) — except Elements' (docs/elements-regtest.md §2.3):
+    its issuance transaction spends only outpoints of the chain commitment its coinbase
+    pushes, a single SHA256 of text that no transaction's txid (a double SHA256) can equal,
+    so no block can ever repeat it."""
     txs = genesis.transactions
-    if len(txs) != 1 or not txs[0].is_coinbase:
+    if not txs or not txs[0].is_coinbase:
         return BIP34_HEIGHT
     script_sig = txs[0].inputs[0].script_sig
+    if len(txs) > 1:
+        commit = script_sig[1:] if len(script_sig) == 33 and script_sig[0] == 32 else None
+        if commit is None or any(tx.is_coinbase or any(t.prevout_hash != commit
+                                                       for t in tx.inputs)
+                                 for tx in txs[1:]):
+            return BIP34_HEIGHT
+        return None  # the Elements coinbase's one 32-byte push indicates no height
     if not script_sig:
         return None
     op = script_sig[0]

@@ -105,11 +105,15 @@ class Activation:
         return [(b, h) for kind, b, h in self.steps if kind == "connect"]
 
 
-def block_changes(block: Block, *, genesis: bool = False) -> BlockChanges:
+def block_changes(block: Block, *, genesis: bool = False,
+                  genesis_outputs: bool = True) -> BlockChanges:
     """The UTXO changes connecting ``block`` makes, net of in-block spends: what the validator
     writes for a valid block (``BlockValidator.resolve_inputs``; genesis: ``connect_genesis``,
-    whose outputs are not coinbase outputs for maturity). Used to re-apply a block whose
-    validity is already established (recovery of an interrupted flush)."""
+    whose outputs are not coinbase outputs for maturity, and none at all without
+    ``genesis_outputs``, the chain's ``connect_genesis_outputs``). Used to re-apply a block
+    whose validity is already established (recovery of an interrupted flush)."""
+    if genesis and not genesis_outputs:
+        return net_changes([], [])
     height = block.header.height
     spent: list[Outpoint] = []
     created: list[tuple[Outpoint, UtxoEntry]] = []
@@ -182,7 +186,7 @@ class Chain:
             self._recover_flush()
         tip = chainstate.best_block()
         if tip is None:
-            connect_genesis(chainstate, genesis)
+            connect_genesis(chainstate, genesis, self.params.connect_genesis_outputs)
             self._store_undo(known, chainstate.take_undo(genesis.hash))
             self._write_index()
             self.active = [known]
@@ -214,7 +218,9 @@ class Chain:
             entry = entry.parent
         path = list(self._ancestry(new, stop=fork))
         path.reverse()
-        forward = [block_changes(self._read_block(e), genesis=e.height == 0) for e in path]
+        forward = [block_changes(self._read_block(e), genesis=e.height == 0,
+                                 genesis_outputs=self.params.connect_genesis_outputs)
+                   for e in path]
         self.data.chainstate.recover(rollback, forward)
 
     # --- tree helpers ----------------------------------------------------------------------

@@ -44,7 +44,7 @@ from validator.chain import (
     Chain,
     FlushPolicy,
 )
-from validator.coins import decode_txout, encode_txout
+from validator.coins import decode_txout, encode_txout, utxo_hash_record
 from validator.mempool import REMOVED_BY_CALLER, Mempool, MempoolEntry
 from validator.policy import PolicySettings
 from validator.prepared import ConnectReport, PreparedBlock
@@ -542,8 +542,7 @@ class Node(Closeable):
         size = 0
         for outpoint, entry in self.data.chainstate.iter_utxos():
             encoded = entry.encode()
-            digest.update(outpoint.txid + _U32.pack(outpoint.index) + _U32.pack(len(encoded))
-                          + encoded)
+            digest.update(utxo_hash_record(outpoint.txid, outpoint.index, encoded))
             txouts += 1
             size += 36 + len(encoded)
             txids.add(outpoint.txid)

@@ -70,7 +70,18 @@ TIME_TOO_NEW = "time-too-new"
 """The header's time is more than MAX_FUTURE_BLOCK_TIME ahead of the node's clock; not a verdict
 on the block (it may be submitted again later), so it is not remembered."""
 BLOCK_PROOF_INVALID = "block-proof-invalid"
-"""Not our challenge with an empty solution, or a dynafed header."""
+"""The solution does not satisfy the challenge (with OP_TRUE: not empty), is longer than the
+chain's ``max_block_sig_size``, or a dynafed header (never active on our chains)."""
+BAD_DIFFBITS = "bad-diffbits"
+"""The header's challenge is not the previous block's (Elements' CheckChallenge: "incorrect
+proof of work"); before dynafed every block repeats the genesis challenge."""
+BAD_VERSION = "bad-version"
+"""Block version below 2, 3 or 4 once BIP34, BIP66 or BIP65 is active (Elements writes the
+version into the reason, ``bad-version(0x00000001)``; here it is the detail)."""
+BAD_COINBASE_TXOS = "bad-coinbase-txos"
+"""A non-zero policy-asset coinbase output not paying ``-con_mandatorycoinbase``'s script."""
+BAD_BLOCKREWARD_OUTOFRANGE = "bad-blockreward-outofrange"
+"""Fees plus subsidy of an asset above MAX_MONEY (Elements' ConnectBlock)."""
 BAD_CB_MISSING = "bad-cb-missing"
 BAD_CB_MULTIPLE = "bad-cb-multiple"
 BAD_CB_HEIGHT = "bad-cb-height"

@@ -136,13 +136,21 @@ def check_fees(tx: Transaction, tx_index: int | None = None) -> dict[bytes, int]
     return fees
 
 
-def check_coinbase_outputs(coinbase: Transaction, block_fees: dict[bytes, int]) -> None:
+def check_coinbase_outputs(coinbase: Transaction, block_fees: dict[bytes, int],
+                           subsidy_asset: bytes = b"", subsidy: int = 0) -> None:
     """VerifyCoinbaseAmount (§2.2 item 5): explicit outputs only, no witnesses, per asset the
-    outputs sum to at most the block's fees (block subsidy is 0 on our chain)."""
+    outputs sum to at most the block's reward: its fees, plus ``subsidy`` of ``subsidy_asset``
+    (the chain's ``ChainParams.block_subsidy_at``; docs/elements-regtest.md §3.1). A reward
+    above MAX_MONEY is ``bad-blockreward-outofrange``."""
     txin = coinbase.inputs[0]
     if txin.issuance_amount_rangeproof or txin.inflation_keys_rangeproof or txin.pegin_witness:
         raise ValidationError(reasons.BAD_CB_WITNESS, tx_index=0, input_index=0)
     remaining = dict(block_fees)
+    if subsidy:
+        reward = remaining.get(subsidy_asset, 0) + subsidy
+        if reward > MAX_MONEY:
+            raise ValidationError(reasons.BAD_BLOCKREWARD_OUTOFRANGE, tx_index=0)
+        remaining[subsidy_asset] = reward
     for j, out in enumerate(coinbase.outputs):
         if out.surjection_proof or out.range_proof:
             raise ValidationError(reasons.BAD_CB_WITNESS, tx_index=0, output_index=j)
@@ -161,7 +169,7 @@ def check_coinbase_outputs(coinbase: Transaction, block_fees: dict[bytes, int]) 
         left = remaining.get(out.asset, 0) - value
         if left < 0:
             raise ValidationError(reasons.BAD_CB_AMOUNT, tx_index=0, output_index=j,
-                                  detail="coinbase pays more than the block's fees")
+                                  detail="coinbase pays too much")
         remaining[out.asset] = left
 
 

@@ -6,8 +6,10 @@
   scripts), exp 0 and 52 bits (``-ct_exponent``, ``-ct_bits``).
 - Rewind nonce of an output: SHA256(SHA256(ser33(blinding_key·ephemeral_pubkey))), the inner
   hash being libsecp256k1's default ECDH hash and ``ephemeral_pubkey`` the output's nNonce.
-- Issuances: gen = ``generator_generate(asset or token id)``, empty extra commit, min 0; the
-  issuance blinding key itself is the rewind nonce.
+- Issuances: gen = ``generator_generate(asset or token id)``, empty extra commit, min 0 (an
+  empty script is unspendable in Elements mode), message = asset id ‖ 32 zero bytes (issuances
+  are not asset-blinded; Elements ``blind.cpp`` GenerateRangeproof); the issuance blinding key
+  itself is the rewind nonce.
 - "Blind value proofs" (PSET): exact proofs of an output's value, no message, no extra commit.
 
 The consensus rules around the proofs (which outputs carry one, min_value > 0 unless
@@ -104,11 +106,12 @@ def issuance_generator(asset_id: bytes) -> Generator:
 
 def issuance_rangeproof(value: int, blinding_key: bytes, value_blind: bytes,
                         commitment: Commitment, asset_id: bytes, *,
-                        min_bits: int = DEFAULT_MIN_BITS) -> bytes:
+                        exp: int = DEFAULT_EXP, min_bits: int = DEFAULT_MIN_BITS) -> bytes:
     """An issuance's proof as Elements makes it: nonce = the issuance blinding key, no extra
-    commit, no message, min 0, exp 0."""
+    commit, message = asset id ‖ a zero asset blinder, min 0."""
     return sign(value, value_blind, blinding_key, issuance_generator(asset_id), min_value=0,
-                exp=0, min_bits=min_bits, commitment=commitment)
+                exp=exp, min_bits=min_bits, message=bytes(asset_id) + bytes(32),
+                commitment=commitment)
 
 
 def blind_value_proof(value: int, nonce: bytes, value_blind: bytes, commitment: Commitment,

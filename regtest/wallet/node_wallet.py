@@ -76,9 +76,7 @@ class NodeWallet(ChainListener, Closeable):
     def create(cls, path: str, name: str, seed: bytes, params: ChainParams) -> NodeWallet:
         db = WalletDB.open(path, create=True)
         try:
-            wallet = Wallet(seed, policy_asset=params.policy_asset,
-                            range_proofs=params.wallet_range_proof,
-                            genesis_hash=params.genesis_hash)
+            wallet = Wallet.for_chain(seed, params)
             node_wallet = cls(name, db, wallet, params, None)
             db.commit(Changes(state=wallet.state()), sync=True)
             return node_wallet
@@ -93,7 +91,8 @@ class NodeWallet(ChainListener, Closeable):
             state, best = db.load_state()
             wallet = Wallet.restore(state, policy_asset=params.policy_asset,
                                     range_proofs=params.wallet_range_proof,
-                                    genesis_hash=params.genesis_hash)
+                                    genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
+                                    ct_exponent=params.ct_exponent)
             node_wallet = cls(name, db, wallet, params, best)
             for wtx in db.transactions():
                 node_wallet.ledger.add(wtx)

@@ -39,7 +39,7 @@ from typing import NamedTuple
 from ctplugin import borromean, surjection
 from ctplugin.bulletproofs import CONSENSUS_PROOF_LENGTH, prove_output, rewind_output
 from ctplugin.elements import AssetIssuance, Block, Transaction, TxIn, TxOut
-from ctplugin.elements.chainparams import RangeProofKind
+from ctplugin.elements.chainparams import ChainParams, RangeProofKind
 from ctplugin.elements.issuance import (
     issuance_asset_id,
     issuance_entropy,
@@ -51,7 +51,14 @@ from ctplugin.hashes import tagged_hash
 from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
 from ctplugin.secp256k1.params import N
 from ctplugin.surjection import WALLET_USED_INPUTS, serialized_size
-from regtest.params import COINBASE_MATURITY, DEFAULT_CHAIN, POLICY_ASSET, select_chain
+from regtest.params import (
+    COINBASE_MATURITY,
+    DEFAULT_CHAIN,
+    DEFAULT_CT_BITS,
+    DEFAULT_CT_EXPONENT,
+    POLICY_ASSET,
+    select_chain,
+)
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.blinding import (
     asset_blinding_factor,
@@ -238,18 +245,19 @@ class _Plan:
 
 
 @cache
-def _borromean_proof_size(min_value: int, output: bool) -> int:
-    """Size of an Elements-style Borromean proof (fixed for values below 2^52): measured once
-    on a throwaway proof."""
+def _borromean_proof_size(min_value: int, output: bool, exp: int, bits: int) -> int:
+    """Size of an Elements-style Borromean proof (fixed for values below 2^bits with exponent
+    ``exp``): measured once on a throwaway proof."""
     asset = bytes(range(32))
     gen = generator_generate(asset)
     value, blind = 1, (1).to_bytes(32, "big")
     if output:
         return len(borromean.elements.output_rangeproof(
             value, bytes(32), asset, bytes(32), blind, commit(value, blind, gen), gen, b"\x51",
-            min_value=min_value))
+            min_value=min_value, exp=exp, min_bits=bits))
     return len(borromean.elements.issuance_rangeproof(value, bytes(32), blind,
-                                                      commit(value, blind, gen), asset))
+                                                      commit(value, blind, gen), asset,
+                                                      exp=exp, min_bits=bits))
 
 
 _COMMITMENT = b"\x08" + b"\x01" * 32  # placeholders of the sizes of real commitments
@@ -314,12 +322,17 @@ class Wallet:
 
     def __init__(self, seed: bytes, *, policy_asset: bytes = POLICY_ASSET,
                  range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
-                 genesis_hash: bytes | None = None) -> None:
+                 genesis_hash: bytes | None = None, ct_bits: int = DEFAULT_CT_BITS,
+                 ct_exponent: int = DEFAULT_CT_EXPONENT) -> None:
+        """``ct_bits`` / ``ct_exponent``: the Borromean proofs' minimum bits and exponent
+        (Elements' ``-ct_bits`` / ``-ct_exponent``, the chain's ``ChainParams`` values)."""
         if not isinstance(range_proofs, RangeProofKind):
             raise WalletError(f"unknown range-proof kind {range_proofs!r}")
         self.keys = KeyChain(seed)
         self.policy_asset = policy_asset
         self.range_proofs = range_proofs
+        self.ct_bits = ct_bits
+        self.ct_exponent = ct_exponent
         self.genesis_hash = (genesis_hash if genesis_hash is not None
                              else select_chain(DEFAULT_CHAIN).genesis_hash)
         self.coins: dict[tuple[bytes, int], OwnedCoin] = {}
@@ -466,19 +479,21 @@ class Wallet:
             return borromean.elements.output_rangeproof(
                 value, nonce, asset, abf, vbf.to_bytes(32, "big"),
                 commit(value, vbf, asset_gen), asset_gen, script,
-                min_value=0 if is_unspendable(script) else 1)
+                min_value=0 if is_unspendable(script) else 1, exp=self.ct_exponent,
+                min_bits=self.ct_bits)
         return prove_output(value, vbf, asset_gen, nonce, script, message=asset[:20])
 
     def output_proof_size(self, script: bytes) -> int:
         """Bytes of the range proof ``_output_proof`` makes for an output paying ``script``
         (fee estimation before proving)."""
         if self.range_proofs == RangeProofKind.BORROMEAN:
-            return _borromean_proof_size(0 if is_unspendable(script) else 1, True)
+            return _borromean_proof_size(0 if is_unspendable(script) else 1, True,
+                                         self.ct_exponent, self.ct_bits)
         return CONSENSUS_PROOF_LENGTH
 
     def issuance_proof_size(self) -> int:
         if self.range_proofs == RangeProofKind.BORROMEAN:
-            return _borromean_proof_size(0, False)
+            return _borromean_proof_size(0, False, self.ct_exponent, self.ct_bits)
         return CONSENSUS_PROOF_LENGTH
 
     def _issuance_proof(self, value: int, vbf: int, asset: bytes) -> bytes:
@@ -487,7 +502,7 @@ class Wallet:
         if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.issuance_rangeproof(
                 value, self._random(), vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
-                asset)
+                asset, exp=self.ct_exponent, min_bits=self.ct_bits)
         return prove_output(value, vbf, asset_gen, self._random(), b"")
 
     # --- persistence ----------------------------------------------------------------------
@@ -500,11 +515,20 @@ class Wallet:
                            dict(self.entropy), dict(self.token_of))
 
     @classmethod
+    def for_chain(cls, seed: bytes, params: ChainParams) -> Wallet:
+        """A wallet for the chain ``params``: its policy asset, range-proof kind and
+        parameters, and the genesis hash its taproot signatures commit to."""
+        return cls(seed, policy_asset=params.policy_asset, range_proofs=params.wallet_range_proof,
+                   genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
+                   ct_exponent=params.ct_exponent)
+
+    @classmethod
     def restore(cls, state: WalletState, *, policy_asset: bytes = POLICY_ASSET,
                 range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
-                genesis_hash: bytes | None = None) -> Wallet:
+                genesis_hash: bytes | None = None, ct_bits: int = DEFAULT_CT_BITS,
+                ct_exponent: int = DEFAULT_CT_EXPONENT) -> Wallet:
         wallet = cls(state.seed, policy_asset=policy_asset, range_proofs=range_proofs,
-                     genesis_hash=genesis_hash)
+                     genesis_hash=genesis_hash, ct_bits=ct_bits, ct_exponent=ct_exponent)
         wallet._rng_counter = state.rng_counter
         wallet.change_keys = set(state.change_keys)
         wallet.known_assets.update(state.known_assets)

@@ -13,6 +13,7 @@ from ctplugin.elements import Block, Transaction, TxOut, parse_block
 from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.script import script_to_asm
 from ctplugin.errors import ParseError
+from ctplugin.hashes import fast_merkle_root
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.params import amount_json, parse_hash
@@ -255,7 +256,7 @@ def getblockchaininfo(call: Call) -> dict[str, Any]:
     node = call.node
     tip = node.tip
     info = _block_info(call, tip.hash)
-    datadir = call.context.config.datadir
+    datadir = call.context.config.netdir
     size = 0
     for sub in ("blocks", "chainstate"):
         for root, _dirs, names in os.walk(os.path.join(datadir, sub)):
@@ -435,3 +436,13 @@ def getdeploymentinfo(call: Call, blockhash: str | None) -> dict[str, Any]:
     return {"hash": block_hash[::-1].hex(), "height": height,
             "deployments": {name: {"type": "buried", "active": True, "height": 0}
                             for name in BURIED_DEPLOYMENTS}}
+
+
+@rpc("hidden", args=[required("leaves", Kind.ARR, "The leaves: 32-byte hashes in hex, as "
+                              "uint256 prints them")],
+     description="Returns the fast Merkle root of the leaves (Elements' hidden RPC, as its "
+                 "transaction and witness roots are computed: docs/elements-format.md §1.3).",
+     result='"hex"    (string) the root, in uint256 order', hidden=True, locking=Locking.SELF)
+def calcfastmerkleroot(call: Call, leaves: list[Any]) -> str:
+    hashes = [parse_hash(leaf, "leaf") for leaf in leaves]
+    return fast_merkle_root(hashes)[::-1].hex()

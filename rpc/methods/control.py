@@ -85,9 +85,11 @@ def syncwithvalidationinterfacequeue(call: Call) -> None:
                             "networking (this node has no P2P: no connections).",
      locking=Locking.SELF)
 def getnetworkinfo(call: Call) -> dict[str, Any]:
+    comments = call.context.config.uacomment  # Core's -uacomment: "/name:version(a; b)/"
     return {
         "version": VERSION_NUMBER,
-        "subversion": f"/{CLIENT_NAME}:{CLIENT_VERSION}/",
+        "subversion": f"/{CLIENT_NAME}:{CLIENT_VERSION}"
+                      f"{'(' + '; '.join(comments) + ')' if comments else ''}/",
         "protocolversion": PROTOCOL_VERSION,
         "localservices": "0000000000000000",
         "localservicesnames": [],

@@ -30,6 +30,7 @@ from regtest.params import (
     CTREGTEST,
     CTREGTEST_BORROMEAN,
     DEFAULT_CHAIN,
+    ELEMENTSREGTEST,
     NETWORK_MAGIC,
     POLICY_ASSET,
     select_chain,
@@ -43,8 +44,9 @@ from validator import Node, StoreError, read_chain, write_chain
 # --- the registry ------------------------------------------------------------------------------
 
 
-def test_the_registry_names_our_two_chains_the_bulletproof_one_first() -> None:
-    assert CHAIN_NAMES == (CTREGTEST, CTREGTEST_BORROMEAN) == ("ctregtest", "ctregtest-borromean")
+def test_the_registry_names_our_chains_the_bulletproof_one_first() -> None:
+    assert CHAIN_NAMES == (CTREGTEST, CTREGTEST_BORROMEAN, ELEMENTSREGTEST) == (
+        "ctregtest", "ctregtest-borromean", "elementsregtest")
     assert DEFAULT_CHAIN == CTREGTEST
     for name in CHAIN_NAMES:
         assert select_chain(name).name == name
@@ -61,12 +63,12 @@ def test_the_two_chains_differ_only_in_their_range_proofs() -> None:
     assert bullet.policy_asset == POLICY_ASSET and bullet.network_magic == NETWORK_MAGIC
 
 
-@pytest.mark.parametrize("name", ["elementsregtest", "", "CTREGTEST", None, ["ctregtest"]])
+@pytest.mark.parametrize("name", ["elementsregtest2", "", "CTREGTEST", None, ["ctregtest"]])
 def test_an_unknown_chain_name_is_a_typed_error_listing_the_names(name: object) -> None:
     with pytest.raises(UnknownChainError) as caught:
         select_chain(name)  # type: ignore[arg-type]
     assert isinstance(caught.value, ValueError)
-    assert "known chains: ctregtest, ctregtest-borromean" in str(caught.value)
+    assert "known chains: ctregtest, ctregtest-borromean, elementsregtest" in str(caught.value)
 
 
 def test_range_proof_kinds_are_an_enum_spelled_as_on_the_command_line() -> None:
@@ -194,15 +196,20 @@ def test_the_node_selects_its_chain_by_name(tmp_path: Path, argv: list[str]) -> 
         close_node(ctx)
     default = NodeContext(parse_config(["--datadir", str(tmp_path), "-disablewallet"], "t", None))
     assert default.config.chain == DEFAULT_CHAIN
-    with pytest.raises(StoreError, match="made for chain 'ctregtest-borromean'"):
-        open_node(default)
+    # One data directory, one subdirectory per chain (Core's GetDataDirNet): both chains open.
+    open_node(default)
+    try:
+        assert default.node.params is select_chain(DEFAULT_CHAIN)
+    finally:
+        close_node(default)
+    assert {p.name for p in tmp_path.iterdir()} == {DEFAULT_CHAIN, CTREGTEST_BORROMEAN}
 
 
 def test_the_node_refuses_an_unknown_chain_before_starting(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "apps.main", "node", "-datadir=" + str(tmp_path),
-                           "-chain=elementsregtest"], capture_output=True, text=True, cwd=REPO,
+                           "-chain=liquidv2"], capture_output=True, text=True, cwd=REPO,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert done.returncode == 1
-    assert done.stderr == ("Error: Unknown chain elementsregtest. Known chains: ctregtest, "
-                           "ctregtest-borromean\n")
+    assert done.stderr == ("Error: Unknown chain liquidv2. Known chains: ctregtest, "
+                           "ctregtest-borromean, elementsregtest\n")
     assert not (tmp_path / "chain").exists()

@@ -302,13 +302,14 @@ def step_error_codes(env: Env) -> None:
 
 def step_python_bitcointx_with_cookie_discovery(env: Env) -> None:
     node = env.node
-    conf = node.datadir / "ctplugin.conf"
+    # The cookie sits in the chain's directory, DATADIR/ctregtest/.cookie; with bitcoin mainnet
+    # parameters RPCCaller looks beside its conf file (no chain subdirectory), so the conf goes
+    # there. Other tests may have selected Elements parameters process-wide (python-elementstx
+    # does on import).
+    conf = node.netdir / "rpccaller.conf"
     conf.write_text(f"rpcport={node.port}\nrpcconnect=127.0.0.1\n")
-    # The cookie sits in the datadir itself (the DIR/.cookie), which is where RPCCaller
-    # looks with bitcoin mainnet parameters (no chain subdirectory). Other tests may have
-    # selected Elements parameters process-wide (python-elementstx does on import).
     with ChainParams("bitcoin"):
-        caller = RPCCaller(conf_file=str(conf))  # finds DATADIR/.cookie beside its conf
+        caller = RPCCaller(conf_file=str(conf))  # finds the .cookie beside its conf
     assert caller.getblockcount() == rpc(env).getblockcount()
     assert caller.getblockhash(0) == rpc(env).getblockhash(0)
     with pytest.raises(JSONRPCError) as info:

@@ -212,7 +212,7 @@ def test_waits_and_long_polls(node: NodeProcess) -> None:
     assert code_of(chain.waitfornewblock, -1) == -1
     info = chain.getrpcinfo()
     assert info["active_commands"][0]["method"] == "getrpcinfo"
-    assert info["logpath"] == str(Path(node.datadir) / "debug.log")
+    assert info["logpath"] == str(Path(node.netdir) / "debug.log")
     assert chain.uptime() >= 0
     assert chain.getnetworkinfo()["subversion"].startswith("/ctplugin:")
 

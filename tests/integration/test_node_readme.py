@@ -1,6 +1,7 @@
 """The README's five-line node session, pasted verbatim into a shell (only its data directory
 moved to a fresh temporary one), and the configuration file that lets it run on a free port:
-``ctplugin node`` and ``ctplugin cli`` both read ``DATADIR/ctplugin.conf``."""
+``ctplugin node`` and ``ctplugin cli`` both read ``DATADIR/elements.conf`` (its ``[ctregtest]``
+section: docs/elements-regtest.md §4), and the node keeps its files in ``DATADIR/ctregtest/``."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def readme_session() -> list[str]:
 
 def _stop_leftover(datadir: Path) -> None:
     """If the session failed half-way, the daemon it started is stopped by its pid file."""
-    pid_path = datadir / "ctplugin.pid"
+    pid_path = datadir / "ctregtest" / "ctplugin.pid"
     deadline = time.monotonic() + 30
     while pid_path.exists() and time.monotonic() < deadline:
         with contextlib.suppress(ValueError, OSError):
@@ -59,8 +60,8 @@ def test_readme_session_runs_verbatim(tmp_path: Path) -> None:
         pytest.skip(f"{ctplugin} is missing (make test installs it)")
     datadir = tmp_path / "ctnode"
     datadir.mkdir()
-    (datadir / "ctplugin.conf").write_text(f"# the README's node on a free port\n"
-                                           f"rpcport={free_port()}\n")
+    (datadir / "elements.conf").write_text(f"# the README's node on a free port\n"
+                                           f"[ctregtest]\nrpcport={free_port()}\n")
     outputs = []
     try:
         for line in lines:
@@ -78,9 +79,10 @@ def test_readme_session_runs_verbatim(tmp_path: Path) -> None:
         assert Decimal(0) < fee < Decimal("0.001")
         assert outputs[4] == "ctplugin stopping\n"
         deadline = time.monotonic() + 30
-        while (datadir / "ctplugin.pid").exists() and time.monotonic() < deadline:
+        netdir = datadir / "ctregtest"
+        while (netdir / "ctplugin.pid").exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not (datadir / "ctplugin.pid").exists() and not (datadir / ".cookie").exists()
+        assert not (netdir / "ctplugin.pid").exists() and not (netdir / ".cookie").exists()
     finally:
         _stop_leftover(datadir)
 
@@ -89,8 +91,14 @@ def test_configuration_file_rules(tmp_path: Path) -> None:
     conf = tmp_path / "a.conf"
     conf.write_text("# comment\nrpcport=1 # trailing\n-txindex=1\n[liquidv1]\nrpcport=2\n"
                     "[regtest]\nrpcuser = u\nliquidv1.rpcpassword=x\nregtest.rpcpassword=p\n")
-    assert read_config_file(str(conf)) == [("rpcport", "1"), ("txindex", "1"),
-                                           ("rpcuser", "u"), ("rpcpassword", "p")]
+    # Core's rules: rpcport is network-only, so the top section's is ignored (with a warning);
+    # the [regtest] section and the regtest.NAME spelling apply to regtest only.
+    entries, warnings = read_config_file(str(conf)).for_chain("regtest")
+    assert entries == [("rpcuser", "u"), ("rpcpassword", "p"), ("txindex", "1")]  # section first
+    assert warnings == ["Warning: Config setting for -rpcport only applied on regtest network "
+                        "when in [regtest] section."]
+    assert read_config_file(str(conf)).for_chain("liquidv1")[0] == [
+        ("rpcport", "2"), ("rpcpassword", "x"), ("txindex", "1")]
     conf.write_text("rpcport=1\njust words\n")
     with pytest.raises(ConfigFileError, match="parse error on line 2: just words"):
         read_config_file(str(conf))
@@ -102,8 +110,10 @@ def test_node_and_cli_read_the_configuration_file(tmp_path: Path) -> None:
     datadir = tmp_path / "node"
     datadir.mkdir()
     port = free_port()
-    (datadir / "ctplugin.conf").write_text(
-        f"rpcport={port}\nrpcuser=alice\nrpcpassword=secret\ntxindex=1\nrpcconnect=127.0.0.1\n")
+    (datadir / "elements.conf").write_text(
+        f"[ctregtest]\nrpcport={port}\nrpcuser=alice\nrpcpassword=secret\ntxindex=1\n"
+        "rpcconnect=127.0.0.1\n")
+    netdir = datadir / "ctregtest"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         """``ctplugin cli`` in this process (its ``main`` with captured streams)."""
@@ -111,7 +121,8 @@ def test_node_and_cli_read_the_configuration_file(tmp_path: Path) -> None:
         status = cli_main([f"-datadir={datadir}", *args], stdout=out, stderr=err)
         return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
-    process = subprocess.Popen([sys.executable, "-m", "apps.main", "node", "--datadir", str(datadir)],
+    process = subprocess.Popen([sys.executable, "-m", "apps.main", "node",
+                                "--datadir", str(datadir)],
                                cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -121,7 +132,7 @@ def test_node_and_cli_read_the_configuration_file(tmp_path: Path) -> None:
             time.sleep(0.2)
             result = cli("getblockcount")
         assert (result.returncode, result.stdout) == (0, "0\n")
-        assert not (datadir / ".cookie").exists()  # rpcpassword from the file: no cookie
+        assert not (netdir / ".cookie").exists()  # rpcpassword from the file: no cookie
         # txindex=1 from the file: a confirmed transaction is found without its block hash.
         [block] = json.loads(cli("generatetoaddress", "1",
                                  cli("getnewaddress").stdout.strip()).stdout)
@@ -132,24 +143,25 @@ def test_node_and_cli_read_the_configuration_file(tmp_path: Path) -> None:
         result = cli(f"-rpcport={free_port()}", "getblockcount")
         assert result.returncode == 1 and "Could not connect to the server" in result.stderr
         assert "Ignoring unknown configuration value rpcconnect" in (
-            datadir / "debug.log").read_text()
-        assert (datadir / "ctplugin.pid").read_text() == f"{process.pid}\n"
+            netdir / "debug.log").read_text()
+        assert (netdir / "ctplugin.pid").read_text() == f"{process.pid}\n"
         assert cli("stop").stdout == "ctplugin stopping\n"
         assert process.wait(30) == 0
-        assert not (datadir / "ctplugin.pid").exists()
+        assert not (netdir / "ctplugin.pid").exists()
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
         assert process.stderr is not None
         process.stderr.close()
-    (datadir / "ctplugin.conf").write_text("rpcport=nonsense\n")
-    for argv, message in (([], "--rpcport: invalid int value"),
-                          (["--conf", "nosuch.conf"], "Error reading configuration file")):
+    (datadir / "elements.conf").write_text("[ctregtest]\nrpcport=nonsense\n")
+    for argv, message, status in (([], "--rpcport: invalid int value", 2),
+                                  (["--conf", "nosuch.conf"], "Error reading configuration file",
+                                   1)):
         err = io.StringIO()
         with pytest.raises(SystemExit) as exit_info, contextlib.redirect_stderr(err):
             parse_config(["--datadir", str(datadir), *argv], "ctplugin node", None)
-        assert exit_info.value.code == 2 and message in err.getvalue()
+        assert exit_info.value.code == status and message in err.getvalue()
     with pytest.raises(SystemExit) as exit_info, contextlib.redirect_stderr(io.StringIO()):
         cli("getblockcount")  # the cli refuses the broken file too: a usage error
     assert exit_info.value.code == 2

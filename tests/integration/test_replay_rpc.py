@@ -197,6 +197,14 @@ def test_ctplugin_replay_reads_a_node_with_its_cookie(running_node: Any, tmp_pat
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["tip"] == running_node.call("getbestblockhash")
     assert report["source"] == f"node http://127.0.0.1:{running_node.port}/"
+    # The cookie found from the node's data directory and chain, as elements-cli finds it.
+    found = subprocess.run(
+        [sys.executable, "-m", "apps.main", "replay", f"http://127.0.0.1:{running_node.port}",
+         "--rpcdatadir", str(running_node.datadir), "--datadir", str(tmp_path / "f"),
+         "--quiet", "--json", str(tmp_path / "f.json")],
+        capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert found.returncode == 0, found.stderr
+    assert json.loads((tmp_path / "f.json").read_text())["tip"] == report["tip"]
     wrong = subprocess.run(
         [sys.executable, "-m", "apps.main", "replay", f"http://127.0.0.1:{running_node.port}",
          "--rpcuser", "nobody", "--rpcpassword", "wrong", "--datadir", str(tmp_path / "e")],
@@ -210,6 +218,6 @@ def test_replay_reads_a_nodes_own_blocks_directory(running_node: Any, tmp_path: 
     Core's -reindex-chainstate, from a live node's data directory."""
     from replay.sources import BlocksDirSource
 
-    source = BlocksDirSource(running_node.datadir / "blocks", select_chain(CTREGTEST).genesis_hash)
+    source = BlocksDirSource(running_node.netdir / "blocks", select_chain(CTREGTEST).genesis_hash)
     report = replay(source, tmp_path / "d", ReplayConfig(mode="window", show_progress=False))
     assert report.tip == running_node.call("getbestblockhash")

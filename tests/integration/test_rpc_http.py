@@ -393,9 +393,9 @@ def test_daemon_mode_returns_when_ready(tmp_path: Path) -> None:
 
 def test_a_second_node_on_the_same_datadir_refuses(node: NodeProcess) -> None:
     cookie = node.cookie_path.read_bytes()
-    result = subprocess.run([sys.executable, "-m", "apps.main", "node", "--datadir", str(node.datadir),
-                             "--rpcport", str(free_port())], cwd=REPO, timeout=60,
-                            capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "apps.main", "node",
+                             "--datadir", str(node.datadir), "--rpcport", str(free_port())],
+                            cwd=REPO, timeout=60, capture_output=True, text=True)
     assert result.returncode == 1 and "Cannot obtain a lock on data directory" in result.stderr
     assert node.cookie_path.read_bytes() == cookie  # the running node's cookie is untouched
     assert node.call("getblockcount") == 0

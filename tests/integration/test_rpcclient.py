@@ -229,8 +229,9 @@ def test_ctplugin_cli_over_the_client(server: Any, tmp_path: Path) -> None:
 
     status, _, err = cli("echo", "x")
     assert status == 1 and err.startswith("error: Could not locate RPC credentials.")
-    assert f"Cookie file: ({tmp_path}/.cookie)" in err
-    (tmp_path / ".cookie").write_text("__cookie__:s3cret")
+    assert f"Cookie file: ({tmp_path}/ctregtest/.cookie)" in err  # DATADIR/<chain>/.cookie
+    (tmp_path / "ctregtest").mkdir()
+    (tmp_path / "ctregtest" / ".cookie").write_text("__cookie__:s3cret")
     assert cli("echo", "x") == (0, '[\n  "x"\n]\n', "")
     assert cli("-named", "echo", "arg0=y")[1] == '{\n  "arg0": "y"\n}\n'
     assert cli("fail") == (8, "", "error code: -8\nerror message:\nout of range\n")
