@@ -3,8 +3,10 @@ chain file and/or a Core-style ``blocks/`` directory
 (``ctplugin chain --blocks N --txs M --out FILE [--blocks-dir DIR --xor-key HEX --shuffle S]``).
 
 Blocks come from ``regtest.builder`` (``build_demo_chain``, ``build_transfer_chain``), chain
-files are ``validator.write_chain``'s (genesis first, blk-file record framing with our network
-magic), ``blocks/`` directories ``regtest.blocksdir.write_blocks_dir``'s.
+files are ``validator.write_chain``'s (genesis first, blk-file record framing with the chain's
+network magic), ``blocks/`` directories ``regtest.blocksdir.write_blocks_dir``'s.
+``--chain elementsregtest`` takes elementsd's chain options as ``--chain-option NAME=VALUE``
+(``regtest.elements``; docs/elements-regtest.md §3.5).
 """
 
 from __future__ import annotations

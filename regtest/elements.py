@@ -57,6 +57,9 @@ NEVER_ACTIVE_HEIGHT = 1 << 31
 """An ``-evbparams`` start height no chain reaches (the framework's ``dynafed:2147483648:::``)."""
 NEVER_ACTIVE = -2  # Consensus::BIP9Deployment::NEVER_ACTIVE
 DEFAULT_PEGGED_ASSET_NAME = "bitcoin"
+BUILTIN_CHAINS = frozenset({"main", "test", "testnet4", "signet", "regtest", "liquidv1",
+                            "liquidv1test", "liquidtestnet"})
+"""elementsd's own chains (``src/util/chaintype.cpp``); every other name is a custom chain."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +253,9 @@ def elements_chain_options(values: Mapping[str, str | list[str]]) -> ElementsCha
     if (chain := text("chain")) is not None:
         if not chain or not chain.isascii():
             raise ChainOptionError("chain", f"{chain!r} is not a chain name")
+        if chain in BUILTIN_CHAINS:
+            raise ChainOptionError("chain", f"{chain!r} is one of elementsd's built-in chains, "
+                                   "not a custom chain: we do not run it")
         options["name"] = chain
     amounts = {"con_blocksubsidy": "block_subsidy", "initialfreecoins": "initial_free_coins",
                "initialreissuancetokens": "initial_reissuance_tokens"}

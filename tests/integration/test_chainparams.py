@@ -103,7 +103,10 @@ def test_chain_params_are_frozen_and_every_field_is_explicit() -> None:
 @pytest.mark.parametrize(("change", "reason"), [
     ({"name": ""}, "length"), ({"range_proofs": frozenset()}, "length"),
     ({"range_proofs": frozenset({"bulletproof"})}, "type"), ({"genesis": b"\x00"}, "type"),
-    ({"policy_asset": bytes(31)}, "length"), ({"network_magic": b"\xfa"}, "length")])
+    ({"policy_asset": bytes(31)}, "length"), ({"network_magic": b"\xfa"}, "length"),
+    ({"block_subsidy": -1}, "value-range"), ({"subsidy_halving_interval": 0}, "value-range"),
+    ({"bip34_height": -1}, "value-range"), ({"ct_bits": 65}, "value-range"),
+    ({"ct_exponent": 19}, "value-range")])
 def test_bad_chain_params_are_encoding_errors(change: dict[str, object], reason: str) -> None:
     with pytest.raises(EncodingError) as caught:
         dataclasses.replace(select_chain(CTREGTEST), **change)  # type: ignore[arg-type]

@@ -138,6 +138,7 @@ def test_the_chain_name_and_scripts_change_the_genesis_and_the_asset() -> None:
 
 
 @pytest.mark.parametrize(("values", "option"), [
+    ({"chain": "liquidv1"}, "chain"),
     ({"con_blocksubsidy": "fifty"}, "con_blocksubsidy"),
     ({"con_blocksubsidy": "-1"}, "con_blocksubsidy"),
     ({"con_blocksubsidy": str(MAX_MONEY + 1)}, "con_blocksubsidy"),
