@@ -98,12 +98,15 @@ def test_options_it_does_not_know_or_cannot_honour(tmp_path: Path,
     status, err = refused(capsys, tmp_path, "stray")
     assert status == 1 and err.startswith("Error: Command line contains unexpected token "
                                           "'stray'")
-    status, err = refused(capsys, tmp_path, "-acceptnonstdtxn=1")
-    assert status == 1 and err.startswith("Error: -acceptnonstdtxn is not supported")
-    (tmp_path / "elements.conf").write_text("[ctregtest]\ndustrelayfee=0.00003\n")
+    status, err = refused(capsys, tmp_path, "-acceptunlimitedissuances=1")
+    assert status == 1 and err.startswith("Error: -acceptunlimitedissuances is not supported")
+    (tmp_path / "elements.conf").write_text("[ctregtest]\ncreatediscountct=1\n")
     status, err = refused(capsys, tmp_path)
-    assert status == 1 and err.startswith("Error: -dustrelayfee is not supported")
+    assert status == 1 and err.startswith("Error: -creatediscountct is not supported")
     (tmp_path / "elements.conf").unlink()
+    # The mempool policy's options are honoured (validator.policy), not refused.
+    relay = config(tmp_path, "-acceptnonstdtxn=1", "-dustrelayfee=0.00003").relay
+    assert relay.acceptnonstdtxn and relay.dustrelayfee == 3000
     for argv, words in ((["-server=0"], "-server=0 is not supported"),
                         (["-walletrbf=1"], "-walletrbf=1 is not supported")):
         status, err = refused(capsys, tmp_path, *argv)
