@@ -8,13 +8,16 @@ test_validator_scripts.py::test_nlocktime_and_bip68."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from ctplugin.elements import Transaction, TxIn, TxOut
+from ctplugin.elements.consensus import COIN
 from ctplugin.errors import ValidationError
 from ctplugin.script.sighash import PrecomputedTransaction
-from regtest.builder import make_block
+from regtest.builder import genesis_claim, make_block
+from regtest.elements import elements_chain, elements_chain_options
 from regtest.params import GENESIS_TIME, POLICY_ASSET
 from tests.conftest import connect_block
 from tests.unit.test_validator_scripts import (
@@ -34,10 +37,10 @@ NON_FINAL_SEQUENCE = 0xFFFF_FFFE  # nLockTime applies, BIP68 disabled
 
 
 def spend(coin: Coin, sequence: int = NON_FINAL_SEQUENCE, locktime: int = 0) -> Transaction:
-    """A key-path (or bare OP_TRUE) spend of ``coin`` to OP_TRUE."""
+    """A key-path (or bare OP_TRUE) spend of the explicit ``coin`` to OP_TRUE."""
     unsigned = Transaction(version=2, inputs=[replace(coin.txin, sequence=sequence)], outputs=[
-        TxOut(asset=POLICY_ASSET, value=coin.out.value - FEE, script_pubkey=b"\x51"),
-        TxOut(asset=POLICY_ASSET, value=FEE)], locktime=locktime)
+        TxOut(asset=coin.out.asset, value=coin.out.value - FEE, script_pubkey=b"\x51"),
+        TxOut(asset=coin.out.asset, value=FEE)], locktime=locktime)
     if coin.out.script_pubkey == b"\x51":
         return unsigned
     pre = PrecomputedTransaction(unsigned, [coin.out], GENESIS.hash)
@@ -173,3 +176,40 @@ def test_bip68_reads_the_version_as_unsigned() -> None:
     with pytest.raises(ValidationError):
         check_sequence_locks(_tx(5, version=-1), 1, lambda n: 7, 10, _times)
     check_sequence_locks(_tx(5, version=1), 1, lambda n: 7, 10, _times)
+
+
+# --- before the CSV height: the block's own time, no BIP68 ------------------------------------
+
+@pytest.mark.parametrize("csv_height", [1, 5])
+def test_bip113_and_bip68_start_at_the_csv_height(tmp_path: Path, csv_height: int) -> None:
+    """elementsregtest with ``-con_csv_deploy_start``: below it a time lock is judged against
+    the block's own time and a relative lock is not enforced (Elements' ContextualCheckBlock
+    and ConnectBlock set LOCKTIME_MEDIAN_TIME_PAST and LOCKTIME_VERIFY_SEQUENCE with the CSV
+    deployment); from it, against the parent's median time past, and BIP68 holds."""
+    params = elements_chain(elements_chain_options({
+        "initialfreecoins": str(100 * COIN), "con_csv_deploy_start": str(csv_height)}))
+    assert params.csv_height == csv_height
+    claim = genesis_claim(params, b"\x51", 1000)
+    assert claim is not None
+    start = params.genesis.header.time + 10_000
+    free = Coin(claim.txid, 0, claim.outputs[0])
+    with Node.open(tmp_path / "node", params) as node:
+        def block(txs: list[Transaction], time: int) -> ValidationError | None:
+            tip = node.tip
+            made = make_block(tip.hash, tip.height + 1, time, txs, b"\x51", params=params)
+            result = node.submit_block(made.serialize())
+            return None if result.accepted else result.error
+
+        assert block([claim], start) is None
+        # the parent's median time past is ``start``; the block's own time is later still
+        time_locked = spend(free, locktime=start + 5_000)
+        error = block([time_locked], start + 10_000)
+        assert (error is None) == (csv_height > 2), error
+        tip = node.tip
+        coin = Coin(time_locked.txid, 0, time_locked.outputs[0]) if error is None else free
+        height_locked = spend(coin, sequence=10)  # ten blocks after its coin's
+        error = block([height_locked], start + 20_000)
+        assert (error is None) == (csv_height > tip.height + 1), error
+        if error is not None:
+            assert (error.reason, error.tx_index, error.input_index) == (
+                "bad-txns-nonfinal", 1, 0)
