@@ -20,7 +20,7 @@ Modules (data flow of ``docs/design.md`` §1):
   replay mode hold it), ``ConnectReport``.
 - ``cachekeys``: what each proof-cache key covers (mempool and block connection share it);
   ``known``: the mempool's record of a transaction for the block that confirms it.
-- ``scripts``: scripts and signatures: output templates, every input script run
+- ``scripts``: scripts and signatures: every input script (any Elements script) run
   with its BIP340 signatures and taproot tweaks deferred to the block's batch (one
   ``SchnorrClaims`` group) and its ECDSA signatures to check items (verified over threads),
   Elements' ``mandatory-`` / ``non-mandatory-script-verify-flag`` reasons, the

@@ -17,10 +17,11 @@ runs beside the scripts' Python and then the batch's MSM; the verdicts are the s
 3. ``plan`` — per transaction ``plan_amounts`` (fees, encodings, issuance): one balance claim
    and the range-proof / surjection *items* (``validator.items``), nothing verified yet; the
    block's fees per asset; the coinbase may claim at most the fees (subsidy 0);
-3b. ``script_pass`` — output templates, timelocks (nLockTime, BIP68), the block's sigop cost,
-   then every input script of the transactions the script-execution cache does not vouch for
-   (hits consumed when the block commits), their BIP340 signatures and taproot tweaks becoming
-   batch items and their ECDSA signatures check items (``validator.scripts``);
+3b. ``script_pass`` — timelocks (nLockTime against the parent's median time past, BIP68 by
+   height and time), the block's sigop cost, then every input script of the transactions the
+   script-execution cache does not vouch for (hits consumed when the block commits), their
+   BIP340 signatures and taproot tweaks becoming batch items and their ECDSA signatures check
+   items (``validator.scripts``); every output script is valid, as in Elements;
 4. ``cache_pass`` — each item's salted key is looked up in the proof cache (its in-memory front
    first; the script stage does the same for each transaction's script-execution key); the hits
    are consumed only once the block is committed, in memory, their records deleted with a later
@@ -86,13 +87,7 @@ from validator.rules import (
     plan_amounts,
     value_commitments,
 )
-from validator.scripts import (
-    BLOCK_FLAGS,
-    ScriptWork,
-    check_output_scripts,
-    items_of,
-    run_scripts,
-)
+from validator.scripts import BLOCK_FLAGS, ScriptWork, items_of, run_scripts
 from validator.store import (
     BlockRef,
     BlockUndo,
@@ -102,7 +97,7 @@ from validator.store import (
     ProofCache,
     UtxoEntry,
 )
-from validator.timelocks import check_final, check_sequence_locks
+from validator.timelocks import MedianTimes, check_final, check_sequence_locks
 from validator.timing import Stage, StageTimer
 from validator.verify import Prefetch, ProofWork, verify
 
@@ -205,13 +200,16 @@ class BlockValidator:
                  params: ChainParams,
                  known: Callable[[Sequence[Transaction]], list[KnownTransaction | None]]
                  | None = None,
-                 bip30_limit: int | None = 0) -> None:
+                 bip30_limit: int | None = 0, *, median_times: MedianTimes) -> None:
         """``known``: per transaction, the mempool's record of that very transaction (None:
         unknown). ``bip30_limit``: ``bip34_implies_bip30_limit`` of the chain's genesis (the
-        default 0 checks BIP30 at every height)."""
+        default 0 checks BIP30 at every height). ``median_times``: the active chain's median
+        time past by height (``validator.timelocks.MedianTimes``; the chain manager's): the
+        timelocks of a block are judged against its parent's."""
         self.chainstate = chainstate
         self.cache = cache
         self.params = params
+        self.median_times = median_times
         self.known = known
         self.bip30_limit = bip30_limit
         # The chain's height-dependent rules, read once here, not per block or transaction:
@@ -462,42 +460,40 @@ class BlockValidator:
 
     def script_pass(self, block: Block, inputs: ResolvedInputs, consumed: list[bytes],
                     knowns: Sequence[KnownTransaction | None] = ()) -> ScriptPass:
-        """Every output's template (``bad-txns-script-unsupported``), every transaction's
-        timelocks (nLockTime, BIP68: ``validator.timelocks``) and the block's signature-operation
-        cost (``bad-blk-sigops``), then every input script of the transactions the
+        """Every transaction's timelocks (nLockTime with BIP113's cutoff, BIP68 by height and
+        by time: ``validator.timelocks``) and the block's signature-operation cost
+        (``bad-blk-sigops``), then every input script of the transactions the
         script-execution cache does not vouch for (hits are consumed: their keys are appended to
         ``consumed``, consumed when the block commits), run under the block flags with their
-        signatures deferred to the batch (``validator.scripts``).
+        signatures deferred to the batch (``validator.scripts``). Every output script is valid
+        in a block, as in Elements (standardness is the mempool's: ``validator.policy``).
 
-        A mempool transaction (``knowns``) passed the template check and has a known sigop cost
-        (pure functions of its bytes and spent outputs); its timelocks are evaluated for this
-        block unless it has none (``KnownTransaction.timeless``), and the block's sigop total
-        always is."""
+        A mempool transaction (``knowns``) has a known sigop cost (a pure function of its
+        bytes and spent outputs); its timelocks are evaluated for this block unless it has none
+        (``KnownTransaction.timeless``), and the block's sigop total always is."""
         txs = block.transactions
         height = block.header.height
-        time = block.header.time
         knowns = _padded(knowns, len(txs))
         entries = inputs.view.entries
         spent_points = inputs.spent_points
         decoded: dict[int, list[SpentOutput]] = {}
         flags = self.script_flags(height)
-        csv = height >= self.params.csv_height  # BIP68 comes with BIP112
-        check_output_scripts(txs[0], 0)
-        check_final(txs[0], 0, height, time)
+        # BIP68 and BIP113 come with BIP112 (Elements' LOCKTIME_VERIFY_SEQUENCE and
+        # LOCKTIME_MEDIAN_TIME_PAST from the CSV deployment): one median time per block
+        csv = height >= self.params.csv_height
+        cutoff = self.median_times(height - 1) if csv else block.header.time
+        check_final(txs[0], 0, height, cutoff)
         sigops = transaction_sigop_cost(txs[0], ())
         k = 0
         for i in range(1, len(txs)):
             tx = txs[i]
             known = knowns[i]
             n_inputs = len(tx.inputs)
-            if known is None:
-                check_output_scripts(tx, i)
             if known is None or not known.timeless:
-                check_final(tx, i, height, time)
+                check_final(tx, i, height, cutoff)
                 if csv:
-                    check_sequence_locks(tx, i, [_coin_height(entries.get(p), height)
-                                                 for p in spent_points[k:k + n_inputs]],
-                                         height)
+                    check_sequence_locks(tx, i, _coin_heights(entries, spent_points, k, height),
+                                         height, self.median_times)
             k += n_inputs
             if known is None:
                 outs = decoded[i] = _decoded(inputs.spent[i])
@@ -720,6 +716,13 @@ class BlockValidator:
 def _coin_height(entry: UtxoEntry | None, height: int) -> int:
     """The height of a spent coin's block (a coin created in this block: this height)."""
     return height if entry is None else entry.height
+
+
+def _coin_heights(entries: Mapping[Outpoint, UtxoEntry | None], spent_points: Sequence[Outpoint],
+                  first: int, height: int) -> Callable[[int], int]:
+    """``coin_height(n)`` of a transaction in a block at ``height`` whose input 0 is the
+    block's spent point ``first`` (read only for inputs with a relative lock)."""
+    return lambda n: _coin_height(entries.get(spent_points[first + n]), height)
 
 
 def connect_genesis(chainstate: Chainstate, genesis: Block, connect_outputs: bool) -> BlockRef:

@@ -657,6 +657,13 @@ class Chain:
                                                      self._ancestry(entry), strict=False))
         return times[len(times) // 2]
 
+    def median_time_past_at(self, height: int) -> int:
+        """The median time past of the active chain's block at ``height`` (0 ≤ height ≤ the
+        tip's): what timelocks are judged against (``validator.timelocks.MedianTimes``)."""
+        if not 0 <= height < len(self.active):
+            raise IndexError(f"no active block at height {height}")
+        return self.median_time_past(self.active[height])
+
     def tips(self) -> list[BlockIndexEntry]:
         """Entries without children, plus the active tip (getchaintips)."""
         found = [e for e in self.entries.values() if not self.children.get(e.hash)]

@@ -34,15 +34,9 @@ from validator.coins import decode_txout, encode_txout
 from validator.known import KnownTransaction
 from validator.policy import PolicySettings
 from validator.rules import AmountPlan, SpentOutput, check_transaction, plan_amounts
-from validator.scripts import (
-    BLOCK_FLAGS,
-    MEMPOOL_FLAGS,
-    check_output_scripts,
-    items_of,
-    run_scripts,
-)
+from validator.scripts import BLOCK_FLAGS, MEMPOOL_FLAGS, items_of, run_scripts
 from validator.store import Chainstate, Outpoint, ProofCache
-from validator.timelocks import check_final, check_sequence_locks
+from validator.timelocks import MedianTimes, check_final, check_sequence_locks
 from validator.verify import ProofWork, verify
 
 
@@ -96,8 +90,13 @@ class Mempool:
     """Unconfirmed transactions that passed every consensus check against the current tip."""
 
     def __init__(self, chainstate: Chainstate, cache: ProofCache | None,
-                 params: ChainParams, settings: PolicySettings | None = None) -> None:
+                 params: ChainParams, settings: PolicySettings | None = None, *,
+                 median_times: MedianTimes) -> None:
+        """``median_times``: the active chain's median time past by height (the chain
+        manager's, ``validator.timelocks.MedianTimes``): timelocks are judged for the next
+        block, against the tip's."""
         self.chainstate = chainstate
+        self.median_times = median_times
         self.cache = cache
         self.params = params
         self.settings = settings if settings is not None else PolicySettings()
@@ -154,9 +153,12 @@ class Mempool:
         height = (tip.height + 1) if tip is not None else 0
         outpoints = [Outpoint.trusted(t.prevout_hash, t.prevout_index) for t in tx.inputs]
         spent, spent_bytes, coin_heights = self._spent_outputs(outpoints, height)
-        # finality for the next block: time locks against the clock (no median time past here)
-        check_final(tx, None, height, int(time.time()), reason=reasons.NON_FINAL)
-        check_sequence_locks(tx, None, coin_heights, height, reason=reasons.NON_BIP68_FINAL)
+        # finality for the next block (Elements' CheckFinalTxAtTip, CheckSequenceLocksAtTip):
+        # time locks against the tip's median time past (BIP113), BIP68 always
+        cutoff = self.median_times(height - 1) if height else 0
+        check_final(tx, None, height, cutoff, reason=reasons.NON_FINAL)
+        check_sequence_locks(tx, None, coin_heights.__getitem__, height, self.median_times,
+                             reason=reasons.NON_BIP68_FINAL)
         plan, keys, sigops, counts = self._verify(tx, spent, bypass_limits)
         if not add:
             return MempoolEntry(tx, plan.fees, *counts)
@@ -229,7 +231,6 @@ class Mempool:
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
             checks_to_verify = [c for c, k in zip(checks, check_keys) if k not in cache]
         # scripts under the policy flags; their signatures join this transaction's batch
-        check_output_scripts(tx, 0)
         sigops = transaction_sigop_cost(tx, spent)
         policy.check_fees(tx, plan.fees.get(params.policy_asset, 0), sigops, settings,
                           params.policy_asset, bypass_limits)

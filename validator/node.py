@@ -251,10 +251,15 @@ class Node(Closeable):
         self.data = data
         self.params = params
         cache = data.proof_cache if use_cache else None
-        self.mempool = Mempool(data.chainstate, cache, params, relay)
+        # the chain manager, made below, owns the header times the timelocks are judged on
+        def median_times(height: int) -> int:
+            return self.chain.median_time_past_at(height)
+
+        self.mempool = Mempool(data.chainstate, cache, params, relay, median_times=median_times)
         self.validator = BlockValidator(data.chainstate, cache, params,
                                         known=self.mempool.known_transactions,
-                                        bip30_limit=bip34_implies_bip30_limit(params.genesis))
+                                        bip30_limit=bip34_implies_bip30_limit(params.genesis),
+                                        median_times=median_times)
         self.chain = Chain(data, self.validator, params, params.genesis, policy)
         self._listeners: list[ChainListener] = []
         self._closed = False

@@ -111,9 +111,11 @@ NON_MANDATORY_SCRIPT_VERIFY_FLAG = "non-mandatory-script-verify-flag"
 """Mempool only: a script fails only because of policy flags (low S, NULLFAIL, MINIMALDATA...);
 ``non-mandatory-script-verify-flag (<ScriptErrorString>)``."""
 BAD_TXNS_SCRIPT_UNSUPPORTED = "bad-txns-script-unsupported"
-"""Ours (docs/design.md): an output to, or a spend of, a script outside our chain's template set."""
+"""Ours (docs/design.md §3): a spend the interpreter does not evaluate (a Simplicity leaf,
+``ScriptErrorCode.UNSUPPORTED``)."""
 BAD_TXNS_NONFINAL = "bad-txns-nonfinal"
-"""nLockTime not reached, or a BIP68 relative lock not reached."""
+"""nLockTime not reached (time locks: against the parent's median time past, BIP113), or a
+BIP68 relative lock (by height or by time) not reached."""
 BAD_BLK_SIGOPS = "bad-blk-sigops"
 """The block's signature-operation cost is above MAX_BLOCK_SIGOPS_COST (80,000)."""
 

@@ -1,17 +1,18 @@
-"""Scripts and signatures of transactions (docs/design.md "Scripts and signatures (our
-chain)"): the stage of block connection and mempool acceptance that runs every input script.
+"""Scripts and signatures of transactions (docs/design.md §3): the stage of block connection and
+mempool acceptance that runs every input script.
 
-For each transaction the stage
+Every script Elements accepts is accepted: the full interpreter (``ctplugin.script``: legacy,
+P2SH, segwit v0, taproot key and script path, Elements' tapscript opcodes) judges each input,
+and every output script is valid in a block, as in Elements (which outputs the mempool relays
+is the policy's: ``validator.policy``). For each transaction the stage
 
-1. checks that every output pays a scriptPubKey our chain can later spend-check (bare
-   ``OP_TRUE``, P2WPKH, P2WSH, P2TR) or an unspendable one (OP_RETURN, the empty fee script);
-   anything else is ``bad-txns-script-unsupported`` naming the output;
-2. runs every input's script (``ctplugin.script.verify_input``) with a *deferring* checker: each
+1. runs every input's script (``ctplugin.script.verify_input``) with a *deferring* checker: each
    BIP340 signature and each taproot script-path commitment becomes a batch item
    (``SchnorrItem``, ``TweakItem``: one claim each in the block's one multi-scalar
    multiplication), each ECDSA signature whose failure would fail its script an ``EcdsaItem``
-   (verified with libsecp256k1, the signatures of a block spread over threads);
-3. on a script failure, re-runs that input with an immediate checker to report Elements' exact
+   (P2PKH, P2SH, bare and P2SH-wrapped multisig, P2WPKH, P2WSH alike; verified with
+   libsecp256k1, the signatures of a block spread over threads);
+2. on a script failure, re-runs that input with an immediate checker to report Elements' exact
    error and — under the mempool's policy flags — re-runs it with the consensus flags only to
    tell ``non-mandatory-script-verify-flag (<error>)`` (policy) from
    ``mandatory-script-verify-flag-failed (<error>)`` (consensus), as Elements'
@@ -21,9 +22,10 @@ For each transaction the stage
    (SCHNORR_SIG, WITNESS_PROGRAM_MISMATCH, EVAL_FALSE, CHECKSIGVERIFY...): signature validity
    never depends on policy flags.
 
-Reject reasons: ``mandatory-script-verify-flag-failed (...)``, ``non-mandatory-script-verify-flag
-(...)`` and ``bad-txns-script-unsupported`` (ours), with the transaction and input (or output)
-index. Flags: ``ctplugin.script.flags.BLOCK`` in blocks, ``STANDARD`` in the mempool.
+Reject reasons: ``mandatory-script-verify-flag-failed (...)`` and ``non-mandatory-script-verify-flag
+(...)`` with the transaction and input index; ``bad-txns-script-unsupported`` (ours) only where
+the interpreter reports ``UNSUPPORTED`` (a Simplicity leaf, which we do not evaluate). Flags:
+``ctplugin.script.flags.BLOCK`` in blocks, ``STANDARD`` in the mempool.
 
 The script-execution cache (docs/design.md "Proof caches"): a salted key over the wtxid and
 the flags (``validator.cachekeys.script_cache_key``), written when the mempool accepts a
@@ -80,7 +82,8 @@ _SCRIPT_FAILURE = Family.SCRIPT_FAILURE
 # --- reject reasons ----------------------------------------------------------------------------
 
 def script_reason(code: ScriptErrorCode, mandatory: bool = True) -> str:
-    """Elements' reject reason for a script error (ours for an unsupported template)."""
+    """Elements' reject reason for a script error (ours for what the interpreter does not
+    evaluate: ``UNSUPPORTED``)."""
     if code is ScriptErrorCode.UNSUPPORTED:
         return UNSUPPORTED
     prefix = (reasons.MANDATORY_SCRIPT_VERIFY_FLAG_FAILED if mandatory
@@ -92,25 +95,6 @@ def _failure(code: ScriptErrorCode, label: ItemLabel, mandatory: bool = True,
              detail: str = "") -> ValidationError:
     return ValidationError(script_reason(code, mandatory), tx_index=label.tx_index,
                            input_index=label.index, detail=detail)
-
-
-# --- output templates --------------------------------------------------------------------------
-
-def is_supported_output(script: bytes) -> bool:
-    """Can our chain spend-check an output to ``script`` later (or is it unspendable)?"""
-    if not script or script[0] == 0x6A or script == b"\x51":
-        return True
-    size = len(script)
-    return ((size == 22 and script[:2] == b"\x00\x14") or (size == 34 and script[:2] in (
-        b"\x00\x20", b"\x51\x20")))
-
-
-def check_output_scripts(tx: Transaction, tx_index: int) -> None:
-    """``bad-txns-script-unsupported`` naming the first output our chain could not spend."""
-    for j, out in enumerate(tx.outputs):
-        if not is_supported_output(out.script_pubkey):
-            raise ValidationError(UNSUPPORTED, tx_index=tx_index, output_index=j,
-                                  detail="scriptPubKey outside the template set")
 
 
 # --- items -------------------------------------------------------------------------------------
@@ -382,6 +366,5 @@ def items_of(runs: Sequence[tuple[int, PrecomputedTransaction,
 
 __all__ = ["BLOCK_FLAGS", "MEMPOOL_FLAGS", "UNSUPPORTED", "EcdsaItem", "FailedInput",
            "SchnorrItem",
-           "ScriptWork", "TweakItem", "check_output_scripts", "exact_failure",
-           "is_supported_output", "items_of", "run_scripts",
+           "ScriptWork", "TweakItem", "exact_failure", "items_of", "run_scripts",
            "script_reason", "verify_ecdsa_parallel"]

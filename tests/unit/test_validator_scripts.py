@@ -1,7 +1,8 @@
 """Scripts and signatures through the validator (docs/design.md §3): rejections named by
 transaction and input in the mempool AND in blocks, one bad Schnorr signature among 1000, the
 script-execution cache, policy vs consensus flags, and the real Elements transactions of the
-shared vectors."""
+shared vectors. Legacy and P2SH scripts: test_validator_legacy_scripts.py; time-based locks:
+test_validator_timelocks.py."""
 
 from __future__ import annotations
 
@@ -262,21 +263,6 @@ def test_partial_multisig_is_not_enough(chain: Chain) -> None:
     assert err.value.reason == MANDATORY.format("Operation not valid with the current stack size")
 
 
-def test_outputs_outside_the_template_set_are_unsupported(chain: Chain) -> None:
-    coin = chain.take("keypath")
-    p2pkh = b"\x76\xa9\x14" + bytes(20) + b"\x88\xac"
-    unsigned = Transaction(version=2, inputs=[coin.txin], outputs=[
-        TxOut(asset=POLICY_ASSET, value=COIN_VALUE - FEE, script_pubkey=p2pkh),
-        TxOut(asset=POLICY_ASSET, value=FEE)])
-    pre = PrecomputedTransaction(unsigned, [coin.out], GENESIS.hash)
-    tx = replace(unsigned, inputs=[replace(coin.txin, script_witness=(key_path_sig(pre, 0),))])
-    for submit in (lambda: chain.node.accept_transaction(tx.serialize()),
-                   lambda: connect_block(chain.node, chain.block([tx]).serialize())):
-        with pytest.raises(ValidationError) as err:
-            submit()
-        assert (err.value.reason, err.value.output_index) == ("bad-txns-script-unsupported", 0)
-
-
 # --- policy vs consensus -----------------------------------------------------------------------
 
 def _der(r: int, s: int) -> bytes:
@@ -368,10 +354,6 @@ def test_nlocktime_and_bip68(chain: Chain) -> None:
     with pytest.raises(ValidationError) as err:
         connect_block(chain.node, chain.block([waiting]).serialize())
     assert (err.value.reason, err.value.tx_index) == ("bad-txns-nonfinal", 1)
-    timed = relative((1 << 22) | 1)
-    with pytest.raises(ValidationError) as err:
-        chain.node.accept_transaction(timed.serialize())
-    assert err.value.reason == "bad-txns-script-unsupported"
     connect_block(chain.node, chain.block([relative(1)]).serialize())  # one block: satisfied
 
 

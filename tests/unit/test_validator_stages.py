@@ -273,7 +273,7 @@ def test_timeless_transactions_pass_every_timelock() -> None:
                          outputs=[])
         if is_timeless(tx):
             check_final(tx, 1, height, when)
-            check_sequence_locks(tx, 1, [height] * len(sequences), height)
+            check_sequence_locks(tx, 1, lambda n: height, height, lambda h: when)
 
     check()
 
