@@ -2,10 +2,13 @@
 (``ctplugin chain``, ``apps.chain``, writes them to a chain file and/or a Core-style ``blocks/``
 directory).
 
-Blocks follow the chain's rules (``ChainParams``): coinbase with the BIP34 height push,
-claiming exactly the block's fees per asset, plus the chain's block subsidy in its policy asset,
-for the miner, and the witness commitment
-(OP_RETURN aa21a9ed ‖ sha256d(witness root ‖ 32 zero bytes), witness root = fast Merkle root of
+Blocks follow the chain's rules (``ChainParams``) and carry the coinbase Elements' miner builds
+(``src/node/miner.cpp`` CreateNewBlock; docs/elements-regtest.md §3.1): scriptSig = the BIP34
+height push then OP_0; the data commitments (``getnewblockhex``'s ``commit_data``) first; then
+one payout of the policy asset, explicit, worth the block's policy-asset fees plus the chain's
+subsidy, to the miner's script — to ``OP_RETURN`` when that value is 0 (fees in other assets are
+not claimed, as in Elements); last the witness commitment (explicit 0 of the policy asset,
+OP_RETURN aa21a9ed ‖ sha256d(witness root ‖ 32 zero bytes), witness root = fast Merkle root of
 every transaction's withash, coinbase included) whose reserved value is the coinbase input's
 single script-witness item.
 """
@@ -33,34 +36,32 @@ from regtest.wallet import Issuance, Payment, Reissuance, Wallet
 
 BLOCK_INTERVAL = 60
 WITNESS_RESERVED = bytes(32)
+OP_RETURN = b"\x6a"
 
 Progress = Callable[[int, int], None]
 """Called after each mined block with (blocks mined, blocks to mine)."""
 
 
-def coinbase_transaction(height: int, fees: dict[bytes, int], miner_script: bytes,
+def coinbase_transaction(height: int, payout: int, miner_script: bytes,
                          others: Sequence[Transaction],
-                         extra_outputs: Sequence[TxOut] = (),
-                         commitment_asset: bytes = POLICY_ASSET) -> Transaction:
-    """The coinbase of a block at ``height`` holding ``others``: pays ``fees`` to the miner
-    (then ``extra_outputs``, e.g. OP_RETURN commitments) and commits to every transaction's
-    witness data (an explicit 0 of ``commitment_asset``, the chain's policy asset, as Elements'
-    miner writes it)."""
-    script_sig = script_num(height)
-    if len(script_sig) < 2:
-        script_sig += b"\x00"  # bad-cb-length wants 2..100 bytes
+                         commitments: Sequence[TxOut] = (),
+                         policy_asset: bytes = POLICY_ASSET) -> Transaction:
+    """The coinbase of a block at ``height`` holding ``others`` (module docstring): the
+    ``commitments`` outputs, then ``payout`` satoshis of ``policy_asset`` (the chain's) to
+    ``miner_script`` (``OP_RETURN`` when ``payout`` is 0: a 0-value output must be
+    unspendable), then the commitment to every transaction's witness data."""
+    script_sig = script_num(height) + b"\x00"  # CScript() << nHeight << OP_0
     txin = TxIn(prevout_hash=bytes(32), prevout_index=0xFFFF_FFFF, script_sig=script_sig,
                 script_witness=(WITNESS_RESERVED,))
-    outputs = [TxOut(asset=asset, value=amount, script_pubkey=miner_script)
-               for asset, amount in sorted(fees.items())]
-    outputs += extra_outputs
+    outputs = [*commitments, TxOut(asset=policy_asset, value=payout,
+                                   script_pubkey=miner_script if payout else OP_RETURN)]
     # The coinbase's withash covers only its witness (the reserved value), never its outputs.
     draft = Transaction(version=2, inputs=(txin,),
-                        outputs=(*outputs, _commitment_out(bytes(32), commitment_asset)))
+                        outputs=(*outputs, _commitment_out(bytes(32), policy_asset)))
     root = fast_merkle_root([draft.withash, *(tx.withash for tx in others)])
     commitment = sha256d(root + WITNESS_RESERVED)
     return Transaction(version=2, inputs=(txin,),
-                       outputs=(*outputs, _commitment_out(commitment, commitment_asset)))
+                       outputs=(*outputs, _commitment_out(commitment, policy_asset)))
 
 
 def _commitment_out(commitment: bytes, asset: bytes) -> TxOut:
@@ -68,24 +69,20 @@ def _commitment_out(commitment: bytes, asset: bytes) -> TxOut:
 
 
 def make_block(prev_hash: bytes, height: int, time: int, txs: Sequence[Transaction],
-               miner_script: bytes, extra_outputs: Sequence[TxOut] = (),
+               miner_script: bytes, commitments: Sequence[TxOut] = (),
                fees: dict[bytes, int] | None = None,
                params: ChainParams | None = None) -> Block:
     """A block of ``txs`` on ``prev_hash`` of the chain ``params`` (default ``DEFAULT_CHAIN``)
-    whose coinbase pays their fees (``fees`` per asset when the caller already knows them, e.g.
-    from mempool entries) and the block subsidy to ``miner_script``; the header carries the
-    chain's challenge."""
+    whose coinbase (module docstring) pays their policy-asset fees (from ``fees`` per asset
+    when the caller already knows them, e.g. from mempool entries) and the block subsidy to
+    ``miner_script``, after the ``commitments`` outputs; the header carries the chain's
+    challenge."""
     params = params or select_chain(DEFAULT_CHAIN)
-    if fees is None:
-        fees = {}
-        for tx in txs:
-            for asset, amount in tx.fees().items():
-                fees[asset] = fees.get(asset, 0) + amount
-    subsidy = params.block_subsidy_at(height)
-    if subsidy:
-        fees = {**fees, params.policy_asset: fees.get(params.policy_asset, 0) + subsidy}
-    coinbase = coinbase_transaction(height, fees, miner_script, txs, extra_outputs,
-                                    params.policy_asset)
+    policy = params.policy_asset
+    fee = (sum(tx.fees().get(policy, 0) for tx in txs) if fees is None
+           else fees.get(policy, 0))
+    coinbase = coinbase_transaction(height, fee + params.block_subsidy_at(height), miner_script,
+                                    txs, commitments, policy)
     all_txs = (coinbase, *txs)
     root, _ = _speedups.merkle_root(b"".join(tx.txid for tx in all_txs))
     header = BlockHeader(version=BLOCK_VERSION, prev_hash=prev_hash, merkle_root=root, time=time,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctplugin.errors import CtpluginError
+from regtest.wallet.node_wallet import WalletSettings
 from rpc.errors import RpcCode, RpcError
 from rpc.jsonrpc import Params, handle_body
 from rpc.params import amount_from_value
@@ -95,6 +96,7 @@ class NodeContext:
         self.wallet_fee_rate = self.fallback_fee_rate  # settxfee changes it
         self.max_tx_fee = amount_from_value(config.maxtxfee)  # satoshis (-maxtxfee)
         self.mocktime = 0  # setmocktime: 0 = the wall clock
+        self.wallet_settings = WalletSettings()  # the chain's, once the node opens
 
     # --- state -------------------------------------------------------------------------------
 

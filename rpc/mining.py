@@ -7,9 +7,11 @@ first, while it fits under the weight limit minus the coinbase reserve; scores o
 lost ancestors to earlier picks are recomputed lazily when they come up. Transactions in
 acceptance order are topologically sorted, so a package is emitted in that order.
 
-``assemble_block`` builds the block on the tip with ``regtest.builder``'s block maker: coinbase
-with the BIP34 height, the block's fees per asset paid to the miner's script, and the witness
-commitment; header time now, but after the tip's median time past.
+``assemble_block`` builds the block on the tip of the node's chain (``ChainParams``: challenge,
+subsidy, policy asset) with ``regtest.builder``'s block maker — Elements' coinbase: the BIP34
+height, data commitments, the policy-asset fees plus the subsidy paid to the miner's script, the
+witness commitment (docs/elements-regtest.md §3.1); header time now, but after the tip's median
+time past.
 """
 
 from __future__ import annotations
@@ -106,10 +108,11 @@ def block_time(node: Node, now: int | None = None) -> int:
 
 
 def assemble_block(node: Node, txs: Sequence[Transaction], miner_script: bytes,
-                   extra_outputs: Sequence[TxOut] = (),
+                   commitments: Sequence[TxOut] = (),
                    fees: dict[bytes, int] | None = None, now: int | None = None) -> Block:
     """A block on the tip holding ``txs`` and paying their fees (``fees`` when the caller knows
-    them) to ``miner_script``, timed ``now`` (default: the wall clock)."""
+    them) and the subsidy to ``miner_script``, after the ``commitments`` outputs, timed ``now``
+    (default: the wall clock)."""
     tip = node.tip
     return make_block(tip.hash, tip.height + 1, block_time(node, now), txs, miner_script,
-                      extra_outputs, fees)
+                      commitments, fees, params=node.params)

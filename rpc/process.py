@@ -31,13 +31,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class NodeProcess:
-    """``ctplugin node`` (``python -m apps.main node``) on 127.0.0.1:<free port> in ``datadir``."""
+NODE_COMMAND = ("apps.main", "node")
+"""``ctplugin node``."""
+ELEMENTSD_COMMAND = ("apps.elementsd",)
+"""``ctplugin-elementsd``: elementsd's command line and defaults (give it ``-chain=``)."""
 
-    def __init__(self, datadir: Path, *args: str, port: int | None = None) -> None:
+
+class NodeProcess:
+    """``ctplugin node`` (``python -m apps.main node``; ``command``: another of the node's
+    command lines, e.g. ``ELEMENTSD_COMMAND``) on 127.0.0.1:<free port> in ``datadir``."""
+
+    def __init__(self, datadir: Path, *args: str, port: int | None = None,
+                 command: tuple[str, ...] = NODE_COMMAND) -> None:
         self.datadir = datadir
         self.port = port or free_port()
         self.args = list(args)
+        self.command = command
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -66,7 +75,7 @@ class NodeProcess:
         self._out = (self.datadir.parent / f"{self.datadir.name}.stdout").open("ab")
         self._err = (self.datadir.parent / f"{self.datadir.name}.stderr").open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "apps.main", "node", "--datadir", str(self.datadir),
+            [sys.executable, "-m", *self.command, "--datadir", str(self.datadir),
              "--rpcport", str(self.port), *self.args, *extra],
             cwd=PACKAGES_ROOT, env=env, stdout=self._out, stderr=self._err)
         if wait:

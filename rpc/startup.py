@@ -9,6 +9,7 @@ order.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 
@@ -16,8 +17,9 @@ from ctplugin.elements import parse_block
 from ctplugin.elements.chainparams import ChainOptionError, ChainParams
 from ctplugin.errors import ParseError
 from ctplugin.secp256k1 import kernel
-from regtest.elements import elements_chain_options
+from regtest.elements import ElementsChainOptions, elements_chain_options
 from regtest.params import ELEMENTSREGTEST, select_chain
+from regtest.wallet.node_wallet import WalletSettings
 from rpc.config import NodeConfig
 from rpc.context import NodeContext
 from rpc.events import NodeEvents
@@ -29,15 +31,30 @@ from validator import DataDirLockedError, Node, read_chain
 log = logging.getLogger("ctplugin.rpc")
 
 
+def elements_options(config: NodeConfig) -> ElementsChainOptions | None:
+    """elementsd's options of the elementsregtest chain ``config`` selects (chain, wallet and
+    policy ones: ``regtest.elements``); None on our fixed chains. ``ChainOptionError`` for an
+    option the chain cannot honour."""
+    if config.chain != ELEMENTSREGTEST:
+        return None
+    values: dict[str, list[str]] = {}  # every value in order: the last counts
+    for name, value in config.chain_options:
+        values.setdefault(name, []).append(value)
+    return elements_chain_options(values)
+
+
+def wallet_settings(options: ElementsChainOptions | None) -> WalletSettings:
+    """The node's wallet options: elementsd's on elementsregtest, our chains' otherwise."""
+    return WalletSettings.for_elements(options) if options is not None else WalletSettings()
+
+
 def chain_params(config: NodeConfig) -> ChainParams:
     """The chain ``config`` selects: elementsregtest built from its chain options
     (``regtest.elements``), one of our fixed chains otherwise. ``ChainOptionError`` for an
     option the chain cannot honour."""
-    if config.chain == ELEMENTSREGTEST:
-        values: dict[str, list[str]] = {}  # every value in order: the last counts
-        for name, value in config.chain_options:
-            values.setdefault(name, []).append(value)
-        return select_chain(config.chain, elements_chain_options(values))
+    options = elements_options(config)
+    if options is not None:
+        return select_chain(config.chain, options)
     for name, value in config.chain_options:
         # our chains have no parent chain, so there are no peg-ins to validate
         if name != "validatepegin":
@@ -51,9 +68,13 @@ def open_node(ctx: NodeContext) -> None:
     config = ctx.config
     ctx.set_warmup("Loading block index…")
     kernel.set_threads(config.kernel_threads)
+    options = elements_options(config)
+    ctx.wallet_settings = wallet_settings(options)
+    relay = config.relay
+    if options is not None:  # OP_TRUE is standard exactly when the wallet may own it (§5.4)
+        relay = dataclasses.replace(relay, anyonecanspendaremine=options.anyonecanspendaremine)
     try:
-        node = Node.open(config.netdir, chain_params(config), sync=config.sync,
-                         relay=config.relay)
+        node = Node.open(config.netdir, chain_params(config), sync=config.sync, relay=relay)
     except DataDirLockedError:
         raise RuntimeError(f"Cannot obtain a lock on data directory {config.netdir}. "
                            "ctplugin node is probably already running.") from None
@@ -85,7 +106,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
         node.subscribe(ctx.zmq)
     if not config.disablewallet:
         ctx.set_warmup("Loading wallet…")
-        wallets = WalletManager(node, config.netdir)
+        wallets = WalletManager(node, config.netdir, ctx.wallet_settings)
         ctx.wallets = wallets
         wallets.start(config.wallets)
         node.subscribe(wallets)

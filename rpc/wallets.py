@@ -27,7 +27,7 @@ from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction
 from regtest.params import REGTEST_SEED
 from regtest.wallet.db import WalletDBError
-from regtest.wallet.node_wallet import NodeWallet
+from regtest.wallet.node_wallet import NodeWallet, WalletSettings
 from rpc.errors import RpcCode, RpcError
 from validator import REMOVED_BLOCK, ChainListener, Node
 
@@ -38,9 +38,13 @@ SETTINGS_FILE = "settings.json"
 
 
 class WalletManager(ChainListener, Closeable):
-    def __init__(self, node: Node, datadir: str) -> None:
+    """``settings``: the node's wallet options (``WalletSettings``), the same for every
+    wallet it loads."""
+
+    def __init__(self, node: Node, datadir: str, settings: WalletSettings | None = None) -> None:
         self.node = node
         self.datadir = datadir
+        self.settings = settings if settings is not None else WalletSettings()
         self.wallets: dict[str, NodeWallet] = {}
         self._lock = threading.RLock()  # guards the table, not the wallets
 
@@ -137,7 +141,7 @@ class WalletManager(ChainListener, Closeable):
                                                      f"to create database path '{self.path(name)}'"
                                                      ". Database already exists.")
             wallet = NodeWallet.create(self.path(name), name, seed or secrets.token_bytes(32),
-                                       self.node.params)
+                                       self.node.params, self.settings)
             wallet.best = (self.node.tip.hash, self.node.tip.height) if seed is None else None
             with wallet.lock:
                 if wallet.best is None:  # a known seed may own coins already: scan the chain
@@ -159,7 +163,8 @@ class WalletManager(ChainListener, Closeable):
                                f"Wallet file verification failed. Failed to load database path "
                                f"'{self.path(name)}'. Path does not exist.")
             try:
-                wallet = NodeWallet.load(self.path(name), name, self.node.params)
+                wallet = NodeWallet.load(self.path(name), name, self.node.params,
+                                         self.settings)
             except WalletDBError as exc:
                 raise RpcError(RpcCode.WALLET_ERROR, f"Wallet loading failed: {exc}") from None
             with wallet.lock:

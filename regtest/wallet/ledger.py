@@ -255,11 +255,13 @@ class Ledger:
         return True
 
     def is_immature(self, wtx: WalletTx, tip_height: int) -> bool:
-        """A coinbase whose outputs cannot be spent in the next block yet."""
+        """A coinbase with fewer than maturity + 1 confirmations: Core's wallet
+        (``GetBlocksToMaturity``) waits one block longer than consensus, so after 101 blocks
+        only the first coinbase is spendable (docs/elements-regtest.md §3.1)."""
         if not wtx.is_coinbase:
             return False
         depth = wtx.depth(tip_height)
-        return depth > 0 and depth < self.coinbase_maturity
+        return depth > 0 and depth <= self.coinbase_maturity
 
     def coins(self, tip_height: int, *, min_depth: int = 0, max_depth: int = 1 << 31,
               trusted_only: bool = False, include_immature: bool = False) -> list[Coin]:

@@ -16,6 +16,13 @@ Every issuance the wallet sees (in blocks and in the mempool) teaches it the ass
 ids, so payments of any issued asset unblind: a Bulletproof's message carries only the first
 20 bytes of the asset id (``regtest.wallet.blinding``).
 
+``WalletSettings`` are elementsd's wallet options on the chain the node runs
+(docs/elements-regtest.md §5.4, §6): with ``anyonecanspendaremine`` the bare ``OP_TRUE`` outputs
+(the genesis free coins, ``-initialfreecoins``) are the wallet's, spent with an empty scriptSig
+and witness, as Elements' solver classifies them; the other settings shape the node's address and
+asset-label defaults. A genesis whose outputs are not in the UTXO set
+(``-con_connect_genesis_outputs=0``) gives the wallet nothing.
+
 Each event is one database commit, including the last block the wallet processed. At load
 ``catch_up`` brings the wallet to the node's tip from that block — undoing blocks of a branch
 that lost, then scanning forward — so a wallet is consistent with its node after any crash.
@@ -32,29 +39,65 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.elements.issuance import input_issuance_ids
+from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
 from regtest.wallet.address import ConfidentialAddress, Destination
 from regtest.wallet.db import Changes, WalletDB
-from regtest.wallet.keys import P2TR, AddressKind
+from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, slip77_blinding_secret
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
 from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
 
 MAX_BLINDED = 256  # blindrawtransaction results remembered until their transaction shows up
+OP_TRUE = b"\x51"
 
 log = logging.getLogger("ctplugin.wallet")
 
 
+@dataclass(frozen=True, slots=True)
+class WalletSettings:
+    """elementsd's wallet options as the node's wallets apply them (module docstring):
+
+    - ``anyonecanspendaremine``: bare ``OP_TRUE`` outputs are the wallet's
+      (``-anyonecanspendaremine``);
+    - ``blinded_addresses``: ``getnewaddress`` / ``getrawchangeaddress`` give confidential
+      addresses unless the address type says otherwise (``-blindedaddresses``);
+    - ``address_kind``: the script of a new address when no type is asked for (elementsd's
+      ``-addresstype`` default bech32: P2WPKH);
+    - ``pegged_asset_label``: the policy (pegged) asset's label — getbalance's key, what
+      ``assetlabel`` arguments accept, listissuances' ``assetlabel``
+      (``-defaultpeggedassetname``).
+
+    The defaults are our ctregtest chains' behaviour since they began: confidential taproot
+    addresses (so blocks exercise the Schnorr batch) and no claim on ``OP_TRUE`` outputs.
+    """
+
+    anyonecanspendaremine: bool = False
+    blinded_addresses: bool = True
+    address_kind: AddressKind = P2TR
+    pegged_asset_label: str = DEFAULT_PEGGED_ASSET_NAME
+
+    @classmethod
+    def for_elements(cls, options: ElementsChainOptions) -> WalletSettings:
+        """elementsd's defaults and the options given on an Elements chain."""
+        return cls(anyonecanspendaremine=options.anyonecanspendaremine,
+                   blinded_addresses=options.blinded_addresses, address_kind=P2WPKH,
+                   pegged_asset_label=options.default_pegged_asset_name)
+
+
 class NodeWallet(ChainListener, Closeable):
     def __init__(self, name: str, db: WalletDB, wallet: Wallet, params: ChainParams,
-                 best: tuple[bytes, int] | None) -> None:
+                 best: tuple[bytes, int] | None,
+                 settings: WalletSettings | None = None) -> None:
         self.name = name
         self.db = db
         self.wallet = wallet
         self.params = params
+        self.settings = settings if settings is not None else WalletSettings()
         self.ledger = Ledger(params.coinbase_maturity)
         self.labels: dict[bytes, str] = {}
         self.blinding_keys: dict[bytes, int] = {}
@@ -73,11 +116,12 @@ class NodeWallet(ChainListener, Closeable):
     # --- lifecycle ------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, path: str, name: str, seed: bytes, params: ChainParams) -> NodeWallet:
+    def create(cls, path: str, name: str, seed: bytes, params: ChainParams,
+               settings: WalletSettings | None = None) -> NodeWallet:
         db = WalletDB.open(path, create=True)
         try:
             wallet = Wallet.for_chain(seed, params)
-            node_wallet = cls(name, db, wallet, params, None)
+            node_wallet = cls(name, db, wallet, params, None, settings)
             db.commit(Changes(state=wallet.state()), sync=True)
             return node_wallet
         except BaseException:
@@ -85,7 +129,8 @@ class NodeWallet(ChainListener, Closeable):
             raise
 
     @classmethod
-    def load(cls, path: str, name: str, params: ChainParams) -> NodeWallet:
+    def load(cls, path: str, name: str, params: ChainParams,
+             settings: WalletSettings | None = None) -> NodeWallet:
         db = WalletDB.open(path, create=False)
         try:
             state, best = db.load_state()
@@ -93,7 +138,7 @@ class NodeWallet(ChainListener, Closeable):
                                     range_proofs=params.wallet_range_proof,
                                     genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
                                     ct_exponent=params.ct_exponent)
-            node_wallet = cls(name, db, wallet, params, best)
+            node_wallet = cls(name, db, wallet, params, best, settings)
             for wtx in db.transactions():
                 node_wallet.ledger.add(wtx)
             node_wallet.labels = db.labels()
@@ -164,6 +209,12 @@ class NodeWallet(ChainListener, Closeable):
                 if opened is not None:
                     mine[n] = Opening(*opened)
                 continue
+            if self._anyone_can_spend(out.script_pubkey):
+                # blinded to our key for that script (as Elements' wallet blinds to itself)
+                opened = self.wallet.open_output(out, self._op_true_blinding_secret())
+                if opened is not None:
+                    mine[n] = Opening(*opened)
+                continue
             secret = self.blinding_keys.get(out.script_pubkey)
             if secret is not None:
                 opened = self.wallet.open_output(out, secret)
@@ -187,8 +238,7 @@ class NodeWallet(ChainListener, Closeable):
                 parent = ledger.txs.get(txin.prevout_hash)
                 if parent is not None and txin.prevout_index in parent.mine:
                     return True
-        owner_of = self.wallet.keys.owner_of
-        return any(owner_of(out.script_pubkey) is not None
+        return any(self.is_mine(out.script_pubkey)
                    or out.script_pubkey in self.blinding_keys for out in tx.outputs)
 
     def _learn_assets(self, tx: Transaction) -> bool:
@@ -206,6 +256,20 @@ class NodeWallet(ChainListener, Closeable):
                 if self.wallet.known_assets.get(asset[:20]) != asset:
                     self.wallet.add_known_asset(asset)
                     learned = True
+        return learned
+
+    def _learn_genesis_issuance(self, tx: Transaction) -> bool:
+        """The genesis issuance of the pegged asset (``-initialfreecoins`` /
+        ``-initialreissuancetokens``) joins the reissuance-token map, so the wallet holding
+        its tokens can reissue it (docs/elements-regtest.md §2.6). True when it was new."""
+        learned = False
+        for txin in tx.inputs:
+            if txin.issuance is None or txin.issuance.is_reissuance:
+                continue
+            ids = input_issuance_ids(txin)
+            if ids is not None and self.wallet.token_of.get(ids.asset) != ids.token:
+                self.wallet.learn_issuance(ids.asset, ids.token, ids.entropy)
+                learned = True
         return learned
 
     def _recognise(self, tx: Transaction, genesis: bool = False) -> WalletTx | None:
@@ -246,7 +310,7 @@ class NodeWallet(ChainListener, Closeable):
         mine: dict[int, Opening] = {}
         known: dict[int, Opening] = {}
         for n, opening in built.openings.items():
-            if self.wallet.keys.owner_of(tx.outputs[n].script_pubkey) is not None:
+            if self.is_mine(tx.outputs[n].script_pubkey):
                 mine[n] = opening
             else:
                 known[n] = opening
@@ -267,10 +331,14 @@ class NodeWallet(ChainListener, Closeable):
     def block_connected(self, block: Block, height: int) -> None:
         changed: list[WalletTx] = []
         learned = False
-        for position, tx in enumerate(block.transactions):
+        # A genesis left out of the UTXO set has no coins for anyone (Elements' ConnectBlock)
+        spendable = height != 0 or self.params.connect_genesis_outputs
+        for position, tx in enumerate(block.transactions if spendable else ()):
             if not self._concerns_us(tx):
                 continue
             learned |= self._learn_assets(tx)
+            if height == 0:
+                learned |= self._learn_genesis_issuance(tx)
             for other in self.ledger.conflicts_of(tx):
                 conflicted = self.ledger.txs[other]
                 for victim in (conflicted, *self.ledger.descendants(other)):
@@ -381,7 +449,15 @@ class NodeWallet(ChainListener, Closeable):
                            address.blinding_pubkey if confidential else None)
 
     def is_mine(self, script: bytes) -> bool:
-        return self.wallet.keys.owner_of(script) is not None
+        """The wallet spends ``script``: one of its keys', or ``OP_TRUE`` with
+        ``anyonecanspendaremine``."""
+        return self.wallet.keys.owner_of(script) is not None or self._anyone_can_spend(script)
+
+    def _anyone_can_spend(self, script: bytes) -> bool:
+        return script == OP_TRUE and self.settings.anyonecanspendaremine
+
+    def _op_true_blinding_secret(self) -> int:
+        return slip77_blinding_secret(self.wallet.keys.master_blinding_key, OP_TRUE)
 
     def blinding_secret(self, script: bytes) -> int | None:
         """The blinding key the wallet uses for ``script``: imported, else its own (SLIP-77)
@@ -389,6 +465,8 @@ class NodeWallet(ChainListener, Closeable):
         imported = self.blinding_keys.get(script)
         if imported is not None:
             return imported
+        if self._anyone_can_spend(script):
+            return self._op_true_blinding_secret()
         pair = self.wallet.keys.owner_of(script)
         return pair.blinding_secret if pair is not None else None
 

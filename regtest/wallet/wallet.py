@@ -723,7 +723,7 @@ class Wallet:
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
                 issued = Opening(asset, issuance.amount, 0, issue_vbf)
-                self._learn_issuance(asset, token, entropy)
+                self.learn_issuance(asset, token, entropy)
                 targets.append(_InSpec(asset, 0, asset_gen, issuance.amount, issue_vbf))
                 if issuance.tokens:
                     targets.append(_InSpec(token, 0, generator_generate(token)))
@@ -814,7 +814,9 @@ class Wallet:
         return (Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(txouts),
                             locktime=tx.locktime), openings)
 
-    def _learn_issuance(self, asset: bytes, token: bytes, entropy: bytes) -> None:
+    def learn_issuance(self, asset: bytes, token: bytes, entropy: bytes) -> None:
+        """Remember an issuance: both ids (recognised in proofs), their entropy, the token
+        of the asset (reissuance)."""
         self.add_known_asset(asset)
         self.add_known_asset(token)
         self.entropy[asset] = entropy

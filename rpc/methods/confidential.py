@@ -37,6 +37,7 @@ from rpc.methods.wallet import (
     blinder_hex,
     build_and_send,
     policy_asset,
+    policy_label,
     wallet_errors,
     wallet_fee_rate,
 )
@@ -456,7 +457,7 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
 @rpc("util", description="Returns a map of asset labels to their asset ids.",
      locking=Locking.SELF)
 def dumpassetlabels(call: Call) -> dict[str, str]:
-    return {"bitcoin": policy_asset(call)[::-1].hex()}
+    return {policy_label(call): policy_asset(call)[::-1].hex()}
 
 
 @rpc("util", args=[required("address", Kind.STR, "The address to validate")],

@@ -123,17 +123,19 @@ def generateblock(call: Call, output: str, transactions: list[Any],
                     "in the mempool to be included."),
            optional("proposed_parameters", Kind.OBJ, None, "Dynamic federation parameters "
                     "(not supported on this chain)."),
-           optional("commit_data", Kind.ARR, None, "Data in hex to be committed to in "
-                    "additional OP_RETURN outputs in the coinbase transaction.")],
-     description="Gets hex representation of a proposed, unmined new block (its coinbase pays "
-                 "the fees to OP_TRUE). On this chain's OP_TRUE challenge it needs no "
-                 "signatures: submit it with submitblock.",
+           optional("commit_data", Kind.ANY, None, "Array of data in hex to be committed to "
+                    "in additional coinbase outputs (one hex string is accepted too).")],
+     description="Gets hex representation of a proposed, unmined new block: its coinbase pays "
+                 "the fees and the subsidy to -con_mandatorycoinbase, else to OP_TRUE, after "
+                 "one OP_RETURN output per commit_data item. On an OP_TRUE challenge it needs "
+                 "no signatures: submit it with submitblock.",
      result='"blockhex"    (string) the block hex')
 def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
                    commit_data: Any) -> str:
-    if proposed_parameters is not None:
+    if proposed_parameters is not None:  # dynafed is never active on our chains
         raise RpcError(RpcCode.INVALID_PARAMETER,
-                       "Dynamic federation parameters are not supported on this chain")
+                       "Dynamic federations is not active on this network. Proposed "
+                       "parameters are not needed.")
     if min_tx_age < 0:
         raise RpcError(RpcCode.INVALID_PARAMETER, "min_tx_age must be non-negative.")
     node = call.node
@@ -141,11 +143,17 @@ def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
     if min_tx_age:
         cutoff = time.time() - min_tx_age
         entries = [e for e in entries if e.time <= cutoff]
-    extra = [TxOut(asset=node.params.policy_asset, value=0,
-                   script_pubkey=OP_RETURN + push_data(parse_hex(item, "commit_data")))
-             for item in commit_data or ()]
+    # elementsd still takes a single hex string here (its older signature)
+    items = [commit_data] if isinstance(commit_data, str) else commit_data or []
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise RpcError(RpcCode.TYPE_ERROR, "commit_data: expected a hex string or an array of "
+                                           "hex strings")
+    commitments = [TxOut(asset=node.params.policy_asset, value=0,
+                         script_pubkey=OP_RETURN + push_data(parse_hex(item, "commit_data")))
+                   for item in items]
+    payee = node.params.mandatory_coinbase or OP_TRUE_SCRIPT
     txs, fees = select_transactions(entries, node.params.policy_asset)
-    block = assemble_block(node, txs, OP_TRUE_SCRIPT, extra, fees, now=call.context.now())
+    block = assemble_block(node, txs, payee, commitments, fees, now=call.context.now())
     return block.serialize().hex()
 
 

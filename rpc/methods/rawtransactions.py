@@ -150,7 +150,8 @@ def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any],
             asset = parse_hash(item["asset"], "asset")
         elif output_assets and key in output_assets:
             named = output_assets[key]
-            asset = policy if named == "bitcoin" else parse_hash(named, "asset")
+            label = call.context.wallet_settings.pegged_asset_label
+            asset = policy if named == label else parse_hash(named, "asset")
         value = item[key]
         if key in ("data", "vdata"):
             if (key, b"") in seen:

@@ -1,5 +1,6 @@
 """Wallet calls (docs/node-rpc.md §1.5), elementsd's shapes: amounts are per-asset maps keyed by
-label ("bitcoin" for the policy asset) or asset hex; blinders print as uint256 hex (byte-reversed),
+label (the policy asset's is ``-defaultpeggedassetname``, "bitcoin" by default:
+``WalletSettings.pegged_asset_label``) or asset hex; blinders print as uint256 hex (byte-reversed),
 as elementsd prints them.
 
 Heavy calls (sends, issuance) build and prove under the wallet's lock only, then submit under
@@ -27,7 +28,6 @@ from rpc.params import amount_from_value, amount_json, fee_rate_from_value, pars
 from rpc.registry import Kind, Locking, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
 
-POLICY_LABEL = "bitcoin"
 ZERO_BLINDER = "00" * 32
 
 
@@ -38,13 +38,18 @@ def policy_asset(call: Call) -> bytes:
     return call.node.params.policy_asset
 
 
+def policy_label(call: Call) -> str:
+    """The policy (pegged) asset's label in elementsd's asset directory."""
+    return call.context.wallet_settings.pegged_asset_label
+
+
 def asset_label(call: Call, asset: bytes) -> str:
-    return POLICY_LABEL if asset == policy_asset(call) else asset[::-1].hex()
+    return policy_label(call) if asset == policy_asset(call) else asset[::-1].hex()
 
 
 def asset_from_label(call: Call, label: str | None, *, strict: bool = True) -> bytes | None:
     """The asset a label or 64-hex id names (None for an unknown label when not strict)."""
-    if label is None or label == POLICY_LABEL:
+    if label is None or label == policy_label(call):
         return policy_asset(call)
     if len(label) == 64:
         try:
@@ -59,7 +64,7 @@ def asset_from_label(call: Call, label: str | None, *, strict: bool = True) -> b
 def amount_map(call: Call, totals: dict[bytes, int]) -> dict[str, Decimal]:
     """AmountMapToUniv: the policy asset always present, then the others."""
     policy = policy_asset(call)
-    out = {POLICY_LABEL: amount_json(totals.get(policy, 0))}
+    out = {policy_label(call): amount_json(totals.get(policy, 0))}
     for asset, amount in sorted(totals.items()):
         if asset != policy and amount != 0:
             out[asset[::-1].hex()] = amount_json(amount)
@@ -103,9 +108,8 @@ def wallet_fee_rate(call: Call, fee_rate: Any, conf_target: Any) -> int:
 def address_of_output(wallet: NodeWallet, out: TxOut) -> str | None:
     """The address an output pays: confidential when it is ours and blinded."""
     try:
-        if wallet.is_mine(out.script_pubkey) and not isinstance(out.value, int):
-            pair = wallet.wallet.keys.owner_of(out.script_pubkey)
-            assert pair is not None
+        pair = wallet.wallet.keys.owner_of(out.script_pubkey)
+        if pair is not None and not isinstance(out.value, int):
             return ConfidentialAddress(out.script_pubkey, pair.blinding_pubkey).encode()
         return Destination(out.script_pubkey).encode()
     except EncodingError:
@@ -252,14 +256,20 @@ _ADDRESS_TYPES: dict[str, tuple[bool, AddressKind]] = {  # Elements' names: (con
 }
 
 
-def _address_type(address_type: str | None) -> tuple[bool, AddressKind]:
-    """(confidential, kind) of an address type; the default is a confidential taproot address
-    (the wallet signs key-path spends, so blocks exercise the batch)."""
+def _address_type(call: Call, address_type: str | None,
+                  change: bool = False) -> tuple[bool, AddressKind]:
+    """(confidential, kind) of an address type (docs/elements-regtest.md §6): without one, the
+    node's default kind (``WalletSettings.address_kind``: P2WPKH on elementsregtest as
+    elementsd's bech32, a taproot key path on our chains so blocks exercise the batch), blinded
+    as ``-blindedaddresses`` says; the bech32 types are never blinded, the blech32 ones always.
+    ``change``: getrawchangeaddress, which also blinds "bech32" types when the setting is on."""
+    settings = call.context.wallet_settings
     if address_type is None:
-        return True, P2TR
+        return settings.blinded_addresses, settings.address_kind
     known = _ADDRESS_TYPES.get(address_type)
     if known is not None:
-        return known
+        confidential, kind = known
+        return confidential or (change and settings.blinded_addresses), kind
     if address_type in ("legacy", "p2sh-segwit"):
         raise RpcError(RpcCode.INVALID_PARAMETER,
                        f"Address type '{address_type}' is not supported on this chain (its "
@@ -278,11 +288,13 @@ def key_descriptor(pair: KeyPair) -> str:
                                                      "linked to."),
                      optional("address_type", Kind.STR, None, "The address type to use. "
                               "Options are \"blech32m\", \"bech32m\", \"blech32\" and "
-                              "\"bech32\".", "blech32m")],
-     wallet=True, description="Returns a new address for receiving payments: a confidential "
-                              "taproot address (blech32m) unless address_type says "
-                              "\"bech32m\" (unconfidential taproot), \"blech32\" or "
-                              "\"bech32\" (P2WPKH). Warning: the default wallet \"\" "
+                              "\"bech32\".", "-addresstype")],
+     wallet=True, description="Returns a new address for receiving payments: without "
+                              "address_type a P2WPKH address on elementsregtest (elementsd's "
+                              "bech32) and a taproot one on our chains, confidential as "
+                              "-blindedaddresses says (default 1); \"bech32m\" and "
+                              "\"bech32\" are never confidential, \"blech32m\" and "
+                              "\"blech32\" always. Warning: the default wallet \"\" "
                               "of every node is the same public-seed wallet (the regtest "
                               "seed that owns the genesis coins): every fresh node hands out "
                               "the same addresses and any node can spend what they receive; "
@@ -291,14 +303,14 @@ def key_descriptor(pair: KeyPair) -> str:
 def getnewaddress(call: Call, label: str, address_type: str | None) -> str:
     if label == "*":
         raise RpcError(RpcCode.WALLET_INVALID_LABEL_NAME, "Invalid label name")
-    confidential, kind = _address_type(address_type)
+    confidential, kind = _address_type(call, address_type)
     return call.wallet.new_destination(label, confidential=confidential, kind=kind).encode()
 
 
 @rpc("wallet", args=[optional("address_type", Kind.STR, None)], wallet=True,
      description="Returns a new address, for receiving change.")
 def getrawchangeaddress(call: Call, address_type: str | None) -> str:
-    confidential, kind = _address_type(address_type)
+    confidential, kind = _address_type(call, address_type, change=True)
     return call.wallet.new_destination(change=True, confidential=confidential,
                                        kind=kind).encode()
 

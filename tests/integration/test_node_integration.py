@@ -130,7 +130,7 @@ def step_fresh_node_and_mining(env: Env) -> None:
     node = rpc(env)
     assert node.getblockcount() == 0
     info = node.getblockchaininfo()
-    assert info["chain"] == "elementsregtest" and info["blocks"] == 0
+    assert info["chain"] == "ctregtest" and info["blocks"] == 0
     assert node.listwallets() == [""]
     balance = node.getbalance()
     assert balance["bitcoin"] == Decimal("21000000.00000000")  # the genesis coins
