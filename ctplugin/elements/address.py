@@ -157,7 +157,7 @@ def blech32_encode(hrp: str, witness_version: int, payload: bytes) -> str:
     if not 0 <= witness_version <= 16 or not hrp or hrp != hrp.lower():
         raise AddressError("a witness version is 0..16 and an HRP lower case",
                            reason="value-range")
-    data = [witness_version, *_regroup(payload, 8, 5, pad=True)]
+    data = [witness_version, *_to_5bit(payload)]
     const = BLECH32_CONST if witness_version == 0 else BLECH32M_CONST
     checksum = _blech32_checksum(hrp, data, const)
     return hrp + "1" + "".join(segwit_addr.CHARSET[d] for d in data + checksum)
@@ -177,14 +177,21 @@ def blech32_decode(hrp: str, text: str) -> tuple[int, bytes]:
     if (version == 0) != (const == BLECH32_CONST):
         raise AddressError(f"Version {'0' if version == 0 else '1+'} witness address must use "
                            f"Blech32{'' if version == 0 else 'm'} checksum", reason="checksum")
-    return version, _regroup(data[1:], 5, 8, pad=False)
+    return version, _to_bytes(data[1:])
 
 
-def _regroup(data: bytes | list[int], frm: int, to: int, *, pad: bool) -> bytes | list[int]:
-    converted = segwit_addr.convertbits(data, frm, to, pad)
+def _to_5bit(data: bytes) -> list[int]:
+    converted = segwit_addr.convertbits(data, 8, 5, True)
+    assert converted is not None  # bytes always regroup with padding
+    return converted
+
+
+def _to_bytes(data: list[int]) -> bytes:
+    """Core's ``ConvertBits<5, 8, false>``: at most 4 zero padding bits."""
+    converted = segwit_addr.convertbits(data, 5, 8, False)
     if converted is None:
         raise AddressError("Invalid padding in Bech32 data section", reason="padding")
-    return bytes(converted) if to == 8 else converted
+    return bytes(converted)
 
 
 # --- destinations --------------------------------------------------------------------------------
@@ -353,8 +360,7 @@ def _decode_bech32_destination(text: str, params: AddressParams) -> Destination:
     if version != 0 and encoding != segwit_addr.Encoding.BECH32M:
         raise AddressError("Version 1+ witness address must use Bech32m checksum",
                            reason="checksum")
-    program = _regroup(data[1:], 5, 8, pad=False)
-    assert isinstance(program, bytes)
+    program = _to_bytes(data[1:])
     return _witness_destination(version, program, None, "Bech32")
 
 

@@ -35,8 +35,9 @@ from collections.abc import Iterable, Sequence
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_block
+from ctplugin.elements.address import Destination
 from ctplugin.elements.issuance import input_issuance_ids
-from regtest.wallet.address import ConfidentialAddress, Destination
+from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.db import Changes, WalletDB
 from regtest.wallet.keys import P2TR, AddressKind
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
