@@ -131,9 +131,10 @@ def _blech32_checksum(hrp: str, data: list[int], const: int) -> list[int]:
     return [(mod >> 5 * (_BLECH32_CHECKSUM - 1 - i)) & 31 for i in range(_BLECH32_CHECKSUM)]
 
 
-def _blech32_split(text: str) -> tuple[int, str, list[int]] | None:
-    """``blech32::Decode``: (checksum constant, lower-case HRP, 5-bit data without checksum)
-    of a blech32 / blech32m string under any HRP, None if it is not one."""
+def blech32_split(text: str) -> tuple[int, str, list[int]] | None:
+    """``blech32::Decode``: (checksum constant ``BLECH32_CONST`` / ``BLECH32M_CONST``,
+    lower-case HRP, 5-bit data without the checksum) of a blech32 / blech32m string under any
+    HRP; None if it is not one (characters, case, length, checksum)."""
     if any(not 33 <= ord(c) <= 126 for c in text) or (text != text.lower()
                                                        and text != text.upper()):
         return None
@@ -151,22 +152,27 @@ def _blech32_split(text: str) -> tuple[int, str, list[int]] | None:
     return check, hrp, data[:-_BLECH32_CHECKSUM]
 
 
+def blech32_join(hrp: str, data: list[int], const: int) -> str:
+    """``blech32::Encode``: HRP, separator, 5-bit data and the 12-character checksum with
+    ``const`` (``BLECH32_CONST`` or ``BLECH32M_CONST``), lower case."""
+    checksum = _blech32_checksum(hrp, data, const)
+    return hrp + "1" + "".join(segwit_addr.CHARSET[d] for d in data + checksum)
+
+
 def blech32_encode(hrp: str, witness_version: int, payload: bytes) -> str:
     """blech32 (version 0) or blech32m (1..16) of a witness version and payload (blinding
     pubkey ‖ program), lower case."""
     if not 0 <= witness_version <= 16 or not hrp or hrp != hrp.lower():
         raise AddressError("a witness version is 0..16 and an HRP lower case",
                            reason="value-range")
-    data = [witness_version, *_to_5bit(payload)]
     const = BLECH32_CONST if witness_version == 0 else BLECH32M_CONST
-    checksum = _blech32_checksum(hrp, data, const)
-    return hrp + "1" + "".join(segwit_addr.CHARSET[d] for d in data + checksum)
+    return blech32_join(hrp, [witness_version, *_to_5bit(payload)], const)
 
 
 def blech32_decode(hrp: str, text: str) -> tuple[int, bytes]:
     """(witness version, payload) of a blech32 / blech32m string with this HRP, the checksum
     constant matching the version (Elements' rule)."""
-    split = _blech32_split(text)
+    split = blech32_split(text)
     if split is None or not split[2]:
         raise AddressError("not a blech32 string (characters, case, length or checksum)",
                            reason="checksum")
@@ -293,7 +299,7 @@ def decode_destination(text: str, params: AddressParams) -> Destination:
     if not isinstance(text, str):
         raise AddressError("an address is a string", reason="type")
     is_bech32 = segwit_addr.bech32_decode(text)[0] is not None
-    blech = _blech32_split(text)
+    blech = blech32_split(text)
     if not (is_bech32 or blech is not None or _starts_with_hrp(text, params.bech32_hrp)
             or _starts_with_hrp(text, params.blech32_hrp)):
         return _decode_base58_destination(text, params)
