@@ -50,6 +50,9 @@ Other modules
     ``rpcjson``   decode_transaction(tx) -> dict (elementsd decoderawtransaction), dumps(obj)
     ``script``    script_to_asm(script, attempt_sighash_decode), script_type(script)
     ``vectors``   check(document) -> (entries, failures) of an Elements vectors document
+    ``address``   a chain's addresses and keys (key_io.cpp): decode_destination(text, params)
+                  -> Destination(script_pubkey, blinding_pubkey), encode_destination,
+                  decode_secret / encode_secret (WIF); AddressError
     (conversions to/from python-elementstx and wallycore: ``harness.interop``)
     Hashes: ``ctplugin.hashes.fast_merkle_root`` / ``sha256_midstate`` (the hashing layer's; an
     odd node of the fast Merkle tree is promoted, not paired with itself).

@@ -58,12 +58,15 @@ class AddressParams:
     """A chain's address encodings (Elements ``kernel/chainparams.cpp`` ``base58Prefixes``,
     ``bech32_hrp``, ``blech32_hrp``; docs/elements-regtest.md §1.1): base58 version bytes of
     P2PKH, P2SH, WIF secret keys and the blinded-address prefix, the segwit HRPs of plain
-    (bech32/bech32m) and confidential (blech32/blech32m) addresses, BIP32 version bytes."""
+    (bech32/bech32m) and confidential (blech32/blech32m) addresses, BIP32 version bytes.
+    ``blinded_prefix`` None is Elements' empty prefix (Bitcoin's chains set none: a blinded
+    address there is the P2PKH/P2SH version byte, the blinding pubkey and the hash). The
+    encoders and decoders are ``ctplugin.elements.address`` (docs/elements-regtest.md §6)."""
 
     pubkey_prefix: int
     script_prefix: int
     secret_prefix: int
-    blinded_prefix: int
+    blinded_prefix: int | None
     bech32_hrp: str
     blech32_hrp: str
     extpubkey_prefix: bytes
@@ -71,7 +74,7 @@ class AddressParams:
 
     def __post_init__(self) -> None:
         prefixes = (self.pubkey_prefix, self.script_prefix, self.secret_prefix,
-                    self.blinded_prefix)
+                    0 if self.blinded_prefix is None else self.blinded_prefix)
         if not all(isinstance(p, int) and 0 <= p <= 255 for p in prefixes):
             raise EncodingError("base58 prefixes are single bytes", reason="value-range")
         if len(self.extpubkey_prefix) != 4 or len(self.extprvkey_prefix) != 4:

@@ -43,9 +43,10 @@ from dataclasses import dataclass
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_block
+from ctplugin.elements.address import Destination
 from ctplugin.elements.issuance import input_issuance_ids
 from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
-from regtest.wallet.address import ConfidentialAddress, Destination
+from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.db import Changes, WalletDB
 from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, slip77_blinding_secret
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx

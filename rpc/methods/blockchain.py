@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
-from ctplugin.elements.chainparams import RangeProofKind
+from ctplugin.elements.chainparams import AddressParams, ChainParams
 from ctplugin.elements.script import script_to_asm
 from ctplugin.errors import ParseError
 from ctplugin.hashes import fast_merkle_root
@@ -186,20 +186,20 @@ def value_and_asset_json(out: TxOut) -> dict[str, Any]:
     return entry
 
 
-def prevout_json(out: TxOut, height: int, coinbase: bool) -> dict[str, Any]:
+def prevout_json(out: TxOut, height: int, coinbase: bool,
+                 addresses: AddressParams) -> dict[str, Any]:
     return {"generated": coinbase, "height": height, **value_and_asset_json(out),
-            "scriptPubKey": script_pubkey_json(out.script_pubkey)}
+            "scriptPubKey": script_pubkey_json(out.script_pubkey, addresses)}
 
 
 def verbose_transaction(tx: Transaction, prevouts: list[tuple[TxOut, int, bool]] | None,
-                        with_prevout: bool, range_proofs: frozenset[RangeProofKind]
-                        ) -> dict[str, Any]:
+                        with_prevout: bool, params: ChainParams) -> dict[str, Any]:
     """TxToUniv at verbosity 2/3: the decoded transaction, its hex, and for verbosity 3 each
     input's ``prevout``."""
-    out = transaction_json(tx, range_proofs)
+    out = transaction_json(tx, params)
     if with_prevout and prevouts is not None:
         for vin, (spent, height, coinbase) in zip(out["vin"], prevouts):
-            vin["prevout"] = prevout_json(spent, height, coinbase)
+            vin["prevout"] = prevout_json(spent, height, coinbase, params.addresses)
     out["hex"] = tx.hex()
     return out
 
@@ -234,9 +234,8 @@ def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
         out["tx"] = [tx.txid_hex for tx in block.transactions]
         return out
     undo = spent_outputs(call, info) if level >= 3 else None
-    kinds = call.node.params.range_proofs
     out["tx"] = [verbose_transaction(tx, undo[i - 1] if undo is not None and i else None,
-                                     level >= 3, kinds)
+                                     level >= 3, call.node.params)
                  for i, tx in enumerate(block.transactions)]
     return out
 
@@ -304,20 +303,21 @@ def gettxout(call: Call, txid: str, n: int, include_mempool: bool) -> dict[str, 
             if n >= len(entry.tx.outputs):
                 return None
             out, confirmations, coinbase = entry.tx.outputs[n], 0, False
-            return _txout_json(tip, out, confirmations, coinbase)
+            return _txout_json(tip, out, confirmations, coinbase, node.params.addresses)
     coin = node.utxo((txid_bytes, n))
     if coin is None:
         return None
     out = decode_txout(coin.txout)
-    return _txout_json(tip, out, tip.height - coin.height + 1, coin.coinbase)
+    return _txout_json(tip, out, tip.height - coin.height + 1, coin.coinbase,
+                       node.params.addresses)
 
 
-def _txout_json(tip: BlockRef, out: TxOut, confirmations: int,
-                coinbase: bool) -> dict[str, Any]:
+def _txout_json(tip: BlockRef, out: TxOut, confirmations: int, coinbase: bool,
+                addresses: AddressParams) -> dict[str, Any]:
     result: dict[str, Any] = {"bestblock": tip.hash[::-1].hex(), "confirmations": confirmations,
                               **value_and_asset_json(out)}
     result["commitmentnonce"] = out.nonce.hex()
-    result["scriptPubKey"] = script_pubkey_json(out.script_pubkey)
+    result["scriptPubKey"] = script_pubkey_json(out.script_pubkey, addresses)
     result["coinbase"] = coinbase
     return result
 

@@ -18,12 +18,13 @@ from typing import Any
 import coincurve
 
 from ctplugin.elements import Transaction, TxOut
+from ctplugin.elements.address import Destination, decode_destination
 from ctplugin.elements.issuance import input_issuance_ids, reissuance_token_id
 from ctplugin.errors import EncodingError
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
-from regtest.wallet.address import ConfidentialAddress, Destination, decode_address
+from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.signing import SigningError, sign_transaction
@@ -32,6 +33,8 @@ from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.wallet import (
     ZERO_BLINDER,
+    address_kind_json,
+    address_text,
     asset_from_label,
     asset_label,
     blinder_hex,
@@ -289,9 +292,9 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
 # --- blinding keys ------------------------------------------------------------------------------
 
 
-def _decode(address: str) -> Destination:
+def _decode(call: Call, address: str) -> Destination:
     try:
-        return decode_address(address)
+        return decode_destination(address, call.node.params.addresses)
     except EncodingError:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid Bitcoin address") from None
 
@@ -299,7 +302,7 @@ def _decode(address: str) -> Destination:
 @rpc("wallet", args=[required("address", Kind.STR, "The CT address")], wallet=True,
      description="Dumps the private blinding key for a CT address in hex.")
 def dumpblindingkey(call: Call, address: str) -> str:
-    dest = _decode(address)
+    dest = _decode(call, address)
     wallet = call.wallet
     secret = wallet.blinding_secret(dest.script_pubkey)
     if secret is None:
@@ -315,7 +318,7 @@ def dumpblindingkey(call: Call, address: str) -> str:
      wallet=True, description="Imports a private blinding key in hex for a CT address.")
 def importblindingkey(call: Call, address: str, hexkey: str) -> None:
     try:
-        dest = decode_address(address)
+        dest = decode_destination(address, call.node.params.addresses)
     except EncodingError:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid Bitcoin address.") from None
     if dest.blinding_pubkey is None:
@@ -464,17 +467,15 @@ def dumpassetlabels(call: Call) -> dict[str, str]:
      description="Return information about the given address.", locking=Locking.SELF)
 def validateaddress(call: Call, address: str) -> dict[str, Any]:
     try:
-        dest = decode_address(address)
+        dest = decode_destination(address, call.node.params.addresses)
     except EncodingError as exc:
         return {"isvalid": False, "isvalid_parent": False, "error_locations": [],
                 "error": str(exc)}
     script = dest.script_pubkey
     return {"isvalid": True, "isvalid_parent": False, "address": address,
-            "scriptPubKey": script.hex(), "isscript": False, "iswitness": True,
-            "witness_version": 0 if script[0] == 0 else script[0] - 0x50,
-            "witness_program": script[2:].hex(),
+            "scriptPubKey": script.hex(), **address_kind_json(script),
             "confidential_key": dest.blinding_pubkey.hex() if dest.blinding_pubkey else "",
-            "unconfidential": dest.unconfidential().encode()}
+            "unconfidential": address_text(call, dest.unconfidential())}
 
 
 @rpc("util", args=[required("address", Kind.STR, "The unblinded address to be blinded."),
@@ -486,7 +487,7 @@ def validateaddress(call: Call, address: str) -> dict[str, Any]:
      locking=Locking.SELF)
 def createblindedaddress(call: Call, address: str, blinding_key: str) -> str:
     try:
-        dest = decode_address(address)
+        dest = decode_destination(address, call.node.params.addresses)
     except EncodingError:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid Bitcoin address or script") \
             from None
@@ -501,7 +502,7 @@ def createblindedaddress(call: Call, address: str, blinding_key: str) -> str:
                        "Invalid hexadecimal key length, must be length 66.")
     try:
         coincurve.PublicKey(key)
-        return ConfidentialAddress(dest.script_pubkey, key).encode()
+        return address_text(call, Destination(dest.script_pubkey, key))
     except (ValueError, EncodingError):
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid blinding key") from None
 

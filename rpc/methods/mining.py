@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 from ctplugin.elements import Block, Transaction, TxOut
+from ctplugin.elements.address import decode_destination
 from ctplugin.elements.script import push_data
 from ctplugin.errors import EncodingError
-from regtest.wallet.address import decode_address
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.mining import assemble_block, select_transactions
@@ -41,9 +41,9 @@ def _mine_one(call: Call, miner_script: bytes,
     return block
 
 
-def _script_of(address: str, message: str) -> bytes:
+def _script_of(call: Call, address: str, message: str) -> bytes:
     try:
-        return decode_address(address).script_pubkey
+        return decode_destination(address, call.node.params.addresses).script_pubkey
     except EncodingError:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, message) from None
 
@@ -56,7 +56,7 @@ def _script_of(address: str, message: str) -> bytes:
      result='["hex", ...]    (json array) hashes of blocks generated',
      examples=("11 \"myaddress\"",), locking=Locking.SELF)
 def generatetoaddress(call: Call, nblocks: int, address: str, maxtries: int) -> list[str]:
-    script = _script_of(address, "Error: Invalid address")
+    script = _script_of(call, address, "Error: Invalid address")
     hashes = []
     for _ in range(max(nblocks, 0)):
         call.context.check_interrupt()
@@ -91,7 +91,7 @@ def generate_help() -> str:
                  "block hash.", locking=Locking.SELF)
 def generateblock(call: Call, output: str, transactions: list[Any],
                   submit: bool) -> dict[str, Any]:
-    script = _script_of(output, "Error: Invalid address or descriptor")
+    script = _script_of(call, output, "Error: Invalid address or descriptor")
     with call.context.chain_lock:
         node = call.node
         txs: list[Transaction] = []

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ctplugin.elements import Transaction, TxIn, TxOut, parse_block
+from ctplugin.elements.address import decode_destination
 from ctplugin.elements.script import push_data
 from ctplugin.errors import EncodingError, ParseError
-from regtest.wallet.address import decode_address
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.params import amount_from_value, decode_transaction_hex, parse_hash, parse_hex
@@ -24,7 +24,7 @@ from validator import BlockFileError, BlockInfo
      description="Return a JSON object representing the serialized, hex-encoded transaction.",
      locking=Locking.SELF)
 def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> dict[str, Any]:
-    return transaction_json(decode_transaction_hex(hexstring), call.node.params.range_proofs)
+    return transaction_json(decode_transaction_hex(hexstring), call.node.params)
 
 
 @rpc("rawtransactions",
@@ -76,7 +76,7 @@ def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                        "transactions.")
     if level <= 0:
         return tx.hex()
-    out = transaction_json(tx, call.node.params.range_proofs)
+    out = transaction_json(tx, call.node.params)
     out["hex"] = tx.hex()
     if info is not None:
         if blockhash is not None:
@@ -170,7 +170,7 @@ def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any],
             fee = TxOut(asset=asset, value=amount_from_value(value))
         else:
             try:
-                dest = decode_address(key)
+                dest = decode_destination(key, call.node.params.addresses)
             except EncodingError:
                 raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
                                f"Invalid Bitcoin address: {key}") from None

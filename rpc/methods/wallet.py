@@ -14,9 +14,11 @@ from decimal import Decimal
 from typing import Any
 
 from ctplugin.elements import TxOut
+from ctplugin.elements.address import Destination, decode_destination, encode_destination
+from ctplugin.elements.script import witness_program
 from ctplugin.errors import EncodingError
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
-from regtest.wallet.address import ConfidentialAddress, Destination, decode_address
+from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, KeyPair
 from regtest.wallet.ledger import Coin, TxState, WalletTx
 from regtest.wallet.node_wallet import NodeWallet
@@ -76,9 +78,10 @@ def blinder_hex(value: int) -> str:
     return value.to_bytes(32, "big")[::-1].hex()
 
 
-def destination(text: str) -> Destination:
+def destination(call: Call, text: str) -> Destination:
+    """The destination of an address of the node's chain (``ctplugin.elements.address``)."""
     try:
-        return decode_address(text)
+        return decode_destination(text, call.node.params.addresses)
     except EncodingError:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Invalid Bitcoin address: {text}") from None
 
@@ -105,13 +108,19 @@ def wallet_fee_rate(call: Call, fee_rate: Any, conf_target: Any) -> int:
     return call.context.wallet_fee_rate
 
 
-def address_of_output(wallet: NodeWallet, out: TxOut) -> str | None:
+def address_text(call: Call, dest: Destination) -> str:
+    """An address in the node's chain's encodings."""
+    return encode_destination(dest.script_pubkey, call.node.params.addresses,
+                              dest.blinding_pubkey)
+
+
+def address_of_output(call: Call, wallet: NodeWallet, out: TxOut) -> str | None:
     """The address an output pays: confidential when it is ours and blinded."""
     try:
         pair = wallet.wallet.keys.owner_of(out.script_pubkey)
         if pair is not None and not isinstance(out.value, int):
-            return ConfidentialAddress(out.script_pubkey, pair.blinding_pubkey).encode()
-        return Destination(out.script_pubkey).encode()
+            return address_text(call, Destination(out.script_pubkey, pair.blinding_pubkey))
+        return address_text(call, Destination(out.script_pubkey))
     except EncodingError:
         return None
 
@@ -272,9 +281,24 @@ def _address_type(call: Call, address_type: str | None,
         return confidential or (change and settings.blinded_addresses), kind
     if address_type in ("legacy", "p2sh-segwit"):
         raise RpcError(RpcCode.INVALID_PARAMETER,
-                       f"Address type '{address_type}' is not supported on this chain (its "
-                       "scripts are outside the chain's template set)")
+                       f"Address type '{address_type}' is not supported by this wallet (its "
+                       "keys are P2WPKH and P2TR)")
     raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Unknown address type '{address_type}'")
+
+
+def address_kind_json(script: bytes) -> dict[str, Any]:
+    """Core's ``DescribeAddress`` (validateaddress, getaddressinfo): ``isscript`` for P2SH,
+    P2WSH and taproot, ``iswitness`` and the witness fields for segwit; a future witness
+    version gets no ``isscript``."""
+    program = witness_program(script)
+    if program is None:
+        return {"isscript": len(script) == 23 and script[0] == 0xA9, "iswitness": False}
+    version, data = program
+    out: dict[str, Any] = {}
+    if (version, len(data)) in ((0, 20), (0, 32), (1, 32)):
+        out["isscript"] = len(data) == 32
+    out.update({"iswitness": True, "witness_version": version, "witness_program": data.hex()})
+    return out
 
 
 def key_descriptor(pair: KeyPair) -> str:
@@ -304,22 +328,23 @@ def getnewaddress(call: Call, label: str, address_type: str | None) -> str:
     if label == "*":
         raise RpcError(RpcCode.WALLET_INVALID_LABEL_NAME, "Invalid label name")
     confidential, kind = _address_type(call, address_type)
-    return call.wallet.new_destination(label, confidential=confidential, kind=kind).encode()
+    return address_text(call, call.wallet.new_destination(label, confidential=confidential,
+                                                          kind=kind))
 
 
 @rpc("wallet", args=[optional("address_type", Kind.STR, None)], wallet=True,
      description="Returns a new address, for receiving change.")
 def getrawchangeaddress(call: Call, address_type: str | None) -> str:
     confidential, kind = _address_type(call, address_type, change=True)
-    return call.wallet.new_destination(change=True, confidential=confidential,
-                                       kind=kind).encode()
+    return address_text(call, call.wallet.new_destination(change=True,
+                                                          confidential=confidential, kind=kind))
 
 
 @rpc("wallet", args=[required("address", Kind.STR, "The address for which to get information.")],
      wallet=True, description="Return information about the given address.")
 def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
     try:
-        dest = decode_address(address)
+        dest = decode_destination(address, call.node.params.addresses)
     except EncodingError as exc:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Invalid address: {exc}") from None
     wallet = call.wallet
@@ -327,22 +352,21 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
     pair = wallet.wallet.keys.owner_of(script)
     ismine = pair is not None and (dest.blinding_pubkey is None
                                    or dest.blinding_pubkey == pair.blinding_pubkey)
-    version = 0 if script[0] == 0 else script[0] - 0x50
     out: dict[str, Any] = {"address": address, "scriptPubKey": script.hex(), "ismine": ismine,
                            "solvable": ismine}
     if pair is not None:
         out["desc"] = key_descriptor(pair)
     else:
-        out["desc"] = inferred_descriptor(script)
-    out.update({"iswatchonly": False, "isscript": False, "iswitness": True,
-                "witness_version": version, "witness_program": script[2:].hex()})
+        out["desc"] = inferred_descriptor(script, call.node.params.addresses)
+    out["iswatchonly"] = False
+    out.update(address_kind_json(script))
     if pair is not None and pair.kind == P2WPKH:
         out["pubkey"] = pair.pubkey.hex()
         out["iscompressed"] = True
     out["confidential_key"] = dest.blinding_pubkey.hex() if dest.blinding_pubkey else ""
-    out["unconfidential"] = dest.unconfidential().encode()
+    out["unconfidential"] = address_text(call, dest.unconfidential())
     if pair is not None and dest.blinding_pubkey is None:
-        out["confidential"] = ConfidentialAddress(script, pair.blinding_pubkey).encode()
+        out["confidential"] = address_text(call, Destination(script, pair.blinding_pubkey))
     if pair is not None:
         index = pair.index
         out["ischange"] = index in wallet.wallet.change_keys
@@ -405,7 +429,7 @@ def coin_json(call: Call, wallet: NodeWallet, coin: Coin) -> dict[str, Any]:
     out = wtx.tx.outputs[coin.n]
     o = coin.opening
     entry: dict[str, Any] = {"txid": wtx.tx.txid_hex, "vout": coin.n}
-    address = address_of_output(wallet, out)
+    address = address_of_output(call, wallet, out)
     if address is not None:
         entry["address"] = address
         label = wallet.labels.get(out.script_pubkey)
@@ -453,7 +477,7 @@ def listunspent(call: Call, minconf: int, maxconf: int, addresses: list[Any] | N
         for item in addresses:
             if not isinstance(item, str):
                 raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not a string as expected")
-            script = destination(item).script_pubkey
+            script = destination(call, item).script_pubkey
             if script in scripts:
                 raise RpcError(RpcCode.INVALID_PARAMETER,
                                f"Invalid parameter, duplicated address: {item}")
@@ -502,7 +526,7 @@ def listunspent(call: Call, minconf: int, maxconf: int, addresses: list[Any] | N
 
 
 def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> Payment:
-    dest = destination(address)
+    dest = destination(call, address)
     value = amount_from_value(amount)
     if value <= 0:
         raise RpcError(RpcCode.TYPE_ERROR, "Invalid amount for send")
@@ -656,7 +680,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
             if out.is_fee or n in wtx.change:
                 continue
             entry: dict[str, Any] = {}
-            address = address_of_output(wallet, out)
+            address = address_of_output(call, wallet, out)
             if address is not None:
                 entry["address"] = address
             entry["category"] = "send"
@@ -674,7 +698,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
             continue
         out = tx.outputs[n]
         entry = {}
-        address = address_of_output(wallet, out)
+        address = address_of_output(call, wallet, out)
         if address is not None:
             entry["address"] = address
         if wtx.is_coinbase:  # Core: a coinbase not in the main chain is an orphan
@@ -728,7 +752,7 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
     out["details"] = _entries(call, wallet, wtx)
     out["hex"] = wtx.tx.hex()
     if verbose:
-        out["decoded"] = transaction_json(wtx.tx, call.node.params.range_proofs)
+        out["decoded"] = transaction_json(wtx.tx, call.node.params)
     return out
 
 

@@ -41,7 +41,9 @@ from ctplugin.elements import (
     parse_transaction,
     reissuance_token_id,
 )
+from ctplugin.elements import address as eaddress
 from ctplugin.elements import script as escript
+from ctplugin.elements.chainparams import ELEMENTS_REGTEST_ADDRESSES
 from ctplugin.elements.rpcjson import decode_transaction
 from ctplugin.errors import (
     CtpluginError,
@@ -80,7 +82,6 @@ from ctplugin.surjection import SurjectionProof, verify_bytes
 from harness.elements_vectors import load_entries
 from regtest.params import CTREGTEST, NETWORK_MAGIC, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
-from regtest.wallet.address import ConfidentialAddress, blech32_decode
 from regtest.wallet.keys import p2wpkh_script
 from replay.sources import BlocksDirSource, ChainFileSource
 from tests.conftest import FIXTURES, SLOW_SCALE
@@ -298,6 +299,27 @@ def _elements_offers() -> st.SearchStrategy[Any]:
                      st.one_of(ext, json_value))
 
 
+# Valid addresses and keys of every kind (base58, blinded base58, bech32/bech32m, blech32/blech32m,
+# WIF) with one character replaced, cut short or extended, beside arbitrary text.
+_ADDRESSES = [
+    "2doncj41FX6LahE2aspuLuQcnmgrLtfvvma", "XRi7BgK9vECPqsiixhcMKM4v4ydR627gJf",
+    "cQ1PxVTn5J3qCzUqXzpNeHiPVxZcwwaJkFmZcokescXwmHWAdBoe",
+    "CTEwfNgibJrvbS6JsqznQ3SHhpyLdkXEeb3TsdnnBDYmVHH2EyEtEtsyvZ6TbWX78iNRuyBsnVbEx71T",
+    "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
+    "bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7kt5nd6y",
+    eaddress.blech32_encode("el", 0, bytes([2]) + bytes(range(32)) + bytes(20)),
+    eaddress.blech32_encode("el", 1, bytes([3]) + bytes(range(32)) + bytes(range(32))),
+]
+_address_text = st.one_of(
+    st.text(max_size=120),
+    st.builds(lambda a, i, c: a[:i] + c + a[i + 1:], st.sampled_from(_ADDRESSES),
+              st.integers(0, 120), st.sampled_from(list("1qpzQPZ0Il O\x00é"))),
+    st.builds(lambda a, n: a[:n], st.sampled_from(_ADDRESSES), st.integers(0, 120)),
+    st.builds(lambda a, t: a + t, st.sampled_from(_ADDRESSES), st.text(max_size=4)))
+_address_params = st.sampled_from([eaddress.BITCOIN_MAIN, eaddress.BITCOIN_REGTEST,
+                                   ELEMENTS_REGTEST_ADDRESSES])
+
+
 def _check_block(data: bytes) -> Any:
     block = parse_block(data)
     return block.compute_merkle_root(), block.check_witness_commitment(), block.weight
@@ -430,8 +452,15 @@ ENTRY_POINTS: list[tuple[str, Callable[..., Any], tuple[st.SearchStrategy[Any], 
     ("Node.submit_block", _node_call("submit_block"), (st.one_of(hostile, mutated(_BLOCKS)),)),
     ("Node.accept_transaction", _node_call("accept_transaction"),
      (st.one_of(hostile, mutated(_TXS)),)),
-    ("blech32_decode", blech32_decode, (st.text(max_size=6), st.text(max_size=90))),
-    ("ConfidentialAddress.decode", ConfidentialAddress.decode, (st.text(max_size=120),)),
+    ("blech32_decode", eaddress.blech32_decode, (st.text(max_size=6), _address_text)),
+    ("decode_destination", eaddress.decode_destination, (_address_text, _address_params)),
+    ("decode_secret", eaddress.decode_secret, (_address_text, _address_params)),
+    ("base58check_decode", eaddress.base58check_decode, (_address_text, st.integers(0, 80))),
+    ("encode_destination", eaddress.encode_destination,
+     (st.one_of(hostile, sized(22, 23, 25, 34)), _address_params,
+      st.one_of(st.none(), hostile, point33))),
+    ("encode_secret", lambda k, p, c: eaddress.encode_secret(k, p, compressed=c),
+     (st.one_of(hostile, sized(32)), _address_params, st.booleans())),
     ("p2wpkh_script", p2wpkh_script, (hostile,)),
     ("read_chain", _chain_file, (st.one_of(hostile, mutated(_BLOCKS)),)),
     ("RecordReader (lax)", _lax_records,
