@@ -17,7 +17,7 @@ ids, so payments of any issued asset unblind: a Bulletproof's message carries on
 20 bytes of the asset id (``regtest.wallet.blinding``).
 
 ``WalletSettings`` are elementsd's wallet options on the chain the node runs
-(docs/elements-regtest.md §5.4, §6): with ``anyonecanspendaremine`` the bare ``OP_TRUE`` outputs
+(docs/elements-regtest.md §5.1, §6): with ``anyonecanspendaremine`` the bare ``OP_TRUE`` outputs
 (the genesis free coins, ``-initialfreecoins``) are the wallet's, spent with an empty scriptSig
 and witness, as Elements' solver classifies them; the other settings shape the node's address and
 asset-label defaults. A genesis whose outputs are not in the UTXO set
@@ -262,7 +262,7 @@ class NodeWallet(ChainListener, Closeable):
     def _learn_genesis_issuance(self, tx: Transaction) -> bool:
         """The genesis issuance of the pegged asset (``-initialfreecoins`` /
         ``-initialreissuancetokens``) joins the reissuance-token map, so the wallet holding
-        its tokens can reissue it (docs/elements-regtest.md §2.6). True when it was new."""
+        its tokens can reissue it (docs/elements-regtest.md §5.2). True when it was new."""
         learned = False
         for txin in tx.inputs:
             if txin.issuance is None or txin.issuance.is_reissuance:

@@ -1,5 +1,5 @@
 """A ``ctplugin-elementsd -chain=elementsregtest`` node doing a node's own work as elementsd does
-(docs/elements-regtest.md §2.4, §2.6, §3.1, §3.4, §5.4, §6, §7): the blocks it mines (Elements'
+(docs/elements-regtest.md §2.3, §3.1, §3.4, §5, §6, §7): the blocks it mines (Elements'
 coinbase on the chain's subsidy and policy asset), the wallet's view of the genesis free coins
 with ``-anyonecanspendaremine``, Borromean range proofs with the chain's ct_bits/ct_exponent,
 ``-blindedaddresses`` and ``-defaultpeggedassetname``, listissuances' genesis issuance,

@@ -50,7 +50,7 @@ def test_the_wallet_hands_out_elements_addresses(node: NodeProcess) -> None:
     wallet = node.proxy("/wallet/")
     assert wallet.getnewaddress("", "blech32").startswith("el1q")
     assert wallet.getnewaddress("", "bech32").startswith("ert1q")
-    assert wallet.getnewaddress().startswith("el1p")  # the wallet's default type, unchanged
+    assert wallet.getnewaddress().startswith("el1q")  # elementsd's default: blinded P2WPKH
     confidential = wallet.getnewaddress("", "blech32")
     info = wallet.getaddressinfo(confidential)
     assert info["ismine"] and info["iswitness"] and info["witness_version"] == 0
