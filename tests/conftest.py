@@ -17,6 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis' per-example deadline (200 ms) measures the machine, not the code: on a loaded
+# 2-core runner a slow example fails a correct property. Properties keep their example counts.
+settings.register_profile("ctplugin", deadline=None)
+settings.load_profile("ctplugin")
 
 if TYPE_CHECKING:
     from ctplugin.elements import Block, Transaction
