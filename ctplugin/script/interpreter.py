@@ -47,7 +47,7 @@ from typing import Final
 
 import coincurve
 
-from ctplugin.elements.script import next_op, script_num_decode, script_num_encode
+from ctplugin.elements.script import next_op, push_data, script_num_decode, script_num_encode
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import SHA256_IV, hash160, ripemd160, sha256, sha256_compress
 from ctplugin.script.checker import Checker, ExecData, SigVersion
@@ -218,19 +218,6 @@ def find_and_delete(script: bytes, pattern: bytes) -> tuple[bytes, int]:
         return script, 0
     result += script[pc2:]
     return bytes(result), found
-
-
-def push_data(data: bytes) -> bytes:
-    """``CScript() << data`` for a byte vector: a direct push below 76 bytes (OP_0 for
-    empty), else PUSHDATA1/2/4 — never OP_1 … OP_16 (those are for numbers)."""
-    size = len(data)
-    if size < 0x4C:
-        return bytes((size,)) + data
-    if size <= 0xFF:
-        return b"\x4c" + bytes((size,)) + data
-    if size <= 0xFFFF:
-        return b"\x4d" + size.to_bytes(2, "little") + data
-    return b"\x4e" + size.to_bytes(4, "little") + data
 
 
 def _num(data: bytes, minimal: bool, max_size: int = 4) -> int:

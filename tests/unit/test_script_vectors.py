@@ -32,10 +32,11 @@ from typing import Any
 
 import pytest
 
+from ctplugin.elements.script import push_data
 from ctplugin.script.checker import BitcoinSignatureChecker
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.flags import ScriptFlags
-from ctplugin.script.interpreter import push_data, verify_script
+from ctplugin.script.interpreter import verify_script
 from ctplugin.serialize import compact_size
 from tests.conftest import FIXTURES, load_json, shared_if_present
 
