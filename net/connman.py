@@ -125,7 +125,8 @@ class Peer:
             return False
         self.known[hash_] = None
         if len(self.known) > MAX_KNOWN_INVENTORY:
-            del self.known[next(iter(self.known))]
+            with contextlib.suppress(KeyError, StopIteration, RuntimeError):
+                del self.known[next(iter(self.known))]
         return True
 
     @property
@@ -180,6 +181,7 @@ class ConnectionManager(ChainListener):
         self._servers: list[asyncio.Server] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
         self._wtxids: dict[bytes, bytes] = {}  # wtxid -> txid of the mempool's transactions
         self.listening: list[tuple[str, int]] = []
 
@@ -187,6 +189,7 @@ class ConnectionManager(ChainListener):
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         self.node.subscribe(self)
         for tx in self.node.mempool.transactions():
             self._wtxids[tx.wtxid] = tx.txid
@@ -343,6 +346,15 @@ class ConnectionManager(ChainListener):
     # --- writing -------------------------------------------------------------------------
 
     def send(self, peer: Peer, command: str, payload: bytes = b"") -> None:
+        """Queue a message to ``peer``; from a worker thread (a handler running under the
+        chain lock) it is handed to the loop, which keeps the order of the sends and puts
+        them before the handler's completion, so replies stay in order."""
+        if self._loop is not None and threading.get_ident() != self._loop_thread:
+            self._loop.call_soon_threadsafe(self._write, peer, command, payload)
+        else:
+            self._write(peer, command, payload)
+
+    def _write(self, peer: Peer, command: str, payload: bytes) -> None:
         if peer.closing:
             return
         frame = m.encode_frame(self.settings.magic, command, payload)
@@ -384,7 +396,7 @@ class ConnectionManager(ChainListener):
         if not peer.got_version:
             return  # Core ignores everything before the version
         if command == "verack":
-            self._on_verack(peer)
+            await self._on_verack(peer)
         elif command in ("wtxidrelay", "sendaddrv2"):
             if peer.got_verack:  # only valid between version and verack
                 self._misbehaving(peer, f"{command} received after verack")
@@ -420,7 +432,7 @@ class ConnectionManager(ChainListener):
             self.send(peer, "wtxidrelay")
         self.send(peer, "verack")
 
-    def _on_verack(self, peer: Peer) -> None:
+    async def _on_verack(self, peer: Peer) -> None:
         if peer.got_verack:
             return
         peer.got_verack = True
@@ -430,7 +442,7 @@ class ConnectionManager(ChainListener):
         if peer.version >= m.FEEFILTER_VERSION:
             self.send(peer, "feefilter", self.settings.min_fee_rate.to_bytes(8, "little"))
         if peer.services & (m.NODE_NETWORK | m.NODE_NETWORK_LIMITED):
-            self._send_getheaders(peer, from_parent=True)
+            await self._locked(lambda: self._send_getheaders(peer, from_parent=True))
 
     def _locator(self, from_parent: bool = False) -> list[bytes]:
         """Core's CChain::GetLocator: the tip back 10 blocks one by one, then doubling steps,
@@ -469,14 +481,19 @@ class ConnectionManager(ChainListener):
             peer.sendheaders = True
         elif command == "feefilter":
             peer.feefilter = m.decode_feefilter(payload)
+        # These read the chain (and the mempool): under the chain lock, on a worker thread.
         elif command == "getheaders":
-            self._on_getheaders(peer, *m.decode_getheaders(payload))
+            locator, stop = m.decode_getheaders(payload)
+            await self._locked(lambda: self._on_getheaders(peer, locator, stop))
         elif command == "headers":
-            self._on_headers(peer, m.decode_headers(payload))
+            headers = m.decode_headers(payload)
+            await self._locked(lambda: self._on_headers(peer, headers))
         elif command == "inv":
-            self._on_inv(peer, m.decode_inv(payload, "inv"))
+            items = m.decode_inv(payload, "inv")
+            await self._locked(lambda: self._on_inv(peer, items))
         elif command == "getdata":
-            self._on_getdata(peer, m.decode_inv(payload, "getdata"))
+            wanted = m.decode_inv(payload, "getdata")
+            await self._locked(lambda: self._on_getdata(peer, wanted))
         elif command == "notfound":
             for _, hash_ in m.decode_inv(payload, "notfound"):
                 peer.in_flight.discard(hash_)

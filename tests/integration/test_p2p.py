@@ -157,6 +157,33 @@ def test_disconnectnode_addnode_list_and_setnetworkactive(nodes: list[NodeProces
     b.call("ping")
 
 
+def test_partitioned_halves_converge_on_the_longer_branch(nodes: list[NodeProcess]) -> None:
+    """Split a | b–c, mine 2 blocks on a and 3 on c, join: everyone follows c's branch (a
+    reorganises through blocks that came over P2P) and a's wallet follows the reorg."""
+    a, b, c = nodes
+    for peer in a.call("getpeerinfo"):
+        a.call("disconnectnode", "", peer["id"])
+    wait_until(lambda: a.call("getconnectioncount") == 0 and not any(
+        p["subver"].endswith("(testnode0)/") for p in b.call("getpeerinfo")), what="a apart")
+    connect(c, b)  # setnetworkactive(false) on b had cut c off too
+    fork = a.call("getbestblockhash")
+    # our chain's blocks are deterministic (same parent, same second, empty mempool, same
+    # block), so a's branch carries a payment to make it a branch of its own
+    paid = a.call("sendtoaddress", a.call("getnewaddress"), Decimal("0.75"))
+    short = a.call("generatetoaddress", 2, a.call("getnewaddress"))
+    long = c.call("generatetoaddress", 3, c.call("getnewaddress", path="/wallet/carol"))
+    wait_until(lambda: b.call("getbestblockhash") == long[-1], what="b to follow c")
+    assert a.call("getblock", fork)["confirmations"] == 3
+    connect(a, b)
+    wait_until(lambda: a.call("getbestblockhash") == long[-1], what="a to reorganise")
+    assert a.call("getblockheader", short[-1])["confirmations"] == -1
+    assert {t["status"] for t in a.call("getchaintips")} == {"active", "valid-fork"}
+    # the payment left the chain with a's branch: back in a's mempool, unconfirmed in its
+    # wallet, and relayed again (to b, which never saw it)
+    assert a.call("gettransaction", paid)["confirmations"] == 0
+    wait_until(lambda: paid in b.call("getrawmempool"), what="the payment to be relayed")
+
+
 # --- a raw connection, for what a well-behaved client never sends ------------------------------
 
 class RawPeer:
@@ -278,7 +305,7 @@ def test_a_malformed_payload_or_invalid_block_disconnects_the_peer(nodes: list[N
     a.call("sendtoaddress", a.call("getnewaddress"), Decimal("0.25"))  # a blinded spend
     raw = bytes.fromhex(a.call("getnewblockhex"))
     block = parse_block(raw)
-    assert len(block.transactions) == 2
+    assert len(block.transactions) >= 2
     tampered = bytearray(raw)
     tampered[-40] ^= 0x01  # inside the spend's last proof: its witness commitment fails
     height = a.call("getblockcount")
