@@ -43,6 +43,7 @@ T = TypeVar("T")
 MAX_BLOCKS_IN_FLIGHT_PER_PEER = 16  # Core's MAX_BLOCKS_IN_TRANSIT_PER_PEER
 DEFAULT_MAX_CONNECTIONS = 125
 MAX_ADDNODE_CONNECTIONS = 8
+PING_INTERVAL = 120.0  # seconds (net_processing.cpp)
 MAX_KNOWN_INVENTORY = 50_000  # bounds a peer's memory in us, as Core's rolling filters
 OTHER = "*other*"
 
@@ -202,6 +203,16 @@ class ConnectionManager(ChainListener):
                 log.info("P2P: listening on %s:%d", host, port)
         for address in (*self.settings.connect, *self.added):
             self.connect_later(address)
+        self._spawn(self._ping_loop())
+
+    async def _ping_loop(self) -> None:
+        """Core's PING_INTERVAL: every peer is pinged every 2 minutes (pingtime stays fresh and
+        a dead connection shows as a growing pingwait)."""
+        while True:
+            await asyncio.sleep(PING_INTERVAL)
+            for peer in list(self.peers.values()):
+                if peer.got_verack and not peer.ping_nonce:
+                    self._send_ping(peer)
 
     async def close(self) -> None:
         self.node.unsubscribe(self)

@@ -153,6 +153,8 @@ def test_disconnectnode_addnode_list_and_setnetworkactive(nodes: list[NodeProces
     b.call("addnode", address, "onetry")  # refused quietly while inactive
     assert b.call("getconnectioncount") == 0
     assert b.call("setnetworkactive", True) is True
+    b.call("addnode", f"127.0.0.1:{b.p2p_port}", "onetry")  # type: ignore[attr-defined]
+    wait_until(lambda: b.call("getconnectioncount") == 0, what="the self-connection to end")
     connect(b, a)
     b.call("ping")
 
@@ -182,6 +184,30 @@ def test_partitioned_halves_converge_on_the_longer_branch(nodes: list[NodeProces
     # wallet, and relayed again (to b, which never saw it)
     assert a.call("gettransaction", paid)["confirmations"] == 0
     wait_until(lambda: paid in b.call("getrawmempool"), what="the payment to be relayed")
+
+
+def test_added_nodes_after_a_restart_follow_core(tmp_path: Path, nodes: list[NodeProcess]
+                                                ) -> None:
+    """``-addnode`` is connected at start and listed by getaddednodeinfo after every restart;
+    ``addnode add`` lasts until the node stops (Core keeps no added-node file)."""
+    a = nodes[0]
+    target = f"127.0.0.1:{a.p2p_port}"  # type: ignore[attr-defined]
+    other = f"127.0.0.1:{free_port()}"
+    node = p2p_node(tmp_path / "d", f"-addnode={target}", "-uacomment=testnode9")
+    node.start()
+    try:
+        wait_until(lambda: node.call("getaddednodeinfo", target)[0]["connected"],
+                   what="the -addnode connection")
+        node.call("addnode", other, "add")
+        assert [n["addednode"] for n in node.call("getaddednodeinfo")] == [target, other]
+        node.stop()
+        node.start()
+        assert [n["addednode"] for n in node.call("getaddednodeinfo")] == [target]
+        wait_until(lambda: node.call("getaddednodeinfo", target)[0]["connected"],
+                   what="the -addnode connection after the restart")
+        assert node.call("getpeerinfo")[0]["connection_type"] == "manual"
+    finally:
+        node.stop()
 
 
 # --- a raw connection, for what a well-behaved client never sends ------------------------------
