@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import secrets
@@ -44,6 +45,11 @@ MAX_BLOCKS_IN_FLIGHT_PER_PEER = 16  # Core's MAX_BLOCKS_IN_TRANSIT_PER_PEER
 DEFAULT_MAX_CONNECTIONS = 125
 MAX_ADDNODE_CONNECTIONS = 8
 PING_INTERVAL = 120.0  # seconds (net_processing.cpp)
+READ_BUFFER = 1 << 20  # bytes read ahead of the message being handled, per peer
+MAX_SEND_BUFFER = 2 * m.MAX_PROTOCOL_MESSAGE_LENGTH
+"""Bytes queued to a peer that does not read: beyond this it is disconnected, so a peer cannot
+make the node hold its replies without bound (Core stops serving it at -maxsendbuffer)."""
+GETDATA_CHUNK = 16  # getdata entries served between waits for the peer to read
 MAX_KNOWN_INVENTORY = 50_000  # bounds a peer's memory in us, as Core's rolling filters
 OTHER = "*other*"
 
@@ -197,7 +203,7 @@ class ConnectionManager(ChainListener):
         if self.settings.listen:
             for host, port in self.settings.bind or (("127.0.0.1", self.default_port),):
                 server = await asyncio.start_server(self._accept, host, port,
-                                                    limit=m.HEADER_SIZE)
+                                                    limit=READ_BUFFER)
                 self._servers.append(server)
                 self.listening.append((host, port))
                 log.info("P2P: listening on %s:%d", host, port)
@@ -264,7 +270,7 @@ class ConnectionManager(ChainListener):
             return None
         host, port = split_address(address, self.default_port)
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, limit=m.HEADER_SIZE), 5)
+            asyncio.open_connection(host, port, limit=READ_BUFFER), 5)
         peer = self._add_peer(reader, writer, address, inbound=False, manual=manual)
         self._send_version(peer)
         self._spawn(self._serve(peer))
@@ -341,6 +347,8 @@ class ConnectionManager(ChainListener):
                     self._misbehaving(peer, f"malformed {header.command}: {exc}")
                 if peer.misbehaving is not None and not peer.manual:
                     self._drop(peer, f"misbehaving: {peer.misbehaving}")
+                    return
+                await peer.writer.drain()  # a peer that does not read waits for itself
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass
         except asyncio.CancelledError:
@@ -369,6 +377,9 @@ class ConnectionManager(ChainListener):
         if peer.closing:
             return
         frame = m.encode_frame(self.settings.magic, command, payload)
+        if peer.writer.transport.get_write_buffer_size() + len(frame) > MAX_SEND_BUFFER:
+            self._drop(peer, "send buffer full: the peer does not read")
+            return
         peer.writer.write(frame)
         peer.lastsend = int(time.time())
         peer.bytessent += len(frame)
@@ -504,7 +515,10 @@ class ConnectionManager(ChainListener):
             await self._locked(lambda: self._on_inv(peer, items))
         elif command == "getdata":
             wanted = m.decode_inv(payload, "getdata")
-            await self._locked(lambda: self._on_getdata(peer, wanted))
+            for start in range(0, len(wanted), GETDATA_CHUNK):
+                chunk = wanted[start:start + GETDATA_CHUNK]
+                await self._locked(functools.partial(self._on_getdata, peer, chunk))
+                await peer.writer.drain()
         elif command == "notfound":
             for _, hash_ in m.decode_inv(payload, "notfound"):
                 peer.in_flight.discard(hash_)
