@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ctplugin.elements import parse_block
+from ctplugin.elements import parse_block, parse_transaction
 from net import messages as m
 from rpc.process import NodeProcess, free_port
 from tests.conftest import shared_path
@@ -340,6 +340,22 @@ def test_a_malformed_payload_or_invalid_block_disconnects_the_peer(nodes: list[N
     assert a.call("getblockcount") == height
     healthy(a)
     assert a.call("submitblock", raw.hex()) is None  # the untampered block is fine
+    # a transaction whose range proof is broken is a consensus failure: disconnected too
+    peer = RawPeer(a, magic)
+    peer.handshake()
+    unsigned = a.call("createrawtransaction", [], [{a.call("getnewaddress"): Decimal("0.1")}])
+    funded = a.call("fundrawtransaction", unsigned)["hex"]
+    signed = a.call("signrawtransactionwithwallet", a.call("blindrawtransaction", funded))["hex"]
+    tx = parse_transaction(bytes.fromhex(signed))
+    proof = next(o.range_proof for o in tx.outputs if o.range_proof)
+    raw_tx = bytes.fromhex(signed)
+    at = raw_tx.index(proof) + len(proof) // 2
+    peer.send("tx", raw_tx[:at] + bytes([raw_tx[at] ^ 1]) + raw_tx[at + 1:])
+    assert peer.closed()
+    assert a.call("getrawmempool") == []
+    log = (a.netdir / "debug.log").read_text()
+    assert f"misbehaving: invalid transaction {tx.txid_hex}" in log
+    healthy(a)
 
 
 # --- the Elements test framework's own P2P client -----------------------------------------------
