@@ -261,12 +261,13 @@ class ConnectionManager(ChainListener):
 
     async def connect(self, address: str, manual: bool = True) -> Peer | None:
         """Open an outbound connection and send our version; None when the network is off,
-        we are connected to ``address`` already, or the outbound slots are full.
+        we are connected to ``address`` already, or ``max_connections`` + 8 outbound
+        connections are open (a bound on what RPC callers can open).
         ``OSError`` / ``ValueError`` when it cannot be opened."""
         if not self.active or self.connected_to(address):
             return None
         outbound = sum(1 for p in self.peers.values() if not p.inbound)
-        if manual and outbound >= MAX_ADDNODE_CONNECTIONS + self.settings.max_connections:
+        if outbound >= MAX_ADDNODE_CONNECTIONS + self.settings.max_connections:
             return None
         host, port = split_address(address, self.default_port)
         reader, writer = await asyncio.wait_for(
@@ -452,6 +453,8 @@ class ConnectionManager(ChainListener):
             self._send_version(peer)
         if peer.version >= m.WTXID_RELAY_VERSION:
             self.send(peer, "wtxidrelay")
+            # BIP155 support, as elementsd announces it; addr/addrv2 are ignored here anyway
+            self.send(peer, "sendaddrv2")
         self.send(peer, "verack")
 
     async def _on_verack(self, peer: Peer) -> None:
