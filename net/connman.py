@@ -36,7 +36,7 @@ from ctplugin.elements import Block, BlockHeader, Transaction
 from ctplugin.elements.model import parse_block, parse_transaction
 from ctplugin.errors import CtpluginError, ValidationError
 from net import messages as m
-from validator import POLICY_REASONS, ChainListener, Node
+from validator import POLICY_REASONS, ChainListener, Node, reasons
 
 log = logging.getLogger("ctplugin.net")
 
@@ -49,6 +49,7 @@ READ_BUFFER = 1 << 20  # bytes read ahead of the message being handled, per peer
 MAX_SEND_BUFFER = 2 * m.MAX_PROTOCOL_MESSAGE_LENGTH
 """Bytes queued to a peer that does not read: beyond this it is disconnected, so a peer cannot
 make the node hold its replies without bound (Core stops serving it at -maxsendbuffer)."""
+MAX_ORPHANS = 100  # Core's DEFAULT_MAX_ORPHAN_TRANSACTIONS
 GETDATA_CHUNK = 16  # getdata entries served between waits for the peer to read
 MAX_KNOWN_INVENTORY = 50_000  # bounds a peer's memory in us, as Core's rolling filters
 OTHER = "*other*"
@@ -189,6 +190,7 @@ class ConnectionManager(ChainListener):
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
+        self._orphans: dict[bytes, Transaction] = {}  # txid -> tx, under the chain lock
         self._wtxids: dict[bytes, bytes] = {}  # wtxid -> txid of the mempool's transactions
         self.listening: list[tuple[str, int]] = []
 
@@ -641,15 +643,45 @@ class ConnectionManager(ChainListener):
             self._misbehaving(peer, f"unreadable transaction: {exc}")
             return
         peer.learn(tx.wtxid)
-        try:
-            await self._locked(lambda: self.node.accept_transaction(tx))
-        except ValidationError as exc:
-            if exc.reason not in POLICY_REASONS and not exc.reason.startswith("txn-") \
-                    and exc.reason != "bad-txns-inputs-missingorspent":
-                self._misbehaving(peer, f"invalid transaction {tx.txid_hex}: {exc.reason}")
-            else:
-                log.info("P2P: peer %d: transaction %s not accepted: %s", peer.id,
-                         tx.txid_hex, exc.reason)
+        await self._locked(lambda: self._accept_tx(peer, tx))
+
+    def _accept_tx(self, peer: Peer, tx: Transaction) -> None:
+        """Mempool acceptance of ``tx`` and of the orphans it unlocks (chain lock held). A
+        transaction with missing inputs is kept as an orphan (at most ``MAX_ORPHANS``, the
+        oldest forgotten) and its missing parents are asked of the peer by txid, as Core
+        does even on a wtxid-relay connection (docs/p2p.md §4)."""
+        queue = [tx]
+        while queue:
+            candidate = queue.pop(0)
+            try:
+                self.node.accept_transaction(candidate)
+            except ValidationError as exc:
+                if exc.reason == reasons.BAD_TXNS_INPUTS_MISSINGORSPENT and candidate is tx:
+                    self._keep_orphan(peer, tx)
+                elif exc.reason not in POLICY_REASONS and not exc.reason.startswith("txn-") \
+                        and exc.reason != reasons.BAD_TXNS_INPUTS_MISSINGORSPENT \
+                        and candidate is tx:
+                    self._misbehaving(peer, f"invalid transaction {tx.txid_hex}: {exc.reason}")
+                else:
+                    log.info("P2P: peer %d: transaction %s not accepted: %s", peer.id,
+                             candidate.txid_hex, exc.reason)
+                if candidate is not tx:  # an orphan that still fails: forgotten
+                    self._orphans.pop(candidate.txid, None)
+                continue
+            self._orphans.pop(candidate.txid, None)
+            queue.extend(o for o in list(self._orphans.values())
+                         if any(i.prevout_hash == candidate.txid for i in o.inputs))
+
+    def _keep_orphan(self, peer: Peer, tx: Transaction) -> None:
+        missing = {i.prevout_hash for i in tx.inputs
+                   if i.prevout_hash not in self.node.mempool
+                   and self.node.utxo((i.prevout_hash, i.prevout_index)) is None}
+        if not missing:
+            return  # spent outputs, not missing ones: nothing to wait for
+        self._orphans[tx.txid] = tx
+        if len(self._orphans) > MAX_ORPHANS:
+            del self._orphans[next(iter(self._orphans))]
+        self.send(peer, "getdata", m.encode_inv([(m.MSG_WITNESS_TX, h) for h in sorted(missing)]))
 
     # --- announcements (ChainListener: the node's thread, chain lock held) ----------------
 

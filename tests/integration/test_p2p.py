@@ -210,6 +210,71 @@ def test_added_nodes_after_a_restart_follow_core(tmp_path: Path, nodes: list[Nod
         node.stop()
 
 
+def test_zmq_publishes_peer_delivered_blocks_and_transactions(tmp_path: Path,
+                                                               nodes: list[NodeProcess]) -> None:
+    """hashblock / hashtx of a block and a transaction that arrived over P2P, as for local
+    ones (the same ``Node.submit_block`` / ``accept_transaction`` path, the same listeners)."""
+    import zmq
+
+    a = nodes[0]
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    node = p2p_node(tmp_path / "z", f"-zmqpubhashblock={endpoint}", f"-zmqpubhashtx={endpoint}",
+                    "-uacomment=testnode8")
+    node.start()
+    context = zmq.Context()
+    sub = context.socket(zmq.SUB)
+    try:
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.setsockopt(zmq.RCVTIMEO, 30_000)
+        sub.connect(endpoint)
+        time.sleep(0.3)  # ZMQ's slow joiner
+        connect(node, a)
+        wait_until(lambda: node.call("getbestblockhash") == a.call("getbestblockhash"),
+                   what="the new node to sync")
+        txid = a.call("sendtoaddress", a.call("getnewaddress"), Decimal("0.3"))
+        seen = set()
+        while txid not in seen:
+            topic, body, _ = sub.recv_multipart()
+            if topic == b"hashtx":
+                seen.add(body.hex())
+        [block] = a.call("generatetoaddress", 1, a.call("getnewaddress"))
+        seen = set()
+        while block not in seen:
+            topic, body, _ = sub.recv_multipart()
+            if topic == b"hashblock":
+                seen.add(body.hex())
+    finally:
+        sub.close(linger=0)
+        context.term()
+        node.stop()
+
+
+def test_an_orphan_transactions_parent_is_fetched_by_txid(tmp_path: Path,
+                                                          nodes: list[NodeProcess]) -> None:
+    """Mempools are not exchanged on connect (Core): a child whose parent a new peer never saw
+    is kept as an orphan there, the parent asked for by txid, then both accepted."""
+    a = nodes[0]
+    address = a.call("getnewaddress")
+    parent = a.call("sendtoaddress", address, Decimal("5"))
+    node = p2p_node(tmp_path / "o", "-uacomment=testnode7")
+    node.start()
+    try:
+        connect(node, a)
+        wait_until(lambda: node.call("getbestblockhash") == a.call("getbestblockhash"),
+                   what="the new node to sync")
+        assert parent not in node.call("getrawmempool")
+        [vout] = [d["vout"] for d in a.call("gettransaction", parent)["details"]
+                  if d["category"] == "receive" and d["amount"] == Decimal("5")]
+        raw = a.call("createrawtransaction", [{"txid": parent, "vout": vout}],
+                     [{a.call("getnewaddress"): Decimal("4.99")}, {"fee": Decimal("0.01")}])
+        signed = a.call("signrawtransactionwithwallet", a.call("blindrawtransaction", raw))
+        child = a.call("sendrawtransaction", signed["hex"])
+        wait_until(lambda: {parent, child} <= set(node.call("getrawmempool")),
+                   what="the child and its fetched parent")
+    finally:
+        node.stop()
+
+
 # --- a raw connection, for what a well-behaved client never sends ------------------------------
 
 class RawPeer:
