@@ -15,8 +15,10 @@
   Names the node does not know are skipped ("Ignoring unknown configuration value X" in
   debug.log); on the command line they are fatal ("Error: Invalid parameter -x").
 - The old ``DATADIR/ctplugin.conf`` is refused with a one-line migration message.
-- Options of elementsd that concern only logging or what this node does not have (P2P, Tor,
-  SQLite) are accepted and have no effect (``NO_EFFECT``); chain options (``CHAIN_OPTIONS``:
+- Options of elementsd that concern only logging or what this node does not have (an address
+  manager, seeds, Tor, SQLite) are accepted and have no effect (``NO_EFFECT``); the P2P options
+  ``-port``, ``-bind``, ``-listen``, ``-connect``, ``-addnode``, ``-maxconnections`` are real
+  (``net``; docs/p2p.md §7.1); chain options (``CHAIN_OPTIONS``:
   ``-con_*``, ``-initialfreecoins``...) are collected for the chain's profile; the elementsd
   options it cannot honour (``UNSUPPORTED``) are a start-up error.
 """
