@@ -495,8 +495,7 @@ class ConnectionManager(ChainListener):
 
     async def _after_handshake(self, peer: Peer, command: str, payload: bytes) -> None:
         if command == "ping":
-            self.send(peer, "pong", payload[:8] if len(payload) >= 8 else payload)
-            m.decode_u64(payload, "ping")
+            self.send(peer, "pong", m.encode_u64(m.decode_u64(payload, "ping")))
         elif command == "pong":
             nonce = m.decode_u64(payload, "pong")
             if nonce == peer.ping_nonce and nonce:
