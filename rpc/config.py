@@ -15,8 +15,10 @@
   Names the node does not know are skipped ("Ignoring unknown configuration value X" in
   debug.log); on the command line they are fatal ("Error: Invalid parameter -x").
 - The old ``DATADIR/ctplugin.conf`` is refused with a one-line migration message.
-- Options of elementsd that concern only logging or what this node does not have (P2P, Tor,
-  SQLite) are accepted and have no effect (``NO_EFFECT``); chain options (``CHAIN_OPTIONS``:
+- Options of elementsd that concern only logging or what this node does not have (an address
+  manager, seeds, Tor, SQLite) are accepted and have no effect (``NO_EFFECT``); the P2P options
+  ``-port``, ``-bind``, ``-listen``, ``-connect``, ``-addnode``, ``-maxconnections`` are real
+  (``net``; docs/p2p.md §7.1); chain options (``CHAIN_OPTIONS``:
   ``-con_*``, ``-initialfreecoins``...) are collected for the chain's profile; the elementsd
   options it cannot honour (``UNSUPPORTED``) are a start-up error.
 """
@@ -32,6 +34,7 @@ from pathlib import Path
 from ctplugin import __version__
 from ctplugin.elements.consensus import COIN, MAX_MONEY
 from ctplugin.secp256k1.kernel import MAX_THREADS
+from net.messages import user_agent
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
 from rpcclient import cookie_path
 from validator import PolicySettings
@@ -45,6 +48,8 @@ ELEMENTS_DATADIR = os.path.join(os.path.expanduser("~"), ".elements")
 ELEMENTS_DEFAULT_CHAIN = "liquidv1"  # elementsd's chain without any chain option
 CONFIG_FILENAME = "elements.conf"
 LEGACY_CONFIG_FILENAME = "ctplugin.conf"
+DEFAULT_P2P_PORT = 18444  # elementsregtest's (Elements src/chainparams.cpp), every chain's here
+DEFAULT_MAX_CONNECTIONS = 125
 ZMQ_TOPICS = ("hashblock", "hashtx", "rawblock", "rawtx", "sequence")
 DEFAULT_ZMQ_HWM = 1000
 
@@ -58,9 +63,8 @@ NO_EFFECT: dict[str, str] = {
     "debug": "logging", "debugexclude": "logging", "loglevel": "logging",
     "logtimemicros": "logging", "logthreadnames": "logging", "logsourcelocations": "logging",
     "logtimestamps": "logging", "logips": "logging", "shrinkdebugfile": "logging",
-    # P2P is not built yet: nothing listens or connects
-    "port": "P2P", "bind": "P2P", "connect": "P2P", "listen": "P2P", "addnode": "P2P",
-    "seednode": "P2P", "maxconnections": "P2P", "peertimeout": "P2P", "whitelist": "P2P",
+    # P2P beyond manual connections (net/): no address manager, seeds, Tor or permissions
+    "seednode": "P2P", "peertimeout": "P2P", "whitelist": "P2P",
     "whitebind": "P2P", "v2transport": "P2P", "discover": "P2P", "dnsseed": "P2P",
     "fixedseeds": "P2P", "listenonion": "P2P (Tor)", "onion": "P2P (Tor)", "proxy": "P2P",
     "upnp": "P2P", "natpmp": "P2P", "networkactive": "P2P", "maxuploadtarget": "P2P",
@@ -138,6 +142,15 @@ class NodeConfig:
     relay: PolicySettings = field(default_factory=PolicySettings)
     """The mempool's policy (-acceptnonstdtxn, -minrelaytxfee, -dustrelayfee, -datacarrier...)."""
     uacomment: tuple[str, ...] = ()  # appended to getnetworkinfo's subversion, as Core's
+    port: int = DEFAULT_P2P_PORT  # -port: the P2P listening port
+    listen: bool = False
+    """-listen: accept P2P connections. Off unless -listen=1 or a -bind (Core's default is
+    on; ours keeps nodes started side by side from fighting over one port,
+    docs/p2p.md §7.1)."""
+    bind: tuple[str, ...] = ()  # -bind=<addr>[:port]
+    connect: tuple[str, ...] = ()  # -connect: manual connections only ("0": none)
+    addnode: tuple[str, ...] = ()  # -addnode: kept in the added-node list and connected
+    maxconnections: int = DEFAULT_MAX_CONNECTIONS
     par: int = 0
     """Kernel threads as Core's -par: 0 = every core, N > 0 = N, N < 0 = leave -N cores free."""
     sync: bool = True
@@ -162,6 +175,12 @@ class NodeConfig:
         """Where this node writes its cookie: where a client looks for it (``rpcclient``)."""
         return str(cookie_path(self.datadir, chain_subdir=self.chain,
                                rpccookiefile=self.rpccookiefile))
+
+
+def subversion(config: NodeConfig) -> str:
+    """The node's user agent, ``/ctplugin:VERSION(uacomment; ...)/`` (BIP14; getnetworkinfo's
+    subversion and the version message's)."""
+    return user_agent("ctplugin", __version__, config.uacomment)
 
 
 class ConfigFileError(Exception):
@@ -476,6 +495,18 @@ def build_parser(prog: str, description: str | None,
                              f"{int(program.printtoconsole)})")
     parser.add_argument("--uacomment", action="append", default=[],
                         help="comment appended to the user agent (getnetworkinfo subversion)")
+    parser.add_argument("--port", type=int, default=DEFAULT_P2P_PORT,
+                        help=f"P2P port (default {DEFAULT_P2P_PORT})")
+    parser.add_argument("--listen", nargs="?", const=True, default=None, type=_bool,
+                        help="accept P2P connections (default 0; 1 with -bind)")
+    parser.add_argument("--bind", action="append", default=[],
+                        help="address[:port] to listen on for P2P (implies -listen=1)")
+    parser.add_argument("--connect", action="append", default=[],
+                        help="connect to this P2P node (repeatable); -connect=0: none")
+    parser.add_argument("--addnode", action="append", default=[],
+                        help="add this P2P node to the added-node list (repeatable)")
+    parser.add_argument("--maxconnections", type=int, default=DEFAULT_MAX_CONNECTIONS,
+                        help=f"most inbound P2P connections (default {DEFAULT_MAX_CONNECTIONS})")
     parser.add_argument("--wallet", action="append", default=[],
                         help="load this wallet at start (repeatable)")
     parser.add_argument("--disablewallet", nargs="?", const=True, default=False, type=_bool)
@@ -581,6 +612,11 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
             parser.exit(1, f"Error: Invalid address specified in -zmqpub{topic}: '{endpoint}' "
                            "(tcp://HOST:PORT with a port in 1..65535, or ipc://PATH)\n")
     hwm = {topic: getattr(args, f"zmqpub{topic}hwm") for topic in zmq}
+    if not 1 <= args.port <= 65535:
+        parser.exit(1, f"Error: Invalid port specified in -port: '{args.port}'\n")
+    if args.maxconnections < 0:
+        parser.exit(1, "Error: -maxconnections must not be negative\n")
+    connect = tuple(c for c in args.connect if c not in ("0", ""))  # -connect=0: none
     # The command line's come last: the chain's profile takes the last value of a name.
     chain_options = (*from_file.chain_options, *cmdline_chain)
     return NodeConfig(
@@ -596,5 +632,8 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
         wallets=tuple(args.wallet), disablewallet=bool(args.disablewallet),
         fallbackfee=args.fallbackfee, maxtxfee=args.maxtxfee,
         relay=_relay_settings(parser, args), uacomment=tuple(args.uacomment), par=args.par,
+        port=args.port, listen=bool(args.listen) if args.listen is not None else bool(args.bind),
+        bind=tuple(args.bind), connect=connect, addnode=tuple(args.addnode),
+        maxconnections=args.maxconnections,
         sync=not args.nosync, ignored_config=tuple(from_file.unknown),
         warnings=tuple(from_file.warnings))

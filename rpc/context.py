@@ -33,6 +33,7 @@ from rpc.registry import REGISTRY, Locking
 from validator import Node
 
 if TYPE_CHECKING:
+    from net import ConnectionManager
     from rpc.config import NodeConfig
     from rpc.events import NodeEvents
     from rpc.txindex import TxIndex
@@ -87,6 +88,7 @@ class NodeContext:
         self.events: NodeEvents | None = None
         self._wallets: WalletManager | None = None
         self.zmq: ZmqPublisher | None = None
+        self.net: ConnectionManager | None = None  # the P2P side, once warm-up is over
         self.txindex: TxIndex | None = None
         self.on_shutdown_request: Callable[[], None] | None = None
         self._active: dict[int, ActiveCommand] = {}

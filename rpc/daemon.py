@@ -30,8 +30,9 @@ from collections.abc import Callable
 
 import rpc.methods  # noqa: F401  (registers every RPC method)
 from ctplugin.closing import Closeable
+from net import ConnectionManager, NetSettings, split_address
 from rpc.auth import AuthConfigError, CookieFile, Credentials
-from rpc.config import NodeConfig
+from rpc.config import NodeConfig, subversion
 from rpc.context import NodeContext
 from rpc.server import HttpConfig, RpcHttpServer, parse_allowip
 from rpc.startup import close_node, open_node
@@ -179,6 +180,34 @@ async def serve(config: NodeConfig, on_ready: OnReady | None = None) -> int:
                 os.remove(pid_path)
 
 
+def net_settings(config: NodeConfig, magic: bytes) -> NetSettings:
+    """The P2P options of ``config`` (docs/p2p.md §7.1); ``StartupError`` for a bad -bind."""
+    try:
+        bind = tuple(split_address(spec, config.port) for spec in config.bind)
+    except ValueError:
+        raise StartupError(f"Error: Invalid port specified in -bind: "
+                           f"'{', '.join(config.bind)}'") from None
+    return NetSettings(magic=magic, user_agent=subversion(config), listen=config.listen,
+                       bind=bind, connect=config.connect, addnode=config.addnode,
+                       max_connections=config.maxconnections,
+                       min_fee_rate=config.relay.minrelaytxfee)
+
+
+async def start_network(ctx: NodeContext) -> None:
+    """Listen and connect as the P2P options say (after warm-up's chain is open)."""
+    config = ctx.config
+    node = ctx.node
+    manager = ConnectionManager(node, ctx.chain_lock, net_settings(config,
+                                node.params.network_magic), config.port)
+    try:
+        await manager.start()
+    except OSError as exc:
+        await manager.close()
+        raise StartupError(f"Error: Unable to bind to P2P port {config.port} "
+                           f"({exc.strerror or exc})") from None
+    ctx.net = manager
+
+
 async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
     ctx = NodeContext(config)
     credentials, cookie = make_credentials(config)
@@ -211,6 +240,7 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         except Exception as exc:
             log.exception("start-up failed")
             raise StartupError(f"Error: {exc}") from None
+        await start_network(ctx)
         ctx.set_warmup(None)
         if on_ready is not None:
             on_ready(server)
@@ -219,6 +249,9 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         server.begin_shutdown()
     finally:
         await server.close()
+        if ctx.net is not None:
+            await ctx.net.close()
+            ctx.net = None
         await loop.run_in_executor(None, close_node, ctx)
         if cookie is not None:
             cookie.remove()

@@ -27,6 +27,11 @@ class RpcCode(IntEnum):
     METHOD_DEPRECATED = -32
     # Shutdown (bitcoind answers -9 "Shutting down" to calls interrupted by stop)
     CLIENT_NOT_CONNECTED = -9
+    # P2P client errors
+    CLIENT_NODE_ALREADY_ADDED = -23
+    CLIENT_NODE_NOT_ADDED = -24
+    CLIENT_NODE_NOT_CONNECTED = -29
+    CLIENT_P2P_DISABLED = -31
     # Wallet errors
     WALLET_ERROR = -4
     WALLET_INSUFFICIENT_FUNDS = -6

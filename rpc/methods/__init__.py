@@ -8,9 +8,10 @@ from rpc.methods import (
     dlc,
     mempool,
     mining,
+    network,
     rawtransactions,
     wallet,
 )
 
-__all__ = ["blockchain", "confidential", "control", "dlc", "mempool", "mining", "rawtransactions",
-           "wallet"]
+__all__ = ["blockchain", "confidential", "control", "dlc", "mempool", "mining", "network",
+           "rawtransactions", "wallet"]

@@ -1,5 +1,5 @@
-"""Control and network calls: help, stop, uptime, getrpcinfo, echo, getnetworkinfo, the
-P2P calls a node without P2P answers (no peers), setmocktime, ZMQ info."""
+"""Control calls: help, stop, uptime, getrpcinfo, echo, setmocktime, ZMQ info (the network
+calls are ``rpc.methods.network``)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,8 @@ from typing import Any
 
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.params import amount_json
 from rpc.registry import REGISTRY, Kind, Locking, optional, required, rpc
 
-CLIENT_NAME = "ctplugin"
-CLIENT_VERSION = "0.1.0"
-VERSION_NUMBER = 280000  # the bitcoind/elementsd behaviour we follow (v28 JSON-RPC rules)
-PROTOCOL_VERSION = 70016
 STOP_MESSAGE = "ctplugin stopping"
 
 
@@ -79,44 +74,6 @@ def echojson(call: Call, *args: Any) -> list[Any]:
                  "synchronously here, so it returns at once).")
 def syncwithvalidationinterfacequeue(call: Call) -> None:
     return None
-
-
-@rpc("network", description="Returns an object containing various state info regarding P2P "
-                            "networking (this node has no P2P: no connections).",
-     locking=Locking.SELF)
-def getnetworkinfo(call: Call) -> dict[str, Any]:
-    comments = call.context.config.uacomment  # Core's -uacomment: "/name:version(a; b)/"
-    return {
-        "version": VERSION_NUMBER,
-        "subversion": f"/{CLIENT_NAME}:{CLIENT_VERSION}"
-                      f"{'(' + '; '.join(comments) + ')' if comments else ''}/",
-        "protocolversion": PROTOCOL_VERSION,
-        "localservices": "0000000000000000",
-        "localservicesnames": [],
-        "localrelay": False,
-        "timeoffset": 0,
-        "networkactive": False,
-        "connections": 0,
-        "connections_in": 0,
-        "connections_out": 0,
-        "networks": [],
-        "relayfee": amount_json(1000),
-        "incrementalfee": amount_json(1000),
-        "localaddresses": [],
-        "warnings": [],
-    }
-
-
-@rpc("network", description="Returns data about each connected network peer (this node has no "
-                            "P2P: an empty list).", locking=Locking.SELF)
-def getpeerinfo(call: Call) -> list[dict[str, Any]]:
-    return []
-
-
-@rpc("network", description="Returns the number of connections to other nodes (0: no P2P).",
-     locking=Locking.SELF)
-def getconnectioncount(call: Call) -> int:
-    return 0
 
 
 MAX_MOCKTIME = 2**63 // 1_000_000_000  # Core: seconds that still fit in nanoseconds

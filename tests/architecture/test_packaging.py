@@ -19,7 +19,7 @@ from apps.extras import MODULES, Extra
 from tests.conftest import REPO
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
-PRODUCT = {"ctplugin", "validator", "regtest", "rpc", "rpcclient", "replay", "apps"}
+PRODUCT = {"ctplugin", "validator", "regtest", "net", "rpc", "rpcclient", "replay", "apps"}
 HEAVY = {"aiohttp", "pyzmq", "rich", "matplotlib", "dask"}  # distributions, not in the base
 BLOCKED = ("aiohttp", "zmq", "rich", "matplotlib", "dask", "distributed")
 
@@ -32,7 +32,7 @@ def test_the_wheel_ships_only_product_packages() -> None:
     find = PYPROJECT["tool"]["setuptools"]["packages"]["find"]
     packages = find_packages(where=str(REPO), include=find["include"])
     top = {name.split(".")[0] for name in packages}
-    assert {"ctplugin", "validator", "regtest", "rpc", "replay", "apps"} <= top
+    assert {"ctplugin", "validator", "regtest", "net", "rpc", "replay", "apps"} <= top
     assert top <= PRODUCT, top - PRODUCT
     assert "ctplugin.bulletproofs" in packages and "rpc.methods" in packages  # subpackages too
 

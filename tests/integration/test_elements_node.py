@@ -114,12 +114,15 @@ def test_options_it_does_not_know_or_cannot_honour(tmp_path: Path,
     # elementsd's default chain is liquidv1, which this node does not run.
     status, err = refused(capsys, tmp_path, program="elementsd")
     assert status == 1 and "Unknown chain liquidv1" in err and "-chain=elementsregtest" in err
-    # Logging and P2P options are accepted with no effect; -noX is -X=0.
+    # Logging options are accepted with no effect; -noX is -X=0. The P2P options are read
+    # (docs/p2p.md §7.1): an explicit -listen=0 wins over -bind, -connect=0 is no connection.
     quiet = config(tmp_path, "-logtimemicros", "-debug", "-debugexclude=libevent",
                    "-loglevel=trace", "-v2transport=0", "-uacomment=testnode0", "-port=1",
                    "-bind=127.0.0.1", "-connect=0", "-listen=0", "-nolistenonion",
                    "-notxindex", "-printtoconsole=0")
     assert quiet.uacomment == ("testnode0",) and not quiet.txindex
+    assert (quiet.port, quiet.bind, quiet.connect, quiet.listen) == (1, ("127.0.0.1",), (), False)
+    assert config(tmp_path, "-bind=127.0.0.1").listen and not config(tmp_path).listen
     # Chain options are the elementsregtest profile's; our fixed chains refuse them.
     with pytest.raises(ChainOptionError, match="-con_blocksubsidy"):
         chain_params(config(tmp_path, "-con_blocksubsidy=1"))

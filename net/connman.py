@@ -1,0 +1,733 @@
+"""Peers and the connection manager (docs/p2p.md §2, §4–§7; Core's ``src/net.cpp``,
+``src/net_processing.cpp``): asyncio streams on the node's event loop.
+
+- ``ConnectionManager(node, lock, settings)``: ``start()`` listens (``NetSettings.listen``,
+  ``bind``) and connects to ``connect`` / ``addnode``; ``connect(address, manual=True)``
+  opens an outbound connection; ``disconnect``; ``set_active``; ``peers``.
+- One task per peer reads messages and handles them strictly in order (a ping is answered only
+  once every earlier message has been processed: the framework's ``sync_with_ping`` barrier).
+- The validator is called on a worker thread under ``lock`` (the RPC layer's chain lock), through
+  the same entry points as RPC: ``Node.submit_block(raw, block)`` and
+  ``Node.accept_transaction(tx)``. The manager is a ``ChainListener``: connected blocks and
+  mempool additions are announced to peers (``inv``, or ``headers`` after ``sendheaders``).
+- Framing errors that make the stream unreadable (another network's magic, an invalid command,
+  an oversized length) end the connection; a bad checksum drops that one message (Core's
+  V1Transport); a malformed payload, an invalid block or a consensus-invalid transaction marks
+  the peer misbehaving and it is disconnected unless it is a manual connection (Core's
+  MaybeDiscourageAndDisconnect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import logging
+import secrets
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ctplugin.elements import Block, BlockHeader, Transaction
+from ctplugin.elements.model import parse_block, parse_transaction
+from ctplugin.errors import CtpluginError, ValidationError
+from net import messages as m
+from validator import POLICY_REASONS, ChainListener, Node, reasons
+
+log = logging.getLogger("ctplugin.net")
+
+T = TypeVar("T")
+MAX_BLOCKS_IN_FLIGHT_PER_PEER = 16  # Core's MAX_BLOCKS_IN_TRANSIT_PER_PEER
+DEFAULT_MAX_CONNECTIONS = 125
+MAX_ADDNODE_CONNECTIONS = 8
+PING_INTERVAL = 120.0  # seconds (net_processing.cpp)
+READ_BUFFER = 1 << 20  # bytes read ahead of the message being handled, per peer
+MAX_SEND_BUFFER = 2 * m.MAX_PROTOCOL_MESSAGE_LENGTH
+"""Bytes queued to a peer that does not read: beyond this it is disconnected, so a peer cannot
+make the node hold its replies without bound (Core stops serving it at -maxsendbuffer)."""
+MAX_ORPHANS = 100  # Core's DEFAULT_MAX_ORPHAN_TRANSACTIONS
+GETDATA_CHUNK = 16  # getdata entries served between waits for the peer to read
+MAX_KNOWN_INVENTORY = 50_000  # bounds a peer's memory in us, as Core's rolling filters
+OTHER = "*other*"
+
+
+@dataclass(frozen=True, slots=True)
+class NetSettings:
+    """The P2P options (docs/p2p.md §7.1)."""
+
+    magic: bytes
+    user_agent: str
+    listen: bool = False
+    bind: tuple[tuple[str, int], ...] = ()
+    connect: tuple[str, ...] = ()
+    addnode: tuple[str, ...] = ()
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    min_fee_rate: int = 1000  # sat/kvB: the feefilter we send
+    active: bool = True
+
+
+def split_address(text: str, default_port: int) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6]:port``; ``ValueError`` for a bad port."""
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    else:
+        host, port = text, ""
+    number = int(port) if port else default_port
+    if not host or not 1 <= number <= 65535:
+        raise ValueError(f"invalid address {text!r}")
+    return host, number
+
+
+@dataclass(slots=True)
+class Peer:
+    """One connection and what is known of the other side (getpeerinfo's fields)."""
+
+    id: int
+    addr: str
+    addrbind: str
+    inbound: bool
+    manual: bool
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    conntime: int = field(default_factory=lambda: int(time.time()))
+    version: int = 0
+    services: int = 0
+    subver: str = ""
+    startingheight: int = -1
+    relaytxes: bool = False
+    nonce: int = 0
+    got_version: bool = False
+    got_verack: bool = False
+    wtxidrelay: bool = False
+    sendheaders: bool = False
+    feefilter: int = 0
+    lastsend: int = 0
+    lastrecv: int = 0
+    bytessent: int = 0
+    bytesrecv: int = 0
+    sent_per_msg: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    recv_per_msg: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    ping_nonce: int = 0
+    ping_start: float = 0.0
+    pingtime: float | None = None
+    minping: float | None = None
+    best_known_height: int = -1
+    in_flight: set[bytes] = field(default_factory=set)
+    to_fetch: list[bytes] = field(default_factory=list)
+    known: dict[bytes, None] = field(default_factory=dict)
+    """Blocks and transactions the peer is known to have (announced by it or to it), the
+    oldest forgotten beyond ``MAX_KNOWN_INVENTORY``: not announced to it again."""
+    misbehaving: str | None = None
+    closing: bool = False
+
+    def learn(self, hash_: bytes) -> bool:
+        """Note that the peer has ``hash_``; False if that was known already."""
+        if hash_ in self.known:
+            return False
+        self.known[hash_] = None
+        if len(self.known) > MAX_KNOWN_INVENTORY:
+            with contextlib.suppress(KeyError, StopIteration, RuntimeError):
+                del self.known[next(iter(self.known))]
+        return True
+
+    @property
+    def connection_type(self) -> str:
+        if self.inbound:
+            return "inbound"
+        return "manual" if self.manual else "outbound-full-relay"
+
+    def info(self, tip_height: int) -> dict[str, Any]:
+        """getpeerinfo's object (docs/p2p.md §7.3)."""
+        out: dict[str, Any] = {
+            "id": self.id, "addr": self.addr, "addrbind": self.addrbind, "network": "ipv4",
+            "services": f"{self.services:016x}",
+            "servicesnames": m.service_names(self.services),
+            "relaytxes": self.relaytxes, "lastsend": self.lastsend, "lastrecv": self.lastrecv,
+            "bytessent": self.bytessent, "bytesrecv": self.bytesrecv, "conntime": self.conntime,
+            "timeoffset": 0,
+        }
+        if self.pingtime is not None:
+            out["pingtime"] = self.pingtime
+            out["minping"] = self.minping
+        if self.ping_nonce:
+            out["pingwait"] = time.monotonic() - self.ping_start
+        synced = min(self.best_known_height, tip_height)
+        out.update({
+            "version": self.version, "subver": self.subver, "inbound": self.inbound,
+            "bip152_hb_to": False, "bip152_hb_from": False,
+            "startingheight": self.startingheight, "presynced_headers": -1,
+            "synced_headers": self.best_known_height, "synced_blocks": synced,
+            "inflight": [], "permissions": [], "minfeefilter": self.feefilter / 1e8,
+            "bytessent_per_msg": dict(self.sent_per_msg),
+            "bytesrecv_per_msg": dict(self.recv_per_msg),
+            "connection_type": self.connection_type, "transport_protocol_type": "v1",
+            "session_id": "",
+        })
+        return out
+
+
+class ConnectionManager(ChainListener):
+    """The node's P2P side (module docstring)."""
+
+    def __init__(self, node: Node, lock: threading.RLock, settings: NetSettings,
+                 default_port: int) -> None:
+        self.node = node
+        self.lock = lock
+        self.settings = settings
+        self.default_port = default_port
+        self.active = settings.active
+        self.peers: dict[int, Peer] = {}
+        self.added: list[str] = list(settings.addnode)
+        self._next_id = 0
+        self._servers: list[asyncio.Server] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._orphans: dict[bytes, Transaction] = {}  # txid -> tx, under the chain lock
+        self._wtxids: dict[bytes, bytes] = {}  # wtxid -> txid of the mempool's transactions
+        self.listening: list[tuple[str, int]] = []
+
+    # --- lifetime ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self.node.subscribe(self)
+        for tx in self.node.mempool.transactions():
+            self._wtxids[tx.wtxid] = tx.txid
+        if self.settings.listen:
+            for host, port in self.settings.bind or (("127.0.0.1", self.default_port),):
+                server = await asyncio.start_server(self._accept, host, port,
+                                                    limit=READ_BUFFER)
+                self._servers.append(server)
+                self.listening.append((host, port))
+                log.info("P2P: listening on %s:%d", host, port)
+        for address in (*self.settings.connect, *self.added):
+            self.connect_later(address)
+        self._spawn(self._ping_loop())
+
+    async def _ping_loop(self) -> None:
+        """Core's PING_INTERVAL: every peer is pinged every 2 minutes (pingtime stays fresh and
+        a dead connection shows as a growing pingwait)."""
+        while True:
+            await asyncio.sleep(PING_INTERVAL)
+            for peer in list(self.peers.values()):
+                if peer.got_verack and not peer.ping_nonce:
+                    self._send_ping(peer)
+
+    async def close(self) -> None:
+        self.node.unsubscribe(self)
+        for server in self._servers:
+            server.close()
+        for peer in list(self.peers.values()):
+            self._drop(peer, "shutdown")
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for server in self._servers:
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
+
+    def run(self, coro: Awaitable[T], timeout: float = 30) -> T:
+        """Run ``coro`` on the manager's loop from another thread (an RPC worker)."""
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(_as_coroutine(coro), self._loop)
+        return future.result(timeout)
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- connections -----------------------------------------------------------------------
+
+    def connect_later(self, address: str) -> None:
+        """Connect to ``address`` in the background (an added node)."""
+        self._spawn(self._connect_logged(address))
+
+    def connected_to(self, address: str) -> bool:
+        return any(p.addr == address for p in self.peers.values() if not p.inbound)
+
+    async def _connect_logged(self, address: str) -> None:
+        try:
+            await self.connect(address, manual=True)
+        except (OSError, ValueError, TimeoutError) as exc:
+            log.info("P2P: cannot connect to %s: %s", address, exc)
+
+    async def connect(self, address: str, manual: bool = True) -> Peer | None:
+        """Open an outbound connection and send our version; None when the network is off,
+        we are connected to ``address`` already, or ``max_connections`` + 8 outbound
+        connections are open (a bound on what RPC callers can open).
+        ``OSError`` / ``ValueError`` when it cannot be opened."""
+        if not self.active or self.connected_to(address):
+            return None
+        outbound = sum(1 for p in self.peers.values() if not p.inbound)
+        if outbound >= MAX_ADDNODE_CONNECTIONS + self.settings.max_connections:
+            return None
+        host, port = split_address(address, self.default_port)
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, limit=READ_BUFFER), 5)
+        peer = self._add_peer(reader, writer, address, inbound=False, manual=manual)
+        self._send_version(peer)
+        self._spawn(self._serve(peer))
+        return peer
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        inbound = sum(1 for p in self.peers.values() if p.inbound)
+        if not self.active or inbound >= self.settings.max_connections:
+            writer.close()
+            return
+        host, port = writer.get_extra_info("peername")[:2]
+        peer = self._add_peer(reader, writer, f"{host}:{port}", inbound=True, manual=False)
+        await self._serve(peer)
+
+    def _add_peer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, addr: str,
+                  inbound: bool, manual: bool) -> Peer:
+        local = writer.get_extra_info("sockname")
+        peer = Peer(self._next_id, addr, f"{local[0]}:{local[1]}", inbound, manual, reader,
+                    writer)
+        self._next_id += 1
+        self.peers[peer.id] = peer
+        log.info("P2P: peer %d %s %s", peer.id, "from" if inbound else "to", addr)
+        return peer
+
+    def disconnect(self, peer_id: int) -> bool:
+        peer = self.peers.get(peer_id)
+        if peer is None:
+            return False
+        self._drop(peer, "disconnectnode")
+        return True
+
+    def set_active(self, active: bool) -> None:
+        self.active = active
+        if not active:
+            for peer in list(self.peers.values()):
+                self._drop(peer, "network disabled")
+
+    def _drop(self, peer: Peer, why: str) -> None:
+        if peer.closing:
+            return
+        peer.closing = True
+        self.peers.pop(peer.id, None)
+        log.info("P2P: disconnecting peer %d (%s)", peer.id, why)
+        with contextlib.suppress(Exception):
+            peer.writer.close()
+
+    # --- reading -------------------------------------------------------------------------
+
+    async def _serve(self, peer: Peer) -> None:
+        """Read and handle ``peer``'s messages in order until the connection ends."""
+        magic = self.settings.magic
+        try:
+            while not peer.closing:
+                raw = await peer.reader.readexactly(m.HEADER_SIZE)
+                try:
+                    header = m.FrameHeader.parse(raw, magic)
+                except m.ProtocolError as exc:
+                    self._drop(peer, f"framing: {exc}")
+                    return
+                payload = await peer.reader.readexactly(header.length)
+                peer.lastrecv = int(time.time())
+                size = m.HEADER_SIZE + header.length
+                peer.bytesrecv += size
+                try:
+                    header.check_payload(payload)
+                except m.ProtocolError as exc:  # Core drops the message, keeps the peer
+                    peer.recv_per_msg[OTHER] += size
+                    log.info("P2P: peer %d: %s", peer.id, exc)
+                    continue
+                peer.recv_per_msg[header.command] += size
+                try:
+                    await self._handle(peer, header.command, payload)
+                except m.ProtocolError as exc:
+                    self._misbehaving(peer, f"malformed {header.command}: {exc}")
+                if peer.misbehaving is not None and not peer.manual:
+                    self._drop(peer, f"misbehaving: {peer.misbehaving}")
+                    return
+                await peer.writer.drain()  # a peer that does not read waits for itself
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug must cost one connection, never the node
+            log.exception("P2P: peer %d", peer.id)
+        finally:
+            self._drop(peer, "connection closed")
+
+    def _misbehaving(self, peer: Peer, why: str) -> None:
+        log.info("P2P: peer %d misbehaving: %s", peer.id, why)
+        peer.misbehaving = why
+
+    # --- writing -------------------------------------------------------------------------
+
+    def send(self, peer: Peer, command: str, payload: bytes = b"") -> None:
+        """Queue a message to ``peer``; from a worker thread (a handler running under the
+        chain lock) it is handed to the loop, which keeps the order of the sends and puts
+        them before the handler's completion, so replies stay in order."""
+        if self._loop is not None and threading.get_ident() != self._loop_thread:
+            self._loop.call_soon_threadsafe(self._write, peer, command, payload)
+        else:
+            self._write(peer, command, payload)
+
+    def _write(self, peer: Peer, command: str, payload: bytes) -> None:
+        if peer.closing:
+            return
+        frame = m.encode_frame(self.settings.magic, command, payload)
+        if peer.writer.transport.get_write_buffer_size() + len(frame) > MAX_SEND_BUFFER:
+            self._drop(peer, "send buffer full: the peer does not read")
+            return
+        peer.writer.write(frame)
+        peer.lastsend = int(time.time())
+        peer.bytessent += len(frame)
+        peer.sent_per_msg[command] += len(frame)
+
+    def _send_version(self, peer: Peer) -> None:
+        peer.nonce = secrets.randbits(64)
+        version = m.Version(m.PROTOCOL_VERSION, m.LOCAL_SERVICES, int(time.time()), peer.nonce,
+                            self.settings.user_agent, self.node.tip.height, True)
+        self.send(peer, "version", version.serialize())
+
+    def _send_ping(self, peer: Peer) -> None:
+        peer.ping_nonce = secrets.randbits(64) or 1
+        peer.ping_start = time.monotonic()
+        self.send(peer, "ping", m.encode_u64(peer.ping_nonce))
+
+    def ping_all(self) -> None:
+        for peer in self.peers.values():
+            if peer.got_verack:
+                self._send_ping(peer)
+
+    # --- the validator, on a worker thread under the chain lock -------------------------
+
+    async def _locked(self, fn: Callable[[], T]) -> T:
+        def call() -> T:
+            with self.lock:
+                return fn()
+        return await asyncio.get_running_loop().run_in_executor(None, call)
+
+    # --- messages ------------------------------------------------------------------------
+
+    async def _handle(self, peer: Peer, command: str, payload: bytes) -> None:
+        if command == "version":
+            self._on_version(peer, payload)
+            return
+        if not peer.got_version:
+            return  # Core ignores everything before the version
+        if command == "verack":
+            await self._on_verack(peer)
+        elif command in ("wtxidrelay", "sendaddrv2"):
+            if peer.got_verack:  # only valid between version and verack
+                self._misbehaving(peer, f"{command} received after verack")
+                peer.manual = False  # Core disconnects even manual peers for this one
+            elif command == "wtxidrelay" and peer.version >= m.WTXID_RELAY_VERSION:
+                peer.wtxidrelay = True
+        elif not peer.got_verack:
+            if command == "sendheaders":
+                peer.sendheaders = True
+        else:
+            await self._after_handshake(peer, command, payload)
+
+    def _on_version(self, peer: Peer, payload: bytes) -> None:
+        if peer.got_version:
+            return  # a second version is ignored
+        version = m.Version.parse(payload)
+        if version.version < m.MIN_PEER_PROTO_VERSION:
+            self._drop(peer, f"obsolete version {version.version}")
+            return
+        if peer.inbound and any(p.nonce == version.nonce for p in self.peers.values()
+                                if not p.inbound and p.nonce):
+            self._drop(peer, "connected to self")
+            return
+        peer.got_version = True
+        peer.version = min(version.version, m.PROTOCOL_VERSION)
+        peer.services = version.services
+        peer.subver = version.user_agent
+        peer.startingheight = version.start_height
+        peer.relaytxes = version.relay
+        if peer.inbound:
+            self._send_version(peer)
+        if peer.version >= m.WTXID_RELAY_VERSION:
+            self.send(peer, "wtxidrelay")
+            # BIP155 support, as elementsd announces it; addr/addrv2 are ignored here anyway
+            self.send(peer, "sendaddrv2")
+        self.send(peer, "verack")
+
+    async def _on_verack(self, peer: Peer) -> None:
+        if peer.got_verack:
+            return
+        peer.got_verack = True
+        self._send_ping(peer)
+        if peer.version >= m.SENDHEADERS_VERSION:
+            self.send(peer, "sendheaders")
+        if peer.version >= m.FEEFILTER_VERSION:
+            self.send(peer, "feefilter", self.settings.min_fee_rate.to_bytes(8, "little"))
+        if peer.services & (m.NODE_NETWORK | m.NODE_NETWORK_LIMITED):
+            await self._locked(lambda: self._send_getheaders(peer, from_parent=True))
+
+    def _locator(self, from_parent: bool = False) -> list[bytes]:
+        """Core's CChain::GetLocator: the tip back 10 blocks one by one, then doubling steps,
+        then genesis."""
+        height = self.node.tip.height - (1 if from_parent else 0)
+        height = max(height, 0)
+        out, step = [], 1
+        while height > 0:
+            hash_ = self.node.block_hash(height)
+            if hash_ is not None:
+                out.append(hash_)
+            if len(out) >= 10:
+                step *= 2
+            height -= step
+        genesis = self.node.block_hash(0)
+        if genesis is not None:
+            out.append(genesis)
+        return out
+
+    def _send_getheaders(self, peer: Peer, from_parent: bool = False,
+                         stop: bytes = bytes(32)) -> None:
+        self.send(peer, "getheaders", m.encode_getheaders(self._locator(from_parent), stop))
+
+    async def _after_handshake(self, peer: Peer, command: str, payload: bytes) -> None:
+        if command == "ping":
+            self.send(peer, "pong", m.encode_u64(m.decode_u64(payload, "ping")))
+        elif command == "pong":
+            nonce = m.decode_u64(payload, "pong")
+            if nonce == peer.ping_nonce and nonce:
+                elapsed = time.monotonic() - peer.ping_start
+                peer.pingtime = elapsed
+                peer.minping = elapsed if peer.minping is None else min(peer.minping, elapsed)
+                peer.ping_nonce = 0
+        elif command == "sendheaders":
+            peer.sendheaders = True
+        elif command == "feefilter":
+            peer.feefilter = m.decode_feefilter(payload)
+        # These read the chain (and the mempool): under the chain lock, on a worker thread.
+        elif command == "getheaders":
+            locator, stop = m.decode_getheaders(payload)
+            await self._locked(lambda: self._on_getheaders(peer, locator, stop))
+        elif command == "headers":
+            headers = m.decode_headers(payload)
+            await self._locked(lambda: self._on_headers(peer, headers))
+        elif command == "inv":
+            items = m.decode_inv(payload, "inv")
+            await self._locked(lambda: self._on_inv(peer, items))
+        elif command == "getdata":
+            wanted = m.decode_inv(payload, "getdata")
+            for start in range(0, len(wanted), GETDATA_CHUNK):
+                chunk = wanted[start:start + GETDATA_CHUNK]
+                await self._locked(functools.partial(self._on_getdata, peer, chunk))
+                await peer.writer.drain()
+        elif command == "notfound":
+            for _, hash_ in m.decode_inv(payload, "notfound"):
+                peer.in_flight.discard(hash_)
+        elif command == "block":
+            await self._on_block(peer, payload)
+        elif command == "tx":
+            await self._on_tx(peer, payload)
+        # addr, addrv2, getaddr, sendcmpct, mempool and the rest: ignored (docs/p2p.md §9.2)
+
+    def _on_getheaders(self, peer: Peer, locator: list[bytes], stop: bytes) -> None:
+        """Up to 2000 headers after the first locator entry on our active chain."""
+        start = 0
+        for hash_ in locator:
+            info = self.node.block_info(hash_)
+            if info is not None and info.in_active_chain:
+                start = info.height + 1
+                break
+        headers: list[BlockHeader] = []
+        tip = self.node.tip.height
+        for height in range(start, min(tip, start + m.MAX_HEADERS_RESULTS - 1) + 1):
+            at = self.node.block_hash(height)
+            info = self.node.block_info(at) if at is not None else None
+            if info is None:
+                break
+            headers.append(info.header)
+            if at == stop:
+                break
+        self.send(peer, "headers", m.encode_headers(headers))
+
+    def _known(self, hash_: bytes) -> bool:
+        info = self.node.block_info(hash_)
+        return info is not None and info.has_data
+
+    def _on_headers(self, peer: Peer, headers: list[BlockHeader]) -> None:
+        if not headers:
+            return
+        for prev, header in itertools.pairwise(headers):
+            if header.prev_hash != prev.hash:
+                self._misbehaving(peer, "non-continuous headers sequence")
+                return
+        first = headers[0]
+        if not self._known(first.prev_hash) and first.prev_hash not in peer.to_fetch \
+                and first.prev_hash not in peer.in_flight:
+            self._send_getheaders(peer)  # it does not connect: ask from our tip, no penalty
+            return
+        peer.best_known_height = max(peer.best_known_height, headers[-1].height)
+        for header in headers:
+            peer.learn(header.hash)
+            if not self._known(header.hash) and header.hash not in peer.to_fetch \
+                    and header.hash not in peer.in_flight:
+                peer.to_fetch.append(header.hash)
+        self._request_blocks(peer)
+        if len(headers) == m.MAX_HEADERS_RESULTS:
+            self.send(peer, "getheaders", m.encode_getheaders([headers[-1].hash]))
+
+    def _request_blocks(self, peer: Peer) -> None:
+        room = MAX_BLOCKS_IN_FLIGHT_PER_PEER - len(peer.in_flight)
+        batch, peer.to_fetch = peer.to_fetch[:max(room, 0)], peer.to_fetch[max(room, 0):]
+        if batch:
+            peer.in_flight.update(batch)
+            self.send(peer, "getdata", m.encode_inv([(m.MSG_WITNESS_BLOCK, h) for h in batch]))
+
+    def _on_inv(self, peer: Peer, items: list[tuple[int, bytes]]) -> None:
+        wanted = []
+        for kind, hash_ in items:
+            peer.learn(hash_)
+            if kind & ~m.MSG_WITNESS_FLAG == m.MSG_BLOCK:
+                if not self._known(hash_):
+                    self._send_getheaders(peer, stop=hash_)
+            elif kind == m.MSG_WTX and peer.wtxidrelay:
+                if hash_ not in self._wtxids:
+                    wanted.append((m.MSG_WTX, hash_))
+            elif kind == m.MSG_TX and not peer.wtxidrelay and hash_ not in self.node.mempool:
+                wanted.append((m.MSG_WITNESS_TX, hash_))
+        if wanted:
+            self.send(peer, "getdata", m.encode_inv(wanted))
+
+    def _on_getdata(self, peer: Peer, items: list[tuple[int, bytes]]) -> None:
+        missing = []
+        for kind, hash_ in items:
+            base = kind & ~m.MSG_WITNESS_FLAG
+            if base == m.MSG_BLOCK:
+                info = self.node.block_info(hash_)
+                if info is not None and info.has_data:
+                    # Elements blocks always go with their witnesses: a dynafed header without
+                    # its signblock witness fails its proof (docs/p2p.md §5.1)
+                    self.send(peer, "block", self.node.read_block(hash_))
+            elif base in (m.MSG_TX, m.MSG_WTX):
+                txid = self._wtxids.get(hash_) if base == m.MSG_WTX else hash_
+                entry = self.node.mempool.entries.get(txid) if txid is not None else None
+                if entry is None:
+                    missing.append((kind, hash_))
+                else:
+                    self.send(peer, "tx", entry.tx.serialize())
+        if missing:
+            self.send(peer, "notfound", m.encode_inv(missing))
+
+    async def _on_block(self, peer: Peer, payload: bytes) -> None:
+        try:
+            block = parse_block(payload)
+        except CtpluginError as exc:
+            self._misbehaving(peer, f"unreadable block: {exc}")
+            return
+        peer.in_flight.discard(block.hash)
+        peer.learn(block.hash)
+        result = await self._locked(lambda: self.node.submit_block(payload, block))
+        if result.status == "invalid":
+            self._misbehaving(peer, f"invalid block {block.header.hash_hex}: {result.bip22}")
+            return
+        peer.best_known_height = max(peer.best_known_height, block.header.height)
+        self._request_blocks(peer)
+
+    async def _on_tx(self, peer: Peer, payload: bytes) -> None:
+        try:
+            tx = parse_transaction(payload)
+        except CtpluginError as exc:
+            self._misbehaving(peer, f"unreadable transaction: {exc}")
+            return
+        peer.learn(tx.wtxid)
+        await self._locked(lambda: self._accept_tx(peer, tx))
+
+    def _accept_tx(self, peer: Peer, tx: Transaction) -> None:
+        """Mempool acceptance of ``tx`` and of the orphans it unlocks (chain lock held). A
+        transaction with missing inputs is kept as an orphan (at most ``MAX_ORPHANS``, the
+        oldest forgotten) and its missing parents are asked of the peer by txid, as Core
+        does even on a wtxid-relay connection (docs/p2p.md §4)."""
+        queue = [tx]
+        while queue:
+            candidate = queue.pop(0)
+            try:
+                self.node.accept_transaction(candidate)
+            except ValidationError as exc:
+                if exc.reason == reasons.BAD_TXNS_INPUTS_MISSINGORSPENT and candidate is tx:
+                    self._keep_orphan(peer, tx)
+                elif exc.reason not in POLICY_REASONS and not exc.reason.startswith("txn-") \
+                        and exc.reason != reasons.BAD_TXNS_INPUTS_MISSINGORSPENT \
+                        and candidate is tx:
+                    self._misbehaving(peer, f"invalid transaction {tx.txid_hex}: {exc.reason}")
+                else:
+                    log.info("P2P: peer %d: transaction %s not accepted: %s", peer.id,
+                             candidate.txid_hex, exc.reason)
+                if candidate is not tx:  # an orphan that still fails: forgotten
+                    self._orphans.pop(candidate.txid, None)
+                continue
+            self._orphans.pop(candidate.txid, None)
+            queue.extend(o for o in list(self._orphans.values())
+                         if any(i.prevout_hash == candidate.txid for i in o.inputs))
+
+    def _keep_orphan(self, peer: Peer, tx: Transaction) -> None:
+        missing = {i.prevout_hash for i in tx.inputs
+                   if i.prevout_hash not in self.node.mempool
+                   and self.node.utxo((i.prevout_hash, i.prevout_index)) is None}
+        if not missing:
+            return  # spent outputs, not missing ones: nothing to wait for
+        self._orphans[tx.txid] = tx
+        if len(self._orphans) > MAX_ORPHANS:
+            del self._orphans[next(iter(self._orphans))]
+        self.send(peer, "getdata", m.encode_inv([(m.MSG_WITNESS_TX, h) for h in sorted(missing)]))
+
+    # --- announcements (ChainListener: the node's thread, chain lock held) ----------------
+
+    def _from_node(self, fn: Callable[..., None], *args: Any) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(fn, *args)
+
+    def block_connected(self, block: Block, height: int) -> None:
+        self._from_node(self._announce_block, block.header, height)
+
+    def transaction_added(self, tx: Transaction) -> None:
+        self._from_node(self._announce_tx, tx.wtxid, tx.txid)
+
+    def transaction_removed(self, tx: Transaction, reason: str) -> None:
+        self._from_node(self._forget_tx, tx.wtxid)
+
+    def _forget_tx(self, wtxid: bytes) -> None:
+        self._wtxids.pop(wtxid, None)
+
+    def _announce_block(self, header: BlockHeader, height: int) -> None:
+        for peer in list(self.peers.values()):
+            if not peer.got_verack or not peer.learn(header.hash):
+                continue
+            if peer.sendheaders:
+                self.send(peer, "headers", m.encode_headers([header]))
+            else:
+                self.send(peer, "inv", m.encode_inv([(m.MSG_BLOCK, header.hash)]))
+
+    def _announce_tx(self, wtxid: bytes, txid: bytes) -> None:
+        self._wtxids[wtxid] = txid
+        for peer in list(self.peers.values()):
+            if peer.got_verack and peer.relaytxes and peer.learn(wtxid):
+                item = (m.MSG_WTX, wtxid) if peer.wtxidrelay else (m.MSG_TX, txid)
+                self.send(peer, "inv", m.encode_inv([item]))
+
+    # --- RPC views -----------------------------------------------------------------------
+
+    def peer_infos(self) -> list[dict[str, Any]]:
+        tip = self.node.tip.height
+        return [p.info(tip) for p in sorted(self.peers.values(), key=lambda p: p.id)]
+
+    def totals(self) -> tuple[int, int]:
+        """(bytes received, bytes sent) over the open connections."""
+        return (sum(p.bytesrecv for p in self.peers.values()),
+                sum(p.bytessent for p in self.peers.values()))
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable

@@ -1,0 +1,202 @@
+"""Network calls (docs/p2p.md §7.2–§7.3; Bitcoin Core ``src/rpc/net.cpp``): getnetworkinfo,
+getpeerinfo, getconnectioncount, getnettotals, ping, addnode, disconnectnode,
+getaddednodeinfo, setnetworkactive. They read and drive the node's ``ConnectionManager``
+(``call.context.net``) on its event loop."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+from net import PROTOCOL_VERSION, ConnectionManager
+from net.messages import LOCAL_SERVICES, service_names
+from rpc.config import subversion
+from rpc.context import Call
+from rpc.errors import RpcCode, RpcError
+from rpc.params import amount_json
+from rpc.registry import Kind, Locking, optional, required, rpc
+
+VERSION_NUMBER = 280000  # the bitcoind/elementsd behaviour we follow (v28 JSON-RPC rules)
+
+
+def _net(call: Call) -> ConnectionManager:
+    """The connection manager; -31 when the node runs without one (Core's words)."""
+    manager = call.context.net
+    if manager is None:
+        raise RpcError(RpcCode.CLIENT_P2P_DISABLED,
+                       "Error: Peer-to-peer functionality missing or disabled")
+    return manager
+
+
+@rpc("network", description="Returns an object containing various state info regarding P2P "
+                            "networking.", locking=Locking.SELF)
+def getnetworkinfo(call: Call) -> dict[str, Any]:
+    manager = call.context.net
+    peers = manager.run(_peer_infos(manager)) if manager is not None else []
+    inbound = sum(1 for p in peers if p["inbound"])
+    relay = call.context.config.relay
+    return {
+        "version": VERSION_NUMBER,
+        "subversion": subversion(call.context.config),
+        "protocolversion": PROTOCOL_VERSION,
+        "localservices": f"{LOCAL_SERVICES:016x}",
+        "localservicesnames": service_names(LOCAL_SERVICES),
+        "localrelay": True,
+        "timeoffset": 0,
+        "networkactive": manager.active if manager is not None else False,
+        "connections": len(peers),
+        "connections_in": inbound,
+        "connections_out": len(peers) - inbound,
+        "networks": [{"name": name, "limited": name != "ipv4", "reachable": name == "ipv4",
+                      "proxy": "", "proxy_randomize_credentials": False}
+                     for name in ("ipv4", "ipv6", "onion", "i2p", "cjdns")],
+        "relayfee": amount_json(relay.minrelaytxfee),
+        "incrementalfee": amount_json(1000),
+        "localaddresses": [],
+        "warnings": [],
+    }
+
+
+async def _peer_infos(manager: ConnectionManager) -> list[dict[str, Any]]:
+    return manager.peer_infos()
+
+
+@rpc("network", description="Returns data about each connected network peer as a json array "
+                            "of objects.", locking=Locking.SELF)
+def getpeerinfo(call: Call) -> list[dict[str, Any]]:
+    manager = _net(call)
+    return manager.run(_peer_infos(manager))
+
+
+@rpc("network", description="Returns the number of connections to other nodes.",
+     locking=Locking.SELF)
+def getconnectioncount(call: Call) -> int:
+    manager = _net(call)
+    return len(manager.run(_peer_infos(manager)))
+
+
+@rpc("network", description="Returns information about network traffic, including bytes in, "
+                            "bytes out, and current system time.", locking=Locking.SELF)
+def getnettotals(call: Call) -> dict[str, Any]:
+    manager = _net(call)
+
+    async def totals() -> tuple[int, int]:
+        return manager.totals()
+
+    received, sent = manager.run(totals())
+    return {"totalbytesrecv": received, "totalbytessent": sent,
+            "timemillis": int(time.time() * 1000),
+            "uploadtarget": {"timeframe": 86400, "target": 0, "target_reached": False,
+                             "serve_historical_blocks": True, "bytes_left_in_cycle": 0,
+                             "time_left_in_cycle": 0}}
+
+
+@rpc("network", description="Requests that a ping be sent to all other nodes, to measure ping "
+                            "time. Results are in getpeerinfo's pingtime and pingwait.",
+     locking=Locking.SELF)
+def ping(call: Call) -> None:
+    manager = _net(call)
+
+    async def send() -> None:
+        manager.ping_all()
+
+    manager.run(send())
+
+
+_ADDNODE_HELP = ("addnode \"node\" \"command\"\n\nAttempts to add or remove a node from the "
+                 "addnode list.\nOr try a connection to a node once.")
+
+
+@rpc("network", args=[required("node", Kind.STR, "The address of the peer to connect to"),
+                      required("command", Kind.STR, "'add' to add a node to the list, "
+                               "'remove' to remove a node from the list, 'onetry' to try a "
+                               "connection to the node once"),
+                      optional("v2transport", Kind.BOOL, False,
+                               "Attempt to connect using BIP324 v2 transport protocol")],
+     description="Attempts to add or remove a node from the addnode list, or tries a "
+                 "connection to a node once.", locking=Locking.SELF)
+def addnode(call: Call, node: str, command: str, v2transport: bool) -> None:
+    if command not in ("add", "remove", "onetry"):
+        raise RpcError(RpcCode.MISC_ERROR, _ADDNODE_HELP)
+    manager = _net(call)
+    if v2transport:
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       "Error: v2transport requested but not enabled (see -v2transport)")
+
+    async def run() -> None:
+        if command == "onetry":
+            # Core returns null whether or not the connection could be opened
+            with contextlib.suppress(OSError, ValueError, TimeoutError):
+                await manager.connect(node, manual=True)
+        elif command == "add":
+            if node in manager.added:
+                raise RpcError(RpcCode.CLIENT_NODE_ALREADY_ADDED, "Error: Node already added")
+            manager.added.append(node)
+            manager.connect_later(node)
+        else:
+            if node not in manager.added:
+                raise RpcError(RpcCode.CLIENT_NODE_NOT_ADDED, "Error: Node could not be "
+                               "removed. It has not been added previously.")
+            manager.added.remove(node)
+
+    manager.run(run())
+
+
+@rpc("network", args=[optional("address", Kind.STR, "", "The IP address/port of the node"),
+                      optional("nodeid", Kind.INT, None, "The node ID (see getpeerinfo for "
+                               "node IDs)")],
+     description="Immediately disconnects from the specified peer node.", locking=Locking.SELF)
+def disconnectnode(call: Call, address: str, nodeid: int | None) -> None:
+    manager = _net(call)
+    if (address != "") == (nodeid is not None):
+        raise RpcError(RpcCode.INVALID_PARAMS,
+                       "Only one of address and nodeid should be provided.")
+
+    async def run() -> bool:
+        if nodeid is not None:
+            return manager.disconnect(nodeid)
+        found = [p.id for p in manager.peers.values() if p.addr == address]
+        for peer_id in found:
+            manager.disconnect(peer_id)
+        return bool(found)
+
+    if not manager.run(run()):
+        raise RpcError(RpcCode.CLIENT_NODE_NOT_CONNECTED, "Node not found in connected nodes")
+
+
+@rpc("network", args=[optional("node", Kind.STR, None, "If provided, return information about "
+                               "this specific node, otherwise all nodes are returned.")],
+     description="Returns information about the given added node, or all added nodes (onetry "
+                 "nodes are not listed here).", locking=Locking.SELF)
+def getaddednodeinfo(call: Call, node: str | None) -> list[dict[str, Any]]:
+    manager = _net(call)
+
+    async def run() -> list[dict[str, Any]]:
+        if node is not None and node not in manager.added:
+            raise RpcError(RpcCode.CLIENT_NODE_NOT_ADDED,
+                           "Error: Node has not been added.")
+        out = []
+        for added in manager.added:
+            if node is not None and added != node:
+                continue
+            peers = [p for p in manager.peers.values() if not p.inbound and p.addr == added]
+            out.append({"addednode": added, "connected": bool(peers),
+                        "addresses": [{"address": p.addr, "connected": "outbound"}
+                                      for p in peers]})
+        return out
+
+    return manager.run(run())
+
+
+@rpc("network", args=[required("state", Kind.BOOL, "true to enable networking, false to "
+                               "disable")],
+     description="Disable/enable all p2p network activity.", locking=Locking.SELF)
+def setnetworkactive(call: Call, state: bool) -> bool:
+    manager = _net(call)
+
+    async def run() -> bool:
+        manager.set_active(state)
+        return manager.active
+
+    return manager.run(run())
