@@ -25,28 +25,11 @@ from collections.abc import Sequence
 from ctplugin.elements.chainparams import ChainOptionError
 from rpc.config import NodeConfig, parse_config
 from rpc.daemon import StartupError, prepare_datadir, serve
+from rpc.logs import setup_logging
 from rpc.server import RpcHttpServer
 from rpc.startup import chain_params
 
 log = logging.getLogger("ctplugin.rpc")
-
-
-def setup_logging(config: NodeConfig) -> None:
-    """``DATADIR/<chain>/debug.log``, and stdout too with ``--printtoconsole`` in the
-    foreground."""
-    root = logging.getLogger("ctplugin")
-    root.setLevel(logging.INFO)
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    formatter = logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
-    file_handler = logging.FileHandler(os.path.join(config.netdir, "debug.log"))
-    file_handler.setFormatter(formatter)
-    root.addHandler(file_handler)
-    if config.printtoconsole and not config.daemon:
-        console = logging.StreamHandler(sys.stdout)
-        console.setFormatter(formatter)
-        root.addHandler(console)
-    root.propagate = False
 
 
 class Ready:
@@ -115,8 +98,14 @@ def run(config: NodeConfig, announce: bool = True) -> int:
     except StartupError as exc:
         print(str(exc), file=sys.stderr)
         return 1
+    try:  # before the fork, so a daemon that cannot log says so on the terminal
+        setup_logging(config.netdir, config.logging,
+                      console=config.printtoconsole and not config.daemon)
+    except OSError as exc:  # Core's words for a data directory it cannot write
+        print(f"Error: Cannot write to data directory '{config.netdir}'; check permissions "
+              f"({exc.strerror or exc}).", file=sys.stderr)
+        return 1
     ready = _daemonize() if config.daemon else None
-    setup_logging(config)
     for name in config.ignored_config:
         log.warning("Ignoring unknown configuration value %s", name)
     for warning in config.warnings:  # Core's InitWarning: the log, and stderr

@@ -106,7 +106,11 @@ class DataDirLock(Closeable):
 
     def __init__(self, datadir: str) -> None:
         self.path = os.path.join(datadir, ".lock")
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # Core's words (its DirIsWritable check at the lock)
+            raise StartupError(f"Error: Cannot write to data directory '{datadir}'; check "
+                               f"permissions ({exc.strerror or exc}).") from None
         try:
             fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
