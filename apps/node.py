@@ -5,7 +5,8 @@ can authenticate and get -28 "Loading block index…" while the data directory i
 recovery included), ``--load-chain`` is imported, the wallets load and catch up; then warm-up ends.
 ``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get 503,
 running calls finish (long waits end with -9), the work queue drains, the listeners close, the
-node and wallets are closed, the cookie is removed, exit code 0. The node's files are in
+node and wallets are closed, the cookie is removed, exit code 0 (130 after Ctrl-C/SIGINT, with
+one line on stderr). The node's files are in
 ``DATADIR/<chain>/`` (docs/elements-regtest.md §4); ``ctplugin.pid`` there holds the running
 node's process id (bitcoind's ``-pid`` file).
 
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 
 from ctplugin.elements.chainparams import ChainOptionError
 from rpc.config import NodeConfig, parse_config
-from rpc.daemon import StartupError, prepare_datadir, serve
+from rpc.daemon import INTERRUPTED, StartupError, prepare_datadir, serve
 from rpc.logs import setup_logging
 from rpc.server import RpcHttpServer
 from rpc.startup import chain_params
@@ -82,9 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(config)
 
 
-def run(config: NodeConfig, announce: bool = True) -> int:
+def run(config: NodeConfig, announce: bool = True, prog: str = "ctplugin node") -> int:
     """Start the node of ``config`` and serve until it stops: the exit status. ``announce``
-    prints its one line on stdout once it answers (elementsd prints nothing there)."""
+    prints its one line on stdout once it answers (elementsd prints nothing there); ``prog``
+    names the program in the line of a Ctrl-C."""
     try:
         chain_params(config)  # a chain option it cannot honour: refused before anything starts
         os.makedirs(config.datadir, exist_ok=True)
@@ -119,7 +121,10 @@ def run(config: NodeConfig, announce: bool = True) -> int:
             print(f"ctplugin node: http://{host}:{port}/ datadir {config.datadir}", flush=True)
 
     try:
-        return asyncio.run(serve(config, ready.ok if ready is not None else on_ready))
+        status = asyncio.run(serve(config, ready.ok if ready is not None else on_ready))
+        if status == INTERRUPTED and ready is None:
+            print(f"{prog}: interrupted; the node shut down cleanly", file=sys.stderr)
+        return status
     except StartupError as exc:
         log.error("%s", exc)
         if ready is not None:

@@ -9,7 +9,8 @@ block index…" while the data directory is opened (crash recovery included), ``
 imported, the wallets load and catch up; then warm-up ends and ``on_ready`` is called.
 ``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get
 503, running calls finish (long waits end with -9), the work queue drains, the listeners close,
-the node and wallets are closed, the cookie and the pid file are removed, and ``serve`` returns 0.
+the node and wallets are closed, the cookie and the pid file are removed, and ``serve`` returns 0
+(``INTERRUPTED``, 130, after SIGINT: Ctrl-C's status, as every command's).
 A node that cannot start raises ``StartupError`` (its message is for the user).
 
 ``--chain NAME`` (elementsd's ``-chain=NAME``) selects one of our chains
@@ -125,6 +126,7 @@ class DataDirLock(Closeable):
             self._fd = None
 
 
+INTERRUPTED = 128 + signal.SIGINT  # a shell's status of a command ended by Ctrl-C
 PID_FILENAME = "ctplugin.pid"
 SETTINGS_JSON = "settings.json"
 WALLETS_DIR = "wallets"
@@ -194,8 +196,15 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         loop.call_soon_threadsafe(stop_requested.set)
 
     ctx.on_shutdown_request = wake
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, ctx.request_shutdown)
+    interrupted = False
+
+    def on_interrupt() -> None:  # Ctrl-C: the same clean shutdown, told apart in the status
+        nonlocal interrupted
+        interrupted = True
+        ctx.request_shutdown()
+
+    loop.add_signal_handler(signal.SIGTERM, ctx.request_shutdown)
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
     if cookie is not None:
         try:
             cookie.write()
@@ -227,4 +236,4 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         if cookie is not None:
             cookie.remove()
         log.info("Shutdown: done")
-    return 0
+    return INTERRUPTED if interrupted else 0

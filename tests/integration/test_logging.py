@@ -4,7 +4,10 @@ transaction, stop) read back from its debug.log, with and without the mempool ca
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from bitcoinrpc.authproxy import JSONRPCException
 
 from rpc.process import NodeProcess
 
+REPO = Path(__file__).resolve().parents[2]
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
 UPDATE_TIP = re.compile(
     r"UpdateTip: new best=[0-9a-f]{64} height=(\d+) version=0x[0-9a-f]{8} "
@@ -78,3 +82,36 @@ def test_debugexclude_switches_the_mempool_lines_off(tmp_path: Path) -> None:
     assert any("[validation] DisconnectTip" in line for line in lines)  # -debug: the others
     assert all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z \[[^\]]+\] ", line)
                for line in lines if line)
+
+
+def test_a_data_directory_it_cannot_write_is_one_line(tmp_path: Path) -> None:
+    netdir = tmp_path / "node" / "ctregtest"
+    netdir.mkdir(parents=True)
+    if os.geteuid() == 0:  # root writes anywhere: a debug.log it cannot open instead
+        (netdir / "debug.log").mkdir()
+    else:
+        netdir.chmod(0o500)
+    try:
+        done = subprocess.run([sys.executable, "-m", "apps.main", "node", "--datadir",
+                               str(tmp_path / "node")], capture_output=True, text=True,
+                              timeout=120, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        netdir.chmod(0o700)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"Error: Cannot write to data directory '{netdir}'; check "
+                                  "permissions (")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_unknown_category_or_level_is_cores_start_up_error(tmp_path: Path) -> None:
+    for option, message in (
+            ("-debug=nonsense", "Error: Unsupported logging category -debug=nonsense.\n"),
+            ("-loglevel=loud", "Error: Unsupported global logging level -loglevel=loud. "
+                               "Valid values: trace, debug, info, warning, error.\n"),
+            ("-loglevel=mempool:loud", "Error: Unsupported category-specific logging level "
+                                       "-loglevel=mempool:loud. Valid values: trace, debug, "
+                                       "info, warning, error.\n")):
+        done = subprocess.run([sys.executable, "-m", "apps.main", "node", "--datadir",
+                               str(tmp_path), option], capture_output=True, text=True,
+                              timeout=120, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert (done.returncode, done.stderr) == (1, message)
