@@ -34,6 +34,7 @@ from ctplugin.closing import Closeable
 from rpc.auth import AuthConfigError, CookieFile, Credentials
 from rpc.config import NodeConfig
 from rpc.context import NodeContext
+from rpc.logs import readable
 from rpc.server import HttpConfig, RpcHttpServer, parse_allowip
 from rpc.startup import close_node, open_node
 
@@ -223,7 +224,7 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
             await loop.run_in_executor(None, open_node, ctx)
         except Exception as exc:
             log.exception("start-up failed")
-            raise StartupError(f"Error: {exc}") from None
+            raise StartupError(f"Error: {readable(str(exc))}") from None
         ctx.set_warmup(None)
         if on_ready is not None:
             on_ready(server)

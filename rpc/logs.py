@@ -12,6 +12,7 @@
   warning and error lines are always written, as Core's ``WillLogCategoryLevel``.
 - ``-loglevel=LEVEL`` sets the threshold of every category, ``-loglevel=CATEGORY:LEVEL`` of
   one (default debug; trace shows more). Levels: trace, debug, info, warning, error.
+- No Python reprs: a bytes repr in a message (LevelDB's errors) is shown as its text.
 - ``-printtoconsole``: every line on stdout too; ``-shrinkdebugfile`` (default: on unless
   ``-debug``): at start a debug.log over 11 MB keeps only its last 10 MB, as Core's
   ``ShrinkDebugFile``.
@@ -22,8 +23,10 @@ logger is uncategorised (info and above).
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -136,6 +139,25 @@ def format_timestamp(seconds: float, micros: bool = False) -> str:
     return text + "Z"
 
 
+_BYTES_REPR = re.compile(r"""\bb('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def readable(text: str) -> str:
+    """``text`` with every Python bytes repr in it shown as the text it holds: LevelDB's
+    errors (plyvel) carry bytes, so a message quoting one reads ``b'Corruption: checksum
+    mismatch'`` — a user reads ``Corruption: checksum mismatch``."""
+
+    def plain(match: re.Match[str]) -> str:
+        try:
+            value = ast.literal_eval("b" + match.group(1))
+        except (ValueError, SyntaxError):
+            return match.group(0)
+        return value.decode("utf-8", errors="replace") if isinstance(value, bytes) \
+            else match.group(0)
+
+    return _BYTES_REPR.sub(plain, text)
+
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -160,7 +182,7 @@ class CoreFormatter(logging.Formatter):
                 else os.path.basename(path)
             parts.append(f"[{shown}:{record.lineno}] [{record.funcName}] ")
         parts.append(_level_prefix(record))
-        parts.append(record.getMessage())
+        parts.append(readable(record.getMessage()))
         if record.exc_info:  # the cause of an unexpected failure, for the operator's report
             parts.append("\n" + self.formatException(record.exc_info))
         return "".join(parts)
