@@ -15,28 +15,23 @@ RPC methods that submit transactions or mark blocks.
   current best=…`` for invalidateblock; ``ReconsiderBlock: block=… height=…`` for
   reconsiderblock.
 
-Chain work: these chains are signed-block chains, where Elements counts one unit of work per
-block (``GetBlockProof``), so ``log2_work`` is log2(height + 1).
+Shapes and chain work: ``regtest.corelog`` (shared with replay's progress lines).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 
 from ctplugin.elements import Block, Transaction
 from ctplugin.elements.model import BlockHeader
-from rpc.logs import category_logger, format_timestamp
+from regtest.corelog import format_timestamp, log2_work, update_tip_line
+from rpc.logs import category_logger
 from validator import ChainListener, Node
 
 log = logging.getLogger("ctplugin.validation")
 mempool_log = category_logger("mempool")
 mempoolrej_log = category_logger("mempoolrej")
 validation_log = category_logger("validation")
-
-
-def log2_work(height: int) -> float:
-    return math.log2(height + 1)
 
 
 def _block_line(header: BlockHeader, block_hash_hex: str) -> str:
@@ -60,10 +55,9 @@ class ChainLog(ChainListener):
 
     def _update_tip(self, header: BlockHeader, block_hash_hex: str) -> None:
         chainstate = self.node.data.chainstate
-        log.info("UpdateTip: new best=%s height=%d version=0x%08x log2_work=%f tx=%d date='%s' "
-                 "progress=1.000000 cache=%.1fMiB(%dtxo)", block_hash_hex, header.height,
-                 header.version, log2_work(header.height), self.chain_tx,
-                 format_timestamp(header.time), chainstate.usage / (1 << 20), len(chainstate))
+        log.info("%s", update_tip_line(block_hash_hex, header.height, header.version,
+                                       header.time, self.chain_tx, 1.0,
+                                       chainstate.usage / (1 << 20), len(chainstate)))
 
     def block_connected(self, block: Block, height: int) -> None:
         self.chain_tx += len(block.transactions)

@@ -28,9 +28,10 @@ import logging
 import os
 import re
 import sys
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from regtest.corelog import format_timestamp
 
 CATEGORIES = (
     "net", "tor", "mempool", "http", "bench", "zmq", "walletdb", "rpc", "estimatefee",
@@ -129,14 +130,6 @@ def category_logger(category: str) -> logging.Logger:
     if category not in CATEGORIES:
         raise ValueError(f"not a logging category: {category}")
     return logging.getLogger(CATEGORY_PREFIX + category)
-
-
-def format_timestamp(seconds: float, micros: bool = False) -> str:
-    """Core's log time: ISO 8601 in UTC (``FormatISO8601DateTime``), whatever TZ says."""
-    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-    if micros:
-        text += f".{int(seconds * 1_000_000) % 1_000_000:06d}"
-    return text + "Z"
 
 
 _BYTES_REPR = re.compile(r"""\bb('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from regtest.corelog import format_timestamp
 from rpc.config import parse_config
 from rpc.logs import (
     CATEGORY_PREFIX,
@@ -19,7 +20,6 @@ from rpc.logs import (
     LogOptionError,
     LogSettings,
     category_logger,
-    format_timestamp,
     log_settings,
     readable,
     shrink_debug_file,
