@@ -15,10 +15,12 @@ from rpc.process import NodeProcess
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _start(*args: str) -> subprocess.Popen[str]:
+def _start(*args: str, tmpdir: Path | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     return subprocess.Popen([sys.executable, "-m", "apps.main", *args], cwd=REPO, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
 def _interrupt(proc: subprocess.Popen[str]) -> list[str]:
@@ -39,11 +41,16 @@ def test_ctrl_c_in_chain(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
-def test_ctrl_c_in_demo() -> None:
-    proc = _start("demo", "--blocks", "100000")
+def test_ctrl_c_in_demo(tmp_path: Path) -> None:
+    proc = _start("demo", "--blocks", "100000", tmpdir=tmp_path)
     assert proc.stdout is not None
     proc.stdout.readline()  # its header: the demo is under way
+    deadline = time.monotonic() + 60
+    while not any(tmp_path.iterdir()):  # its chain file and data directory, made next
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
     assert _interrupt(proc) == ["ctplugin demo: interrupted"]
+    assert not list(tmp_path.iterdir())  # removed on the way out
 
 
 def test_ctrl_c_in_replay(tmp_path: Path) -> None:
