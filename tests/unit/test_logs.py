@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from regtest.corelog import format_timestamp
+from regtest.params import DEFAULT_CHAIN, select_chain
 from rpc.config import parse_config
 from rpc.logs import (
     CATEGORY_PREFIX,
@@ -24,7 +25,9 @@ from rpc.logs import (
     readable,
     shrink_debug_file,
 )
+from rpc.process import free_port
 from rpc.server import format_peer
+from rpc.zmqpub import ZmqPublisher
 
 WHEN = 1796160313.123456  # 2026-12-01T21:25:13.123456Z
 
@@ -131,3 +134,17 @@ def test_bytes_reprs_read_as_text() -> None:
     line = CoreFormatter(LogSettings()).format(
         _record("validator.node", logging.WARNING, "wiped: b'Corruption: bad block'"))
     assert line.endswith("[warning] wiped: Corruption: bad block")
+
+
+def test_zmq_category_lines_name_topic_hash_and_address(caplog: pytest.LogCaptureFixture
+                                                         ) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    publisher = ZmqPublisher({"hashblock": endpoint}, {}, lambda: 0)
+    genesis = select_chain(DEFAULT_CHAIN).genesis
+    try:
+        with caplog.at_level(logging.DEBUG, logger=CATEGORY_PREFIX + "zmq"):
+            publisher.block_connected(genesis, 0)
+    finally:
+        publisher.close()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Publish hashblock {genesis.header.hash_hex} to {endpoint}"]  # sequence: not served
