@@ -8,7 +8,8 @@ running calls finish (long waits end with -9), the work queue drains, the listen
 node and wallets are closed, the cookie is removed, exit code 0 (130 after Ctrl-C/SIGINT, with
 one line on stderr). The node's files are in
 ``DATADIR/<chain>/`` (docs/elements-regtest.md §4); ``ctplugin.pid`` there holds the running
-node's process id (bitcoind's ``-pid`` file).
+node's process id (bitcoind's ``-pid`` file). ``debug.log`` there is written as bitcoind's
+(``rpc.logs``: UTC times, ``-debug=CATEGORY``, ``-loglevel``; the lines: ``rpc.chainlog``).
 
 ``--daemon`` returns once the node answers calls (like ``-daemonwait``), leaving it in the
 background; its output goes to ``DATADIR/<chain>/debug.log`` only.

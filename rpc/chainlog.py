@@ -11,6 +11,9 @@ RPC methods that submit transactions or mark blocks.
   M kB)`` (category mempool); a refused one ``[mempoolrej] <txid> (wtxid=<wtxid>) from
   peer=local was not accepted: <reason>`` (category mempoolrej). ``peer=local``: every
   transaction here comes from this node's RPC or wallets.
+- ``[bench]   - <stage>: <ms>ms`` for each stage of a block the node mined or was given
+  (generate*, submitblock), then ``[bench] - Connect block: <ms>ms`` (category bench; Core's
+  ConnectBlock timings, with our stages: docs/design.md §1).
 - ``InvalidChainFound: invalid block=… height=… log2_work=… date=…`` and ``InvalidChainFound:
   current best=…`` for invalidateblock; ``ReconsiderBlock: block=… height=…`` for
   reconsiderblock.
@@ -26,9 +29,10 @@ from ctplugin.elements import Block, Transaction
 from ctplugin.elements.model import BlockHeader
 from regtest.corelog import format_timestamp, log2_work, update_tip_line
 from rpc.logs import category_logger
-from validator import ChainListener, Node
+from validator import ChainListener, ConnectReport, Node
 
 log = logging.getLogger("ctplugin.validation")
+bench_log = category_logger("bench")
 mempool_log = category_logger("mempool")
 mempoolrej_log = category_logger("mempoolrej")
 validation_log = category_logger("validation")
@@ -78,6 +82,15 @@ class ChainLog(ChainListener):
             mempool_log.debug("AcceptToMemoryPool: peer=local: accepted %s (wtxid=%s) (poolsz %d "
                               "txn, %d kB)", tx.txid_hex, tx.wtxid_hex, len(entries),
                               usage // 1000)
+
+
+def log_connect_bench(report: ConnectReport | None) -> None:
+    """The stage timings of a block just connected (None: it was not)."""
+    if report is None or not bench_log.isEnabledFor(logging.DEBUG):
+        return
+    for stage, seconds in report.timings.items():
+        bench_log.debug("  - %s: %.2fms", stage, seconds * 1e3)
+    bench_log.debug("- Connect block: %.2fms", report.total_seconds * 1e3)
 
 
 def log_rejected(tx: Transaction, reason: str) -> None:

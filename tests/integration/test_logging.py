@@ -73,7 +73,7 @@ def test_session_log_lines_utc_updatetip_mempool_and_reorg(tmp_path: Path,
     assert any(line.startswith("ReconsiderBlock: block=") for line in text)
     assert any(line.startswith("[mempoolrej] ") and "was not accepted: " in line
                for line in text)
-    assert not [line for line in text if line.startswith("[rpc] ")]  # not enabled
+    assert not [line for line in text if line.startswith(("[rpc] ", "[bench] "))]  # not on
 
 
 def test_debugexclude_switches_the_mempool_lines_off(tmp_path: Path) -> None:
@@ -83,6 +83,9 @@ def test_debugexclude_switches_the_mempool_lines_off(tmp_path: Path) -> None:
     assert any("[validation] DisconnectTip" in line for line in lines)  # -debug: the others
     assert any(line.endswith("[rpc] ThreadRPCServer method=invalidateblock user=__cookie__")
                for line in lines)
+    assert sum(re.search(r"\[bench\] - Connect block: \d+\.\d\dms$", line) is not None
+               for line in lines) == 4  # each block mined
+    assert any(re.search(r"\[bench\]   - msm: \d+\.\d\dms$", line) for line in lines)
     assert all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z \[[^\]]+\] ", line)
                for line in lines if line)
 
