@@ -1,7 +1,7 @@
 """``ctplugin-elementsd``: the node with elementsd's command line (docs/elements-regtest.md §9):
 elementsd's defaults (``~/.elements``, ``elements.conf``, chain liquidv1 unless told, so
 ``-chain=elementsregtest`` or the file's ``chain=`` is needed), its options (accepted and
-honoured, accepted with no effect where they concern only logging or what this node does not
+honoured, accepted with no effect where they concern what this node does not
 have, an error where they cannot be honoured), Core's ``Error: ...`` lines on stderr with exit
 status 1, nothing on stdout with ``-printtoconsole=0``, ``-version`` and ``-?``/``-h``.
 Elements' functional test framework runs it as its ``BITCOIND``.
@@ -19,7 +19,7 @@ from rpc.config import ELEMENTSD, parse_config
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(sys.argv[1:] if argv is None else argv, ELEMENTSD.name, __doc__,
                           ELEMENTSD)
-    return run(config, announce=False)
+    return run(config, announce=False, prog=ELEMENTSD.name)
 
 
 if __name__ == "__main__":

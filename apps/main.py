@@ -3,7 +3,8 @@
 Commands are imported only when run, so ``ctplugin --help`` stays instant and a command's heavy
 dependencies (Dask, matplotlib, ...) load only for the commands that need them; a command whose
 optional extra is not installed is refused in one line (``apps.extras``). ``ctplugin`` alone
-prints the usage on stderr and exits 2, as argparse does for a missing command.
+prints the usage on stderr and exits 2, as argparse does for a missing command. Ctrl-C ends any
+command with one line on stderr and status 130 (128 + SIGINT), never a traceback.
 """
 
 from __future__ import annotations
@@ -57,10 +58,20 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+INTERRUPTED = 128 + signal.SIGINT  # 130: a shell's status of a command ended by Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
     try:
-        code = _run(sys.argv[1:] if argv is None else argv)
+        code = _run(args)
         sys.stdout.flush()
+    except KeyboardInterrupt:
+        # Ctrl-C wherever a command does not handle it itself: one line, the shell's status,
+        # no traceback. What a command must undo on the way out it does in ``finally``.
+        name = f"ctplugin {args[0]}" if args and args[0] in COMMANDS else "ctplugin"
+        print(f"{name}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:
         # The reader closed the pipe (``ctplugin ... | head``): stop quietly, as a Unix tool
         # killed by SIGPIPE does (same status). Python would report the unflushed rest again

@@ -5,9 +5,11 @@ can authenticate and get -28 "Loading block index…" while the data directory i
 recovery included), ``--load-chain`` is imported, the wallets load and catch up; then warm-up ends.
 ``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get 503,
 running calls finish (long waits end with -9), the work queue drains, the listeners close, the
-node and wallets are closed, the cookie is removed, exit code 0. The node's files are in
+node and wallets are closed, the cookie is removed, exit code 0 (130 after Ctrl-C/SIGINT, with
+one line on stderr). The node's files are in
 ``DATADIR/<chain>/`` (docs/elements-regtest.md §4); ``ctplugin.pid`` there holds the running
-node's process id (bitcoind's ``-pid`` file).
+node's process id (bitcoind's ``-pid`` file). ``debug.log`` there is written as bitcoind's
+(``rpc.logs``: UTC times, ``-debug=CATEGORY``, ``-loglevel``; the lines: ``rpc.chainlog``).
 
 ``--daemon`` returns once the node answers calls (like ``-daemonwait``), leaving it in the
 background; its output goes to ``DATADIR/<chain>/debug.log`` only.
@@ -24,29 +26,12 @@ from collections.abc import Sequence
 
 from ctplugin.elements.chainparams import ChainOptionError
 from rpc.config import NodeConfig, parse_config
-from rpc.daemon import StartupError, prepare_datadir, serve
+from rpc.daemon import INTERRUPTED, StartupError, prepare_datadir, serve
+from rpc.logs import setup_logging
 from rpc.server import RpcHttpServer
 from rpc.startup import chain_params
 
 log = logging.getLogger("ctplugin.rpc")
-
-
-def setup_logging(config: NodeConfig) -> None:
-    """``DATADIR/<chain>/debug.log``, and stdout too with ``--printtoconsole`` in the
-    foreground."""
-    root = logging.getLogger("ctplugin")
-    root.setLevel(logging.INFO)
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    formatter = logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
-    file_handler = logging.FileHandler(os.path.join(config.netdir, "debug.log"))
-    file_handler.setFormatter(formatter)
-    root.addHandler(file_handler)
-    if config.printtoconsole and not config.daemon:
-        console = logging.StreamHandler(sys.stdout)
-        console.setFormatter(formatter)
-        root.addHandler(console)
-    root.propagate = False
 
 
 class Ready:
@@ -99,9 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(config)
 
 
-def run(config: NodeConfig, announce: bool = True) -> int:
+def run(config: NodeConfig, announce: bool = True, prog: str = "ctplugin node") -> int:
     """Start the node of ``config`` and serve until it stops: the exit status. ``announce``
-    prints its one line on stdout once it answers (elementsd prints nothing there)."""
+    prints its one line on stdout once it answers (elementsd prints nothing there); ``prog``
+    names the program in the line of a Ctrl-C."""
     try:
         chain_params(config)  # a chain option it cannot honour: refused before anything starts
         os.makedirs(config.datadir, exist_ok=True)
@@ -115,8 +101,14 @@ def run(config: NodeConfig, announce: bool = True) -> int:
     except StartupError as exc:
         print(str(exc), file=sys.stderr)
         return 1
+    try:  # before the fork, so a daemon that cannot log says so on the terminal
+        setup_logging(config.netdir, config.logging,
+                      console=config.printtoconsole and not config.daemon)
+    except OSError as exc:  # Core's words for a data directory it cannot write
+        print(f"Error: Cannot write to data directory '{config.netdir}'; check permissions "
+              f"({exc.strerror or exc}).", file=sys.stderr)
+        return 1
     ready = _daemonize() if config.daemon else None
-    setup_logging(config)
     for name in config.ignored_config:
         log.warning("Ignoring unknown configuration value %s", name)
     for warning in config.warnings:  # Core's InitWarning: the log, and stderr
@@ -130,7 +122,10 @@ def run(config: NodeConfig, announce: bool = True) -> int:
             print(f"ctplugin node: http://{host}:{port}/ datadir {config.datadir}", flush=True)
 
     try:
-        return asyncio.run(serve(config, ready.ok if ready is not None else on_ready))
+        status = asyncio.run(serve(config, ready.ok if ready is not None else on_ready))
+        if status == INTERRUPTED and ready is None:
+            print(f"{prog}: interrupted; the node shut down cleanly", file=sys.stderr)
+        return status
     except StartupError as exc:
         log.error("%s", exc)
         if ready is not None:

@@ -18,7 +18,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TextIO
 
 from rich.console import Console
@@ -30,6 +29,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from regtest import corelog
 
 
 def peak_rss_mib() -> float:
@@ -52,12 +53,8 @@ class TipInfo:
 
 def update_tip_line(tip: TipInfo, total_tx: int, progress: float, utxos: int | None,
                     cache_mib: float) -> str:
-    date = datetime.fromtimestamp(tip.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    txo = f"({utxos}txo)" if utxos is not None else ""
-    return (f"UpdateTip: new best={tip.hash_hex} height={tip.height} "
-            f"version=0x{tip.version:08x} log2_work={math.log2(tip.height + 1):.6f} "
-            f"tx={total_tx} date='{date}' progress={progress:.6f} "
-            f"cache={cache_mib:.1f}MiB{txo}")
+    return corelog.update_tip_line(tip.hash_hex, tip.height, tip.version, tip.time, total_tx,
+                                   progress, cache_mib, utxos)
 
 
 class ReplayProgress:

@@ -24,6 +24,7 @@ import importlib
 import logging
 import multiprocessing
 import os
+import signal
 import struct
 import time
 import traceback
@@ -63,6 +64,9 @@ def resolve_target(target: str) -> TaskFunction:
 
 def _worker_main(conn: Connection, target: str, warmup: str | None) -> None:
     """A worker's loop: receive a task frame, run the function, send the verdict frame."""
+    # Ctrl-C reaches the terminal's whole process group: the parent handles it (one line,
+    # status 130) and stops its workers, which must not each print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     fn = resolve_target(target)
     if warmup:
         resolve_target(warmup)(b"")

@@ -15,8 +15,10 @@
   Names the node does not know are skipped ("Ignoring unknown configuration value X" in
   debug.log); on the command line they are fatal ("Error: Invalid parameter -x").
 - The old ``DATADIR/ctplugin.conf`` is refused with a one-line migration message.
-- Options of elementsd that concern only logging or what this node does not have (an address
-  manager, seeds, Tor, SQLite) are accepted and have no effect (``NO_EFFECT``); the P2P options
+- Logging options (``-debug``, ``-loglevel``, ``-logtimemicros``...) are ``rpc.logs``'s,
+  collected in ``NodeConfig.logging``.
+- Options of elementsd that concern what this node does not have (an address manager, seeds,
+  Tor, SQLite) are accepted and have no effect (``NO_EFFECT``); the P2P options
   ``-port``, ``-bind``, ``-listen``, ``-connect``, ``-addnode``, ``-maxconnections`` are real
   (``net``; docs/p2p.md §7.1); chain options (``CHAIN_OPTIONS``:
   ``-con_*``, ``-initialfreecoins``...) are collected for the chain's profile; the elementsd
@@ -36,6 +38,7 @@ from ctplugin.elements.consensus import COIN, MAX_MONEY
 from ctplugin.secp256k1.kernel import MAX_THREADS
 from net.messages import user_agent
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
+from rpc.logs import CATEGORIES, LEVELS, LogOptionError, LogSettings, log_settings
 from rpcclient import cookie_path
 from validator import PolicySettings
 
@@ -59,10 +62,8 @@ NETWORK_ONLY = frozenset({"port", "rpcport", "bind", "rpcbind", "wallet", "walle
 top section of the file (only mainnet reads them there, and we run no main chain)."""
 
 NO_EFFECT: dict[str, str] = {
-    # logging: we keep one debug.log with second timestamps
-    "debug": "logging", "debugexclude": "logging", "loglevel": "logging",
-    "logtimemicros": "logging", "logthreadnames": "logging", "logsourcelocations": "logging",
-    "logtimestamps": "logging", "logips": "logging", "shrinkdebugfile": "logging",
+    # logging: no peer addresses are logged, so there are none to hide or show
+    "logips": "logging",
     # P2P beyond manual connections (net/): no address manager, seeds, Tor or permissions
     "seednode": "P2P", "peertimeout": "P2P", "whitelist": "P2P",
     "whitebind": "P2P", "v2transport": "P2P", "discover": "P2P", "dnsseed": "P2P",
@@ -135,6 +136,7 @@ class NodeConfig:
     load_chain: str | None = None
     daemon: bool = False
     printtoconsole: bool = False
+    logging: LogSettings = field(default_factory=LogSettings)  # -debug, -loglevel, ... (rpc.logs)
     wallets: tuple[str, ...] = ()
     disablewallet: bool = False
     fallbackfee: str = "0.0002"  # BTC/kvB, the test framework's
@@ -427,6 +429,19 @@ def _relay_settings(parser: argparse.ArgumentParser, args: argparse.Namespace
         acceptdiscountct=bool(args.acceptdiscountct))
 
 
+def _logging(parser: argparse.ArgumentParser, args: argparse.Namespace) -> LogSettings:
+    """The logging options (``rpc.logs``); a category or level Core does not know is its
+    start-up error."""
+    try:
+        return log_settings(args.debug, args.debugexclude, args.loglevel,
+                            timestamps=args.logtimestamps, timemicros=args.logtimemicros,
+                            threadnames=args.logthreadnames,
+                            sourcelocations=args.logsourcelocations,
+                            shrinkdebugfile=args.shrinkdebugfile)
+    except LogOptionError as exc:
+        parser.exit(1, f"{exc}\n")
+
+
 def _bool(text: str) -> bool:
     value = _bool_or_none(text)
     if value is None:
@@ -493,6 +508,25 @@ def build_parser(prog: str, description: str | None,
                         default=program.printtoconsole, type=_bool,
                         help="the log on stdout too, in the foreground (default "
                              f"{int(program.printtoconsole)})")
+    parser.add_argument("--debug", nargs="?", const="1", action="append", default=[],
+                        metavar="CATEGORY",
+                        help="write a category's debug lines to debug.log (repeatable; alone or "
+                             "1/all: every category; 0/none: none). Categories: "
+                             f"{', '.join(CATEGORIES)}")
+    parser.add_argument("--debugexclude", nargs="?", const="1", action="append", default=[],
+                        metavar="CATEGORY",
+                        help="leave out a category's debug lines (takes priority over --debug)")
+    parser.add_argument("--loglevel", action="append", default=[], metavar="[CATEGORY:]LEVEL",
+                        help="level threshold of every category's lines, or of one (repeatable;"
+                             f" default debug). Levels: {', '.join(LEVELS)}")
+    for name, text in (("logtimestamps", "prefix each line with its UTC time (default 1)"),
+                       ("logtimemicros", "times with microseconds (default 0)"),
+                       ("logthreadnames", "prefix each line with its thread's name (default 0)"),
+                       ("logsourcelocations", "prefix each line with its source file, line "
+                                              "and function (default 0)"),
+                       ("shrinkdebugfile", "at start, a debug.log over 11 MB keeps its last "
+                                           "10 MB (default 1 unless --debug)")):
+        parser.add_argument(f"--{name}", nargs="?", const="1", metavar="0|1", help=text)
     parser.add_argument("--uacomment", action="append", default=[],
                         help="comment appended to the user agent (getnetworkinfo subversion)")
     parser.add_argument("--port", type=int, default=DEFAULT_P2P_PORT,
@@ -629,6 +663,7 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
         zmq_hwm=hwm, txindex=bool(args.txindex),
         load_chain=str(Path(args.load_chain).resolve()) if args.load_chain else None,
         daemon=bool(args.daemon), printtoconsole=bool(args.printtoconsole),
+        logging=_logging(parser, args),
         wallets=tuple(args.wallet), disablewallet=bool(args.disablewallet),
         fallbackfee=args.fallbackfee, maxtxfee=args.maxtxfee,
         relay=_relay_settings(parser, args), uacomment=tuple(args.uacomment), par=args.par,

@@ -28,6 +28,7 @@ from ctplugin.errors import CtpluginError
 from regtest.wallet.node_wallet import WalletSettings
 from rpc.errors import RpcCode, RpcError
 from rpc.jsonrpc import Params, handle_body
+from rpc.logs import category_logger
 from rpc.params import amount_from_value
 from rpc.registry import REGISTRY, Locking
 from validator import Node
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from rpc.zmqpub import ZmqPublisher
 
 log = logging.getLogger("ctplugin.rpc")
+rpc_log = category_logger("rpc")
 
 
 def _fee_rate(text: str) -> int:
@@ -196,7 +198,12 @@ class NodeContext:
 
     def dispatch(self, body: bytes, uri_wallet: str | None, user: str) -> tuple[int, bytes | None]:
         """One HTTP body (worker thread)."""
-        return handle_body(body, lambda method, params: self.execute(method, params, uri_wallet))
+
+        def execute(method: str, params: Params) -> Any:
+            rpc_log.debug("ThreadRPCServer method=%s user=%s", method, user)  # Core's line
+            return self.execute(method, params, uri_wallet)
+
+        return handle_body(body, execute)
 
     def execute(self, method_name: str, params: Params, uri_wallet: str | None = None) -> Any:
         if self._warmup is not None:

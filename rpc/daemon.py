@@ -9,7 +9,8 @@ block index…" while the data directory is opened (crash recovery included), ``
 imported, the wallets load and catch up; then warm-up ends and ``on_ready`` is called.
 ``stop``, SIGTERM and SIGINT shut down the same way: the stop reply goes out, new requests get
 503, running calls finish (long waits end with -9), the work queue drains, the listeners close,
-the node and wallets are closed, the cookie and the pid file are removed, and ``serve`` returns 0.
+the node and wallets are closed, the cookie and the pid file are removed, and ``serve`` returns 0
+(``INTERRUPTED``, 130, after SIGINT: Ctrl-C's status, as every command's).
 A node that cannot start raises ``StartupError`` (its message is for the user).
 
 ``--chain NAME`` (elementsd's ``-chain=NAME``) selects one of our chains
@@ -34,6 +35,7 @@ from net import ConnectionManager, NetSettings, split_address
 from rpc.auth import AuthConfigError, CookieFile, Credentials
 from rpc.config import NodeConfig, subversion
 from rpc.context import NodeContext
+from rpc.logs import readable
 from rpc.server import HttpConfig, RpcHttpServer, parse_allowip
 from rpc.startup import close_node, open_node
 
@@ -107,7 +109,11 @@ class DataDirLock(Closeable):
 
     def __init__(self, datadir: str) -> None:
         self.path = os.path.join(datadir, ".lock")
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # Core's words (its DirIsWritable check at the lock)
+            raise StartupError(f"Error: Cannot write to data directory '{datadir}'; check "
+                               f"permissions ({exc.strerror or exc}).") from None
         try:
             fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -122,6 +128,7 @@ class DataDirLock(Closeable):
             self._fd = None
 
 
+INTERRUPTED = 128 + signal.SIGINT  # a shell's status of a command ended by Ctrl-C
 PID_FILENAME = "ctplugin.pid"
 SETTINGS_JSON = "settings.json"
 WALLETS_DIR = "wallets"
@@ -219,8 +226,15 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         loop.call_soon_threadsafe(stop_requested.set)
 
     ctx.on_shutdown_request = wake
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, ctx.request_shutdown)
+    interrupted = False
+
+    def on_interrupt() -> None:  # Ctrl-C: the same clean shutdown, told apart in the status
+        nonlocal interrupted
+        interrupted = True
+        ctx.request_shutdown()
+
+    loop.add_signal_handler(signal.SIGTERM, ctx.request_shutdown)
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
     if cookie is not None:
         try:
             cookie.write()
@@ -239,7 +253,7 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
             await loop.run_in_executor(None, open_node, ctx)
         except Exception as exc:
             log.exception("start-up failed")
-            raise StartupError(f"Error: {exc}") from None
+            raise StartupError(f"Error: {readable(str(exc))}") from None
         await start_network(ctx)
         ctx.set_warmup(None)
         if on_ready is not None:
@@ -256,4 +270,4 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         if cookie is not None:
             cookie.remove()
         log.info("Shutdown: done")
-    return 0
+    return INTERRUPTED if interrupted else 0

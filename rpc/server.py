@@ -57,6 +57,15 @@ def parse_allowip(spec: str) -> IpNetwork:
         raise ValueError(f"Invalid -rpcallowip subnet specification: {spec}") from None
 
 
+def format_peer(peer: object) -> str:
+    """A socket's peer as a user reads it: ``127.0.0.1:1234``, ``[::1]:1234`` (Core's
+    ``CService::ToStringAddrPort``); "unknown" when the transport has none."""
+    if isinstance(peer, (tuple, list)) and len(peer) >= 2:
+        host, port = str(peer[0]), peer[1]
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return str(peer) if peer else "unknown"
+
+
 @dataclass(frozen=True, slots=True)
 class HttpConfig:
     bind: Sequence[tuple[str, int]] = (("127.0.0.1", 0),)
@@ -247,7 +256,8 @@ class RpcHttpServer:
         user = self._credentials.check_header(header)
         if user is None:
             peer = request.transport.get_extra_info("peername") if request.transport else None
-            log.warning("ThreadRPCServer incorrect password attempt from %s", peer)
+            log.warning("ThreadRPCServer incorrect password attempt from %s",
+                        format_peer(peer))
             await asyncio.sleep(AUTH_FAILURE_DELAY)
             return self._reply(401, headers={"WWW-Authenticate": 'Basic realm="jsonrpc"'})
         if request.content_length is not None and request.content_length > MAX_BODY:

@@ -1,5 +1,5 @@
 """Opening and closing what a node serves, in order: chain (crash recovery included), its own
-listener, the transaction index, a chain-file import, ZMQ, the wallets.
+listener and its debug.log lines, the transaction index, a chain-file import, ZMQ, the wallets.
 
 Runs on a worker thread during warm-up (``NodeContext.set_warmup`` gives the -28 text of each
 step) with the chain lock held; closing runs after the HTTP server has drained, in the reverse
@@ -20,6 +20,7 @@ from ctplugin.secp256k1 import kernel
 from regtest.elements import ElementsChainOptions, elements_chain_options
 from regtest.params import ELEMENTSREGTEST, select_chain
 from regtest.wallet.node_wallet import WalletSettings
+from rpc.chainlog import ChainLog
 from rpc.config import NodeConfig
 from rpc.context import NodeContext
 from rpc.events import NodeEvents
@@ -92,6 +93,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
     events = NodeEvents(ctx.tip_changed)
     ctx.events = events
     node.subscribe(events)
+    node.subscribe(ChainLog(node))  # debug.log's UpdateTip and mempool lines
     node.set_clock(ctx.now)  # header times against setmocktime's clock, as Core's NodeClock
     if config.txindex:
         ctx.set_warmup("Loading txindex…")

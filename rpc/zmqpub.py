@@ -31,9 +31,11 @@ import zmq
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction
+from rpc.logs import category_logger
 from validator import REMOVED_BLOCK, ChainListener
 
 _U32 = struct.Struct("<I")
+zmq_log = category_logger("zmq")
 _U64 = struct.Struct("<Q")
 TOPICS = ("hashblock", "hashtx", "rawblock", "rawtx", "sequence")
 
@@ -83,10 +85,11 @@ class ZmqPublisher(ChainListener, Closeable):
         if not self._context.closed:
             self._context.term()
 
-    def _send(self, topic: str, body: bytes) -> None:
+    def _send(self, topic: str, body: bytes, hash_hex: str) -> None:
         socket = self._by_topic.get(topic)
         if socket is None:
             return
+        zmq_log.debug("Publish %s %s to %s", topic, hash_hex, self.endpoints[topic])  # Core's
         with self._lock:
             sequence = self._sequence[topic]
             self._sequence[topic] = (sequence + 1) & 0xFFFFFFFF
@@ -96,30 +99,32 @@ class ZmqPublisher(ChainListener, Closeable):
 
     def _transaction(self, tx: Transaction) -> None:
         if "hashtx" in self._by_topic:
-            self._send("hashtx", tx.txid[::-1])
+            self._send("hashtx", tx.txid[::-1], tx.txid_hex)
         if "rawtx" in self._by_topic:
-            self._send("rawtx", tx.serialize())
+            self._send("rawtx", tx.serialize(), tx.txid_hex)
 
     # --- chain events -----------------------------------------------------------------------
 
     def transaction_added(self, tx: Transaction) -> None:
         self._transaction(tx)
-        self._send("sequence", tx.txid[::-1] + b"A" + _U64.pack(self._mempool_sequence()))
+        self._send("sequence", tx.txid[::-1] + b"A" + _U64.pack(self._mempool_sequence()),
+                   tx.txid_hex)
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
         if reason == REMOVED_BLOCK:
             return
-        self._send("sequence", tx.txid[::-1] + b"R" + _U64.pack(self._mempool_sequence()))
+        self._send("sequence", tx.txid[::-1] + b"R" + _U64.pack(self._mempool_sequence()),
+                   tx.txid_hex)
 
     def block_connected(self, block: Block, height: int) -> None:
         for tx in block.transactions:
             self._transaction(tx)
-        self._send("sequence", block.hash[::-1] + b"C")
-        self._send("hashblock", block.hash[::-1])
+        self._send("sequence", block.hash[::-1] + b"C", block.header.hash_hex)
+        self._send("hashblock", block.hash[::-1], block.header.hash_hex)
         if "rawblock" in self._by_topic:
-            self._send("rawblock", block.serialize())
+            self._send("rawblock", block.serialize(), block.header.hash_hex)
 
     def block_disconnected(self, block: Block, height: int) -> None:
         for tx in block.transactions:
             self._transaction(tx)
-        self._send("sequence", block.hash[::-1] + b"D")
+        self._send("sequence", block.hash[::-1] + b"D", block.header.hash_hex)

@@ -14,6 +14,7 @@ from ctplugin.elements.chainparams import AddressParams, ChainParams
 from ctplugin.elements.script import script_to_asm
 from ctplugin.errors import ParseError
 from ctplugin.hashes import fast_merkle_root
+from rpc.chainlog import log_invalidated, log_reconsidered
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.params import amount_json, parse_hash
@@ -367,6 +368,7 @@ def _mark(call: Call, blockhash: str, action: Callable[[bytes], object]) -> None
      description="Permanently marks a block as invalid, as if it violated a consensus rule.")
 def invalidateblock(call: Call, blockhash: str) -> None:
     _mark(call, blockhash, call.node.invalidate_block)
+    log_invalidated(call.node, parse_hash(blockhash, "blockhash"))
 
 
 @rpc("blockchain", args=[required("blockhash", Kind.STR, "the hash of the block to reconsider")],
@@ -375,6 +377,7 @@ def invalidateblock(call: Call, blockhash: str) -> None:
                  "invalidateblock.")
 def reconsiderblock(call: Call, blockhash: str) -> None:
     _mark(call, blockhash, call.node.reconsider_block)
+    log_reconsidered(call.node, parse_hash(blockhash, "blockhash"))
 
 
 # --- Elements' sidechain and deployment reports ------------------------------------------------

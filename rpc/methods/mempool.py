@@ -8,6 +8,7 @@ from typing import Any
 from ctplugin.elements import Transaction
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import ValidationError
+from rpc.chainlog import log_rejected
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hash
@@ -224,6 +225,7 @@ def submit_transaction(call: Call, tx: Transaction) -> MempoolEntry:
     try:
         return call.node.accept_transaction(tx)
     except ValidationError as exc:
+        log_rejected(tx, str(exc))
         # elementsd reports these as RPC_VERIFY_ERROR / already-in-chain, not as a reject (-26)
         if exc.reason == reasons.BAD_TXNS_INPUTS_MISSINGORSPENT:
             raise RpcError(RpcCode.VERIFY_ERROR, reasons.BAD_TXNS_INPUTS_MISSINGORSPENT) from None

@@ -15,6 +15,7 @@ from ctplugin.elements import Block, Transaction, TxOut
 from ctplugin.elements.address import decode_destination
 from ctplugin.elements.script import push_data
 from ctplugin.errors import EncodingError
+from rpc.chainlog import log_connect_bench
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.mining import assemble_block, select_transactions
@@ -36,6 +37,7 @@ def _mine_one(call: Call, miner_script: bytes,
                                         node.params.policy_asset)
     block = assemble_block(node, txs, miner_script, fees=fees, now=call.context.now())
     result = node.submit_block(block.serialize(), block)
+    log_connect_bench(result.report)
     if not result.accepted:
         raise RpcError(RpcCode.VERIFY_ERROR, f"TestBlockValidity failed: {result.bip22}")
     return block
@@ -168,4 +170,6 @@ def submitblock(call: Call, hexdata: str, dummy: Any) -> str | None:
     raw, block = decode_block_hex(hexdata)
     if not block.transactions or not block.transactions[0].is_coinbase:
         raise RpcError(RpcCode.DESERIALIZATION_ERROR, "Block does not start with a coinbase")
-    return call.node.submit_block(raw, block).bip22
+    result = call.node.submit_block(raw, block)
+    log_connect_bench(result.report)
+    return result.bip22
