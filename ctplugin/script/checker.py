@@ -29,7 +29,7 @@ from typing import Protocol
 
 from ctplugin.errors import EncodingError
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
-from ctplugin.script.flags import ScriptFlags
+from ctplugin.script.flags import Bits
 from ctplugin.script.sighash import (
     BitcoinTransaction,
     PrecomputedTransaction,
@@ -43,7 +43,7 @@ from ctplugin.secp256k1 import libsecp
 from ctplugin.secp256k1.params import N
 
 LOCKTIME_THRESHOLD = 500_000_000
-_RANGEPROOF = int(ScriptFlags.SIGHASH_RANGEPROOF)  # a plain int: IntFlag's & is slow
+_RANGEPROOF = Bits.SIGHASH_RANGEPROOF
 SEQUENCE_FINAL = 0xFFFF_FFFF
 SEQUENCE_LOCKTIME_DISABLE_FLAG = 1 << 31
 SEQUENCE_LOCKTIME_TYPE_FLAG = 1 << 22

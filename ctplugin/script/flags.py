@@ -20,6 +20,7 @@ elementsd; the script-execution cache key includes it as 4 little-endian bytes, 
 from __future__ import annotations
 
 from enum import IntFlag
+from typing import Final
 
 
 class ScriptFlags(IntFlag):
@@ -48,6 +49,39 @@ class ScriptFlags(IntFlag):
     NO_SIGHASH_BYTE = 1 << 21
     SIGHASH_RANGEPROOF = 1 << 22
     SIMPLICITY = 1 << 23
+
+
+class Bits:
+    """The ``ScriptFlags`` bits as plain ints, for the interpreter's hot paths: ``int & IntFlag``
+    goes through the enum machinery, several times slower than the opcode it guards
+    (tests/unit/test_script_interpreter.py checks every bit against ``ScriptFlags``)."""
+
+    P2SH: Final = int(ScriptFlags.P2SH)
+    STRICTENC: Final = int(ScriptFlags.STRICTENC)
+    DERSIG: Final = int(ScriptFlags.DERSIG)
+    LOW_S: Final = int(ScriptFlags.LOW_S)
+    NULLDUMMY: Final = int(ScriptFlags.NULLDUMMY)
+    SIGPUSHONLY: Final = int(ScriptFlags.SIGPUSHONLY)
+    MINIMALDATA: Final = int(ScriptFlags.MINIMALDATA)
+    DISCOURAGE_UPGRADABLE_NOPS: Final = int(ScriptFlags.DISCOURAGE_UPGRADABLE_NOPS)
+    CLEANSTACK: Final = int(ScriptFlags.CLEANSTACK)
+    CHECKLOCKTIMEVERIFY: Final = int(ScriptFlags.CHECKLOCKTIMEVERIFY)
+    CHECKSEQUENCEVERIFY: Final = int(ScriptFlags.CHECKSEQUENCEVERIFY)
+    WITNESS: Final = int(ScriptFlags.WITNESS)
+    DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM: Final = int(
+        ScriptFlags.DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM)
+    MINIMALIF: Final = int(ScriptFlags.MINIMALIF)
+    NULLFAIL: Final = int(ScriptFlags.NULLFAIL)
+    WITNESS_PUBKEYTYPE: Final = int(ScriptFlags.WITNESS_PUBKEYTYPE)
+    CONST_SCRIPTCODE: Final = int(ScriptFlags.CONST_SCRIPTCODE)
+    TAPROOT: Final = int(ScriptFlags.TAPROOT)
+    DISCOURAGE_UPGRADABLE_TAPROOT_VERSION: Final = int(
+        ScriptFlags.DISCOURAGE_UPGRADABLE_TAPROOT_VERSION)
+    DISCOURAGE_OP_SUCCESS: Final = int(ScriptFlags.DISCOURAGE_OP_SUCCESS)
+    DISCOURAGE_UPGRADABLE_PUBKEYTYPE: Final = int(ScriptFlags.DISCOURAGE_UPGRADABLE_PUBKEYTYPE)
+    NO_SIGHASH_BYTE: Final = int(ScriptFlags.NO_SIGHASH_BYTE)
+    SIGHASH_RANGEPROOF: Final = int(ScriptFlags.SIGHASH_RANGEPROOF)
+    SIMPLICITY: Final = int(ScriptFlags.SIMPLICITY)
 
 
 F = ScriptFlags

@@ -52,7 +52,7 @@ from ctplugin.errors import EncodingError
 from ctplugin.hashes import SHA256_IV, hash160, ripemd160, sha256, sha256_compress
 from ctplugin.script.checker import Checker, ExecData, SigVersion
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
-from ctplugin.script.flags import ScriptFlags
+from ctplugin.script.flags import Bits as F
 from ctplugin.script.sighash import PrecomputedTransaction, SpentOutput
 from ctplugin.script.taproot import (
     ANNEX_TAG,
@@ -67,39 +67,6 @@ from ctplugin.script.taproot import (
 )
 from ctplugin.secp256k1 import libsecp
 from ctplugin.serialize import compact_size, var_bytes
-
-
-class F:
-    """The ``ScriptFlags`` bits as plain ints: ``int & IntFlag`` goes through the enum
-    machinery, several times slower than the opcode it guards."""
-
-    P2SH: Final = int(ScriptFlags.P2SH)
-    STRICTENC: Final = int(ScriptFlags.STRICTENC)
-    DERSIG: Final = int(ScriptFlags.DERSIG)
-    LOW_S: Final = int(ScriptFlags.LOW_S)
-    NULLDUMMY: Final = int(ScriptFlags.NULLDUMMY)
-    SIGPUSHONLY: Final = int(ScriptFlags.SIGPUSHONLY)
-    MINIMALDATA: Final = int(ScriptFlags.MINIMALDATA)
-    DISCOURAGE_UPGRADABLE_NOPS: Final = int(ScriptFlags.DISCOURAGE_UPGRADABLE_NOPS)
-    CLEANSTACK: Final = int(ScriptFlags.CLEANSTACK)
-    CHECKLOCKTIMEVERIFY: Final = int(ScriptFlags.CHECKLOCKTIMEVERIFY)
-    CHECKSEQUENCEVERIFY: Final = int(ScriptFlags.CHECKSEQUENCEVERIFY)
-    WITNESS: Final = int(ScriptFlags.WITNESS)
-    DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM: Final = int(
-        ScriptFlags.DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM)
-    MINIMALIF: Final = int(ScriptFlags.MINIMALIF)
-    NULLFAIL: Final = int(ScriptFlags.NULLFAIL)
-    WITNESS_PUBKEYTYPE: Final = int(ScriptFlags.WITNESS_PUBKEYTYPE)
-    CONST_SCRIPTCODE: Final = int(ScriptFlags.CONST_SCRIPTCODE)
-    TAPROOT: Final = int(ScriptFlags.TAPROOT)
-    DISCOURAGE_UPGRADABLE_TAPROOT_VERSION: Final = int(
-        ScriptFlags.DISCOURAGE_UPGRADABLE_TAPROOT_VERSION)
-    DISCOURAGE_OP_SUCCESS: Final = int(ScriptFlags.DISCOURAGE_OP_SUCCESS)
-    DISCOURAGE_UPGRADABLE_PUBKEYTYPE: Final = int(ScriptFlags.DISCOURAGE_UPGRADABLE_PUBKEYTYPE)
-    NO_SIGHASH_BYTE: Final = int(ScriptFlags.NO_SIGHASH_BYTE)
-    SIGHASH_RANGEPROOF: Final = int(ScriptFlags.SIGHASH_RANGEPROOF)
-    SIMPLICITY: Final = int(ScriptFlags.SIMPLICITY)
-
 
 E = ScriptErrorCode
 

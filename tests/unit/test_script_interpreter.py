@@ -623,3 +623,11 @@ def test_hostile_script_pubkeys_and_script_sigs(spk: bytes, items: list[bytes],
     spend = Spend([TxOut(asset=ASSET, value=9, script_pubkey=spk)])
     with contextlib.suppress(ScriptError):
         spend.verify(spend.tx([tuple(items)], script_sigs=[script_sig]))
+
+
+def test_the_plain_int_flag_view_matches_the_flags() -> None:
+    """``flags.Bits`` (the interpreter's fast view) names every bit as ``ScriptFlags`` does."""
+    from ctplugin.script.flags import Bits
+
+    bits = {name: value for name, value in vars(Bits).items() if name.isupper()}
+    assert bits == {f.name: int(f) for f in ScriptFlags if f.name != "NONE"}
