@@ -6,9 +6,10 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from dataclasses import replace
 
 import bench
-from bench.common import report
+from bench.common import peak_rss_mib, report
 from ctplugin.secp256k1 import kernel
 from ctplugin.timing import measure_t_us
 
@@ -34,6 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(f"bench.{name}")
         t_us = measure_t_us()
         rows = module.run(quick=args.quick, t_us=t_us)
+        # Every row carries the process's peak memory once its benchmark finished (a row that
+        # measured its own, as replay's memory row does, keeps it).
+        peak = peak_rss_mib()
+        rows = [r if r.peak_rss_mib is not None else replace(r, peak_rss_mib=peak)
+                for r in rows]
         print(report(name, t_us, rows, args.json), flush=True)
     return 0
 

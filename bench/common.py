@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,6 +29,9 @@ class Row:
     note: str = ""
     target_t: float | None = None
     """The issue's target for this row in t (a bound, not a measurement); None where none."""
+    peak_rss_mib: float | None = None
+    """The benchmark process's peak resident memory once the row was measured (ru_maxrss:
+    it only grows, so it bounds what this row and the ones before it needed)."""
 
 
 def make_row(name: str, n: int, seconds_per_item: float, t_us: float,
@@ -36,6 +40,11 @@ def make_row(name: str, n: int, seconds_per_item: float, t_us: float,
     us = seconds_per_item * 1e6
     return Row(name=name, n=n, us=us, t=us / t_us, reference_t=reference_t, note=note,
                target_t=target_t)
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set size so far (ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def report(bench: str, t_us: float, rows: list[Row], as_json: bool) -> str:
@@ -53,4 +62,7 @@ def report(bench: str, t_us: float, rows: list[Row], as_json: bool) -> str:
         met = "-" if r.target_t is None else ("yes" if r.t <= r.target_t else "no")
         lines.append(f"{r.name:<28}{r.n:>8}{r.us:>14.2f}{r.t:>10.3f}{ref:>9}{ratio:>8}"
                      f"{target:>10}{met:>5}  {r.note}")
+    peaks = [r.peak_rss_mib for r in rows if r.peak_rss_mib is not None]
+    if peaks:
+        lines.append(f"peak RSS of the benchmark process: {max(peaks):.0f} MiB")
     return "\n".join(lines)

@@ -25,7 +25,10 @@ per block), in the t of this run, the median of the repeats (the modes interleav
   plus the block's surjection proofs verified through wallycore's secp256k1-zkp in this run
   (about 3.2 t each), or 3.2 t each without wallycore;
 - ``replay_block_<phase>``: where block mode's time goes (read, parse, checks, UTXO, range
-  proofs + balances (one batch), surjection proofs, write).
+  proofs + balances (one batch), surjection proofs, write);
+- ``replay_rss``: resident memory of the replaying process at block 10 and block 40 of a 40-block
+  block-mode replay (``--quick``: a 40 x 20 chain of its own), from the report's per-block
+  ``rss_mib``. Target: the later within 10 % of the earlier (memory does not grow with the chain).
 
 As in every benchmark, a row runs on one core unless its name says otherwise: the driver's own
 verification (single, block, window) uses one kernel thread (``--par 1``), and the workers and Dask
@@ -64,7 +67,9 @@ CACHE_VERSION = 2  # v2: the wallet signs its inputs (scripts are validated)
 RANGE_T_REF = 63.0  # one 64-bit Bulletproof verified alone, secp256k1-zkp (docs/design.md)
 SURJECTION_T_REF = 3.2  # one two-input surjection proof, secp256k1-zkp (docs/design.md)
 TARGETS = {"replay_block": ("replay_single", 0.2), "replay_window": ("replay_block", 0.85),
-           "replay_workers": ("replay_block", 0.6), "replay_dask": ("replay_block", 0.7)}
+           "replay_workers": ("replay_block", 0.55), "replay_dask": ("replay_block", 0.65)}
+RSS_BLOCKS = (10, 40)  # resident memory at these blocks of a 40-block replay: flat within 10 %
+RSS_TARGET = 1.10
 
 
 def chain_file(n_blocks: int, n_txs: int) -> Path:
@@ -207,12 +212,36 @@ def run(quick: bool, t_us: float) -> list[Row]:
                 "replay_single_ref", n, ref_t * t_us / 1e6, t_us,
                 note=f"C reference, proofs one by one: {n} x {RANGE_T_REF:g} t (Bulletproof, "
                      f"docs/design.md) + {n_surj} surjection proofs at {how}"))
+    rows.append(_rss_row(chosen["replay_block"].report if n_blocks >= RSS_BLOCKS[1]
+                         else _rss_report(), t_us))
     block = chosen["replay_block"]
     for phase, seconds in block.report.phases.items():
         if seconds:
             rows.append(make_row(f"replay_block_{phase}", block.report.range_proofs //
                                  block.report.blocks, seconds / block.report.blocks, t_us))
     return [_with_ref_ratio(r, ref_t) for r in rows]
+
+
+def _rss_report() -> ReplayReport:
+    """A block-mode replay of a 40-block chain of its own (the quick chain is too short)."""
+    path = chain_file(RSS_BLOCKS[1], 20)
+    with tempfile.TemporaryDirectory(prefix="ctplugin-bench-rss-") as tmp:
+        root = Path(tmp)
+        config = ReplayConfig(mode="block", par=1, show_progress=False)
+        return _run(path, _template(path, root), root, config).report
+
+
+def _rss_row(report: ReplayReport, t_us: float) -> Row:
+    """Memory at block 10 against block 40 (``rss_mib`` of the per-block records, which are
+    one block each at this length)."""
+    first, last = (report.per_block[n - 1].rss_mib for n in RSS_BLOCKS)
+    growth = last / first
+    met = "met" if growth <= RSS_TARGET else "MISSED"
+    return replace(make_row("replay_rss", report.blocks, report.seconds / report.blocks, t_us,
+                            note=f"RSS {first:.0f} MiB at block {RSS_BLOCKS[0]}, {last:.0f} MiB "
+                                 f"at block {RSS_BLOCKS[1]}: {growth:.3f}x (target <= "
+                                 f"{RSS_TARGET}x, {met}); block mode, one thread"),
+                   peak_rss_mib=report.peak_rss_mib)
 
 
 def _with_ref_ratio(row: Row, ref_t: float) -> Row:

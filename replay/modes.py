@@ -34,7 +34,7 @@ from ctplugin.closing import Closeable
 from ctplugin.errors import ParseError, ValidationError
 from replay.config import ReplayConfig, ReplayError, ReplayMode, block_hash_hex, tip_info
 from replay.engine import Engine
-from replay.progress import ReplayProgress, TipInfo
+from replay.progress import ReplayProgress, TipInfo, current_rss_mib
 from replay.report import BlockRecord, ReplayReport
 from replay.sources import SourceBlock
 from replay.tasks import pack_works, unpack_verdict
@@ -146,7 +146,9 @@ class Mode(Closeable, ABC):
         now = time.perf_counter()
         ReplayReport.share_time([p.record for p in blocks], now - self._last_done)
         self._last_done = now
+        rss = current_rss_mib()
         for p in blocks:
+            p.record.rss_mib = rss
             self.report.add_block(p.record)
             self.progress.block_done(p.tip)
 

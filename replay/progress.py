@@ -38,6 +38,17 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def current_rss_mib() -> float:
+    """Resident set size of this process now (Linux: ``/proc/self/statm``, in pages); where
+    that file does not exist, the peak (the best figure the platform gives)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            resident_pages = int(statm.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return peak_rss_mib()
+    return resident_pages * resource.getpagesize() / (1024 * 1024)
+
+
 @dataclass(frozen=True, slots=True)
 class TipInfo:
     """What an UpdateTip line says about a connected block."""

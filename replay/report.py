@@ -9,7 +9,7 @@ JSON (``ReplayReport.to_json``), stable keys::
      "blocks_per_second", "transactions_per_second", "proofs_per_second", "peak_rss_mib",
      "startup_seconds", "worker_restarts", "task_retries",
      "per_block": [{"height", "transactions", "range_proofs", "surjection_proofs", "seconds",
-                    "blocks"}]}
+                    "blocks", "rss_mib"}]}
 
 ``tip`` is the block hash in elementsd's hex order; ``seconds`` is wall time from the first
 block to the last (``startup_seconds``, starting workers or a cluster, comes before it);
@@ -19,9 +19,10 @@ concurrent with the driver, so the two do not add up to ``seconds``). In the bat
 window, workers, dask) balances are verified inside the range-proof batch (one multi-scalar
 multiplication), so their time is under ``range_proofs`` and ``balances`` is only set in single
 mode. ``per_block`` seconds add up to (at most) ``seconds``: blocks verified together (a window,
-a task) share the wall time since the previous ones, by proofs. Past ``MAX_RECORDS`` blocks,
-neighbouring records are merged two by two (``blocks`` says how many each covers), so a replay
-of millions of blocks keeps a bounded report.
+a task) share the wall time since the previous ones, by proofs; ``rss_mib`` is the driver's
+resident memory when the block was connected (the largest of a merged record's). Past
+``MAX_RECORDS`` blocks, neighbouring records are merged two by two (``blocks`` says how many each
+covers), so a replay of millions of blocks keeps a bounded report.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class BlockRecord:
     surjection_proofs: int
     seconds: float = 0.0
     blocks: int = 1
+    rss_mib: float = 0.0
 
     def absorb(self, later: BlockRecord) -> None:
         self.height = later.height
@@ -71,6 +73,7 @@ class BlockRecord:
         self.surjection_proofs += later.surjection_proofs
         self.seconds += later.seconds
         self.blocks += later.blocks
+        self.rss_mib = max(self.rss_mib, later.rss_mib)
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from replay.cluster import DaskError
 from replay.config import ReplayConfig, ReplayError, ReplayMode
 from replay.driver import replay
 from replay.engine import Engine
+from replay.report import ReplayReport
 from replay.sources import BlocksDirSource, ChainFileSource, SourceError
 from replay.workers import WorkerError
 from tests import replay_faults
@@ -82,6 +83,10 @@ def test_every_mode_from_every_source_matches_one_by_one(
     # blocks share the wall time between verdicts: positive, adding up to at most the total
     assert all(r.seconds > 0 for r in report.per_block)
     assert sum(r.seconds for r in report.per_block) <= report.seconds
+    # each record carries the driver's resident memory then (a sample, so it can sit a little
+    # above ru_maxrss, which the kernel updates lazily); the JSON report keeps it
+    assert all(r.rss_mib > 0 for r in report.per_block)
+    assert ReplayReport.from_json(report.to_json()).per_block == report.per_block
     assert not (tmp_path / "d" / "replay-verified").exists()
     # resuming a finished replay connects nothing and changes nothing
     again = replay(open_source(kind, sources[kind]), tmp_path / "d", config(mode))
