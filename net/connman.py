@@ -30,12 +30,16 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ctplugin.elements import Block, BlockHeader, Transaction
 from ctplugin.elements.model import parse_block, parse_transaction
 from ctplugin.errors import CtpluginError, ValidationError
 from net import messages as m
+from net import permissions as perms
+from net.banman import DEFAULT_BAN_TIME, BanMan, is_local
+from net.permissions import Network, Whitelist
 from validator import POLICY_REASONS, ChainListener, Node, reasons
 
 log = logging.getLogger("ctplugin.net")
@@ -52,6 +56,25 @@ make the node hold its replies without bound (Core stops serving it at -maxsendb
 MAX_ORPHANS = 100  # Core's DEFAULT_MAX_ORPHAN_TRANSACTIONS
 GETDATA_CHUNK = 16  # getdata entries served between waits for the peer to read
 MAX_KNOWN_INVENTORY = 50_000  # bounds a peer's memory in us, as Core's rolling filters
+MAX_ORPHAN_TX_WEIGHT = 400_000
+"""Core's TxOrphanage keeps no transaction above MAX_STANDARD_TX_WEIGHT: with at most 100
+orphans a peer can make us hold at most 100 x 400,000 weight units."""
+BLOCK_DOWNLOAD_WINDOW = 1024
+"""Blocks queued for download per peer (Core's BLOCK_DOWNLOAD_WINDOW): headers beyond it are
+not remembered; once the queue drains the peer is asked for headers again (docs/p2p.md §5.2)."""
+DEFAULT_PEER_TIMEOUT = 60  # -peertimeout: seconds a new connection has to complete its handshake
+TIMEOUT_INTERVAL = 20 * 60  # Core's TIMEOUT_INTERVAL: silence or an unanswered ping this long
+BLOCK_STALLING_TIMEOUT_DEFAULT = 2.0  # seconds (net_processing.cpp), doubled per staller
+BLOCK_STALLING_TIMEOUT_MAX = 64.0
+BLOCK_SPACING = 600
+"""Elements' nPowTargetSpacing on elementsregtest (-con_npowtargetspacing, default 10 min):
+the unit of the block download timeout."""
+BLOCK_DOWNLOAD_TIMEOUT_BASE = 1.0
+BLOCK_DOWNLOAD_TIMEOUT_PER_PEER = 0.5
+STALE_CHECK_INTERVAL = 10 * 60  # Core's: how often the tip is checked for staleness
+ADDED_NODE_RETRY = 60.0  # Core's ThreadOpenAddedConnections: 60 s after a try, else 2 s
+ADDED_NODE_IDLE = 2.0
+MAINTENANCE_INTERVAL = 0.5  # seconds between the timeout checks
 OTHER = "*other*"
 
 
@@ -68,6 +91,10 @@ class NetSettings:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     min_fee_rate: int = 1000  # sat/kvB: the feefilter we send
     active: bool = True
+    whitelist: tuple[Whitelist, ...] = ()  # -whitelist (net.permissions)
+    peer_timeout: int = DEFAULT_PEER_TIMEOUT  # -peertimeout
+    banlist: Path | None = None  # where banlist.json lives; None: bans kept in memory only
+    ban_time: int = DEFAULT_BAN_TIME  # -bantime: setban's default duration
 
 
 def split_address(text: str, default_port: int) -> tuple[str, int]:
@@ -96,7 +123,10 @@ class Peer:
     manual: bool
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
+    ip: str = ""  # the other side's IP, as the socket reports it
+    permissions: frozenset[str] = frozenset()  # from -whitelist (net.permissions)
     conntime: int = field(default_factory=lambda: int(time.time()))
+    connected_at: float = field(default_factory=time.monotonic)
     version: int = 0
     services: int = 0
     subver: str = ""
@@ -120,12 +150,19 @@ class Peer:
     minping: float | None = None
     best_known_height: int = -1
     in_flight: set[bytes] = field(default_factory=set)
-    to_fetch: list[bytes] = field(default_factory=list)
+    to_fetch: dict[bytes, None] = field(default_factory=dict)
+    """Blocks to ask this peer for, oldest first (an ordered set, at most
+    ``BLOCK_DOWNLOAD_WINDOW``)."""
+    downloading_since: float = 0.0  # monotonic: when the oldest block in flight was asked for
+    stalling_since: float = 0.0  # monotonic: since when it holds up another peer's download
     known: dict[bytes, None] = field(default_factory=dict)
     """Blocks and transactions the peer is known to have (announced by it or to it), the
     oldest forgotten beyond ``MAX_KNOWN_INVENTORY``: not announced to it again."""
     misbehaving: str | None = None
     closing: bool = False
+
+    def has(self, permission: str) -> bool:
+        return permission in self.permissions
 
     def learn(self, hash_: bytes) -> bool:
         """Note that the peer has ``hash_``; False if that was known already."""
@@ -164,7 +201,8 @@ class Peer:
             "bip152_hb_to": False, "bip152_hb_from": False,
             "startingheight": self.startingheight, "presynced_headers": -1,
             "synced_headers": self.best_known_height, "synced_blocks": synced,
-            "inflight": [], "permissions": [], "minfeefilter": self.feefilter / 1e8,
+            "inflight": [], "permissions": perms.to_strings(self.permissions),
+            "minfeefilter": self.feefilter / 1e8,
             "bytessent_per_msg": dict(self.sent_per_msg),
             "bytesrecv_per_msg": dict(self.recv_per_msg),
             "connection_type": self.connection_type, "transport_protocol_type": "v1",
@@ -192,6 +230,12 @@ class ConnectionManager(ChainListener):
         self._loop_thread = 0
         self._orphans: dict[bytes, Transaction] = {}  # txid -> tx, under the chain lock
         self._wtxids: dict[bytes, bytes] = {}  # wtxid -> txid of the mempool's transactions
+        self._in_flight: dict[bytes, int] = {}  # block hash -> the peer it is asked of
+        self._connecting: set[str] = set()  # added nodes being connected to right now
+        self._stalling_timeout = BLOCK_STALLING_TIMEOUT_DEFAULT
+        self._last_tip_update = time.monotonic()
+        self._next_stale_check = time.monotonic() + STALE_CHECK_INTERVAL
+        self.banman = BanMan(settings.banlist, settings.ban_time)
         self.listening: list[tuple[str, int]] = []
 
     # --- lifetime ------------------------------------------------------------------------
@@ -209,9 +253,11 @@ class ConnectionManager(ChainListener):
                 self._servers.append(server)
                 self.listening.append((host, port))
                 log.info("P2P: listening on %s:%d", host, port)
-        for address in (*self.settings.connect, *self.added):
+        for address in self.settings.connect:
             self.connect_later(address)
         self._spawn(self._ping_loop())
+        self._spawn(self._added_nodes_loop())
+        self._spawn(self._maintenance_loop())
 
     async def _ping_loop(self) -> None:
         """Core's PING_INTERVAL: every peer is pinged every 2 minutes (pingtime stays fresh and
@@ -221,6 +267,79 @@ class ConnectionManager(ChainListener):
             for peer in list(self.peers.values()):
                 if peer.got_verack and not peer.ping_nonce:
                     self._send_ping(peer)
+
+    async def _added_nodes_loop(self) -> None:
+        """Core's ThreadOpenAddedConnections: every added node (-addnode, ``addnode add``)
+        not connected is tried, at most ``MAX_ADDNODE_CONNECTIONS`` at once; then wait 60 s
+        after a round that tried one, 2 s otherwise (a node added meanwhile is tried soon)."""
+        while True:
+            tried = False
+            open_added = sum(1 for a in self.added if self.connected_to(a))
+            for address in list(self.added):
+                if open_added >= MAX_ADDNODE_CONNECTIONS:
+                    break
+                if self.active and not self.connected_to(address) \
+                        and address not in self._connecting:
+                    tried = True
+                    await self._connect_logged(address)
+                    open_added += self.connected_to(address)
+            await asyncio.sleep(ADDED_NODE_RETRY if tried else ADDED_NODE_IDLE)
+
+    async def _maintenance_loop(self) -> None:
+        """The timeouts of Core's InactivityCheck and SendMessages (docs/p2p.md §6.3)."""
+        while True:
+            await asyncio.sleep(MAINTENANCE_INTERVAL)
+            try:
+                self.check_timeouts(time.monotonic())
+            except Exception:  # a bug here must not stop the checks for good
+                log.exception("P2P: timeout checks")
+
+    def check_timeouts(self, now: float) -> None:
+        """Disconnect peers that do not finish their handshake within -peertimeout, stay
+        silent or leave a ping unanswered for 20 minutes, stall the block download, or do not
+        deliver a requested block in time; and look for a stale tip."""
+        downloading = sum(1 for p in self.peers.values() if p.in_flight)
+        for peer in list(self.peers.values()):
+            why = self._timed_out(peer, now, downloading)
+            if why is not None:
+                self._drop(peer, why)
+        if now >= self._next_stale_check:
+            self._next_stale_check = now + STALE_CHECK_INTERVAL
+            if now - self._last_tip_update > 3 * BLOCK_SPACING and not self._in_flight:
+                # Core would try an extra outbound peer; we have no address manager, so we
+                # ask the peers we have whether they know a better chain
+                log.info("Potential stale tip detected (last tip update: %d seconds ago)",
+                         now - self._last_tip_update)
+                for peer in self.peers.values():
+                    if peer.got_verack and peer.services & (m.NODE_NETWORK
+                                                            | m.NODE_NETWORK_LIMITED):
+                        self._locator_request(peer)
+
+    def _timed_out(self, peer: Peer, now: float, downloading: int) -> str | None:
+        timeout = self.settings.peer_timeout
+        if now > peer.connected_at + timeout:
+            if not peer.lastsend or not peer.lastrecv:
+                return f"socket no message in first {timeout} seconds"
+            if not peer.got_verack:
+                return "version handshake timeout"
+        wall = time.time()
+        if peer.lastsend and wall > peer.lastsend + TIMEOUT_INTERVAL:
+            return "socket sending timeout"
+        if peer.lastrecv and wall > peer.lastrecv + TIMEOUT_INTERVAL:
+            return "socket receive timeout"
+        if peer.ping_nonce and now > peer.ping_start + TIMEOUT_INTERVAL:
+            return f"ping timeout: {now - peer.ping_start:.0f}s"
+        if peer.stalling_since and now > peer.stalling_since + self._stalling_timeout:
+            # the next staller gets longer, in case it is our own bandwidth that is short
+            self._stalling_timeout = min(2 * self._stalling_timeout, BLOCK_STALLING_TIMEOUT_MAX)
+            return "Peer is stalling block download"
+        if peer.in_flight:
+            others = max(downloading - 1, 0)
+            limit = BLOCK_SPACING * (BLOCK_DOWNLOAD_TIMEOUT_BASE
+                                     + BLOCK_DOWNLOAD_TIMEOUT_PER_PEER * others)
+            if now > peer.downloading_since + limit:
+                return "Timeout downloading block"
+        return None
 
     async def close(self) -> None:
         self.node.unsubscribe(self)
@@ -256,10 +375,21 @@ class ConnectionManager(ChainListener):
         return any(p.addr == address for p in self.peers.values() if not p.inbound)
 
     async def _connect_logged(self, address: str) -> None:
+        if address in self._connecting:
+            return
+        self._connecting.add(address)
         try:
             await self.connect(address, manual=True)
         except (OSError, ValueError, TimeoutError) as exc:
             log.info("P2P: cannot connect to %s: %s", address, exc)
+        finally:
+            self._connecting.discard(address)
+
+    def _locator_request(self, peer: Peer) -> None:
+        """A getheaders from our tip, built under the chain lock (from the loop thread)."""
+        async def send() -> None:
+            await self._locked(lambda: self._send_getheaders(peer))
+        self._spawn(send())
 
     async def connect(self, address: str, manual: bool = True) -> Peer | None:
         """Open an outbound connection and send our version; None when the network is off,
@@ -274,25 +404,45 @@ class ConnectionManager(ChainListener):
         host, port = split_address(address, self.default_port)
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(host, port, limit=READ_BUFFER), 5)
+        if self.connected_to(address):  # another caller won the race while we connected
+            writer.close()
+            return None
         peer = self._add_peer(reader, writer, address, inbound=False, manual=manual)
         self._send_version(peer)
         self._spawn(self._serve(peer))
         return peer
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Core's CreateNodeFromAcceptedSocket: banned addresses are refused, discouraged
+        ones when the inbound slots are (almost) full, unless their whitelist says noban."""
         inbound = sum(1 for p in self.peers.values() if p.inbound)
-        if not self.active or inbound >= self.settings.max_connections:
+        host, port = writer.get_extra_info("peername")[:2]
+        granted = perms.permissions_for(self.settings.whitelist, host, inbound=True)
+        noban = perms.NOBAN in granted
+        refused = None
+        if not self.active:
+            refused = "network inactive"
+        elif not noban and self.banman.is_banned(host):
+            refused = "banned"
+        elif not noban and self.banman.is_discouraged(host) \
+                and inbound + 1 >= self.settings.max_connections:
+            refused = "discouraged"
+        elif inbound >= self.settings.max_connections:
+            refused = "full"
+        if refused is not None:
+            log.info("P2P: connection from %s:%s dropped (%s)", host, port, refused)
             writer.close()
             return
-        host, port = writer.get_extra_info("peername")[:2]
         peer = self._add_peer(reader, writer, f"{host}:{port}", inbound=True, manual=False)
         await self._serve(peer)
 
     def _add_peer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, addr: str,
                   inbound: bool, manual: bool) -> Peer:
         local = writer.get_extra_info("sockname")
+        ip = str(writer.get_extra_info("peername")[0])
         peer = Peer(self._next_id, addr, f"{local[0]}:{local[1]}", inbound, manual, reader,
-                    writer)
+                    writer, ip=ip,
+                    permissions=perms.permissions_for(self.settings.whitelist, ip, inbound))
         self._next_id += 1
         self.peers[peer.id] = peer
         log.info("P2P: peer %d %s %s", peer.id, "from" if inbound else "to", addr)
@@ -304,6 +454,16 @@ class ConnectionManager(ChainListener):
             return False
         self._drop(peer, "disconnectnode")
         return True
+
+    def disconnect_subnet(self, network: Network) -> None:
+        """Every peer whose address is in ``network`` (setban; Core's DisconnectNode(subnet))."""
+        for peer in list(self.peers.values()):
+            try:
+                inside = perms.address_of(peer.ip) in network
+            except ValueError:
+                continue
+            if inside:
+                self._drop(peer, "banned")
 
     def set_active(self, active: bool) -> None:
         self.active = active
@@ -319,6 +479,13 @@ class ConnectionManager(ChainListener):
         log.info("P2P: disconnecting peer %d (%s)", peer.id, why)
         with contextlib.suppress(Exception):
             peer.writer.close()
+        # its requested blocks go back to the others that announced them
+        released = [h for h, owner in self._in_flight.items() if owner == peer.id]
+        for hash_ in released:
+            del self._in_flight[hash_]
+        if released:
+            for other in self.peers.values():
+                self._request_blocks(other)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -348,8 +515,7 @@ class ConnectionManager(ChainListener):
                     await self._handle(peer, header.command, payload)
                 except m.ProtocolError as exc:
                     self._misbehaving(peer, f"malformed {header.command}: {exc}")
-                if peer.misbehaving is not None and not peer.manual:
-                    self._drop(peer, f"misbehaving: {peer.misbehaving}")
+                if peer.misbehaving is not None and self._punish(peer):
                     return
                 await peer.writer.drain()  # a peer that does not read waits for itself
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
@@ -364,6 +530,26 @@ class ConnectionManager(ChainListener):
     def _misbehaving(self, peer: Peer, why: str) -> None:
         log.info("P2P: peer %d misbehaving: %s", peer.id, why)
         peer.misbehaving = why
+
+    def _punish(self, peer: Peer) -> bool:
+        """Core's MaybeDiscourageAndDisconnect: noban and manual peers are kept (a warning
+        logged), a local peer is disconnected, any other is disconnected and its address
+        discouraged (every connection from it closed). True when ``peer`` was disconnected."""
+        why, peer.misbehaving = peer.misbehaving, None
+        if peer.has(perms.NOBAN):
+            log.info("Warning: not punishing noban peer %d!", peer.id)
+            return False
+        if peer.manual:
+            log.info("Warning: not punishing manually connected peer %d!", peer.id)
+            return False
+        if is_local(peer.ip):
+            self._drop(peer, f"misbehaving: {why}; local, so not discouraged")
+            return True
+        self.banman.discourage(peer.ip)
+        for other in list(self.peers.values()):
+            if other.ip == peer.ip:
+                self._drop(other, f"misbehaving: {why}; address discouraged")
+        return True
 
     # --- writing -------------------------------------------------------------------------
 
@@ -423,9 +609,8 @@ class ConnectionManager(ChainListener):
         if command == "verack":
             await self._on_verack(peer)
         elif command in ("wtxidrelay", "sendaddrv2"):
-            if peer.got_verack:  # only valid between version and verack
-                self._misbehaving(peer, f"{command} received after verack")
-                peer.manual = False  # Core disconnects even manual peers for this one
+            if peer.got_verack:  # only valid between version and verack: Core disconnects
+                self._drop(peer, f"{command} received after verack")  # even manual peers
             elif command == "wtxidrelay" and peer.version >= m.WTXID_RELAY_VERSION:
                 peer.wtxidrelay = True
         elif not peer.got_verack:
@@ -513,7 +698,9 @@ class ConnectionManager(ChainListener):
             await self._locked(lambda: self._on_getheaders(peer, locator, stop))
         elif command == "headers":
             headers = m.decode_headers(payload)
-            await self._locked(lambda: self._on_headers(peer, headers))
+            missing = await self._locked(lambda: self._on_headers(peer, headers))
+            if missing is not None:
+                self._queue_blocks(peer, headers, missing)
         elif command == "inv":
             items = m.decode_inv(payload, "inv")
             await self._locked(lambda: self._on_inv(peer, items))
@@ -525,12 +712,38 @@ class ConnectionManager(ChainListener):
                 await peer.writer.drain()
         elif command == "notfound":
             for _, hash_ in m.decode_inv(payload, "notfound"):
-                peer.in_flight.discard(hash_)
+                self._block_arrived(peer, hash_)
+            self._request_blocks(peer)
         elif command == "block":
             await self._on_block(peer, payload)
         elif command == "tx":
             await self._on_tx(peer, payload)
-        # addr, addrv2, getaddr, sendcmpct, mempool and the rest: ignored (docs/p2p.md §9.2)
+        elif command == "mempool":
+            if not m.LOCAL_SERVICES & m.NODE_BLOOM and not peer.has(perms.MEMPOOL):
+                # BIP35 is served with bloom filters (which we do not offer) or to whitelisted
+                # peers only; Core disconnects any other that asks, noban peers excepted
+                if not peer.has(perms.NOBAN):
+                    self._drop(peer, "mempool request with bloom filters disabled")
+                return
+            await self._locked(lambda: self._send_mempool(peer))
+        # addr, addrv2, getaddr, sendcmpct and the rest: ignored (docs/p2p.md §9.2)
+
+    def _send_mempool(self, peer: Peer) -> None:
+        """BIP35's answer (Core's m_send_mempool): every pool transaction paying at least the
+        peer's feefilter, announced by wtxid or txid as the connection relays, in inv messages
+        of at most 50,000 entries (chain lock held)."""
+        policy_asset = self.node.params.policy_asset
+        items = []
+        for entry in self.node.mempool.entries.values():
+            tx = entry.tx
+            if entry.fees.get(policy_asset, 0) * 1000 < peer.feefilter * entry.vsize:
+                continue
+            hash_ = tx.wtxid if peer.wtxidrelay else tx.txid
+            self._wtxids[tx.wtxid] = tx.txid
+            peer.learn(hash_)
+            items.append((m.MSG_WTX if peer.wtxidrelay else m.MSG_TX, hash_))
+        for start in range(0, len(items), m.MAX_INV_SIZE):
+            self.send(peer, "inv", m.encode_inv(items[start:start + m.MAX_INV_SIZE]))
 
     def _on_getheaders(self, peer: Peer, locator: list[bytes], stop: bytes) -> None:
         """Up to 2000 headers after the first locator entry on our active chain."""
@@ -556,34 +769,84 @@ class ConnectionManager(ChainListener):
         info = self.node.block_info(hash_)
         return info is not None and info.has_data
 
-    def _on_headers(self, peer: Peer, headers: list[BlockHeader]) -> None:
+    def _on_headers(self, peer: Peer, headers: list[BlockHeader]) -> list[bytes] | None:
+        """The hashes of ``headers`` whose blocks we lack (chain lock held); None when there
+        is nothing to queue: no headers, a broken sequence (misbehaviour) or headers that do
+        not connect (we ask from our tip instead, no penalty: Core's
+        HandleUnconnectingHeaders, which keeps nothing of them, so they cost no memory)."""
         if not headers:
-            return
+            return None
         for prev, header in itertools.pairwise(headers):
             if header.prev_hash != prev.hash:
                 self._misbehaving(peer, "non-continuous headers sequence")
-                return
+                return None
         first = headers[0]
         if not self._known(first.prev_hash) and first.prev_hash not in peer.to_fetch \
-                and first.prev_hash not in peer.in_flight:
-            self._send_getheaders(peer)  # it does not connect: ask from our tip, no penalty
-            return
+                and first.prev_hash not in self._in_flight:
+            self._send_getheaders(peer)
+            return None
+        return [h.hash for h in headers if not self._known(h.hash)]
+
+    def _queue_blocks(self, peer: Peer, headers: list[BlockHeader], wanted: list[bytes]) -> None:
+        """Queue ``wanted`` for download from ``peer`` (at most ``BLOCK_DOWNLOAD_WINDOW``
+        queued; the rest is asked for again once the queue drains) and ask for the next
+        headers after a full reply."""
         peer.best_known_height = max(peer.best_known_height, headers[-1].height)
         for header in headers:
             peer.learn(header.hash)
-            if not self._known(header.hash) and header.hash not in peer.to_fetch \
-                    and header.hash not in peer.in_flight:
-                peer.to_fetch.append(header.hash)
+        for hash_ in wanted:
+            if len(peer.to_fetch) >= BLOCK_DOWNLOAD_WINDOW:
+                break
+            if hash_ not in peer.in_flight:
+                peer.to_fetch[hash_] = None
         self._request_blocks(peer)
-        if len(headers) == m.MAX_HEADERS_RESULTS:
+        if len(headers) == m.MAX_HEADERS_RESULTS and len(peer.to_fetch) < BLOCK_DOWNLOAD_WINDOW:
             self.send(peer, "getheaders", m.encode_getheaders([headers[-1].hash]))
 
     def _request_blocks(self, peer: Peer) -> None:
+        """Ask ``peer`` for queued blocks, oldest first, up to 16 in flight; a block already
+        asked of another peer stays queued here (it is asked of this one if that peer goes).
+        When this peer has nothing to fetch but blocks held by another while it knows of
+        more than a download window beyond our tip, that other peer stalls the download
+        (Core's FindNextBlocksToDownload staller)."""
+        if peer.closing or not peer.got_verack:
+            return
         room = MAX_BLOCKS_IN_FLIGHT_PER_PEER - len(peer.in_flight)
-        batch, peer.to_fetch = peer.to_fetch[:max(room, 0)], peer.to_fetch[max(room, 0):]
+        batch: list[bytes] = []
+        waiting_for: int | None = None
+        for hash_ in list(peer.to_fetch):
+            if len(batch) >= room:
+                break
+            owner = self._in_flight.get(hash_)
+            if owner is None:
+                del peer.to_fetch[hash_]
+                batch.append(hash_)
+            elif owner != peer.id and waiting_for is None:
+                waiting_for = owner
+        now = time.monotonic()
         if batch:
+            if not peer.in_flight:
+                peer.downloading_since = now
             peer.in_flight.update(batch)
+            self._in_flight.update(dict.fromkeys(batch, peer.id))
             self.send(peer, "getdata", m.encode_inv([(m.MSG_WITNESS_BLOCK, h) for h in batch]))
+        elif waiting_for is not None and not peer.in_flight \
+                and peer.best_known_height > self.node.tip.height + BLOCK_DOWNLOAD_WINDOW:
+            staller = self.peers.get(waiting_for)
+            if staller is not None and not staller.stalling_since:
+                staller.stalling_since = now
+
+    def _block_arrived(self, peer: Peer, hash_: bytes) -> None:
+        """A block (or its notfound) came from ``peer``: its download slot is free, no other
+        peer is asked for it, and the peer no longer stalls."""
+        if hash_ in peer.in_flight:
+            peer.in_flight.discard(hash_)
+            peer.downloading_since = time.monotonic()
+            peer.stalling_since = 0.0
+            self._stalling_timeout = max(self._stalling_timeout * 0.85,
+                                         BLOCK_STALLING_TIMEOUT_DEFAULT)
+        if self._in_flight.get(hash_) == peer.id:
+            del self._in_flight[hash_]
 
     def _on_inv(self, peer: Peer, items: list[tuple[int, bytes]]) -> None:
         wanted = []
@@ -626,14 +889,23 @@ class ConnectionManager(ChainListener):
         except CtpluginError as exc:
             self._misbehaving(peer, f"unreadable block: {exc}")
             return
-        peer.in_flight.discard(block.hash)
+        self._block_arrived(peer, block.hash)
         peer.learn(block.hash)
-        result = await self._locked(lambda: self.node.submit_block(payload, block))
-        if result.status == "invalid":
-            self._misbehaving(peer, f"invalid block {block.header.hash_hex}: {result.bip22}")
+
+        def submit() -> tuple[str, str, int]:
+            result = self.node.submit_block(payload, block)
+            return result.status, result.bip22 or "", self.node.tip.height
+
+        status, bip22, tip_height = await self._locked(submit)
+        for other in self.peers.values():  # nobody needs to send it any more
+            other.to_fetch.pop(block.hash, None)
+        if status == "invalid":
+            self._misbehaving(peer, f"invalid block {block.header.hash_hex}: {bip22}")
             return
         peer.best_known_height = max(peer.best_known_height, block.header.height)
         self._request_blocks(peer)
+        if not peer.to_fetch and not peer.in_flight and peer.best_known_height > tip_height:
+            self._locator_request(peer)  # the download window drained: the next headers
 
     async def _on_tx(self, peer: Peer, payload: bytes) -> None:
         try:
@@ -677,6 +949,9 @@ class ConnectionManager(ChainListener):
                    and self.node.utxo((i.prevout_hash, i.prevout_index)) is None}
         if not missing:
             return  # spent outputs, not missing ones: nothing to wait for
+        if tx.weight > MAX_ORPHAN_TX_WEIGHT:
+            log.info("P2P: ignoring large orphan transaction %s", tx.txid_hex)
+            return
         self._orphans[tx.txid] = tx
         if len(self._orphans) > MAX_ORPHANS:
             del self._orphans[next(iter(self._orphans))]
@@ -702,6 +977,7 @@ class ConnectionManager(ChainListener):
         self._wtxids.pop(wtxid, None)
 
     def _announce_block(self, header: BlockHeader, height: int) -> None:
+        self._last_tip_update = time.monotonic()
         for peer in list(self.peers.values()):
             if not peer.got_verack or not peer.learn(header.hash):
                 continue
