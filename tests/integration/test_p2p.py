@@ -5,6 +5,7 @@ test framework's own P2P client (an independent implementation) talking to our n
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import sys
@@ -421,6 +422,89 @@ def test_a_malformed_payload_or_invalid_block_disconnects_the_peer(nodes: list[N
     log = (a.netdir / "debug.log").read_text()
     assert f"misbehaving: invalid transaction {tx.txid_hex}" in log
     healthy(a)
+
+
+def test_setban_refuses_and_cuts_the_banned_and_banlist_json_survives_a_restart(
+        tmp_path: Path, nodes: list[NodeProcess], magic: bytes) -> None:
+    """Core's setban / listbanned / clearbanned (rpc/net.cpp) and banlist.json (banman.cpp):
+    a ban disconnects the matching peers and refuses them inbound; it is kept across a
+    restart; errors carry Core's codes."""
+    import json
+
+    from rpcclient import RPCError
+
+    node = p2p_node(tmp_path / "ban", "-uacomment=testnode6")
+    node.start()
+    try:
+        peer = RawPeer(node, magic)
+        peer.handshake()
+        node.call("setban", "127.0.0.1", "add", 3600)
+        assert peer.closed()  # the ban cut the connection
+        refused = RawPeer(node, magic)
+        with contextlib.suppress(OSError):  # it may be closed before this is written
+            refused.sock.sendall(m.encode_frame(magic, "ping", m.encode_u64(1)))
+        assert refused.closed() and node.call("getconnectioncount") == 0
+        [entry] = node.call("listbanned")
+        assert entry["address"] == "127.0.0.1/32" and entry["ban_duration"] == 3600
+        assert 3590 <= entry["time_remaining"] <= 3600
+        node.call("setban", "10.0.0.0/255.0.0.0", "add")  # a netmask; 0 = the default 24 h
+        for args, code, text in [
+                (("127.0.0.1", "add"), -23, "Error: IP/Subnet already banned"),
+                (("10.1.2.3", "add"), -23, "Error: IP/Subnet already banned"),
+                (("300.0.0.1", "add"), -30, "Error: Invalid IP/Subnet"),
+                (("1.2.3.4", "add", 1000, True), -8, "Error: Absolute timestamp is in the past"),
+                (("1.2.3.4", "remove"), -30, "Error: Unban failed. Requested address/subnet "
+                                             "was not previously manually banned."),
+                (("1.2.3.4", "ban"), -1, None)]:
+            with pytest.raises(RPCError) as error:
+                node.call("setban", *args)
+            assert error.value.code == code
+            assert text is None or error.value.message == text
+        node.stop()
+        saved = json.loads((node.netdir / "banlist.json").read_text())["banned_nets"]
+        assert [e["address"] for e in saved] == ["127.0.0.1/32", "10.0.0.0/8"]
+        node.start()
+        assert [e["address"] for e in node.call("listbanned")] == ["127.0.0.1/32",
+                                                                    "10.0.0.0/8"]
+        node.call("setban", "127.0.0.1", "remove")
+        node.call("clearbanned")
+        assert node.call("listbanned") == []
+        peer = RawPeer(node, magic)
+        peer.handshake()  # welcome again
+        peer.sock.close()
+    finally:
+        node.stop()
+
+
+def test_the_mempool_message_is_served_to_whitelisted_peers_only(
+        tmp_path: Path, nodes: list[NodeProcess], magic: bytes) -> None:
+    """BIP35: our node offers no bloom filters (NODE_BLOOM), so as elementsd it answers
+    ``mempool`` only to a peer whitelisted with the mempool permission (an inv of the pool,
+    by wtxid on a wtxidrelay connection) and disconnects any other that asks."""
+    a = nodes[0]
+    peer = RawPeer(a, magic)
+    peer.handshake()
+    peer.send("mempool")
+    assert peer.closed()
+    healthy(a)
+    node = p2p_node(tmp_path / "pool", "-whitelist=mempool@127.0.0.1", "-uacomment=testnode5")
+    node.start()
+    try:
+        connect(node, a)
+        txid = a.call("sendtoaddress", a.call("getnewaddress"), Decimal("0.2"))
+        wait_until(lambda: txid in node.call("getrawmempool"), what="the relayed transaction")
+        wtxid = node.call("getmempoolentry", txid)["wtxid"]
+        client = RawPeer(node, magic)
+        client.handshake()
+        [info] = [p for p in node.call("getpeerinfo") if p["subver"] == "/raw-test:0.1/"]
+        assert info["permissions"] == ["mempool"]
+        client.send("mempool")
+        items = m.decode_inv(client.wait_for("inv"), "inv")
+        assert items == [(m.MSG_TX, bytes.fromhex(txid)[::-1])]  # the raw peer: no wtxidrelay
+        assert wtxid != txid  # its witness carries the proofs
+        client.sock.close()
+    finally:
+        node.stop()
 
 
 # --- the Elements test framework's own P2P client -----------------------------------------------
