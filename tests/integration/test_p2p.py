@@ -6,6 +6,7 @@ test framework's own P2P client (an independent implementation) talking to our n
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import struct
 import sys
@@ -575,3 +576,27 @@ def test_the_frameworks_p2p_interface_syncs_with_our_node(framework: Any,
     assert node.call("getrawmempool") == [tx.rehash()]
     client.peer_disconnect()
     wait_until(lambda: node.call("getconnectioncount") == 0, what="the client to be gone")
+
+
+def test_the_frameworks_connect_nodes_and_sync_helpers_work_with_our_nodes(tmp_path: Path
+                                                                           ) -> None:
+    """``tests/integration/functional/p2p_framework_sync.py``, a script in Elements' framework
+    style, run as the framework's own tests are (test_elements_functional): its
+    connect_nodes / sync_blocks / sync_mempools / disconnect_nodes against two of our nodes."""
+    import shutil
+    import subprocess
+
+    from tests.integration.test_elements_functional import write_config_ini, write_wrappers
+
+    framework = tmp_path / "functional"
+    shutil.copytree(shared_path("elements-functional"), framework)
+    script = "p2p_framework_sync.py"
+    shutil.copy(Path(__file__).parent / "functional" / script, framework / script)
+    config_ini = tmp_path / "config.ini"
+    write_config_ini(framework / "config.ini.in", config_ini, framework, tmp_path / "build")
+    env = dict(os.environ, **write_wrappers(tmp_path / "bin"))
+    done = subprocess.run([sys.executable, script, f"--configfile={config_ini}",
+                           f"--tmpdir={tmp_path / 'run'}"], cwd=framework, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "Tests successful" in done.stdout + done.stderr
