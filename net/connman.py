@@ -13,8 +13,11 @@
 - Framing errors that make the stream unreadable (another network's magic, an invalid command,
   an oversized length) end the connection; a bad checksum drops that one message (Core's
   V1Transport); a malformed payload, an invalid block or a consensus-invalid transaction marks
-  the peer misbehaving and it is disconnected unless it is a manual connection (Core's
-  MaybeDiscourageAndDisconnect).
+  the peer misbehaving: it is disconnected, and discouraged unless local, except manual and
+  noban peers (Core's MaybeDiscourageAndDisconnect; ``net.banman``, ``net.permissions``).
+- A block is downloaded from one peer at a time; ``check_timeouts`` (every half second) closes
+  connections that do not complete their handshake, fall silent, stall the block download or
+  do not deliver a requested block (docs/p2p.md §5.2, §6.3).
 """
 
 from __future__ import annotations

@@ -19,10 +19,11 @@
   collected in ``NodeConfig.logging``.
 - Options of elementsd that concern what this node does not have (an address manager, seeds,
   Tor, SQLite) are accepted and have no effect (``NO_EFFECT``); the P2P options
-  ``-port``, ``-bind``, ``-listen``, ``-connect``, ``-addnode``, ``-maxconnections`` are real
-  (``net``; docs/p2p.md §7.1); chain options (``CHAIN_OPTIONS``:
-  ``-con_*``, ``-initialfreecoins``...) are collected for the chain's profile; the elementsd
-  options it cannot honour (``UNSUPPORTED``) are a start-up error.
+  ``-port``, ``-bind``, ``-listen``, ``-connect``, ``-addnode``, ``-maxconnections``,
+  ``-whitelist``, ``-peertimeout``, ``-bantime`` are real (``net``; docs/p2p.md §7.1); chain
+  options (``CHAIN_OPTIONS``: ``-con_*``, ``-initialfreecoins``...) are collected for the
+  chain's profile; the elementsd options it cannot honour (``UNSUPPORTED``) are a start-up
+  error.
 """
 
 from __future__ import annotations
