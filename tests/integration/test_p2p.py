@@ -221,7 +221,7 @@ def test_zmq_publishes_peer_delivered_blocks_and_transactions(tmp_path: Path,
     a = nodes[0]
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     node = p2p_node(tmp_path / "z", f"-zmqpubhashblock={endpoint}", f"-zmqpubhashtx={endpoint}",
-                    "-uacomment=testnode8")
+                    f"-zmqpubsequence={endpoint}", "-uacomment=testnode8")
     node.start()
     context = zmq.Context()
     sub = context.socket(zmq.SUB)
@@ -245,6 +245,25 @@ def test_zmq_publishes_peer_delivered_blocks_and_transactions(tmp_path: Path,
             topic, body, _ = sub.recv_multipart()
             if topic == b"hashblock":
                 seen.add(body.hex())
+        # a reorganisation caused by blocks from a peer: the node's own block is disconnected
+        # (sequence D), a's longer branch connected (C), as for a local invalidateblock
+        for peer in node.call("getpeerinfo"):
+            node.call("disconnectnode", "", peer["id"])
+        wait_until(lambda: node.call("getconnectioncount") == 0, what="the node apart")
+        # blocks are deterministic here (see the partition test), so the node's own block
+        # carries a payment of its own
+        node.call("sendtoaddress", node.call("getnewaddress"), Decimal("0.5"))
+        [own] = node.call("generatetoaddress", 1, node.call("getnewaddress"))
+        theirs = a.call("generatetoaddress", 2, a.call("getnewaddress"))
+        connect(node, a)
+        wait_until(lambda: node.call("getbestblockhash") == theirs[-1], what="the reorg")
+        events = []
+        while (theirs[-1], "C") not in events:
+            topic, body, _ = sub.recv_multipart()
+            if topic == b"sequence":
+                events.append((body[:32].hex(), body[32:33].decode()))
+        blocks = [e for e in events if e[1] in "CD"]
+        assert blocks[-3:] == [(own, "D"), (theirs[0], "C"), (theirs[1], "C")]
     finally:
         sub.close(linger=0)
         context.term()
@@ -422,6 +441,50 @@ def test_a_malformed_payload_or_invalid_block_disconnects_the_peer(nodes: list[N
     assert a.call("getrawmempool") == []
     log = (a.netdir / "debug.log").read_text()
     assert f"misbehaving: invalid transaction {tx.txid_hex}" in log
+    healthy(a)
+
+
+def test_blocks_with_a_bad_range_proof_or_a_bad_signature_cost_their_sender(
+        nodes: list[NodeProcess], magic: bytes) -> None:
+    """Well-formed blocks (merkle root and witness commitment right: made by
+    ``regtest.builder.make_block``) whose one transaction carries a broken range proof, or a
+    broken signature: each goes through ``Node.submit_block`` like any block, fails there with
+    its reason, and the sender is disconnected; the node keeps its tip and serves on."""
+    from dataclasses import replace
+
+    from regtest.builder import make_block
+    from regtest.params import select_chain
+
+    a = nodes[0]
+    unsigned = a.call("createrawtransaction", [], [{a.call("getnewaddress"): Decimal("0.1")}])
+    funded = a.call("fundrawtransaction", unsigned)["hex"]
+    signed = a.call("signrawtransactionwithwallet", a.call("blindrawtransaction", funded))["hex"]
+    tx = parse_transaction(bytes.fromhex(signed))
+    j = next(i for i, o in enumerate(tx.outputs) if o.range_proof)
+    proof = bytearray(tx.outputs[j].range_proof)
+    proof[len(proof) // 2] ^= 1
+    outputs = list(tx.outputs)
+    outputs[j] = replace(outputs[j], range_proof=bytes(proof))
+    witness = list(tx.inputs[0].script_witness)
+    witness[0] = witness[0][:10] + bytes([witness[0][10] ^ 1]) + witness[0][11:]  # inside r
+    inputs = [replace(tx.inputs[0], script_witness=tuple(witness)), *tx.inputs[1:]]
+    height = a.call("getblockcount")
+    tip = bytes.fromhex(a.call("getbestblockhash"))[::-1]
+    params = select_chain(a.chain)
+    reasons = []
+    for bad in (replace(tx, outputs=tuple(outputs)), replace(tx, inputs=tuple(inputs))):
+        block = make_block(tip, height + 1, int(time.time()), [bad], b"\x51", params=params)
+        peer = RawPeer(a, magic)
+        peer.handshake()
+        peer.send("block", block.serialize())
+        assert peer.closed()
+        assert a.call("getblockcount") == height
+        log = (a.netdir / "debug.log").read_text()
+        [line, *_] = [li for li in log.splitlines()
+                  if f"misbehaving: invalid block {block.header.hash_hex}" in li]
+        reasons.append(line.rsplit(": ", 1)[1])
+    assert reasons[0] == "bad-txns-rangeproof-invalid"
+    assert reasons[1].startswith("mandatory-script-verify-flag-failed") and "DER" not in reasons[1]
     healthy(a)
 
 
