@@ -77,6 +77,7 @@ BLOCK_DOWNLOAD_TIMEOUT_PER_PEER = 0.5
 STALE_CHECK_INTERVAL = 10 * 60  # Core's: how often the tip is checked for staleness
 ADDED_NODE_RETRY = 60.0  # Core's ThreadOpenAddedConnections: 60 s after a try, else 2 s
 ADDED_NODE_IDLE = 2.0
+CONNECT_RETRY = 0.5  # Core's ThreadOpenConnections with -connect: a round every 500 ms
 MAINTENANCE_INTERVAL = 0.5  # seconds between the timeout checks
 OTHER = "*other*"
 
@@ -256,9 +257,9 @@ class ConnectionManager(ChainListener):
                 self._servers.append(server)
                 self.listening.append((host, port))
                 log.info("P2P: listening on %s:%d", host, port)
-        for address in self.settings.connect:
-            self.connect_later(address)
         self._spawn(self._ping_loop())
+        if self.settings.connect:
+            self._spawn(self._connect_loop())
         self._spawn(self._added_nodes_loop())
         self._spawn(self._maintenance_loop())
 
@@ -270,6 +271,21 @@ class ConnectionManager(ChainListener):
             for peer in list(self.peers.values()):
                 if peer.got_verack and not peer.ping_nonce:
                     self._send_ping(peer)
+
+    async def _connect_loop(self) -> None:
+        """Core's ThreadOpenConnections with -connect: every -connect address not connected is
+        tried again each half second (failures are logged once per address until it
+        connects)."""
+        failed: set[str] = set()
+        while True:
+            for address in self.settings.connect:
+                if self.connected_to(address):
+                    failed.discard(address)
+                elif self.active and address not in self._connecting:
+                    await self._connect_logged(address, quiet=address in failed)
+                    if not self.connected_to(address):
+                        failed.add(address)
+            await asyncio.sleep(CONNECT_RETRY)
 
     async def _added_nodes_loop(self) -> None:
         """Core's ThreadOpenAddedConnections: every added node (-addnode, ``addnode add``)
@@ -377,14 +393,15 @@ class ConnectionManager(ChainListener):
     def connected_to(self, address: str) -> bool:
         return any(p.addr == address for p in self.peers.values() if not p.inbound)
 
-    async def _connect_logged(self, address: str) -> None:
+    async def _connect_logged(self, address: str, quiet: bool = False) -> None:
         if address in self._connecting:
             return
         self._connecting.add(address)
         try:
             await self.connect(address, manual=True)
         except (OSError, ValueError, TimeoutError) as exc:
-            log.info("P2P: cannot connect to %s: %s", address, exc)
+            log.log(logging.DEBUG if quiet else logging.INFO, "P2P: cannot connect to %s: %s",
+                    address, exc)
         finally:
             self._connecting.discard(address)
 

@@ -234,3 +234,29 @@ def test_an_added_node_that_is_down_is_tried_again(node: Node, tmp_path: Path,
                 await other.close()
 
     run(node, body, addnode=(f"127.0.0.1:{target}",))
+
+
+def test_a_connect_address_is_reconnected_when_it_comes_back(node: Node, tmp_path: Path
+                                                             ) -> None:
+    """-connect: tried every half second until connected, and again after the connection
+    drops (Core's ThreadOpenConnections loop over the -connect list)."""
+    target = free_port()
+    address = f"127.0.0.1:{target}"
+
+    async def body(manager: ConnectionManager, port: int) -> None:
+        await asyncio.sleep(0.7)  # refused at least once: nothing listens yet
+        assert not manager.connected_to(address)
+        with Node.open(tmp_path / "other", PARAMS) as other_node:
+            other = ConnectionManager(other_node, threading.RLock(), settings(target), target)
+            await other.start()
+            try:
+                await until(lambda: manager.connected_to(address))
+                [peer] = manager.peers.values()
+                assert peer.connection_type == "manual"
+                manager.disconnect(peer.id)
+                await until(lambda: manager.connected_to(address)
+                            and peer.id not in manager.peers)
+            finally:
+                await other.close()
+
+    run(node, body, connect=(address,))
