@@ -59,6 +59,7 @@ make the node hold its replies without bound (Core stops serving it at -maxsendb
 MAX_ORPHANS = 100  # Core's DEFAULT_MAX_ORPHAN_TRANSACTIONS
 GETDATA_CHUNK = 16  # getdata entries served between waits for the peer to read
 MAX_KNOWN_INVENTORY = 50_000  # bounds a peer's memory in us, as Core's rolling filters
+MAX_PEER_TX_ANNOUNCEMENTS = 5000  # Core's txrequest bound on one peer's announcements
 MAX_ORPHAN_TX_WEIGHT = 400_000
 """Core's TxOrphanage keeps no transaction above MAX_STANDARD_TX_WEIGHT: with at most 100
 orphans a peer can make us hold at most 100 x 400,000 weight units."""
@@ -348,7 +349,8 @@ class ConnectionManager(ChainListener):
             return "socket receive timeout"
         if peer.ping_nonce and now > peer.ping_start + TIMEOUT_INTERVAL:
             return f"ping timeout: {now - peer.ping_start:.0f}s"
-        if peer.stalling_since and now > peer.stalling_since + self._stalling_timeout:
+        if peer.stalling_since and peer.in_flight \
+                and now > peer.stalling_since + self._stalling_timeout:
             # the next staller gets longer, in case it is our own bandwidth that is short
             self._stalling_timeout = min(2 * self._stalling_timeout, BLOCK_STALLING_TIMEOUT_MAX)
             return "Peer is stalling block download"
@@ -869,17 +871,25 @@ class ConnectionManager(ChainListener):
             del self._in_flight[hash_]
 
     def _on_inv(self, peer: Peer, items: list[tuple[int, bytes]]) -> None:
-        wanted = []
+        """Unknown transactions are asked for (at most ``MAX_PEER_TX_ANNOUNCEMENTS`` of one
+        inv); for unknown blocks one getheaders up to the last of them, as Core answers a
+        block inv (so a 50,000-entry inv costs one locator, not 50,000)."""
+        wanted: list[tuple[int, bytes]] = []
+        last_block: bytes | None = None
         for kind, hash_ in items:
             peer.learn(hash_)
             if kind & ~m.MSG_WITNESS_FLAG == m.MSG_BLOCK:
                 if not self._known(hash_):
-                    self._send_getheaders(peer, stop=hash_)
+                    last_block = hash_
+            elif len(wanted) >= MAX_PEER_TX_ANNOUNCEMENTS:
+                continue
             elif kind == m.MSG_WTX and peer.wtxidrelay:
                 if hash_ not in self._wtxids:
                     wanted.append((m.MSG_WTX, hash_))
             elif kind == m.MSG_TX and not peer.wtxidrelay and hash_ not in self.node.mempool:
                 wanted.append((m.MSG_WITNESS_TX, hash_))
+        if last_block is not None:
+            self._send_getheaders(peer, stop=last_block)
         if wanted:
             self.send(peer, "getdata", m.encode_inv(wanted))
 

@@ -260,3 +260,22 @@ def test_a_connect_address_is_reconnected_when_it_comes_back(node: Node, tmp_pat
                 await other.close()
 
     run(node, body, connect=(address,))
+
+
+def test_a_huge_block_inv_costs_one_getheaders(node: Node) -> None:
+    """Core answers a block inv with one getheaders up to its last unknown block, so 50,000
+    announced hashes cost one locator, not 50,000."""
+    async def body(manager: ConnectionManager, port: int) -> None:
+        client = await Client.open(port)
+        await until(lambda: len(manager.peers) == 1 and only_peer(manager).got_verack)
+        peer = only_peer(manager)
+        await until(lambda: "getheaders" in peer.sent_per_msg)  # the one after the handshake
+        before = peer.sent_per_msg["getheaders"]
+        items = [(m.MSG_BLOCK, i.to_bytes(32, "little")) for i in range(1, m.MAX_INV_SIZE + 1)]
+        client.send("inv", m.encode_inv(items))
+        client.send("ping", m.encode_u64(5))  # answered once the inv was handled
+        await until(lambda: "pong" in peer.sent_per_msg)
+        assert peer.sent_per_msg["getheaders"] == 2 * before  # one more, the same size
+        client.close()
+
+    run(node, body)
