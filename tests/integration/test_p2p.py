@@ -606,8 +606,17 @@ def elements_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProc
 def test_the_frameworks_p2p_interface_syncs_with_our_node(framework: Any,
                                                           elements_node: NodeProcess) -> None:
     """``P2PInterface`` as ``add_p2p_connection`` drives it: handshake, then a block we
-    announce is fetched by it, and a block and a transaction it sends are accepted."""
-    from test_framework.messages import CBlock, CTransaction, from_hex, msg_block, msg_tx
+    announce is fetched by it, a block it sends and one it announces (headers, our getdata)
+    are connected, and a transaction it sends is accepted."""
+    from test_framework.messages import (
+        CBlock,
+        CBlockHeader,
+        CTransaction,
+        from_hex,
+        msg_block,
+        msg_headers,
+        msg_tx,
+    )
 
     node = elements_node
     client = framework.P2PInterface()
@@ -625,11 +634,18 @@ def test_the_frameworks_p2p_interface_syncs_with_our_node(framework: Any,
     # 101 of them: the first coinbase matures for the transaction below
     mined = node.call("generatetoaddress", 101, node.call("getnewaddress"))
     client.wait_for_block(int(mined[-1], 16))
-    # the client's own block (the node's template), then its own transaction
+    # the client's own block (the node's template), sent unasked
     block = from_hex(CBlock(), node.call("getnewblockhex"))
     client.send_and_ping(msg_block(block))
     block.rehash()
     assert node.call("getbestblockhash") == block.hash
+    # a block the client announces with headers: the node asks for it, then connects it
+    announced = from_hex(CBlock(), node.call("getnewblockhex"))
+    announced.rehash()
+    client.send_and_ping(msg_headers([CBlockHeader(announced)]))
+    client.wait_for_getdata([announced.sha256])
+    client.send_and_ping(msg_block(announced))
+    assert node.call("getbestblockhash") == announced.hash
     wallet = node.call("getnewaddress")
     raw = node.call("createrawtransaction", [], [{wallet: Decimal("0.5")}])
     funded = node.call("fundrawtransaction", raw)["hex"]
