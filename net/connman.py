@@ -78,7 +78,7 @@ BLOCK_DOWNLOAD_TIMEOUT_PER_PEER = 0.5
 STALE_CHECK_INTERVAL = 10 * 60  # Core's: how often the tip is checked for staleness
 ADDED_NODE_RETRY = 60.0  # Core's ThreadOpenAddedConnections: 60 s after a try, else 2 s
 ADDED_NODE_IDLE = 2.0
-CONNECT_RETRY = 0.5  # Core's ThreadOpenConnections with -connect: a round every 500 ms
+CONNECT_RETRY = 0.5  # Core's ThreadOpenConnections with -connect: its 500 ms pause
 MAINTENANCE_INTERVAL = 0.5  # seconds between the timeout checks
 OTHER = "*other*"
 
@@ -274,11 +274,11 @@ class ConnectionManager(ChainListener):
                     self._send_ping(peer)
 
     async def _connect_loop(self) -> None:
-        """Core's ThreadOpenConnections with -connect: every -connect address not connected is
-        tried again each half second (failures are logged once per address until it
-        connects)."""
+        """Core's ThreadOpenConnections with -connect: round after round, every -connect
+        address not connected is tried, each followed by a pause of min(round, 10) × 500 ms,
+        each round by 500 ms (failures are logged once per address until it connects)."""
         failed: set[str] = set()
-        while True:
+        for round_ in itertools.count():
             for address in self.settings.connect:
                 if self.connected_to(address):
                     failed.discard(address)
@@ -286,6 +286,7 @@ class ConnectionManager(ChainListener):
                     await self._connect_logged(address, quiet=address in failed)
                     if not self.connected_to(address):
                         failed.add(address)
+                await asyncio.sleep(CONNECT_RETRY * min(round_, 10))
             await asyncio.sleep(CONNECT_RETRY)
 
     async def _added_nodes_loop(self) -> None:

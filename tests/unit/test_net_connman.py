@@ -238,8 +238,8 @@ def test_an_added_node_that_is_down_is_tried_again(node: Node, tmp_path: Path,
 
 def test_a_connect_address_is_reconnected_when_it_comes_back(node: Node, tmp_path: Path
                                                              ) -> None:
-    """-connect: tried every half second until connected, and again after the connection
-    drops (Core's ThreadOpenConnections loop over the -connect list)."""
+    """-connect: tried again until connected (0.5 s, then 1 s... between tries), and again
+    after the connection drops (Core's ThreadOpenConnections loop over the -connect list)."""
     target = free_port()
     address = f"127.0.0.1:{target}"
 
