@@ -130,8 +130,8 @@ class Peer:
     writer: asyncio.StreamWriter
     ip: str = ""  # the other side's IP, as the socket reports it
     permissions: frozenset[str] = frozenset()  # from -whitelist (net.permissions)
-    conntime: int = field(default_factory=lambda: int(time.time()))
-    connected_at: float = field(default_factory=time.monotonic)
+    conntime: int = 0  # the node's clock when connected (``ConnectionManager.clock``)
+    connected_at: float = 0.0  # ``ConnectionManager.now`` when connected
     version: int = 0
     services: int = 0
     subver: str = ""
@@ -185,8 +185,8 @@ class Peer:
             return "inbound"
         return "manual" if self.manual else "outbound-full-relay"
 
-    def info(self, tip_height: int) -> dict[str, Any]:
-        """getpeerinfo's object (docs/p2p.md §7.3)."""
+    def info(self, tip_height: int, now: float) -> dict[str, Any]:
+        """getpeerinfo's object (docs/p2p.md §7.3); ``now``: ``ConnectionManager.now``."""
         out: dict[str, Any] = {
             "id": self.id, "addr": self.addr, "addrbind": self.addrbind, "network": "ipv4",
             "services": f"{self.services:016x}",
@@ -199,7 +199,7 @@ class Peer:
             out["pingtime"] = self.pingtime
             out["minping"] = self.minping
         if self.ping_nonce:
-            out["pingwait"] = time.monotonic() - self.ping_start
+            out["pingwait"] = now - self.ping_start
         synced = min(self.best_known_height, tip_height)
         out.update({
             "version": self.version, "subver": self.subver, "inbound": self.inbound,
@@ -220,8 +220,12 @@ class ConnectionManager(ChainListener):
     """The node's P2P side (module docstring)."""
 
     def __init__(self, node: Node, lock: threading.RLock, settings: NetSettings,
-                 default_port: int) -> None:
+                 default_port: int, clock: Callable[[], float] = time.time) -> None:
+        """``clock``: the node's time in Unix seconds (setmocktime's, as Core's mockable
+        GetTime): it stamps conntime / lastsend / lastrecv and the version message, and moving
+        it forward brings every timeout (§6.3, §5.2) forward by as much."""
         self.node = node
+        self.clock = clock
         self.lock = lock
         self.settings = settings
         self.default_port = default_port
@@ -238,8 +242,8 @@ class ConnectionManager(ChainListener):
         self._in_flight: dict[bytes, int] = {}  # block hash -> the peer it is asked of
         self._connecting: set[str] = set()  # added nodes being connected to right now
         self._stalling_timeout = BLOCK_STALLING_TIMEOUT_DEFAULT
-        self._last_tip_update = time.monotonic()
-        self._next_stale_check = time.monotonic() + STALE_CHECK_INTERVAL
+        self._last_tip_update = self.now()
+        self._next_stale_check = self._last_tip_update + STALE_CHECK_INTERVAL
         self.banman = BanMan(settings.banlist, settings.ban_time)
         self.listening: list[tuple[str, int]] = []
 
@@ -306,12 +310,17 @@ class ConnectionManager(ChainListener):
                     open_added += self.connected_to(address)
             await asyncio.sleep(ADDED_NODE_RETRY if tried else ADDED_NODE_IDLE)
 
+    def now(self) -> float:
+        """Monotonic seconds moved by as much as ``clock`` is ahead of the wall clock: what
+        the timeouts measure against (steady, yet setmocktime brings them forward)."""
+        return time.monotonic() + self.clock() - time.time()
+
     async def _maintenance_loop(self) -> None:
         """The timeouts of Core's InactivityCheck and SendMessages (docs/p2p.md §6.3)."""
         while True:
             await asyncio.sleep(MAINTENANCE_INTERVAL)
             try:
-                self.check_timeouts(time.monotonic())
+                self.check_timeouts(self.now())
             except Exception:  # a bug here must not stop the checks for good
                 log.exception("P2P: timeout checks")
 
@@ -343,7 +352,7 @@ class ConnectionManager(ChainListener):
                 return f"socket no message in first {timeout} seconds"
             if not peer.got_verack:
                 return "version handshake timeout"
-        wall = time.time()
+        wall = self.clock()
         if peer.lastsend and wall > peer.lastsend + TIMEOUT_INTERVAL:
             return "socket sending timeout"
         if peer.lastrecv and wall > peer.lastrecv + TIMEOUT_INTERVAL:
@@ -465,7 +474,8 @@ class ConnectionManager(ChainListener):
         ip = str(writer.get_extra_info("peername")[0])
         peer = Peer(self._next_id, addr, f"{local[0]}:{local[1]}", inbound, manual, reader,
                     writer, ip=ip,
-                    permissions=perms.permissions_for(self.settings.whitelist, ip, inbound))
+                    permissions=perms.permissions_for(self.settings.whitelist, ip, inbound),
+                    conntime=int(self.clock()), connected_at=self.now())
         self._next_id += 1
         self.peers[peer.id] = peer
         log.info("P2P: peer %d %s %s", peer.id, "from" if inbound else "to", addr)
@@ -524,7 +534,7 @@ class ConnectionManager(ChainListener):
                     self._drop(peer, f"framing: {exc}")
                     return
                 payload = await peer.reader.readexactly(header.length)
-                peer.lastrecv = int(time.time())
+                peer.lastrecv = int(self.clock())
                 size = m.HEADER_SIZE + header.length
                 peer.bytesrecv += size
                 try:
@@ -593,19 +603,19 @@ class ConnectionManager(ChainListener):
             self._drop(peer, "send buffer full: the peer does not read")
             return
         peer.writer.write(frame)
-        peer.lastsend = int(time.time())
+        peer.lastsend = int(self.clock())
         peer.bytessent += len(frame)
         peer.sent_per_msg[command] += len(frame)
 
     def _send_version(self, peer: Peer) -> None:
         peer.nonce = secrets.randbits(64)
-        version = m.Version(m.PROTOCOL_VERSION, m.LOCAL_SERVICES, int(time.time()), peer.nonce,
+        version = m.Version(m.PROTOCOL_VERSION, m.LOCAL_SERVICES, int(self.clock()), peer.nonce,
                             self.settings.user_agent, self.node.tip.height, True)
         self.send(peer, "version", version.serialize())
 
     def _send_ping(self, peer: Peer) -> None:
         peer.ping_nonce = secrets.randbits(64) or 1
-        peer.ping_start = time.monotonic()
+        peer.ping_start = self.now()
         self.send(peer, "ping", m.encode_u64(peer.ping_nonce))
 
     def ping_all(self) -> None:
@@ -707,7 +717,7 @@ class ConnectionManager(ChainListener):
         elif command == "pong":
             nonce = m.decode_u64(payload, "pong")
             if nonce == peer.ping_nonce and nonce:
-                elapsed = time.monotonic() - peer.ping_start
+                elapsed = self.now() - peer.ping_start
                 peer.pingtime = elapsed
                 peer.minping = elapsed if peer.minping is None else min(peer.minping, elapsed)
                 peer.ping_nonce = 0
@@ -846,7 +856,7 @@ class ConnectionManager(ChainListener):
                 batch.append(hash_)
             elif owner != peer.id and waiting_for is None:
                 waiting_for = owner
-        now = time.monotonic()
+        now = self.now()
         if batch:
             if not peer.in_flight:
                 peer.downloading_since = now
@@ -864,7 +874,7 @@ class ConnectionManager(ChainListener):
         peer is asked for it, and the peer no longer stalls."""
         if hash_ in peer.in_flight:
             peer.in_flight.discard(hash_)
-            peer.downloading_since = time.monotonic()
+            peer.downloading_since = self.now()
             peer.stalling_since = 0.0
             self._stalling_timeout = max(self._stalling_timeout * 0.85,
                                          BLOCK_STALLING_TIMEOUT_DEFAULT)
@@ -1008,7 +1018,7 @@ class ConnectionManager(ChainListener):
         self._wtxids.pop(wtxid, None)
 
     def _announce_block(self, header: BlockHeader, height: int) -> None:
-        self._last_tip_update = time.monotonic()
+        self._last_tip_update = self.now()
         for peer in list(self.peers.values()):
             if not peer.got_verack or not peer.learn(header.hash):
                 continue
@@ -1028,7 +1038,8 @@ class ConnectionManager(ChainListener):
 
     def peer_infos(self) -> list[dict[str, Any]]:
         tip = self.node.tip.height
-        return [p.info(tip) for p in sorted(self.peers.values(), key=lambda p: p.id)]
+        now = self.now()
+        return [p.info(tip, now) for p in sorted(self.peers.values(), key=lambda p: p.id)]
 
     def totals(self) -> tuple[int, int]:
         """(bytes received, bytes sent) over the open connections."""

@@ -488,6 +488,26 @@ def test_blocks_with_a_bad_range_proof_or_a_bad_signature_cost_their_sender(
     healthy(a)
 
 
+def test_a_connection_without_a_version_is_closed_after_peertimeout_of_node_time(
+        nodes: list[NodeProcess], magic: bytes) -> None:
+    """Core's InactivityCheck on its mockable clock: a connection that sends nothing is kept
+    within -peertimeout (60 s) and closed once setmocktime moves the node past it."""
+    a = nodes[0]
+    silent = RawPeer(a, magic)
+    wait_until(lambda: any(p["version"] == 0 for p in a.call("getpeerinfo")),
+               what="the silent connection")
+    time.sleep(1)
+    assert any(p["version"] == 0 for p in a.call("getpeerinfo"))  # not yet
+    a.call("setmocktime", int(time.time()) + 61)
+    try:
+        assert silent.closed()
+    finally:
+        a.call("setmocktime", 0)
+    log = (a.netdir / "debug.log").read_text()
+    assert "(socket no message in first 60 seconds)" in log
+    healthy(a)
+
+
 def test_setban_refuses_and_cuts_the_banned_and_banlist_json_survives_a_restart(
         tmp_path: Path, nodes: list[NodeProcess], magic: bytes) -> None:
     """Core's setban / listbanned / clearbanned (rpc/net.cpp) and banlist.json (banman.cpp):
