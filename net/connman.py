@@ -769,7 +769,7 @@ class ConnectionManager(ChainListener):
         items = []
         for entry in self.node.mempool.entries.values():
             tx = entry.tx
-            if entry.fees.get(policy_asset, 0) * 1000 < peer.feefilter * entry.vsize:
+            if not pays_feefilter(peer, entry.fees.get(policy_asset, 0), entry.vsize):
                 continue
             hash_ = tx.wtxid if peer.wtxidrelay else tx.txid
             self._wtxids[tx.wtxid] = tx.txid
@@ -1009,7 +1009,8 @@ class ConnectionManager(ChainListener):
         self._from_node(self._announce_block, block.header, height)
 
     def transaction_added(self, tx: Transaction) -> None:
-        self._from_node(self._announce_tx, tx.wtxid, tx.txid)
+        fee = tx.fees().get(self.node.params.policy_asset, 0)
+        self._from_node(self._announce_tx, tx.wtxid, tx.txid, fee, tx.vsize)
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
         self._from_node(self._forget_tx, tx.wtxid)
@@ -1027,10 +1028,13 @@ class ConnectionManager(ChainListener):
             else:
                 self.send(peer, "inv", m.encode_inv([(m.MSG_BLOCK, header.hash)]))
 
-    def _announce_tx(self, wtxid: bytes, txid: bytes) -> None:
+    def _announce_tx(self, wtxid: bytes, txid: bytes, fee: int, vsize: int) -> None:
+        """To every peer that relays, does not know it and whose feefilter it meets (Core
+        skips a transaction paying less than the peer's feefilter for its vsize)."""
         self._wtxids[wtxid] = txid
         for peer in list(self.peers.values()):
-            if peer.got_verack and peer.relaytxes and peer.learn(wtxid):
+            if peer.got_verack and peer.relaytxes and pays_feefilter(peer, fee, vsize) \
+                    and peer.learn(wtxid):
                 item = (m.MSG_WTX, wtxid) if peer.wtxidrelay else (m.MSG_TX, txid)
                 self.send(peer, "inv", m.encode_inv([item]))
 
@@ -1045,6 +1049,12 @@ class ConnectionManager(ChainListener):
         """(bytes received, bytes sent) over the open connections."""
         return (sum(p.bytesrecv for p in self.peers.values()),
                 sum(p.bytessent for p in self.peers.values()))
+
+
+def pays_feefilter(peer: Peer, fee: int, vsize: int) -> bool:
+    """``fee`` (policy asset, sat) for ``vsize`` meets the peer's feefilter (sat per 1000
+    vbytes; Core's CFeeRate::GetFee)."""
+    return fee * 1000 >= peer.feefilter * vsize
 
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:

@@ -508,6 +508,27 @@ def test_a_connection_without_a_version_is_closed_after_peertimeout_of_node_time
     healthy(a)
 
 
+def test_a_transaction_below_a_peers_feefilter_is_not_announced_to_it(
+        nodes: list[NodeProcess], magic: bytes) -> None:
+    """Core's SendMessages: a pool transaction paying less than the peer's feefilter (sat per
+    1000 vbytes) is not announced to that peer; others hear of it."""
+    a = nodes[0]
+    picky, plain = RawPeer(a, magic), RawPeer(a, magic)
+    for peer in (picky, plain):
+        peer.handshake()
+    picky.send("feefilter", struct.pack("<q", 10**8))  # 1 BTC/kvB
+    picky.sync_with_ping()
+    txid = a.call("sendtoaddress", a.call("getnewaddress"), Decimal("0.3"))
+    assert m.decode_inv(plain.wait_for("inv"), "inv") == [(m.MSG_TX, bytes.fromhex(txid)[::-1])]
+    picky.send("ping", m.encode_u64(9))  # everything queued before it arrives first
+    heard = []
+    while (message := picky.receive()) is not None and message[0] != "pong":
+        heard.append(message[0])
+    assert "inv" not in heard
+    for peer in (picky, plain):
+        peer.sock.close()
+
+
 def test_setban_refuses_and_cuts_the_banned_and_banlist_json_survives_a_restart(
         tmp_path: Path, nodes: list[NodeProcess], magic: bytes) -> None:
     """Core's setban / listbanned / clearbanned (rpc/net.cpp) and banlist.json (banman.cpp):
