@@ -102,6 +102,21 @@ class NetSettings:
     ban_time: int = DEFAULT_BAN_TIME  # -bantime: setban's default duration
 
 
+MAX_OUTBOUND_FULL_RELAY_CONNECTIONS = 8
+MAX_BLOCK_RELAY_ONLY_CONNECTIONS = 2
+MAX_FEELER_CONNECTIONS = 1
+
+
+def max_inbound(max_connections: int) -> int:
+    """The inbound slots of -maxconnections: what is left after the automatic outbound ones
+    Core reserves (8 full-relay, 2 block-relay-only, 1 feeler; ``CConnman::Init``), even
+    though we open no automatic connections: 114 of the default 125, 83 of the framework's
+    94."""
+    full = min(MAX_OUTBOUND_FULL_RELAY_CONNECTIONS, max_connections)
+    block = min(MAX_BLOCK_RELAY_ONLY_CONNECTIONS, max_connections - full)
+    return max(0, max_connections - (full + block + MAX_FEELER_CONNECTIONS))
+
+
 def split_address(text: str, default_port: int) -> tuple[str, int]:
     """``host``, ``host:port`` or ``[v6]:port``; ``ValueError`` for a bad port."""
     if text.startswith("["):
@@ -448,6 +463,7 @@ class ConnectionManager(ChainListener):
         """Core's CreateNodeFromAcceptedSocket: banned addresses are refused, discouraged
         ones when the inbound slots are (almost) full, unless their whitelist says noban."""
         inbound = sum(1 for p in self.peers.values() if p.inbound)
+        slots = max_inbound(self.settings.max_connections)
         host, port = writer.get_extra_info("peername")[:2]
         granted = perms.permissions_for(self.settings.whitelist, host, inbound=True)
         noban = perms.NOBAN in granted
@@ -456,10 +472,9 @@ class ConnectionManager(ChainListener):
             refused = "network inactive"
         elif not noban and self.banman.is_banned(host):
             refused = "banned"
-        elif not noban and self.banman.is_discouraged(host) \
-                and inbound + 1 >= self.settings.max_connections:
+        elif not noban and self.banman.is_discouraged(host) and inbound + 1 >= slots:
             refused = "discouraged"
-        elif inbound >= self.settings.max_connections:
+        elif inbound >= slots:  # Core would first try to evict an inbound peer; we do not
             refused = "full"
         if refused is not None:
             log.info("P2P: connection from %s:%s dropped (%s)", host, port, refused)

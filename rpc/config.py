@@ -544,7 +544,8 @@ def build_parser(prog: str, description: str | None,
     parser.add_argument("--addnode", action="append", default=[],
                         help="add this P2P node to the added-node list (repeatable)")
     parser.add_argument("--maxconnections", type=int, default=DEFAULT_MAX_CONNECTIONS,
-                        help=f"most inbound P2P connections (default {DEFAULT_MAX_CONNECTIONS})")
+                        help="most P2P connections, 11 of them kept for outbound as Core "
+                             f"(default {DEFAULT_MAX_CONNECTIONS})")
     parser.add_argument("--whitelist", action="append", default=[],
                         help="[permissions@]IP or network: permissions of matching peers "
                              "(noban, mempool, relay, ...; docs/p2p.md §6.2)")

@@ -279,3 +279,36 @@ def test_a_huge_block_inv_costs_one_getheaders(node: Node) -> None:
         client.close()
 
     run(node, body)
+
+
+def test_inbound_slots_are_maxconnections_less_the_outbound_core_reserves(node: Node) -> None:
+    """Core's CConnman::Init keeps 8 + 2 + 1 of -maxconnections for automatic outbound
+    connections; a discouraged address is refused once the last inbound slot is reached."""
+    assert [cm.max_inbound(n) for n in (0, 5, 11, 12, 94, 125)] == [0, 0, 0, 1, 83, 114]
+
+    async def closed(client: Client) -> bool:
+        with contextlib.suppress(ConnectionResetError):
+            return await asyncio.wait_for(client.reader.read(), 5) == b""
+        return True
+
+    async def one_slot(manager: ConnectionManager, port: int) -> None:
+        first = await Client.open(port)
+        await until(lambda: len(manager.peers) == 1)
+        second = await Client.open(port)
+        assert await closed(second)  # full
+        assert len(manager.peers) == 1
+        for client in (first, second):
+            client.close()
+
+    run(node, one_slot, max_connections=12)
+
+    async def discouraged(manager: ConnectionManager, port: int) -> None:
+        manager.banman.discourage("127.0.0.1")
+        first = await Client.open(port)  # two slots free: still welcome
+        await until(lambda: len(manager.peers) == 1)
+        second = await Client.open(port)  # it would take the last one
+        assert await closed(second) and len(manager.peers) == 1
+        for client in (first, second):
+            client.close()
+
+    run(node, discouraged, max_connections=13)
