@@ -169,9 +169,10 @@ class Peer:
     pingtime: float | None = None
     minping: float | None = None
     best_known_height: int = -1
-    in_flight: set[bytes] = field(default_factory=set)
-    to_fetch: dict[bytes, None] = field(default_factory=dict)
-    """Blocks to ask this peer for, oldest first (an ordered set, at most
+    in_flight: dict[bytes, int] = field(default_factory=dict)
+    """Blocks asked of this peer -> their heights (getpeerinfo's ``inflight``)."""
+    to_fetch: dict[bytes, int] = field(default_factory=dict)
+    """Blocks to ask this peer for -> their heights, oldest first (at most
     ``BLOCK_DOWNLOAD_WINDOW``)."""
     downloading_since: float = 0.0  # monotonic: when the oldest block in flight was asked for
     stalling_since: float = 0.0  # monotonic: since when it holds up another peer's download
@@ -221,7 +222,8 @@ class Peer:
             "bip152_hb_to": False, "bip152_hb_from": False,
             "startingheight": self.startingheight, "presynced_headers": -1,
             "synced_headers": self.best_known_height, "synced_blocks": synced,
-            "inflight": [], "permissions": perms.to_strings(self.permissions),
+            "inflight": sorted(self.in_flight.values()),
+            "permissions": perms.to_strings(self.permissions),
             "minfeefilter": self.feefilter / 1e8,
             "bytessent_per_msg": dict(self.sent_per_msg),
             "bytesrecv_per_msg": dict(self.recv_per_msg),
@@ -817,8 +819,8 @@ class ConnectionManager(ChainListener):
         info = self.node.block_info(hash_)
         return info is not None and info.has_data
 
-    def _on_headers(self, peer: Peer, headers: list[BlockHeader]) -> list[bytes] | None:
-        """The hashes of ``headers`` whose blocks we lack (chain lock held); None when there
+    def _on_headers(self, peer: Peer, headers: list[BlockHeader]) -> list[BlockHeader] | None:
+        """Those of ``headers`` whose blocks we lack (chain lock held); None when there
         is nothing to queue: no headers, a broken sequence (misbehaviour) or headers that do
         not connect (we ask from our tip instead, no penalty: Core's
         HandleUnconnectingHeaders, which keeps nothing of them, so they cost no memory)."""
@@ -833,20 +835,21 @@ class ConnectionManager(ChainListener):
                 and first.prev_hash not in self._in_flight:
             self._send_getheaders(peer)
             return None
-        return [h.hash for h in headers if not self._known(h.hash)]
+        return [h for h in headers if not self._known(h.hash)]
 
-    def _queue_blocks(self, peer: Peer, headers: list[BlockHeader], wanted: list[bytes]) -> None:
+    def _queue_blocks(self, peer: Peer, headers: list[BlockHeader],
+                      wanted: list[BlockHeader]) -> None:
         """Queue ``wanted`` for download from ``peer`` (at most ``BLOCK_DOWNLOAD_WINDOW``
         queued; the rest is asked for again once the queue drains) and ask for the next
         headers after a full reply."""
         peer.best_known_height = max(peer.best_known_height, headers[-1].height)
         for header in headers:
             peer.learn(header.hash)
-        for hash_ in wanted:
+        for header in wanted:
             if len(peer.to_fetch) >= BLOCK_DOWNLOAD_WINDOW:
                 break
-            if hash_ not in peer.in_flight:
-                peer.to_fetch[hash_] = None
+            if header.hash not in peer.in_flight:
+                peer.to_fetch[header.hash] = header.height
         self._request_blocks(peer)
         if len(headers) == m.MAX_HEADERS_RESULTS and len(peer.to_fetch) < BLOCK_DOWNLOAD_WINDOW:
             self.send(peer, "getheaders", m.encode_getheaders([headers[-1].hash]))
@@ -860,15 +863,14 @@ class ConnectionManager(ChainListener):
         if peer.closing or not peer.got_verack:
             return
         room = MAX_BLOCKS_IN_FLIGHT_PER_PEER - len(peer.in_flight)
-        batch: list[bytes] = []
+        batch: dict[bytes, int] = {}
         waiting_for: int | None = None
         for hash_ in list(peer.to_fetch):
             if len(batch) >= room:
                 break
             owner = self._in_flight.get(hash_)
             if owner is None:
-                del peer.to_fetch[hash_]
-                batch.append(hash_)
+                batch[hash_] = peer.to_fetch.pop(hash_)
             elif owner != peer.id and waiting_for is None:
                 waiting_for = owner
         now = self.now()
@@ -887,8 +889,7 @@ class ConnectionManager(ChainListener):
     def _block_arrived(self, peer: Peer, hash_: bytes) -> None:
         """A block (or its notfound) came from ``peer``: its download slot is free, no other
         peer is asked for it, and the peer no longer stalls."""
-        if hash_ in peer.in_flight:
-            peer.in_flight.discard(hash_)
+        if peer.in_flight.pop(hash_, None) is not None:
             peer.downloading_since = self.now()
             peer.stalling_since = 0.0
             self._stalling_timeout = max(self._stalling_timeout * 0.85,

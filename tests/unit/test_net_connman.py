@@ -127,10 +127,12 @@ def test_a_block_is_asked_of_one_peer_and_of_another_once_that_one_goes(node: No
         first, second = sorted(manager.peers.values(), key=lambda p: p.id)
         wanted = bytes(range(32))
         for peer in (first, second):  # both announced it
-            peer.to_fetch[wanted] = None
+            peer.to_fetch[wanted] = 1
             manager._request_blocks(peer)
         assert wanted in first.in_flight and wanted not in second.in_flight
         assert wanted in second.to_fetch  # kept: asked of second if first goes
+        infos = {info["id"]: info for info in manager.peer_infos()}
+        assert infos[first.id]["inflight"] == [1] and infos[second.id]["inflight"] == []
         assert first.sent_per_msg["getdata"] == 24 + 1 + 36
         assert "getdata" not in second.sent_per_msg
         # a requested block that does not come within one block interval costs the peer
@@ -151,12 +153,12 @@ def test_a_staller_is_dropped_and_the_next_one_gets_twice_the_time(node: Node) -
                     and all(p.got_verack for p in manager.peers.values()))
         staller, waiting = sorted(manager.peers.values(), key=lambda p: p.id)
         block = bytes(32)
-        staller.to_fetch[block] = None
+        staller.to_fetch[block] = 1
         manager._request_blocks(staller)
         # the other peer knows of more than a download window beyond our tip and has
         # nothing to ask for but what the staller holds: the window cannot move
         waiting.best_known_height = cm.BLOCK_DOWNLOAD_WINDOW + 5
-        waiting.to_fetch[block] = None
+        waiting.to_fetch[block] = 1
         manager._request_blocks(waiting)
         assert staller.stalling_since > 0 and not waiting.in_flight
         manager.check_timeouts(staller.stalling_since + 1)
