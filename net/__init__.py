@@ -2,8 +2,10 @@
 
 - ``net.messages``: framing and payloads, pure functions over bytes (``ProtocolError``).
 - ``net.connman``: peers and the ``ConnectionManager`` (handshake, ping, headers-first sync,
-  block and transaction relay, misbehaviour), calling the validator through its public
-  surface only (``Node.submit_block``, ``Node.accept_transaction``).
+  block and transaction relay, misbehaviour, timeouts), calling the validator through its
+  public surface only (``Node.submit_block``, ``Node.accept_transaction``).
+- ``net.banman``: bans (banlist.json) and discouraged addresses; ``net.permissions``: the
+  ``-whitelist`` permissions (noban, mempool, ...).
 
 It sits above ``validator`` and ``regtest`` and below ``rpc``, which starts it and serves the
 network RPCs.

@@ -13,8 +13,11 @@
 - Framing errors that make the stream unreadable (another network's magic, an invalid command,
   an oversized length) end the connection; a bad checksum drops that one message (Core's
   V1Transport); a malformed payload, an invalid block or a consensus-invalid transaction marks
-  the peer misbehaving and it is disconnected unless it is a manual connection (Core's
-  MaybeDiscourageAndDisconnect).
+  the peer misbehaving: it is disconnected, and discouraged unless local, except manual and
+  noban peers (Core's MaybeDiscourageAndDisconnect; ``net.banman``, ``net.permissions``).
+- A block is downloaded from one peer at a time; ``check_timeouts`` (every half second) closes
+  connections that do not complete their handshake, fall silent, stall the block download or
+  do not deliver a requested block (docs/p2p.md §5.2, §6.3).
 """
 
 from __future__ import annotations
@@ -30,12 +33,16 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ctplugin.elements import Block, BlockHeader, Transaction
 from ctplugin.elements.model import parse_block, parse_transaction
 from ctplugin.errors import CtpluginError, ValidationError
 from net import messages as m
+from net import permissions as perms
+from net.banman import DEFAULT_BAN_TIME, BanMan, is_local
+from net.permissions import Network, Whitelist
 from validator import POLICY_REASONS, ChainListener, Node, reasons
 
 log = logging.getLogger("ctplugin.net")
@@ -52,6 +59,27 @@ make the node hold its replies without bound (Core stops serving it at -maxsendb
 MAX_ORPHANS = 100  # Core's DEFAULT_MAX_ORPHAN_TRANSACTIONS
 GETDATA_CHUNK = 16  # getdata entries served between waits for the peer to read
 MAX_KNOWN_INVENTORY = 50_000  # bounds a peer's memory in us, as Core's rolling filters
+MAX_PEER_TX_ANNOUNCEMENTS = 5000  # Core's txrequest bound on one peer's announcements
+MAX_ORPHAN_TX_WEIGHT = 400_000
+"""Core's TxOrphanage keeps no transaction above MAX_STANDARD_TX_WEIGHT: with at most 100
+orphans a peer can make us hold at most 100 x 400,000 weight units."""
+BLOCK_DOWNLOAD_WINDOW = 1024
+"""Blocks queued for download per peer (Core's BLOCK_DOWNLOAD_WINDOW): headers beyond it are
+not remembered; once the queue drains the peer is asked for headers again (docs/p2p.md §5.2)."""
+DEFAULT_PEER_TIMEOUT = 60  # -peertimeout: seconds a new connection has to complete its handshake
+TIMEOUT_INTERVAL = 20 * 60  # Core's TIMEOUT_INTERVAL: silence or an unanswered ping this long
+BLOCK_STALLING_TIMEOUT_DEFAULT = 2.0  # seconds (net_processing.cpp), doubled per staller
+BLOCK_STALLING_TIMEOUT_MAX = 64.0
+BLOCK_SPACING = 600
+"""Elements' nPowTargetSpacing on elementsregtest (-con_npowtargetspacing, default 10 min):
+the unit of the block download timeout."""
+BLOCK_DOWNLOAD_TIMEOUT_BASE = 1.0
+BLOCK_DOWNLOAD_TIMEOUT_PER_PEER = 0.5
+STALE_CHECK_INTERVAL = 10 * 60  # Core's: how often the tip is checked for staleness
+ADDED_NODE_RETRY = 60.0  # Core's ThreadOpenAddedConnections: 60 s after a try, else 2 s
+ADDED_NODE_IDLE = 2.0
+CONNECT_RETRY = 0.5  # Core's ThreadOpenConnections with -connect: its 500 ms pause
+MAINTENANCE_INTERVAL = 0.5  # seconds between the timeout checks
 OTHER = "*other*"
 
 
@@ -68,6 +96,25 @@ class NetSettings:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     min_fee_rate: int = 1000  # sat/kvB: the feefilter we send
     active: bool = True
+    whitelist: tuple[Whitelist, ...] = ()  # -whitelist (net.permissions)
+    peer_timeout: int = DEFAULT_PEER_TIMEOUT  # -peertimeout
+    banlist: Path | None = None  # where banlist.json lives; None: bans kept in memory only
+    ban_time: int = DEFAULT_BAN_TIME  # -bantime: setban's default duration
+
+
+MAX_OUTBOUND_FULL_RELAY_CONNECTIONS = 8
+MAX_BLOCK_RELAY_ONLY_CONNECTIONS = 2
+MAX_FEELER_CONNECTIONS = 1
+
+
+def max_inbound(max_connections: int) -> int:
+    """The inbound slots of -maxconnections: what is left after the automatic outbound ones
+    Core reserves (8 full-relay, 2 block-relay-only, 1 feeler; ``CConnman::Init``), even
+    though we open no automatic connections: 114 of the default 125, 83 of the framework's
+    94."""
+    full = min(MAX_OUTBOUND_FULL_RELAY_CONNECTIONS, max_connections)
+    block = min(MAX_BLOCK_RELAY_ONLY_CONNECTIONS, max_connections - full)
+    return max(0, max_connections - (full + block + MAX_FEELER_CONNECTIONS))
 
 
 def split_address(text: str, default_port: int) -> tuple[str, int]:
@@ -96,7 +143,10 @@ class Peer:
     manual: bool
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
-    conntime: int = field(default_factory=lambda: int(time.time()))
+    ip: str = ""  # the other side's IP, as the socket reports it
+    permissions: frozenset[str] = frozenset()  # from -whitelist (net.permissions)
+    conntime: int = 0  # the node's clock when connected (``ConnectionManager.clock``)
+    connected_at: float = 0.0  # ``ConnectionManager.now`` when connected
     version: int = 0
     services: int = 0
     subver: str = ""
@@ -119,13 +169,21 @@ class Peer:
     pingtime: float | None = None
     minping: float | None = None
     best_known_height: int = -1
-    in_flight: set[bytes] = field(default_factory=set)
-    to_fetch: list[bytes] = field(default_factory=list)
+    in_flight: dict[bytes, int] = field(default_factory=dict)
+    """Blocks asked of this peer -> their heights (getpeerinfo's ``inflight``)."""
+    to_fetch: dict[bytes, int] = field(default_factory=dict)
+    """Blocks to ask this peer for -> their heights, oldest first (at most
+    ``BLOCK_DOWNLOAD_WINDOW``)."""
+    downloading_since: float = 0.0  # monotonic: when the oldest block in flight was asked for
+    stalling_since: float = 0.0  # monotonic: since when it holds up another peer's download
     known: dict[bytes, None] = field(default_factory=dict)
     """Blocks and transactions the peer is known to have (announced by it or to it), the
     oldest forgotten beyond ``MAX_KNOWN_INVENTORY``: not announced to it again."""
     misbehaving: str | None = None
     closing: bool = False
+
+    def has(self, permission: str) -> bool:
+        return permission in self.permissions
 
     def learn(self, hash_: bytes) -> bool:
         """Note that the peer has ``hash_``; False if that was known already."""
@@ -143,8 +201,8 @@ class Peer:
             return "inbound"
         return "manual" if self.manual else "outbound-full-relay"
 
-    def info(self, tip_height: int) -> dict[str, Any]:
-        """getpeerinfo's object (docs/p2p.md §7.3)."""
+    def info(self, tip_height: int, now: float) -> dict[str, Any]:
+        """getpeerinfo's object (docs/p2p.md §7.3); ``now``: ``ConnectionManager.now``."""
         out: dict[str, Any] = {
             "id": self.id, "addr": self.addr, "addrbind": self.addrbind, "network": "ipv4",
             "services": f"{self.services:016x}",
@@ -157,14 +215,16 @@ class Peer:
             out["pingtime"] = self.pingtime
             out["minping"] = self.minping
         if self.ping_nonce:
-            out["pingwait"] = time.monotonic() - self.ping_start
+            out["pingwait"] = now - self.ping_start
         synced = min(self.best_known_height, tip_height)
         out.update({
             "version": self.version, "subver": self.subver, "inbound": self.inbound,
             "bip152_hb_to": False, "bip152_hb_from": False,
             "startingheight": self.startingheight, "presynced_headers": -1,
             "synced_headers": self.best_known_height, "synced_blocks": synced,
-            "inflight": [], "permissions": [], "minfeefilter": self.feefilter / 1e8,
+            "inflight": sorted(self.in_flight.values()),
+            "permissions": perms.to_strings(self.permissions),
+            "minfeefilter": self.feefilter / 1e8,
             "bytessent_per_msg": dict(self.sent_per_msg),
             "bytesrecv_per_msg": dict(self.recv_per_msg),
             "connection_type": self.connection_type, "transport_protocol_type": "v1",
@@ -177,8 +237,12 @@ class ConnectionManager(ChainListener):
     """The node's P2P side (module docstring)."""
 
     def __init__(self, node: Node, lock: threading.RLock, settings: NetSettings,
-                 default_port: int) -> None:
+                 default_port: int, clock: Callable[[], float] = time.time) -> None:
+        """``clock``: the node's time in Unix seconds (setmocktime's, as Core's mockable
+        GetTime): it stamps conntime / lastsend / lastrecv and the version message, and moving
+        it forward brings every timeout (§6.3, §5.2) forward by as much."""
         self.node = node
+        self.clock = clock
         self.lock = lock
         self.settings = settings
         self.default_port = default_port
@@ -192,6 +256,12 @@ class ConnectionManager(ChainListener):
         self._loop_thread = 0
         self._orphans: dict[bytes, Transaction] = {}  # txid -> tx, under the chain lock
         self._wtxids: dict[bytes, bytes] = {}  # wtxid -> txid of the mempool's transactions
+        self._in_flight: dict[bytes, int] = {}  # block hash -> the peer it is asked of
+        self._connecting: set[str] = set()  # added nodes being connected to right now
+        self._stalling_timeout = BLOCK_STALLING_TIMEOUT_DEFAULT
+        self._last_tip_update = self.now()
+        self._next_stale_check = self._last_tip_update + STALE_CHECK_INTERVAL
+        self.banman = BanMan(settings.banlist, settings.ban_time)
         self.listening: list[tuple[str, int]] = []
 
     # --- lifetime ------------------------------------------------------------------------
@@ -209,9 +279,11 @@ class ConnectionManager(ChainListener):
                 self._servers.append(server)
                 self.listening.append((host, port))
                 log.info("P2P: listening on %s:%d", host, port)
-        for address in (*self.settings.connect, *self.added):
-            self.connect_later(address)
         self._spawn(self._ping_loop())
+        if self.settings.connect:
+            self._spawn(self._connect_loop())
+        self._spawn(self._added_nodes_loop())
+        self._spawn(self._maintenance_loop())
 
     async def _ping_loop(self) -> None:
         """Core's PING_INTERVAL: every peer is pinged every 2 minutes (pingtime stays fresh and
@@ -221,6 +293,101 @@ class ConnectionManager(ChainListener):
             for peer in list(self.peers.values()):
                 if peer.got_verack and not peer.ping_nonce:
                     self._send_ping(peer)
+
+    async def _connect_loop(self) -> None:
+        """Core's ThreadOpenConnections with -connect: round after round, every -connect
+        address not connected is tried, each followed by a pause of min(round, 10) × 500 ms,
+        each round by 500 ms (failures are logged once per address until it connects)."""
+        failed: set[str] = set()
+        for round_ in itertools.count():
+            for address in self.settings.connect:
+                if self.connected_to(address):
+                    failed.discard(address)
+                elif self.active and address not in self._connecting:
+                    await self._connect_logged(address, quiet=address in failed)
+                    if not self.connected_to(address):
+                        failed.add(address)
+                await asyncio.sleep(CONNECT_RETRY * min(round_, 10))
+            await asyncio.sleep(CONNECT_RETRY)
+
+    async def _added_nodes_loop(self) -> None:
+        """Core's ThreadOpenAddedConnections: every added node (-addnode, ``addnode add``)
+        not connected is tried, at most ``MAX_ADDNODE_CONNECTIONS`` at once; then wait 60 s
+        after a round that tried one, 2 s otherwise (a node added meanwhile is tried soon)."""
+        while True:
+            tried = False
+            open_added = sum(1 for a in self.added if self.connected_to(a))
+            for address in list(self.added):
+                if open_added >= MAX_ADDNODE_CONNECTIONS:
+                    break
+                if self.active and not self.connected_to(address) \
+                        and address not in self._connecting:
+                    tried = True
+                    await self._connect_logged(address)
+                    open_added += self.connected_to(address)
+            await asyncio.sleep(ADDED_NODE_RETRY if tried else ADDED_NODE_IDLE)
+
+    def now(self) -> float:
+        """Monotonic seconds moved by as much as ``clock`` is ahead of the wall clock: what
+        the timeouts measure against (steady, yet setmocktime brings them forward)."""
+        return time.monotonic() + self.clock() - time.time()
+
+    async def _maintenance_loop(self) -> None:
+        """The timeouts of Core's InactivityCheck and SendMessages (docs/p2p.md §6.3)."""
+        while True:
+            await asyncio.sleep(MAINTENANCE_INTERVAL)
+            try:
+                self.check_timeouts(self.now())
+            except Exception:  # a bug here must not stop the checks for good
+                log.exception("P2P: timeout checks")
+
+    def check_timeouts(self, now: float) -> None:
+        """Disconnect peers that do not finish their handshake within -peertimeout, stay
+        silent or leave a ping unanswered for 20 minutes, stall the block download, or do not
+        deliver a requested block in time; and look for a stale tip."""
+        downloading = sum(1 for p in self.peers.values() if p.in_flight)
+        for peer in list(self.peers.values()):
+            why = self._timed_out(peer, now, downloading)
+            if why is not None:
+                self._drop(peer, why)
+        if now >= self._next_stale_check:
+            self._next_stale_check = now + STALE_CHECK_INTERVAL
+            if now - self._last_tip_update > 3 * BLOCK_SPACING and not self._in_flight:
+                # Core would try an extra outbound peer; we have no address manager, so we
+                # ask the peers we have whether they know a better chain
+                log.info("Potential stale tip detected (last tip update: %d seconds ago)",
+                         now - self._last_tip_update)
+                for peer in self.peers.values():
+                    if peer.got_verack and peer.services & (m.NODE_NETWORK
+                                                            | m.NODE_NETWORK_LIMITED):
+                        self._locator_request(peer)
+
+    def _timed_out(self, peer: Peer, now: float, downloading: int) -> str | None:
+        timeout = self.settings.peer_timeout
+        if now > peer.connected_at + timeout:
+            if not peer.lastsend or not peer.lastrecv:
+                return f"socket no message in first {timeout} seconds"
+            if not peer.got_verack:
+                return "version handshake timeout"
+        wall = self.clock()
+        if peer.lastsend and wall > peer.lastsend + TIMEOUT_INTERVAL:
+            return "socket sending timeout"
+        if peer.lastrecv and wall > peer.lastrecv + TIMEOUT_INTERVAL:
+            return "socket receive timeout"
+        if peer.ping_nonce and now > peer.ping_start + TIMEOUT_INTERVAL:
+            return f"ping timeout: {now - peer.ping_start:.0f}s"
+        if peer.stalling_since and peer.in_flight \
+                and now > peer.stalling_since + self._stalling_timeout:
+            # the next staller gets longer, in case it is our own bandwidth that is short
+            self._stalling_timeout = min(2 * self._stalling_timeout, BLOCK_STALLING_TIMEOUT_MAX)
+            return "Peer is stalling block download"
+        if peer.in_flight:
+            others = max(downloading - 1, 0)
+            limit = BLOCK_SPACING * (BLOCK_DOWNLOAD_TIMEOUT_BASE
+                                     + BLOCK_DOWNLOAD_TIMEOUT_PER_PEER * others)
+            if now > peer.downloading_since + limit:
+                return "Timeout downloading block"
+        return None
 
     async def close(self) -> None:
         self.node.unsubscribe(self)
@@ -255,11 +422,23 @@ class ConnectionManager(ChainListener):
     def connected_to(self, address: str) -> bool:
         return any(p.addr == address for p in self.peers.values() if not p.inbound)
 
-    async def _connect_logged(self, address: str) -> None:
+    async def _connect_logged(self, address: str, quiet: bool = False) -> None:
+        if address in self._connecting:
+            return
+        self._connecting.add(address)
         try:
             await self.connect(address, manual=True)
         except (OSError, ValueError, TimeoutError) as exc:
-            log.info("P2P: cannot connect to %s: %s", address, exc)
+            log.log(logging.DEBUG if quiet else logging.INFO, "P2P: cannot connect to %s: %s",
+                    address, exc)
+        finally:
+            self._connecting.discard(address)
+
+    def _locator_request(self, peer: Peer) -> None:
+        """A getheaders from our tip, built under the chain lock (from the loop thread)."""
+        async def send() -> None:
+            await self._locked(lambda: self._send_getheaders(peer))
+        self._spawn(send())
 
     async def connect(self, address: str, manual: bool = True) -> Peer | None:
         """Open an outbound connection and send our version; None when the network is off,
@@ -274,25 +453,46 @@ class ConnectionManager(ChainListener):
         host, port = split_address(address, self.default_port)
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(host, port, limit=READ_BUFFER), 5)
+        if self.connected_to(address):  # another caller won the race while we connected
+            writer.close()
+            return None
         peer = self._add_peer(reader, writer, address, inbound=False, manual=manual)
         self._send_version(peer)
         self._spawn(self._serve(peer))
         return peer
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Core's CreateNodeFromAcceptedSocket: banned addresses are refused, discouraged
+        ones when the inbound slots are (almost) full, unless their whitelist says noban."""
         inbound = sum(1 for p in self.peers.values() if p.inbound)
-        if not self.active or inbound >= self.settings.max_connections:
+        slots = max_inbound(self.settings.max_connections)
+        host, port = writer.get_extra_info("peername")[:2]
+        granted = perms.permissions_for(self.settings.whitelist, host, inbound=True)
+        noban = perms.NOBAN in granted
+        refused = None
+        if not self.active:
+            refused = "network inactive"
+        elif not noban and self.banman.is_banned(host):
+            refused = "banned"
+        elif not noban and self.banman.is_discouraged(host) and inbound + 1 >= slots:
+            refused = "discouraged"
+        elif inbound >= slots:  # Core would first try to evict an inbound peer; we do not
+            refused = "full"
+        if refused is not None:
+            log.info("P2P: connection from %s:%s dropped (%s)", host, port, refused)
             writer.close()
             return
-        host, port = writer.get_extra_info("peername")[:2]
         peer = self._add_peer(reader, writer, f"{host}:{port}", inbound=True, manual=False)
         await self._serve(peer)
 
     def _add_peer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, addr: str,
                   inbound: bool, manual: bool) -> Peer:
         local = writer.get_extra_info("sockname")
+        ip = str(writer.get_extra_info("peername")[0])
         peer = Peer(self._next_id, addr, f"{local[0]}:{local[1]}", inbound, manual, reader,
-                    writer)
+                    writer, ip=ip,
+                    permissions=perms.permissions_for(self.settings.whitelist, ip, inbound),
+                    conntime=int(self.clock()), connected_at=self.now())
         self._next_id += 1
         self.peers[peer.id] = peer
         log.info("P2P: peer %d %s %s", peer.id, "from" if inbound else "to", addr)
@@ -304,6 +504,16 @@ class ConnectionManager(ChainListener):
             return False
         self._drop(peer, "disconnectnode")
         return True
+
+    def disconnect_subnet(self, network: Network) -> None:
+        """Every peer whose address is in ``network`` (setban; Core's DisconnectNode(subnet))."""
+        for peer in list(self.peers.values()):
+            try:
+                inside = perms.address_of(peer.ip) in network
+            except ValueError:
+                continue
+            if inside:
+                self._drop(peer, "banned")
 
     def set_active(self, active: bool) -> None:
         self.active = active
@@ -319,6 +529,13 @@ class ConnectionManager(ChainListener):
         log.info("P2P: disconnecting peer %d (%s)", peer.id, why)
         with contextlib.suppress(Exception):
             peer.writer.close()
+        # its requested blocks go back to the others that announced them
+        released = [h for h, owner in self._in_flight.items() if owner == peer.id]
+        for hash_ in released:
+            del self._in_flight[hash_]
+        if released:
+            for other in self.peers.values():
+                self._request_blocks(other)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -334,7 +551,7 @@ class ConnectionManager(ChainListener):
                     self._drop(peer, f"framing: {exc}")
                     return
                 payload = await peer.reader.readexactly(header.length)
-                peer.lastrecv = int(time.time())
+                peer.lastrecv = int(self.clock())
                 size = m.HEADER_SIZE + header.length
                 peer.bytesrecv += size
                 try:
@@ -348,8 +565,7 @@ class ConnectionManager(ChainListener):
                     await self._handle(peer, header.command, payload)
                 except m.ProtocolError as exc:
                     self._misbehaving(peer, f"malformed {header.command}: {exc}")
-                if peer.misbehaving is not None and not peer.manual:
-                    self._drop(peer, f"misbehaving: {peer.misbehaving}")
+                if peer.misbehaving is not None and self._punish(peer):
                     return
                 await peer.writer.drain()  # a peer that does not read waits for itself
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
@@ -364,6 +580,26 @@ class ConnectionManager(ChainListener):
     def _misbehaving(self, peer: Peer, why: str) -> None:
         log.info("P2P: peer %d misbehaving: %s", peer.id, why)
         peer.misbehaving = why
+
+    def _punish(self, peer: Peer) -> bool:
+        """Core's MaybeDiscourageAndDisconnect: noban and manual peers are kept (a warning
+        logged), a local peer is disconnected, any other is disconnected and its address
+        discouraged (every connection from it closed). True when ``peer`` was disconnected."""
+        why, peer.misbehaving = peer.misbehaving, None
+        if peer.has(perms.NOBAN):
+            log.info("Warning: not punishing noban peer %d!", peer.id)
+            return False
+        if peer.manual:
+            log.info("Warning: not punishing manually connected peer %d!", peer.id)
+            return False
+        if is_local(peer.ip):
+            self._drop(peer, f"misbehaving: {why}; local, so not discouraged")
+            return True
+        self.banman.discourage(peer.ip)
+        for other in list(self.peers.values()):
+            if other.ip == peer.ip:
+                self._drop(other, f"misbehaving: {why}; address discouraged")
+        return True
 
     # --- writing -------------------------------------------------------------------------
 
@@ -384,19 +620,19 @@ class ConnectionManager(ChainListener):
             self._drop(peer, "send buffer full: the peer does not read")
             return
         peer.writer.write(frame)
-        peer.lastsend = int(time.time())
+        peer.lastsend = int(self.clock())
         peer.bytessent += len(frame)
         peer.sent_per_msg[command] += len(frame)
 
     def _send_version(self, peer: Peer) -> None:
         peer.nonce = secrets.randbits(64)
-        version = m.Version(m.PROTOCOL_VERSION, m.LOCAL_SERVICES, int(time.time()), peer.nonce,
+        version = m.Version(m.PROTOCOL_VERSION, m.LOCAL_SERVICES, int(self.clock()), peer.nonce,
                             self.settings.user_agent, self.node.tip.height, True)
         self.send(peer, "version", version.serialize())
 
     def _send_ping(self, peer: Peer) -> None:
         peer.ping_nonce = secrets.randbits(64) or 1
-        peer.ping_start = time.monotonic()
+        peer.ping_start = self.now()
         self.send(peer, "ping", m.encode_u64(peer.ping_nonce))
 
     def ping_all(self) -> None:
@@ -423,9 +659,8 @@ class ConnectionManager(ChainListener):
         if command == "verack":
             await self._on_verack(peer)
         elif command in ("wtxidrelay", "sendaddrv2"):
-            if peer.got_verack:  # only valid between version and verack
-                self._misbehaving(peer, f"{command} received after verack")
-                peer.manual = False  # Core disconnects even manual peers for this one
+            if peer.got_verack:  # only valid between version and verack: Core disconnects
+                self._drop(peer, f"{command} received after verack")  # even manual peers
             elif command == "wtxidrelay" and peer.version >= m.WTXID_RELAY_VERSION:
                 peer.wtxidrelay = True
         elif not peer.got_verack:
@@ -499,7 +734,7 @@ class ConnectionManager(ChainListener):
         elif command == "pong":
             nonce = m.decode_u64(payload, "pong")
             if nonce == peer.ping_nonce and nonce:
-                elapsed = time.monotonic() - peer.ping_start
+                elapsed = self.now() - peer.ping_start
                 peer.pingtime = elapsed
                 peer.minping = elapsed if peer.minping is None else min(peer.minping, elapsed)
                 peer.ping_nonce = 0
@@ -513,7 +748,9 @@ class ConnectionManager(ChainListener):
             await self._locked(lambda: self._on_getheaders(peer, locator, stop))
         elif command == "headers":
             headers = m.decode_headers(payload)
-            await self._locked(lambda: self._on_headers(peer, headers))
+            missing = await self._locked(lambda: self._on_headers(peer, headers))
+            if missing is not None:
+                self._queue_blocks(peer, headers, missing)
         elif command == "inv":
             items = m.decode_inv(payload, "inv")
             await self._locked(lambda: self._on_inv(peer, items))
@@ -525,12 +762,38 @@ class ConnectionManager(ChainListener):
                 await peer.writer.drain()
         elif command == "notfound":
             for _, hash_ in m.decode_inv(payload, "notfound"):
-                peer.in_flight.discard(hash_)
+                self._block_arrived(peer, hash_)
+            self._request_blocks(peer)
         elif command == "block":
             await self._on_block(peer, payload)
         elif command == "tx":
             await self._on_tx(peer, payload)
-        # addr, addrv2, getaddr, sendcmpct, mempool and the rest: ignored (docs/p2p.md §9.2)
+        elif command == "mempool":
+            if not m.LOCAL_SERVICES & m.NODE_BLOOM and not peer.has(perms.MEMPOOL):
+                # BIP35 is served with bloom filters (which we do not offer) or to whitelisted
+                # peers only; Core disconnects any other that asks, noban peers excepted
+                if not peer.has(perms.NOBAN):
+                    self._drop(peer, "mempool request with bloom filters disabled")
+                return
+            await self._locked(lambda: self._send_mempool(peer))
+        # addr, addrv2, getaddr, sendcmpct and the rest: ignored (docs/p2p.md §9.2)
+
+    def _send_mempool(self, peer: Peer) -> None:
+        """BIP35's answer (Core's m_send_mempool): every pool transaction paying at least the
+        peer's feefilter, announced by wtxid or txid as the connection relays, in inv messages
+        of at most 50,000 entries (chain lock held)."""
+        policy_asset = self.node.params.policy_asset
+        items = []
+        for entry in self.node.mempool.entries.values():
+            tx = entry.tx
+            if not pays_feefilter(peer, entry.fees.get(policy_asset, 0), entry.vsize):
+                continue
+            hash_ = tx.wtxid if peer.wtxidrelay else tx.txid
+            self._wtxids[tx.wtxid] = tx.txid
+            peer.learn(hash_)
+            items.append((m.MSG_WTX if peer.wtxidrelay else m.MSG_TX, hash_))
+        for start in range(0, len(items), m.MAX_INV_SIZE):
+            self.send(peer, "inv", m.encode_inv(items[start:start + m.MAX_INV_SIZE]))
 
     def _on_getheaders(self, peer: Peer, locator: list[bytes], stop: bytes) -> None:
         """Up to 2000 headers after the first locator entry on our active chain."""
@@ -556,47 +819,104 @@ class ConnectionManager(ChainListener):
         info = self.node.block_info(hash_)
         return info is not None and info.has_data
 
-    def _on_headers(self, peer: Peer, headers: list[BlockHeader]) -> None:
+    def _on_headers(self, peer: Peer, headers: list[BlockHeader]) -> list[BlockHeader] | None:
+        """Those of ``headers`` whose blocks we lack (chain lock held); None when there
+        is nothing to queue: no headers, a broken sequence (misbehaviour) or headers that do
+        not connect (we ask from our tip instead, no penalty: Core's
+        HandleUnconnectingHeaders, which keeps nothing of them, so they cost no memory)."""
         if not headers:
-            return
+            return None
         for prev, header in itertools.pairwise(headers):
             if header.prev_hash != prev.hash:
                 self._misbehaving(peer, "non-continuous headers sequence")
-                return
+                return None
         first = headers[0]
         if not self._known(first.prev_hash) and first.prev_hash not in peer.to_fetch \
-                and first.prev_hash not in peer.in_flight:
-            self._send_getheaders(peer)  # it does not connect: ask from our tip, no penalty
-            return
+                and first.prev_hash not in self._in_flight:
+            self._send_getheaders(peer)
+            return None
+        return [h for h in headers if not self._known(h.hash)]
+
+    def _queue_blocks(self, peer: Peer, headers: list[BlockHeader],
+                      wanted: list[BlockHeader]) -> None:
+        """Queue ``wanted`` for download from ``peer`` (at most ``BLOCK_DOWNLOAD_WINDOW``
+        queued; the rest is asked for again once the queue drains) and ask for the next
+        headers after a full reply."""
         peer.best_known_height = max(peer.best_known_height, headers[-1].height)
         for header in headers:
             peer.learn(header.hash)
-            if not self._known(header.hash) and header.hash not in peer.to_fetch \
-                    and header.hash not in peer.in_flight:
-                peer.to_fetch.append(header.hash)
+        for header in wanted:
+            if len(peer.to_fetch) >= BLOCK_DOWNLOAD_WINDOW:
+                break
+            if header.hash not in peer.in_flight:
+                peer.to_fetch[header.hash] = header.height
         self._request_blocks(peer)
-        if len(headers) == m.MAX_HEADERS_RESULTS:
+        if len(headers) == m.MAX_HEADERS_RESULTS and len(peer.to_fetch) < BLOCK_DOWNLOAD_WINDOW:
             self.send(peer, "getheaders", m.encode_getheaders([headers[-1].hash]))
 
     def _request_blocks(self, peer: Peer) -> None:
+        """Ask ``peer`` for queued blocks, oldest first, up to 16 in flight; a block already
+        asked of another peer stays queued here (it is asked of this one if that peer goes).
+        When this peer has nothing to fetch but blocks held by another while it knows of
+        more than a download window beyond our tip, that other peer stalls the download
+        (Core's FindNextBlocksToDownload staller)."""
+        if peer.closing or not peer.got_verack:
+            return
         room = MAX_BLOCKS_IN_FLIGHT_PER_PEER - len(peer.in_flight)
-        batch, peer.to_fetch = peer.to_fetch[:max(room, 0)], peer.to_fetch[max(room, 0):]
+        batch: dict[bytes, int] = {}
+        waiting_for: int | None = None
+        for hash_ in list(peer.to_fetch):
+            if len(batch) >= room:
+                break
+            owner = self._in_flight.get(hash_)
+            if owner is None:
+                batch[hash_] = peer.to_fetch.pop(hash_)
+            elif owner != peer.id and waiting_for is None:
+                waiting_for = owner
+        now = self.now()
         if batch:
+            if not peer.in_flight:
+                peer.downloading_since = now
             peer.in_flight.update(batch)
+            self._in_flight.update(dict.fromkeys(batch, peer.id))
             self.send(peer, "getdata", m.encode_inv([(m.MSG_WITNESS_BLOCK, h) for h in batch]))
+        elif waiting_for is not None and not peer.in_flight \
+                and peer.best_known_height > self.node.tip.height + BLOCK_DOWNLOAD_WINDOW:
+            staller = self.peers.get(waiting_for)
+            if staller is not None and not staller.stalling_since:
+                staller.stalling_since = now
+
+    def _block_arrived(self, peer: Peer, hash_: bytes) -> None:
+        """A block (or its notfound) came from ``peer``: its download slot is free, no other
+        peer is asked for it, and the peer no longer stalls."""
+        if peer.in_flight.pop(hash_, None) is not None:
+            peer.downloading_since = self.now()
+            peer.stalling_since = 0.0
+            self._stalling_timeout = max(self._stalling_timeout * 0.85,
+                                         BLOCK_STALLING_TIMEOUT_DEFAULT)
+        if self._in_flight.get(hash_) == peer.id:
+            del self._in_flight[hash_]
 
     def _on_inv(self, peer: Peer, items: list[tuple[int, bytes]]) -> None:
-        wanted = []
+        """Unknown transactions are asked for (at most ``MAX_PEER_TX_ANNOUNCEMENTS`` of one
+        inv); for unknown blocks one getheaders up to the last of them, as Core answers a
+        block inv (so a 50,000-entry inv costs one locator, not 50,000)."""
+        wanted: list[tuple[int, bytes]] = []
+        last_block: bytes | None = None
         for kind, hash_ in items:
             peer.learn(hash_)
             if kind & ~m.MSG_WITNESS_FLAG == m.MSG_BLOCK:
                 if not self._known(hash_):
-                    self._send_getheaders(peer, stop=hash_)
+                    last_block = hash_
+            elif len(wanted) >= MAX_PEER_TX_ANNOUNCEMENTS:
+                continue
             elif kind == m.MSG_WTX and peer.wtxidrelay:
                 if hash_ not in self._wtxids:
                     wanted.append((m.MSG_WTX, hash_))
             elif kind == m.MSG_TX and not peer.wtxidrelay and hash_ not in self.node.mempool:
                 wanted.append((m.MSG_WITNESS_TX, hash_))
+        if last_block is not None:
+            self._send_getheaders(peer, stop=last_block)
         if wanted:
             self.send(peer, "getdata", m.encode_inv(wanted))
 
@@ -626,14 +946,23 @@ class ConnectionManager(ChainListener):
         except CtpluginError as exc:
             self._misbehaving(peer, f"unreadable block: {exc}")
             return
-        peer.in_flight.discard(block.hash)
+        self._block_arrived(peer, block.hash)
         peer.learn(block.hash)
-        result = await self._locked(lambda: self.node.submit_block(payload, block))
-        if result.status == "invalid":
-            self._misbehaving(peer, f"invalid block {block.header.hash_hex}: {result.bip22}")
+
+        def submit() -> tuple[str, str, int]:
+            result = self.node.submit_block(payload, block)
+            return result.status, result.bip22 or "", self.node.tip.height
+
+        status, bip22, tip_height = await self._locked(submit)
+        for other in self.peers.values():  # nobody needs to send it any more
+            other.to_fetch.pop(block.hash, None)
+        if status == "invalid":
+            self._misbehaving(peer, f"invalid block {block.header.hash_hex}: {bip22}")
             return
         peer.best_known_height = max(peer.best_known_height, block.header.height)
         self._request_blocks(peer)
+        if not peer.to_fetch and not peer.in_flight and peer.best_known_height > tip_height:
+            self._locator_request(peer)  # the download window drained: the next headers
 
     async def _on_tx(self, peer: Peer, payload: bytes) -> None:
         try:
@@ -677,6 +1006,9 @@ class ConnectionManager(ChainListener):
                    and self.node.utxo((i.prevout_hash, i.prevout_index)) is None}
         if not missing:
             return  # spent outputs, not missing ones: nothing to wait for
+        if tx.weight > MAX_ORPHAN_TX_WEIGHT:
+            log.info("P2P: ignoring large orphan transaction %s", tx.txid_hex)
+            return
         self._orphans[tx.txid] = tx
         if len(self._orphans) > MAX_ORPHANS:
             del self._orphans[next(iter(self._orphans))]
@@ -693,7 +1025,8 @@ class ConnectionManager(ChainListener):
         self._from_node(self._announce_block, block.header, height)
 
     def transaction_added(self, tx: Transaction) -> None:
-        self._from_node(self._announce_tx, tx.wtxid, tx.txid)
+        fee = tx.fees().get(self.node.params.policy_asset, 0)
+        self._from_node(self._announce_tx, tx.wtxid, tx.txid, fee, tx.vsize)
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
         self._from_node(self._forget_tx, tx.wtxid)
@@ -702,6 +1035,7 @@ class ConnectionManager(ChainListener):
         self._wtxids.pop(wtxid, None)
 
     def _announce_block(self, header: BlockHeader, height: int) -> None:
+        self._last_tip_update = self.now()
         for peer in list(self.peers.values()):
             if not peer.got_verack or not peer.learn(header.hash):
                 continue
@@ -710,10 +1044,13 @@ class ConnectionManager(ChainListener):
             else:
                 self.send(peer, "inv", m.encode_inv([(m.MSG_BLOCK, header.hash)]))
 
-    def _announce_tx(self, wtxid: bytes, txid: bytes) -> None:
+    def _announce_tx(self, wtxid: bytes, txid: bytes, fee: int, vsize: int) -> None:
+        """To every peer that relays, does not know it and whose feefilter it meets (Core
+        skips a transaction paying less than the peer's feefilter for its vsize)."""
         self._wtxids[wtxid] = txid
         for peer in list(self.peers.values()):
-            if peer.got_verack and peer.relaytxes and peer.learn(wtxid):
+            if peer.got_verack and peer.relaytxes and pays_feefilter(peer, fee, vsize) \
+                    and peer.learn(wtxid):
                 item = (m.MSG_WTX, wtxid) if peer.wtxidrelay else (m.MSG_TX, txid)
                 self.send(peer, "inv", m.encode_inv([item]))
 
@@ -721,12 +1058,19 @@ class ConnectionManager(ChainListener):
 
     def peer_infos(self) -> list[dict[str, Any]]:
         tip = self.node.tip.height
-        return [p.info(tip) for p in sorted(self.peers.values(), key=lambda p: p.id)]
+        now = self.now()
+        return [p.info(tip, now) for p in sorted(self.peers.values(), key=lambda p: p.id)]
 
     def totals(self) -> tuple[int, int]:
         """(bytes received, bytes sent) over the open connections."""
         return (sum(p.bytesrecv for p in self.peers.values()),
                 sum(p.bytessent for p in self.peers.values()))
+
+
+def pays_feefilter(peer: Peer, fee: int, vsize: int) -> bool:
+    """``fee`` (policy asset, sat) for ``vsize`` meets the peer's feefilter (sat per 1000
+    vbytes; Core's CFeeRate::GetFee)."""
+    return fee * 1000 >= peer.feefilter * vsize
 
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:

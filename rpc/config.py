@@ -19,10 +19,11 @@
   collected in ``NodeConfig.logging``.
 - Options of elementsd that concern what this node does not have (an address manager, seeds,
   Tor, SQLite) are accepted and have no effect (``NO_EFFECT``); the P2P options
-  ``-port``, ``-bind``, ``-listen``, ``-connect``, ``-addnode``, ``-maxconnections`` are real
-  (``net``; docs/p2p.md §7.1); chain options (``CHAIN_OPTIONS``:
-  ``-con_*``, ``-initialfreecoins``...) are collected for the chain's profile; the elementsd
-  options it cannot honour (``UNSUPPORTED``) are a start-up error.
+  ``-port``, ``-bind``, ``-listen``, ``-connect``, ``-addnode``, ``-maxconnections``,
+  ``-whitelist``, ``-peertimeout``, ``-bantime`` are real (``net``; docs/p2p.md §7.1); chain
+  options (``CHAIN_OPTIONS``: ``-con_*``, ``-initialfreecoins``...) are collected for the
+  chain's profile; the elementsd options it cannot honour (``UNSUPPORTED``) are a start-up
+  error.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ NO_EFFECT: dict[str, str] = {
     # logging: no peer addresses are logged, so there are none to hide or show
     "logips": "logging",
     # P2P beyond manual connections (net/): no address manager, seeds, Tor or permissions
-    "seednode": "P2P", "peertimeout": "P2P", "whitelist": "P2P",
+    "seednode": "P2P",
     "whitebind": "P2P", "v2transport": "P2P", "discover": "P2P", "dnsseed": "P2P",
     "fixedseeds": "P2P", "listenonion": "P2P (Tor)", "onion": "P2P (Tor)", "proxy": "P2P",
     "upnp": "P2P", "natpmp": "P2P", "networkactive": "P2P", "maxuploadtarget": "P2P",
@@ -153,6 +154,9 @@ class NodeConfig:
     connect: tuple[str, ...] = ()  # -connect: manual connections only ("0": none)
     addnode: tuple[str, ...] = ()  # -addnode: kept in the added-node list and connected
     maxconnections: int = DEFAULT_MAX_CONNECTIONS
+    whitelist: tuple[str, ...] = ()  # -whitelist=[perms@]net (net.permissions)
+    peertimeout: int = 60  # -peertimeout: seconds to complete the handshake
+    bantime: int = 60 * 60 * 24  # -bantime: setban's default duration
     par: int = 0
     """Kernel threads as Core's -par: 0 = every core, N > 0 = N, N < 0 = leave -N cores free."""
     sync: bool = True
@@ -540,7 +544,16 @@ def build_parser(prog: str, description: str | None,
     parser.add_argument("--addnode", action="append", default=[],
                         help="add this P2P node to the added-node list (repeatable)")
     parser.add_argument("--maxconnections", type=int, default=DEFAULT_MAX_CONNECTIONS,
-                        help=f"most inbound P2P connections (default {DEFAULT_MAX_CONNECTIONS})")
+                        help="most P2P connections, 11 of them kept for outbound as Core "
+                             f"(default {DEFAULT_MAX_CONNECTIONS})")
+    parser.add_argument("--whitelist", action="append", default=[],
+                        help="[permissions@]IP or network: permissions of matching peers "
+                             "(noban, mempool, relay, ...; docs/p2p.md §6.2)")
+    parser.add_argument("--peertimeout", type=int, default=60,
+                        help="seconds a new P2P connection has to complete its handshake "
+                             "(default 60)")
+    parser.add_argument("--bantime", type=int, default=60 * 60 * 24,
+                        help="default setban duration in seconds (default 86400)")
     parser.add_argument("--wallet", action="append", default=[],
                         help="load this wallet at start (repeatable)")
     parser.add_argument("--disablewallet", nargs="?", const=True, default=False, type=_bool)
@@ -650,6 +663,8 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
         parser.exit(1, f"Error: Invalid port specified in -port: '{args.port}'\n")
     if args.maxconnections < 0:
         parser.exit(1, "Error: -maxconnections must not be negative\n")
+    if args.peertimeout <= 0:
+        parser.exit(1, "Error: peertimeout must be a positive integer.\n")
     connect = tuple(c for c in args.connect if c not in ("0", ""))  # -connect=0: none
     # The command line's come last: the chain's profile takes the last value of a name.
     chain_options = (*from_file.chain_options, *cmdline_chain)
@@ -669,6 +684,7 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
         relay=_relay_settings(parser, args), uacomment=tuple(args.uacomment), par=args.par,
         port=args.port, listen=bool(args.listen) if args.listen is not None else bool(args.bind),
         bind=tuple(args.bind), connect=connect, addnode=tuple(args.addnode),
-        maxconnections=args.maxconnections,
+        maxconnections=args.maxconnections, whitelist=tuple(args.whitelist),
+        peertimeout=args.peertimeout, bantime=args.bantime,
         sync=not args.nosync, ignored_config=tuple(from_file.unknown),
         warnings=tuple(from_file.warnings))

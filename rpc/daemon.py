@@ -28,10 +28,13 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from pathlib import Path
 
 import rpc.methods  # noqa: F401  (registers every RPC method)
 from ctplugin.closing import Closeable
 from net import ConnectionManager, NetSettings, split_address
+from net.banman import BANLIST_FILE
+from net.permissions import Whitelist, WhitelistError
 from rpc.auth import AuthConfigError, CookieFile, Credentials
 from rpc.config import NodeConfig, subversion
 from rpc.context import NodeContext
@@ -194,10 +197,16 @@ def net_settings(config: NodeConfig, magic: bytes) -> NetSettings:
     except ValueError:
         raise StartupError(f"Error: Invalid port specified in -bind: "
                            f"'{', '.join(config.bind)}'") from None
+    try:
+        whitelist = tuple(Whitelist.parse(spec) for spec in config.whitelist)
+    except WhitelistError as exc:
+        raise StartupError(f"Error: {exc}") from None
     return NetSettings(magic=magic, user_agent=subversion(config), listen=config.listen,
                        bind=bind, connect=config.connect, addnode=config.addnode,
                        max_connections=config.maxconnections,
-                       min_fee_rate=config.relay.minrelaytxfee)
+                       min_fee_rate=config.relay.minrelaytxfee, whitelist=whitelist,
+                       peer_timeout=config.peertimeout,
+                       banlist=Path(config.netdir) / BANLIST_FILE, ban_time=config.bantime)
 
 
 async def start_network(ctx: NodeContext) -> None:
@@ -205,7 +214,7 @@ async def start_network(ctx: NodeContext) -> None:
     config = ctx.config
     node = ctx.node
     manager = ConnectionManager(node, ctx.chain_lock, net_settings(config,
-                                node.params.network_magic), config.port)
+                                node.params.network_magic), config.port, clock=ctx.now)
     try:
         await manager.start()
     except OSError as exc:

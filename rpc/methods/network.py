@@ -1,7 +1,7 @@
 """Network calls (docs/p2p.md §7.2–§7.3; Bitcoin Core ``src/rpc/net.cpp``): getnetworkinfo,
 getpeerinfo, getconnectioncount, getnettotals, ping, addnode, disconnectnode,
-getaddednodeinfo, setnetworkactive. They read and drive the node's ``ConnectionManager``
-(``call.context.net``) on its event loop."""
+getaddednodeinfo, setnetworkactive, setban, listbanned, clearbanned. They read and drive the
+node's ``ConnectionManager`` (``call.context.net``) on its event loop."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import time
 from typing import Any
 
 from net import PROTOCOL_VERSION, ConnectionManager
+from net.banman import subnet_string
 from net.messages import LOCAL_SERVICES, service_names
+from net.permissions import parse_network
 from rpc.config import subversion
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
@@ -200,3 +202,75 @@ def setnetworkactive(call: Call, state: bool) -> bool:
         return manager.active
 
     return manager.run(run())
+
+
+_SETBAN_HELP = ("setban \"subnet\" \"command\" ( bantime absolute )\n\nAttempts to add or remove "
+                "an IP/Subnet from the banned list.")
+
+
+@rpc("network", args=[required("subnet", Kind.STR, "The IP/Subnet (see getpeerinfo for nodes "
+                               "IP) with an optional netmask (default is /32 = single IP)"),
+                      required("command", Kind.STR, "'add' to add an IP/Subnet to the list, "
+                               "'remove' to remove an IP/Subnet from the list"),
+                      optional("bantime", Kind.INT, 0, "time in seconds how long (or until "
+                               "when if [absolute] is set) the IP is banned (0 or empty means "
+                               "using the default time of 24h which can also be overwritten by "
+                               "the -bantime startup argument)"),
+                      optional("absolute", Kind.BOOL, False, "If set, the bantime must be an "
+                               "absolute timestamp expressed in UNIX epoch time")],
+     description="Attempts to add or remove an IP/Subnet from the banned list.",
+     locking=Locking.SELF)
+def setban(call: Call, subnet: str, command: str, bantime: int, absolute: bool) -> None:
+    """Core's setban (``src/rpc/net.cpp``; docs/p2p.md §6.1): an address without ``/`` is one
+    host (a /32 or /128), with ``/`` a subnet whose host bits are cleared."""
+    if command not in ("add", "remove"):
+        raise RpcError(RpcCode.MISC_ERROR, _SETBAN_HELP)
+    manager = _net(call)
+    try:
+        network = parse_network(subnet)
+    except ValueError:
+        raise RpcError(RpcCode.CLIENT_INVALID_IP_OR_SUBNET, "Error: Invalid IP/Subnet") from None
+    single = "/" not in subnet
+
+    async def run() -> None:
+        banman = manager.banman
+        if command == "add":
+            banned = (banman.is_banned(str(network.network_address)) if single
+                      else banman.is_banned_subnet(network))
+            if banned:
+                raise RpcError(RpcCode.CLIENT_NODE_ALREADY_ADDED,
+                               "Error: IP/Subnet already banned")
+            if absolute and bantime < time.time():
+                raise RpcError(RpcCode.INVALID_PARAMETER,
+                               "Error: Absolute timestamp is in the past")
+            banman.ban(network, bantime, absolute)
+            manager.disconnect_subnet(network)
+        elif not banman.unban(network):
+            raise RpcError(RpcCode.CLIENT_INVALID_IP_OR_SUBNET, "Error: Unban failed. Requested "
+                           "address/subnet was not previously manually banned.")
+
+    manager.run(run())
+
+
+@rpc("network", description="List all manually banned IPs/Subnets.", locking=Locking.SELF)
+def listbanned(call: Call) -> list[dict[str, Any]]:
+    manager = _net(call)
+
+    async def run() -> list[dict[str, Any]]:
+        now = int(time.time())
+        return [{"address": subnet_string(network), "ban_created": entry.created,
+                 "banned_until": entry.until, "ban_duration": entry.until - entry.created,
+                 "time_remaining": entry.until - now}
+                for network, entry in manager.banman.entries()]
+
+    return manager.run(run())
+
+
+@rpc("network", description="Clear all banned IPs.", locking=Locking.SELF)
+def clearbanned(call: Call) -> None:
+    manager = _net(call)
+
+    async def run() -> None:
+        manager.banman.clear()
+
+    manager.run(run())

@@ -5,6 +5,8 @@ test framework's own P2P client (an independent implementation) talking to our n
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import struct
 import sys
@@ -219,7 +221,7 @@ def test_zmq_publishes_peer_delivered_blocks_and_transactions(tmp_path: Path,
     a = nodes[0]
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     node = p2p_node(tmp_path / "z", f"-zmqpubhashblock={endpoint}", f"-zmqpubhashtx={endpoint}",
-                    "-uacomment=testnode8")
+                    f"-zmqpubsequence={endpoint}", "-uacomment=testnode8")
     node.start()
     context = zmq.Context()
     sub = context.socket(zmq.SUB)
@@ -243,6 +245,25 @@ def test_zmq_publishes_peer_delivered_blocks_and_transactions(tmp_path: Path,
             topic, body, _ = sub.recv_multipart()
             if topic == b"hashblock":
                 seen.add(body.hex())
+        # a reorganisation caused by blocks from a peer: the node's own block is disconnected
+        # (sequence D), a's longer branch connected (C), as for a local invalidateblock
+        for peer in node.call("getpeerinfo"):
+            node.call("disconnectnode", "", peer["id"])
+        wait_until(lambda: node.call("getconnectioncount") == 0, what="the node apart")
+        # blocks are deterministic here (see the partition test), so the node's own block
+        # carries a payment of its own
+        node.call("sendtoaddress", node.call("getnewaddress"), Decimal("0.5"))
+        [own] = node.call("generatetoaddress", 1, node.call("getnewaddress"))
+        theirs = a.call("generatetoaddress", 2, a.call("getnewaddress"))
+        connect(node, a)
+        wait_until(lambda: node.call("getbestblockhash") == theirs[-1], what="the reorg")
+        events = []
+        while (theirs[-1], "C") not in events:
+            topic, body, _ = sub.recv_multipart()
+            if topic == b"sequence":
+                events.append((body[:32].hex(), body[32:33].decode()))
+        blocks = [e for e in events if e[1] in "CD"]
+        assert blocks[-3:] == [(own, "D"), (theirs[0], "C"), (theirs[1], "C")]
     finally:
         sub.close(linger=0)
         context.term()
@@ -423,6 +444,177 @@ def test_a_malformed_payload_or_invalid_block_disconnects_the_peer(nodes: list[N
     healthy(a)
 
 
+def test_blocks_with_a_bad_range_proof_or_a_bad_signature_cost_their_sender(
+        nodes: list[NodeProcess], magic: bytes) -> None:
+    """Well-formed blocks (merkle root and witness commitment right: made by
+    ``regtest.builder.make_block``) whose one transaction carries a broken range proof, or a
+    broken signature: each goes through ``Node.submit_block`` like any block, fails there with
+    its reason, and the sender is disconnected; the node keeps its tip and serves on."""
+    from dataclasses import replace
+
+    from regtest.builder import make_block
+    from regtest.params import select_chain
+
+    a = nodes[0]
+    unsigned = a.call("createrawtransaction", [], [{a.call("getnewaddress"): Decimal("0.1")}])
+    funded = a.call("fundrawtransaction", unsigned)["hex"]
+    signed = a.call("signrawtransactionwithwallet", a.call("blindrawtransaction", funded))["hex"]
+    tx = parse_transaction(bytes.fromhex(signed))
+    j = next(i for i, o in enumerate(tx.outputs) if o.range_proof)
+    proof = bytearray(tx.outputs[j].range_proof)
+    proof[len(proof) // 2] ^= 1
+    outputs = list(tx.outputs)
+    outputs[j] = replace(outputs[j], range_proof=bytes(proof))
+    witness = list(tx.inputs[0].script_witness)
+    witness[0] = witness[0][:10] + bytes([witness[0][10] ^ 1]) + witness[0][11:]  # inside r
+    inputs = [replace(tx.inputs[0], script_witness=tuple(witness)), *tx.inputs[1:]]
+    height = a.call("getblockcount")
+    tip = bytes.fromhex(a.call("getbestblockhash"))[::-1]
+    params = select_chain(a.chain)
+    reasons = []
+    for bad in (replace(tx, outputs=tuple(outputs)), replace(tx, inputs=tuple(inputs))):
+        block = make_block(tip, height + 1, int(time.time()), [bad], b"\x51", params=params)
+        peer = RawPeer(a, magic)
+        peer.handshake()
+        peer.send("block", block.serialize())
+        assert peer.closed()
+        assert a.call("getblockcount") == height
+        log = (a.netdir / "debug.log").read_text()
+        [line, *_] = [li for li in log.splitlines()
+                  if f"misbehaving: invalid block {block.header.hash_hex}" in li]
+        reasons.append(line.rsplit(": ", 1)[1])
+    assert reasons[0] == "bad-txns-rangeproof-invalid"
+    assert reasons[1].startswith("mandatory-script-verify-flag-failed") and "DER" not in reasons[1]
+    healthy(a)
+
+
+def test_a_connection_without_a_version_is_closed_after_peertimeout_of_node_time(
+        nodes: list[NodeProcess], magic: bytes) -> None:
+    """Core's InactivityCheck on its mockable clock: a connection that sends nothing is kept
+    within -peertimeout (60 s) and closed once setmocktime moves the node past it."""
+    a = nodes[0]
+    silent = RawPeer(a, magic)
+    wait_until(lambda: any(p["version"] == 0 for p in a.call("getpeerinfo")),
+               what="the silent connection")
+    time.sleep(1)
+    assert any(p["version"] == 0 for p in a.call("getpeerinfo"))  # not yet
+    a.call("setmocktime", int(time.time()) + 61)
+    try:
+        assert silent.closed()
+    finally:
+        a.call("setmocktime", 0)
+    log = (a.netdir / "debug.log").read_text()
+    assert "(socket no message in first 60 seconds)" in log
+    healthy(a)
+
+
+def test_a_transaction_below_a_peers_feefilter_is_not_announced_to_it(
+        nodes: list[NodeProcess], magic: bytes) -> None:
+    """Core's SendMessages: a pool transaction paying less than the peer's feefilter (sat per
+    1000 vbytes) is not announced to that peer; others hear of it."""
+    a = nodes[0]
+    picky, plain = RawPeer(a, magic), RawPeer(a, magic)
+    for peer in (picky, plain):
+        peer.handshake()
+    picky.send("feefilter", struct.pack("<q", 10**8))  # 1 BTC/kvB
+    picky.sync_with_ping()
+    txid = a.call("sendtoaddress", a.call("getnewaddress"), Decimal("0.3"))
+    assert m.decode_inv(plain.wait_for("inv"), "inv") == [(m.MSG_TX, bytes.fromhex(txid)[::-1])]
+    picky.send("ping", m.encode_u64(9))  # everything queued before it arrives first
+    heard = []
+    while (message := picky.receive()) is not None and message[0] != "pong":
+        heard.append(message[0])
+    assert "inv" not in heard
+    for peer in (picky, plain):
+        peer.sock.close()
+
+
+def test_setban_refuses_and_cuts_the_banned_and_banlist_json_survives_a_restart(
+        tmp_path: Path, nodes: list[NodeProcess], magic: bytes) -> None:
+    """Core's setban / listbanned / clearbanned (rpc/net.cpp) and banlist.json (banman.cpp):
+    a ban disconnects the matching peers and refuses them inbound; it is kept across a
+    restart; errors carry Core's codes."""
+    import json
+
+    from rpcclient import RPCError
+
+    node = p2p_node(tmp_path / "ban", "-uacomment=testnode6")
+    node.start()
+    try:
+        peer = RawPeer(node, magic)
+        peer.handshake()
+        node.call("setban", "127.0.0.1", "add", 3600)
+        assert peer.closed()  # the ban cut the connection
+        refused = RawPeer(node, magic)
+        with contextlib.suppress(OSError):  # it may be closed before this is written
+            refused.sock.sendall(m.encode_frame(magic, "ping", m.encode_u64(1)))
+        assert refused.closed() and node.call("getconnectioncount") == 0
+        [entry] = node.call("listbanned")
+        assert entry["address"] == "127.0.0.1/32" and entry["ban_duration"] == 3600
+        assert 3590 <= entry["time_remaining"] <= 3600
+        node.call("setban", "10.0.0.0/255.0.0.0", "add")  # a netmask; 0 = the default 24 h
+        for args, code, text in [
+                (("127.0.0.1", "add"), -23, "Error: IP/Subnet already banned"),
+                (("10.1.2.3", "add"), -23, "Error: IP/Subnet already banned"),
+                (("300.0.0.1", "add"), -30, "Error: Invalid IP/Subnet"),
+                (("1.2.3.4", "add", 1000, True), -8, "Error: Absolute timestamp is in the past"),
+                (("1.2.3.4", "remove"), -30, "Error: Unban failed. Requested address/subnet "
+                                             "was not previously manually banned."),
+                (("1.2.3.4", "ban"), -1, None)]:
+            with pytest.raises(RPCError) as error:
+                node.call("setban", *args)
+            assert error.value.code == code
+            assert text is None or error.value.message == text
+        node.stop()
+        saved = json.loads((node.netdir / "banlist.json").read_text())["banned_nets"]
+        assert [e["address"] for e in saved] == ["127.0.0.1/32", "10.0.0.0/8"]
+        node.start()
+        assert [e["address"] for e in node.call("listbanned")] == ["127.0.0.1/32",
+                                                                    "10.0.0.0/8"]
+        node.call("setban", "127.0.0.1", "remove")
+        node.call("clearbanned")
+        assert node.call("listbanned") == []
+        peer = RawPeer(node, magic)
+        peer.handshake()  # welcome again
+        peer.sock.close()
+    finally:
+        node.stop()
+
+
+def test_the_mempool_message_is_served_to_whitelisted_peers_only(
+        tmp_path: Path, nodes: list[NodeProcess], magic: bytes) -> None:
+    """BIP35: our node offers no bloom filters (NODE_BLOOM), so as elementsd it answers
+    ``mempool`` only to a peer whitelisted with the mempool permission (an inv of the pool,
+    by wtxid on a wtxidrelay connection) and disconnects any other that asks."""
+    a = nodes[0]
+    peer = RawPeer(a, magic)
+    peer.handshake()
+    peer.send("mempool")
+    assert peer.closed()
+    healthy(a)
+    node = p2p_node(tmp_path / "pool", "-whitelist=mempool@127.0.0.1", "-uacomment=testnode5")
+    node.start()
+    try:
+        connect(node, a)
+        txid = a.call("sendtoaddress", a.call("getnewaddress"), Decimal("0.2"))
+        wait_until(lambda: txid in node.call("getrawmempool"), what="the relayed transaction")
+        wtxid = node.call("getmempoolentry", txid)["wtxid"]
+        client = RawPeer(node, magic)
+        client.handshake()
+        [info] = [p for p in node.call("getpeerinfo") if p["subver"] == "/raw-test:0.1/"]
+        assert info["permissions"] == ["mempool"]
+        client.send("mempool")
+        items = m.decode_inv(client.wait_for("inv"), "inv")
+        pool = node.call("getrawmempool")  # with any unconfirmed parent fetched with it
+        assert txid in pool
+        # by txid: the raw peer did not send wtxidrelay
+        assert sorted(items) == sorted((m.MSG_TX, bytes.fromhex(t)[::-1]) for t in pool)
+        assert wtxid != txid  # its witness carries the proofs
+        client.sock.close()
+    finally:
+        node.stop()
+
+
 # --- the Elements test framework's own P2P client -----------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -458,8 +650,17 @@ def elements_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProc
 def test_the_frameworks_p2p_interface_syncs_with_our_node(framework: Any,
                                                           elements_node: NodeProcess) -> None:
     """``P2PInterface`` as ``add_p2p_connection`` drives it: handshake, then a block we
-    announce is fetched by it, and a block and a transaction it sends are accepted."""
-    from test_framework.messages import CBlock, CTransaction, from_hex, msg_block, msg_tx
+    announce is fetched by it, a block it sends and one it announces (headers, our getdata)
+    are connected, and a transaction it sends is accepted."""
+    from test_framework.messages import (
+        CBlock,
+        CBlockHeader,
+        CTransaction,
+        from_hex,
+        msg_block,
+        msg_headers,
+        msg_tx,
+    )
 
     node = elements_node
     client = framework.P2PInterface()
@@ -477,11 +678,18 @@ def test_the_frameworks_p2p_interface_syncs_with_our_node(framework: Any,
     # 101 of them: the first coinbase matures for the transaction below
     mined = node.call("generatetoaddress", 101, node.call("getnewaddress"))
     client.wait_for_block(int(mined[-1], 16))
-    # the client's own block (the node's template), then its own transaction
+    # the client's own block (the node's template), sent unasked
     block = from_hex(CBlock(), node.call("getnewblockhex"))
     client.send_and_ping(msg_block(block))
     block.rehash()
     assert node.call("getbestblockhash") == block.hash
+    # a block the client announces with headers: the node asks for it, then connects it
+    announced = from_hex(CBlock(), node.call("getnewblockhex"))
+    announced.rehash()
+    client.send_and_ping(msg_headers([CBlockHeader(announced)]))
+    client.wait_for_getdata([announced.sha256])
+    client.send_and_ping(msg_block(announced))
+    assert node.call("getbestblockhash") == announced.hash
     wallet = node.call("getnewaddress")
     raw = node.call("createrawtransaction", [], [{wallet: Decimal("0.5")}])
     funded = node.call("fundrawtransaction", raw)["hex"]
@@ -491,3 +699,27 @@ def test_the_frameworks_p2p_interface_syncs_with_our_node(framework: Any,
     assert node.call("getrawmempool") == [tx.rehash()]
     client.peer_disconnect()
     wait_until(lambda: node.call("getconnectioncount") == 0, what="the client to be gone")
+
+
+def test_the_frameworks_connect_nodes_and_sync_helpers_work_with_our_nodes(tmp_path: Path
+                                                                           ) -> None:
+    """``tests/integration/functional/p2p_framework_sync.py``, a script in Elements' framework
+    style, run as the framework's own tests are (test_elements_functional): its
+    connect_nodes / sync_blocks / sync_mempools / disconnect_nodes against two of our nodes."""
+    import shutil
+    import subprocess
+
+    from tests.integration.test_elements_functional import write_config_ini, write_wrappers
+
+    framework = tmp_path / "functional"
+    shutil.copytree(shared_path("elements-functional"), framework)
+    script = "p2p_framework_sync.py"
+    shutil.copy(Path(__file__).parent / "functional" / script, framework / script)
+    config_ini = tmp_path / "config.ini"
+    write_config_ini(framework / "config.ini.in", config_ini, framework, tmp_path / "build")
+    env = dict(os.environ, **write_wrappers(tmp_path / "bin"))
+    done = subprocess.run([sys.executable, script, f"--configfile={config_ini}",
+                           f"--tmpdir={tmp_path / 'run'}"], cwd=framework, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "Tests successful" in done.stdout + done.stderr
