@@ -9,11 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from ctplugin.elements import Transaction
-from ctplugin.elements.address import encode_destination, has_address
+from ctplugin.elements.address import (
+    decode_destination,
+    encode_destination,
+    has_address,
+    p2pkh_script,
+    p2sh_script,
+)
 from ctplugin.elements.chainparams import AddressParams, ChainParams
 from ctplugin.elements.rpcjson import decode_transaction
-from ctplugin.elements.script import script_to_asm, script_type, witness_program
+from ctplugin.elements.script import push_data, script_to_asm, script_type, witness_program
 from ctplugin.errors import EncodingError
+from ctplugin.hashes import hash160
+from rpc.errors import RpcCode, RpcError
 
 _INPUT_CHARSET = ("0123456789()[],'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~"
                   "ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ")
@@ -96,3 +104,84 @@ def transaction_json(tx: Transaction, params: ChainParams) -> dict[str, Any]:
     for vout, out in zip(decoded["vout"], tx.outputs):
         vout["scriptPubKey"] = script_pubkey_json(out.script_pubkey, params.addresses)
     return decoded
+
+
+# --- scantxoutset's descriptors -----------------------------------------------------------------
+# Only what scantxoutset needs of BIP380-386 (raw, addr, pk, pkh, wpkh, sh(wpkh), combo over
+# hex public keys); the wallet's descriptor module is the full language.
+
+
+def _descriptor_error(message: str) -> RpcError:
+    return RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, message)
+
+
+def _strip_checksum(text: str) -> str:
+    """A descriptor without its ``#checksum``; -5 when the given checksum is wrong."""
+    body, sep, given = text.partition("#")
+    if not sep:
+        return body
+    try:
+        computed = descriptor_checksum(body)
+    except EncodingError:
+        raise _descriptor_error("Invalid characters in payload") from None
+    if len(given) != 8:
+        raise _descriptor_error(f"Expected 8 character checksum, not {len(given)} characters")
+    if given != computed:
+        raise _descriptor_error(f"Provided checksum '{given}' does not match computed checksum "
+                                f"'{computed}'")
+    return body
+
+
+def _pubkey(text: str) -> bytes:
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise _descriptor_error(f"key '{text}' is not valid") from None
+    if len(key) not in (33, 65) or key[0] not in ((2, 3) if len(key) == 33 else (4,)):
+        raise _descriptor_error(f"key '{text}' is not valid")
+    return key
+
+
+def _key_scripts(function: str, key: bytes) -> list[tuple[bytes, str]]:
+    key_hash = hash160(key)
+    pk = (push_data(key) + b"\xac", f"pk({key.hex()})")
+    pkh = (p2pkh_script(key_hash), f"pkh({key.hex()})")
+    wpkh = (b"\x00\x14" + key_hash, f"wpkh({key.hex()})")
+    sh_wpkh = (p2sh_script(hash160(wpkh[0])), f"sh(wpkh({key.hex()}))")
+    if function in ("wpkh", "sh(wpkh") and len(key) != 33:
+        raise _descriptor_error("Uncompressed keys are not allowed")
+    return {"pk": [pk], "pkh": [pkh], "wpkh": [wpkh], "sh(wpkh": [sh_wpkh],
+            "combo": [pk, pkh] + ([wpkh, sh_wpkh] if len(key) == 33 else [])}[function]
+
+
+def scan_scripts(item: Any, addresses: AddressParams) -> list[tuple[bytes, str]]:
+    """The scriptPubKeys a scan object stands for, each with the descriptor scantxoutset
+    reports for it (checksummed, as InferDescriptor with the key known prints it)."""
+    if isinstance(item, dict):
+        if "desc" not in item:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Descriptor not found")
+        item = item["desc"]
+    if not isinstance(item, str):
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       "Scan object needs to be either a string or an object")
+    body = _strip_checksum(item)
+    if body.startswith("raw(") and body.endswith(")"):
+        try:
+            script = bytes.fromhex(body[4:-1])
+        except ValueError:
+            raise _descriptor_error("Raw script is not hex") from None
+        return [(script, inferred_descriptor(script, addresses))]
+    if body.startswith("addr(") and body.endswith(")"):
+        try:
+            script = decode_destination(body[5:-1], addresses).script_pubkey
+        except EncodingError:
+            raise _descriptor_error("Address is not valid") from None
+        return [(script, inferred_descriptor(script, addresses))]
+    for function in ("sh(wpkh", "combo", "wpkh", "pkh", "pk"):
+        closing = "))" if function == "sh(wpkh" else ")"
+        if body.startswith(function + "(") and body.endswith(closing):
+            inner = body[len(function) + 1:-len(closing)]
+            return [(script, with_checksum(desc))
+                    for script, desc in _key_scripts(function, _pubkey(inner))]
+    name = body.split("(", 1)[0]
+    raise _descriptor_error(f"'{name}' is not a valid descriptor function")

@@ -28,7 +28,7 @@ import os
 import shutil
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -535,6 +535,11 @@ class Node(Closeable):
         if len(txid) != 32 or not 0 <= index <= 0xFFFFFFFF:
             return None
         return self.data.chainstate.get(Outpoint.trusted(txid, index))
+
+    def iter_utxos(self) -> Iterator[tuple[Outpoint, UtxoEntry]]:
+        """Every unspent output of the active chain in key order (scantxoutset), unflushed
+        changes included; the caller holds the node's lock while it iterates."""
+        return self.data.chainstate.iter_utxos()
 
     def utxo_stats(self) -> UtxoStats:
         """Statistics of the whole UTXO set (flushes first, as Core's gettxoutsetinfo)."""

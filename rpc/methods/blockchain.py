@@ -7,19 +7,21 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from ctplugin.elements import Block, Transaction, TxOut, parse_block
 from ctplugin.elements.chainparams import AddressParams, ChainParams
-from ctplugin.elements.script import script_to_asm
+from ctplugin.elements.merkleblock import build_proof, parse_proof
+from ctplugin.elements.script import is_unspendable, script_to_asm
 from ctplugin.errors import ParseError
 from ctplugin.hashes import fast_merkle_root
 from rpc.chainlog import log_invalidated, log_reconsidered
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.params import amount_json, parse_hash
-from rpc.registry import Kind, Locking, optional, required, rpc
-from rpc.scriptjson import script_pubkey_json, transaction_json
+from rpc.params import amount_json, parse_hash, parse_hex
+from rpc.registry import Kind, Locking, integer, json_type, optional, required, rpc
+from rpc.scriptjson import scan_scripts, script_pubkey_json, transaction_json
 from validator import (
     BlockFileError,
     BlockInfo,
@@ -248,6 +250,18 @@ def getchaintips(call: Call) -> list[dict[str, Any]]:
              "status": tip.status} for tip in call.node.chain_tips()]
 
 
+MAX_TIP_AGE = 24 * 60 * 60  # Core's DEFAULT_MAX_TIP_AGE (kernel/chainstatemanager_opts.h)
+
+
+def in_initial_download(call: Call, tip: BlockInfo) -> bool:
+    """Core's IsInitialBlockDownload on a signed-block chain (no minimum chain work): true
+    while the tip is older than the maximum tip age, latched false once it is not."""
+    context = call.context
+    if not context.left_ibd and tip.header.time >= context.now() - MAX_TIP_AGE:
+        context.left_ibd = True
+    return not context.left_ibd
+
+
 @rpc("blockchain", description="Returns an object containing various state info regarding "
                                "blockchain processing.")
 def getblockchaininfo(call: Call) -> dict[str, Any]:
@@ -269,7 +283,7 @@ def getblockchaininfo(call: Call) -> dict[str, Any]:
         "time": info.header.time,
         "mediantime": info.median_time_past,
         "verificationprogress": 1,
-        "initialblockdownload": False,
+        "initialblockdownload": in_initial_download(call, info),
         "size_on_disk": size,
         "pruned": False,
         "current_signblock_asm": script_to_asm(challenge),
@@ -441,3 +455,441 @@ def getdeploymentinfo(call: Call, blockhash: str | None) -> dict[str, Any]:
 def calcfastmerkleroot(call: Call, leaves: list[Any]) -> str:
     hashes = [parse_hash(leaf, "leaf") for leaf in leaves]
     return fast_merkle_root(hashes)[::-1].hex()
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+PER_UTXO_OVERHEAD = 36 + 4 + 1  # Core: sizeof(COutPoint) + sizeof(uint32_t) + sizeof(bool)
+BLOCKSTATS_PERCENTILES = 5
+WITNESS_SCALE_FACTOR = 4
+ONE_MONTH = 30 * 24 * 60 * 60
+TARGET_SPACING = 60  # elementsregtest's nPowTargetSpacing (Elements chainparams.cpp)
+
+
+def _hash_or_height(call: Call, value: Any) -> BlockInfo:
+    """Core's ParseHashOrHeight: a height on the active chain, else a known block hash."""
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        height = integer(value)
+        if height < 0:
+            raise RpcError(RpcCode.INVALID_PARAMETER, f"Target block height {height} is negative")
+        tip = call.node.tip.height
+        if height > tip:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           f"Target block height {height} after current tip {tip}")
+        block_hash = call.node.block_hash(height)
+        assert block_hash is not None
+        return _block_info(call, block_hash)
+    return _block_info(call, parse_hash(value, "hash_or_height"))
+
+
+def _truncated_median(values: list[int]) -> int:
+    if not values:
+        return 0
+    values = sorted(values)
+    size = len(values)
+    return values[size // 2] if size % 2 else (values[size // 2 - 1] + values[size // 2]) // 2
+
+
+def _percentiles_by_weight(scores: list[tuple[int, int]], total_weight: int) -> list[int]:
+    """Core's CalculatePercentilesByWeight: fee rates at the 10/25/50/75/90th weight unit."""
+    result = [0] * BLOCKSTATS_PERCENTILES
+    if not scores:
+        return result
+    scores = sorted(scores)
+    marks = (total_weight / 10.0, total_weight / 4.0, total_weight / 2.0,
+             total_weight * 3.0 / 4.0, total_weight * 9.0 / 10.0)
+    index = 0
+    cumulative = 0
+    for rate, weight in scores:
+        cumulative += weight
+        while index < BLOCKSTATS_PERCENTILES and cumulative >= marks[index]:
+            result[index] = rate
+            index += 1
+    for i in range(index, BLOCKSTATS_PERCENTILES):
+        result[i] = scores[-1][0]
+    return result
+
+
+def block_stats(call: Call, info: BlockInfo) -> dict[str, Any]:
+    """Every statistic of Elements' getblockstats (its elements-mode branch: fees are the
+    explicit fee outputs in the policy asset, ``total_out`` sums explicit policy-asset
+    outputs), in satoshis."""
+    node = call.node
+    block = _read_block(call, info)
+    policy = node.params.policy_asset
+    spent = spent_outputs(call, info) if info.height else []
+    if spent is None:
+        raise RpcError(RpcCode.MISC_ERROR, "Undo data expected but can't be read. This could be "
+                                           "due to disk corruption or a conflict with a pruning "
+                                           "event.")
+    fees: list[int] = []
+    rates: list[tuple[int, int]] = []
+    sizes: list[int] = []
+    inputs = outputs = utxos = 0
+    total_out = total_size = total_weight = 0
+    sw_txs = sw_size = sw_weight = 0
+    utxo_size_inc = utxo_size_inc_actual = 0
+    for i, tx in enumerate(block.transactions):
+        outputs += len(tx.outputs)
+        tx_out = fee = 0
+        for out in tx.outputs:
+            if out.is_fee and out.asset_is_explicit and out.asset == policy \
+                    and isinstance(out.value, int):
+                fee += out.value
+            if isinstance(out.value, int) and out.asset_is_explicit and out.asset == policy:
+                tx_out += out.value
+            out_size = len(out.serialize()) + PER_UTXO_OVERHEAD
+            utxo_size_inc += out_size
+            if info.height == 0 or is_unspendable(out.script_pubkey):
+                continue
+            utxos += 1
+            utxo_size_inc_actual += out_size
+        if i == 0:
+            continue
+        inputs += len(tx.inputs)
+        total_out += tx_out
+        size, weight = tx.size, tx.weight
+        sizes.append(size)
+        total_size += size
+        total_weight += weight
+        if tx.has_witness:
+            sw_txs += 1
+            sw_size += size
+            sw_weight += weight
+        for prev, _height, _coinbase in spent[i - 1]:
+            prev_size = len(prev.serialize()) + PER_UTXO_OVERHEAD
+            utxo_size_inc -= prev_size
+            utxo_size_inc_actual -= prev_size
+        fees.append(fee)
+        rate = fee * WITNESS_SCALE_FACTOR // weight if weight else 0
+        rates.append((rate, weight))
+    n_txs = len(block.transactions)
+    total_fee = sum(fees)
+    feerates = [r for r, _ in rates]
+    return {
+        "avgfee": total_fee // (n_txs - 1) if n_txs > 1 else 0,
+        "avgfeerate": total_fee * WITNESS_SCALE_FACTOR // total_weight if total_weight else 0,
+        "avgtxsize": total_size // (n_txs - 1) if n_txs > 1 else 0,
+        "blockhash": info.hash[::-1].hex(),
+        "feerate_percentiles": _percentiles_by_weight(rates, total_weight),
+        "height": info.height,
+        "ins": inputs,
+        "maxfee": max(fees, default=0),
+        "maxfeerate": max(feerates, default=0),
+        "maxtxsize": max(sizes, default=0),
+        "medianfee": _truncated_median(fees),
+        "mediantime": info.median_time_past,
+        "mediantxsize": _truncated_median(sizes),
+        "minfee": min(fees, default=0),
+        "minfeerate": min(feerates, default=0),
+        "mintxsize": min(sizes, default=0),
+        "outs": outputs,
+        "subsidy": node.params.block_subsidy_at(info.height),
+        "swtotal_size": sw_size,
+        "swtotal_weight": sw_weight,
+        "swtxs": sw_txs,
+        "time": info.header.time,
+        "total_out": total_out,
+        "total_size": total_size,
+        "total_weight": total_weight,
+        "totalfee": total_fee,
+        "txs": n_txs,
+        "utxo_increase": outputs - inputs,
+        "utxo_size_inc": utxo_size_inc,
+        "utxo_increase_actual": utxos - inputs,
+        "utxo_size_inc_actual": utxo_size_inc_actual,
+    }
+
+
+_BLOCKSTATS_RESULT = "{\n" + "\n".join(
+    f'  "{name}" : {shape},    ({kind}, optional) {text}' for name, shape, kind, text in (
+        ("avgfee", "n", "numeric", "Average fee in the block"),
+        ("avgfeerate", "n", "numeric", "Average feerate (in satoshis per virtual byte)"),
+        ("avgtxsize", "n", "numeric", "Average transaction size"),
+        ("blockhash", '"hex"', "string", "The block hash (to check for potential reorgs)"),
+        ("feerate_percentiles", "[ n, n, n, n, n ]", "json array",
+         "Feerates at the 10th, 25th, 50th, 75th, and 90th percentile weight unit (in "
+         "satoshis per virtual byte)"),
+        ("height", "n", "numeric", "The height of the block"),
+        ("ins", "n", "numeric", "The number of inputs (excluding coinbase)"),
+        ("maxfee", "n", "numeric", "Maximum fee in the block"),
+        ("maxfeerate", "n", "numeric", "Maximum feerate (in satoshis per virtual byte)"),
+        ("maxtxsize", "n", "numeric", "Maximum transaction size"),
+        ("medianfee", "n", "numeric", "Truncated median fee in the block"),
+        ("mediantime", "n", "numeric", "The block median time past"),
+        ("mediantxsize", "n", "numeric", "Truncated median transaction size"),
+        ("minfee", "n", "numeric", "Minimum fee in the block"),
+        ("minfeerate", "n", "numeric", "Minimum feerate (in satoshis per virtual byte)"),
+        ("mintxsize", "n", "numeric", "Minimum transaction size"),
+        ("outs", "n", "numeric", "The number of outputs"),
+        ("subsidy", "n", "numeric", "The block subsidy"),
+        ("swtotal_size", "n", "numeric", "Total size of all segwit transactions"),
+        ("swtotal_weight", "n", "numeric", "Total weight of all segwit transactions"),
+        ("swtxs", "n", "numeric", "The number of segwit transactions"),
+        ("time", "n", "numeric", "The block time"),
+        ("total_out", "n", "numeric", "Total amount in all outputs (excluding coinbase and "
+                                      "thus reward [ie subsidy + totalfee])"),
+        ("total_size", "n", "numeric", "Total size of all non-coinbase transactions"),
+        ("total_weight", "n", "numeric", "Total weight of all non-coinbase transactions"),
+        ("totalfee", "n", "numeric", "The fee total"),
+        ("txs", "n", "numeric", "The number of transactions (including coinbase)"),
+        ("utxo_increase", "n", "numeric", "The increase/decrease in the number of unspent "
+                                          "outputs (not discounting op_return and similar)"),
+        ("utxo_size_inc", "n", "numeric", "The increase/decrease in size for the utxo index "
+                                          "(not discounting op_return and similar)"),
+        ("utxo_increase_actual", "n", "numeric", "The increase/decrease in the number of "
+                                                 "unspent outputs, not counting unspendables"),
+        ("utxo_size_inc_actual", "n", "numeric", "The increase/decrease in size for the utxo "
+                                                 "index, not counting unspendables"),
+    )) + "\n}"
+
+
+@rpc("blockchain",
+     args=[required("hash_or_height", Kind.ANY, "The block hash or height of the target block"),
+           optional("stats", Kind.ARR, None, "Values to plot (see result below)",
+                    default_doc="all values")],
+     description="Compute per block statistics for a given window. All amounts are in "
+                 "satoshis.\nIt won't work for some heights with pruning.",
+     result=_BLOCKSTATS_RESULT,
+     examples=("'\"00000000c937983704a73af28acdec37b049d214adbda81d7e2a3dd146f6ed09\"' "
+               "'[\"minfeerate\",\"avgfeerate\"]'", "1000 '[\"minfeerate\",\"avgfeerate\"]'"))
+def getblockstats(call: Call, hash_or_height: Any, stats: list[Any] | None) -> dict[str, Any]:
+    info = _hash_or_height(call, hash_or_height)
+    selected: list[str] = []
+    for stat in stats or []:
+        if not isinstance(stat, str):
+            raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(stat).value} is "
+                                               "not of expected type string")
+        selected.append(stat)
+    everything = block_stats(call, info)
+    if not selected:
+        return everything
+    out = {}
+    for stat in sorted(set(selected)):  # Core's std::set: sorted, each once
+        if stat not in everything:
+            raise RpcError(RpcCode.INVALID_PARAMETER, f"Invalid selected statistic '{stat}'")
+        out[stat] = everything[stat]
+    return out
+
+
+@rpc("blockchain",
+     args=[optional("nblocks", Kind.INT, None, "Size of the window in number of blocks",
+                    default_doc="one month"),
+           optional("blockhash", Kind.STR, None, "The hash of the block that ends the window.",
+                    default_doc="chain tip")],
+     description="Compute statistics about the total number and rate of transactions in the "
+                 "chain.",
+     result='{\n'
+            '  "time" : xxx,                        (numeric) The timestamp for the final block '
+            'in the window, expressed in UNIX epoch time\n'
+            '  "txcount" : n,                       (numeric, optional) The total number of '
+            'transactions in the chain up to that point, if known\n'
+            '  "window_final_block_hash" : "hex",   (string) The hash of the final block in the '
+            'window\n'
+            '  "window_final_block_height" : n,     (numeric) The height of the final block in '
+            'the window.\n'
+            '  "window_block_count" : n,            (numeric) Size of the window in number of '
+            'blocks\n'
+            '  "window_interval" : n,               (numeric, optional) The elapsed time in the '
+            'window in seconds. Only returned if "window_block_count" is > 0\n'
+            '  "window_tx_count" : n,               (numeric, optional) The number of '
+            'transactions in the window. Only returned if "window_block_count" is > 0\n'
+            '  "txrate" : n                         (numeric, optional) The average rate of '
+            'transactions per second in the window. Only returned if "window_interval" is > 0\n'
+            '}',
+     examples=("", "2016"))
+def getchaintxstats(call: Call, nblocks: int | None, blockhash: str | None) -> dict[str, Any]:
+    node = call.node
+    if blockhash is None:
+        info = _block_info(call, node.tip.hash)
+    else:
+        info = _block_info(call, parse_hash(blockhash, "blockhash"))
+        if not info.in_active_chain:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Block is not in main chain")
+    if nblocks is None:
+        count = max(0, min(ONE_MONTH // TARGET_SPACING, info.height - 1))
+    else:
+        count = nblocks
+        if count < 0 or (count > 0 and count >= info.height):
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Invalid block count: should be between 0 and the block's height - 1")
+    # m_chain_tx_count: the transactions of every block up to and including each end
+    counts = [_block_info(call, h).n_tx
+              for h in (node.block_hash(k) for k in range(info.height + 1)) if h is not None]
+    past_height = info.height - count
+    past_hash = node.block_hash(past_height)
+    assert past_hash is not None
+    past = _block_info(call, past_hash)
+    tx_count = sum(counts)
+    out: dict[str, Any] = {"time": info.header.time, "txcount": tx_count,
+                           "window_final_block_hash": info.hash[::-1].hex(),
+                           "window_final_block_height": info.height,
+                           "window_block_count": count}
+    if count > 0:
+        interval = info.median_time_past - past.median_time_past
+        window_txs = tx_count - sum(counts[:past_height + 1])
+        out["window_interval"] = interval
+        out["window_tx_count"] = window_txs
+        if interval > 0:
+            out["txrate"] = window_txs / interval
+    return out
+
+
+# --- proofs of inclusion ------------------------------------------------------------------------
+
+
+@rpc("blockchain",
+     args=[required("txids", Kind.ARR, "The txids to filter"),
+           optional("blockhash", Kind.STR, None, "If specified, looks for txid in the block "
+                                                 "with this hash")],
+     description='Returns a hex-encoded proof that "txid" was included in a block.\n\n'
+                 "NOTE: By default this function only works sometimes. This is when there is "
+                 "an\nunspent output in the utxo for this transaction. To make it always work,"
+                 "\nyou need to maintain a transaction index, using the -txindex command line "
+                 "option or\nspecify the block in which the transaction is included manually "
+                 "(by blockhash).",
+     result='"data"    (string) A string that is a serialized, hex-encoded data for the proof.',
+     examples=("'[\"mytxid\",...]'", "'[\"mytxid\",...]' \"blockhash\""))
+def gettxoutproof(call: Call, txids: list[Any], blockhash: str | None) -> str:
+    node = call.node
+    if not txids:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Parameter 'txids' cannot be empty")
+    wanted: list[bytes] = []
+    for text in txids:
+        txid = parse_hash(text, "txid")
+        if txid in wanted:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           f"Invalid parameter, duplicated txid: {text}")
+        wanted.append(txid)
+    info: BlockInfo | None = None
+    if blockhash is not None:
+        info = _block_info(call, parse_hash(blockhash, "blockhash"))
+    else:
+        for txid in wanted:  # AccessByTxid: any unspent output of the transaction
+            coin = next((c for c in (node.utxo((txid, n)) for n in range(MAX_COIN_SCAN))
+                         if c is not None), None)
+            if coin is not None:
+                found = node.block_hash(coin.height)
+                assert found is not None
+                info = _block_info(call, found)
+                break
+        if info is None and call.context.txindex is not None:
+            located = call.context.txindex.lookup(wanted[0])
+            if located is not None:
+                info = _block_info(call, located[0])
+        if info is None:
+            raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Transaction not yet in block")
+    block = _read_block(call, info)
+    block_txids = [tx.txid for tx in block.transactions]
+    if not set(wanted) <= set(block_txids):
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
+                       "Not all transactions found in specified or retrieved block")
+    return build_proof(block.header, block_txids, set(wanted)).hex()
+
+
+MAX_COIN_SCAN = 10_000  # Core's AccessByTxid looks at output indices below this bound
+
+
+@rpc("blockchain",
+     args=[required("proof", Kind.HEX, "The hex-encoded proof generated by gettxoutproof")],
+     description="Verifies that a proof points to a transaction in a block, returning the "
+                 "transaction it commits to\nand throwing an RPC error if the block is not in "
+                 "our best chain",
+     result='[\n  "hex",    (string) The txid(s) which the proof commits to, or empty array if '
+            'the proof cannot be validated.\n  ...\n]',
+     examples=('"proof"',))
+def verifytxoutproof(call: Call, proof: str) -> list[str]:
+    data = parse_hex(proof, "proof")
+    try:
+        header, n_transactions, matched, root = parse_proof(data)
+    except ParseError as exc:
+        raise RpcError(RpcCode.DESERIALIZATION_ERROR, f"Proof decode failed: {exc}") from None
+    if root is None or root != header.merkle_root:
+        return []
+    info = call.node.block_info(header.hash)
+    if info is None or not info.in_active_chain or info.n_tx == 0:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Block not found in chain")
+    if info.n_tx != n_transactions:
+        return []
+    return [txid[::-1].hex() for txid in matched]
+
+
+# --- scantxoutset -------------------------------------------------------------------------------
+
+
+@rpc("blockchain",
+     args=[required("action", Kind.STR, 'The action to execute\n"start" for starting a scan\n'
+                    '"abort" for aborting the current scan (returns true when abort was '
+                    'successful)\n"status" for progress report (in %) of the current scan'),
+           optional("scanobjects", Kind.ARR, None, "Array of scan objects. Required for "
+                    '"start" action\nEvery scan object is either a string descriptor or an '
+                    'object {"desc": descriptor, "range": n or [begin,end]}: raw(), addr(), '
+                    "pk(), pkh(), wpkh(), sh(wpkh()), combo() of hex keys")],
+     description="Scans the unspent transaction output set for entries that match certain "
+                 "output descriptors. A scan runs under the chain lock, so \"status\" and "
+                 "\"abort\" never see one in progress (null and false).",
+     result='{\n'
+            '  "success" : true|false,       (boolean) Whether the scan was completed\n'
+            '  "txouts" : n,                 (numeric) The number of unspent transaction '
+            'outputs scanned\n'
+            '  "height" : n,                 (numeric) The block height at which the scan was '
+            'done\n'
+            '  "bestblock" : "hex",          (string) The hash of the block at the tip of the '
+            'chain\n'
+            '  "unspents" : [ { "txid", "vout", "scriptPubKey", "desc", "amount" | '
+            '"amountcommitment", "asset" | "assetcommitment", "coinbase", "height", '
+            '"blockhash", "confirmations" }, ... ],\n'
+            '  "total_unblinded_bitcoin_amount" : n    (numeric) The total amount of all found '
+            'unspent unblinded outputs in BTC\n'
+            '}\n'
+            'when action=="abort": true|false (boolean) True if scan will be aborted\n'
+            'when action=="status": null (no scan in progress)',
+     examples=("start '[\"raw(76a91411b366edfc0a8b66feebae5c2e25a7b6a5d1cf3188ac)#fm24fxxy\"]'",
+               "status", "abort"))
+def scantxoutset(call: Call, action: str, scanobjects: list[Any] | None) -> Any:
+    if action == "status":
+        return None
+    if action == "abort":
+        return False
+    if action != "start":
+        raise RpcError(RpcCode.INVALID_PARAMETER, f"Invalid action '{action}'")
+    if scanobjects is None:
+        raise RpcError(RpcCode.MISC_ERROR, "scanobjects argument is required for the start "
+                                           "action")
+    node = call.node
+    needles: dict[bytes, str] = {}
+    for item in scanobjects:
+        for script, desc in scan_scripts(item, node.params.addresses):
+            needles.setdefault(script, desc)
+    policy = node.params.policy_asset
+    tip = node.tip
+    unspents = []
+    total = 0
+    count = 0
+    for outpoint, coin in node.iter_utxos():
+        count += 1
+        out = decode_txout(coin.txout)
+        if out.script_pubkey not in needles:
+            continue
+        if isinstance(out.value, int) and out.asset_is_explicit and out.asset == policy:
+            total += out.value
+        entry: dict[str, Any] = {"txid": outpoint.txid[::-1].hex(), "vout": outpoint.index,
+                                 "scriptPubKey": out.script_pubkey.hex(),
+                                 "desc": needles[out.script_pubkey]}
+        if isinstance(out.value, int):
+            entry["amount"] = amount_json(out.value)
+        else:
+            entry["amountcommitment"] = out.value.hex()
+        if out.asset_is_explicit:
+            entry["asset"] = out.asset[::-1].hex()
+        else:
+            entry["assetcommitment"] = out.asset.hex()
+        block_hash = node.block_hash(coin.height)
+        assert block_hash is not None
+        entry.update({"coinbase": coin.coinbase, "height": coin.height,
+                      "blockhash": block_hash[::-1].hex(),
+                      "confirmations": tip.height - coin.height + 1})
+        unspents.append(entry)
+    return {"success": True, "txouts": count, "height": tip.height,
+            "bestblock": tip.hash[::-1].hex(), "unspents": unspents,
+            "total_unblinded_bitcoin_amount": amount_json(total)}

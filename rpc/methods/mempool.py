@@ -16,6 +16,7 @@ from rpc.registry import Kind, optional, required, rpc
 from validator import MempoolEntry, reasons
 
 MAX_TEST_ACCEPT = 25
+INCREMENTAL_RELAY_FEE = 100  # sat/kvB: Elements' DEFAULT_INCREMENTAL_RELAY_FEE (policy/policy.h)
 DEFAULT_MAX_RAW_TX_FEE_RATE = 10_000_000  # sat/kvB: 0.10 BTC/kvB, Core's maxfeerate default
 MAX_FEE_EXCEEDED = "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)"
 MAX_BURN_EXCEEDED = "Unspendable output exceeds maximum configured by user (maxburnamount)"
@@ -168,7 +169,7 @@ def getmempoolinfo(call: Call) -> dict[str, Any]:
         "maxmempool": 300_000_000,
         "mempoolminfee": amount_json(call.node.mempool.settings.minrelaytxfee),
         "minrelaytxfee": amount_json(call.node.mempool.settings.minrelaytxfee),
-        "incrementalrelayfee": amount_json(100),
+        "incrementalrelayfee": amount_json(INCREMENTAL_RELAY_FEE),
         "unbroadcastcount": 0,
         "fullrbf": False,
     }
