@@ -394,6 +394,16 @@ def reconsiderblock(call: Call, blockhash: str) -> None:
     log_reconsidered(call.node, parse_hash(blockhash, "blockhash"))
 
 
+@rpc("blockchain", args=[required("blockhash", Kind.STR, "the hash of the block to mark as "
+                                                        "precious")],
+     description="Treats a block as if it were received before others with the same work.\n\n"
+                 "A later preciousblock call can override the effect of an earlier one.\n\n"
+                 "The effects of preciousblock are not retained across restarts.",
+     result="null    (json null)", examples=('"blockhash"',))
+def preciousblock(call: Call, blockhash: str) -> None:
+    _mark(call, blockhash, call.node.precious_block)
+
+
 # --- Elements' sidechain and deployment reports ------------------------------------------------
 
 FEDPEG_SCRIPT = b"\x51"  # elementsregtest's default -fedpegscript (OP_TRUE): no peg-ins here
