@@ -18,7 +18,13 @@ from ctplugin.elements.address import (
 )
 from ctplugin.elements.chainparams import AddressParams, ChainParams
 from ctplugin.elements.rpcjson import decode_transaction
-from ctplugin.elements.script import push_data, script_to_asm, script_type, witness_program
+from ctplugin.elements.script import (
+    push_data,
+    script_ops,
+    script_to_asm,
+    script_type,
+    witness_program,
+)
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160
 from rpc.errors import RpcCode, RpcError
@@ -77,10 +83,18 @@ def address_of(script: bytes, addresses: AddressParams) -> str | None:
 
 
 def inferred_descriptor(script: bytes, addresses: AddressParams) -> str:
-    """InferDescriptor with no key information, checksummed."""
+    """InferDescriptor with no key information, checksummed: the keys a script itself
+    carries (P2PK, bare multisig) are named, hashed ones are not (``addr()``)."""
     program = witness_program(script)
     if program is not None and program[0] == 1 and len(program[1]) == 32:
         return with_checksum(f"rawtr({program[1].hex()})")
+    kind = script_type(script)
+    if kind in ("pubkey", "multisig"):
+        ops = script_ops(script) or []
+        if kind == "pubkey":
+            return with_checksum(f"pk({(ops[0][1] or b'').hex()})")
+        keys = ",".join((data or b"").hex() for _, data in ops[1:-2])
+        return with_checksum(f"multi({ops[0][0] - 0x50},{keys})")
     address = address_of(script, addresses)
     if address is not None:
         return with_checksum(f"addr({address})")

@@ -296,19 +296,11 @@ def decodescript(call: Call, hexstring: str) -> dict[str, Any]:
             entry = script_pubkey_json(segwit, addresses)
             if kind not in ("pubkey", "pubkeyhash"):
                 # InferDescriptor with the script known: wsh(<the script's descriptor>)
-                entry["desc"] = with_checksum(f"wsh({_inner_descriptor(script, kind)})")
+                inner = out["desc"].split("#", 1)[0]
+                entry["desc"] = with_checksum(f"wsh({inner})")
             entry["p2sh-segwit"] = encode_destination(p2sh_script(hash160(segwit)), addresses)
             out["segwit"] = entry
     return out
-
-
-def _inner_descriptor(script: bytes, kind: str) -> str:
-    """The descriptor of a witness script as InferDescriptor prints it inside wsh()."""
-    ops = script_ops(script) or []
-    if kind == "multisig":
-        keys = ",".join((data or b"").hex() for _, data in ops[1:-2])
-        return f"multi({ops[0][0] - 0x50},{keys})"
-    return f"raw({script.hex()})"
 
 
 # --- issuance -----------------------------------------------------------------------------------
@@ -662,6 +654,8 @@ def sign_with_keys(call: Call, tx: Transaction, store: KeyStore,
         if (hash_type & 0x1F) == _SIGHASH_SINGLE and n >= len(tx.outputs):
             continue
         pre = PrecomputedTransaction(replace(tx, inputs=tuple(inputs)), spent, genesis)
+        if input_error(pre, n, int(STANDARD)) is None:
+            continue  # already complete (DataFromTransaction): kept as it is
         script_sig, witness = sign_input(pre, n, store, hash_type, lambda: os.urandom(32))
         inputs[n] = with_input(inputs[n], script_sig, witness)
     signed = replace(tx, inputs=tuple(inputs))
