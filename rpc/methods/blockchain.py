@@ -41,7 +41,8 @@ def getblockcount(call: Call) -> int:
 
 @rpc("blockchain", description="Returns the hash of the best (tip) block in the "
                                "most-work fully-validated chain.",
-     result='"hex"    (string) the block hash, hex-encoded')
+     result='"hex"    (string) the block hash, hex-encoded',
+     examples=("",))
 def getbestblockhash(call: Call) -> str:
     return call.node.tip.hash[::-1].hex()
 
@@ -69,7 +70,8 @@ def _wait(call: Call, timeout_ms: int, done: Any) -> dict[str, Any]:
 @rpc("blockchain", args=[optional("timeout", Kind.INT, 0, "Time in milliseconds to wait for a "
                                                           "response. 0 indicates no timeout.")],
      description="Waits for any new block and returns useful info about it.",
-     result='{"hash": "hex", "height": n}', locking=Locking.SELF)
+     result='{"hash": "hex", "height": n}', locking=Locking.SELF,
+     examples=('1000',))
 def waitfornewblock(call: Call, timeout: int) -> dict[str, Any]:
     with call.context.chain_lock:
         start = call.node.tip
@@ -80,7 +82,12 @@ def waitfornewblock(call: Call, timeout: int) -> dict[str, Any]:
                          optional("timeout", Kind.INT, 0, "Time in milliseconds to wait for a "
                                                           "response. 0 indicates no timeout.")],
      description="Waits for a specific new block and returns useful info about it.",
-     locking=Locking.SELF)
+     locking=Locking.SELF,
+     result='{\n'
+            '  "hash" : "hex",    (string) The blockhash\n'
+            '  "height" : n      (numeric) Block height\n'
+            '}',
+     examples=('"0000000000079f8ef3d2c688c244eb7a4570b24c9ed7b4a8c619eb02596f8862" 1000',))
 def waitforblock(call: Call, blockhash: str, timeout: int) -> dict[str, Any]:
     target = parse_hash(blockhash, "blockhash")
     return _wait(call, timeout, lambda tip: tip.hash == target)
@@ -90,7 +97,12 @@ def waitforblock(call: Call, blockhash: str, timeout: int) -> dict[str, Any]:
                          optional("timeout", Kind.INT, 0, "Time in milliseconds to wait for a "
                                                           "response. 0 indicates no timeout.")],
      description="Waits for (at least) block height and returns the height and hash of the "
-                 "current tip.", locking=Locking.SELF)
+                 "current tip.", locking=Locking.SELF,
+     result='{\n'
+            '  "hash" : "hex",    (string) The blockhash\n'
+            '  "height" : n      (numeric) Block height\n'
+            '}',
+     examples=('100 1000',))
 def waitforblockheight(call: Call, height: int, timeout: int) -> dict[str, Any]:
     return _wait(call, timeout, lambda tip: tip.height >= height)
 
@@ -148,7 +160,32 @@ def getblockhash(call: Call, height: int) -> str:
                                                               "the hex-encoded data")],
      description="If verbose is false, returns a string that is serialized, hex-encoded data "
                  "for blockheader 'hash'. If verbose is true, returns an Object with "
-                 "information about blockheader 'hash'.")
+                 "information about blockheader 'hash'.",
+     result='for verbose = true: {\n'
+            '  "hash" : "hex",              (string) the block hash (same as provided)\n'
+            '  "confirmations" : n,         (numeric) The number of confirmations, or -1 if '
+            'the block is not on the main chain\n'
+            '  "height" : n,                (numeric) The block height or index\n'
+            '  "version" : n,               (numeric) The block version\n'
+            '  "versionHex" : "hex",        (string) The block version formatted in '
+            'hexadecimal\n'
+            '  "merkleroot" : "hex",        (string) The merkle root\n'
+            '  "time" : xxx,                (numeric) The block time expressed in UNIX epoch '
+            'time\n'
+            '  "mediantime" : xxx,          (numeric) The median block time expressed in UNIX '
+            'epoch time\n'
+            '  "signblock_witness_asm" : "str",  (string) ASM of sign block witness data\n'
+            '  "signblock_witness_hex" : "hex",  (string) Hex of sign block witness data\n'
+            '  "signblock_challenge" : "hex",    (string) Hex of the block challenge\n'
+            '  "nTx" : n,                   (numeric) The number of transactions in the block\n'
+            '  "previousblockhash" : "hex", (string, optional) The hash of the previous block '
+            '(if available)\n'
+            '  "nextblockhash" : "hex"      (string, optional) The hash of the next block (if '
+            'available)\n'
+            '}\n'
+            'for verbose=false:\n'
+            '"hex"    (string) A string that is serialized, hex-encoded data for block \'hash\'',
+     examples=('"00000000c937983704a73af28acdec37b049d214adbda81d7e2a3dd146f6ed09"',))
 def getblockheader(call: Call, blockhash: str, verbose: bool) -> Any:
     info = _block_info(call, parse_hash(blockhash, "hash"))
     if not verbose:
@@ -217,7 +254,21 @@ def verbose_transaction(tx: Transaction, prevouts: list[tuple[TxOut, int, bool]]
                  "block 'hash'. If verbosity is 2, returns an Object with information about "
                  "block 'hash' and information about each transaction. If verbosity is 3, "
                  "returns an Object with information about block 'hash' and information about "
-                 "each transaction, including prevout information for inputs.")
+                 "each transaction, including prevout information for inputs.",
+     result='for verbosity = 0:\n'
+            '"hex"    (string) A string that is serialized, hex-encoded data for block '
+            "'hash'\n"
+            'for verbosity = 1: the getblockheader object plus\n'
+            '  "strippedsize" : n,    (numeric) The block size excluding witness data\n'
+            '  "size" : n,            (numeric) The block size\n'
+            '  "weight" : n,          (numeric) The block weight as defined in BIP 141\n'
+            '  "tx" : [ "hex", ... ]  (json array) The transaction ids\n'
+            'for verbosity = 2: as 1, with each "tx" entry a decoderawtransaction object with '
+            'its "hex"\n'
+            'for verbosity = 3: as 2, with each input\'s "prevout" {generated, height, value | '
+            'valuecommitment, asset | assetcommitment, scriptPubKey}',
+     examples=('"00000000c937983704a73af28acdec37b049d214adbda81d7e2a3dd146f6ed09"',
+               '"00000000c937983704a73af28acdec37b049d214adbda81d7e2a3dd146f6ed09" 2'))
 def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
     info = _block_info(call, parse_hash(blockhash, "blockhash"))
     level = int(verbosity)  # a bool is accepted: true means 1
@@ -244,7 +295,20 @@ def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
 
 
 @rpc("blockchain", description="Return information about all known tips in the block tree, "
-                               "including the main chain as well as orphaned branches.")
+                               "including the main chain as well as orphaned branches.",
+     result='[\n'
+            '  {\n'
+            '    "height" : n,          (numeric) height of the chain tip\n'
+            '    "hash" : "hex",        (string) block hash of the tip\n'
+            '    "branchlen" : n,       (numeric) zero for main chain, otherwise length of '
+            'branch connecting the tip to the main chain\n'
+            '    "status" : "str"       (string) status of the chain, "active" for the main '
+            'chain. Possible values: "invalid", "headers-only", "valid-headers", '
+            '"valid-fork", "active"\n'
+            '  },\n'
+            '  ...\n'
+            ']',
+     examples=("",))
 def getchaintips(call: Call) -> list[dict[str, Any]]:
     return [{"height": tip.height, "hash": tip.hash[::-1].hex(), "branchlen": tip.branchlen,
              "status": tip.status} for tip in call.node.chain_tips()]
@@ -263,7 +327,36 @@ def in_initial_download(call: Call, tip: BlockInfo) -> bool:
 
 
 @rpc("blockchain", description="Returns an object containing various state info regarding "
-                               "blockchain processing.")
+                               "blockchain processing.",
+     result='{\n'
+            '  "chain" : "str",                 (string) current network name\n'
+            '  "blocks" : n,                    (numeric) the height of the most-work '
+            'fully-validated chain\n'
+            '  "headers" : n,                   (numeric) the current number of headers we have '
+            'validated\n'
+            '  "bestblockhash" : "hex",         (string) the hash of the currently best block\n'
+            '  "time" : xxx,                    (numeric) The block time expressed in UNIX '
+            'epoch time\n'
+            '  "mediantime" : xxx,              (numeric) The median block time expressed in '
+            'UNIX epoch time\n'
+            '  "verificationprogress" : n,      (numeric) estimate of verification progress '
+            '[0..1]\n'
+            '  "initialblockdownload" : true|false,  (boolean) (debug information) estimate '
+            'of whether this node is in Initial Block Download mode\n'
+            '  "size_on_disk" : n,              (numeric) the estimated size of the block '
+            'and undo files on disk\n'
+            '  "pruned" : true|false,           (boolean) if the blocks are subject to pruning\n'
+            '  "current_signblock_asm" : "str", (string) ASM of sign block challenge data '
+            'from current block\n'
+            '  "current_signblock_hex" : "hex", (string) Hex of sign block challenge data '
+            'from current block\n'
+            '  "max_block_witness" : n,         (numeric) maximum sized block witness '
+            'serialized size for current block\n'
+            '  "trim_headers" : true|false,     (boolean) whether block headers are trimmed\n'
+            '  "warnings" : [ "str" ]           (json array) any network and blockchain '
+            'warnings\n'
+            '}',
+     examples=("",))
 def getblockchaininfo(call: Call) -> dict[str, Any]:
     node = call.node
     tip = node.tip
@@ -302,7 +395,22 @@ def getblockchaininfo(call: Call) -> dict[str, Any]:
                          optional("include_mempool", Kind.BOOL, True,
                                   "Whether to include the mempool. Note that an unspent output "
                                   "that is spent in the mempool won't appear.")],
-     description="Returns details about an unspent transaction output.")
+     description="Returns details about an unspent transaction output.",
+     result='null    (json null) if the output is unknown or spent\n'
+            'or\n'
+            '{\n'
+            '  "bestblock" : "hex",       (string) The hash of the block at the tip of the '
+            'chain\n'
+            '  "confirmations" : n,       (numeric) The number of confirmations\n'
+            '  "value" : n,               (numeric, optional) The transaction value in BTC\n'
+            '  "valuecommitment" : "hex", (string, optional) the transaction value commitment\n'
+            '  "asset" : "hex",           (string, optional) the asset id\n'
+            '  "assetcommitment" : "hex", (string, optional) the asset commitment\n'
+            '  "commitmentnonce" : "hex", (string) the nonce\n'
+            '  "scriptPubKey" : { "asm", "desc", "hex", "address"?, "type" },  (json object)\n'
+            '  "coinbase" : true|false    (boolean) Coinbase or not\n'
+            '}',
+     examples=('"txid" 1',))
 def gettxout(call: Call, txid: str, n: int, include_mempool: bool) -> dict[str, Any] | None:
     node = call.node
     txid_bytes = parse_hash(txid, "txid")
@@ -339,13 +447,43 @@ def _txout_json(tip: BlockRef, out: TxOut, confirmations: int, coinbase: bool,
 
 @rpc("blockchain", args=[optional("hash_type", Kind.STR, "hash_serialized_3",
                                   "Which UTXO set hash should be calculated. Options: "
-                                  "'hash_serialized_3', 'none'.")],
+                                  "'hash_serialized_3', 'none'."),
+                         optional("hash_or_height", Kind.ANY, None, "The block hash or height "
+                                  "of the target height (only available with coinstatsindex, "
+                                  "which this node does not keep).",
+                                  "the current best block"),
+                         optional("use_index", Kind.BOOL, True, "Use coinstatsindex, if "
+                                  "available.")],
      description="Returns statistics about the unspent transaction output set. The "
                  "hash_serialized_3 here is ctplugin's utxo_set_hash: SHA256 over every entry "
-                 "in key order, equal for equal sets.")
-def gettxoutsetinfo(call: Call, hash_type: str) -> dict[str, Any]:
+                 "in key order, equal for equal sets.",
+     result='{\n'
+            '  "height" : n,                 (numeric) The block height (index) of the '
+            'returned statistics\n'
+            '  "bestblock" : "hex",          (string) The hash of the block at which these '
+            'statistics are calculated\n'
+            '  "txouts" : n,                 (numeric) The number of unspent transaction '
+            'outputs\n'
+            '  "bogosize" : n,               (numeric) Database-independent, meaningless '
+            'metric indicating the UTXO set size\n'
+            '  "hash_serialized_3" : "hex",  (string, optional) The serialized hash (only '
+            "present if 'hash_serialized_3' hash_type is chosen)\n"
+            '  "transactions" : n,           (numeric) The number of transactions with '
+            'unspent outputs\n'
+            '  "disk_size" : n,              (numeric) The estimated size of the chainstate on '
+            'disk\n'
+            '  "total_amount" : n,           (numeric) The total amount of explicit values\n'
+            '  "blinded_outputs" : n         (numeric) The number of outputs with a blinded '
+            'value\n'
+            '}',
+     examples=("", '"none"'))
+def gettxoutsetinfo(call: Call, hash_type: str, hash_or_height: Any,
+                    use_index: bool) -> dict[str, Any]:
     if hash_type not in ("hash_serialized_3", "none"):
-        raise RpcError(RpcCode.INVALID_PARAMETER, f"{hash_type} is not a valid hash_type")
+        raise RpcError(RpcCode.INVALID_PARAMETER, f"'{hash_type}' is not a valid hash_type")
+    if hash_or_height is not None:  # Core without -coinstatsindex
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       "Querying specific block heights requires coinstatsindex")
     stats = call.node.utxo_stats()
     out: dict[str, Any] = {
         "height": stats.height,
@@ -379,7 +517,9 @@ def _mark(call: Call, blockhash: str, action: Callable[[bytes], object]) -> None
 
 @rpc("blockchain", args=[required("blockhash", Kind.STR, "the hash of the block to mark as "
                                                         "invalid")],
-     description="Permanently marks a block as invalid, as if it violated a consensus rule.")
+     description="Permanently marks a block as invalid, as if it violated a consensus rule.",
+     result='null    (json null)',
+     examples=('"blockhash"',))
 def invalidateblock(call: Call, blockhash: str) -> None:
     _mark(call, blockhash, call.node.invalidate_block)
     log_invalidated(call.node, parse_hash(blockhash, "blockhash"))
@@ -388,7 +528,9 @@ def invalidateblock(call: Call, blockhash: str) -> None:
 @rpc("blockchain", args=[required("blockhash", Kind.STR, "the hash of the block to reconsider")],
      description="Removes invalidity status of a block, its ancestors and its descendants, "
                  "reconsider them for activation. This can be used to undo the effects of "
-                 "invalidateblock.")
+                 "invalidateblock.",
+     result='null    (json null)',
+     examples=('"blockhash"',))
 def reconsiderblock(call: Call, blockhash: str) -> None:
     _mark(call, blockhash, call.node.reconsider_block)
     log_reconsidered(call.node, parse_hash(blockhash, "blockhash"))
@@ -424,7 +566,24 @@ def _p2sh_p2wsh(script: bytes) -> bytes:
 @rpc("blockchain", description="Returns an object containing various state info regarding "
                                "sidechain functionality (this chain has the elementsregtest "
                                "defaults and no peg-ins: OP_TRUE fedpegscript).",
-     locking=Locking.SELF)
+     locking=Locking.SELF,
+     result='{\n'
+            '  "fedpegscript" : "hex",               (string) The fedpegscript\n'
+            '  "current_fedpeg_programs" : [ "hex" ], (json array) The current fedpeg programs\n'
+            '  "current_fedpegscripts" : [ "hex" ],  (json array) The current fedpegscripts\n'
+            '  "pegged_asset" : "hex",               (string) Pegged asset type in hex\n'
+            '  "min_peg_diff" : "hex",               (string) The minimum difficulty parent '
+            'chain header target\n'
+            '  "parent_blockhash" : "hex",           (string) The parent genesis blockhash as '
+            'source of pegged-in funds\n'
+            '  "parent_chain_has_pow" : true|false,  (boolean) Whether parent chain has pow '
+            'or signed blocks\n'
+            '  "enforce_pak" : true|false,           (boolean) If peg-out authorization is '
+            'being enforced\n'
+            '  "pegin_confirmation_depth" : n        (numeric) The number of mainchain '
+            'confirmations required for a peg-in transaction to become valid\n'
+            '}',
+     examples=("",))
 def getsidechaininfo(call: Call) -> dict[str, Any]:
     program = _p2sh_p2wsh(FEDPEG_SCRIPT).hex()
     return {
@@ -445,7 +604,23 @@ def getsidechaininfo(call: Call) -> dict[str, Any]:
                                   "chain tip")],
      description="Returns an object containing various state info regarding deployments of "
                  "consensus changes (every rule of this chain is enforced from genesis: all "
-                 "buried).")
+                 "buried).",
+     result='{\n'
+            '  "hash" : "hex",          (string) requested block hash (or tip)\n'
+            '  "height" : n,            (numeric) requested block height (or tip)\n'
+            '  "deployments" : {        (json object)\n'
+            '    "xxxx" : {             (json object) name of the deployment\n'
+            '      "type" : "str",      (string) one of "buried", "bip9"\n'
+            '      "height" : n,        (numeric, optional) height of the first block which '
+            'the rules are or will be enforced (only for "buried" type, or "bip9" type with '
+            '"active" status)\n'
+            '      "active" : true|false  (boolean) true if the rules are enforced for the '
+            'mempool and the next block\n'
+            '    },\n'
+            '    ...\n'
+            '  }\n'
+            '}',
+     examples=("",))
 def getdeploymentinfo(call: Call, blockhash: str | None) -> dict[str, Any]:
     if blockhash is None:
         height, block_hash = call.node.tip.height, call.node.tip.hash
@@ -461,7 +636,8 @@ def getdeploymentinfo(call: Call, blockhash: str | None) -> dict[str, Any]:
                               "uint256 prints them")],
      description="Returns the fast Merkle root of the leaves (Elements' hidden RPC, as its "
                  "transaction and witness roots are computed: docs/elements-format.md §1.3).",
-     result='"hex"    (string) the root, in uint256 order', hidden=True, locking=Locking.SELF)
+     result='"hex"    (string) the root, in uint256 order', hidden=True, locking=Locking.SELF,
+     examples=('\'["0000000000000000000000000000000000000000000000000000000000000000"]\'',))
 def calcfastmerkleroot(call: Call, leaves: list[Any]) -> str:
     hashes = [parse_hash(leaf, "leaf") for leaf in leaves]
     return fast_merkle_root(hashes)[::-1].hex()

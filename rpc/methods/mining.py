@@ -74,10 +74,14 @@ def generatetoaddress(call: Call, nblocks: int, address: str, maxtries: int) -> 
     return hashes
 
 
-@rpc("hidden", args=[optional("nblocks", Kind.INT), optional("maxtries", Kind.INT)],
+@rpc("hidden", args=[optional("nblocks", Kind.INT, None, "How many blocks (ignored: the call "
+                                                          "is refused)"),
+                     optional("maxtries", Kind.INT, None, "How many iterations (ignored)")],
      hidden=True, locking=Locking.SELF,
      description="has been replaced by the -generate cli option. Refer to -help for more "
-                 "information.")
+                 "information.",
+     result='(never returns: the call is refused with its help text)',
+     examples=("",))
 def generate(call: Call, nblocks: Any, maxtries: Any) -> None:
     raise RpcError(RpcCode.METHOD_NOT_FOUND, generate_help())
 
@@ -96,7 +100,13 @@ def generate_help() -> str:
            optional("submit", Kind.BOOL, True, "Whether to submit the block before the RPC "
                     "call returns or to return it as hex.")],
      description="Mine a set of ordered transactions to a specified address and return the "
-                 "block hash.", locking=Locking.SELF)
+                 "block hash.", locking=Locking.SELF,
+     result='{\n'
+            '  "hash" : "hex",    (string) hash of generated block\n'
+            '  "hex" : "hex"      (string, optional) hex of generated block, only present '
+            'when submit=false\n'
+            '}',
+     examples=('"myaddress" \'["rawtx", "mempool_txid"]\'',))
 def generateblock(call: Call, output: str, transactions: list[Any],
                   submit: bool) -> dict[str, Any]:
     script = _script_of(call, output, "Error: Invalid address or descriptor")
@@ -137,7 +147,8 @@ def generateblock(call: Call, output: str, transactions: list[Any],
                  "the fees and the subsidy to -con_mandatorycoinbase, else to OP_TRUE, after "
                  "one OP_RETURN output per commit_data item. On an OP_TRUE challenge it needs "
                  "no signatures: submit it with submitblock.",
-     result='"blockhex"    (string) the block hex')
+     result='"blockhex"    (string) the block hex',
+     examples=("", '5'))
 def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
                    commit_data: Any) -> str:
     if proposed_parameters is not None:  # dynafed is never active on our chains
@@ -169,10 +180,11 @@ def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
 @rpc("mining",
      args=[required("hexdata", Kind.HEX, "the hex-encoded block data to submit"),
            optional("dummy", Kind.STR, None, "dummy value, for compatibility with BIP22. This "
-                    "value is ignored.")],
+                    "value is ignored.", "ignored")],
      description="Attempts to submit new block to network. See BIP22 for full specification.",
      result='null or "str"    (string) BIP22 result: null when accepted, otherwise '
-            '"duplicate", "inconclusive" or the reject reason')
+            '"duplicate", "inconclusive" or the reject reason',
+     examples=('"mydata"',))
 def submitblock(call: Call, hexdata: str, dummy: Any) -> str | None:
     raw, block = decode_block_hex(hexdata)
     if not block.transactions or not block.transactions[0].is_coinbase:

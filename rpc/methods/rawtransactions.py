@@ -41,7 +41,31 @@ OP_CHECKSIGADD = 0xBA
            optional("iswitness", Kind.BOOL, None, "Whether the transaction hex is a serialized "
                     "witness transaction.", "depends on heuristic tests")],
      description="Return a JSON object representing the serialized, hex-encoded transaction.",
-     locking=Locking.SELF)
+     locking=Locking.SELF,
+     result='{\n'
+            '  "txid" : "hex",        (string) The transaction id\n'
+            '  "hash" : "hex",        (string) The transaction hash (differs from txid for '
+            'witness transactions)\n'
+            '  "wtxid" : "hex",       (string) The transaction\'s wtxid\n'
+            '  "withash" : "hex",     (string) The transaction\'s witness hash\n'
+            '  "version" : n,         (numeric) The version\n'
+            '  "size" : n,            (numeric) The transaction size\n'
+            '  "vsize" : n,           (numeric) The virtual transaction size (differs from '
+            'size for witness transactions)\n'
+            '  "weight" : n,          (numeric) The transaction\'s weight (between vsize*4 - '
+            '3 and vsize*4)\n'
+            '  "discountvsize" : n,   (numeric) The discounted virtual size (Elements\' '
+            'discounted confidential transactions)\n'
+            '  "discountweight" : n,  (numeric) The discounted weight\n'
+            '  "locktime" : xxx,      (numeric) The lock time\n'
+            '  "vin" : [ { "coinbase" | "txid", "vout", "scriptSig", "is_pegin", '
+            '"txinwitness"?, "pegin_witness"?, "sequence", "issuance"? }, ... ],\n'
+            '  "vout" : [ { "value" | "value-minimum", "value-maximum", "ct-exponent", '
+            '"ct-bits", "surjectionproof", "valuecommitment", "asset" | "assetcommitment", '
+            '"commitmentnonce", "commitmentnonce_fully_valid", "n", "scriptPubKey" }, ... ],\n'
+            '  "fee" : { "asset" : n }  (json object) the transaction\'s fee outputs, by asset\n'
+            '}',
+     examples=('"hexstring"',))
 def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> dict[str, Any]:
     return transaction_json(decode_transaction_hex(hexstring), call.node.params)
 
@@ -54,7 +78,19 @@ def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> 
                     "transaction")],
      description="By default, this call only returns a transaction if it is in the mempool. If "
                  "-txindex is enabled and no blockhash argument is passed, it will return the "
-                 "transaction if it is in a block in the blockchain.")
+                 "transaction if it is in a block in the blockchain.",
+     result='if verbosity is not set or set to 0:\n'
+            '"str"    (string) The serialized transaction as a hex-encoded string for \'txid\'\n'
+            'if verbosity is set to 1: the decoderawtransaction object plus\n'
+            '  "in_active_chain" : true|false,  (boolean, optional) Whether specified block '
+            'is in the active chain or not (only present with explicit "blockhash" argument)\n'
+            '  "blockhash" : "hex",    (string, optional) the block hash\n'
+            '  "confirmations" : n,    (numeric, optional) The confirmations\n'
+            '  "blocktime" : xxx,      (numeric, optional) The block time expressed in UNIX '
+            'epoch time\n'
+            '  "time" : n,             (numeric, optional) Same as "blocktime"\n'
+            '  "hex" : "hex"           (string) The serialized, hex-encoded data for \'txid\'',
+     examples=('"mytxid"', '"mytxid" 1', '"mytxid" 0 "myblockhash"'))
 def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                       blockhash: str | None) -> Any:
     node = call.node
@@ -138,13 +174,11 @@ def _raw_inputs(inputs: list[Any], locktime: int, replaceable: bool) -> list[TxI
     return txins
 
 
-def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any],
-                 output_assets: dict[str, Any] | None = None) -> list[TxOut]:
+def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any]) -> list[TxOut]:
     """Elements' outputs: one-key objects ({address: amount, "asset": hex?}, {"data": hex},
     {"vdata": [hex, ...]}, {"burn": amount}, {"fee": amount}); a plain object is a list of
-    them. An output without its own "asset" takes output_assets[key] (elementsd's 5th
-    parameter), else the policy asset. The fee output goes last; a confidential address's
-    blinding key goes in the nonce."""
+    them. An output without its own "asset" pays the policy asset. The fee output goes last;
+    a confidential address's blinding key goes in the nonce."""
     if isinstance(outputs, dict):
         asset_text = outputs.get("asset")
         items = [{k: v, **({"asset": asset_text} if asset_text is not None else {})}
@@ -167,10 +201,6 @@ def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any],
         asset = policy
         if "asset" in item:
             asset = parse_hash(item["asset"], "asset")
-        elif output_assets and key in output_assets:
-            named = output_assets[key]
-            label = call.context.wallet_settings.pegged_asset_label
-            asset = policy if named == label else parse_hash(named, "asset")
         value = item[key]
         if key in ("data", "vdata"):
             if (key, b"") in seen:
@@ -213,21 +243,21 @@ def _raw_outputs(call: Call, outputs: list[Any] | dict[str, Any],
            optional("locktime", Kind.INT, 0, "Raw locktime. Non-0 value also locktime-"
                                              "activates inputs"),
            optional("replaceable", Kind.BOOL, True, "Marks this transaction as BIP125-"
-                                                    "replaceable."),
-           optional("output_assets", Kind.OBJ, None, "Address (or \"fee\") → asset hex id "
-                    "(or \"bitcoin\") for outputs without their own \"asset\"",
-                    "the policy asset")],
+                                                    "replaceable.")],
      description="Create a transaction spending the given inputs and creating new outputs. "
                  "Outputs to confidential addresses carry the address's blinding key in their "
-                 "nonce, for blindrawtransaction. Returns hex-encoded raw transaction.")
+                 "nonce, for blindrawtransaction. Returns hex-encoded raw transaction.",
+     result='"hex"    (string) hex string of the transaction',
+     examples=('"[{\\"txid\\":\\"myid\\",\\"vout\\":0}]" "[{\\"address\\":0.01}]"',
+               '"[{\\"txid\\":\\"myid\\",\\"vout\\":0}]" "[{\\"data\\":\\"00010203\\"}]"'))
 def createrawtransaction(call: Call, inputs: list[Any], outputs: Any, locktime: int,
-                         replaceable: bool, output_assets: dict[str, Any] | None) -> str:
+                         replaceable: bool) -> str:
     if not 0 <= locktime <= 0xFFFFFFFF:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, locktime out of range")
     # Core's order: locktime, inputs, outputs; empty outputs make a transaction without any
     # (funding adds them), as elementsd does.
     txins = _raw_inputs(inputs, locktime, replaceable)
-    txouts = _raw_outputs(call, outputs, output_assets)
+    txouts = _raw_outputs(call, outputs)
     return Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts),
                        locktime=locktime).hex()
 
