@@ -127,9 +127,9 @@ def block_changes(block: Block, *, genesis: bool = False,
     return net_changes(spent, created)
 
 
-def _key(entry: BlockIndexEntry) -> tuple[int, int]:
-    """Best-chain order: more blocks first, then first seen."""
-    return entry.height, -entry.seq
+def _key(entry: BlockIndexEntry) -> tuple[int, int, int]:
+    """Best-chain order: more blocks first, then the latest preciousblock, then first seen."""
+    return entry.height, entry.precious, -entry.seq
 
 
 class Chain:
@@ -153,8 +153,8 @@ class Chain:
         self._candidates: set[BlockIndexEntry] = set()
         self._dirty: dict[bytes, BlockIndexEntry] = {}
         self._next_seq = 0
-        # preciousblock's reverse sequence ids (memory only, as Core's nBlockReverseSequenceId)
-        self._precious_seq = -1
+        # preciousblock's counter (memory only, as Core's nBlockReverseSequenceId)
+        self._precious_next = 1
         self._precious_height = -1
         self._memo: dict[bytes, Block] = {}
         # Connected blocks whose proofs are still being verified elsewhere (connect_prepared
@@ -654,18 +654,19 @@ class Chain:
 
     def precious(self, block_hash: bytes) -> Activation:
         """Core's PreciousBlock: a block at least as high as the tip is treated as if seen
-        before every other, so it wins the tie (a lower sequence id, never written: a restart
-        forgets it, as Core's does); later calls win over earlier ones until the tip grows."""
+        before every other, so it wins the tie (``BlockIndexEntry.precious``, never written: a
+        restart forgets it, as Core's does); later calls win over earlier ones until the tip
+        grows."""
         entry = self.entry(block_hash)
         tip = self.tip
         if entry.height < tip.height:
             return Activation()
         if tip.height > self._precious_height:
-            self._precious_seq = -1
+            self._precious_next = 1
         self._precious_height = tip.height
         self._candidates.discard(entry)
-        entry.seq = self._precious_seq
-        self._precious_seq -= 1
+        entry.precious = self._precious_next
+        self._precious_next += 1
         if entry.connectable:
             self._candidates.add(entry)
             self._prune_candidates()
