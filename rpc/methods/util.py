@@ -19,6 +19,7 @@ import binascii
 from typing import Any
 
 import coincurve
+from bitcointx.signmessage import BitcoinMessage
 
 from ctplugin.elements.address import (
     AddressError,
@@ -28,8 +29,7 @@ from ctplugin.elements.address import (
     p2sh_script,
 )
 from ctplugin.elements.script import push_data, script_num
-from ctplugin.hashes import hash160, sha256, sha256d
-from ctplugin.serialize import var_bytes
+from ctplugin.hashes import hash160, sha256
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.registry import Kind, Locking, optional, required, rpc
@@ -153,8 +153,9 @@ def createmultisig(call: Call, nrequired: int, keys: list[Any],
 
 
 def message_hash(message: str) -> bytes:
-    """``MessageHash``: SHA256d of the serialized magic and message."""
-    return sha256d(var_bytes(MESSAGE_MAGIC) + var_bytes(message.encode("utf-8")))
+    """``MessageHash``: SHA256d of the serialized magic and message (python-bitcointx's
+    BitcoinMessage, whose magic is Core's and Elements')."""
+    return BitcoinMessage(message, MESSAGE_MAGIC).GetHash()
 
 
 def sign_message(secret: bytes, compressed: bool, message: str) -> str:
