@@ -111,10 +111,13 @@ def script_pubkey_json(script: bytes, addresses: AddressParams) -> dict[str, Any
     return out
 
 
-def transaction_json(tx: Transaction, params: ChainParams) -> dict[str, Any]:
+def transaction_json(tx: Transaction, params: ChainParams,
+                     discount_ct: bool = False) -> dict[str, Any]:
     """decoderawtransaction's object with scriptPubKey addresses and descriptors on the node's
-    chain (its range-proof kinds say how a blinded output's proof is read)."""
-    decoded = decode_transaction(tx, params.range_proofs)
+    chain (its range-proof kinds say how a blinded output's proof is read); the discounted
+    sizes only when the chain accepts discounted CT fees (``-acceptdiscountct``, off by
+    default on elementsregtest), as Elements' TxToUniv."""
+    decoded = decode_transaction(tx, params.range_proofs, discount_ct=discount_ct)
     for vout, out in zip(decoded["vout"], tx.outputs):
         vout["scriptPubKey"] = script_pubkey_json(out.script_pubkey, params.addresses)
     return decoded

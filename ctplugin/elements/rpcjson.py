@@ -157,8 +157,8 @@ def pegout_script(script: bytes) -> tuple[bytes, bytes] | None:
 
 
 def decode_transaction(tx: Transaction,
-                       range_proofs: frozenset[RangeProofKind] = ELEMENTS_RANGE_PROOFS
-                       ) -> dict[str, Any]:
+                       range_proofs: frozenset[RangeProofKind] = ELEMENTS_RANGE_PROOFS, *,
+                       discount_ct: bool = True) -> dict[str, Any]:
     """The ``decoderawtransaction`` object for ``tx``.
 
     ``range_proofs``: the range-proof kinds of the chain the transaction belongs to
@@ -166,8 +166,11 @@ def decode_transaction(tx: Transaction,
     ``ct-exponent``/``ct-bits`` come from a Borromean proof's header, as elementsd prints them
     (elementsd reads every proof that way: the default); a Bulletproof has no such header, so
     those fields are absent for it (reading its bytes as a header would print an arbitrary
-    range, or even an explicit ``value``)."""
-    return {
+    range, or even an explicit ``value``).
+
+    ``discount_ct``: print ``discountvsize`` / ``discountweight`` (Elements does on chains that
+    accept discounted CT fees)."""
+    out: dict[str, Any] = {
         "txid": tx.txid_hex,
         "hash": tx.wtxid_hex,
         "wtxid": tx.wtxid_hex,
@@ -183,6 +186,9 @@ def decode_transaction(tx: Transaction,
         "vout": [_vout_json(n, out, range_proofs) for n, out in enumerate(tx.outputs)],
         "fee": {asset[::-1].hex(): value_from_amount(total) for asset, total in tx.fees().items()},
     }
+    if not discount_ct:
+        del out["discountvsize"], out["discountweight"]
+    return out
 
 
 def dumps(obj: Any, indent: int | None = 2) -> str:

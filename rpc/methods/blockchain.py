@@ -202,6 +202,12 @@ def _read_block(call: Call, info: BlockInfo) -> Block:
         raise RpcError(RpcCode.MISC_ERROR, "Block not found on disk") from None
 
 
+def discount_ct(call: Call) -> bool:
+    """Whether transactions print their discounted sizes: Elements does when the chain
+    accepts discounted CT fees (``-acceptdiscountct``)."""
+    return call.node.mempool.settings.acceptdiscountct
+
+
 def spent_outputs(call: Call, info: BlockInfo) -> list[list[tuple[TxOut, int, bool]]] | None:
     """Per non-coinbase transaction, the (output, height, coinbase) each input spent; None when
     the block was never connected (no undo data)."""
@@ -228,15 +234,19 @@ def value_and_asset_json(out: TxOut) -> dict[str, Any]:
 
 def prevout_json(out: TxOut, height: int, coinbase: bool,
                  addresses: AddressParams) -> dict[str, Any]:
-    return {"generated": coinbase, "height": height, **value_and_asset_json(out),
+    """Elements' TxToUniv prevout: ``value`` is the amount, or "<confidential>" for a
+    commitment; no asset."""
+    value: Any = amount_json(out.value) if isinstance(out.value, int) else "<confidential>"
+    return {"generated": coinbase, "height": height, "value": value,
             "scriptPubKey": script_pubkey_json(out.script_pubkey, addresses)}
 
 
 def verbose_transaction(tx: Transaction, prevouts: list[tuple[TxOut, int, bool]] | None,
-                        with_prevout: bool, params: ChainParams) -> dict[str, Any]:
-    """TxToUniv at verbosity 2/3: the decoded transaction, its hex, and for verbosity 3 each
-    input's ``prevout``."""
-    out = transaction_json(tx, params)
+                        with_prevout: bool, params: ChainParams,
+                        discount_ct: bool) -> dict[str, Any]:
+    """TxToUniv at verbosity 2/3: the decoded transaction, its hex, and with ``with_prevout``
+    each input's ``prevout``."""
+    out = transaction_json(tx, params, discount_ct)
     if with_prevout and prevouts is not None:
         for vin, (spent, height, coinbase) in zip(out["vin"], prevouts):
             vin["prevout"] = prevout_json(spent, height, coinbase, params.addresses)
@@ -289,7 +299,7 @@ def getblock(call: Call, blockhash: str, verbosity: int | bool) -> Any:
         return out
     undo = spent_outputs(call, info) if level >= 3 else None
     out["tx"] = [verbose_transaction(tx, undo[i - 1] if undo is not None and i else None,
-                                     level >= 3, call.node.params)
+                                     level >= 3, call.node.params, discount_ct(call))
                  for i, tx in enumerate(block.transactions)]
     return out
 

@@ -28,6 +28,7 @@ from ctplugin.script.sighash import PrecomputedTransaction
 from ctplugin.script.sign import KeyStore, input_error, sign_input, with_input
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
+from rpc.methods.blockchain import discount_ct, spent_outputs, verbose_transaction
 from rpc.params import amount_from_value, decode_transaction_hex, parse_hash, parse_hex
 from rpc.registry import Kind, Locking, integer, json_type, optional, required, rpc
 from rpc.scriptjson import script_pubkey_json, transaction_json, with_checksum
@@ -67,7 +68,8 @@ OP_CHECKSIGADD = 0xBA
             '}',
      examples=('"hexstring"',))
 def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> dict[str, Any]:
-    return transaction_json(decode_transaction_hex(hexstring), call.node.params)
+    return transaction_json(decode_transaction_hex(hexstring), call.node.params,
+                            discount_ct(call))
 
 
 @rpc("rawtransactions",
@@ -89,7 +91,9 @@ def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> 
             '  "blocktime" : xxx,      (numeric, optional) The block time expressed in UNIX '
             'epoch time\n'
             '  "time" : n,             (numeric, optional) Same as "blocktime"\n'
-            '  "hex" : "hex"           (string) The serialized, hex-encoded data for \'txid\'',
+            '  "hex" : "hex"           (string) The serialized, hex-encoded data for \'txid\'\n'
+            'if verbosity is set to 2: as 1, with each input\'s "prevout" {generated, height, '
+            'value (or "<confidential>"), scriptPubKey} when the block\'s undo data exists',
      examples=('"mytxid"', '"mytxid" 1', '"mytxid" 0 "myblockhash"'))
 def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                       blockhash: str | None) -> Any:
@@ -131,11 +135,19 @@ def getrawtransaction(call: Call, txid: str, verbosity: int | bool,
                        "transactions.")
     if level <= 0:
         return tx.hex()
-    out = transaction_json(tx, call.node.params)
-    out["hex"] = tx.hex()
+    out: dict[str, Any] = {}
+    if info is not None and blockhash is not None:
+        out["in_active_chain"] = info.in_active_chain
+    prevouts = None
+    if level >= 2 and info is not None and not tx.is_coinbase and info.has_data:
+        # verbosity 2: each input's prevout from the block's undo data (Elements: no fee
+        # beyond the per-asset map every decoded transaction has)
+        spent = spent_outputs(call, info)
+        index = next(i for i, t in enumerate(block.transactions) if t.txid == txid_bytes)
+        prevouts = spent[index - 1] if spent is not None else None
+    out.update(verbose_transaction(tx, prevouts, prevouts is not None, node.params,
+                                   discount_ct(call)))
     if info is not None:
-        if blockhash is not None:
-            out["in_active_chain"] = info.in_active_chain
         out["blockhash"] = info.hash[::-1].hex()
         out["confirmations"] = max(info.confirmations, 0)
         out["time"] = info.header.time

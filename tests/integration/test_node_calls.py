@@ -279,6 +279,26 @@ def test_block_statistics(node: NodeProcess) -> None:
     assert error_of(rpc.getchaintxstats, height)["code"] == -8
 
 
+def test_transactions_print_elements_shapes(node: NodeProcess) -> None:
+    """TxToUniv as elementsd prints it here: no discounted sizes (elementsregtest does not
+    accept discounted CT by default); verbosity 2 of getrawtransaction and 3 of getblock give
+    each input's prevout as {generated, height, value, scriptPubKey}."""
+    rpc = node.proxy()
+    block_hash = next(h for h in map(rpc.getblockhash, range(rpc.getblockcount(), 0, -1))
+                      if len(rpc.getblock(h)["tx"]) > 1)
+    block = rpc.getblock(block_hash, 3)
+    spend = block["tx"][1]
+    assert "discountvsize" not in spend and "discountweight" not in spend
+    assert "discountvsize" not in rpc.decoderawtransaction(spend["hex"])
+    raw = rpc.getrawtransaction(spend["txid"], 2, block_hash)
+    assert raw["in_active_chain"] is True and raw["blockhash"] == block_hash
+    for vin, from_block in zip(raw["vin"], spend["vin"]):
+        assert list(vin["prevout"]) == ["generated", "height", "value", "scriptPubKey"]
+        assert vin["prevout"] == from_block["prevout"]
+    assert all("prevout" not in vin
+               for vin in rpc.getrawtransaction(spend["txid"], 1, block_hash)["vin"])
+
+
 def test_txout_proofs_round_trip(node: NodeProcess) -> None:
     rpc = node.proxy()
     block = rpc.getblock(rpc.getbestblockhash())
