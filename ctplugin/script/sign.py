@@ -192,9 +192,12 @@ def _pushes(script_sig: bytes) -> list[bytes]:
 
 
 def sign_input(pre: PrecomputedTransaction, index: int, store: KeyStore, hash_type: int,
-               aux: Callable[[], bytes]) -> tuple[bytes, tuple[bytes, ...]]:
+               aux: Callable[[], bytes], *, all_spent_known: bool = True
+               ) -> tuple[bytes, tuple[bytes, ...]]:
     """The input's (scriptSig, witness) after signing (module docstring); ``pre.spent`` must
-    be given (placeholders are fine for inputs other than ``index`` unless it is taproot)."""
+    be given: placeholders are fine for the other inputs of a v0 or legacy spend, but a
+    taproot digest commits to every spent output, so with ``all_spent_known`` false a
+    taproot input is left unsigned (Core signs taproot only with all spent outputs)."""
     assert pre.spent is not None
     txin = pre.tx.inputs[index]
     spk = pre.spent[index].script_pubkey
@@ -214,6 +217,8 @@ def sign_input(pre: PrecomputedTransaction, index: int, store: KeyStore, hash_ty
         witness, _ = signer.witness_step(spk[2:], existing_witness)
         return b"", witness
     if len(spk) == 34 and spk[:2] == b"\x51\x20":
+        if not all_spent_known:
+            return txin.script_sig, txin.script_witness
         witness, done = signer.taproot(spk[2:])
         return (b"", witness) if done else (txin.script_sig, txin.script_witness)
     stack, _ = signer.step(spk, False, existing_sig)

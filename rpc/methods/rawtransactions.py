@@ -688,6 +688,8 @@ def sign_with_keys(call: Call, tx: Transaction, store: KeyStore,
     known, verify each under the standard flags, report the failures."""
     placeholder = _Coin(bytes(32), 0, b"")
     spent = [coins.get((i.prevout_hash, i.prevout_index), placeholder) for i in tx.inputs]
+    # a prevtxs entry has no asset: only coins from the chain or the mempool are complete
+    all_known = all(c is not placeholder and c.asset != bytes(32) for c in spent)
     genesis = call.node.params.genesis_hash
     inputs = list(tx.inputs)
     for n, txin in enumerate(tx.inputs):
@@ -698,7 +700,8 @@ def sign_with_keys(call: Call, tx: Transaction, store: KeyStore,
         pre = PrecomputedTransaction(replace(tx, inputs=tuple(inputs)), spent, genesis)
         if input_error(pre, n, int(STANDARD)) is None:
             continue  # already complete (DataFromTransaction): kept as it is
-        script_sig, witness = sign_input(pre, n, store, hash_type, lambda: os.urandom(32))
+        script_sig, witness = sign_input(pre, n, store, hash_type, lambda: os.urandom(32),
+                                         all_spent_known=all_known)
         inputs[n] = with_input(inputs[n], script_sig, witness)
     signed = replace(tx, inputs=tuple(inputs))
     pre = PrecomputedTransaction(signed, spent, genesis)

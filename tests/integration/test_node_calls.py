@@ -30,6 +30,8 @@ from ctplugin.elements.address import (
 )
 from ctplugin.elements.chainparams import ELEMENTS_REGTEST_ADDRESSES as ADDRESSES
 from ctplugin.hashes import hash160, sha256
+from ctplugin.script.taproot import tweak_hash
+from ctplugin.secp256k1 import ct
 from rpc.process import ELEMENTSD_COMMAND, NodeProcess
 from rpc.registry import REGISTRY
 
@@ -172,6 +174,28 @@ def test_each_sighash_type_is_accepted_by_the_mempool(node: NodeProcess, sighash
     assert witness_sig[-1] == expected
     assert rpc.testmempoolaccept([signed["hex"]])[0]["allowed"] is True
     rpc.sendrawtransaction(signed["hex"])  # key 1's P2PKH coins, for scantxoutset's combo()
+
+
+def test_taproot_key_path_signs_with_keys(node: NodeProcess) -> None:
+    """A P2TR output of key 2 (BIP341 tweak without scripts) spent with its WIF: Elements'
+    taproot digest, committing to the genesis hash and every spent output, is what the
+    mempool checks."""
+    rpc = node.proxy()
+    txid, vout, value = coinbase_coin(rpc, 11)
+    xonly = PUBKEYS[2][1:]
+    output_key = ct.xonly_public_key(ct.taproot_tweak_secret(KEYS[2], tweak_hash(xonly, None)))
+    p2tr = encode_destination(b"\x51\x20" + output_key, ADDRESSES)
+    raw = rpc.createrawtransaction([{"txid": txid, "vout": vout}],
+                                   [{p2tr: value - FEE}, {"fee": FEE}])
+    funding = rpc.sendrawtransaction(rpc.signrawtransactionwithkey(raw, [WIFS[0]])["hex"])
+    spend = rpc.createrawtransaction([{"txid": funding, "vout": 0}],
+                                     [{WPKH[0]: value - 2 * FEE}, {"fee": FEE}])
+    signed = rpc.signrawtransactionwithkey(spend, [WIFS[2]])  # the coin is in the mempool
+    assert signed["complete"] is True
+    [witness] = [i.script_witness for i in parse_transaction(bytes.fromhex(signed["hex"])).inputs]
+    assert len(witness) == 1 and len(witness[0]) == 64  # SIGHASH_DEFAULT
+    rpc.sendrawtransaction(signed["hex"])
+    rpc.generatetoaddress(1, WPKH[0])
 
 
 def test_signing_errors_are_elementsds(node: NodeProcess) -> None:

@@ -172,6 +172,9 @@ def test_taproot_key_path_and_missing_keys() -> None:
     assert error is None and done.inputs[0].script_witness[0][-1] == 0x83
     untouched, error = signed(tx, spent, store_of(0))
     assert untouched == tx and error is not None
+    pre = PrecomputedTransaction(tx, spent, GENESIS)
+    assert sign_input(pre, 0, store_of(2), 0x00, lambda: bytes(32),
+                      all_spent_known=False) == (b"", ())  # no digest without every coin
     _, error = signed(*spend(p2pkh_script(hash160(PUBKEYS[0]))), store_of(1))
     assert error == MISSING_KEY
 
