@@ -69,6 +69,7 @@ class Kind(enum.Enum):
     ARR = ((JsonType.ARRAY,), "json array")
     INT_OR_BOOL = ((JsonType.NUMBER, JsonType.BOOL), "numeric")
     ARR_OR_OBJ = ((JsonType.ARRAY, JsonType.OBJECT), "json array")
+    HASH_OR_HEIGHT = ((JsonType.STRING, JsonType.NUMBER), "string or numeric")
     ANY = ((), "any")
 
     @property

@@ -458,9 +458,9 @@ def _txout_json(tip: BlockRef, out: TxOut, confirmations: int, coinbase: bool,
 @rpc("blockchain", args=[optional("hash_type", Kind.STR, "hash_serialized_3",
                                   "Which UTXO set hash should be calculated. Options: "
                                   "'hash_serialized_3', 'none'."),
-                         optional("hash_or_height", Kind.ANY, None, "The block hash or height "
-                                  "of the target height (only available with coinstatsindex, "
-                                  "which this node does not keep).",
+                         optional("hash_or_height", Kind.HASH_OR_HEIGHT, None, "The block hash or "
+                                  "height of the target height (only available with "
+                                  "coinstatsindex, which this node does not keep).",
                                   "the current best block"),
                          optional("use_index", Kind.BOOL, True, "Use coinstatsindex, if "
                                   "available.")],
@@ -841,7 +841,8 @@ _BLOCKSTATS_RESULT = "{\n" + "\n".join(
 
 
 @rpc("blockchain",
-     args=[required("hash_or_height", Kind.ANY, "The block hash or height of the target block"),
+     args=[required("hash_or_height", Kind.HASH_OR_HEIGHT, "The block hash or height of the "
+                                                              "target block"),
            optional("stats", Kind.ARR, None, "Values to plot (see result below)",
                     default_doc="all values")],
      description="Compute per block statistics for a given window. All amounts are in "
