@@ -7,9 +7,10 @@ estimatesmartfee (docs/node-rpc.md §1.8).
   length), a 65-byte compact recoverable ECDSA signature (header ``27 + recid``, ``+ 4`` for a
   compressed key) in base64; only a P2PKH address can verify one.
 - ``estimatesmartfee``: the node keeps no fee-estimation history, so every target answers as
-  Core's estimator answers before it has seen a block: ``errors`` ["Insufficient data or no
-  feerate found"] and ``blocks`` 0 (Core's ``CBlockPolicyEstimator::estimateSmartFee`` with no
-  data), after the same argument checks (conf_target 1..1008, the three modes).
+  Core's estimator answers before it has seen a block confirm mempool transactions:
+  ``errors`` ["Insufficient data or no feerate found"] and ``blocks`` 0 (Core's
+  ``CBlockPolicyEstimator::estimateSmartFee`` with no data), after the same argument checks
+  (conf_target 1..1008, the three modes).
 """
 
 from __future__ import annotations
