@@ -374,11 +374,15 @@ def test_proposed_blocks_headers_and_precious_blocks(node: NodeProcess) -> None:
     assert error_of(rpc.testproposedblock, proposal) == {"code": -27,
                                                           "message": "already have block"}
     # a header without its block: headers-only until the block arrives
-    header = parse_block(bytes.fromhex(rpc.getnewblockhex())).header
+    later = rpc.getnewblockhex()
+    header = parse_block(bytes.fromhex(later)).header
     assert rpc.submitheader(header.serialize().hex()) is None
     tips = {t["hash"]: t["status"] for t in rpc.getchaintips()}
     assert tips[header.hash_hex] == "headers-only"
     assert rpc.getblockheader(header.hash_hex)["confirmations"] == -1
+    assert rpc.submitheader(header.serialize().hex()) is None  # known: nothing to do
+    assert rpc.submitblock(later) is None  # the block's bytes complete the entry
+    assert rpc.getbestblockhash() == header.hash_hex
     assert error_of(rpc.submitheader, "00")["code"] == -22
     orphan = bytes(block.header.serialize())
     orphan = orphan[:4] + b"\x11" * 32 + orphan[36:]
