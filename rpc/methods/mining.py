@@ -20,7 +20,7 @@ from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.mining import assemble_block, select_transactions
 from rpc.params import decode_block_hex, decode_transaction_hex, parse_hash, parse_hex
-from rpc.registry import REGISTRY, Kind, Locking, optional, required, rpc
+from rpc.registry import REGISTRY, Kind, Locking, json_type, optional, required, rpc
 
 OP_TRUE_SCRIPT = b"\x51"
 OP_RETURN = b"\x6a"
@@ -115,7 +115,8 @@ def generateblock(call: Call, output: str, transactions: list[Any],
         txs: list[Transaction] = []
         for item in transactions:
             if not isinstance(item, str):
-                raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not a string as expected")
+                raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(item).value} "
+                                                   "is not of expected type string")
             if len(item) == 64:
                 entry = node.mempool.entries.get(parse_hash(item, "txid"))
                 if entry is None:

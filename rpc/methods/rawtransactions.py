@@ -164,7 +164,8 @@ def _raw_inputs(inputs: list[Any], locktime: int, replaceable: bool) -> list[TxI
     txins = []
     for item in inputs:
         if not isinstance(item, dict):
-            raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not an object as expected")
+            raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(item).value} "
+                                               "is not of expected type object")
         txid = parse_hash(item.get("txid"), "txid")
         vout = item.get("vout")
         if vout is None:

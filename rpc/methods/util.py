@@ -33,7 +33,7 @@ from ctplugin.elements.script import push_data, script_num
 from ctplugin.hashes import hash160, sha256
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.registry import Kind, Locking, optional, required, rpc
+from rpc.registry import Kind, Locking, json_type, optional, required, rpc
 from rpc.scriptjson import with_checksum
 
 MESSAGE_MAGIC = b"Bitcoin Signed Message:\n"
@@ -49,7 +49,8 @@ MULTISIG_TYPES = ("legacy", "p2sh-segwit", "bech32")
 def hex_to_pubkey(text: Any) -> bytes:
     """Core's HexToPubKey (rpc/util.cpp): -5 with the key in the message."""
     if not isinstance(text, str):
-        raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not a string as expected")
+        raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(text).value} is not "
+                                           "of expected type string")
     try:
         data = binascii.unhexlify(text)
     except (binascii.Error, ValueError):
