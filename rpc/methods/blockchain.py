@@ -381,7 +381,8 @@ def getblockchaininfo(call: Call) -> dict[str, Any]:
     return {
         "chain": node.params.name,
         "blocks": tip.height,
-        "headers": tip.height,
+        # the best header: headers submitted without their blocks count (submitheader)
+        "headers": max(t.height for t in node.chain_tips() if t.status != "invalid"),
         "bestblockhash": tip.hash[::-1].hex(),
         "time": info.header.time,
         "mediantime": info.median_time_past,

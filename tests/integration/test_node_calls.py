@@ -380,6 +380,8 @@ def test_proposed_blocks_headers_and_precious_blocks(node: NodeProcess) -> None:
     tips = {t["hash"]: t["status"] for t in rpc.getchaintips()}
     assert tips[header.hash_hex] == "headers-only"
     assert rpc.getblockheader(header.hash_hex)["confirmations"] == -1
+    info = rpc.getblockchaininfo()
+    assert info["headers"] == info["blocks"] + 1  # the best header is ahead of the tip
     assert rpc.submitheader(header.serialize().hex()) is None  # known: nothing to do
     assert rpc.submitblock(later) is None  # the block's bytes complete the entry
     assert rpc.getbestblockhash() == header.hash_hex
