@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rpc.methods  # noqa: F401  (registers every call)
-from ctplugin.elements.address import encode_destination
+from ctplugin.elements.address import encode_destination, encode_secret
 from ctplugin.elements.chainparams import ELEMENTS_REGTEST_ADDRESSES as ADDRESSES
 from rpc.process import ELEMENTSD_COMMAND, NodeProcess
 from rpc.registry import REGISTRY, Kind
@@ -118,6 +118,18 @@ def arguments(name: str, valid: list[str]) -> st.SearchStrategy[list[Any]]:
         lambda t: (t[0] + t[2])[:t[1]] if t[1] <= len(t[0]) else t[0] + t[2]))
 
 
+prevtx = st.fixed_dictionaries(
+    {"txid": st.sampled_from(["11" * 32]), "vout": st.integers(-1, 3),
+     "scriptPubKey": st.one_of(st.binary(max_size=40).map(bytes.hex),
+                               st.sampled_from(["a914" + "22" * 20 + "87", "0020" + "33" * 32,
+                                                "0014" + "44" * 20, "5120" + "55" * 32]))},
+    optional={"redeemScript": st.binary(max_size=40).map(bytes.hex),
+              "witnessScript": st.binary(max_size=40).map(bytes.hex),
+              "amount": st.one_of(st.integers(-1, 2**64), st.decimals(0, 1, places=8)),
+              "amountcommitment": st.binary(max_size=40).map(bytes.hex)})
+"""signrawtransactionwithkey's previous outputs: well-formed keys, hostile scripts and values."""
+
+
 def check(node: NodeProcess, name: str, params: list[Any]) -> None:
     method = REGISTRY.methods[name]
     try:
@@ -145,3 +157,20 @@ def test_bad_input_gets_elementsds_codes(node: NodeProcess, valid: list[str],
     run()
     # and the node is still answering afterwards
     assert node.proxy().getblockcount() >= 3
+
+
+def test_hostile_previous_outputs_get_elementsds_codes(node: NodeProcess) -> None:
+    """The transaction is well-formed and spends "11"*32:0..3; the previous outputs describe
+    those coins with arbitrary scripts, redeem and witness scripts, amounts and commitments."""
+    spend = node.proxy().createrawtransaction(
+        [{"txid": "11" * 32, "vout": n} for n in range(3)], [{ADDRESS: 1}, {"fee": 0.0001}])
+
+    @settings(max_examples=max(10, int(60 * SLOW_SCALE)), deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(prevtx, max_size=3), st.sampled_from(["ALL", "NONE|ANYONECANPAY",
+                                                          "SINGLE|RANGEPROOF", "DEFAULT"]))
+    def run(prevtxs: list[dict[str, Any]], sighash: str) -> None:
+        check(node, "signrawtransactionwithkey",
+              [spend, [encode_secret(bytes([1]) * 32, ADDRESSES)], prevtxs, sighash])
+
+    run()
