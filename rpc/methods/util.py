@@ -136,16 +136,18 @@ def createmultisig(call: Call, nrequired: int, keys: list[Any],
     if address_type == "bech32m":
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY,
                        "createmultisig cannot create bech32m multisig addresses")
-    if address_type not in MULTISIG_TYPES:
+    # Elements' ParseOutputType reads "blech32" as bech32 (the address is unconfidential)
+    output_type = "bech32" if address_type == "blech32" else address_type
+    if output_type not in MULTISIG_TYPES:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Unknown address type '{address_type}'")
     script_pubkey, redeem, made, descriptor = multisig_destination(nrequired, pubkeys,
-                                                                   address_type)
+                                                                   output_type)
     out: dict[str, Any] = {
         "address": encode_destination(script_pubkey, call.node.params.addresses),
         "redeemScript": redeem.hex(),
         "descriptor": with_checksum(descriptor),
     }
-    if made != address_type:
+    if made != output_type:
         out["warnings"] = ["Unable to make chosen address type, please ensure no uncompressed "
                            "public keys are present."]
     return out

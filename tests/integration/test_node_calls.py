@@ -433,6 +433,8 @@ def test_messages_multisig_fees_and_scripts(node: NodeProcess) -> None:
     assert error_of(rpc.createmultisig, 2, [PUBKEYS[0].hex()])["code"] == -8
     assert error_of(rpc.createmultisig, 1, ["02" + "00" * 32])["code"] == -5
     assert error_of(rpc.createmultisig, 1, [PUBKEYS[0].hex()], "bech32m")["code"] == -5
+    assert rpc.createmultisig(1, [PUBKEYS[0].hex()], "blech32") == \
+        rpc.createmultisig(1, [PUBKEYS[0].hex()], "bech32")  # Elements' alias
 
 
 def test_help_over_rpc_is_the_declarations(node: NodeProcess) -> None:
