@@ -8,6 +8,8 @@ significant first). The tree is the block's Bitcoin Merkle tree of txids (double
 each pair, the last node paired with itself on odd levels).
 
 - ``build_proof(header, txids, wanted)``: the serialized proof of the ``wanted`` txids;
+- ``block_header_end(data, pos)``: where a serialized header ends (a proof's header is
+  followed by the tree, so its length comes from walking it);
 - ``parse_proof(data)``: (header, transaction count, matched txids, root) or ``ParseError``
   for bytes that do not deserialize; the root is None for a tree ``ExtractMatches`` refuses
   (no transactions, too many, unused or missing hashes or bits, identical siblings), and the
@@ -93,27 +95,53 @@ def _read_compact(data: bytes, pos: int) -> tuple[int, int]:
     return value, pos + 1 + size
 
 
-def _header_end(data: bytes) -> int:
-    """Where the header ends: a legacy signed-block header is its fixed fields and two
-    scripts; a dynamic-federation header is found by parsing growing prefixes."""
-    if len(data) < _LEGACY_FIXED:
-        raise ParseError(len(data), "truncated merkle block")
-    version = int.from_bytes(data[:4], "little")
+def block_header_end(data: bytes, pos: int = 0) -> int:
+    """Where the serialized block header starting at ``pos`` ends (docs/elements-format.md
+    §1.4): a legacy signed-block header is its fixed fields, the challenge and the solution;
+    a dynamic-federation header (version bit 31) is its fixed fields, the current and
+    proposed parameter entries and the signblock witness. ``ParseError`` when it is cut
+    short or names an unknown entry type."""
+    def need(n: int) -> None:
+        if pos + n > len(data):
+            raise ParseError(len(data), "truncated block header")
+
+    def var_bytes() -> None:
+        nonlocal pos
+        length, pos = _read_compact(data, pos)
+        need(length)
+        pos += length
+
+    need(_LEGACY_FIXED)
+    version = int.from_bytes(data[pos:pos + 4], "little")
+    pos += _LEGACY_FIXED
     if not version & _DYNAFED_BIT:
-        pos = _LEGACY_FIXED
-        for _ in range(2):  # challenge, solution
-            length, pos = _read_compact(data, pos)
-            pos += length
-        if pos > len(data):
-            raise ParseError(len(data), "truncated merkle block")
+        var_bytes()  # challenge
+        var_bytes()  # solution
         return pos
-    for end in range(_LEGACY_FIXED, len(data) + 1):
-        try:
-            parse_block_header(data[:end])
-        except (ParseError, EncodingError):
+    for _ in range(2):  # current, proposed
+        need(1)
+        kind = data[pos]
+        pos += 1
+        if kind == 0:
             continue
-        return end
-    raise ParseError(0, "no block header")
+        if kind not in (1, 2):
+            raise ParseError(pos - 1, "unknown dynamic federation parameters type")
+        var_bytes()  # signblockscript
+        need(4)
+        pos += 4  # signblock witness limit
+        if kind == 1:
+            need(32)
+            pos += 32  # elided root
+        else:
+            var_bytes()  # fedpeg program
+            var_bytes()  # fedpegscript
+            count, pos = _read_compact(data, pos)  # extension space
+            for _ in range(count):
+                var_bytes()
+    count, pos = _read_compact(data, pos)  # signblock witness
+    for _ in range(count):
+        var_bytes()
+    return pos
 
 
 class _BadTree(Exception):
@@ -123,7 +151,7 @@ class _BadTree(Exception):
 def parse_proof(data: bytes) -> tuple[BlockHeader, int, list[bytes], bytes | None]:
     """(header, transaction count, matched txids in block order, computed root or None):
     Core's ``CPartialMerkleTree::ExtractMatches`` (module docstring)."""
-    end = _header_end(data)
+    end = block_header_end(data)
     try:
         header = parse_block_header(data[:end])
     except EncodingError as exc:

@@ -16,7 +16,7 @@ from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.elements._speedups import merkle_root
 from ctplugin.elements.address import decode_secret, p2pkh_script, p2sh_script
 from ctplugin.elements.chainparams import ELEMENTS_REGTEST_ADDRESSES as ADDRESSES
-from ctplugin.elements.merkleblock import build_proof, parse_proof
+from ctplugin.elements.merkleblock import block_header_end, build_proof, parse_proof
 from ctplugin.elements.model import BlockHeader
 from ctplugin.hashes import hash160, sha256, sha256d
 from ctplugin.script.flags import STANDARD
@@ -70,6 +70,29 @@ def test_merkle_block_round_trip(case: tuple[int, set[int]]) -> None:
     assert parsed_header.serialize() == header().serialize() and count == n
     assert matched == [t for t in txids if t in wanted]  # in block order
     assert root == merkle_root(b"".join(txids))[0]
+
+
+def test_header_lengths_of_real_blocks() -> None:
+    """block_header_end walks legacy and dynamic-federation headers of elementsd's blocks to
+    where the parser says they end; a cut header is a ParseError."""
+    from ctplugin.elements import parse_block
+    from ctplugin.errors import ParseError
+    from harness.elements_vectors import load_entries
+    from tests.conftest import FIXTURES
+
+    seen = set()
+    for entry in load_entries([FIXTURES / "elements_blocks.json"], "blocks"):
+        raw = bytes.fromhex(entry["hex"])
+        try:
+            block = parse_block(raw)
+        except ParseError:
+            continue  # the fixtures' malformed blocks
+        end = len(block.header.serialize())
+        assert block_header_end(raw) == end
+        with pytest.raises(ParseError):
+            block_header_end(raw[:end - 1])
+        seen.add(block.header.is_dynafed)
+    assert seen == {False, True}
 
 
 def test_merkle_block_refusals() -> None:
