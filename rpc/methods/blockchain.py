@@ -660,7 +660,7 @@ PER_UTXO_OVERHEAD = 36 + 4 + 1  # Core: sizeof(COutPoint) + sizeof(uint32_t) + s
 BLOCKSTATS_PERCENTILES = 5
 WITNESS_SCALE_FACTOR = 4
 ONE_MONTH = 30 * 24 * 60 * 60
-TARGET_SPACING = 60  # elementsregtest's nPowTargetSpacing (Elements chainparams.cpp)
+TARGET_SPACING = 10 * 60  # regtest's nPowTargetSpacing, elementsregtest's too (chainparams.cpp)
 
 
 def _hash_or_height(call: Call, value: Any) -> BlockInfo:
