@@ -985,7 +985,10 @@ def gettxoutproof(call: Call, txids: list[Any], blockhash: str | None) -> str:
     return build_proof(block.header, block_txids, set(wanted)).hex()
 
 
-MAX_COIN_SCAN = 10_000  # Core's AccessByTxid looks at output indices below this bound
+MAX_COIN_SCAN = 10_000
+"""Output indices gettxoutproof tries when it looks a transaction up by its unspent outputs
+(Core's AccessByTxid tries a block's worth, over a million: one lookup each here, so fewer; a
+transaction with more outputs is found by -txindex or its block hash)."""
 
 
 @rpc("blockchain",
