@@ -437,6 +437,28 @@ def test_messages_multisig_fees_and_scripts(node: NodeProcess) -> None:
         rpc.createmultisig(1, [PUBKEYS[0].hex()], "bech32")  # Elements' alias
 
 
+def test_python_elementstx_drives_the_calls(node: NodeProcess) -> None:
+    """python-bitcointx's RPCCaller with python-elementstx's Elements parameters (cookie found
+    in DATADIR/elementsregtest/, port from the conf's section) gets the same answers, and
+    elementsd's codes as its typed errors."""
+    import elementstx  # noqa: F401  (registers the Elements chain parameters)
+    from bitcointx import ChainParams
+    from bitcointx.rpc import InvalidParameterError, RPCCaller
+
+    conf = node.datadir / "elements.conf"
+    conf.write_text(f"chain=elementsregtest\n[elementsregtest]\nrpcport={node.port}\n")
+    rpc = node.proxy()
+    with ChainParams("elements"):
+        caller = RPCCaller(conf_file=str(conf))
+        height = caller.getblockcount()
+        assert caller.getblockstats(height) == rpc.getblockstats(height)
+        script = p2pkh_script(hash160(PUBKEYS[0])).hex()
+        assert caller.decodescript(script) == rpc.decodescript(script)
+        assert caller.calculateasset("11" * 32, 0) == rpc.calculateasset("11" * 32, 0)
+        with pytest.raises(InvalidParameterError):
+            caller.getblockstats(height + 1)
+
+
 def test_help_over_rpc_is_the_declarations(node: NodeProcess) -> None:
     """``help`` lists every registered call a client may use, and ``help CALL`` answers the
     text generated from its declaration (what tests/unit/test_rpc_help.py checks)."""
