@@ -17,7 +17,7 @@ from ctplugin.elements.address import (
     p2sh_script,
 )
 from ctplugin.elements.chainparams import AddressParams, ChainParams
-from ctplugin.elements.rpcjson import decode_transaction
+from ctplugin.elements.rpcjson import decode_transaction, pegout_script
 from ctplugin.elements.script import (
     push_data,
     script_ops,
@@ -101,10 +101,34 @@ def inferred_descriptor(script: bytes, addresses: AddressParams) -> str:
     return with_checksum(f"raw({script.hex()})")
 
 
+PARENT_ADDRESSES = AddressParams(
+    pubkey_prefix=111, script_prefix=196, secret_prefix=239, blinded_prefix=None,
+    bech32_hrp="bcrt", blech32_hrp="bcrt",
+    extpubkey_prefix=bytes.fromhex("043587cf"), extprvkey_prefix=bytes.fromhex("04358394"))
+"""The parent chain's address encodings (Bitcoin regtest: Elements' ``-parentpubkeyprefix``,
+``-parentscriptprefix``, ``-parent_bech32_hrp`` defaults, kernel/chainparams.cpp), for the
+``pegout_address`` of a peg-out script."""
+
+
 def script_pubkey_json(script: bytes, addresses: AddressParams) -> dict[str, Any]:
+    """ScriptToUniv with addresses: asm, desc, hex, address (not for P2PK), type; a peg-out
+    script adds ``pegout_chain`` and the parent-chain script's fields prefixed ``pegout_``,
+    its address in the parent's encoding (its descriptor in ours, as Elements prints it)."""
+    out = _script_fields(script, addresses, addresses)
+    pegout = pegout_script(script)
+    if pegout is not None:
+        genesis_hash, target = pegout
+        out["pegout_chain"] = genesis_hash[::-1].hex()
+        out.update({f"pegout_{key}": value for key, value in
+                    _script_fields(target, addresses, PARENT_ADDRESSES).items()})
+    return out
+
+
+def _script_fields(script: bytes, addresses: AddressParams,
+                   address_encoding: AddressParams) -> dict[str, Any]:
     out: dict[str, Any] = {"asm": script_to_asm(script),
                            "desc": inferred_descriptor(script, addresses), "hex": script.hex()}
-    address = address_of(script, addresses)
+    address = address_of(script, address_encoding)  # none for P2PK, as Elements prints it
     if address is not None:
         out["address"] = address
     out["type"] = script_type(script)

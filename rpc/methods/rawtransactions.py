@@ -321,11 +321,9 @@ def _can_wrap_p2wsh(script: bytes, kind: str) -> bool:
 def decodescript(call: Call, hexstring: str) -> dict[str, Any]:
     script = parse_hex(hexstring, "argument") if hexstring else b""
     addresses = call.node.params.addresses
-    out = script_pubkey_json(script, addresses)
-    del out["hex"]  # ScriptToUniv without the hex here
+    out = {key: value for key, value in script_pubkey_json(script, addresses).items()
+           if not key.endswith("hex")}  # ScriptToUniv without the hex here
     kind = out["type"]
-    if "address" in out and kind == "pubkey":
-        del out["address"]
     if _can_wrap(script, kind):
         out["p2sh"] = encode_destination(p2sh_script(hash160(script)), addresses)
         if _can_wrap_p2wsh(script, kind):

@@ -323,6 +323,21 @@ def test_transactions_print_elements_shapes(node: NodeProcess) -> None:
                for vin in rpc.getrawtransaction(spend["txid"], 1, block_hash)["vin"])
 
 
+def test_pegout_scripts_print_the_parent_chain(node: NodeProcess) -> None:
+    """feature_fedpeg.py's reading of a peg-out output: pegout_chain and the parent-chain
+    script's fields inside scriptPubKey, its address in Bitcoin regtest's encoding."""
+    rpc = node.proxy()
+    parent_script = p2pkh_script(hash160(PUBKEYS[0]))
+    raw = rpc.createrawtransaction([], [{"vdata": ["aa" * 32, parent_script.hex()]}])
+    [out] = rpc.decoderawtransaction(raw)["vout"]
+    script = out["scriptPubKey"]
+    assert script["type"] == "nulldata" and script["pegout_chain"] == "aa" * 32
+    assert script["pegout_hex"] == parent_script.hex() and script["pegout_type"] == "pubkeyhash"
+    assert script["pegout_address"][0] in "mn"  # Bitcoin regtest P2PKH
+    assert list(script)[4:] == ["pegout_chain", "pegout_asm", "pegout_desc", "pegout_hex",
+                                "pegout_address", "pegout_type"]
+
+
 def test_txout_proofs_round_trip(node: NodeProcess) -> None:
     rpc = node.proxy()
     block = rpc.getblock(rpc.getbestblockhash())
