@@ -100,6 +100,8 @@ class NodeContext:
         self.wallet_fee_rate = self.fallback_fee_rate  # settxfee changes it
         self.max_tx_fee = amount_from_value(config.maxtxfee)  # satoshis (-maxtxfee)
         self.mocktime = 0  # setmocktime: 0 = the wall clock
+        self.left_ibd = False  # Core's latch: once out of initial block download, never back
+        self.last_block: tuple[int, int] | None = None  # (weight, transactions): getmininginfo
         self.wallet_settings = WalletSettings()  # the chain's, once the node opens
 
     # --- state -------------------------------------------------------------------------------

@@ -9,7 +9,10 @@ As bitcoind's ``RPCHelpMan`` (docs/node-rpc.md §1.2):
 - every argument whose JSON type does not match is listed in one -3 "Wrong type passed:" object
   keyed "Position N (name)";
 - integer arguments must be JSON integers (-1 "JSON integer out of range" otherwise, as UniValue);
-- omitted and null optional arguments take their declared default.
+- omitted and null optional arguments take their declared default;
+- ``help CALL`` is the declaration printed as bitcoind prints it: the signature, the
+  description, "Arguments:" (each with its type, default and description), "Result:" and
+  "Examples:" (the declared ones, else one made from the required arguments' names).
 
 A method runs under the node's chain lock (and its wallet's lock for wallet methods) unless it
 declares ``locking=Locking.SELF`` and takes the locks it needs itself (long and heavy calls:
@@ -66,6 +69,7 @@ class Kind(enum.Enum):
     ARR = ((JsonType.ARRAY,), "json array")
     INT_OR_BOOL = ((JsonType.NUMBER, JsonType.BOOL), "numeric")
     ARR_OR_OBJ = ((JsonType.ARRAY, JsonType.OBJECT), "json array")
+    HASH_OR_HEIGHT = ((JsonType.STRING, JsonType.NUMBER), "string or numeric")
     ANY = ((), "any")
 
     @property
@@ -251,11 +255,18 @@ class Method:
             lines.append("")
         if self.result:
             lines += ["Result:", self.result.strip(), ""]
-        if self.examples:
-            lines.append("Examples:")
-            lines += [f"> ctplugin cli {self.name} {ex}".rstrip() for ex in self.examples]
-            lines.append("")
+        lines.append("Examples:")
+        lines += [f"> ctplugin cli {self.name} {ex}".rstrip() for ex in self.example_args()]
+        lines.append("")
         return "\n".join(lines).rstrip("\n")
+
+    def example_args(self) -> tuple[str, ...]:
+        """The declared examples' arguments, else one made from the required arguments'
+        names (strings quoted, as the command line takes them)."""
+        if self.examples:
+            return self.examples
+        return (" ".join(f'"{a.name}"' if a.kind in (Kind.STR, Kind.HEX) else a.name
+                         for a in self.args if a.required),)
 
 
 def integer(value: Any) -> int:

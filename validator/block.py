@@ -58,7 +58,7 @@ from operator import attrgetter, itemgetter, not_
 from typing import cast
 
 from ctplugin.batch import Claim
-from ctplugin.elements import Block, Transaction, TxOut
+from ctplugin.elements import Block, BlockHeader, Transaction, TxOut
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_FUTURE_BLOCK_TIME, MAX_MONEY
 from ctplugin.elements.script import is_unspendable, script_num, script_num_decode
@@ -242,18 +242,9 @@ class BlockValidator:
             raise ValidationError(reasons.TIME_TOO_NEW,
                                   detail="block timestamp too far in the future")
 
-    def check_block(self, block: Block, tip: BlockRef | None,
-                    knowns: Sequence[KnownTransaction | None] = ()) -> None:
-        """Context-free block checks plus the header's link to the tip. ``knowns[i]`` not
-        None: transaction i is byte-identical to a mempool entry, which passed
-        ``check_transaction`` (and is no coinbase): a pure function of those bytes, so it is
-        not checked again, and its witness hash is the entry's."""
-        header = block.header
-        if tip is not None:
-            if header.prev_hash != tip.hash:
-                raise ValidationError(reasons.BAD_PREVBLK, detail="block does not extend the tip")
-            if header.height != tip.height + 1:
-                raise ValidationError(reasons.BAD_BLK_HEIGHT)
+    def check_header(self, header: BlockHeader) -> None:
+        """The header's own proof (CheckBlockHeader for signed blocks) and version rules:
+        checked for every block, and alone for submitheader."""
         if header.is_dynafed:
             raise ValidationError(reasons.BLOCK_PROOF_INVALID, detail="dynafed is not active")
         if header.challenge != self._challenge:  # = the previous block's, before dynafed
@@ -266,6 +257,20 @@ class BlockValidator:
         for version, since in self._version_rules:
             if header.version < version and header.height >= since:
                 raise ValidationError(reasons.BAD_VERSION, detail=f"0x{header.version:08x}")
+
+    def check_block(self, block: Block, tip: BlockRef | None,
+                    knowns: Sequence[KnownTransaction | None] = ()) -> None:
+        """Context-free block checks plus the header's link to the tip. ``knowns[i]`` not
+        None: transaction i is byte-identical to a mempool entry, which passed
+        ``check_transaction`` (and is no coinbase): a pure function of those bytes, so it is
+        not checked again, and its witness hash is the entry's."""
+        header = block.header
+        if tip is not None:
+            if header.prev_hash != tip.hash:
+                raise ValidationError(reasons.BAD_PREVBLK, detail="block does not extend the tip")
+            if header.height != tip.height + 1:
+                raise ValidationError(reasons.BAD_BLK_HEIGHT)
+        self.check_header(header)
         txs = block.transactions
         if not txs or not txs[0].is_coinbase:
             raise ValidationError(reasons.BAD_CB_MISSING, tx_index=0)

@@ -127,9 +127,9 @@ def block_changes(block: Block, *, genesis: bool = False,
     return net_changes(spent, created)
 
 
-def _key(entry: BlockIndexEntry) -> tuple[int, int]:
-    """Best-chain order: more blocks first, then first seen."""
-    return entry.height, -entry.seq
+def _key(entry: BlockIndexEntry) -> tuple[int, int, int]:
+    """Best-chain order: more blocks first, then the latest preciousblock, then first seen."""
+    return entry.height, entry.precious, -entry.seq
 
 
 class Chain:
@@ -153,6 +153,9 @@ class Chain:
         self._candidates: set[BlockIndexEntry] = set()
         self._dirty: dict[bytes, BlockIndexEntry] = {}
         self._next_seq = 0
+        # preciousblock's counter (memory only, as Core's nBlockReverseSequenceId)
+        self._precious_next = 1
+        self._precious_height = -1
         self._memo: dict[bytes, Block] = {}
         # Connected blocks whose proofs are still being verified elsewhere (connect_prepared
         # with verified=False), lowest first: the chainstate is not flushed while there are any.
@@ -443,6 +446,30 @@ class Chain:
                 self._candidates.add(entry)
         return "new", None
 
+    def accept_header(self, header: BlockHeader) -> tuple[str, ValidationError | None]:
+        """Store a submitted header without its block (Core's AcceptBlockHeader): outcomes as
+        ``accept``'s. The entry has no data (getchaintips: headers-only) until ``accept``
+        takes the block's bytes."""
+        entry = self.entries.get(header.hash)
+        if entry is not None:
+            return ("duplicate-invalid" if entry.failed else "duplicate"), None
+        parent = self.entries.get(header.prev_hash)
+        if parent is None or header.height == 0:
+            return "invalid", ValidationError(reasons.PREV_BLK_NOT_FOUND)
+        if parent.failed:
+            return "invalid", ValidationError(reasons.BAD_PREVBLK,
+                                              detail="the previous block is invalid")
+        if header.height != parent.height + 1:
+            return "invalid", ValidationError(reasons.BAD_BLK_HEIGHT)
+        try:
+            self.check_header_time(header, parent)
+            self.validator.check_header(header)
+        except ValidationError as exc:
+            return "invalid", exc
+        self._new_entry(Block(header, ()), b"", 0)
+        self._write_index()
+        return "new", None
+
     def _remember_failure(self, block: Block, raw: bytes, entry: BlockIndexEntry | None,
                           flag: int) -> None:
         if entry is None:
@@ -623,6 +650,26 @@ class Chain:
                 other.status &= ~(FAILED_VALID | FAILED_CHILD)
                 self._dirty[other.hash] = other
         self._recompute_candidates()
+        return self.activate()
+
+    def precious(self, block_hash: bytes) -> Activation:
+        """Core's PreciousBlock: a block at least as high as the tip is treated as if seen
+        before every other, so it wins the tie (``BlockIndexEntry.precious``, never written: a
+        restart forgets it, as Core's does); later calls win over earlier ones until the tip
+        grows."""
+        entry = self.entry(block_hash)
+        tip = self.tip
+        if entry.height < tip.height:
+            return Activation()
+        if tip.height > self._precious_height:
+            self._precious_next = 1
+        self._precious_height = tip.height
+        self._candidates.discard(entry)
+        entry.precious = self._precious_next
+        self._precious_next += 1
+        if entry.connectable:
+            self._candidates.add(entry)
+            self._prune_candidates()
         return self.activate()
 
     # --- flushing --------------------------------------------------------------------------

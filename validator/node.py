@@ -28,7 +28,7 @@ import os
 import shutil
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -46,7 +46,7 @@ from validator.chain import (
 )
 from validator.coins import decode_txout, encode_txout, utxo_hash_record
 from validator.mempool import REMOVED_BY_CALLER, Mempool, MempoolEntry
-from validator.policy import PolicySettings
+from validator.policy import PolicySettings, check_standard
 from validator.prepared import ConnectReport, PreparedBlock
 from validator.store import (
     DEFAULT_MAX_ENTRIES,
@@ -63,6 +63,7 @@ from validator.store import (
     UtxoEntry,
 )
 from validator.timing import Stage, StageTimer
+from validator.verify import verify
 
 DEFAULT_DBCACHE_MIB = 450  # Core's -dbcache default
 CHAIN_FILE = "chain"
@@ -403,6 +404,13 @@ class Node(Closeable):
             chain.check_header_time(block.header, chain.tip)
         return self.validator.prepare(block, self.tip, timer, raw=raw)
 
+    def test_block(self, raw: bytes, block: Block | None = None) -> None:
+        """Core's TestBlockValidity on the tip (testproposedblock): every check and proof of
+        a block built on the tip, nothing stored, connected or consumed;
+        ``ValidationError`` naming the culprit otherwise."""
+        prepared = self.prepare_block(raw, block)
+        verify(prepared.work, prepared.timer, prepared.prefetch)
+
     def commit_block(self, prepared: PreparedBlock, *, verified: bool = True) -> ConnectReport:
         """Stage 6 of a prepared block: store it and connect it on the tip it was prepared on
         (``ChainstateConflictError`` if the tip moved). ``verified=False``: its proofs are
@@ -454,6 +462,21 @@ class Node(Closeable):
         activation = self.chain.reconsider(block_hash)
         self._after(activation)
         return list(activation.reports.values())
+
+    def check_standard(self, tx: Transaction) -> None:
+        """IsStandardTx under the node's relay policy (testproposedblock's acceptnonstd=false);
+        ``ValidationError`` with the reject reason otherwise."""
+        check_standard(tx, self.mempool.settings, self.params.policy_asset)
+
+    def precious_block(self, block_hash: bytes) -> None:
+        """Core's preciousblock (``Chain.precious``); ``UnknownBlockError`` for an unknown
+        hash."""
+        self._after(self.chain.precious(block_hash))
+
+    def submit_header(self, header: BlockHeader) -> tuple[str, ValidationError | None]:
+        """Core's submitheader: store a header whose parent is known (``Chain.accept_header``
+        outcomes: "new", "duplicate", "duplicate-invalid", "invalid" with the error)."""
+        return self.chain.accept_header(header)
 
     def block_hash(self, height: int) -> bytes | None:
         """The active chain's block at ``height`` (None out of range)."""
@@ -535,6 +558,11 @@ class Node(Closeable):
         if len(txid) != 32 or not 0 <= index <= 0xFFFFFFFF:
             return None
         return self.data.chainstate.get(Outpoint.trusted(txid, index))
+
+    def iter_utxos(self) -> Iterator[tuple[Outpoint, UtxoEntry]]:
+        """Every unspent output of the active chain in key order (scantxoutset), unflushed
+        changes included; the caller holds the node's lock while it iterates."""
+        return self.data.chainstate.iter_utxos()
 
     def utxo_stats(self) -> UtxoStats:
         """Statistics of the whole UTXO set (flushes first, as Core's gettxoutsetinfo)."""

@@ -4,7 +4,7 @@ Amounts are ``Amount`` values (a ``decimal.Decimal`` with 8 places that prints i
 elementsd's ValueFromAmount) and ``dumps`` prints them as plain JSON numbers (``0.00010000``)
 through simplejson's Decimal support, as the node does.  Omitted on purpose: address and
 ``desc`` of scriptPubKeys (they need network parameters and descriptor inference), also for the
-``pegout_*`` fields.
+``pegout_*`` fields (which sit inside the scriptPubKey object, as Elements prints them).
 """
 
 from __future__ import annotations
@@ -130,17 +130,22 @@ def _vout_json(n: int, out: TxOut, range_proofs: frozenset[RangeProofKind]) -> d
     entry["commitmentnonce_fully_valid"] = _pubkey_fully_valid(out.nonce)
     entry["n"] = n
     entry["scriptPubKey"] = _script_pubkey_json(out.script_pubkey)
-    pegout = pegout_script(out.script_pubkey)
-    if pegout is not None:
-        genesis_hash, script = pegout
-        for key, value in _script_pubkey_json(script).items():
-            entry[f"pegout_{key}"] = value
-        entry["pegout_chain"] = genesis_hash[::-1].hex()
     return entry
 
 
 def _script_pubkey_json(script: bytes) -> dict[str, str]:
-    return {"asm": script_to_asm(script), "hex": script.hex(), "type": script_type(script)}
+    """ScriptToUniv without address and descriptor: for a peg-out script the parent chain's
+    genesis hash and the parent-chain scriptPubKey follow inside the same object, prefixed
+    ``pegout_`` (Elements' ``core_write.cpp``)."""
+    out = {"asm": script_to_asm(script), "hex": script.hex(), "type": script_type(script)}
+    pegout = pegout_script(script)
+    if pegout is not None:
+        genesis_hash, target = pegout
+        out["pegout_chain"] = genesis_hash[::-1].hex()
+        out.update({f"pegout_{key}": value for key, value in
+                    {"asm": script_to_asm(target), "hex": target.hex(),
+                     "type": script_type(target)}.items()})
+    return out
 
 
 def pegout_script(script: bytes) -> tuple[bytes, bytes] | None:
@@ -157,8 +162,8 @@ def pegout_script(script: bytes) -> tuple[bytes, bytes] | None:
 
 
 def decode_transaction(tx: Transaction,
-                       range_proofs: frozenset[RangeProofKind] = ELEMENTS_RANGE_PROOFS
-                       ) -> dict[str, Any]:
+                       range_proofs: frozenset[RangeProofKind] = ELEMENTS_RANGE_PROOFS, *,
+                       discount_ct: bool = True) -> dict[str, Any]:
     """The ``decoderawtransaction`` object for ``tx``.
 
     ``range_proofs``: the range-proof kinds of the chain the transaction belongs to
@@ -166,8 +171,11 @@ def decode_transaction(tx: Transaction,
     ``ct-exponent``/``ct-bits`` come from a Borromean proof's header, as elementsd prints them
     (elementsd reads every proof that way: the default); a Bulletproof has no such header, so
     those fields are absent for it (reading its bytes as a header would print an arbitrary
-    range, or even an explicit ``value``)."""
-    return {
+    range, or even an explicit ``value``).
+
+    ``discount_ct``: print ``discountvsize`` / ``discountweight`` (Elements does on chains that
+    accept discounted CT fees)."""
+    out: dict[str, Any] = {
         "txid": tx.txid_hex,
         "hash": tx.wtxid_hex,
         "wtxid": tx.wtxid_hex,
@@ -183,6 +191,9 @@ def decode_transaction(tx: Transaction,
         "vout": [_vout_json(n, out, range_proofs) for n, out in enumerate(tx.outputs)],
         "fee": {asset[::-1].hex(): value_from_amount(total) for asset, total in tx.fees().items()},
     }
+    if not discount_ct:
+        del out["discountvsize"], out["discountweight"]
+    return out
 
 
 def dumps(obj: Any, indent: int | None = 2) -> str:

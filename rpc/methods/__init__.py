@@ -10,8 +10,10 @@ from rpc.methods import (
     mining,
     network,
     rawtransactions,
+    util,
     wallet,
 )
 
 __all__ = ["blockchain", "confidential", "control", "dlc", "mempool", "mining", "network",
-           "rawtransactions", "wallet"]
+           "rawtransactions", "util",
+           "wallet"]

@@ -17,7 +17,8 @@ STOP_MESSAGE = "ctplugin stopping"
 @rpc("control", args=[optional("command", Kind.STR, description="The command to get help on",
                                default_doc="all commands")],
      description="List all commands, or get help for a specified command.",
-     result='"text"    (string) The help text', locking=Locking.SELF)
+     result='"text"    (string) The help text', locking=Locking.SELF,
+     examples=("", '"getblockcount"'))
 def help(call: Call, command: str | None) -> str:
     if command is None:
         return REGISTRY.overview()
@@ -30,7 +31,8 @@ def help(call: Call, command: str | None) -> str:
 @rpc("control", args=[optional("wait", Kind.INT, description="how long to wait in ms")],
      description="Request a graceful shutdown of the node.",
      result='"str"    (string) A string with the content \'ctplugin stopping\'',
-     locking=Locking.SELF)
+     locking=Locking.SELF,
+     examples=("",))
 def stop(call: Call, wait: int | None) -> str:
     # The reply still goes out: the server only stops taking new requests from here on.
     if wait:
@@ -41,21 +43,36 @@ def stop(call: Call, wait: int | None) -> str:
 
 @rpc("control", description="Returns the total uptime of the server.",
      result="ttt    (numeric) The number of seconds that the server has been running",
-     locking=Locking.SELF)
+     locking=Locking.SELF,
+     examples=("",))
 def uptime(call: Call) -> int:
     return int(time.time() - call.context.started)
 
 
-@rpc("control", description="Returns details of the RPC server.", locking=Locking.SELF)
+@rpc("control", description="Returns details of the RPC server.", locking=Locking.SELF,
+     result='{\n'
+            '  "active_commands" : [   (json array) All active commands\n'
+            '    {\n'
+            '      "method" : "str",   (string) The name of the RPC command\n'
+            '      "duration" : n      (numeric) The running time in microseconds\n'
+            '    },\n'
+            '    ...\n'
+            '  ],\n'
+            '  "logpath" : "str"     (string) The complete file path to the debug log\n'
+            '}',
+     examples=("",))
 def getrpcinfo(call: Call) -> dict[str, Any]:
     return {"active_commands": call.context.active_commands(), "logpath": call.context.logpath}
 
 
-_ECHO_ARGS = [optional(f"arg{i}", Kind.ANY) for i in range(10)]
+_ECHO_ARGS = [optional(f"arg{i}", Kind.ANY, None, "Any JSON value, echoed back")
+              for i in range(10)]
 
 
 @rpc("hidden", args=_ECHO_ARGS, hidden=True, locking=Locking.SELF,
-     description="Simply echo back the input arguments. This command is for testing.")
+     description="Simply echo back the input arguments. This command is for testing.",
+     result='[ any, ... ]    (json array) the arguments, trailing nulls left out',
+     examples=('"hello" 1',))
 def echo(call: Call, *args: Any) -> list[Any]:
     values = list(args)
     while values and values[-1] is None:
@@ -64,14 +81,18 @@ def echo(call: Call, *args: Any) -> list[Any]:
 
 
 @rpc("hidden", args=_ECHO_ARGS, hidden=True, locking=Locking.SELF,
-     description="Echo back the input arguments (parsed as JSON by ctplugin cli).")
+     description="Echo back the input arguments (parsed as JSON by ctplugin cli).",
+     result='[ any, ... ]    (json array) the arguments, trailing nulls left out',
+     examples=('\'{"a": 1}\'',))
 def echojson(call: Call, *args: Any) -> list[Any]:
     return echo(call, *args)
 
 
 @rpc("hidden", hidden=True, locking=Locking.SELF,
      description="Waits for the validation interface queue to catch up (events are delivered "
-                 "synchronously here, so it returns at once).")
+                 "synchronously here, so it returns at once).",
+     result='null    (json null)',
+     examples=("",))
 def syncwithvalidationinterfacequeue(call: Call) -> None:
     return None
 
@@ -83,7 +104,9 @@ MAX_MOCKTIME = 2**63 // 1_000_000_000  # Core: seconds that still fit in nanosec
                               "the current time")],
      description="Set the local time to given timestamp (-regtest only). New blocks from "
                  "generatetoaddress, generateblock and getnewblockhex carry it (at least the "
-                 "median time past + 1).", hidden=True, locking=Locking.SELF)
+                 "median time past + 1).", hidden=True, locking=Locking.SELF,
+     result='null    (json null)',
+     examples=('1700000000',))
 def setmocktime(call: Call, timestamp: int) -> None:
     if timestamp < 0:
         raise RpcError(RpcCode.INVALID_PARAMETER, f"Mocktime cannot be negative: {timestamp}.")
@@ -94,7 +117,16 @@ def setmocktime(call: Call, timestamp: int) -> None:
 
 
 @rpc("zmq", description="Returns information about the active ZeroMQ notifications.",
-     locking=Locking.SELF)
+     locking=Locking.SELF,
+     result='[\n'
+            '  {\n'
+            '    "type" : "str",     (string) Type of notification\n'
+            '    "address" : "str",  (string) Address of the publisher\n'
+            '    "hwm" : n           (numeric) Outbound message high water mark\n'
+            '  },\n'
+            '  ...\n'
+            ']',
+     examples=("",))
 def getzmqnotifications(call: Call) -> list[dict[str, Any]]:
     publisher = call.context.zmq
     return publisher.notifications() if publisher is not None else []

@@ -16,6 +16,7 @@ from rpc.registry import Kind, optional, required, rpc
 from validator import MempoolEntry, reasons
 
 MAX_TEST_ACCEPT = 25
+INCREMENTAL_RELAY_FEE = 100  # sat/kvB: Elements' DEFAULT_INCREMENTAL_RELAY_FEE (policy/policy.h)
 DEFAULT_MAX_RAW_TX_FEE_RATE = 10_000_000  # sat/kvB: 0.10 BTC/kvB, Core's maxfeerate default
 MAX_FEE_EXCEEDED = "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)"
 MAX_BURN_EXCEEDED = "Unspendable output exceeds maximum configured by user (maxburnamount)"
@@ -132,7 +133,15 @@ def _closure(start: bytes, pool: dict[bytes, MempoolEntry], step: Any) -> set[by
                                   "If verbose=false, returns a json object with transaction "
                                   "list and mempool sequence number attached.")],
      description="Returns all transaction ids in memory pool as a json array of string "
-                 "transaction ids.")
+                 "transaction ids.",
+     result='for verbose = false: [ "hex", ... ]   (json array) The transaction ids\n'
+            'for verbose = true: { "txid" : { getmempoolentry object }, ... }\n'
+            'for verbose = false and mempool_sequence = true:\n'
+            '{\n'
+            '  "txids" : [ "hex", ... ],   (json array)\n'
+            '  "mempool_sequence" : n     (numeric) The mempool sequence value.\n'
+            '}',
+     examples=('true',))
 def getrawmempool(call: Call, verbose: bool, mempool_sequence: bool) -> Any:
     entries = list(call.node.mempool.entries.values())
     if verbose:
@@ -147,7 +156,36 @@ def getrawmempool(call: Call, verbose: bool, mempool_sequence: bool) -> Any:
 
 
 @rpc("blockchain", args=[required("txid", Kind.STR, "The transaction id (must be in mempool)")],
-     description="Returns mempool data for given transaction")
+     description="Returns mempool data for given transaction",
+     result='{\n'
+            '  "vsize" : n,              (numeric) virtual transaction size as defined in '
+            'BIP 141\n'
+            '  "weight" : n,             (numeric) transaction weight as defined in BIP 141\n'
+            '  "time" : xxx,             (numeric) local time transaction entered pool in '
+            'seconds since 1 Jan 1970 GMT\n'
+            '  "height" : n,             (numeric) block height when transaction entered pool\n'
+            '  "descendantcount" : n,    (numeric) number of in-mempool descendant '
+            'transactions (including this one)\n'
+            '  "descendantsize" : n,     (numeric) virtual transaction size of in-mempool '
+            'descendants (including this one)\n'
+            '  "ancestorcount" : n,      (numeric) number of in-mempool ancestor transactions '
+            '(including this one)\n'
+            '  "ancestorsize" : n,       (numeric) virtual transaction size of in-mempool '
+            'ancestors (including this one)\n'
+            '  "wtxid" : "hex",          (string) hash of serialized transaction, including '
+            'witness data\n'
+            '  "fees" : { "base", "modified", "ancestor", "descendant" },  (json object) fees '
+            'in BTC\n'
+            '  "depends" : [ "hex" ],    (json array) unconfirmed transactions used as inputs '
+            'for this transaction\n'
+            '  "spentby" : [ "hex" ],    (json array) unconfirmed transactions spending '
+            'outputs from this transaction\n'
+            '  "bip125-replaceable" : true|false,  (boolean) Whether this transaction signals '
+            'BIP125 replaceability\n'
+            '  "unbroadcast" : true|false  (boolean) Whether this transaction is currently '
+            'unbroadcast\n'
+            '}',
+     examples=('"mytxid"',))
 def getmempoolentry(call: Call, txid: str) -> dict[str, Any]:
     entry = call.node.mempool.entries.get(parse_hash(txid, "txid"))
     if entry is None:
@@ -155,7 +193,29 @@ def getmempoolentry(call: Call, txid: str) -> dict[str, Any]:
     return entry_json(call, entry)
 
 
-@rpc("blockchain", description="Returns details on the active state of the TX memory pool.")
+@rpc("blockchain", description="Returns details on the active state of the TX memory pool.",
+     result='{\n'
+            '  "loaded" : true|false,          (boolean) True if the initial load attempt of '
+            'the persisted mempool finished\n'
+            '  "size" : n,                     (numeric) Current tx count\n'
+            '  "bytes" : n,                    (numeric) Sum of all virtual transaction sizes '
+            'as defined in BIP 141\n'
+            '  "usage" : n,                    (numeric) Total memory usage for the mempool\n'
+            '  "total_fee" : n,                (numeric) Total fees for the mempool in BTC, '
+            'ignoring modified fees through prioritisetransaction\n'
+            '  "maxmempool" : n,               (numeric) Maximum memory usage for the mempool\n'
+            '  "mempoolminfee" : n,            (numeric) Minimum fee rate in BTC/kvB for tx '
+            'to be accepted\n'
+            '  "minrelaytxfee" : n,            (numeric) Current minimum relay fee for '
+            'transactions\n'
+            '  "incrementalrelayfee" : n,      (numeric) minimum fee rate increment for mempool '
+            'limiting or replacement in BTC/kvB\n'
+            '  "unbroadcastcount" : n,         (numeric) Current number of transactions that '
+            "haven't passed initial broadcast yet\n"
+            '  "fullrbf" : true|false          (boolean) True if the mempool accepts RBF '
+            'without replaceability signaling inspection\n'
+            '}',
+     examples=("",))
 def getmempoolinfo(call: Call) -> dict[str, Any]:
     entries = list(call.node.mempool.entries.values())
     total_fee = sum(_fee(e, call) for e in entries)
@@ -168,7 +228,7 @@ def getmempoolinfo(call: Call) -> dict[str, Any]:
         "maxmempool": 300_000_000,
         "mempoolminfee": amount_json(call.node.mempool.settings.minrelaytxfee),
         "minrelaytxfee": amount_json(call.node.mempool.settings.minrelaytxfee),
-        "incrementalrelayfee": amount_json(100),
+        "incrementalrelayfee": amount_json(INCREMENTAL_RELAY_FEE),
         "unbroadcastcount": 0,
         "fullrbf": False,
     }
@@ -183,7 +243,25 @@ def _reject_details(exc: ValidationError) -> str:
            optional("maxfeerate", Kind.AMOUNT, None, "Reject transactions whose fee rate is "
                     "higher than the specified value, expressed in BTC/kvB", "0.10")],
      description="Returns result of mempool acceptance tests indicating if raw transaction(s) "
-                 "would be accepted by mempool. No transaction is added.")
+                 "would be accepted by mempool. No transaction is added.",
+     result='[\n'
+            '  {\n'
+            '    "txid" : "hex",           (string) The transaction hash in hex\n'
+            '    "wtxid" : "hex",          (string) The transaction witness hash in hex\n'
+            '    "allowed" : true|false,   (boolean, optional) Whether this tx would be '
+            'accepted to the mempool and pass client-specified maxfeerate\n'
+            '    "vsize" : n,              (numeric, optional) Virtual transaction size as '
+            "defined in BIP 141 (only present when 'allowed' is true)\n"
+            '    "fees" : { "base", "effective-feerate", "effective-includes" },  (json '
+            "object, optional) Transaction fees (only present if 'allowed' is true)\n"
+            '    "reject-reason" : "str",  (string, optional) Rejection reason (only present '
+            "when 'allowed' is false)\n"
+            '    "reject-details" : "str"  (string, optional) Rejection details (only '
+            "present when 'allowed' is false and rejection details exist)\n"
+            '  },\n'
+            '  ...\n'
+            ']',
+     examples=('\'["signedhex"]\'',))
 def testmempoolaccept(call: Call, rawtxs: list[Any], maxfeerate: Any) -> list[dict[str, Any]]:
     if not 1 <= len(rawtxs) <= MAX_TEST_ACCEPT:
         raise RpcError(RpcCode.INVALID_PARAMETER,
@@ -245,7 +323,8 @@ def submit_transaction(call: Call, tx: Transaction) -> MempoolEntry:
            optional("maxburnamount", Kind.AMOUNT, None, "Reject transactions with provably "
                     "unspendable outputs above this value", "0")],
      description="Submit a raw transaction (serialized, hex-encoded) to the node's mempool.",
-     result='"hex"    (string) The transaction hash in hex')
+     result='"hex"    (string) The transaction hash in hex',
+     examples=('"signedhex"',))
 def sendrawtransaction(call: Call, hexstring: str, maxfeerate: Any, maxburnamount: Any) -> str:
     tx = decode_transaction_hex(hexstring)
     rate = max_fee_rate(maxfeerate)

@@ -11,16 +11,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ctplugin.elements import Block, Transaction, TxOut
+from ctplugin.elements import Block, Transaction, TxOut, parse_block_header
 from ctplugin.elements.address import decode_destination
 from ctplugin.elements.script import push_data
-from ctplugin.errors import EncodingError
+from ctplugin.errors import EncodingError, ParseError, ValidationError
 from rpc.chainlog import log_connect_bench
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.mining import assemble_block, select_transactions
 from rpc.params import decode_block_hex, decode_transaction_hex, parse_hash, parse_hex
-from rpc.registry import REGISTRY, Kind, Locking, optional, required, rpc
+from rpc.registry import REGISTRY, Kind, Locking, json_type, optional, required, rpc
 
 OP_TRUE_SCRIPT = b"\x51"
 OP_RETURN = b"\x6a"
@@ -36,11 +36,17 @@ def _mine_one(call: Call, miner_script: bytes,
         txs, fees = select_transactions(list(node.mempool.entries.values()),
                                         node.params.policy_asset)
     block = assemble_block(node, txs, miner_script, fees=fees, now=call.context.now())
+    note_assembled(call, block)
     result = node.submit_block(block.serialize(), block)
     log_connect_bench(result.report)
     if not result.accepted:
         raise RpcError(RpcCode.VERIFY_ERROR, f"TestBlockValidity failed: {result.bip22}")
     return block
+
+
+def note_assembled(call: Call, block: Block) -> None:
+    """BlockAssembler's m_last_block_weight / m_last_block_num_txs, for getmininginfo."""
+    call.context.last_block = (block.weight, len(block.transactions) - 1)
 
 
 def _script_of(call: Call, address: str, message: str) -> bytes:
@@ -68,10 +74,14 @@ def generatetoaddress(call: Call, nblocks: int, address: str, maxtries: int) -> 
     return hashes
 
 
-@rpc("hidden", args=[optional("nblocks", Kind.INT), optional("maxtries", Kind.INT)],
+@rpc("hidden", args=[optional("nblocks", Kind.INT, None, "How many blocks (ignored: the call "
+                                                          "is refused)"),
+                     optional("maxtries", Kind.INT, None, "How many iterations (ignored)")],
      hidden=True, locking=Locking.SELF,
      description="has been replaced by the -generate cli option. Refer to -help for more "
-                 "information.")
+                 "information.",
+     result='(never returns: the call is refused with its help text)',
+     examples=("",))
 def generate(call: Call, nblocks: Any, maxtries: Any) -> None:
     raise RpcError(RpcCode.METHOD_NOT_FOUND, generate_help())
 
@@ -90,7 +100,13 @@ def generate_help() -> str:
            optional("submit", Kind.BOOL, True, "Whether to submit the block before the RPC "
                     "call returns or to return it as hex.")],
      description="Mine a set of ordered transactions to a specified address and return the "
-                 "block hash.", locking=Locking.SELF)
+                 "block hash.", locking=Locking.SELF,
+     result='{\n'
+            '  "hash" : "hex",    (string) hash of generated block\n'
+            '  "hex" : "hex"      (string, optional) hex of generated block, only present '
+            'when submit=false\n'
+            '}',
+     examples=('"myaddress" \'["rawtx", "mempool_txid"]\'',))
 def generateblock(call: Call, output: str, transactions: list[Any],
                   submit: bool) -> dict[str, Any]:
     script = _script_of(call, output, "Error: Invalid address or descriptor")
@@ -99,7 +115,8 @@ def generateblock(call: Call, output: str, transactions: list[Any],
         txs: list[Transaction] = []
         for item in transactions:
             if not isinstance(item, str):
-                raise RpcError(RpcCode.TYPE_ERROR, "JSON value is not a string as expected")
+                raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(item).value} "
+                                                   "is not of expected type string")
             if len(item) == 64:
                 entry = node.mempool.entries.get(parse_hash(item, "txid"))
                 if entry is None:
@@ -131,7 +148,8 @@ def generateblock(call: Call, output: str, transactions: list[Any],
                  "the fees and the subsidy to -con_mandatorycoinbase, else to OP_TRUE, after "
                  "one OP_RETURN output per commit_data item. On an OP_TRUE challenge it needs "
                  "no signatures: submit it with submitblock.",
-     result='"blockhex"    (string) the block hex')
+     result='"blockhex"    (string) the block hex',
+     examples=("", '5'))
 def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
                    commit_data: Any) -> str:
     if proposed_parameters is not None:  # dynafed is never active on our chains
@@ -156,16 +174,18 @@ def getnewblockhex(call: Call, min_tx_age: int, proposed_parameters: Any,
     payee = node.params.mandatory_coinbase or OP_TRUE_SCRIPT
     txs, fees = select_transactions(entries, node.params.policy_asset)
     block = assemble_block(node, txs, payee, commitments, fees, now=call.context.now())
+    note_assembled(call, block)
     return block.serialize().hex()
 
 
 @rpc("mining",
      args=[required("hexdata", Kind.HEX, "the hex-encoded block data to submit"),
            optional("dummy", Kind.STR, None, "dummy value, for compatibility with BIP22. This "
-                    "value is ignored.")],
+                    "value is ignored.", "ignored")],
      description="Attempts to submit new block to network. See BIP22 for full specification.",
      result='null or "str"    (string) BIP22 result: null when accepted, otherwise '
-            '"duplicate", "inconclusive" or the reject reason')
+            '"duplicate", "inconclusive" or the reject reason',
+     examples=('"mydata"',))
 def submitblock(call: Call, hexdata: str, dummy: Any) -> str | None:
     raw, block = decode_block_hex(hexdata)
     if not block.transactions or not block.transactions[0].is_coinbase:
@@ -173,3 +193,80 @@ def submitblock(call: Call, hexdata: str, dummy: Any) -> str | None:
     result = call.node.submit_block(raw, block)
     log_connect_bench(result.report)
     return result.bip22
+
+
+@rpc("mining", description="Returns a json object containing mining-related information. On a "
+                           "signed-block chain there is no proof of work: no bits, difficulty, "
+                           "target, networkhashps or next (as elementsd).",
+     result='{\n'
+            '  "blocks" : n,                (numeric) The current block\n'
+            '  "currentblockweight" : n,    (numeric, optional) The block weight (including '
+            'reserved weight for block header, txs count and coinbase tx) of the last assembled '
+            'block (only present if a block was ever assembled)\n'
+            '  "currentblocktx" : n,        (numeric, optional) The number of block '
+            'transactions (excluding coinbase) of the last assembled block (only present if a '
+            'block was ever assembled)\n'
+            '  "pooledtx" : n,              (numeric) The size of the mempool\n'
+            '  "chain" : "str",             (string) current network name\n'
+            '  "warnings" : [ "str" ]       (json array) any network and blockchain warnings\n'
+            '}',
+     examples=("",))
+def getmininginfo(call: Call) -> dict[str, Any]:
+    node = call.node
+    out: dict[str, Any] = {"blocks": node.tip.height}
+    if call.context.last_block is not None:
+        weight, n_txs = call.context.last_block
+        out["currentblockweight"] = weight
+        out["currentblocktx"] = n_txs
+    out["pooledtx"] = len(node.mempool.entries)
+    out["chain"] = node.params.name
+    out["warnings"] = []
+    return out
+
+
+@rpc("generating",
+     args=[required("blockhex", Kind.HEX, "The hex-encoded block from getnewblockhex"),
+           optional("acceptnonstd", Kind.BOOL, None, "If set false, returns error if block "
+                    "contains non-standard transaction.", "set via -acceptnonstdtxn")],
+     description="Checks a block proposal for validity, and that it extends chaintip",
+     result="null    (json null)", examples=("<hex>",))
+def testproposedblock(call: Call, blockhex: str, acceptnonstd: bool | None) -> None:
+    raw, block = decode_block_hex(blockhex)
+    node = call.node
+    if node.block_info(block.hash) is not None:
+        raise RpcError(RpcCode.VERIFY_ALREADY_IN_CHAIN, "already have block")
+    if block.header.prev_hash != node.tip.hash:
+        raise RpcError(RpcCode.VERIFY_ERROR, "proposal was not based on our best chain")
+    try:
+        node.test_block(raw, block)
+    except ValidationError as exc:
+        raise RpcError(RpcCode.VERIFY_ERROR, exc.reason) from None
+    settings = node.mempool.settings
+    if not (settings.acceptnonstdtxn if acceptnonstd is None else acceptnonstd):
+        for tx in block.transactions[1:]:
+            try:
+                node.check_standard(tx)
+            except ValidationError as exc:
+                raise RpcError(RpcCode.VERIFY_ERROR, "Block proposal included a non-standard "
+                                                     f"transaction: {exc.reason}") from None
+
+
+@rpc("mining",
+     args=[required("hexdata", Kind.HEX, "the hex-encoded block header data")],
+     description="Decode the given hexdata as a header and submit it as a candidate chain tip "
+                 "if valid.\nThrows when the header is invalid.",
+     result="null    (json null) None", examples=('"aabbcc"',))
+def submitheader(call: Call, hexdata: str) -> None:
+    try:
+        header = parse_block_header(bytes.fromhex(hexdata))
+    except (ValueError, ParseError, EncodingError):
+        raise RpcError(RpcCode.DESERIALIZATION_ERROR, "Block header decode failed") from None
+    node = call.node
+    if node.block_info(header.prev_hash) is None:
+        raise RpcError(RpcCode.VERIFY_ERROR,
+                       f"Must submit previous header ({header.prev_hash[::-1].hex()}) first")
+    outcome, error = node.submit_header(header)
+    if outcome == "duplicate-invalid":
+        raise RpcError(RpcCode.VERIFY_ERROR, "duplicate-invalid")
+    if error is not None:
+        raise RpcError(RpcCode.VERIFY_ERROR, error.reason)

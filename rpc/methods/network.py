@@ -16,6 +16,7 @@ from net.permissions import parse_network
 from rpc.config import subversion
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
+from rpc.methods.mempool import INCREMENTAL_RELAY_FEE
 from rpc.params import amount_json
 from rpc.registry import Kind, Locking, optional, required, rpc
 
@@ -54,7 +55,7 @@ def getnetworkinfo(call: Call) -> dict[str, Any]:
                       "proxy": "", "proxy_randomize_credentials": False}
                      for name in ("ipv4", "ipv6", "onion", "i2p", "cjdns")],
         "relayfee": amount_json(relay.minrelaytxfee),
-        "incrementalfee": amount_json(1000),
+        "incrementalfee": amount_json(INCREMENTAL_RELAY_FEE),  # getmempoolinfo's
         "localaddresses": [],
         "warnings": [],
     }

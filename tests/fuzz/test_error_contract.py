@@ -44,6 +44,7 @@ from ctplugin.elements import (
 from ctplugin.elements import address as eaddress
 from ctplugin.elements import script as escript
 from ctplugin.elements.chainparams import ELEMENTS_REGTEST_ADDRESSES
+from ctplugin.elements.merkleblock import build_proof, parse_proof
 from ctplugin.elements.rpcjson import decode_transaction
 from ctplugin.errors import (
     CtpluginError,
@@ -103,6 +104,9 @@ _TXS = [bytes.fromhex(e["hex"]) for e in load_entries([FIXTURES / "elements_tran
                                                       "transactions")][:6]
 _BLOCKS = [bytes.fromhex(e["hex"]) for e in load_entries([FIXTURES / "elements_blocks.json"],
                                                          "blocks")][:2]
+_MERKLE_BLOCKS = [build_proof(block.header, [t.txid for t in block.transactions],
+                              {block.transactions[-1].txid})
+                  for block in map(parse_block, _BLOCKS)]
 _PROOF = prove([5], [7], H_GENERATOR, b"\x01" * 32, gens=GENS)
 _COMMIT = commit(5, 7, H_GENERATOR).serialize()
 _HG = H_GENERATOR.serialize()
@@ -330,6 +334,7 @@ ENTRY_POINTS: list[tuple[str, Callable[..., Any], tuple[st.SearchStrategy[Any], 
     ("parse_transaction", parse_transaction, (st.one_of(hostile, mutated(_TXS)),)),
     ("parse_block", parse_block, (st.one_of(hostile, mutated(_BLOCKS)),)),
     ("parse_block_header", parse_block_header, (st.one_of(hostile, mutated(_BLOCKS)),)),
+    ("merkleblock.parse_proof", parse_proof, (st.one_of(hostile, mutated(_MERKLE_BLOCKS)),)),
     ("Transaction.from_hex", Transaction.from_hex, (st.text(max_size=40),)),
     ("TxOut.parse", TxOut.parse, (hostile,)),
     ("TxOut()", _txout, (st.one_of(sized(32, 33), hostile), st.one_of(big_int, point33),

@@ -392,8 +392,9 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
 def test_positional_parameters_in_elementsds_order(node: NodeProcess) -> None:
     """QA: calls written for elementsd pass parameters by position, so ours take Elements'
     order: sendmany ... estimate_mode, output_assets, ignoreblindfail, fee_rate, fee_asset,
-    verbose; sendtoaddress ... fee_rate, fee_asset, verbose; createrawtransaction's 5th
-    parameter is output_assets. A fee_asset other than the policy asset is refused (our chain
+    verbose; sendtoaddress ... fee_rate, fee_asset, verbose; createrawtransaction takes four
+    (an output's asset is its "asset" key, as in Elements since output_assets was removed). A
+    fee_asset other than the policy asset is refused (our chain
     has no any-asset fees), not silently ignored."""
     alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
     issued = alice.issueasset(Decimal("100"), Decimal("0"))
@@ -410,8 +411,8 @@ def test_positional_parameters_in_elementsds_order(node: NodeProcess) -> None:
     chain.generatetoaddress(1, alice.getnewaddress())
     assert carol.getbalance()[issued["asset"]] == Decimal("5")
     assert carol.gettransaction(sent["txid"])["amount"][issued["asset"]] == Decimal("5")
-    raw = chain.createrawtransaction([], [{address: Decimal("1")}], 0, False,
-                                     {address: issued["asset"]})
+    raw = chain.createrawtransaction([], [{address: Decimal("1"), "asset": issued["asset"]}],
+                                     0, False)
     [out] = chain.decoderawtransaction(raw)["vout"]
     assert out["asset"] == issued["asset"]
 

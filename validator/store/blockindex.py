@@ -52,8 +52,8 @@ _NO_FILE = -1
 
 @dataclass(eq=False, slots=True)
 class BlockIndexEntry:
-    """One known block. Identity-compared (one object per hash); ``parent`` and
-    ``connectable`` live in memory only (rebuilt when the index is loaded)."""
+    """One known block. Identity-compared (one object per hash); ``parent``,
+    ``connectable`` and ``precious`` live in memory only (rebuilt when the index is loaded)."""
 
     hash: bytes
     header: BlockHeader
@@ -67,6 +67,8 @@ class BlockIndexEntry:
     parent: BlockIndexEntry | None = field(default=None, repr=False)
     # The block and all its ancestors have data and none failed: it can be on the best chain.
     connectable: bool = field(default=False, repr=False)
+    # preciousblock's preference among blocks of equal height (higher wins; memory only).
+    precious: int = field(default=0, repr=False)
 
     @property
     def height(self) -> int:
