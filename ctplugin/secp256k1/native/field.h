@@ -116,6 +116,24 @@ FE_INLINE void fe_sub(fe *r, const fe *a, const fe *b) {
 
 FE_INLINE void fe_neg(fe *r, const fe *a) { fe_sub(r, &FE_ZERO, a); }
 
+/* r = a/2: a, plus p when a is odd (a 257-bit even sum), shifted right once (< 2^256 again).
+ * Branch-free (the mask of a's low bit selects p). */
+FE_INLINE void fe_half(fe *r, const fe *a) {
+    const u64 m = (u64)0 - (a->n[0] & 1);
+    u128 t = (u128)a->n[0] + (FE_P0 & m);
+    const u64 t0 = (u64)t;
+    t = (t >> 64) + a->n[1] + m;
+    const u64 t1 = (u64)t;
+    t = (t >> 64) + a->n[2] + m;
+    const u64 t2 = (u64)t;
+    t = (t >> 64) + a->n[3] + m;
+    const u64 t3 = (u64)t, c = (u64)(t >> 64);
+    r->n[0] = (t0 >> 1) | (t1 << 63);
+    r->n[1] = (t1 >> 1) | (t2 << 63);
+    r->n[2] = (t2 >> 1) | (t3 << 63);
+    r->n[3] = (t3 >> 1) | (c << 63);
+}
+
 /* r = a·k for a small constant k (k < 2^31). */
 FE_INLINE void fe_mul_small(fe *r, const fe *a, u64 k) {
     u128 t = (u128)a->n[0] * k;
