@@ -1,7 +1,7 @@
 /* Glue: _selftest, cross-checks of C internals that the Python API cannot reach directly (the
  * fast inversions against Fermat, square roots, GLV bounds and recomposition, weakly reduced
- * field inputs in [p, 2^256), wNAF recomposition, batch inversion, the ADX field backend against
- * the portable one).  Testing only. */
+ * field inputs in [p, 2^256) (products, sums, differences, halvings), wNAF recomposition, batch
+ * inversion, the ADX field backend against the portable one).  Testing only. */
 #ifndef CTPLUGIN_GLUE_SELFTEST_H
 #define CTPLUGIN_GLUE_SELFTEST_H
 
@@ -55,6 +55,9 @@ static void selftest_field_(selftest_counts_ *c, const fe *a, const fe *b) {
     fe_neg(&r1, a);
     fe_add(&r1, &r1, a);
     if (!fe_is_zero(&r1)) c->field++;
+    fe_half(&r1, a); /* (a/2)·2 = a, for odd and even, weakly reduced a */
+    fe_add(&r3, &r1, &r1);
+    if (!fe_equal(&r3, &an)) c->field++;
     fe_inv_var(&r1, a);
     fe_inv_fermat(&r2, &an);
     if (!fe_equal(&r1, &r2)) c->fe_inv++;
