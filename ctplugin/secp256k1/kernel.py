@@ -138,7 +138,8 @@ Scalar vectors (mod N):
     operations interleaved (no AVX2 lanes: on a Zen 2 a four-lane AVX2 field multiplication
     measured 2.7x slower per element than the mulx/adx one, docs/borromean.md §5); split over
     ``threads`` threads with the GIL released.  ``_dmult_backend(name=None)`` (private, tests):
-    the path ("ifma", "scalar"); the ring kernel below uses the same one.  Errors: the scalar and point errors, ``count-mismatch``.
+    the path ("ifma", "scalar"); the ring kernel below uses the same one.  Errors: the scalar
+    and point errors, ``count-mismatch``.
 
 ``bulletproof_prepare_var``, ``bulletproof_accumulate_var``
     The Bulletproof verification setup of a whole batch (native only here; API and the
