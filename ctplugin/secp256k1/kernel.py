@@ -134,9 +134,12 @@ Scalar vectors (mod N):
     checks): len(s) = len(e) = 32n, len(points) = 64n; P_i may be infinity (R_i = s_i·G), R_i
     is infinity as 64 zero bytes.  Native: sixteen at a time in AVX-512 IFMA lanes where the CPU
     has them (a lane that meets an exceptional addition is recomputed with the scalar code, so
-    results never depend on the path), split over ``threads`` threads with the GIL released.
-    ``_dmult_backend(name=None)`` (private, tests): the path ("ifma", "scalar"); the ring kernel
-    below uses the same one.  Errors: the scalar and point errors, ``count-mismatch``.
+    results never depend on the path), else the scalar code two at a time with their field
+    operations interleaved (no AVX2 lanes: on a Zen 2 a four-lane AVX2 field multiplication
+    measured 2.7x slower per element than the mulx/adx one, docs/borromean.md §5); split over
+    ``threads`` threads with the GIL released.  ``_dmult_backend(name=None)`` (private, tests):
+    the path ("ifma", "scalar"); the ring kernel below uses the same one.  Errors: the scalar
+    and point errors, ``count-mismatch``.
 
 ``bulletproof_prepare_var``, ``bulletproof_accumulate_var``
     The Bulletproof verification setup of a whole batch (native only here; API and the

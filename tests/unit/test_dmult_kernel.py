@@ -1,7 +1,8 @@
 """Many double multiplications ``double_mult_many_var`` (s_i·G + e_i·P_i): both native builds and
-both paths (sixteen at a time in AVX-512 IFMA lanes, and the scalar code) against the pure-Python
-reference, on random inputs, on inputs crafted to meet the lanes' exceptional additions
-(doublings, cancellations, infinity), on hostile bytes and across thread counts."""
+both paths (sixteen at a time in AVX-512 IFMA lanes, and the scalar code, two at a time in
+lockstep) against the pure-Python reference, on random inputs, on inputs crafted to meet the
+lanes' exceptional additions (doublings, cancellations, infinity), on hostile bytes and across
+thread counts."""
 
 from __future__ import annotations
 
@@ -83,6 +84,22 @@ def test_crafted_and_random_inputs_on_every_build_and_path(dmult_path: str) -> N
         want = _expected(cases)
         for module in NATIVES:
             assert module.double_mult_many_var(*args, threads=1) == want
+
+
+def test_every_pair_of_lanes_gets_each_lane_its_own_result(dmult_path: str) -> None:
+    """The scalar code runs a batch two at a time in lockstep (dmult_pair_var), the last of an
+    odd batch alone: every crafted lane beside every other one (an exceptional addition in one
+    lane, none or another in the other; one lane at infinity for its first bits or for good)
+    comes out as it does alone and as the discrete logs say."""
+    rng = random.Random(25)
+    lanes = _crafted() + _random(rng, 3)
+    for a in lanes:
+        for b in lanes:
+            args = _cases([a, b])
+            want = _expected([a, b])
+            for module in NATIVES:
+                assert module.double_mult_many_var(*args, threads=1) == want
+                assert module.double_mult_many_var(*_cases([a]), threads=1) == want[:64]
 
 
 def test_a_whole_batch_of_exceptional_lanes(dmult_path: str) -> None:

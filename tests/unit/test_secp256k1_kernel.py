@@ -181,8 +181,9 @@ def test_msm_every_window_width_and_straus() -> None:
 @pytest.mark.parametrize("module", NATIVES, ids=lambda m: m.FIELD_BACKEND)
 def test_native_internal_cross_checks(module: object) -> None:
     # safegcd inversions vs Fermat, square roots, GLV recomposition and bounds, wNAF, weakly
-    # reduced field inputs, batch inversion, and (in the ADX build) the assembly field
-    # multiplication against the portable C: all checked inside C on pseudo-random and edge values
+    # reduced field inputs (halvings too), batch inversion, and the assembly field multiplication
+    # (ADX build) and the carry-intrinsic sums, differences and halvings (x86-64) against the
+    # portable C: all checked inside C on pseudo-random and edge values
     report = module._selftest(20000, 20240611)  # type: ignore[attr-defined]
     assert report.pop("glv_max_bits") <= 129
     assert report == {"fe_inv": 0, "sc_inv": 0, "sqrt": 0, "field": 0, "glv": 0, "wnaf": 0,

@@ -1,7 +1,7 @@
 /* Glue: _selftest, cross-checks of C internals that the Python API cannot reach directly (the
  * fast inversions against Fermat, square roots, GLV bounds and recomposition, weakly reduced
- * field inputs in [p, 2^256), wNAF recomposition, batch inversion, the ADX field backend against
- * the portable one).  Testing only. */
+ * field inputs in [p, 2^256) (products, sums, differences, halvings), wNAF recomposition, batch
+ * inversion, the ADX field backend against the portable one).  Testing only. */
 #ifndef CTPLUGIN_GLUE_SELFTEST_H
 #define CTPLUGIN_GLUE_SELFTEST_H
 
@@ -55,6 +55,9 @@ static void selftest_field_(selftest_counts_ *c, const fe *a, const fe *b) {
     fe_neg(&r1, a);
     fe_add(&r1, &r1, a);
     if (!fe_is_zero(&r1)) c->field++;
+    fe_half(&r1, a); /* (a/2)·2 = a, for odd and even, weakly reduced a */
+    fe_add(&r3, &r1, &r1);
+    if (!fe_equal(&r3, &an)) c->field++;
     fe_inv_var(&r1, a);
     fe_inv_fermat(&r2, &an);
     if (!fe_equal(&r1, &r2)) c->fe_inv++;
@@ -62,8 +65,9 @@ static void selftest_field_(selftest_counts_ *c, const fe *a, const fe *b) {
     if (!fe_is_zero(&an) && !fe_equal(&r3, &FE_ONE)) c->fe_inv++;
 }
 
-/* The field backend in use (ADX assembly in _native_adx) against the portable C, which every
- * build keeps: products, squares, 512-bit products. */
+/* The field backend in use (ADX assembly in _native_adx; the carry intrinsics of fe_add, fe_sub
+ * and fe_half on x86-64) against the portable C, which every build keeps: products, squares,
+ * 512-bit products, sums, differences, halvings. */
 static void selftest_backend_(selftest_counts_ *c, const fe *a, const fe *b) {
     fe r1, r2;
     u64 l1[8], l2[8];
@@ -73,6 +77,16 @@ static void selftest_backend_(selftest_counts_ *c, const fe *a, const fe *b) {
     fe_sqr(&r1, a);
     fe_sqr_portable_(&r2, a);
     if (!fe_equal(&r1, &r2)) c->backend++;
+    /* the sums, differences and halvings limb for limb (the same steps, other instructions) */
+    fe_add(&r1, a, b);
+    fe_add_portable_(&r2, a, b);
+    if (memcmp(&r1, &r2, sizeof r1)) c->backend++;
+    fe_sub(&r1, a, b);
+    fe_sub_portable_(&r2, a, b);
+    if (memcmp(&r1, &r2, sizeof r1)) c->backend++;
+    fe_half(&r1, a);
+    fe_half_portable_(&r2, a);
+    if (memcmp(&r1, &r2, sizeof r1)) c->backend++;
     r1 = *a;
     fe_mul(&r1, &r1, b); /* the output aliasing an input */
     fe_mul_portable_(&r2, a, b);
