@@ -31,7 +31,7 @@ from rpc.jsonrpc import Params, handle_body
 from rpc.logs import category_logger
 from rpc.params import amount_from_value
 from rpc.registry import REGISTRY, Locking
-from validator import Node
+from validator import Node, StoreFatalError
 
 if TYPE_CHECKING:
     from net import ConnectionManager
@@ -225,6 +225,10 @@ class NodeContext:
                     return method.handler(call, *args)
             except RpcError:
                 raise
+            except StoreFatalError as exc:  # Core's AbortNode: logged, then a clean shutdown
+                log.error("%s", exc)
+                self.request_shutdown()
+                raise RpcError(RpcCode.MISC_ERROR, str(exc)) from None
             except CtpluginError as exc:
                 log.warning("%s: %s", method_name, exc)
                 raise RpcError(RpcCode.MISC_ERROR, str(exc)) from None

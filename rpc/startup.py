@@ -27,7 +27,7 @@ from rpc.events import NodeEvents
 from rpc.txindex import TxIndex
 from rpc.wallets import WalletManager
 from rpc.zmqpub import ZmqPublisher
-from validator import DataDirLockedError, Node, read_chain
+from validator import DataDirLockedError, Node, StoreFatalError, read_chain
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -75,10 +75,18 @@ def open_node(ctx: NodeContext) -> None:
     if options is not None:  # OP_TRUE is standard exactly when the wallet may own it (§5.4)
         relay = dataclasses.replace(relay, anyonecanspendaremine=options.anyonecanspendaremine)
     try:
-        node = Node.open(config.netdir, chain_params(config), sync=config.sync, relay=relay)
+        if config.reindex:
+            ctx.set_warmup("Reindexing blocks…")
+        node = Node.open(config.netdir, chain_params(config), sync=config.sync, relay=relay,
+                         reindex=config.reindex, reindex_chainstate=config.reindex_chainstate,
+                         check_blocks=config.checkblocks, check_level=config.checklevel)
     except DataDirLockedError:
         raise RuntimeError(f"Cannot obtain a lock on data directory {config.netdir}. "
                            "ctplugin node is probably already running.") from None
+    except StoreFatalError as exc:  # Core's words, naming the store and the recovery command
+        log.error("%s", exc)
+        raise
+    node.data.guard.on_failure = lambda exc: _abort(ctx, exc)
     with ctx.chain_lock:
         try:
             _attach(ctx, node)
@@ -86,6 +94,14 @@ def open_node(ctx: NodeContext) -> None:
             _detach(ctx, node)
             raise
     ctx.mempool_loaded = True
+
+
+def _abort(ctx: NodeContext, exc: StoreFatalError) -> None:
+    """A durable write failed or a store turned out damaged while running (any thread): Core's
+    AbortNode — the error in debug.log, then a clean shutdown that writes nothing more
+    (``Node.close``)."""
+    log.error("%s", exc)
+    ctx.request_shutdown()
 
 
 def _attach(ctx: NodeContext, node: Node) -> None:

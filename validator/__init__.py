@@ -90,6 +90,7 @@ from validator.mempool import (
     REMOVED_REORG,
     MempoolEntry,
 )
+from validator.chain import DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL
 from validator.node import (
     DEFAULT_DBCACHE_MIB,
     BlockInfo,
@@ -149,6 +150,8 @@ from validator.verify import ProofWork, verify, verify_blocks
 
 __all__ = [
     "BLOCK_FILE_CHUNK_SIZE",
+    "DEFAULT_CHECKBLOCKS",
+    "DEFAULT_CHECKLEVEL",
     "DEFAULT_DBCACHE_MIB",
     "MAX_BLOCK_FILE_SIZE",
     "MAX_BLOCK_SERIALIZED_SIZE",
