@@ -82,6 +82,7 @@ problems (the store never gives a consensus verdict).
 from ctplugin.elements.chainparams import ChainParams
 from validator import reasons
 from validator.audit import TransactionAudit, UtxoAudit, audit_transactions, audit_utxo_set
+from validator.chain import DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL
 from validator.coins import decode_txout
 from validator.mempool import (
     REMOVED_BLOCK,
@@ -90,7 +91,6 @@ from validator.mempool import (
     REMOVED_REORG,
     MempoolEntry,
 )
-from validator.chain import DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL
 from validator.node import (
     DEFAULT_DBCACHE_MIB,
     BlockInfo,
