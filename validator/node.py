@@ -463,7 +463,9 @@ class Node(Closeable):
         """Store a block and activate the best chain (module docstring). ``block``: ``raw``
         already parsed (submitblock's decoded block), so it is neither parsed nor serialized
         again; without it ``ParseError`` for bytes that are not a block. Everything else is in
-        the result."""
+        the result. After a fatal store error (``data.guard.failure``) every call raises it:
+        the node is stopping."""
+        self.data.guard.check()
         start = time.perf_counter()
         if block is None:
             block = parse_block(raw)
@@ -512,6 +514,7 @@ class Node(Closeable):
         still being checked elsewhere — the block is pending, the chainstate is not flushed
         until ``mark_verified``; a failed verdict goes to ``reject_block``. Events and mempool
         updates as for ``submit_block``."""
+        self.data.guard.check()
         if self.tip != prepared.tip:
             raise ChainstateConflictError("the tip moved since the block was prepared")
         if prepared.raw is None:

@@ -52,6 +52,7 @@ from validator.store.errors import (
     StoreFatalError,
     StoreValueError,
     UnknownBlockError,
+    UnwritableDataDirError,
 )
 from validator.store.proofcache import (
     DEFAULT_MAX_ENTRIES,
@@ -108,6 +109,7 @@ __all__ = [
     "StoreFatalError",
     "StoreValueError",
     "UnknownBlockError",
+    "UnwritableDataDirError",
     "UtxoEntry",
     "WriteGuard",
     "cache_key",

@@ -11,10 +11,11 @@ refused with it, so nothing more reaches the disk. ``on_failure`` tells the owne
 shuts down); a corruption a store detects is reported the same way (``WriteGuard.fatal``).
 
 Fault injection (tests only): the environment variable ``CTPLUGIN_FAULT_WRITE`` holds
-``SITE:N`` items separated by commas; the N-th write at SITE (1-based, counted per guard) and
-every later one there fail with ENOSPC before reaching the disk, as a full disk does. SITE is
-one of ``WRITE_SITES`` or ``any`` (every site counted together). Unset, the seam costs one
-dict lookup per write.
+``SITE:N[:ERRNO]`` items separated by commas; the N-th write at SITE (1-based, counted per
+guard) and every later one there fail before reaching the disk with ERRNO (an ``errno`` name,
+ENOSPC by default: a full disk; EIO a failing one, EROFS a file system remounted read-only).
+SITE is one of ``WRITE_SITES`` or ``any`` (every site counted together). Unset, the seam costs
+nothing but a truth test per write.
 """
 
 from __future__ import annotations
@@ -36,15 +37,19 @@ WRITE_SITES = ("block files", "undo files", "block index", "chainstate", "proof 
 T = TypeVar("T")
 
 
-def parse_faults(text: str) -> dict[str, int]:
-    """``SITE:N,...`` → {site: first failing write}; ``StoreValueError`` for a bad item."""
-    plan: dict[str, int] = {}
+def parse_faults(text: str) -> dict[str, tuple[int, int]]:
+    """``SITE:N[:ERRNO],...`` → {site: (first failing write, errno)}; ``StoreValueError`` for
+    a bad item."""
+    plan: dict[str, tuple[int, int]] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
-        site, _, count = item.rpartition(":")
-        if site not in (*WRITE_SITES, "any") or not count.isdigit() or int(count) < 1:
-            raise StoreValueError(f"{FAULT_ENV}: bad item {item!r} (SITE:N, SITE one of "
-                                  f"{', '.join(WRITE_SITES)}, any)")
-        plan[site] = int(count)
+        site, _, rest = item.partition(":")
+        count, _, name = rest.partition(":")
+        code = getattr(errno, name or "ENOSPC", None)
+        if site not in (*WRITE_SITES, "any") or not count.isdigit() or int(count) < 1 \
+                or not isinstance(code, int):
+            raise StoreValueError(f"{FAULT_ENV}: bad item {item!r} (SITE:N[:ERRNO], SITE one "
+                                  f"of {', '.join(WRITE_SITES)}, any)")
+        plan[site] = (int(count), code)
     return plan
 
 
@@ -57,7 +62,7 @@ def is_disk_full(exc: BaseException) -> bool:
 class WriteGuard:
     """The durable writes of one data directory (module docstring)."""
 
-    def __init__(self, faults: dict[str, int] | None = None) -> None:
+    def __init__(self, faults: dict[str, tuple[int, int]] | None = None) -> None:
         self.failure: StoreFatalError | None = None
         self.on_failure: Callable[[StoreFatalError], None] | None = None
         self._faults = faults if faults is not None else parse_faults(
@@ -67,11 +72,11 @@ class WriteGuard:
     def _inject(self, site: str) -> None:
         counts = self._counts
         for key in (site, "any"):
-            limit = self._faults.get(key)
-            if limit is not None:
+            fault = self._faults.get(key)
+            if fault is not None:
                 counts[key] = counts.get(key, 0) + 1
-                if counts[key] >= limit:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                if counts[key] >= fault[0]:
+                    raise OSError(fault[1], os.strerror(fault[1]))
 
     def check(self) -> None:
         """Refuse to go on after a failure (``failure`` raised again)."""

@@ -72,6 +72,16 @@ class DiskWriteError(StoreFatalError):
         return f"{head} (writing the {self.site}: {self.detail}); the node stops"
 
 
+class UnwritableDataDirError(StoreError):
+    """The data directory cannot be written (permissions, a read-only file system): Core's
+    "Cannot write to data directory '...'; check permissions." (src/init.cpp)."""
+
+    def __init__(self, path: str, detail: str = "") -> None:
+        super().__init__(f"Cannot write to data directory '{path}'; check permissions."
+                         + (f" ({detail})" if detail else ""))
+        self.path = path
+
+
 class ChainstateCorruptError(CorruptDatabaseError):
     """The chainstate database is unreadable or inconsistent; it is never repaired silently
     (``-reindex-chainstate`` rebuilds it from the block files)."""
