@@ -287,8 +287,10 @@ def test_damage_to_a_store_is_survived_or_refused(pristine: dict[str, Path], tmp
 def test_damage_sweep(pristine: dict[str, Path], tmp_path: Path, round_: int) -> None:
     rng = random.Random(round_)
     for i in range(12):
-        damage, store, layout = rng.choice(list(DAMAGE)), rng.choice(STORES), rng.choice(LAYOUTS)
-        datadir = inflict(pristine, tmp_path / str(i), damage, store, layout, 1000 + 12 * round_ + i)
+        damage, store = rng.choice(list(DAMAGE)), rng.choice(STORES)
+        layout = rng.choice(LAYOUTS)
+        datadir = inflict(pristine, tmp_path / str(i), damage, store, layout,
+                          1000 + 12 * round_ + i)
         judge(datadir, f"{damage} {store}", keeps_tip=damage == "bit flip")
 
 
@@ -402,12 +404,14 @@ def test_start_up_check_level_three_catches_a_coin_the_block_did_not_make(
 def fill_until_failure(datadir: Path, monkeypatch: pytest.MonkeyPatch, fault: str
                        ) -> tuple[int, StoreFatalError | None]:
     """Open with the fault armed and submit the rest of the chain until a write fails;
-    (highest acknowledged height, the failure)."""
+    (highest acknowledged height, the failure). Flushes are split into small batches (more
+    chainstate writes, the HEAD_BLOCKS protocol) and a proof-cache key is inserted before each
+    block, as mempool acceptance does (the cheap blocks carry no proofs)."""
     monkeypatch.setenv(FAULT_ENV, fault)
     acknowledged = 0
     failure: StoreFatalError | None = None
     try:
-        node = open_node(datadir)
+        node = open_node(datadir, batch_bytes=400)
     except DiskWriteError as exc:
         return acknowledged, exc
     finally:
@@ -418,6 +422,7 @@ def fill_until_failure(datadir: Path, monkeypatch: pytest.MonkeyPatch, fault: st
             if block.header.height <= node.tip.height:
                 continue
             try:
+                node.data.proof_cache.insert(hashlib.sha256(raw).digest())
                 result = node.submit_block(raw, block)
             except DiskWriteError as exc:
                 failure = exc
@@ -449,13 +454,13 @@ def test_failed_write_stops_the_node_and_the_next_start_is_consistent(
     datadir = copy(pristine["log-short"], tmp_path)
     acknowledged, failure = fill_until_failure(datadir, monkeypatch, fault)
     TALLY["fault:write " + fault.split(":")[0]] += 1
-    if failure is not None:
-        text = str(failure)
-        if ":" in fault[fault.index(":") + 1:]:
-            assert text.startswith("A fatal internal error occurred"), text
-        else:
-            assert text.startswith("Disk space is too low!"), text
-        assert failure.store in text
+    assert failure is not None, "the fault was never reached"
+    text = str(failure)
+    if ":" in fault[fault.index(":") + 1:]:
+        assert text.startswith("A fatal internal error occurred"), text
+    else:
+        assert text.startswith("Disk space is too low!"), text
+    assert failure.store in text
     with open_node(datadir) as node:  # the disk has room again: never bricked
         height = check_consistent(node)
     assert height >= acknowledged, "an acknowledged block was lost"
@@ -606,9 +611,9 @@ def test_damaged_wallet_record_refuses_the_wallet(tmp_path: Path) -> None:
     data[data.find(label.encode()) + 100] ^= 0x01
     log.write_bytes(bytes(data))
     TALLY["fault:wallet bit flip"] += 1
-    with pytest.raises(WalletDBError, match="wallet database .* (is damaged|is corrupt)"):
-        with WalletDB.open(str(path), create=False) as reopened:
-            reopened.labels()
+    with pytest.raises(WalletDBError, match=r"wallet database .* (is damaged|is corrupt)"), \
+            WalletDB.open(str(path), create=False) as reopened:
+        reopened.labels()
     TALLY["refused"] += 1
 
 
@@ -647,3 +652,25 @@ def test_fault_seam_rejects_a_malformed_plan(pristine: dict[str, Path], tmp_path
     with pytest.raises(StoreValueError, match=FAULT_ENV):
         open_node(copy(pristine["log-short"], tmp_path))
 
+
+
+def test_failed_wallet_write_stops_the_wallet_and_keeps_the_last_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "wallet")
+    wallet = Wallet(REGTEST_SEED)
+    monkeypatch.setenv(FAULT_ENV, "wallet:2")
+    db = WalletDB.open(path, create=True)
+    monkeypatch.delenv(FAULT_ENV)
+    db.commit(Changes(state=wallet.state()), sync=True)
+    kept = wallet.state()
+    wallet.new_address()
+    with pytest.raises(DiskWriteError, match=r"Disk space is too low!.*wallet"):
+        db.commit(Changes(state=wallet.state()))
+    with pytest.raises(DiskWriteError):  # nothing more is written
+        db.commit(Changes(labels={b"\x51": "late"}))
+    db.close()
+    TALLY["fault:write wallet"] += 1
+    with WalletDB.open(path, create=False) as reopened:
+        assert reopened.load_state()[0] == kept
+        assert reopened.labels() == {}
+    TALLY["consistent"] += 1
