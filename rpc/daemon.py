@@ -270,4 +270,6 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         if cookie is not None:
             cookie.remove()
         log.info("Shutdown: done")
+    if ctx.fatal_error is not None:  # a store failed while running (NodeContext.abort)
+        return 1
     return INTERRUPTED if interrupted else 0

@@ -86,7 +86,7 @@ def open_node(ctx: NodeContext) -> None:
     except StoreFatalError as exc:  # Core's words, naming the store and the recovery command
         log.error("%s", exc)
         raise
-    node.data.guard.on_failure = lambda exc: _abort(ctx, exc)
+    node.data.guard.on_failure = ctx.abort
     with ctx.chain_lock:
         try:
             _attach(ctx, node)
@@ -94,14 +94,6 @@ def open_node(ctx: NodeContext) -> None:
             _detach(ctx, node)
             raise
     ctx.mempool_loaded = True
-
-
-def _abort(ctx: NodeContext, exc: StoreFatalError) -> None:
-    """A durable write failed or a store turned out damaged while running (any thread): Core's
-    AbortNode — the error in debug.log, then a clean shutdown that writes nothing more
-    (``Node.close``)."""
-    log.error("%s", exc)
-    ctx.request_shutdown()
 
 
 def _attach(ctx: NodeContext, node: Node) -> None:

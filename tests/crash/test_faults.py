@@ -22,6 +22,7 @@ cut keeps every synced change). Every fault is counted (``TALLY``; printed with 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import random
@@ -440,6 +441,42 @@ def fill_until_failure(datadir: Path, monkeypatch: pytest.MonkeyPatch, fault: st
         except DiskWriteError as exc:  # the final flush hit the full disk
             failure = exc
     return acknowledged, failure
+
+
+def test_transient_full_disk_under_block_writes_never_bricks_the_directory(
+        pristine: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk is full for two writes of block-file records, then has room again (the real
+    ``pwritev``, not the seam). Before the guard the node went on — later blocks "invalid" or
+    "duplicate", and the next start refused for good ("has no undo data"); now the first
+    failure stops every write and the restart is consistent with everything acknowledged."""
+    datadir = copy(pristine["log-short"], tmp_path)
+    real = os.pwritev
+    calls = 0
+
+    def full_disk(fd: int, parts: list[bytes], offset: int) -> int:
+        nonlocal calls
+        calls += 1
+        if calls in (2, 3):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, parts, offset)
+
+    monkeypatch.setattr(os, "pwritev", full_disk)
+    acknowledged = 4
+    with open_node(datadir) as node:
+        for block, raw in zip(CHAIN[4:], RAW[4:], strict=True):
+            try:
+                assert node.submit_block(raw, block).status == "connected"
+            except DiskWriteError as exc:
+                assert str(exc).startswith("Disk space is too low!")
+                break
+            acknowledged = block.header.height
+        with pytest.raises(DiskWriteError):
+            node.submit_block(RAW[-1], CHAIN[-1])
+    monkeypatch.setattr(os, "pwritev", real)
+    TALLY["fault:regression transient full disk"] += 1
+    with open_node(datadir) as node:
+        assert check_consistent(node) >= acknowledged
+    TALLY["consistent"] += 1
 
 
 WRITE_FAULTS = [f"{site}:{n}" for site in ("block files", "undo files", "block index",
