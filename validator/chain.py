@@ -233,7 +233,7 @@ class Chain:
 
     def verify(self, check_blocks: int = DEFAULT_CHECKBLOCKS,
                check_level: int = DEFAULT_CHECKLEVEL) -> int:
-        """Core's CVerifyDB (src/validation.cpp, docs/design.md §9) over the last
+        """Core's CVerifyDB (src/validation.cpp, docs/durability.md §4) over the last
         ``check_blocks`` blocks of the active chain (0 or less: all of them), at
         ``check_level`` (clamped to 0..4):
 

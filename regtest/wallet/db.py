@@ -24,7 +24,7 @@ handed out, so a lost key counter hides coins. Only a batch that merely moves th
 block is left unsynced (losing it makes the next start scan a few blocks again). A failed write
 is a ``DiskWriteError`` ("Disk space is too low!"): the caller stops, nothing half-written.
 
-Integrity (docs/design.md §9): the database is opened with LevelDB's paranoid checks and read
+Integrity (docs/durability.md §2): the database is opened with LevelDB's paranoid checks and read
 with checksums verified, so a damaged record is never skipped or served: the wallet is refused
 (``WalletDBError`` naming the database) instead of loading with coins missing or altered.
 """

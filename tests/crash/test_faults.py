@@ -1,4 +1,4 @@
-"""Fault injection into every store of a data directory (docs/design.md §9).
+"""Fault injection into every store of a data directory (docs/durability.md §7).
 
 A data directory holding a short chain of cheap blocks (``tests.chaintrees``) is damaged the
 way a failing disk, a full disk or a power cut would damage it — bit flips and truncations in

@@ -1,4 +1,4 @@
-"""The node process under storage faults (docs/design.md §9): a full disk while mining stops it
+"""The node process under storage faults (docs/durability.md §7): a full disk while mining stops it
 with Core's "Disk space is too low!" and the next start is consistent; a damaged block file
 makes the start refuse, naming the store and -reindex, and ``-reindex`` brings it back."""
 

@@ -18,7 +18,7 @@ Status flags (Core's ``BlockStatus``, reduced to what our chain needs):
 reconnected after a restart or a reorg); ``FAILED_VALID`` it failed validation itself;
 ``FAILED_CHILD`` it descends from a failed block.
 
-Integrity (docs/design.md §9): reads verify LevelDB's checksums and each entry is checked
+Integrity (docs/durability.md §2): reads verify LevelDB's checksums and each entry is checked
 against its own header (the key is the header's hash); a failure is ``BlockIndexCorruptError``
 ("... use -reindex"). Writes go through the data directory's ``WriteGuard``.
 """

@@ -27,7 +27,7 @@ database ends exactly at the new tip. Undo data lives with the blocks (``validat
 
 The txout bytes are opaque here: the validator stores the Elements-serialized TxOut verbatim.
 
-Integrity (docs/design.md §9): every read verifies LevelDB's block checksums (Core's
+Integrity (docs/durability.md §2): every read verifies LevelDB's block checksums (Core's
 ``verify_checksums``, src/dbwrapper.cpp) and the database is opened with paranoid checks; a
 failure is a ``ChainstateCorruptError`` ("Corrupted block database detected ... use
 -reindex-chainstate") reported to the ``guard``, never altered data served. Flush batches are

@@ -11,7 +11,7 @@ Layout::
 
 Durability: the stores share one ``WriteGuard`` (``DataDir.guard``,
 ``validator.store.durability``): the first failed durable write anywhere stops every later
-one, and a detected corruption is reported through it too (docs/design.md §9).
+one, and a detected corruption is reported through it too (docs/durability.md §3).
 
 Ownership: the chainstate database's LevelDB LOCK is taken first and held until ``close``; it
 stands for the whole directory, so a second opener (another process, or a second handle in this

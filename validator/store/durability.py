@@ -3,7 +3,7 @@
 Bitcoin Core aborts on the first durable write that fails (``AbortNode`` / ``fatalError``,
 src/node/abort.cpp; "Disk space is too low!", src/node/blockstorage.cpp): continuing would
 leave a block file, the block index and the chainstate that disagree. ``WriteGuard`` is that
-rule for our stores (docs/design.md §9): every durable write of a data directory (block and
+rule for our stores (docs/durability.md §3): every durable write of a data directory (block and
 undo records, block-file fsync, block-index batches, chainstate flush batches, proof-cache
 batches) runs through ``WriteGuard.write``; an ``OSError`` or LevelDB error there becomes a
 ``DiskWriteError``, remembered as ``failure``, and every later write through the same guard is
