@@ -27,6 +27,7 @@ import hashlib
 import os
 import random
 import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,7 +53,7 @@ from validator import (
     block_files,
 )
 from validator.coins import utxo_hash_record
-from validator.store import FAULT_ENV
+from validator.store import FAULT_ENV, UnwritableDataDirError
 
 CHAIN_LENGTH = 14  # blocks after genesis: the fan-out block and 13 spending blocks
 OPTIONS: dict[str, Any] = {"sync": True, "max_unflushed_blocks": 4}
@@ -710,4 +711,99 @@ def test_failed_wallet_write_stops_the_wallet_and_keeps_the_last_batch(
     with WalletDB.open(path, create=False) as reopened:
         assert reopened.load_state()[0] == kept
         assert reopened.labels() == {}
+    TALLY["consistent"] += 1
+
+
+# --- -reindex itself ----------------------------------------------------------------------------
+
+
+def test_reindex_cut_short_is_resumed_at_the_next_start(pristine: dict[str, Path],
+                                                        tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reindex stopped half-way (here: an exception after five blocks) leaves
+    ``blocks.reindex/``; the next start, without the option, starts it again from those files
+    and ends where a full reindex ends."""
+    datadir = copy(pristine["log"], tmp_path)
+    submit = Node.submit_block
+    count = 0
+
+    def interrupted(self: Node, raw: bytes, block: Block | None = None) -> Any:
+        nonlocal count
+        count += 1
+        if count > 5:
+            raise KeyboardInterrupt
+        return submit(self, raw, block)
+
+    monkeypatch.setattr(Node, "submit_block", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        open_node(datadir, reindex=True)
+    monkeypatch.setattr(Node, "submit_block", submit)
+    assert (datadir / "blocks.reindex").is_dir()
+    with open_node(datadir) as node:
+        assert node.reindexed == len(CHAIN)
+        assert check_consistent(node) == len(CHAIN)
+    assert not (datadir / "blocks.reindex").exists()
+    assert not (datadir / "blocks.reindex.done").exists()
+    with open_node(datadir) as node:
+        assert node.reindexed == 0 and check_consistent(node) == len(CHAIN)
+
+
+def test_reindex_of_an_intact_directory_gives_the_same_state(pristine: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    datadir = copy(pristine["table"], tmp_path)
+    with open_node(datadir) as node:
+        before = node.utxo_stats().utxo_set_hash
+    with open_node(datadir, reindex=True) as node:
+        assert node.reindexed == len(CHAIN)
+        assert node.utxo_stats().utxo_set_hash == before == model_hash(len(CHAIN))
+    with open_node(datadir, reindex_chainstate=True) as node:
+        assert node.utxo_stats().utxo_set_hash == before
+
+
+# --- read-only data directories -----------------------------------------------------------------
+
+
+def chattr(*args: str | Path) -> bool:
+    """``chattr`` (the immutable attribute stops even root from writing); False if the file
+    system or the container does not allow it."""
+    result = subprocess.run(["chattr", *map(str, args)], capture_output=True, check=False)
+    return result.returncode == 0
+
+
+READ_ONLY = {"everything": "", "chainstate": "chainstate", "block index": "blocks/index",
+             "blocks directory": "blocks", "proof cache": "proofcache"}
+
+
+@pytest.mark.parametrize("which", list(READ_ONLY))
+def test_read_only_data_directory_refuses_or_stops_and_nothing_changes(
+        pristine: dict[str, Path], tmp_path: Path, which: str) -> None:
+    datadir = copy(pristine["log-short"], tmp_path)
+    where = READ_ONLY[which]
+    options: list[str | Path] = ["-R"] if not where else []  # everything: every file too
+    target = datadir / where
+    if shutil.which("chattr") is None or not chattr(*options, "+i", target):
+        pytest.skip("no immutable attribute here (chattr)")
+    TALLY["fault:read-only " + which] += 1
+    acknowledged = 4
+    try:
+        try:
+            node = open_node(datadir)
+        except UnwritableDataDirError as exc:
+            assert str(exc).startswith("Cannot write to data directory '")
+            assert "check permissions" in str(exc)
+            TALLY["refused"] += 1
+        else:
+            with node:
+                for block, raw in zip(CHAIN[4:], RAW[4:], strict=True):
+                    try:
+                        node.submit_block(raw, block)
+                    except DiskWriteError as exc:
+                        assert str(exc).startswith("A fatal internal error occurred")
+                        break
+                    acknowledged = block.header.height
+            TALLY["stopped"] += 1
+    finally:
+        chattr(*options, "-i", target)
+    with open_node(datadir) as node:
+        assert check_consistent(node) >= acknowledged
     TALLY["consistent"] += 1

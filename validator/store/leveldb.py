@@ -24,6 +24,7 @@ def is_leveldb_file(name: str) -> bool:
 def is_unwritable_error(exc: BaseException) -> bool:
     text = str(exc).lower()
     return isinstance(exc, OSError) and ("permission denied" in text
+                                         or "operation not permitted" in text
                                          or "read-only file system" in text)
 
 

@@ -46,7 +46,12 @@ from typing import TypeVar, cast
 import plyvel
 
 from validator.store.durability import WriteGuard
-from validator.store.errors import DataDirLockedError, StoreError, StoreValueError
+from validator.store.errors import (
+    DataDirLockedError,
+    StoreError,
+    StoreValueError,
+    UnwritableDataDirError,
+)
 from validator.store.leveldb import LevelDbHandle, is_leveldb_file, open_db
 
 FORMAT_VERSION = b"\x01"
@@ -473,7 +478,7 @@ class ProofCache(LevelDbHandle):
             return
         try:
             self._db = open_db(self.path, paranoid=True)
-        except DataDirLockedError:
+        except (DataDirLockedError, UnwritableDataDirError):  # not the cache's fault: no wipe
             raise
         except (StoreError, plyvel.Error) as exc:  # corruption, unreadable files
             self._wipe(f"{type(exc).__name__}: {exc}")
