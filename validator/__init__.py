@@ -39,8 +39,9 @@ Modules (data flow of ``docs/design.md`` §1):
 - ``chain``: the chain manager: block index with side branches, best chain (most blocks,
   first seen wins ties), reorganisations, invalid-branch fallback, flush policy, crash recovery.
 - ``node``: ``Node.open(path, params, *, sync, dbcache, flush_interval,
-  max_unflushed_blocks, reindex_chainstate)`` ties the data directory (``validator.store``),
-  the chain manager, the block validator and the mempool:
+  max_unflushed_blocks, reindex, reindex_chainstate, check_blocks, check_level)`` ties the data
+  directory (``validator.store``), the chain manager, the block validator and the mempool
+  (start-up verification, ``-reindex`` and the stop after a failed write: docs/durability.md):
 
   - ``submit_block(raw, block=None) -> SubmitResult`` (``status``, ``error``, ``report``,
     ``bip22``, ``accepted``, ``new_tip``; ``block``: ``raw`` already parsed);
@@ -76,7 +77,10 @@ Modules (data flow of ``docs/design.md`` §1):
 Errors: ``ctplugin.errors.ParseError`` for undecodable bytes, ``ctplugin.errors.ValidationError``
 (``reason`` — one of ``reasons`` —, ``tx_index``, ``input_index``, ``output_index``) for rule
 violations, only from the validator; ``StoreError`` and its subclasses for data-directory
-problems (the store never gives a consensus verdict).
+problems (the store never gives a consensus verdict); ``StoreFatalError`` when the node must stop
+— ``CorruptDatabaseError`` (Core's "Corrupted block database detected", naming the store and the
+recovery command) or ``DiskWriteError`` (a failed durable write: "Disk space is too low!") —
+and ``WriteGuard``, the data directory's record of it (docs/durability.md).
 """
 
 from ctplugin.elements.chainparams import ChainParams

@@ -17,6 +17,12 @@ block files) and is then ready:
 - ``subscribe(listener)``: ``ChainListener`` callbacks, called in order once each change is
   durable (its block and index records written: a killed process restarts with it).
 
+Integrity (docs/durability.md): the last ``check_blocks`` blocks are verified at start-up
+(``Chain.verify``, Core's CVerifyDB) and a damaged store refuses the start with a
+``CorruptDatabaseError`` naming it and the recovery command, which ``reindex`` /
+``reindex_chainstate`` carry out; after a failed durable write (``DiskWriteError``, recorded by
+``data.guard``) nothing more is written and block submission raises it.
+
 One thread drives a node (the RPC server's worker); ``tip`` alone may be read from any thread.
 """
 
