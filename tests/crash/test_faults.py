@@ -27,7 +27,10 @@ import hashlib
 import os
 import random
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -806,4 +809,44 @@ def test_read_only_data_directory_refuses_or_stops_and_nothing_changes(
         chattr(*options, "-i", target)
     with open_node(datadir) as node:
         assert check_consistent(node) >= acknowledged
+    TALLY["consistent"] += 1
+
+
+REINDEX_WORKER = """
+import sys
+from pathlib import Path
+from tests.crash.test_faults import open_node
+print("ready", flush=True)
+open_node(Path(sys.argv[1]), reindex=True).close()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sigkill_during_reindex_then_the_next_start_finishes_it(pristine: dict[str, Path],
+                                                                tmp_path: Path,
+                                                                seed: int) -> None:
+    """A reindex killed at random moments, several times over (renames, deletions, block
+    submission, flushes): the next plain start resumes it and ends at the full chain."""
+    rng = random.Random(seed)
+    datadir = copy(pristine["log"], tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    inside = 0
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, "-c", REINDEX_WORKER, str(datadir)], cwd=root,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"ready\n"
+        time.sleep(rng.uniform(0, 0.35))
+        proc.send_signal(signal.SIGKILL)
+        out, err = proc.communicate()
+        assert proc.returncode in (0, -signal.SIGKILL), err.decode()[-2000:]
+        if b"done" not in out:
+            inside += 1
+            TALLY["fault:sigkill during reindex"] += 1
+    assert inside, "no kill landed inside a reindex"
+    with open_node(datadir) as node:
+        assert check_consistent(node) == len(CHAIN)
+    assert not (datadir / "blocks.reindex").exists()
     TALLY["consistent"] += 1
