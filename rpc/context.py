@@ -171,6 +171,9 @@ class NodeContext:
         if self.fatal_error is None:
             self.fatal_error = str(exc)
             log.error("%s", exc)
+            node = self.node_or_none
+            if node is not None:  # nothing more is written, the final flush included
+                node.data.guard.fatal(exc)
         self.request_shutdown()
 
     def request_shutdown(self) -> None:

@@ -412,6 +412,16 @@ class Chain:
         return self._read_checked(entry)[1]
 
     def _read_undo(self, entry: BlockIndexEntry) -> BlockUndo:
+        """The undo data consensus needs (a disconnect, recovery, the start-up check): a
+        damaged record is fatal, reported to the data directory's guard (nothing more is
+        written)."""
+        try:
+            return self._decode_undo(entry)
+        except ChainstateCorruptError as exc:
+            self.data.guard.fatal(exc)
+            raise
+
+    def _decode_undo(self, entry: BlockIndexEntry) -> BlockUndo:
         if entry.undo_pos is None:
             raise ChainstateCorruptError(f"block {entry.hash[::-1].hex()} has no undo data",
                                          **_UNDO_STORE)
@@ -428,7 +438,15 @@ class Chain:
         return undo
 
     def block_undo(self, entry: BlockIndexEntry) -> BlockUndo | None:
-        return self._read_undo(entry) if entry.undo_pos is not None else None
+        """A query's read of the undo data (getblock's prevouts): a damaged record is a
+        ``BlockFileError`` there (Core's "Can't read undo data from disk"), not a stop — the
+        node needs it only to disconnect the block, where it is fatal."""
+        if entry.undo_pos is None:
+            return None
+        try:
+            return self._decode_undo(entry)
+        except ChainstateCorruptError as exc:
+            raise BlockFileError(f"Can't read undo data from disk: {exc.detail}") from None
 
     def _memoize(self, block: Block) -> None:
         memo = self._memo
@@ -669,7 +687,8 @@ class Chain:
         try:
             block = self._read_block(entry)
         except BlockFileError as exc:
-            raise BlockFilesCorruptError(f"cannot read a block to disconnect: {exc}") from None
+            raise self.data.guard.fatal(BlockFilesCorruptError(
+                f"cannot read a block to disconnect: {exc}")) from None
         self.validator.disconnect(entry.hash, undo)
         self.active.pop()
         self._set_tip()

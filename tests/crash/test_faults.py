@@ -850,3 +850,31 @@ def test_sigkill_during_reindex_then_the_next_start_finishes_it(pristine: dict[s
         assert check_consistent(node) == len(CHAIN)
     assert not (datadir / "blocks.reindex").exists()
     TALLY["consistent"] += 1
+
+
+def test_damaged_undo_record_is_an_error_for_queries_and_fatal_for_a_disconnect(
+        pristine: dict[str, Path], tmp_path: Path) -> None:
+    """The undo record of block 3 (below the start-up check) with one bit flipped: getblock's
+    prevouts are an error and the node goes on; disconnecting through it (invalidateblock)
+    stops the node with the undo store named, and the directory is then refused or
+    consistent, and recovered by -reindex."""
+    datadir = copy(pristine["log"], tmp_path)
+    with open_node(datadir) as node:
+        pos = node.chain.entries[CHAIN[2].hash].undo_pos
+    assert pos is not None
+    rev = datadir / "blocks" / f"rev{pos.file:05d}.dat"
+    data = bytearray(rev.read_bytes())
+    data[pos.offset + 40] ^= 0x08
+    rev.write_bytes(bytes(data))
+    TALLY["fault:undo bit flip, then a disconnect"] += 1
+    with open_node(datadir) as node:
+        with pytest.raises(BlockFileError, match="Can't read undo data from disk"):
+            node.block_spent_outputs(CHAIN[2].hash)
+        assert node.data.guard.failure is None
+        with pytest.raises(CorruptDatabaseError) as caught:
+            node.invalidate_block(CHAIN[1].hash)
+        check_refusal(caught.value, "undo data")
+        assert caught.value.recovery == "-reindex"
+        assert node.data.guard.failure is caught.value  # the close below writes nothing
+    TALLY["refused"] += 1
+    recover(datadir, caught.value)
