@@ -38,6 +38,7 @@ from rpc.context import NodeContext
 from rpc.logs import readable
 from rpc.server import HttpConfig, RpcHttpServer, parse_allowip
 from rpc.startup import close_node, open_node
+from validator import StoreError
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -251,6 +252,8 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
                                                           server.addresses))
         try:
             await loop.run_in_executor(None, open_node, ctx)
+        except StoreError as exc:  # the data directory's own words (a refusal): no traceback
+            raise StartupError(f"Error: {readable(str(exc))}") from None
         except Exception as exc:
             log.exception("start-up failed")
             raise StartupError(f"Error: {readable(str(exc))}") from None

@@ -27,7 +27,7 @@ from rpc.events import NodeEvents
 from rpc.txindex import TxIndex
 from rpc.wallets import WalletManager
 from rpc.zmqpub import ZmqPublisher
-from validator import DataDirLockedError, Node, StoreFatalError, read_chain
+from validator import DataDirLockedError, Node, read_chain
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -83,9 +83,6 @@ def open_node(ctx: NodeContext) -> None:
     except DataDirLockedError:
         raise RuntimeError(f"Cannot obtain a lock on data directory {config.netdir}. "
                            "ctplugin node is probably already running.") from None
-    except StoreFatalError as exc:  # Core's words, naming the store and the recovery command
-        log.error("%s", exc)
-        raise
     node.data.guard.on_failure = ctx.abort
     with ctx.chain_lock:
         try:

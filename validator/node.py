@@ -358,7 +358,10 @@ class Node(Closeable):
         self._listeners: list[ChainListener] = []
         self._closed = False
         self.reindexed = 0  # blocks read back from the block files by a -reindex
+        _log.info("Verifying last %d blocks at level %d", check_blocks, check_level)  # Core's
         self.checked_blocks = self.chain.verify(check_blocks, check_level)
+        _log.info("Verification: No coin database inconsistencies in last %d blocks",
+                  self.checked_blocks)
         self.chain.activate()  # reconnect what was accepted since the last flush
         self._maybe_flush()
 
