@@ -878,3 +878,50 @@ def test_damaged_undo_record_is_an_error_for_queries_and_fatal_for_a_disconnect(
         assert node.data.guard.failure is caught.value  # the close below writes nothing
     TALLY["refused"] += 1
     recover(datadir, caught.value)
+
+
+def test_wallet_power_cut_after_many_spends_keeps_the_balance(tmp_path: Path) -> None:
+    """The wallet spends 25 times, each change to a new change key (more than a 20-key
+    lookahead), every spend confirmed; then a power cut drops what was not synced and the
+    wallet catches up from the blocks again. Its balance is what it was: before every batch
+    changing keys or coins was synced, the change keys past the lookahead were lost and the
+    balance read 0."""
+    from ctplugin.elements.consensus import COIN
+    from regtest.builder import make_block
+    from regtest.wallet import Payment
+    from regtest.wallet.node_wallet import NodeWallet
+
+    params = select_chain(CTREGTEST)
+    path = str(tmp_path / "wallet")
+    image = tmp_path / "image"
+    wallet = NodeWallet.create(path, "", REGTEST_SEED, params)
+    recorder = PowerLossDB(wallet.db.db, path, image)
+    wallet.db.db = recorder  # type: ignore[assignment]
+    wallet.db.commit(Changes(state=wallet.wallet.state()), sync=True)  # the created wallet
+    blocks = [params.genesis]
+    wallet.block_connected(params.genesis, 0)
+    elsewhere = Wallet(b"power cut receiver").new_address()
+    for _ in range(25):
+        height = len(blocks)
+        built = wallet.wallet.build([Payment(COIN, elsewhere)], fee=1000, height=height)
+        wallet.add_own(built)
+        block = make_block(blocks[-1].hash, height, blocks[-1].header.time + 60, [built.tx],
+                           b"\x51")
+        wallet.transaction_removed(built.tx, "block")
+        wallet.block_connected(block, height)
+        blocks.append(block)
+    before = wallet.ledger.balances(len(blocks) - 1).trusted
+    wallet.db.db = recorder._db  # type: ignore[assignment]
+    wallet.close()
+    shutil.rmtree(path)
+    shutil.copytree(image, path)  # the power cut: only synced writes are left
+    TALLY["fault:wallet power cut after spends"] += 1
+    reopened = NodeWallet.load(path, "", params)
+    try:
+        for height, block in enumerate(blocks):
+            if height > reopened.tip_height:
+                reopened.block_connected(block, height)
+        assert reopened.ledger.balances(len(blocks) - 1).trusted == before
+    finally:
+        reopened.close()
+    TALLY["consistent"] += 1
