@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import shutil
 
 from ctplugin.elements import parse_block
 from ctplugin.elements.chainparams import ChainOptionError, ChainParams
@@ -102,7 +103,10 @@ def _attach(ctx: NodeContext, node: Node) -> None:
     node.set_clock(ctx.now)  # header times against setmocktime's clock, as Core's NodeClock
     if config.txindex:
         ctx.set_warmup("Loading txindex…")
-        ctx.txindex = TxIndex(os.path.join(config.netdir, "indexes", "txindex"))
+        path = os.path.join(config.netdir, "indexes", "txindex")
+        if config.reindex:  # Core's -reindex rebuilds the optional indexes too
+            shutil.rmtree(path, ignore_errors=True)
+        ctx.txindex = TxIndex(path)
         ctx.txindex.catch_up(node)
         node.subscribe(ctx.txindex)
     if config.load_chain:

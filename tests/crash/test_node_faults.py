@@ -65,11 +65,14 @@ def test_full_disk_while_mining_stops_the_node_and_it_restarts_consistent(
 
 
 def test_damaged_block_file_refuses_the_start_and_reindex_recovers(tmp_path: Path) -> None:
-    node = NodeProcess(tmp_path / "node")
+    node = NodeProcess(tmp_path / "node", "--txindex")
     node.start()
     try:
         hashes = node.call("generatetoaddress", 8, node.call("getnewaddress"))
         height = node.call("getblockcount")
+        lost_tx = node.call("getblock", hashes[-1])["tx"][0]
+        kept_tx = node.call("getblock", hashes[-2])["tx"][0]
+        assert node.call("getrawtransaction", lost_tx)
     finally:
         node.stop()
     blk = node.netdir / "blocks" / "blk00000.dat"
@@ -85,6 +88,9 @@ def test_damaged_block_file_refuses_the_start_and_reindex_recovers(tmp_path: Pat
     try:
         assert node.call("getblockcount") == height - 1
         assert node.call("getblockhash", height - 1) == hashes[-2]
+        assert node.call("getrawtransaction", kept_tx)  # the txindex was rebuilt with it
+        with pytest.raises(RPCClientError):
+            node.call("getrawtransaction", lost_tx)
     finally:
         node.stop()
     node.start()  # and a plain start afterwards

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import pytest
 
@@ -59,7 +60,7 @@ def test_real_errors_are_classified_and_corruption_is_reported_once() -> None:
                           "restart with -reindex-chainstate to recover.")
 
 
-def test_reindex_and_check_options(tmp_path: object) -> None:
+def test_reindex_and_check_options(tmp_path: Path) -> None:
     config = parse_config([f"-datadir={tmp_path}"], "ctplugin node", None)
     assert (config.reindex, config.reindex_chainstate) == (False, False)
     assert (config.checkblocks, config.checklevel) == (DEFAULT_CHECKBLOCKS,
@@ -68,3 +69,10 @@ def test_reindex_and_check_options(tmp_path: object) -> None:
                            "-checkblocks=0", "-checklevel=4"], "ctplugin node", None)
     assert (config.reindex, config.reindex_chainstate) == (True, True)
     assert (config.checkblocks, config.checklevel) == (0, 4)
+
+
+def test_the_options_come_from_the_configuration_file_too(tmp_path: Path) -> None:
+    (tmp_path / "elements.conf").write_text("reindex=1\ncheckblocks=12\nchecklevel=1\n")
+    config = parse_config([f"-datadir={tmp_path}"], "ctplugin node", None)
+    assert (config.reindex, config.reindex_chainstate) == (True, False)
+    assert (config.checkblocks, config.checklevel) == (12, 1)
