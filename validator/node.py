@@ -28,6 +28,7 @@ One thread drives a node (the RPC server's worker); ``tip`` alone may be read fr
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import logging
 import os
@@ -156,9 +157,9 @@ def reindex_block_files(node: Node, source: str) -> int:
                 block = parse_block(record.payload)
             except ParseError:
                 continue
-            queue = [(record.payload, block)]
-            while queue:
-                raw, block = queue.pop()
+            queue = collections.deque([(record.payload, block)])
+            while queue:  # in file order: the first seen of equal branches stays first
+                raw, block = queue.popleft()
                 if block.header.prev_hash not in node.chain.entries:
                     if block.header.height:
                         waiting.setdefault(block.header.prev_hash, []).append((raw, block))

@@ -104,7 +104,7 @@ class FlatFileSeq:
         except FileNotFoundError:
             return
         if size > self._cursor.size:
-            os.truncate(path, self._cursor.size)
+            self.guard.write(self.site, lambda: os.truncate(path, self._cursor.size))
 
     # --- writes ----------------------------------------------------------------------------
 
