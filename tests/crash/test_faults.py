@@ -40,6 +40,7 @@ import plyvel
 import pytest
 
 from ctplugin.elements import Block, parse_block
+from ctplugin.errors import ValidationError
 from regtest.params import CTREGTEST, NETWORK_MAGIC, REGTEST_SEED, select_chain
 from regtest.wallet import Wallet
 from regtest.wallet.db import Changes, WalletDB, WalletDBError
@@ -168,7 +169,7 @@ def check_consistent(node: Node) -> int:
         block = parse_block(raw)
         assert block.hash == CHAIN[h - 1].hash
         if raw != RAW[h - 1]:  # bytes the hash does not cover: the block's checks fail
-            with pytest.raises(Exception):  # noqa: B017 (any verdict)
+            with pytest.raises(ValidationError):
                 node.validator.check_block(block, None)
     return height
 
