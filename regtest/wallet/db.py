@@ -214,7 +214,9 @@ class WalletDB(Closeable):
         self.guard.write("wallet", lambda: self._write(changes, sync or changes.durable))
 
     def _write(self, changes: Changes, sync: bool) -> None:
-        with self.db.write_batch(sync=sync) as batch:
+        # transaction=True: an error while the batch is filled discards it (plyvel writes a
+        # plain batch on leaving the block even then: half a change)
+        with self.db.write_batch(sync=sync, transaction=True) as batch:
             if changes.state is not None:
                 meta, assets = encode_state(changes.state)
                 record = json.loads(meta)

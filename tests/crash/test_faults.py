@@ -584,12 +584,14 @@ class PowerLossDB:
             self.durable()
 
     def write_batch(self, *, sync: bool = False, **options: Any) -> _Batch:
-        return _Batch(self, self._db.write_batch(sync=sync, **options), sync)
+        return _Batch(self, self._db.write_batch(sync=sync, **options), sync,
+                      bool(options.get("transaction")))
 
 
 class _Batch:
-    def __init__(self, owner: PowerLossDB, batch: Any, sync: bool) -> None:
+    def __init__(self, owner: PowerLossDB, batch: Any, sync: bool, transaction: bool) -> None:
         self._owner, self._batch, self._sync = owner, batch, sync
+        self._transaction = transaction
 
     def put(self, key: bytes, value: bytes) -> None:
         self._batch.put(key, value)
@@ -605,8 +607,9 @@ class _Batch:
     def __enter__(self) -> _Batch:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.write()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None or not self._transaction:  # plyvel's rule
+            self.write()
 
 
 def test_wallet_changes_to_keys_and_coins_survive_a_power_cut(tmp_path: Path) -> None:
@@ -637,6 +640,18 @@ def test_wallet_changes_to_keys_and_coins_survive_a_power_cut(tmp_path: Path) ->
         assert reopened.labels() == {b"\x51": "kept"}
         assert reopened.locked() == {(bytes(32), 1)}
     TALLY["consistent"] += 1
+
+
+def test_wallet_batch_that_fails_half_way_writes_nothing(tmp_path: Path) -> None:
+    """An error while a batch is being filled (here a value that is not bytes, after a label)
+    leaves the database as it was: never half a change."""
+    path = str(tmp_path / "wallet")
+    db = WalletDB.open(path, create=True)
+    db.commit(Changes(state=Wallet(REGTEST_SEED).state()), sync=True)
+    with pytest.raises(TypeError):
+        db.commit(Changes(labels={b"\x51": "half"}, extra={b"d1": 5}))  # type: ignore[dict-item]
+    assert db.labels() == {}
+    db.close()
 
 
 def test_damaged_wallet_record_refuses_the_wallet(tmp_path: Path) -> None:
