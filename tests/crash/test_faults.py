@@ -56,7 +56,7 @@ from validator import (
     UtxoEntry,
     block_files,
 )
-from validator.coins import utxo_hash_record
+from validator.coins import decode_txout, utxo_hash_record
 from validator.store import FAULT_ENV, UnwritableDataDirError
 
 CHAIN_LENGTH = 14  # blocks after genesis: the fan-out block and 13 spending blocks
@@ -159,8 +159,16 @@ def check_consistent(node: Node) -> int:
     assert height == tip.height, "the tip is not a block of the chain"
     utxos = {(o.txid, o.index): (e.height, e.coinbase, e.txout)
              for o, e in node.data.chainstate.iter_utxos()}
-    assert utxos == utxo_model(CHAIN[:height])
-    assert node.utxo_stats().utxo_set_hash == model_hash(height)
+    model = utxo_model(CHAIN[:height])
+    assert utxos == model
+    stats = node.utxo_stats()
+    assert stats.utxo_set_hash == model_hash(height)
+    supply: Counter[bytes] = Counter()  # the money: the sum of the unspent coins
+    for _, _, txout in model.values():
+        out = decode_txout(txout)
+        if isinstance(out.value, int):
+            supply[out.asset] += out.value
+    assert stats.explicit_amounts == dict(supply)
     for h in range(1, height + 1):
         try:
             raw = node.read_block(CHAIN[h - 1].hash)
