@@ -41,7 +41,7 @@ from net.messages import user_agent
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
 from rpc.logs import CATEGORIES, LEVELS, LogOptionError, LogSettings, log_settings
 from rpcclient import cookie_path
-from validator import PolicySettings
+from validator import DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL, PolicySettings
 
 DEFAULT_RPC_PORT = 7040  # elementsregtest's (Elements src/chainparamsbase.cpp), every chain's here
 DEFAULT_RPC_THREADS = 16
@@ -101,7 +101,7 @@ UNSUPPORTED = frozenset({
     "mainchainrpcport", "mainchainrpcuser", "mainchainrpcpassword", "mainchainrpccookiefile",
     "creatediscountct",
     "acceptunlimitedissuances", "permitbaremultisig",
-    "blocksonly", "prune", "reindex", "reindex-chainstate", "assumevalid", "checkpoints",
+    "blocksonly", "prune", "assumevalid", "checkpoints",
     "includeconf"})
 """elementsd options this node knows of but cannot honour (yet): a start-up error, from the
 command line or the file, rather than a node that silently behaves otherwise."""
@@ -160,6 +160,10 @@ class NodeConfig:
     par: int = 0
     """Kernel threads as Core's -par: 0 = every core, N > 0 = N, N < 0 = leave -N cores free."""
     sync: bool = True
+    reindex: bool = False  # -reindex: rebuild the block index and chainstate from blk*.dat
+    reindex_chainstate: bool = False  # -reindex-chainstate: rebuild the chainstate
+    checkblocks: int = DEFAULT_CHECKBLOCKS  # -checkblocks: blocks verified at start (0: all)
+    checklevel: int = DEFAULT_CHECKLEVEL  # -checklevel: how thoroughly (0-4, Core's levels)
     ignored_config: tuple[str, ...] = ()  # configuration-file names this node does not know
     warnings: tuple[str, ...] = ()  # Core's start-up warnings about the configuration
 
@@ -586,6 +590,19 @@ def build_parser(prog: str, description: str | None,
                              "0 = every core (default), N < 0 leaves -N cores free, as Core's "
                              f"-par; at most {MAX_THREADS}")
     parser.add_argument("--nosync", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reindex", nargs="?", const=True, default=False, type=_bool,
+                        help="rebuild the block index and the chainstate from the blk*.dat "
+                             "files (every block validated again)")
+    parser.add_argument("--reindex-chainstate", nargs="?", const=True, default=False,
+                        type=_bool, help="rebuild the chainstate from the indexed blocks")
+    parser.add_argument("--checkblocks", type=int, default=DEFAULT_CHECKBLOCKS, metavar="N",
+                        help=f"how many blocks to check at start-up (default "
+                             f"{DEFAULT_CHECKBLOCKS}, 0 = all)")
+    parser.add_argument("--checklevel", type=int, default=DEFAULT_CHECKLEVEL, metavar="N",
+                        help="how thorough the start-up check is: 0 reads the blocks, 1 "
+                             "checks their validity, 2 their undo data, 3 disconnects them on "
+                             "a scratch view of the UTXO set (4 = 3; default "
+                             f"{DEFAULT_CHECKLEVEL})")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     for name, reason in NO_EFFECT.items():
         parser.add_argument(f"--{name}", nargs="?", const="1", action="append",
@@ -686,5 +703,7 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
         bind=tuple(args.bind), connect=connect, addnode=tuple(args.addnode),
         maxconnections=args.maxconnections, whitelist=tuple(args.whitelist),
         peertimeout=args.peertimeout, bantime=args.bantime,
-        sync=not args.nosync, ignored_config=tuple(from_file.unknown),
+        sync=not args.nosync, reindex=bool(args.reindex),
+        reindex_chainstate=bool(args.reindex_chainstate), checkblocks=args.checkblocks,
+        checklevel=args.checklevel, ignored_config=tuple(from_file.unknown),
         warnings=tuple(from_file.warnings))

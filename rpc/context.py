@@ -31,7 +31,7 @@ from rpc.jsonrpc import Params, handle_body
 from rpc.logs import category_logger
 from rpc.params import amount_from_value
 from rpc.registry import REGISTRY, Locking
-from validator import Node
+from validator import Node, StoreFatalError
 
 if TYPE_CHECKING:
     from net import ConnectionManager
@@ -93,6 +93,9 @@ class NodeContext:
         self.net: ConnectionManager | None = None  # the P2P side, once warm-up is over
         self.txindex: TxIndex | None = None
         self.on_shutdown_request: Callable[[], None] | None = None
+        self.fatal_error: str | None = None
+        """A store failed while running (``abort``): the process exits with status 1, as
+        bitcoind after AbortNode."""
         self._active: dict[int, ActiveCommand] = {}
         self._active_lock = threading.Lock()
         self.mempool_loaded = False
@@ -163,6 +166,18 @@ class NodeContext:
         """The node's clock in Unix seconds: setmocktime's, else the wall clock."""
         return self.mocktime or int(time.time())
 
+    def abort(self, exc: StoreFatalError) -> None:
+        """Core's AbortNode (src/node/abort.cpp): a durable write failed or a store turned out
+        damaged (any thread) — the error in debug.log once, then a clean shutdown that writes
+        nothing more (``Node.close``) and exit status 1."""
+        if self.fatal_error is None:
+            self.fatal_error = str(exc)
+            log.error("%s", exc)
+            node = self.node_or_none
+            if node is not None:  # nothing more is written, the final flush included
+                node.data.guard.fatal(exc)
+        self.request_shutdown()
+
     def request_shutdown(self) -> None:
         """``stop`` (however it was sent: single, batch, notification) and signals."""
         if self.shutdown.is_set():
@@ -227,6 +242,9 @@ class NodeContext:
                     return method.handler(call, *args)
             except RpcError:
                 raise
+            except StoreFatalError as exc:
+                self.abort(exc)
+                raise RpcError(RpcCode.MISC_ERROR, str(exc)) from None
             except CtpluginError as exc:
                 log.warning("%s: %s", method_name, exc)
                 raise RpcError(RpcCode.MISC_ERROR, str(exc)) from None

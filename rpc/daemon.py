@@ -41,6 +41,7 @@ from rpc.context import NodeContext
 from rpc.logs import readable
 from rpc.server import HttpConfig, RpcHttpServer, parse_allowip
 from rpc.startup import close_node, open_node
+from validator import StoreError
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -260,6 +261,8 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
                                                           server.addresses))
         try:
             await loop.run_in_executor(None, open_node, ctx)
+        except StoreError as exc:  # the data directory's own words (a refusal): no traceback
+            raise StartupError(f"Error: {readable(str(exc))}") from None
         except Exception as exc:
             log.exception("start-up failed")
             raise StartupError(f"Error: {readable(str(exc))}") from None
@@ -279,4 +282,6 @@ async def _serve(config: NodeConfig, on_ready: OnReady | None) -> int:
         if cookie is not None:
             cookie.remove()
         log.info("Shutdown: done")
+    if ctx.fatal_error is not None:  # a store failed while running (NodeContext.abort)
+        return 1
     return INTERRUPTED if interrupted else 0

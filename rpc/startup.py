@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import shutil
 
 from ctplugin.elements import parse_block
 from ctplugin.elements.chainparams import ChainOptionError, ChainParams
@@ -75,10 +76,15 @@ def open_node(ctx: NodeContext) -> None:
     if options is not None:  # OP_TRUE is standard exactly when the wallet may own it (§5.4)
         relay = dataclasses.replace(relay, anyonecanspendaremine=options.anyonecanspendaremine)
     try:
-        node = Node.open(config.netdir, chain_params(config), sync=config.sync, relay=relay)
+        if config.reindex:
+            ctx.set_warmup("Reindexing blocks…")
+        node = Node.open(config.netdir, chain_params(config), sync=config.sync, relay=relay,
+                         reindex=config.reindex, reindex_chainstate=config.reindex_chainstate,
+                         check_blocks=config.checkblocks, check_level=config.checklevel)
     except DataDirLockedError:
         raise RuntimeError(f"Cannot obtain a lock on data directory {config.netdir}. "
                            "ctplugin node is probably already running.") from None
+    node.data.guard.on_failure = ctx.abort
     with ctx.chain_lock:
         try:
             _attach(ctx, node)
@@ -97,7 +103,10 @@ def _attach(ctx: NodeContext, node: Node) -> None:
     node.set_clock(ctx.now)  # header times against setmocktime's clock, as Core's NodeClock
     if config.txindex:
         ctx.set_warmup("Loading txindex…")
-        ctx.txindex = TxIndex(os.path.join(config.netdir, "indexes", "txindex"))
+        path = os.path.join(config.netdir, "indexes", "txindex")
+        if config.reindex:  # Core's -reindex rebuilds the optional indexes too
+            shutil.rmtree(path, ignore_errors=True)
+        ctx.txindex = TxIndex(path)
         ctx.txindex.catch_up(node)
         node.subscribe(ctx.txindex)
     if config.load_chain:

@@ -148,6 +148,7 @@ class WalletManager(ChainListener, Closeable):
                     wallet.catch_up(self.node)
                 else:
                     wallet.commit(state=True, sync=True)
+            wallet.db.guard = self.node.data.guard  # a failed write stops the node
             self.wallets[name] = wallet
             self._set_load_on_startup(name, load_on_startup)
             log.info("wallet %r created", name)
@@ -169,6 +170,7 @@ class WalletManager(ChainListener, Closeable):
                 raise RpcError(RpcCode.WALLET_ERROR, f"Wallet loading failed: {exc}") from None
             with wallet.lock:
                 wallet.catch_up(self.node)
+            wallet.db.guard = self.node.data.guard  # a failed write stops the node
             self.wallets[name] = wallet
             self._set_load_on_startup(name, load_on_startup)
             log.info("wallet %r loaded at height %d", name, wallet.tip_height)

@@ -39,8 +39,9 @@ Modules (data flow of ``docs/design.md`` §1):
 - ``chain``: the chain manager: block index with side branches, best chain (most blocks,
   first seen wins ties), reorganisations, invalid-branch fallback, flush policy, crash recovery.
 - ``node``: ``Node.open(path, params, *, sync, dbcache, flush_interval,
-  max_unflushed_blocks, reindex_chainstate)`` ties the data directory (``validator.store``),
-  the chain manager, the block validator and the mempool:
+  max_unflushed_blocks, reindex, reindex_chainstate, check_blocks, check_level)`` ties the data
+  directory (``validator.store``), the chain manager, the block validator and the mempool
+  (start-up verification, ``-reindex`` and the stop after a failed write: docs/durability.md):
 
   - ``submit_block(raw, block=None) -> SubmitResult`` (``status``, ``error``, ``report``,
     ``bip22``, ``accepted``, ``new_tip``; ``block``: ``raw`` already parsed);
@@ -76,12 +77,16 @@ Modules (data flow of ``docs/design.md`` §1):
 Errors: ``ctplugin.errors.ParseError`` for undecodable bytes, ``ctplugin.errors.ValidationError``
 (``reason`` — one of ``reasons`` —, ``tx_index``, ``input_index``, ``output_index``) for rule
 violations, only from the validator; ``StoreError`` and its subclasses for data-directory
-problems (the store never gives a consensus verdict).
+problems (the store never gives a consensus verdict); ``StoreFatalError`` when the node must stop
+— ``CorruptDatabaseError`` (Core's "Corrupted block database detected", naming the store and the
+recovery command) or ``DiskWriteError`` (a failed durable write: "Disk space is too low!") —
+and ``WriteGuard``, the data directory's record of it (docs/durability.md).
 """
 
 from ctplugin.elements.chainparams import ChainParams
 from validator import reasons
 from validator.audit import TransactionAudit, UtxoAudit, audit_transactions, audit_utxo_set
+from validator.chain import DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL
 from validator.coins import decode_txout
 from validator.mempool import (
     REMOVED_BLOCK,
@@ -110,12 +115,16 @@ from validator.store import (
     CacheStats,
     ChainstateConflictError,
     ChainstateCorruptError,
+    CorruptDatabaseError,
     DataDirLockedError,
+    DiskWriteError,
     Outpoint,
     StoreError,
+    StoreFatalError,
     StoreValueError,
     UnknownBlockError,
     UtxoEntry,
+    WriteGuard,
 )
 from validator.store.blockio import (
     BLOCK_FILE_CHUNK_SIZE,
@@ -145,6 +154,8 @@ from validator.verify import ProofWork, verify, verify_blocks
 
 __all__ = [
     "BLOCK_FILE_CHUNK_SIZE",
+    "DEFAULT_CHECKBLOCKS",
+    "DEFAULT_CHECKLEVEL",
     "DEFAULT_DBCACHE_MIB",
     "MAX_BLOCK_FILE_SIZE",
     "MAX_BLOCK_SERIALIZED_SIZE",
@@ -170,7 +181,9 @@ __all__ = [
     "ChainstateConflictError",
     "ChainstateCorruptError",
     "ConnectReport",
+    "CorruptDatabaseError",
     "DataDirLockedError",
+    "DiskWriteError",
     "MempoolEntry",
     "Node",
     "NodeStats",
@@ -185,6 +198,7 @@ __all__ = [
     "Stage",
     "StageTimer",
     "StoreError",
+    "StoreFatalError",
     "StoreValueError",
     "SubmitResult",
     "TransactionAudit",
@@ -192,6 +206,7 @@ __all__ = [
     "UtxoAudit",
     "UtxoEntry",
     "UtxoStats",
+    "WriteGuard",
     "audit_transactions",
     "audit_utxo_set",
     "block_file_name",

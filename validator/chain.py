@@ -53,6 +53,8 @@ from validator.store import (
     VALID,
     BlockChanges,
     BlockFileError,
+    BlockFilesCorruptError,
+    BlockIndexCorruptError,
     BlockIndexEntry,
     BlockRef,
     BlockUndo,
@@ -73,6 +75,9 @@ MUTATION_REASONS = frozenset({
 """Reject reasons that may come from altered block bytes under a genuine header (the block hash
 covers neither the header's solution nor, beyond the Merkle root, the block's bytes)."""
 
+_UNDO_STORE = {"store": "undo data (rev files)", "recovery": "-reindex"}
+DEFAULT_CHECKBLOCKS = 6  # Core's -checkblocks default (src/validation.h)
+DEFAULT_CHECKLEVEL = 3  # Core's -checklevel default
 DEFAULT_FLUSH_INTERVAL = 60.0
 DEFAULT_MAX_UNFLUSHED_BLOCKS = 1000
 _BLOCK_MEMO = 16  # parsed blocks kept in memory (the recently accepted ones)
@@ -173,7 +178,7 @@ class Chain:
             if entry.height:
                 entry.parent = self.entries.get(entry.prev_hash)
                 if entry.parent is None:
-                    raise ChainstateCorruptError(
+                    raise BlockIndexCorruptError(
                         f"block index entry {entry.hash[::-1].hex()} has no parent entry")
                 self.children.setdefault(entry.prev_hash, []).append(entry)
             self._next_seq = max(self._next_seq, entry.seq + 1)
@@ -198,7 +203,8 @@ class Chain:
             at_tip = self.entries.get(tip.hash)
             if at_tip is None or at_tip.height != tip.height:
                 raise ChainstateCorruptError(
-                    f"chainstate tip {tip.hash[::-1].hex()} is not in the block index")
+                    f"chainstate tip {tip.hash[::-1].hex()} is not in the block index",
+                    recovery="-reindex or -reindex-chainstate")
             self.active = list(reversed(list(self._ancestry(at_tip))))
             if self.active[0] is not known:
                 raise StoreError(f"data directory {data.path} belongs to another chain")
@@ -225,6 +231,71 @@ class Chain:
                                  genesis_outputs=self.params.connect_genesis_outputs)
                    for e in path]
         self.data.chainstate.recover(rollback, forward)
+
+    # --- start-up verification ------------------------------------------------------------
+
+    def verify(self, check_blocks: int = DEFAULT_CHECKBLOCKS,
+               check_level: int = DEFAULT_CHECKLEVEL) -> int:
+        """Core's CVerifyDB (src/validation.cpp, docs/durability.md §4) over the last
+        ``check_blocks`` blocks of the active chain (0 or less: all of them), at
+        ``check_level`` (clamped to 0..4):
+
+        0. read each block back from its blk file (the hash check of ``read_raw``);
+        1. its context-free validity (``BlockValidator.check_block``: Merkle roots, sizes...);
+        2. its undo record (checksum, decodes, belongs to the block);
+        3. disconnect the blocks from the tip down on a scratch view of the UTXO set: every
+           output a block created must be there exactly as the block makes it, the undo
+           record's created list must equal the block's, then the undo record's spent coins
+           come back. The chainstate itself is not touched.
+        4. (Core reconnects the blocks) is level 3 here: ``activate`` re-validates in full
+           whatever it connects.
+
+        Returns how many blocks were checked. A failure is a ``CorruptDatabaseError`` naming
+        the store (block files, undo data, chainstate) and the recovery command."""
+        level = max(0, min(4, check_level))
+        depth = len(self.active) if check_blocks <= 0 else min(check_blocks, len(self.active))
+        view: dict[Outpoint, UtxoEntry | None] = {}
+        chainstate = self.data.chainstate
+
+        def coin(outpoint: Outpoint) -> UtxoEntry | None:
+            return view[outpoint] if outpoint in view else chainstate.get(outpoint)
+
+        checked = 0
+        for entry in reversed(self.active[len(self.active) - depth:]):
+            where = f"block {entry.hash[::-1].hex()} at height {entry.height}"
+            try:
+                block = self._read_checked(entry)[1]
+            except BlockFileError as exc:
+                raise BlockFilesCorruptError(f"{where}: {exc}") from None
+            if level >= 1 and entry.height:
+                parent = entry.parent
+                assert parent is not None
+                try:
+                    self.validator.check_block(block, BlockRef(parent.hash, parent.height))
+                except ValidationError as exc:
+                    raise BlockFilesCorruptError(f"{where} fails its checks: "
+                                                 f"{exc.reason}") from None
+            if level >= 2:
+                undo = self._read_undo(entry)
+            if level >= 3:
+                spent, created = block_changes(
+                    block, genesis=entry.height == 0,
+                    genesis_outputs=self.params.connect_genesis_outputs)
+                if {o for o, _ in created} != set(undo.created):
+                    raise ChainstateCorruptError(f"{where}: its undo record lists other "
+                                                 "outputs than the block creates", **_UNDO_STORE)
+                for outpoint, made in created:
+                    if coin(outpoint) != made:
+                        raise ChainstateCorruptError(f"{where}: output {outpoint} is not in "
+                                                     "the UTXO set as the block created it")
+                    view[outpoint] = None
+                if {o for o, _ in undo.spent} != set(spent):
+                    raise ChainstateCorruptError(f"{where}: its undo record restores other "
+                                                 "coins than the block spends", **_UNDO_STORE)
+                for outpoint, restored in undo.spent:
+                    view[outpoint] = restored
+            checked += 1
+        return checked
 
     # --- tree helpers ----------------------------------------------------------------------
 
@@ -318,16 +389,15 @@ class Chain:
         self._dirty = {h: e for h, e in self._dirty.items() if e in pending}
 
     def read_raw(self, entry: BlockIndexEntry) -> bytes:
-        """The block's bytes from its blk file (``BlockFileError`` if it has none)."""
+        """The block's bytes from its blk file, checked to be that block (Core's
+        ReadBlockFromDisk hash check, src/node/blockstorage.cpp): ``BlockFileError`` if it has
+        none, they do not parse, or their header hashes to another block."""
+        return self._read_checked(entry)[0]
+
+    def _read_checked(self, entry: BlockIndexEntry) -> tuple[bytes, Block]:
         if entry.data_pos is None:
             raise BlockFileError(f"block {entry.hash[::-1].hex()} has no data")
-        return self.data.block_files.read_block(entry.data_pos)
-
-    def _read_block(self, entry: BlockIndexEntry) -> Block:
-        block = self._memo.get(entry.hash)
-        if block is not None:
-            return block
-        raw = self.read_raw(entry)
+        raw = self.data.block_files.read_block(entry.data_pos)
         try:
             block = parse_block(raw)
         except ParseError as exc:
@@ -336,22 +406,50 @@ class Chain:
         if block.hash != entry.hash:
             raise BlockFileError(f"stored block at {entry.data_pos} is not "
                                  f"{entry.hash[::-1].hex()}")
-        return block
+        return raw, block
+
+    def _read_block(self, entry: BlockIndexEntry) -> Block:
+        block = self._memo.get(entry.hash)
+        if block is not None:
+            return block
+        return self._read_checked(entry)[1]
 
     def _read_undo(self, entry: BlockIndexEntry) -> BlockUndo:
+        """The undo data consensus needs (a disconnect, recovery, the start-up check): a
+        damaged record is fatal, reported to the data directory's guard (nothing more is
+        written)."""
+        try:
+            return self._decode_undo(entry)
+        except ChainstateCorruptError as exc:
+            self.data.guard.fatal(exc)
+            raise
+
+    def _decode_undo(self, entry: BlockIndexEntry) -> BlockUndo:
         if entry.undo_pos is None:
-            raise ChainstateCorruptError(f"block {entry.hash[::-1].hex()} has no undo data")
+            raise ChainstateCorruptError(f"block {entry.hash[::-1].hex()} has no undo data",
+                                         **_UNDO_STORE)
         try:
             undo = BlockUndo.decode(self.data.block_files.read_undo(entry.undo_pos,
                                                                     entry.prev_hash))
         except BlockFileError as exc:
-            raise ChainstateCorruptError(str(exc)) from None
+            raise ChainstateCorruptError(str(exc), **_UNDO_STORE) from None
+        except ChainstateCorruptError as exc:  # the checksum held but the record is malformed
+            raise ChainstateCorruptError(str(exc.detail), **_UNDO_STORE) from None
         if undo.height != entry.height or undo.prev_hash != entry.prev_hash:
-            raise ChainstateCorruptError(f"undo record of {entry.hash[::-1].hex()} is not its")
+            raise ChainstateCorruptError(f"undo record of {entry.hash[::-1].hex()} is not its",
+                                         **_UNDO_STORE)
         return undo
 
     def block_undo(self, entry: BlockIndexEntry) -> BlockUndo | None:
-        return self._read_undo(entry) if entry.undo_pos is not None else None
+        """A query's read of the undo data (getblock's prevouts): a damaged record is a
+        ``BlockFileError`` there (Core's "Can't read undo data from disk"), not a stop — the
+        node needs it only to disconnect the block, where it is fatal."""
+        if entry.undo_pos is None:
+            return None
+        try:
+            return self._decode_undo(entry)
+        except ChainstateCorruptError as exc:
+            raise BlockFileError(f"Can't read undo data from disk: {exc.detail}") from None
 
     def _memoize(self, block: Block) -> None:
         memo = self._memo
@@ -616,7 +714,8 @@ class Chain:
         try:
             block = self._read_block(entry)
         except BlockFileError as exc:
-            raise ChainstateCorruptError(f"cannot read a block to disconnect: {exc}") from None
+            raise self.data.guard.fatal(BlockFilesCorruptError(
+                f"cannot read a block to disconnect: {exc}")) from None
         self.validator.disconnect(entry.hash, undo)
         self.active.pop()
         self._set_tip()

@@ -17,11 +17,18 @@ block files) and is then ready:
 - ``subscribe(listener)``: ``ChainListener`` callbacks, called in order once each change is
   durable (its block and index records written: a killed process restarts with it).
 
+Integrity (docs/durability.md): the last ``check_blocks`` blocks are verified at start-up
+(``Chain.verify``, Core's CVerifyDB) and a damaged store refuses the start with a
+``CorruptDatabaseError`` naming it and the recovery command, which ``reindex`` /
+``reindex_chainstate`` carry out; after a failed durable write (``DiskWriteError``, recorded by
+``data.guard``) nothing more is written and block submission raises it.
+
 One thread drives a node (the RPC server's worker); ``tip`` alone may be read from any thread.
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import logging
 import os
@@ -35,9 +42,11 @@ from itertools import repeat
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, BlockHeader, Transaction, parse_block, parse_transaction
 from ctplugin.elements.chainparams import ChainParams
-from ctplugin.errors import ValidationError
+from ctplugin.errors import ParseError, ValidationError
 from validator.block import BlockValidator, bip34_implies_bip30_limit
 from validator.chain import (
+    DEFAULT_CHECKBLOCKS,
+    DEFAULT_CHECKLEVEL,
     DEFAULT_FLUSH_INTERVAL,
     DEFAULT_MAX_UNFLUSHED_BLOCKS,
     Activation,
@@ -62,6 +71,7 @@ from validator.store import (
     StoreError,
     UtxoEntry,
 )
+from validator.store.blockio import RecordReader, block_files
 from validator.timing import Stage, StageTimer
 from validator.verify import verify
 
@@ -91,6 +101,89 @@ def _record_chain(path: str, name: str) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, target)
+
+
+REINDEX_DIR = "blocks.reindex"
+"""Where ``-reindex`` moves the old ``blocks/`` (its blk files are read back from there); its
+presence at start-up means a reindex is under way (resumed, as Core keeps its reindex flag)."""
+REINDEX_DONE = "blocks.reindex.done"
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def prepare_reindex(path: str, requested: bool) -> str | None:
+    """The directory of blk files a reindex reads, or None when there is none to run.
+
+    A new reindex moves ``blocks/`` to ``REINDEX_DIR`` (one rename) and drops the chainstate;
+    an interrupted one (``REINDEX_DIR`` present) is resumed from scratch: the half-built
+    ``blocks/`` and chainstate are dropped, the moved files stay the source. A finished one
+    left ``REINDEX_DONE`` to delete."""
+    source = os.path.join(path, REINDEX_DIR)
+    done = os.path.join(path, REINDEX_DONE)
+    if os.path.isdir(done):
+        shutil.rmtree(done)
+    blocks = DataDir.blocks_path(path)
+    if os.path.isdir(source):
+        shutil.rmtree(blocks, ignore_errors=True)
+    elif requested and os.path.isdir(blocks):
+        os.replace(blocks, source)
+        _fsync_dir(path)
+    elif requested:
+        os.makedirs(source)
+    else:
+        return None
+    shutil.rmtree(DataDir.chainstate_path(path), ignore_errors=True)
+    return source
+
+
+def reindex_block_files(node: Node, source: str) -> int:
+    """Submit every block record of the blk files in ``source`` to ``node`` (Core's -reindex,
+    src/node/blockstorage.cpp ImportBlocks / LoadExternalBlockFile): read laxly (junk and cut
+    records skipped, as Core's reader resynchronises on the magic), blocks whose parent is not
+    known yet kept until it arrives, every block validated in full. Returns how many blocks
+    were stored."""
+    magic = node.params.network_magic
+    waiting: dict[bytes, list[tuple[bytes, Block]]] = {}
+    stored = 0
+    for path in block_files(source):
+        _log.info("Reindexing block file %s...", path.name)
+        for record in RecordReader(path, magic, strict=False):
+            try:
+                block = parse_block(record.payload)
+            except ParseError:
+                continue
+            queue = collections.deque([(record.payload, block)])
+            while queue:  # in file order: the first seen of equal branches stays first
+                raw, block = queue.popleft()
+                if block.header.prev_hash not in node.chain.entries:
+                    if block.header.height:
+                        waiting.setdefault(block.header.prev_hash, []).append((raw, block))
+                    continue
+                result = node.submit_block(raw, block)
+                if result.status in ("connected", "stored"):
+                    stored += 1
+                queue += waiting.pop(block.hash, [])
+    node.flush()
+    _log.info("Reindexing finished: %d blocks, tip %s at height %d", stored,
+              node.tip.hash[::-1].hex(), node.tip.height)
+    return stored
+
+
+def finish_reindex(path: str) -> None:
+    """The reindexed directory is durable (flushed): the moved files go (renamed first, so a
+    crash in the deletion is not taken for a reindex under way)."""
+    source = os.path.join(path, REINDEX_DIR)
+    done = os.path.join(path, REINDEX_DONE)
+    if os.path.isdir(source):
+        os.replace(source, done)
+        _fsync_dir(path)
+        shutil.rmtree(done)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +341,9 @@ class Node(Closeable):
     """Chain manager + mempool + proof cache of one data directory."""
 
     def __init__(self, data: DataDir, params: ChainParams, policy: FlushPolicy,
-                 use_cache: bool = True, relay: PolicySettings | None = None) -> None:
+                 use_cache: bool = True, relay: PolicySettings | None = None, *,
+                 check_blocks: int = DEFAULT_CHECKBLOCKS,
+                 check_level: int = DEFAULT_CHECKLEVEL) -> None:
         self.data = data
         self.params = params
         cache = data.proof_cache if use_cache else None
@@ -264,6 +359,11 @@ class Node(Closeable):
         self.chain = Chain(data, self.validator, params, params.genesis, policy)
         self._listeners: list[ChainListener] = []
         self._closed = False
+        self.reindexed = 0  # blocks read back from the block files by a -reindex
+        _log.info("Verifying last %d blocks at level %d", check_blocks, check_level)  # Core's
+        self.checked_blocks = self.chain.verify(check_blocks, check_level)
+        _log.info("Verification: No coin database inconsistencies in last %d blocks",
+                  self.checked_blocks)
         self.chain.activate()  # reconnect what was accepted since the last flush
         self._maybe_flush()
 
@@ -273,8 +373,9 @@ class Node(Closeable):
              flush_interval: float = DEFAULT_FLUSH_INTERVAL,
              max_unflushed_blocks: int = DEFAULT_MAX_UNFLUSHED_BLOCKS,
              cache_max_entries: int = DEFAULT_MAX_ENTRIES, use_cache: bool = True,
-             reindex_chainstate: bool = False, batch_bytes: int | None = None,
-             relay: PolicySettings | None = None) -> Node:
+             reindex: bool = False, reindex_chainstate: bool = False,
+             check_blocks: int = DEFAULT_CHECKBLOCKS, check_level: int = DEFAULT_CHECKLEVEL,
+             batch_bytes: int | None = None, relay: PolicySettings | None = None) -> Node:
         """Open (or create) the node's data directory at ``path`` for the chain ``params``; a
         directory made for another chain (``CHAIN_FILE``, or another genesis) is a
         ``StoreError`` naming both.
@@ -282,13 +383,18 @@ class Node(Closeable):
         ``sync``: flushes survive power loss (not only a killed process). ``dbcache``: the
         coins cache budget in MiB (Core's -dbcache). ``flush_interval`` (seconds) and
         ``max_unflushed_blocks`` bound how much a crash makes the node replay.
-        ``reindex_chainstate``: rebuild the UTXO set from the stored blocks (Core's
-        -reindex-chainstate), reconnecting every block with full validation.
+        ``reindex``: rebuild the block index and the chainstate from the blk files (Core's
+        -reindex, ``reindex_block_files``); ``reindex_chainstate``: rebuild the UTXO set from
+        the indexed blocks (Core's -reindex-chainstate), reconnecting every block with full
+        validation. ``check_blocks`` / ``check_level``: the start-up verification
+        (``Chain.verify``, Core's -checkblocks / -checklevel); a damaged store is a
+        ``CorruptDatabaseError`` naming it and the recovery command.
         ``batch_bytes``: cap of one chainstate flush batch (Core's -dbbatchsize).
         ``relay``: the mempool's policy settings (``PolicySettings``; elementsd's defaults when
         None).
         """
         path = os.fspath(path)
+        source = prepare_reindex(path, reindex)
         if reindex_chainstate:
             shutil.rmtree(DataDir.chainstate_path(path), ignore_errors=True)
         extra = {} if batch_bytes is None else {"batch_bytes": batch_bytes}
@@ -301,12 +407,19 @@ class Node(Closeable):
                 raise StoreError(f"data directory {path} was made for chain {recorded!r}, "
                                  f"not {params.name!r}")
             node = cls(data, params, FlushPolicy(flush_interval, max_unflushed_blocks),
-                       use_cache, relay)
+                       use_cache, relay, check_blocks=check_blocks, check_level=check_level)
             if recorded is None:  # a new directory (or one made before chains had names)
                 _record_chain(path, params.name)
-            return node
         except BaseException:
             data.close()
+            raise
+        try:
+            if source is not None:
+                node.reindexed = reindex_block_files(node, source)
+                finish_reindex(path)
+            return node
+        except BaseException:
+            node.close()
             raise
 
     # --- events ----------------------------------------------------------------------------
@@ -361,7 +474,9 @@ class Node(Closeable):
         """Store a block and activate the best chain (module docstring). ``block``: ``raw``
         already parsed (submitblock's decoded block), so it is neither parsed nor serialized
         again; without it ``ParseError`` for bytes that are not a block. Everything else is in
-        the result."""
+        the result. After a fatal store error (``data.guard.failure``) every call raises it:
+        the node is stopping."""
+        self.data.guard.check()
         start = time.perf_counter()
         if block is None:
             block = parse_block(raw)
@@ -417,6 +532,7 @@ class Node(Closeable):
         still being checked elsewhere — the block is pending, the chainstate is not flushed
         until ``mark_verified``; a failed verdict goes to ``reject_block``. Events and mempool
         updates as for ``submit_block``."""
+        self.data.guard.check()
         if self.tip != prepared.tip:
             raise ChainstateConflictError("the tip moved since the block was prepared")
         if prepared.raw is None:
@@ -635,6 +751,10 @@ class Node(Closeable):
             return
         self._closed = True
         try:
+            if self.data.guard.failure is not None:
+                # a write failed or a store is damaged: write nothing more (Core's AbortNode);
+                # the next start recovers from what is on disk, or refuses
+                return
             if self.chain.pending:
                 self.abort_pending()
             self.chain.flush()

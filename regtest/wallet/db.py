@@ -16,11 +16,17 @@ Keys (one-byte prefixes)::
 
 A write is ``WalletDB.commit(changes)``: one LevelDB batch, so a killed process reopens with the
 wallet either before or after the change, never half of it (LevelDB appends a batch to its log
-in one write). ``sync=True`` also survives power loss: the wallet asks for it when it records
-what a rescan could not rebuild — new addresses handed out, imported keys, a new wallet.
-Transactions (rediscovered by scanning the chain from the last processed block: they pay our
-keys or spend our coins), confirmations and mempool states are rebuilt by catching up with the
-node at start-up, and randomness is salted per opening, so those batches are not synced.
+in one write). Every batch that changes keys or coins — the wallet state (seed, key counters,
+change keys, assets), transactions, imported blinding keys, labels, locked or watched coins,
+other modules' records — is synced, so a power cut cannot lose it (Core syncs its wallet
+batches, src/wallet/walletdb.cpp): a rescan finds only coins paid to keys the wallet knows it
+handed out, so a lost key counter hides coins. Only a batch that merely moves the last processed
+block is left unsynced (losing it makes the next start scan a few blocks again). A failed write
+is a ``DiskWriteError`` ("Disk space is too low!"): the caller stops, nothing half-written.
+
+Integrity (docs/durability.md §2): the database is opened with LevelDB's paranoid checks and read
+with checksums verified, so a damaged record is never skipped or served: the wallet is refused
+(``WalletDBError`` naming the database) instead of loading with coins missing or altered.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from ctplugin.elements import parse_transaction
 from ctplugin.errors import CtpluginError
 from regtest.wallet.ledger import Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import Opening, WalletError, WalletState
+from validator import WriteGuard
 
 FORMAT_VERSION = b"1"
 _VERSION = b"V"
@@ -71,6 +78,14 @@ class Changes:
     watched: list[Outpoint] = field(default_factory=list)
     locked: list[Outpoint] = field(default_factory=list)
     unlocked: list[Outpoint] = field(default_factory=list)
+
+    @property
+    def durable(self) -> bool:
+        """True when the batch changes keys or coins (anything but the best block): it is
+        synced whatever the caller asks (module docstring)."""
+        return bool(self.state is not None or self.txs or self.removed_txs or self.labels
+                    or self.extra or self.blinding_keys or self.watched or self.locked
+                    or self.unlocked)
 
 
 def _opening_json(o: Opening) -> list[Any]:
@@ -138,8 +153,28 @@ class WalletDB(Closeable):
     def __init__(self, db: plyvel.DB, path: str) -> None:
         self.db = db
         self.path = path
-        self._stored_raw: set[bytes] = {key[1:] for key in db.iterator(prefix=_RAW,
-                                                                        include_value=False)}
+        self.guard = WriteGuard()  # the fault seam of tests, and the stop after a failure
+        self._stored_raw: set[bytes] = {key[1:] for key in self._iterate(
+            prefix=_RAW, include_value=False)}
+
+    def _corrupt(self, exc: BaseException) -> WalletDBError:
+        return WalletDBError(f"wallet database {self.path} is corrupt ({exc}); the wallet is "
+                             "not loaded: restore it from a backup")
+
+    def _get(self, key: bytes) -> bytes | None:
+        try:
+            value: bytes | None = self.db.get(key, verify_checksums=True)
+        except (plyvel.CorruptionError, plyvel.IOError) as exc:
+            raise self._corrupt(exc) from None
+        return value
+
+    def _iterate(self, **options: Any) -> Iterator[Any]:
+        """``db.iterator`` with checksums verified; a failure is ``WalletDBError``."""
+        try:
+            with self.db.iterator(verify_checksums=True, **options) as records:
+                yield from records
+        except (plyvel.CorruptionError, plyvel.IOError) as exc:
+            raise self._corrupt(exc) from None
 
     @classmethod
     def open(cls, path: str, *, create: bool) -> WalletDB:
@@ -150,13 +185,17 @@ class WalletDB(Closeable):
             raise WalletDBError(f"wallet database {path} not found")
         os.makedirs(path, exist_ok=True)
         try:
-            db = plyvel.DB(path, create_if_missing=create)
+            db = plyvel.DB(path, create_if_missing=create, paranoid_checks=True)
         except plyvel.IOError as exc:
             raise WalletDBError(f"cannot open wallet database {path}: {exc}") from None
         except plyvel.Error as exc:
             raise WalletDBError(f"wallet database {path} is damaged: {exc}") from None
-        handle = cls(db, path)
-        version = db.get(_VERSION)
+        try:
+            handle = cls(db, path)
+        except BaseException:
+            db.close()
+            raise
+        version = handle._get(_VERSION)
         if create:
             db.put(_VERSION, FORMAT_VERSION, sync=True)
         elif version != FORMAT_VERSION:
@@ -170,20 +209,27 @@ class WalletDB(Closeable):
             self.db.close()
 
     def commit(self, changes: Changes, *, sync: bool = False) -> None:
-        with self.db.write_batch(sync=sync) as batch:
+        """Write ``changes`` in one batch, synced when ``sync`` or ``changes.durable``; through
+        the guard (a failed write is ``DiskWriteError``, and the last one)."""
+        self.guard.write("wallet", lambda: self._write(changes, sync or changes.durable))
+
+    def _write(self, changes: Changes, sync: bool) -> None:
+        # transaction=True: an error while the batch is filled discards it (plyvel writes a
+        # plain batch on leaving the block even then: half a change)
+        with self.db.write_batch(sync=sync, transaction=True) as batch:
             if changes.state is not None:
                 meta, assets = encode_state(changes.state)
                 record = json.loads(meta)
                 if changes.best_block is not None:
                     record["best"] = [changes.best_block[0].hex(), changes.best_block[1]]
                 else:
-                    old = self.db.get(_META)
+                    old = self._get(_META)
                     if old is not None:
                         record["best"] = json.loads(old).get("best")
                 batch.put(_META, json.dumps(record, separators=(",", ":")).encode())
                 batch.put(_ASSETS, assets)
             elif changes.best_block is not None:
-                old = self.db.get(_META)
+                old = self._get(_META)
                 record = json.loads(old) if old is not None else {}
                 record["best"] = [changes.best_block[0].hex(), changes.best_block[1]]
                 batch.put(_META, json.dumps(record, separators=(",", ":")).encode())
@@ -215,7 +261,7 @@ class WalletDB(Closeable):
     # --- reading back -------------------------------------------------------------------------
 
     def load_state(self) -> tuple[WalletState, tuple[bytes, int] | None]:
-        meta_raw, assets_raw = self.db.get(_META), self.db.get(_ASSETS)
+        meta_raw, assets_raw = self._get(_META), self._get(_ASSETS)
         if meta_raw is None or assets_raw is None:
             raise WalletDBError(f"wallet database {self.path} has no wallet record")
         try:
@@ -232,22 +278,22 @@ class WalletDB(Closeable):
             raise WalletDBError(f"corrupt wallet record in {self.path}: {exc}") from None
 
     def transactions(self) -> Iterator[WalletTx]:
-        for key, value in self.db.iterator(prefix=_TX):
-            raw = self.db.get(_RAW + key[1:])
+        for key, value in self._iterate(prefix=_TX):
+            raw = self._get(_RAW + key[1:])
             if raw is None:
                 raise WalletDBError(f"wallet transaction {key[1:][::-1].hex()} has no data")
             yield decode_wtx(raw, value)
 
     def labels(self) -> dict[bytes, str]:
-        return {key[1:]: value.decode() for key, value in self.db.iterator(prefix=_LABEL)}
+        return {key[1:]: value.decode() for key, value in self._iterate(prefix=_LABEL)}
 
     def records(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         """(key, value) of every record under ``prefix`` (another module's, see ``Changes``)."""
-        yield from self.db.iterator(prefix=prefix)
+        yield from self._iterate(prefix=prefix)
 
     def _outpoints(self, prefix: bytes) -> set[Outpoint]:
         return {(key[1:33], int.from_bytes(key[33:37], "little"))
-                for key, _ in self.db.iterator(prefix=prefix)}
+                for key, _ in self._iterate(prefix=prefix)}
 
     def watched(self) -> set[Outpoint]:
         return self._outpoints(_WATCHED)
@@ -256,4 +302,4 @@ class WalletDB(Closeable):
         return self._outpoints(_LOCKED)
 
     def blinding_keys(self) -> dict[bytes, bytes]:
-        return {key[1:]: value for key, value in self.db.iterator(prefix=_BLINDING_KEY)}
+        return {key[1:]: value for key, value in self._iterate(prefix=_BLINDING_KEY)}

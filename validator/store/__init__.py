@@ -6,6 +6,8 @@
 - ``BlockFiles``: append-only blk/rev record files holding blocks and their undo data.
 - ``blockio``: the block-file record framing every blk-style file uses (the store's, chain
   files, Core ``blocks/`` directories): one reader, one writer, ``xor.dat``.
+- ``WriteGuard`` (``durability``): the stop after the first failed durable write, the
+  corruption report, and the tests' fault seam (``FAULT_ENV``).
 - ``ProofCache``: salted keys of verified proofs, bounded, consumed lazily, wiped when anything
   looks wrong.
 """
@@ -34,17 +36,23 @@ from validator.store.chainstate import (
     net_changes,
 )
 from validator.store.datadir import DataDir, read_or_create_salt
+from validator.store.durability import FAULT_ENV, WRITE_SITES, WriteGuard
 from validator.store.errors import (
     BlockFileError,
+    BlockFilesCorruptError,
     BlockIndexCorruptError,
     ChainstateConflictError,
     ChainstateCorruptError,
+    CorruptDatabaseError,
     DataDirLockedError,
+    DiskWriteError,
     DuplicateOutputError,
     MissingInputError,
     StoreError,
+    StoreFatalError,
     StoreValueError,
     UnknownBlockError,
+    UnwritableDataDirError,
 )
 from validator.store.proofcache import (
     DEFAULT_MAX_ENTRIES,
@@ -66,12 +74,15 @@ __all__ = [
     "FAILED_CHILD",
     "FAILED_MASK",
     "FAILED_VALID",
+    "FAULT_ENV",
     "HAVE_DATA",
     "HAVE_UNDO",
     "VALID",
+    "WRITE_SITES",
     "BlockChanges",
     "BlockFileError",
     "BlockFiles",
+    "BlockFilesCorruptError",
     "BlockIndex",
     "BlockIndexCorruptError",
     "BlockIndexEntry",
@@ -81,8 +92,10 @@ __all__ = [
     "Chainstate",
     "ChainstateConflictError",
     "ChainstateCorruptError",
+    "CorruptDatabaseError",
     "DataDir",
     "DataDirLockedError",
+    "DiskWriteError",
     "DuplicateOutputError",
     "FileCursor",
     "FilePos",
@@ -93,9 +106,12 @@ __all__ = [
     "ProofCache",
     "SpendView",
     "StoreError",
+    "StoreFatalError",
     "StoreValueError",
     "UnknownBlockError",
+    "UnwritableDataDirError",
     "UtxoEntry",
+    "WriteGuard",
     "cache_key",
     "net_changes",
     "read_or_create_salt",

@@ -17,10 +17,16 @@ is written, so after a killed process every indexed record is complete; ``fsync`
 before a flush writes the block index with sync) makes them survive power loss too. Where the
 append position goes after a crash is the block index's business (``FileCursor``): a torn
 record past the recorded end is cut off at open.
+
+Every write and fsync runs through the data directory's ``WriteGuard``
+(``validator.store.durability``): a failed one (a full disk) stops every later write, so the
+block index never points past what reached the file. A torn record is then cut at the next
+open, as after a kill.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -36,6 +42,7 @@ from validator.store.blockio import (
     check_magic,
     write_record,
 )
+from validator.store.durability import WriteGuard
 from validator.store.errors import BlockFileError, StoreValueError
 
 CHECKSUM_SIZE = 32
@@ -61,8 +68,11 @@ class FlatFileSeq:
 
     def __init__(self, directory: str, prefix: str, magic: bytes, cursor: FileCursor,
                  max_file_size: int = MAX_BLOCK_FILE_SIZE, trailer: int = 0,
-                 max_record_size: int = MAX_BLOCK_SERIALIZED_SIZE) -> None:
+                 max_record_size: int = MAX_BLOCK_SERIALIZED_SIZE, site: str = "block files",
+                 guard: WriteGuard | None = None) -> None:
         self.magic = check_magic(magic)
+        self.site = site
+        self.guard = guard if guard is not None else WriteGuard()
         if max_file_size < RECORD_HEADER_SIZE + 1:
             raise StoreValueError("max_file_size too small")
         self.directory = directory
@@ -94,7 +104,7 @@ class FlatFileSeq:
         except FileNotFoundError:
             return
         if size > self._cursor.size:
-            os.truncate(path, self._cursor.size)
+            self.guard.write(self.site, lambda: os.truncate(path, self._cursor.size))
 
     # --- writes ----------------------------------------------------------------------------
 
@@ -106,9 +116,16 @@ class FlatFileSeq:
         cursor = self._cursor
         if cursor.size and cursor.size + record_size > self.max_file_size:
             cursor = FileCursor(cursor.file + 1, 0)
-        fd = self._writer(cursor.file)
-        write_record(fd, cursor.size, self.magic, payload, trailer,
-                     max_size=self.max_record_size, name=self.path(cursor.file))
+        name = self.path(cursor.file)
+
+        def write() -> None:
+            try:
+                write_record(self._writer(cursor.file), cursor.size, self.magic, payload,
+                             trailer, max_size=self.max_record_size, name=name)
+            except BlockFileError as exc:  # a short write: the disk filled up under it
+                raise OSError(errno.ENOSPC, str(exc)) from None
+
+        self.guard.write(self.site, write)
         self._unsynced.add(cursor.file)
         self._cursor = FileCursor(cursor.file, cursor.size + record_size)
         return FilePos(cursor.file, cursor.size + RECORD_HEADER_SIZE)
@@ -125,6 +142,9 @@ class FlatFileSeq:
 
     def fsync(self) -> None:
         """Make every record written so far survive power loss (then the directory entry)."""
+        self.guard.write(self.site, self._fsync)
+
+    def _fsync(self) -> None:
         for file in sorted(self._unsynced):
             if file == self._write_file and self._write_fd is not None:
                 os.fsync(self._write_fd)
@@ -180,12 +200,16 @@ class BlockFiles:
     """The ``blocks/`` directory: block records and undo records, two file sequences."""
 
     def __init__(self, directory: str, magic: bytes, blk: FileCursor, rev: FileCursor,
-                 max_file_size: int = MAX_BLOCK_FILE_SIZE) -> None:
+                 max_file_size: int = MAX_BLOCK_FILE_SIZE,
+                 guard: WriteGuard | None = None) -> None:
         self.directory = directory
-        self.blocks = FlatFileSeq(directory, "blk", magic, blk, max_file_size)
+        self.guard = guard if guard is not None else WriteGuard()
+        self.blocks = FlatFileSeq(directory, "blk", magic, blk, max_file_size,
+                                  guard=self.guard)
         # an undo record is not bounded by the block weight (validator.store.blockio)
         self.undo = FlatFileSeq(directory, "rev", magic, rev, max_file_size,
-                                trailer=CHECKSUM_SIZE, max_record_size=MAX_SERIALIZED_SIZE)
+                                trailer=CHECKSUM_SIZE, max_record_size=MAX_SERIALIZED_SIZE,
+                                site="undo files", guard=self.guard)
 
     def write_block(self, raw: bytes) -> FilePos:
         return self.blocks.append(raw)

@@ -17,6 +17,10 @@ Status flags (Core's ``BlockStatus``, reduced to what our chain needs):
 (it was connected once); ``VALID`` it passed full validation when connected (so it may be
 reconnected after a restart or a reorg); ``FAILED_VALID`` it failed validation itself;
 ``FAILED_CHILD`` it descends from a failed block.
+
+Integrity (docs/durability.md §2): reads verify LevelDB's checksums and each entry is checked
+against its own header (the key is the header's hash); a failure is ``BlockIndexCorruptError``
+("... use -reindex"). Writes go through the data directory's ``WriteGuard``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import plyvel
 from ctplugin.elements import BlockHeader, parse_block_header
 from ctplugin.errors import CtpluginError
 from validator.store.blockfiles import FileCursor, FilePos
+from validator.store.durability import WriteGuard
 from validator.store.errors import BlockIndexCorruptError
 from validator.store.leveldb import LevelDbHandle, open_versioned
 
@@ -132,6 +137,7 @@ class BlockIndex(LevelDbHandle):
     def __init__(self, db: plyvel.DB, path: str) -> None:
         self._db: plyvel.DB | None = db
         self.path = path
+        self.guard = WriteGuard()  # the data directory's (``DataDir`` shares one)
 
     @classmethod
     def open(cls, path: str) -> BlockIndex:
@@ -141,7 +147,10 @@ class BlockIndex(LevelDbHandle):
 
     def cursors(self) -> tuple[FileCursor, FileCursor]:
         """(blk cursor, rev cursor) as last written."""
-        value = self.db.get(_KEY_FILES)
+        try:
+            value = self.db.get(_KEY_FILES, verify_checksums=True)
+        except (plyvel.CorruptionError, plyvel.IOError) as exc:
+            raise BlockIndexCorruptError(f"block index is unreadable: {exc}") from None
         if value is None:
             return FileCursor(), FileCursor()
         if len(value) != _FILES.size:
@@ -154,12 +163,12 @@ class BlockIndex(LevelDbHandle):
         entries = []
         try:
             with self.db.snapshot() as snap:
-                for key, value in snap.iterator(prefix=_PREFIX_ENTRY):
+                for key, value in snap.iterator(prefix=_PREFIX_ENTRY, verify_checksums=True):
                     if len(key) != 33:
                         raise BlockIndexCorruptError("malformed block index key")
                     entries.append(decode_entry(key[1:], value))
-        except plyvel.CorruptionError as exc:
-            raise BlockIndexCorruptError(f"block index is corrupt: {exc}") from None
+        except (plyvel.CorruptionError, plyvel.IOError) as exc:
+            raise BlockIndexCorruptError(f"block index is unreadable: {exc}") from None
         return entries
 
     def write(self, entries: Iterable[BlockIndexEntry], blk: FileCursor, rev: FileCursor,
@@ -169,4 +178,4 @@ class BlockIndex(LevelDbHandle):
         for entry in entries:
             batch.put(_PREFIX_ENTRY + entry.hash, encode_entry(entry))
         batch.put(_KEY_FILES, _FILES.pack(blk.file, blk.size, rev.file, rev.size))
-        batch.write()
+        self.guard.write("block index", batch.write)

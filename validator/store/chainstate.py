@@ -26,6 +26,13 @@ database ends exactly at the new tip. Undo data lives with the blocks (``validat
 .blockfiles``): ``connect_block`` keeps each block's ``BlockUndo`` until ``take_undo``.
 
 The txout bytes are opaque here: the validator stores the Elements-serialized TxOut verbatim.
+
+Integrity (docs/durability.md §2): every read verifies LevelDB's block checksums (Core's
+``verify_checksums``, src/dbwrapper.cpp) and the database is opened with paranoid checks; a
+failure is a ``ChainstateCorruptError`` ("Corrupted block database detected ... use
+-reindex-chainstate") reported to the ``guard``, never altered data served. Flush batches are
+written through the ``guard`` (``validator.store.durability``): the first failed write stops
+every later one.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from typing import NamedTuple, cast
 
 import plyvel
 
+from validator.store.durability import WriteGuard
 from validator.store.errors import (
     ChainstateConflictError,
     ChainstateCorruptError,
@@ -272,6 +280,7 @@ class Chainstate(LevelDbHandle):
         self.sync = sync
         self.cache_budget = cache_budget
         self.batch_bytes = batch_bytes
+        self.guard = WriteGuard()  # the data directory's (``DataDir`` shares one)
         # Test hook: called with the batch number after each partial batch of a multi-batch
         # flush (crash tests kill the process there).
         self.after_partial_batch: Callable[[int], None] | None = None
@@ -312,8 +321,15 @@ class Chainstate(LevelDbHandle):
 
     # --- markers ---------------------------------------------------------------------------
 
+    def _get_marker(self, key: bytes) -> bytes | None:
+        try:
+            value: bytes | None = self.db.get(key, verify_checksums=True)
+        except (plyvel.CorruptionError, plyvel.IOError) as exc:
+            raise self._corrupt(exc) from None
+        return value
+
     def _read_best(self) -> BlockRef | None:
-        value = self.db.get(_KEY_BEST)
+        value = self._get_marker(_KEY_BEST)
         if value is None:
             return None
         if len(value) != 36:
@@ -321,7 +337,7 @@ class Chainstate(LevelDbHandle):
         return BlockRef(value[:32], _U32.unpack_from(value, 32)[0])
 
     def _read_head(self) -> HeadBlocks | None:
-        value = self.db.get(_KEY_HEAD)
+        value = self._get_marker(_KEY_HEAD)
         if value is None:
             return None
         new = _decode_ref(value[:36]) if len(value) == 72 else None
@@ -379,16 +395,20 @@ class Chainstate(LevelDbHandle):
         if missing:
             decode = UtxoEntry.decode
             usage = 0
-            with db.snapshot() as snap:
-                get = snap.get
-                for outpoint in missing:
-                    value = get(outpoint.key())
-                    if value is None:
-                        result[outpoint] = None
-                    else:
-                        found = result[outpoint] = coins[outpoint] = decode(value)
-                        usage += COIN_OVERHEAD + len(found.txout)
-            self._usage += usage
+            try:
+                with db.snapshot() as snap:
+                    get = snap.get
+                    for outpoint in missing:
+                        value = get(outpoint.key(), verify_checksums=True)
+                        if value is None:
+                            result[outpoint] = None
+                        else:
+                            found = result[outpoint] = coins[outpoint] = decode(value)
+                            usage += COIN_OVERHEAD + len(found.txout)
+            except (plyvel.CorruptionError, plyvel.IOError) as exc:
+                raise self._corrupt(exc) from None
+            finally:
+                self._usage += usage
         return result
 
     def read_view(self, outpoints: Iterable[Outpoint]) -> SpendView:
@@ -398,20 +418,32 @@ class Chainstate(LevelDbHandle):
     def __contains__(self, outpoint: object) -> bool:
         return isinstance(outpoint, Outpoint) and self.get(outpoint) is not None
 
+    def _corrupt(self, exc: BaseException) -> ChainstateCorruptError:
+        """A LevelDB read failure (checksum, missing table file) as the fatal error."""
+        error = ChainstateCorruptError(f"LevelDB read failed in {self.path}: {exc}")
+        self.guard.fatal(error)
+        return error
+
     def iter_utxos(self) -> Iterator[tuple[Outpoint, UtxoEntry]]:
         """Every UTXO in key order (txid, then the index's little-endian bytes), as of now:
         LevelDB through one snapshot with the unflushed changes laid over it."""
+        try:
+            yield from self._iter_utxos()
+        except (plyvel.CorruptionError, plyvel.IOError) as exc:
+            raise self._corrupt(exc) from None
+
+    def _iter_utxos(self) -> Iterator[tuple[Outpoint, UtxoEntry]]:
         self._check_ready()
         overlay = {o.key(): self._coins[o] for o in self._dirty}
         if not overlay:
             with self.db.snapshot() as snap:
-                for key, value in snap.iterator(prefix=_PREFIX_COIN):
+                for key, value in snap.iterator(prefix=_PREFIX_COIN, verify_checksums=True):
                     yield Outpoint.from_key(key), UtxoEntry.decode(value)
             return
         pending = sorted(overlay.items())
         i = 0
         with self.db.snapshot() as snap:
-            for key, value in snap.iterator(prefix=_PREFIX_COIN):
+            for key, value in snap.iterator(prefix=_PREFIX_COIN, verify_checksums=True):
                 while i < len(pending) and pending[i][0] < key:
                     if pending[i][1] is not None:
                         yield Outpoint.from_key(pending[i][0]), pending[i][1]  # type: ignore[misc]
@@ -666,7 +698,7 @@ class Chainstate(LevelDbHandle):
                 written += 1
                 size += 40 + len(value)
             if size >= self.batch_bytes:
-                batch.write()
+                self.guard.write("chainstate", batch.write)
                 batches += 1
                 if self.after_partial_batch is not None:
                     self.after_partial_batch(batches)
@@ -674,7 +706,7 @@ class Chainstate(LevelDbHandle):
                 size = 0
         batch.delete(_KEY_HEAD)
         batch.put(_KEY_BEST, _encode_ref(tip))
-        batch.write()
+        self.guard.write("chainstate", batch.write)
         batches += 1
         for outpoint in self._dirty:
             if coins[outpoint] is None:

@@ -9,6 +9,10 @@ Layout::
     <datadir>/wallets/<name>/   the node's wallets (``DataDir.wallet_path``; opened by the node)
     <datadir>/salt              32 random bytes, created once (atomically) on first open
 
+Durability: the stores share one ``WriteGuard`` (``DataDir.guard``,
+``validator.store.durability``): the first failed durable write anywhere stops every later
+one, and a detected corruption is reported through it too (docs/durability.md §3).
+
 Ownership: the chainstate database's LevelDB LOCK is taken first and held until ``close``; it
 stands for the whole directory, so a second opener (another process, or a second handle in this
 one) gets ``DataDirLockedError`` before anything else is touched.
@@ -89,6 +93,8 @@ class DataDir(Closeable):
         self.block_files = files
         self.proof_cache = proof_cache
         self.salt = salt
+        self.guard = chainstate.guard
+        index.guard = proof_cache.guard = self.guard  # the block files got it at open
 
     @staticmethod
     def chainstate_path(path: str) -> str:
@@ -134,7 +140,8 @@ class DataDir(Closeable):
             index = BlockIndex.open(os.path.join(blocks, "index"))
             undo.callback(index.close)
             blk, rev = index.cursors()
-            files = BlockFiles(blocks, magic, blk, rev, max_file_size)
+            files = BlockFiles(blocks, magic, blk, rev, max_file_size,
+                               guard=chainstate.guard)
             undo.callback(files.close)
             salt, created = read_or_create_salt(path)
             cache = ProofCache.open(os.path.join(path, "proofcache"), salt,

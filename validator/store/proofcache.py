@@ -33,6 +33,7 @@ Every insert/erase/eviction updates ``N`` in the same write batch.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import os
@@ -44,7 +45,13 @@ from typing import TypeVar, cast
 
 import plyvel
 
-from validator.store.errors import DataDirLockedError, StoreError, StoreValueError
+from validator.store.durability import WriteGuard
+from validator.store.errors import (
+    DataDirLockedError,
+    StoreError,
+    StoreValueError,
+    UnwritableDataDirError,
+)
 from validator.store.leveldb import LevelDbHandle, is_leveldb_file, open_db
 
 FORMAT_VERSION = b"\x01"
@@ -156,6 +163,7 @@ class ProofCache(LevelDbHandle):
         self._front: dict[bytes, bytes] = {}
         # key → sequence number of entries blocks consumed; deleted in the next write batch.
         self._consumed: dict[bytes, bytes] = {}
+        self.guard = WriteGuard()  # the data directory's (``DataDir`` shares one)
         self._open_checked()
 
     @classmethod
@@ -310,7 +318,9 @@ class ProofCache(LevelDbHandle):
             raise StoreError("proof cache is closed")
         try:
             return operation(self._db)
-        except (CacheCorrupt, plyvel.CorruptionError) as exc:
+        except (CacheCorrupt, plyvel.CorruptionError, plyvel.IOError) as exc:
+            # a read failed its checksum (or lost a table file): a cache is rebuilt, not
+            # trusted; failed writes are the guard's (DiskWriteError passes through)
             self._wipe(f"{type(exc).__name__}: {exc}")
             return on_wipe
 
@@ -328,7 +338,7 @@ class ProofCache(LevelDbHandle):
         if all(answers):
             return answers
         with db.snapshot() as snap:
-            get = snap.get
+            get = functools.partial(snap.get, verify_checksums=True)
             for i, key in enumerate(keys):
                 if answers[i] or key in consumed:
                     continue
@@ -357,7 +367,7 @@ class ProofCache(LevelDbHandle):
         if unknown:  # not in the front (dropped from it since the lookup): read the records
             with db.snapshot() as snap:
                 for key in unknown:
-                    seq = snap.get(_PREFIX_KEY + key)
+                    seq = snap.get(_PREFIX_KEY + key, verify_checksums=True)
                     if seq is not None:
                         if len(seq) != 8:
                             raise CacheCorrupt("malformed entry")
@@ -379,7 +389,7 @@ class ProofCache(LevelDbHandle):
         batch = db.write_batch(sync=self.sync)
         n = self._delete_consumed(batch)
         self._write_count(batch, self._count - n, self._next_seq)
-        batch.write()
+        self.guard.write("proof cache", batch.write)
         self._count -= n
         self._consumed.clear()
 
@@ -402,7 +412,7 @@ class ProofCache(LevelDbHandle):
         if unknown:
             with db.snapshot() as snap:
                 for key in unknown:
-                    seq = snap.get(_PREFIX_KEY + key)
+                    seq = snap.get(_PREFIX_KEY + key, verify_checksums=True)
                     if seq is None:
                         new.append(key)
                     elif len(seq) != 8:
@@ -422,7 +432,7 @@ class ProofCache(LevelDbHandle):
         if excess:
             # Oldest first: stored entries in sequence order (skipping the consumed ones this
             # batch deletes anyway), then the first of the new keys.
-            with db.iterator(prefix=_PREFIX_SEQ) as it:
+            with db.iterator(prefix=_PREFIX_SEQ, verify_checksums=True) as it:
                 for old_seq_key, old_key in it:
                     if evicted == excess:
                         break
@@ -447,7 +457,7 @@ class ProofCache(LevelDbHandle):
             batch.put(_PREFIX_SEQ + seq, key)
             written.append((key, seq))
         self._write_count(batch, count - excess, next_seq)
-        batch.write()
+        self.guard.write("proof cache", batch.write)
         self._count, self._next_seq = count - excess, next_seq
         consumed.clear()
         for key in evicted_keys:
@@ -468,7 +478,7 @@ class ProofCache(LevelDbHandle):
             return
         try:
             self._db = open_db(self.path, paranoid=True)
-        except DataDirLockedError:
+        except (DataDirLockedError, UnwritableDataDirError):  # not the cache's fault: no wipe
             raise
         except (StoreError, plyvel.Error) as exc:  # corruption, unreadable files
             self._wipe(f"{type(exc).__name__}: {exc}")
@@ -478,7 +488,7 @@ class ProofCache(LevelDbHandle):
             if reason is None:
                 self._load_and_validate()
                 return
-        except (CacheCorrupt, plyvel.CorruptionError) as exc:
+        except (CacheCorrupt, plyvel.CorruptionError, plyvel.IOError) as exc:
             reason = f"{type(exc).__name__}: {exc}"
         self._wipe(reason)
 
@@ -490,7 +500,7 @@ class ProofCache(LevelDbHandle):
 
     def _load_and_validate(self) -> None:
         db = self.db
-        version = db.get(_KEY_VERSION)
+        version = db.get(_KEY_VERSION, verify_checksums=True)
         if version is None:
             if next(db.iterator(include_value=False), None) is not None:
                 raise CacheCorrupt("cache has records but no format version")
@@ -498,7 +508,7 @@ class ProofCache(LevelDbHandle):
             return
         if version != self._binding:
             raise CacheCorrupt("unknown format version or a different salt")
-        raw = db.get(_KEY_COUNT)
+        raw = db.get(_KEY_COUNT, verify_checksums=True)
         if raw is None or len(raw) != 16:
             raise CacheCorrupt("missing or malformed entry count")
         count, next_seq = _COUNT.unpack(raw)
@@ -507,7 +517,7 @@ class ProofCache(LevelDbHandle):
         # entry is known; each must point back at it, and equal counts make that a bijection.
         by_key: dict[bytes, bytes] = {}
         n_seq = 0
-        with db.iterator() as it:
+        with db.iterator(verify_checksums=True) as it:
             for k, v in it:
                 tag = k[:1]
                 if tag == _PREFIX_KEY:
@@ -531,13 +541,13 @@ class ProofCache(LevelDbHandle):
     def _shrink(self, db: plyvel.DB) -> None:
         excess = self._count - self.max_entries
         batch = db.write_batch(sync=self.sync)
-        with db.iterator(prefix=_PREFIX_SEQ) as it:
+        with db.iterator(prefix=_PREFIX_SEQ, verify_checksums=True) as it:
             for _, (seq_key, key) in zip(range(excess), it):
                 batch.delete(seq_key)
                 batch.delete(_PREFIX_KEY + key)
                 self._front.pop(key, None)
         self._write_count(batch, self.max_entries, self._next_seq)
-        batch.write()
+        self.guard.write("proof cache", batch.write)
         self.evictions += excess
         self._count = self.max_entries
 
@@ -545,7 +555,7 @@ class ProofCache(LevelDbHandle):
         batch = db.write_batch(sync=True)
         batch.put(_KEY_VERSION, self._binding)
         self._write_count(batch, 0, 0)
-        batch.write()
+        self.guard.write("proof cache", batch.write)
         self._count, self._next_seq = 0, 0
 
     def _wipe(self, reason: str) -> None:
