@@ -1,8 +1,8 @@
 """RPC credentials as bitcoind handles them (docs/node-rpc.md §2.2).
 
 - **Cookie** (default, whenever ``rpcpassword`` is unset *or empty*: bitcoind's
-  ``GetArg("-rpcpassword", "") == ""`` in ``src/httprpc.cpp``): ``__cookie__:<64 hex>`` from 32 random
-  bytes, no trailing newline, written to ``.cookie.tmp`` with mode 0600 and renamed over
+  ``GetArg("-rpcpassword", "") == ""`` in ``src/httprpc.cpp``): ``__cookie__:<64 hex>`` from 32
+  random bytes, no trailing newline, written to ``.cookie.tmp`` with mode 0600 and renamed over
   ``.cookie`` (atomic) at start-up, before anything slow; removed on a clean stop, and only if the
   file still holds the cookie this process wrote. A new cookie every start.
 - **rpcuser/rpcpassword**: one static pair with a non-empty password; no cookie is made. An

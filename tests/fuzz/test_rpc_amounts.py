@@ -200,7 +200,7 @@ def test_fee_rate_takes_three_decimals() -> None:
         fee_rate_from_value("1_5")
 
 
-_ALPHABET = st.sampled_from(list("0123456789-+.eE") + ["00", "9" * 9, "\uff11", "_", " "])
+_ALPHABET = st.sampled_from([*"0123456789-+.eE", "00", "9" * 9, "\uff11", "_", " "])
 
 
 @settings(max_examples=3000, deadline=None)
