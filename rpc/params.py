@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from ctplugin.elements import Block, Transaction, parse_block, parse_transaction
-from ctplugin.elements.consensus import MAX_MONEY
+from ctplugin.elements.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY, WITNESS_SCALE_FACTOR
 from ctplugin.elements.rpcjson import value_from_amount
 from ctplugin.errors import ParseError
 from rpc.errors import RpcCode, RpcError
@@ -145,6 +145,18 @@ def decode_transaction_hex(value: Any) -> Transaction:
         return parse_transaction(raw)
     except ParseError as exc:
         raise RpcError(RpcCode.DESERIALIZATION_ERROR, f"TX decode failed: {exc}") from None
+
+
+def decodable(tx: Transaction) -> Transaction:
+    """``tx`` if the JSON of a decoding call (``decoderawtransaction``) may be built for it:
+    -22 "TX decode failed: bad-txns-oversize" for a transaction whose non-witness part alone
+    is over a block's weight (Bitcoin Core's ``CheckTransaction``, src/consensus/tx_check.cpp:
+    no block can hold it). Core still decodes such a transaction; here the per-output and
+    per-script-byte work of the JSON (addresses, descriptors, asm) is bounded by what a valid
+    transaction can need (docs/node-rpc.md §1.4)."""
+    if tx.base_size * WITNESS_SCALE_FACTOR > MAX_BLOCK_WEIGHT:
+        raise RpcError(RpcCode.DESERIALIZATION_ERROR, "TX decode failed: bad-txns-oversize")
+    return tx
 
 
 def decode_block_hex(value: Any) -> tuple[bytes, Block]:

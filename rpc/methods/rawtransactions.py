@@ -11,7 +11,13 @@ from ctplugin.elements.script import push_data
 from ctplugin.errors import EncodingError, ParseError
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.params import amount_from_value, decode_transaction_hex, parse_hash, parse_hex
+from rpc.params import (
+    amount_from_value,
+    decodable,
+    decode_transaction_hex,
+    parse_hash,
+    parse_hex,
+)
 from rpc.registry import Kind, Locking, optional, required, rpc
 from rpc.scriptjson import transaction_json
 from validator import BlockFileError, BlockInfo
@@ -24,7 +30,7 @@ from validator import BlockFileError, BlockInfo
      description="Return a JSON object representing the serialized, hex-encoded transaction.",
      locking=Locking.SELF)
 def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> dict[str, Any]:
-    return transaction_json(decode_transaction_hex(hexstring), call.node.params)
+    return transaction_json(decodable(decode_transaction_hex(hexstring)), call.node.params)
 
 
 @rpc("rawtransactions",

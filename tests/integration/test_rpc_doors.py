@@ -369,3 +369,23 @@ def test_a_read_only_data_directory_is_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("Error: Cannot write to data directory"), \
         result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- item 8: bounded work for decoding calls ----------------------------------------------------
+
+
+def test_decoding_an_oversize_transaction_is_refused_at_once(node: NodeProcess) -> None:
+    """An 8 MB hex of 40,000 outputs (a transaction no block can hold) is refused before any
+    of its JSON is built (before: 50 s and a 17 MB reply); a heavy witness still decodes."""
+    from ctplugin.elements import Transaction, TxIn, TxOut
+
+    outputs = tuple(TxOut(bytes(32), 1, script_pubkey=b"\x00\x14" + bytes(20))
+                    for _ in range(40_000))
+    oversize = Transaction(2, (TxIn(bytes(32), 0),), outputs).serialize().hex()
+    assert len(oversize) > 5_000_000
+    assert error_of(node, "decoderawtransaction", oversize) == (
+        -22, "TX decode failed: bad-txns-oversize")
+    witness = Transaction(2, (TxIn(bytes(32), 0, script_witness=(bytes(3_000_000),)),),
+                          (TxOut(bytes(32), 1),)).serialize().hex()
+    decoded = call(node, "decoderawtransaction", witness)["result"]
+    assert decoded["vin"][0]["txinwitness"] == ["00" * 3_000_000]
