@@ -79,12 +79,15 @@ def error_of(node: NodeProcess, method: str, *params: Any) -> tuple[int, str]:
 # --- item 1: an empty password is no password ---------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["command line", "configuration file"])
+@pytest.mark.parametrize("where", ["command line", "configuration file", "no password"])
 def test_empty_rpcpassword_uses_the_cookie(tmp_path: Path, where: str) -> None:
+    """``-rpcpassword=`` (either place) or ``-rpcuser`` alone: no static pair, the cookie."""
     datadir = tmp_path / "empty"
     args: list[str] = []
     if where == "command line":
         args = ["-rpcuser=alice", "-rpcpassword="]
+    elif where == "no password":
+        args = ["-rpcuser=alice"]
     else:
         datadir.mkdir()
         (datadir / "elements.conf").write_text("rpcuser=alice\nrpcpassword=\n")
