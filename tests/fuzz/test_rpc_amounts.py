@@ -213,8 +213,9 @@ def test_agrees_with_cores_loop(text: str, decimals: int) -> None:
 @given(st.integers(min_value=-(10**20), max_value=10**20), st.integers(0, 30),
        st.integers(-30, 30))
 def test_agrees_with_cores_loop_on_numbers(digits: int, point: int, exponent: int) -> None:
-    text = str(abs(digits)).rjust(point + 1, "0")
-    text = ("-" if digits < 0 else "") + text[:len(text) - point] + (
-        "." + text[len(text) - point:] if point else "")
-    text += f"e{exponent}" if exponent else ""
+    """Well-formed numbers around every bound: ``digits`` with the point ``point`` places from
+    the right (zero-padded so there is one digit before it) and an optional exponent."""
+    body = str(abs(digits)).rjust(point + 1, "0")
+    text = body if not point else f"{body[:-point]}.{body[-point:]}"
+    text = ("-" if digits < 0 else "") + text + (f"e{exponent}" if exponent else "")
     assert parse_fixed_point(text, 8) == _core_loop(text, 8)
