@@ -40,11 +40,14 @@ from urllib.parse import unquote
 
 from aiohttp import hdrs, web
 from aiohttp.http import RawRequestMessage
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.streams import StreamReader
 
 from rpc.auth import Credentials
+from rpc.logs import category_logger
 
 log = logging.getLogger("ctplugin.rpc")
+http_log = category_logger("http")
 
 MAX_BODY = 32 * 1024 * 1024  # MAX_SIZE: libevent refuses larger bodies
 MAX_HEADERS_SIZE = 8192
@@ -167,6 +170,22 @@ class AuthThrottle:
             self._suppressed += 1
 
 
+class _ParserLog(logging.LoggerAdapter):
+    """What aiohttp's connection handler logs. A request it could not parse (bad request line,
+    oversized header, bad Content-Length: 400) is one line in the ``http`` debug category,
+    never a traceback — bitcoind's libevent answers those 400 without a word, and anyone who
+    can connect could otherwise write tracebacks to stderr at will. Anything else (an
+    exception in our own handler) keeps its traceback, in debug.log."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info")
+        if isinstance(exc, HttpProcessingError) or level < logging.WARNING:
+            first_line = (str(exc).splitlines() or [""])[0] if exc else ""
+            http_log.debug("%s: %s", str(msg) % args, first_line)
+            return
+        log.log(level, msg, *args, **kwargs)
+
+
 class _Request(web.BaseRequest):
     """A request whose reply, ours or aiohttp's own error page, goes out without ``Server:``."""
 
@@ -206,7 +225,9 @@ class RpcHttpServer:
                                   max_headers=128,
                                   # bitcoind ignores Content-Encoding: the body is read as sent
                                   # (no decompressor error page, no decompression bomb).
-                                  auto_decompress=False, **self.config.extra)
+                                  auto_decompress=False,
+                                  logger=_ParserLog(logging.getLogger("aiohttp.server")),
+                                  **self.config.extra)
         try:
             for host, port in self.config.bind:
                 if port == 0 and self.addresses:

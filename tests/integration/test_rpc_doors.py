@@ -319,6 +319,22 @@ def test_no_server_header_names_the_http_library(node: NodeProcess) -> None:
     assert b"\r\nserver:" not in raw.lower()
 
 
+def test_malformed_http_is_a_quiet_400(node: NodeProcess) -> None:
+    """Requests aiohttp cannot parse are answered 400 and leave no traceback anywhere (they
+    used to print one to stderr per request, attacker bytes included, without credentials)."""
+    payloads = [b"\x16\x03\x01 not http\r\n\r\n",
+                b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 10_000 + b"\r\n\r\n",
+                b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+                b"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"]
+    for payload in payloads * 5:
+        with socket.create_connection(("127.0.0.1", node.port), timeout=10) as sock:
+            sock.sendall(payload)
+            assert sock.recv(64).startswith(b"HTTP/1.")
+    assert call(node, "getblockcount")["result"] == 0
+    assert "Traceback" not in node.stderr_text()
+    assert "Traceback" not in (node.netdir / "debug.log").read_text()
+
+
 # --- item 8: a read-only data directory ---------------------------------------------------------
 
 
