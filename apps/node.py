@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from ctplugin.elements.chainparams import ChainOptionError
 from rpc.config import NodeConfig, parse_config
-from rpc.daemon import INTERRUPTED, StartupError, prepare_datadir, serve
+from rpc.daemon import INTERRUPTED, StartupError, prepare_datadir, serve, setup_process
 from rpc.logs import setup_logging
 from rpc.server import RpcHttpServer
 from rpc.startup import chain_params
@@ -88,6 +88,7 @@ def run(config: NodeConfig, announce: bool = True, prog: str = "ctplugin node") 
     """Start the node of ``config`` and serve until it stops: the exit status. ``announce``
     prints its one line on stdout once it answers (elementsd prints nothing there); ``prog``
     names the program in the line of a Ctrl-C."""
+    setup_process()  # umask 077 before anything is written, the fd limit raised
     try:
         chain_params(config)  # a chain option it cannot honour: refused before anything starts
         os.makedirs(config.datadir, exist_ok=True)

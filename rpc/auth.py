@@ -1,10 +1,12 @@
 """RPC credentials as bitcoind handles them (docs/node-rpc.md §2.2).
 
-- **Cookie** (default, whenever no ``rpcpassword`` is set): ``__cookie__:<64 hex>`` from 32 random
-  bytes, no trailing newline, written to ``.cookie.tmp`` with mode 0600 and renamed over
+- **Cookie** (default, whenever ``rpcpassword`` is unset *or empty*: bitcoind's
+  ``GetArg("-rpcpassword", "") == ""`` in ``src/httprpc.cpp``): ``__cookie__:<64 hex>`` from 32
+  random bytes, no trailing newline, written to ``.cookie.tmp`` with mode 0600 and renamed over
   ``.cookie`` (atomic) at start-up, before anything slow; removed on a clean stop, and only if the
   file still holds the cookie this process wrote. A new cookie every start.
-- **rpcuser/rpcpassword**: one static pair; no cookie is made.
+- **rpcuser/rpcpassword**: one static pair with a non-empty password; no cookie is made. An
+  empty password never authenticates (``Authorization: Basic Og==`` is ``:``, refused).
 - **rpcauth** ``user:salt$hmac`` (repeatable; coexists with the cookie): HMAC-SHA256 keyed with the
   salt *string* over the password, hex. A malformed entry is a start-up error.
 
@@ -74,7 +76,7 @@ class Credentials:
         self._pairs: list[tuple[bytes, bytes]] = []
         if cookie is not None:
             self._pairs.append((COOKIE_USER.encode(), cookie.encode()))
-        if password is not None:
+        if password:  # an empty password is no password (bitcoind then uses the cookie)
             self._pairs.append(((user or "").encode(), password.encode()))
         self._rpcauth = [RpcAuthEntry.parse(spec) for spec in rpcauth]
 

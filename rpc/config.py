@@ -661,8 +661,6 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
     if args.walletrbf:
         parser.exit(1, "Error: -walletrbf=1 is not supported: the wallet's transactions do not "
                        "signal replaceability (use -walletrbf=0)\n")
-    if args.rpcuser is not None and args.rpcpassword is None:
-        parser.error("--rpcuser needs --rpcpassword")
     if not 1 <= args.rpcport <= 65535:  # bitcoind's words, at parsing, before anything starts
         parser.exit(1, f"Error: Invalid port specified in -rpcport: '{args.rpcport}'\n")
     if not 1 <= args.rpcthreads <= 1024 or not 1 <= args.rpcworkqueue <= 100_000:

@@ -13,6 +13,13 @@ the node and wallets are closed, the cookie and the pid file are removed, and ``
 (``INTERRUPTED``, 130, after SIGINT: Ctrl-C's status, as every command's).
 A node that cannot start raises ``StartupError`` (its message is for the user).
 
+``setup_process`` is the process set-up of bitcoind's ``SetupEnvironment`` and
+``AppInitParameterInteraction``, done first by every command line that starts a node: umask 077,
+so everything the node writes (data directory, wallets and their seeds, cookie, debug.log) is
+its owner's only, and the soft file-descriptor limit raised toward the hard one
+(``RaiseFileDescriptorLimit``); the HTTP server's connection bound is what that limit leaves
+after the node's own files and P2P peers (docs/node-rpc.md §2.8).
+
 ``--chain NAME`` (elementsd's ``-chain=NAME``) selects one of our chains
 (``regtest.params.select_chain``, ``ctregtest`` by default); a data directory made for another
 chain is refused at start-up (exit 1, both names in the message).
@@ -26,6 +33,7 @@ import fcntl
 import ipaddress
 import logging
 import os
+import resource
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -67,6 +75,38 @@ def _split_hostport(spec: str, default_port: int) -> tuple[str, int]:
     return host, number
 
 
+PRIVATE_UMASK = 0o077  # bitcoind's SetupEnvironment (src/common/system.cpp)
+WANTED_FDS = 65536  # the soft limit asked for: room for every RPC and P2P connection
+RESERVED_FDS = 256  # LevelDB tables, block files, logs, ZMQ, the wallet databases
+
+
+def raise_fd_limit(wanted: int = WANTED_FDS) -> int:
+    """Raise the soft ``RLIMIT_NOFILE`` toward ``wanted``, within the hard limit (Core's
+    ``RaiseFileDescriptorLimit``); the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return WANTED_FDS if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def setup_process() -> int:
+    """umask 077 and the raised fd limit (module docstring); the soft fd limit."""
+    os.umask(PRIVATE_UMASK)
+    return raise_fd_limit()
+
+
+def max_http_connections(config: NodeConfig) -> int:
+    """Open HTTP connections the fd limit leaves room for, after the node's files and its
+    P2P peers (at least 16, so a tight limit still admits clients: the oldest idle ones are
+    closed to make room, ``rpc.server``)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    available = WANTED_FDS if soft == resource.RLIM_INFINITY else int(soft)
+    return max(16, available - RESERVED_FDS - config.maxconnections)
+
+
 def http_config(config: NodeConfig) -> HttpConfig:
     """Binding rules of docs/node-rpc.md §2.1: loopback unless both rpcbind and rpcallowip."""
     try:
@@ -93,14 +133,19 @@ def http_config(config: NodeConfig) -> HttpConfig:
     else:
         bind = (("127.0.0.1", config.rpcport), ("::1", config.rpcport))
     return HttpConfig(bind=bind, allow=allow, threads=config.rpcthreads,
-                      workqueue=config.rpcworkqueue, timeout=config.rpcservertimeout)
+                      workqueue=config.rpcworkqueue, timeout=config.rpcservertimeout,
+                      max_connections=max_http_connections(config))
 
 
 def make_credentials(config: NodeConfig) -> tuple[Credentials, CookieFile | None]:
-    cookie = None if config.rpcpassword is not None else CookieFile(config.cookie_path)
+    """The node's credentials and its cookie (None with a static password). An empty
+    ``-rpcpassword=`` is unset, as bitcoind's ``GetArg("-rpcpassword", "") == ""``: the cookie
+    is written and used, and ``-rpcuser`` goes with it unused (docs/node-rpc.md §2.2)."""
+    password = config.rpcpassword or None
+    cookie = None if password is not None else CookieFile(config.cookie_path)
     try:
         credentials = Credentials(cookie=cookie.secret if cookie else None,
-                                  user=config.rpcuser, password=config.rpcpassword,
+                                  user=config.rpcuser if password else None, password=password,
                                   rpcauth=config.rpcauth)
     except AuthConfigError as exc:
         raise StartupError(str(exc)) from None

@@ -16,7 +16,11 @@
 
 Non-integer numbers are read as ``JsonNumber`` (a Decimal that keeps its exact text) and
 written with simplejson's Decimal support, so no value ever passes through a float or a marker
-string.
+string; an integer longer than Python converts (4300 digits) is a ``JsonNumber`` too, so it is
+refused by the parameter's own check (UniValue reads any number as text) rather than as a
+parse error. An object that names a key twice keeps both in UniValue, whose lookups
+(``find_value``) find the first: ``JsonObject`` keeps the first value and remembers the first
+repeated key (named parameters refuse it, -8 "Parameter X specified multiple times").
 """
 
 from __future__ import annotations
@@ -55,11 +59,43 @@ class JsonNumber(Decimal):
         return self._text
 
 
-def decode_json(body: bytes | str) -> Any:
-    """Parse a JSON document exactly (numbers keep their text, no NaN/Infinity) or raise
-    -32700."""
+class JsonObject(dict[str, Any]):
+    """A JSON object read as UniValue resolves a repeated key: the first value counts;
+    ``duplicate`` is the first key that was repeated (None when none was)."""
+
+    __slots__ = ("duplicate",)
+    duplicate: str | None
+
+
+def _object(pairs: list[tuple[str, Any]]) -> JsonObject:
+    obj = JsonObject()
+    obj.duplicate = None
+    for key, value in pairs:
+        if key in obj:
+            if obj.duplicate is None:
+                obj.duplicate = key
+            continue
+        obj[key] = value
+    return obj
+
+
+def _integer(text: str) -> int | JsonNumber:
     try:
-        value = simplejson.loads(body, parse_float=JsonNumber, allow_nan=False)
+        return int(text)
+    except ValueError:  # over Python's int-conversion digit limit
+        return JsonNumber(text)
+
+
+def decode_json(body: bytes | str) -> Any:
+    """Parse a JSON document exactly (numbers keep their text, no NaN/Infinity, first value of
+    a repeated key) or raise -32700."""
+    try:
+        try:
+            value = simplejson.loads(body, parse_float=JsonNumber, allow_nan=False,
+                                     object_pairs_hook=_object)
+        except ValueError:  # perhaps only an integer too long for int(): read those as text
+            value = simplejson.loads(body, parse_float=JsonNumber, parse_int=_integer,
+                                     allow_nan=False, object_pairs_hook=_object)
     except (ValueError, RecursionError, UnicodeDecodeError):
         raise RpcError(RpcCode.PARSE_ERROR, "Parse error") from None
     # A \u escape may name half of a surrogate pair alone: not a character (UniValue refuses

@@ -166,6 +166,10 @@ class Method:
         """The call's positional parameters (named ones mapped as bitcoind does)."""
         if isinstance(params, list):
             return params
+        duplicate = getattr(params, "duplicate", None)  # rpc.jsonrpc.JsonObject
+        if duplicate is not None:  # bitcoind's transformNamedArguments
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           f"Parameter {duplicate} specified multiple times")
         remaining = dict(params)
         out: list[Any] = []
         hole = 0

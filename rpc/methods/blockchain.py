@@ -19,7 +19,7 @@ from ctplugin.hashes import fast_merkle_root
 from rpc.chainlog import log_invalidated, log_reconsidered
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
-from rpc.params import amount_json, parse_hash, parse_hex
+from rpc.params import amount_json, int32, parse_hash, parse_hex
 from rpc.registry import Kind, Locking, integer, json_type, optional, required, rpc
 from rpc.scriptjson import scan_scripts, script_pubkey_json, transaction_json
 from validator import (
@@ -53,7 +53,7 @@ def _tip_json(tip: BlockRef) -> dict[str, Any]:
 
 def _wait(call: Call, timeout_ms: int, done: Any) -> dict[str, Any]:
     """Block until ``done(tip)`` or the timeout (0 = forever); -9 once shutdown began."""
-    if timeout_ms < 0:
+    if int32(timeout_ms) < 0:  # Core: getInt<int>, so 2^62 ms is out of range, not a wait
         raise RpcError(RpcCode.MISC_ERROR, "Negative timeout")
     context = call.context
     deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
@@ -104,6 +104,7 @@ def waitforblock(call: Call, blockhash: str, timeout: int) -> dict[str, Any]:
             '}',
      examples=('100 1000',))
 def waitforblockheight(call: Call, height: int, timeout: int) -> dict[str, Any]:
+    int32(height)
     return _wait(call, timeout, lambda tip: tip.height >= height)
 
 

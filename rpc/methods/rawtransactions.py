@@ -29,7 +29,13 @@ from ctplugin.script.sign import KeyStore, input_error, sign_input, with_input
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.blockchain import discount_ct, spent_outputs, verbose_transaction
-from rpc.params import amount_from_value, decode_transaction_hex, parse_hash, parse_hex
+from rpc.params import (
+    amount_from_value,
+    decodable,
+    decode_transaction_hex,
+    parse_hash,
+    parse_hex,
+)
 from rpc.registry import Kind, Locking, integer, json_type, optional, required, rpc
 from rpc.scriptjson import script_pubkey_json, transaction_json, with_checksum
 from validator import BlockFileError, BlockInfo, decode_txout
@@ -68,7 +74,7 @@ OP_CHECKSIGADD = 0xBA
             '}',
      examples=('"hexstring"',))
 def decoderawtransaction(call: Call, hexstring: str, iswitness: bool | None) -> dict[str, Any]:
-    return transaction_json(decode_transaction_hex(hexstring), call.node.params,
+    return transaction_json(decodable(decode_transaction_hex(hexstring)), call.node.params,
                             discount_ct(call))
 
 
