@@ -33,7 +33,25 @@ from ctplugin.secp256k1.params import N
 from ctplugin.timing import measure_t_us
 from regtest.builder import build_demo_chain, make_block
 from regtest.params import DEFAULT_CHAIN, NETWORK_MAGIC, select_chain
+from rpc.helpformat import UserHelpFormatter
 from validator import ConnectReport, Node, read_chain, write_chain
+
+DESCRIPTION = """\
+Build a small regtest chain of confidential transactions in a temporary directory and
+validate it, then print what it cost:
+
+1. a wallet makes the chain: payments with two blinded outputs, an asset issuance, a
+   transfer of it and a reissuance;
+2. a fresh node connects every block "cold": all range proofs and balances of a block in one
+   batch, then its surjection proofs;
+3. the last block is taken back, its transactions enter the mempool (their proofs are checked
+   and cached there), and the block connects again "warm": every proof is a cache hit;
+4. a copy of a block with one range proof altered is rejected, naming the transaction and
+   the output.
+
+Times are in milliseconds and in t, the time of one secp256k1 point multiplication measured
+in the same run (so the figures compare across machines). Nothing is left on disk.
+"""
 
 
 def corrupt_range_proof(block: Block, tx_index: int, output_index: int) -> Block:
@@ -225,9 +243,11 @@ def main(argv: list[str] | None = None) -> int:
         from apps import demo_dlc  # ``ctplugin demo dlc``: a contract's life on the node
 
         return demo_dlc.main(args_in[1:])
-    parser = argparse.ArgumentParser(prog="ctplugin demo", description=__doc__,
-                                     epilog="ctplugin demo dlc: a DLC's life on a running node")
-    parser.add_argument("--blocks", type=int, default=8)
+    parser = argparse.ArgumentParser(prog="ctplugin demo", description=DESCRIPTION,
+                                     formatter_class=UserHelpFormatter,
+                                     epilog="ctplugin demo dlc: a DLC's life, on a regtest node "
+                                            "it starts itself")
+    parser.add_argument("--blocks", type=int, default=8, help="blocks after genesis")
     parser.add_argument("--txs", type=int, default=6, help="wallet transactions per block")
     args = parser.parse_args(args_in)
     if args.blocks < 1 or args.txs < 1:
