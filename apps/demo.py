@@ -82,8 +82,8 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
         print(text, file=out, flush=True)
 
     t_us = measure_t_us()
-    say(f"ctplugin demo  (native kernel: {kernel.IS_NATIVE}; t = {t_us:.1f} us, one coincurve "
-        "PublicKey.multiply)")
+    say(f"ctplugin demo  (native kernel: {kernel.IS_NATIVE}; t = {t_us:.1f} µs, the time of one "
+        "secp256k1 point multiplication (coincurve's PublicKey.multiply) on this machine now)")
     with tempfile.TemporaryDirectory(prefix="ctplugin-demo-") as tmp:
         raw_blocks = _build_chain(Path(tmp) / "regtest-chain.dat", n_blocks, txs_per_block, say)
         if raw_blocks is None:
@@ -99,9 +99,12 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
                 return 1
             node.reconsider_block(last.hash)
             stats = node.stats()
+            # A hit is consumed when its block commits (the proof is in the chain now, never
+            # checked again), so the cache ends empty however many proofs went through it.
             say(f"tip {stats.tip.hash[::-1].hex()[:16]}… at height {stats.tip.height}; proof "
-                f"cache: {stats.cache.entries} entries, {stats.cache.hits} hits, "
-                f"{stats.cache.misses} misses, {stats.cache.inserts} inserts")
+                f"cache: {stats.cache.inserts} proofs stored, {stats.cache.hits} lookups hit, "
+                f"{stats.cache.misses} missed; each hit is consumed when its block connects, "
+                f"so {stats.cache.entries} are left")
             return 0 if named else 1
 
 
@@ -113,8 +116,9 @@ def _build_chain(chain_file: Path, n_blocks: int, txs_per_block: int,
     write_chain(chain_file, chain.blocks, NETWORK_MAGIC)
     build_s = time.perf_counter() - start
     raw_blocks = list(read_chain(chain_file, NETWORK_MAGIC))
+    # The file is in the run's temporary directory, gone when the demo ends: its size only.
     say(f"built {len(raw_blocks) - 1} blocks on genesis with the wallet in {build_s:.1f} s "
-        f"-> {chain_file.name} ({chain_file.stat().st_size:,} bytes)")
+        f"(a chain file of {chain_file.stat().st_size:,} bytes, read back by the node)")
     if parse_block(raw_blocks[0]).hash != select_chain(DEFAULT_CHAIN).genesis_hash:
         say("chain file does not start with our genesis")
         return None
@@ -130,9 +134,11 @@ def _connect_cold(node: Node, raw_blocks: list[bytes], t_us: float,
         "and Schnorr signatures (claims), then its surjection proofs and ECDSA "
         "signatures, then one coins-cache update (flushed to LevelDB in atomic batches, "
         "Core's -dbcache model)")
+    say(f"{'':<{COUNTS_WIDTH}} {'---------------------- milliseconds ----------------------':^62}"
+        "  per range")
     say(f"{'height':>6} {'txs':>4} {'ranges':>6} {'sigs':>5} {'claims':>6} {'surj':>5} "
-        f"{'cached':>6} {'ms total':>8} {'parse':>8} {'inputs':>8} {'scripts':>8} "
-        f"{'batch':>8} {'surj ms':>8} {'commit':>8}  per-range")
+        f"{'cached':>6} {'total':>8} {'parse':>8} {'inputs':>8} {'scripts':>8} "
+        f"{'batch':>8} {'surj':>8} {'commit':>8}  {'proof':>8}")
     reports: list[ConnectReport] = []
     for raw in raw_blocks:
         result = node.submit_block(raw)
@@ -142,6 +148,10 @@ def _connect_cold(node: Node, raw_blocks: list[bytes], t_us: float,
         reports.append(result.report)
         say(_row(result.report, t_us))
     totals = _totals(reports)
+    say("counts: transactions, range proofs, signatures, claims in the block's one batch, "
+        "surjection proofs, proofs found in the cache; milliseconds: the whole block, then "
+        "its stages; per range proof: the block's total time divided by its range proofs, "
+        "in t")
     say("")
     say(f"cold: {len(reports)} blocks, {totals['txs']} transactions, "
         f"{totals['ranges']} range proofs, {totals['surj']} surjection proofs; "
@@ -210,6 +220,9 @@ def _row(r: ConnectReport, t_us: float) -> str:
             f"{_ms(r.total_seconds)} {_ms(t['parse'])} {_ms(t['resolve'])} "
             f"{_ms(t.get('scripts', 0.0))} {_ms(r.batch_seconds)} "
             f"{_ms(t.get('surjection', 0.0))} {_ms(t['commit'])}  {per_range:6.1f} t")
+
+
+COUNTS_WIDTH = 6 + 1 + 4 + 1 + 6 + 1 + 5 + 1 + 6 + 1 + 5 + 1 + 6  # height ... cached
 
 
 def corrupt_signature(block: Block, tx_index: int) -> Block:

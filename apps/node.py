@@ -124,6 +124,8 @@ def run(config: NodeConfig, announce: bool = True, prog: str = "ctplugin node") 
         print(f"Error: Cannot write to data directory '{config.netdir}'; check permissions "
               f"({exc.strerror or exc}).", file=sys.stderr)
         return 1
+    if config.daemon:  # bitcoind's "Bitcoin Core starting", before it goes to the background
+        print(f"{prog} starting", flush=True)
     ready = _daemonize() if config.daemon else None
     for name in config.ignored_config:
         log.warning("Ignoring unknown configuration value %s", name)
