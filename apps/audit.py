@@ -291,7 +291,11 @@ def _cell(status: str, ok: int, failed: int) -> str:
 def render(results: list[TransactionAudit]) -> str:
     rows = [("transaction", "range proofs", "surjection", "balance")]
     for r in results:
-        ranges = f"{r.range_ok} ok" + (f", {r.range_failed} failed" if r.range_failed else "")
+        if r.range_ok + r.range_failed == 0:  # explicit amounts only (a coinbase...): "0 ok"
+            ranges = "none"                    # would read as a verdict on nothing
+        else:
+            ranges = f"{r.range_ok} ok" + (f", {r.range_failed} failed" if r.range_failed
+                                           else "")
         rows.append((r.txid, ranges, _cell(r.surjection, r.surjection_ok, r.surjection_failed),
                      r.balance))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -303,8 +307,12 @@ def render(results: list[TransactionAudit]) -> str:
             lines += [f"    note {n}" for n in results[k - 1].notes]
     failed = sum(r.failed for r in results)
     proofs = sum(r.range_ok + r.range_failed for r in results)
-    lines.append(f"{len(results)} transactions, {proofs} range proofs, "
-                 f"{failed} transactions with failures")
+    surjections = sum(r.surjection_ok + r.surjection_failed for r in results)
+    balances = sum(r.balance_checked for r in results)
+    unknown = sum(r.spent_unknown for r in results)
+    lines.append(f"{len(results)} transactions, {proofs} range proofs, {surjections} "
+                 f"surjection proofs, {balances} balances checked, {unknown} transactions lacking "
+                 f"spent outputs, {failed} transactions with failures")
     return "\n".join(lines)
 
 
