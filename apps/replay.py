@@ -141,12 +141,26 @@ def _write_outputs(report: ReplayReport, args: argparse.Namespace) -> int:
     return 0
 
 
+def _bad_picture(path: Path | None) -> str | None:
+    """The refusal of a --plot name matplotlib cannot write as an image, checked before any
+    work; None when fine."""
+    if path is None:
+        return None
+    from replay.plot import PlotError, image_format
+
+    try:
+        image_format(path)
+    except PlotError as exc:
+        return f"ctplugin replay: {exc}"
+    return None
+
+
 def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from replay.plot import plot_reports
 
     if args.plot is None:
         parser.error("--compare needs --plot FILE.png")
-    if (message := _unwritable(args.plot)) is not None:
+    if (message := _unwritable(args.plot) or _bad_picture(args.plot)) is not None:
         print(message, file=sys.stderr)
         return 2
     try:
@@ -155,12 +169,21 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 2
     try:
-        plot_reports(reports, args.plot)
+        # each series is named by its file, as the user named the runs ("block.json": block)
+        plot_reports(reports, args.plot, names=_series_names(args.compare))
     except OSError as exc:
         print(f"ctplugin replay: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
     print(f"wrote {args.plot} ({len(reports)} reports)")
     return 0
+
+
+def _series_names(paths: list[Path]) -> list[str]:
+    """The files' names without ``.json``; whole paths where two names are the same."""
+    stems = [path.stem if path.suffix == ".json" else path.name for path in paths]
+    if len(set(stems)) < len(stems):
+        return [str(path) for path in paths]
+    return stems
 
 
 def _missing_extra(args: argparse.Namespace) -> str | None:
@@ -206,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     if (message := _unwritable(args.json, args.plot, datadir=args.datadir)) is not None:
         print(message, file=sys.stderr)
         return 2
+    if (message := _bad_picture(args.plot)) is not None:
+        print(message, file=sys.stderr)
+        return 2
     from rich.console import Console
 
     try:
@@ -244,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         source.close()
     if report is None:
         return status
+    if report.blocks == 0 and status == 0:
+        # a resume with nothing left: one line, not a table of zeros
+        print(f"nothing to replay: {args.datadir} is already at height {report.height} "
+              f"(tip {report.tip})")
+        return _write_outputs(report, args)
     console = Console()
     console.print(report.table())
     for line in report.summary():
