@@ -2,7 +2,7 @@
 ``-generate``, built from ordinary calls and printed as bitcoin-cli prints them (Bitcoin Core /
 Elements ``src/bitcoin-cli.cpp``: ``GetinfoRequestHandler``, ``ParseGetInfoResult``,
 ``GetWalletBalances``, ``NetinfoRequestHandler``, ``GenerateToAddressRequestHandler``,
-``SetGenerateToAddressArgs``).
+``SetGenerateToAddressArgs``; restated in docs/node-rpc.md §3).
 
 Each function takes a connected client and returns the text to print; the calls' errors
 (``RPCError`` ...) propagate, so ``apps.cli`` reports them and waits (``-rpcwait``) exactly
