@@ -16,14 +16,23 @@ import sys
 
 from ctplugin.bulletproofs import vectors as bulletproof_vectors
 from ctplugin.errors import CtpluginError
+from rpc.helpformat import UserHelpFormatter
+
+DESCRIPTION = """\
+Run a Bulletproof vectors file and print one verdict line per case: the prover's bytes,
+verification alone and in a batch with the other cases (a failing batch must name exactly
+the bad case), and rewinding. Exit status 0 only if everything matches, 1 on a mismatch,
+2 if the file cannot be read or is malformed.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ctplugin bulletproofs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_check = sub.add_parser("check", help="run a vectors file; exit 0 only if all cases match")
-    p_check.add_argument("file")
+    parser = argparse.ArgumentParser(prog="ctplugin bulletproofs", description=DESCRIPTION,
+                                     formatter_class=UserHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p_check = sub.add_parser("check", help="run a vectors file; exit 0 only if all cases match",
+                             formatter_class=UserHelpFormatter, description=DESCRIPTION)
+    p_check.add_argument("file", help="the vectors file (JSON)")
     args = parser.parse_args(argv)
     try:
         with open(args.file) as handle:

@@ -26,7 +26,18 @@ from regtest.builder import (
 )
 from regtest.elements import CHAIN_OPTION_HELP, chain_from_words
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
+from rpc.helpformat import UserHelpFormatter
 from validator import NO_XOR_KEY, XOR_KEY_SIZE, unwritable, write_chain
+
+DESCRIPTION = """\
+Build a regtest chain of wallet-made confidential transactions and write it as a chain file
+(--out, the input of "ctplugin replay" and "ctplugin node --load-chain") and/or as a
+Bitcoin Core-style blocks/ directory of blk*.dat files (--blocks-dir), optionally obfuscated
+(--xor-key) and in a shuffled arrival order (--shuffle), as a real node's directory can be.
+
+  ctplugin chain --blocks 20 --txs 4 --out chain.dat
+  ctplugin chain --shape ramp --blocks 30 --txs 50 --out ramp.dat --blocks-dir blocks
+"""
 
 
 def _xor_key(text: str) -> bytes:
@@ -42,8 +53,8 @@ def _xor_key(text: str) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ctplugin chain", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="ctplugin chain", description=DESCRIPTION,
+                                     formatter_class=UserHelpFormatter)
     parser.add_argument("--blocks", type=int, default=6,
                         help="blocks after genesis (transfers and ramp: after the funding "
                              "block, which comes first)")
@@ -53,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
                              "reissuance; transfers: the replay benchmark's lanes of "
                              "two-input, two-blinded-output transactions (one funding block "
                              "first); ramp: the same with blocks growing to --txs")
-    parser.add_argument("--out", help="chain file to write")
-    parser.add_argument("--blocks-dir", help="also write a Core-style blocks/ directory")
+    parser.add_argument("--out", metavar="FILE", help="chain file to write")
+    parser.add_argument("--blocks-dir", metavar="DIR",
+                        help="also write a Core-style blocks/ directory")
     parser.add_argument("--xor-key", type=_xor_key, default=NO_XOR_KEY,
                         help="blocks/ obfuscation key (16 hex digits or 'random'; "
                              "default all zeros)")

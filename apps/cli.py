@@ -15,6 +15,8 @@
 - Output: a string result raw, null as nothing, anything else as UniValue's 2-space JSON.
   Errors: ``error code: N`` / ``error message:`` on stderr, exit status |N|; transport and HTTP
   problems as ``error: ...`` with exit status 1.
+- bitcoin-cli's client-side commands ``-getinfo``, ``-netinfo``, ``-generate`` are
+  ``apps.cli_info``.
 """
 
 from __future__ import annotations
@@ -23,9 +25,18 @@ import argparse
 import contextlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from apps.cli_info import (
+    COLOR_CHOICES,
+    NETINFO_HELP,
+    CliUsageError,
+    generate,
+    getinfo,
+    getinfo_text,
+    netinfo,
+)
 from ctplugin import __version__
 from rpc.config import (
     CONFIG_FILENAME,
@@ -39,6 +50,7 @@ from rpc.config import (
 )
 from rpc.convert import ParamError, build_params, univalue_write
 from rpc.errors import RpcCode
+from rpc.helpformat import FLAG_METAVAR, UserHelpFormatter
 from rpc.jsonrpc import JsonNumber
 from rpcclient import (
     DEFAULT_TIMEOUT,
@@ -53,6 +65,24 @@ from rpcclient import (
 
 class CliError(Exception):
     """Printed as ``error: <message>``, exit status 1."""
+
+
+DESCRIPTION = """\
+Call a running node's JSON-RPC as bitcoin-cli does: METHOD and its arguments (numbers,
+booleans and JSON are converted as the method declares them), the result printed as the
+node wrote it, errors as "error code: N" / "error message:" with exit status |N|.
+
+  ctplugin cli --datadir /tmp/ctnode getblockcount
+  ctplugin cli --datadir /tmp/ctnode -getinfo
+  ctplugin cli --datadir /tmp/ctnode -generate 101
+  ctplugin cli --datadir /tmp/ctnode --named sendtoaddress address=ADDR amount=1.5
+  ctplugin cli --datadir /tmp/ctnode help getblock
+
+The node's address, port and credentials are found as the node wrote them: its cookie in
+DATADIR/<chain>/.cookie, and rpcport / rpcuser / rpcpassword / rpcconnect from
+DATADIR/elements.conf (the command line wins). Options are spelled --name=value or, as
+bitcoin-cli's, -name=value. "ctplugin cli help" lists the node's calls.
+"""
 
 
 def result_text(result: Any) -> str:
@@ -84,12 +114,18 @@ def client_for(args: argparse.Namespace) -> RPCClient:
 
 def call(args: argparse.Namespace, method: str, params: Any) -> tuple[str, int]:
     """(text to print, exit status) of one call; text goes to stderr when status != 0."""
+    return with_node(args, lambda client: result_text(client.request(method, params)))
+
+
+def with_node(args: argparse.Namespace, work: Callable[[RPCClient], str]) -> tuple[str, int]:
+    """(text to print, exit status) of ``work`` on a client of the node: its errors printed
+    as bitcoin-cli prints them, waiting for the node with ``--rpcwait``."""
     deadline = time.monotonic() + args.rpcwaittimeout if args.rpcwaittimeout else None
     with client_for(args) as client:
         while True:
             waiting = args.rpcwait and (deadline is None or time.monotonic() < deadline)
             try:
-                return result_text(client.request(method, params)), 0
+                return work(client), 0
             except RPCConnectionError as exc:
                 if waiting:
                     time.sleep(1)
@@ -113,26 +149,59 @@ def call(args: argparse.Namespace, method: str, params: Any) -> tuple[str, int]:
 
 def build_parser(prog: str = "ctplugin cli", program: Program = NODE
                  ) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datadir", default=program.datadir)
-    parser.add_argument("--conf", help=f"configuration file (default DATADIR/{CONFIG_FILENAME})")
-    parser.add_argument("--rpcconnect", default="127.0.0.1")
-    parser.add_argument("--rpcport", type=int, default=DEFAULT_RPC_PORT)
-    parser.add_argument("--rpcuser")
-    parser.add_argument("--rpcpassword")
-    parser.add_argument("--rpccookiefile")
-    parser.add_argument("--rpcwallet")
-    parser.add_argument("--rpcwait", action="store_true")
-    parser.add_argument("--rpcwaittimeout", type=float, default=0)
-    parser.add_argument("--rpcclienttimeout", type=float, default=DEFAULT_TIMEOUT)
-    parser.add_argument("--named", action="store_true")
-    parser.add_argument("--stdin", action="store_true")
-    parser.add_argument("--stdinrpcpass", action="store_true")
-    parser.add_argument("--chain", default=program.chain,
-                        help=f"the node's chain (default {program.chain})")
-    parser.add_argument("method", nargs="?")
-    parser.add_argument("args", nargs=argparse.REMAINDER)
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION,
+                                     formatter_class=UserHelpFormatter)
+    parser.add_argument("--datadir", default=program.datadir, metavar="DIR",
+                        help="the node's data directory")
+    parser.add_argument("--conf", metavar="FILE",
+                        help=f"configuration file (default DATADIR/{CONFIG_FILENAME})")
+    parser.add_argument("--rpcconnect", default="127.0.0.1", metavar="IP",
+                        help="send calls to the node on this address")
+    parser.add_argument("--rpcport", type=int, default=DEFAULT_RPC_PORT, metavar="PORT",
+                        help="the node's JSON-RPC port")
+    parser.add_argument("--rpcuser", metavar="USER",
+                        help="user name for JSON-RPC (default: the node's cookie)")
+    parser.add_argument("--rpcpassword", metavar="PW", help="password for JSON-RPC")
+    parser.add_argument("--rpccookiefile", metavar="FILE",
+                        help="the node's cookie (default DATADIR/<chain>/.cookie; relative "
+                             "to there)")
+    parser.add_argument("--rpcwallet", metavar="NAME",
+                        help="call this wallet of the node (/wallet/NAME)")
+    parser.add_argument("--rpcwait", action="store_true",
+                        help="wait for the node to start and answer")
+    parser.add_argument("--rpcwaittimeout", type=float, default=0, metavar="SECONDS",
+                        help="with --rpcwait, give up after SECONDS (default 0: wait for ever)")
+    parser.add_argument("--rpcclienttimeout", type=float, default=DEFAULT_TIMEOUT,
+                        metavar="SECONDS",
+                        help="timeout of each HTTP request, 0 for none")
+    parser.add_argument("--named", action="store_true",
+                        help="pass arguments by name (name=value) instead of by position")
+    parser.add_argument("--stdin", action="store_true",
+                        help="read more arguments from standard input, one per line until "
+                             "end of file (for secrets such as passphrases)")
+    parser.add_argument("--stdinrpcpass", action="store_true",
+                        help="read the JSON-RPC password from the first line of standard "
+                             "input")
+    parser.add_argument("--chain", default=program.chain, metavar="NAME",
+                        help="the node's chain (its files are in DATADIR/NAME/)")
+    parser.add_argument("--getinfo", nargs="?", const="1", metavar=FLAG_METAVAR,
+                        help="general information from the node: chain, blocks, network, "
+                             "wallet, balance (several calls, not one snapshot); "
+                             "-getinfo=0 prints it as JSON")
+    parser.add_argument("--netinfo", action="store_true",
+                        help="the node's peer connections dashboard; arguments: [LEVEL 0-4 "
+                             "[outonly]] or help")
+    parser.add_argument("--generate", action="store_true",
+                        help="mine blocks to a new address of the wallet (getnewaddress, "
+                             "then generatetoaddress); arguments: [NBLOCKS (default 1) "
+                             "[MAXTRIES]]")
+    parser.add_argument("--color", choices=COLOR_CHOICES, default="auto",
+                        help="colors in -getinfo's output: always, never, or auto (when "
+                             "standard output is a terminal)")
+    parser.add_argument("method", nargs="?",
+                        help="the call (\"ctplugin cli help\" lists them), or the first "
+                             "argument of -generate / -netinfo")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the call's arguments")
     return parser
 
 
@@ -182,16 +251,47 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         extra = [line.rstrip("\n") for line in stdin] if args.stdin else []
         method = args.method
         values = [*args.args, *extra]
-        if method is None:
-            if not values:
-                raise CliError("too few parameters (need at least command)")
+        if method is None and values and not _client_command(args):
             method, values = values[0], values[1:]
-        params = build_params(method, values, args.named)
-        text, status = call(args, method, params)
-    except (CliError, ParamError) as exc:
+        text, status = _dispatch(args, method, values, prog, stdout)
+    except (CliError, ParamError, CliUsageError) as exc:
         print(f"error: {exc}", file=stderr)
         return 1
     if text:
         with contextlib.suppress(BrokenPipeError):  # `ctplugin cli ... | head`
             print(text, file=stdout if status == 0 else stderr, flush=True)
     return status
+
+
+def _client_command(args: argparse.Namespace) -> bool:
+    return args.getinfo is not None or args.netinfo or args.generate
+
+
+def _dispatch(args: argparse.Namespace, method: str | None, values: list[str], prog: str,
+              stdout: TextIO) -> tuple[str, int]:
+    """(text, exit status) of the command line: a client-side command (bitcoin-cli's
+    ``-getinfo``, ``-netinfo``, ``-generate``: ``apps.cli_info``) or one call."""
+    words = [method, *values] if method is not None else values
+    if args.getinfo is not None:
+        if words:
+            raise CliError("-getinfo takes no arguments")
+        human = args.getinfo not in ("0", "false")
+        colors = args.color == "always" or (args.color == "auto" and stdout.isatty())
+
+        def info(client: RPCClient) -> str:
+            result = getinfo(client, None if args.rpcwallet is not None else (
+                lambda name: client_for(argparse.Namespace(**{**vars(args),
+                                                              "rpcwallet": name}))))
+            return getinfo_text(result, colors) if human else univalue_write(result)
+
+        return with_node(args, info)
+    if args.netinfo:
+        if words[:1] in (["h"], ["help"]):
+            return NETINFO_HELP, 0
+        header = f"{prog} client v{__version__} {args.chain}"
+        return with_node(args, lambda client: netinfo(client, words, header))
+    if args.generate:
+        return with_node(args, lambda client: generate(client, words))
+    if method is None:
+        raise CliError("too few parameters (need at least command)")
+    return call(args, method, build_params(method, values, args.named))

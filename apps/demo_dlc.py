@@ -1,4 +1,4 @@
-"""``ctplugin demo dlc``: a Discreet Log Contract's life on a running regtest node.
+"""``ctplugin demo dlc``: a Discreet Log Contract's life on a regtest node it starts itself.
 
 A node (``ctplugin node``) starts on 127.0.0.1 in a temporary data directory; everything below
 goes through its JSON-RPC, as a peer's software would drive it:
@@ -26,8 +26,21 @@ from typing import Any, TextIO
 
 from ctplugin.dlc.messages import announcement_json, attestation_json
 from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle
+from rpc.helpformat import UserHelpFormatter
 from rpc.process import NodeProcess
 from rpcclient import RPCError
+
+DESCRIPTION = """\
+A Discreet Log Contract's life on a regtest node this command starts itself (in a
+temporary directory, on a free local port) and stops at the end:
+
+1. three oracles announce a 10-digit BTC/USD event;
+2. wallet "alice" offers a 2-of-3-oracle contract with a piecewise-linear payout, wallet
+   "bob" accepts it, alice signs, bob broadcasts the funding transaction and it is mined;
+3. two oracles attest the outcome; alice executes the contract, and once the closing
+   transaction is mined each wallet's balance has moved by its payout;
+4. a second contract is refunded: refused before its locktime, accepted after.
+"""
 
 COIN = 100_000_000
 TOTAL = 2 * COIN
@@ -146,8 +159,8 @@ def _life(node: NodeProcess, outcome: int, say: Callable[[str], None]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ctplugin demo dlc", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="ctplugin demo dlc", description=DESCRIPTION,
+                                     formatter_class=UserHelpFormatter)
     parser.add_argument("--outcome", type=int, default=613,
                         help=f"the attested value, 0..{(1 << DIGITS) - 1} (default 613)")
     args = parser.parse_args(argv)

@@ -18,16 +18,31 @@ from ctplugin.elements import vectors as elements_vectors
 from ctplugin.elements.model import Transaction
 from ctplugin.elements.rpcjson import decode_transaction, dumps
 from ctplugin.errors import ParseError
+from rpc.helpformat import UserHelpFormatter
+
+DESCRIPTION = """\
+Elements transactions and vectors files:
+
+  ctplugin elements decode HEX   elementsd's decoderawtransaction JSON of a transaction
+                                 (HEX, or stdin when absent or -); exit 1 on bad input
+  ctplugin elements check FILE   run a transactions or blocks vectors file: exit 0 only if
+                                 every entry parses, writes back byte-identically, matches
+                                 its hashes and every range proof verifies
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ctplugin elements", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    decode = sub.add_parser("decode", help="decoderawtransaction-style JSON")
+    parser = argparse.ArgumentParser(prog="ctplugin elements", description=DESCRIPTION,
+                                     formatter_class=UserHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    decode = sub.add_parser("decode", help="decoderawtransaction-style JSON",
+                            formatter_class=UserHelpFormatter,
+                            description="Print elementsd's decoderawtransaction JSON of a "
+                                        "transaction.")
     decode.add_argument("hex", nargs="?", default="-", help="transaction hex, or - for stdin")
-    check = sub.add_parser("check", help="run a vectors file")
-    check.add_argument("file", type=Path)
+    check = sub.add_parser("check", help="run a vectors file", formatter_class=UserHelpFormatter,
+                           description="Run a transactions or blocks vectors file.")
+    check.add_argument("file", type=Path, help="the vectors file (JSON)")
     args = parser.parse_args(argv)
 
     if args.command == "decode":

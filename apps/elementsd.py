@@ -15,9 +15,17 @@ from collections.abc import Sequence
 from apps.node import run
 from rpc.config import ELEMENTSD, parse_config
 
+DESCRIPTION = """\
+The ctplugin regtest node with elementsd's command line: elementsd's defaults (~/.elements,
+elements.conf, and chain liquidv1 unless told: give -chain=elementsregtest or chain= in the
+file), its options (those about what this node does not have are accepted with no effect),
+and its messages ("Error: ..." on stderr, exit status 1). Elements' functional tests run it
+as their BITCOIND.
+"""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    config = parse_config(sys.argv[1:] if argv is None else argv, ELEMENTSD.name, __doc__,
+    config = parse_config(sys.argv[1:] if argv is None else argv, ELEMENTSD.name, DESCRIPTION,
                           ELEMENTSD)
     return run(config, announce=False, prog=ELEMENTSD.name)
 

@@ -33,6 +33,22 @@ from rpc.startup import chain_params
 
 log = logging.getLogger("ctplugin.rpc")
 
+DESCRIPTION = """\
+A regtest node for confidential transactions, started, configured and driven as elementsd:
+JSON-RPC (call it with "ctplugin cli"), mining, wallets with confidential addresses, P2P and
+ZMQ. Its files go in DATADIR/<chain>/: the blocks, the chainstate, the wallets, the .cookie
+for JSON-RPC, ctplugin.pid and debug.log. Options can also be written in
+DATADIR/elements.conf, one name=value a line, as elementsd reads its file.
+
+  ctplugin node --datadir /tmp/ctnode --daemon
+  ctplugin cli --datadir /tmp/ctnode -getinfo
+  ctplugin cli --datadir /tmp/ctnode stop
+
+--daemon returns once the node answers calls, leaving it in the background. "stop", SIGTERM
+and Ctrl-C shut it down cleanly (exit status 0; 130 after Ctrl-C). Options are spelled
+--name=value or, as elementsd's, -name=value; -noname turns a flag off.
+"""
+
 
 class Ready:
     """Start-up outcome reported to a waiting parent (``--daemon``) over a pipe."""
@@ -80,7 +96,7 @@ def _daemonize() -> Ready:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    config = parse_config(sys.argv[1:] if argv is None else argv, "ctplugin node", __doc__)
+    config = parse_config(sys.argv[1:] if argv is None else argv, "ctplugin node", DESCRIPTION)
     return run(config)
 
 
@@ -109,6 +125,8 @@ def run(config: NodeConfig, announce: bool = True, prog: str = "ctplugin node") 
         print(f"Error: Cannot write to data directory '{config.netdir}'; check permissions "
               f"({exc.strerror or exc}).", file=sys.stderr)
         return 1
+    if config.daemon:  # bitcoind's "Bitcoin Core starting", before it goes to the background
+        print(f"{prog} starting", flush=True)
     ready = _daemonize() if config.daemon else None
     for name in config.ignored_config:
         log.warning("Ignoring unknown configuration value %s", name)

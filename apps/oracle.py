@@ -32,16 +32,34 @@ from ctplugin.dlc.oracle import (
     Oracle,
 )
 from ctplugin.errors import CtpluginError
+from rpc.helpformat import UserHelpFormatter
+
+DESCRIPTION = """\
+A deterministic DLC oracle for tests and demos: the same seed gives the same key, the same
+announcement of an event and, later, the same attestation, with nothing stored between runs.
+Announcements and attestations print as rust-dlc JSON, the form the node's dlc... calls take.
+
+  ctplugin oracle --seed alice-oracle info
+  ctplugin oracle --seed alice-oracle announce btcusd --digits 10 --maturity 1700000000
+  ctplugin oracle --seed alice-oracle attest btcusd 613 --digits 10 --maturity 1700000000
+  ctplugin oracle --seed alice-oracle attest --announcement ann.json 613
+
+An event is --digits N (a number in base --base, optionally --signed, with --unit and
+--precision) or --outcomes a,b,c (an enumeration). Errors print as "error: REASON: DETAIL"
+with exit status 1.
+"""
 
 
 def _event_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--digits", type=int, help="digit decomposition: number of digits")
+    parser.add_argument("--digits", type=int, metavar="N",
+                        help="a numeric event of N digits (digit decomposition)")
     parser.add_argument("--base", type=int, default=2, help="digit base (default 2)")
     parser.add_argument("--signed", action="store_true", help="a signed outcome (+/- nonce)")
     parser.add_argument("--unit", default="", help="the outcome's unit")
     parser.add_argument("--precision", type=int, default=0, help="power of ten of the unit")
     parser.add_argument("--outcomes", help="enumeration: comma-separated outcomes")
-    parser.add_argument("--maturity", type=int, default=0, help="event maturity (epoch)")
+    parser.add_argument("--maturity", type=int, default=0, metavar="TIME",
+                        help="the event's maturity, seconds since 1970")
 
 
 def _descriptor(args: argparse.Namespace) -> EventDescriptor:
@@ -59,21 +77,27 @@ def _descriptor(args: argparse.Namespace) -> EventDescriptor:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctplugin oracle", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="ctplugin oracle", description=DESCRIPTION,
+                                     formatter_class=UserHelpFormatter)
     seed = parser.add_mutually_exclusive_group(required=True)
     seed.add_argument("--seed", help="the oracle's seed as text")
     seed.add_argument("--seed-hex", help="the oracle's seed as hex")
     parser.add_argument("--tagged", action="store_true",
                         help="sign the dlcspecs' tagged messages (default: rust-dlc's SHA256)")
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("info", help="print the oracle's public key")
-    announce = commands.add_parser("announce", help="print an event's announcement")
-    announce.add_argument("event_id")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser("info", help="print the oracle's public key",
+                        formatter_class=UserHelpFormatter,
+                        description="Print the oracle's public key.")
+    announce = commands.add_parser("announce", help="print an event's announcement",
+                                   formatter_class=UserHelpFormatter,
+                                   description="Print an event's announcement.")
+    announce.add_argument("event_id", help="the event's name, e.g. btcusd")
     _event_args(announce)
-    attest = commands.add_parser("attest", help="print an outcome's attestation")
+    attest = commands.add_parser("attest", help="print an outcome's attestation",
+                                 formatter_class=UserHelpFormatter,
+                                 description="Print an outcome's attestation.")
     attest.add_argument("event_id", nargs="?", help="the event (or --announcement)")
-    attest.add_argument("outcome")
+    attest.add_argument("outcome", help="the outcome to sign: a number, or one of --outcomes")
     attest.add_argument("--announcement", help="announcement JSON file ('-': stdin)")
     _event_args(attest)
     return parser

@@ -27,12 +27,28 @@ from replay.config import ReplayConfig, ReplayError, ReplayMode
 from replay.driver import replay
 from replay.report import ReplayReport, ReportError
 from replay.sources import SourceError, open_source, read_cookie
+from rpc.helpformat import UserHelpFormatter
 from rpcclient import cookie_path
+
+DESCRIPTION = """\
+Replay blocks into a data directory, verifying every proof, with a progress bar and a
+report (and a JSON report and a picture if asked). SOURCE is a chain file ("ctplugin chain
+--out"), a Bitcoin Core / Elements blocks/ directory (blk*.dat files in any order, xor.dat
+obfuscation), or http://HOST:PORT of an elementsd-compatible node. A second run resumes
+from the data directory's tip.
+
+  ctplugin replay chain.dat --datadir replayed --mode window --json window.json
+  ctplugin replay --compare block.json window.json --plot modes.png
+
+Exit status: 0 done, 1 a block was rejected (the culprit is printed), 2 bad usage,
+unreadable input or a missing optional extra, 3 the data directory or the workers failed,
+130 interrupted (Ctrl-C; run it again to resume).
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ctplugin replay", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="ctplugin replay", description=DESCRIPTION,
+                                formatter_class=UserHelpFormatter)
     p.add_argument("source", nargs="?", help="chain file, blocks/ directory or http:// URL")
     p.add_argument("--datadir", type=Path, help="data directory (created if missing)")
     p.add_argument("--mode", type=ReplayMode, choices=list(ReplayMode),
@@ -62,10 +78,13 @@ def _parser() -> argparse.ArgumentParser:
                         "made for)")
     p.add_argument("--chain-option", action="append", default=[], metavar="NAME=VALUE",
                    help=CHAIN_OPTION_HELP + "; the same as the chain was built with")
-    p.add_argument("--stop-at-height", type=int, metavar="H")
+    p.add_argument("--stop-at-height", type=int, metavar="H",
+                   help="stop once the block at height H is connected (default: the "
+                        "source's last block)")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
-                   help="write a PNG: time per block against proofs, cumulative time")
+                   help="draw time per block against proofs per block, and the cumulative "
+                        "time (an image: .png, .svg, .pdf ...)")
     p.add_argument("--compare", type=Path, nargs="+", metavar="REPORT.json",
                    help="plot these reports together (with --plot), no replay")
     p.add_argument("--quiet", action="store_true",
@@ -73,8 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--log-every", type=float, default=1.0, metavar="SECONDS",
                    help="with --quiet, at most one UpdateTip line per SECONDS (0: every "
                         "block)")
-    p.add_argument("--rpcuser")
-    p.add_argument("--rpcpassword")
+    p.add_argument("--rpcuser", help="an http:// SOURCE's JSON-RPC user (with --rpcpassword)")
+    p.add_argument("--rpcpassword", help="an http:// SOURCE's JSON-RPC password")
     p.add_argument("--rpccookiefile", type=Path,
                    help="the node's cookie (relative: to the node's DIR/<chain>/)")
     p.add_argument("--rpcdatadir", type=Path, metavar="DIR",
@@ -122,12 +141,26 @@ def _write_outputs(report: ReplayReport, args: argparse.Namespace) -> int:
     return 0
 
 
+def _bad_picture(path: Path | None) -> str | None:
+    """The refusal of a --plot name matplotlib cannot write as an image, checked before any
+    work; None when fine."""
+    if path is None:
+        return None
+    from replay.plot import PlotError, image_format
+
+    try:
+        image_format(path)
+    except PlotError as exc:
+        return f"ctplugin replay: {exc}"
+    return None
+
+
 def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from replay.plot import plot_reports
 
     if args.plot is None:
         parser.error("--compare needs --plot FILE.png")
-    if (message := _unwritable(args.plot)) is not None:
+    if (message := _unwritable(args.plot) or _bad_picture(args.plot)) is not None:
         print(message, file=sys.stderr)
         return 2
     try:
@@ -136,12 +169,21 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 2
     try:
-        plot_reports(reports, args.plot)
+        # each series is named by its file, as the user named the runs ("block.json": block)
+        plot_reports(reports, args.plot, names=_series_names(args.compare))
     except OSError as exc:
         print(f"ctplugin replay: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
     print(f"wrote {args.plot} ({len(reports)} reports)")
     return 0
+
+
+def _series_names(paths: list[Path]) -> list[str]:
+    """The files' names without ``.json``; whole paths where two names are the same."""
+    stems = [path.stem if path.suffix == ".json" else path.name for path in paths]
+    if len(set(stems)) < len(stems):
+        return [str(path) for path in paths]
+    return stems
 
 
 def _missing_extra(args: argparse.Namespace) -> str | None:
@@ -187,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     if (message := _unwritable(args.json, args.plot, datadir=args.datadir)) is not None:
         print(message, file=sys.stderr)
         return 2
+    if (message := _bad_picture(args.plot)) is not None:
+        print(message, file=sys.stderr)
+        return 2
     from rich.console import Console
 
     try:
@@ -225,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         source.close()
     if report is None:
         return status
+    if report.blocks == 0 and status == 0:
+        # a resume with nothing left: one line, not a table of zeros
+        print(f"nothing to replay: {args.datadir} is already at height {report.height} "
+              f"(tip {report.tip})")
+        return _write_outputs(report, args)
     console = Console()
     console.print(report.table())
     for line in report.summary():

@@ -92,7 +92,8 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
         report = ReplayReport(mode=config.mode, source=source.description, start_height=start,
                               window=config.window if config.mode is ReplayMode.WINDOW else 0)
         utxos = engine.utxo_summary().count
-        progress = ReplayProgress(quiet=config.quiet, enabled=config.show_progress,
+        progress = ReplayProgress(quiet=config.quiet,
+                                  enabled=config.show_progress and (last is None or start <= last),
                                   first_height=start, last_height=last,
                                   chain_height=chain_height,
                                   start_tx=engine.chain_transactions(),
@@ -110,6 +111,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
                 report.startup_seconds = time.perf_counter() - began
                 began = time.perf_counter()
                 mode.restart_clock()
+                progress.restart_clock()
                 try:
                     stream = same_chain(source, engine, chain_height)
                     if last is None or start <= last:

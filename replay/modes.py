@@ -136,7 +136,7 @@ class Mode(Closeable, ABC):
     def pending(self, block: SourceBlock, prepared: PreparedBlock) -> Pending:
         parsed = prepared.block
         record = BlockRecord(block.height, len(parsed.transactions), prepared.n_range_proofs,
-                             prepared.n_surjection_proofs)
+                             prepared.n_surjection_proofs, balances=prepared.n_balance)
         return Pending(block, parsed.hash, record, tip_info(parsed, prepared.n_proofs),
                        prepared.work)
 
@@ -181,7 +181,7 @@ class BlockMode(Mode):
         assert parsed is not None
         n_proofs = connected.n_range_proofs + connected.n_surjection_proofs
         record = BlockRecord(block.height, connected.n_transactions, connected.n_range_proofs,
-                             connected.n_surjection_proofs)
+                             connected.n_surjection_proofs, balances=connected.n_balance)
         self.report.add_phases(phases_of(connected.timings))
         self.done([Pending(block, parsed.hash, record, tip_info(parsed, n_proofs), None)])
 
@@ -284,6 +284,7 @@ class PoolMode(DeferredMode):
         self.verdicts: dict[int, TaskResult] = {}
         self.next_task = 0  # the oldest task not applied
         self.submitted = 0
+        self.draining: list[Pending] | None = None  # blocks verified while settle() waits
 
     @abstractmethod
     def make_pool(self) -> TaskPool:
@@ -291,11 +292,36 @@ class PoolMode(DeferredMode):
 
     def feed(self, block: SourceBlock) -> None:
         prepared = self.prepare(block)
-        self.group.append(self.commit_unverified(block, prepared))
+        entry = self.commit_unverified(block, prepared)
+        self.group.append(entry)
         proofs = sum(p.record.range_proofs + p.record.surjection_proofs for p in self.group)
+        submitted: list[Pending] = []
         if proofs >= self.config.task_proofs or len(self.group) >= self.MAX_TASK_BLOCKS:
+            submitted = self.group
             self.submit_group()
         self.collect(block=False)
+        # Workers verify while the driver connects the next blocks, so a verdict's arrival
+        # says nothing about a block's cost (the first task's blocks would take all the time
+        # until then, the last ones none): a block's wall time is the driver's time on it;
+        # handing a task over (packing, waiting for room in the pool) is shared by the task's
+        # blocks, by proofs; the drain after the last block is shared in settle().
+        now = time.perf_counter()
+        if submitted:
+            ReplayReport.share_time([p.record for p in submitted], now - self._last_done)
+        else:
+            entry.record.seconds += now - self._last_done
+        self._last_done = now
+
+    def done(self, blocks: list[Pending]) -> None:
+        """Verified blocks: their wall time was credited when they were fed (``feed``), or
+        is the drain's share (``settle``)."""
+        for p in blocks:
+            self.progress.block_done(p.tip)
+            if self.draining is not None:
+                self.draining.append(p)
+            else:
+                p.record.rss_mib = current_rss_mib()
+                self.report.add_block(p.record)
 
     def submit_group(self) -> None:
         if not self.group:
@@ -337,9 +363,22 @@ class PoolMode(DeferredMode):
             self.verified(n_blocks)
 
     def settle(self) -> None:
-        self.submit_group()
-        while self.tasks:
-            self.collect(block=True)
+        """Wait for every task; the wait is shared, by proofs, by the blocks it verified."""
+        drained: list[Pending] = []
+        self.draining = drained
+        try:
+            self.submit_group()
+            while self.tasks:
+                self.collect(block=True)
+        finally:
+            self.draining = None
+            now = time.perf_counter()
+            ReplayReport.share_time([p.record for p in drained], now - self._last_done)
+            self._last_done = now
+            rss = current_rss_mib()
+            for p in drained:
+                p.record.rss_mib = rss
+                self.report.add_block(p.record)
 
     def describe(self, report: ReplayReport) -> None:
         report.worker_restarts = getattr(self.pool, "replaced", 0)

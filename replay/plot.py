@@ -1,5 +1,6 @@
 """Replay plots (matplotlib, Agg backend: no display needed): time per block against proofs per
-block, and cumulative time against height, one series per report (mode)."""
+block, and cumulative time against height, one series per report (mode, or with ``--compare``
+the report file's name)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,41 @@ from itertools import accumulate
 from replay.config import ReplayMode
 from replay.report import ReplayReport
 
+# The formats matplotlib's Agg canvas writes, by file extension (FigureCanvasBase's
+# get_supported_filetypes with the Agg backend): the picture's format follows its name.
+IMAGE_FORMATS = ("png", "svg", "svgz", "pdf", "ps", "eps", "jpg", "jpeg", "tif", "tiff",
+                 "webp", "raw", "rgba", "pgf")
 
-def plot_reports(reports: Sequence[ReplayReport], path: str | os.PathLike[str]) -> None:
-    """Write a PNG with two panels for ``reports`` (one colour per report)."""
+
+class PlotError(ValueError):
+    """A picture that cannot be written under the name given."""
+
+
+def image_format(path: str | os.PathLike[str]) -> str:
+    """The image format a file name asks for; ``PlotError`` for one matplotlib does not write
+    (``x.txt`` would otherwise get PNG bytes under a text file's name)."""
+    suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
+    if suffix not in IMAGE_FORMATS:
+        raise PlotError(f"cannot draw {os.fspath(path)}: give the picture one of the "
+                        f"extensions {', '.join('.' + f for f in IMAGE_FORMATS[:7])} ...")
+    return suffix
+
+
+def plot_reports(reports: Sequence[ReplayReport], path: str | os.PathLike[str],
+                 names: Sequence[str] | None = None) -> None:
+    """Write a picture with two panels for ``reports`` (one colour per report), in the format
+    of ``path``'s extension; ``names`` label the series (the report files' names), else each
+    report's mode."""
     if not reports:
         raise ValueError("nothing to plot")
+    file_format = image_format(path)
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (per_block, cumulative) = plt.subplots(1, 2, figsize=(12, 4.8), dpi=100)
-    labels = _labels(reports)
+    labels = list(names) if names is not None else _labels(reports)
     for report, label in zip(reports, labels, strict=True):
         records = report.per_block
         proofs = [(r.range_proofs + r.surjection_proofs) / r.blocks for r in records]
@@ -45,7 +69,7 @@ def plot_reports(reports: Sequence[ReplayReport], path: str | os.PathLike[str]) 
     fig.suptitle(f"ctplugin replay — {first.blocks} blocks, {first.transactions} transactions, "
                  f"{first.range_proofs} range proofs")
     fig.tight_layout()
-    fig.savefig(os.fspath(path), format="png")
+    fig.savefig(os.fspath(path), format=file_format)
     plt.close(fig)
 
 

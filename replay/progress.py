@@ -115,6 +115,13 @@ class ReplayProgress:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def restart_clock(self) -> None:
+        """Rates count from now: starting workers or a cluster is not replay speed (the
+        report's ``startup_seconds`` holds it)."""
+        self._started = time.perf_counter()
+        if self._bar is not None and self._task is not None:
+            self._bar.reset(self._task, tx_rate="0", proof_rate="0")
+
     def block_done(self, tip: TipInfo) -> None:
         self.blocks += 1
         self.transactions += tip.transactions

@@ -9,7 +9,7 @@ JSON (``ReplayReport.to_json``), stable keys::
      "blocks_per_second", "transactions_per_second", "proofs_per_second", "peak_rss_mib",
      "startup_seconds", "worker_restarts", "task_retries",
      "per_block": [{"height", "transactions", "range_proofs", "surjection_proofs", "seconds",
-                    "blocks", "rss_mib"}]}
+                    "blocks", "balances", "rss_mib"}]}
 
 ``tip`` is the block hash in elementsd's hex order; ``seconds`` is wall time from the first
 block to the last (``startup_seconds``, starting workers or a cluster, comes before it);
@@ -17,12 +17,15 @@ block to the last (``startup_seconds``, starting workers or a cluster, comes bef
 workers' verdicts); ``worker_phases`` the CPU time workers spent (workers and dask modes:
 concurrent with the driver, so the two do not add up to ``seconds``). In the batch modes (block,
 window, workers, dask) balances are verified inside the range-proof batch (one multi-scalar
-multiplication), so their time is under ``range_proofs`` and ``balances`` is only set in single
-mode. ``per_block`` seconds add up to (at most) ``seconds``: blocks verified together (a window,
-a task) share the wall time since the previous ones, by proofs; ``rss_mib`` is the driver's
-resident memory when the block was connected (the largest of a merged record's). Past
-``MAX_RECORDS`` blocks, neighbouring records are merged two by two (``blocks`` says how many each
-covers), so a replay of millions of blocks keeps a bounded report.
+multiplication), so their time is under ``range_proofs``; ``balances`` counts the balance
+equations verified in every mode (one per transaction with confidential amounts, as the
+validator plans them). ``per_block`` seconds add up to (at most) ``seconds``: blocks verified
+together (a window) share the wall time since the previous ones, by proofs; in the workers and
+dask modes, whose verdicts arrive while the driver connects later blocks, a block's time is the
+driver's time on it, and the wait for the last verdicts is shared by the blocks they verified.
+``rss_mib`` is the driver's resident memory when the block was connected (the largest of a
+merged record's). Past ``MAX_RECORDS`` blocks, neighbouring records are merged two by two
+(``blocks`` says how many each covers), so a replay of millions of blocks keeps a bounded report.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class BlockRecord:
     surjection_proofs: int
     seconds: float = 0.0
     blocks: int = 1
+    balances: int = 0
     rss_mib: float = 0.0
 
     def absorb(self, later: BlockRecord) -> None:
@@ -73,6 +77,7 @@ class BlockRecord:
         self.surjection_proofs += later.surjection_proofs
         self.seconds += later.seconds
         self.blocks += later.blocks
+        self.balances += later.balances
         self.rss_mib = max(self.rss_mib, later.rss_mib)
 
 
@@ -129,6 +134,7 @@ class ReplayReport:
         self.transactions += record.transactions
         self.range_proofs += record.range_proofs
         self.surjection_proofs += record.surjection_proofs
+        self.balances += record.balances
 
     @staticmethod
     def share_time(records: Iterable[BlockRecord], seconds: float) -> None:

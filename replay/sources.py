@@ -89,9 +89,10 @@ class ChainFileSource:
         self.path = Path(path)
         self.magic = magic
         if not self.path.is_file():
-            raise SourceError(f"chain file {self.path} does not exist")
+            raise SourceError(f"no such file or directory: {self.path}")
         self.description = f"chain file {self.path}"
         self._last: int | None = None
+        self._cut: str | None = None  # the last record is cut short: why it is not replayed
 
     def last_height(self) -> int | None:
         if self._last is None:
@@ -101,10 +102,43 @@ class ChainFileSource:
                                       skip=lambda head: True):
                     last += 1
             except RecordError as exc:
-                raise SourceError(f"{self.description}: {exc.reason} at offset "
-                                  f"{exc.offset}") from None
+                self._cut = self._cut_tail(last + 1)
+                if self._cut is None:
+                    raise SourceError(f"{self.description}: {exc.reason} at offset "
+                                      f"{exc.offset}") from None
             self._last = last
         return self._last
+
+    def _cut_tail(self, complete: int) -> str | None:
+        """After a strict read failed past ``complete`` records: if the only trouble is the
+        file's last record cut short (a copy or a write interrupted), what to tell the
+        operator; else None. A lax scan (as ``-reindex`` reads, and as a ``blocks/``
+        directory is read) must find the same records and nothing but the cut tail."""
+        reader = RecordReader(self.path, self.magic, strict=False, skip=lambda head: True)
+        if sum(1 for _ in reader) != complete:
+            return None
+        size = self.path.stat().st_size
+        frames = reader.bad_frames
+        if len(frames) == 1 and frames[0].offset + frames[0].length > size:
+            cut = frames[0]
+            return (f"{self.path.name}: the last record (block data at offset {cut.offset}) "
+                    f"is cut short, {size - cut.offset} of its {cut.length} bytes: not "
+                    f"replayed; the {complete} complete records before it (genesis to height "
+                    f"{complete - 1}) are")
+        if not frames and 0 < reader.skipped_bytes < RECORD_HEADER_SIZE:
+            return (f"{self.path.name}: the file ends in a cut record header "
+                    f"({reader.skipped_bytes} bytes at offset {size - reader.skipped_bytes}): "
+                    f"the {complete} complete records before it (genesis to height "
+                    f"{complete - 1}) are replayed")
+        return None
+
+    def warnings(self) -> list[str]:
+        """A cut last record, found when the file is first scanned (else nothing)."""
+        try:
+            self.last_height()
+        except SourceError:
+            return []  # the replay reports it
+        return [self._cut] if self._cut is not None else []
 
     def blocks(self, start_height: int) -> Iterator[SourceBlock]:
         expected = 0
@@ -122,6 +156,8 @@ class ChainFileSource:
                     yield SourceBlock(height, raw, f"{self.path.name} offset {offset}")
                 expected += 1
         except RecordError as exc:
+            if self.last_height() is not None and self._cut is not None:
+                return  # the cut last record: warned about (``warnings``), not replayed
             raise SourceError(f"{self.description}: {exc.reason} at offset "
                               f"{exc.offset}") from None
         except ParseError as exc:  # a block shorter than its header
@@ -408,6 +444,8 @@ def open_source(spec: str, genesis_hash: bytes, *, rpc_auth: tuple[str, str] | N
         return BlocksDirSource(path, genesis_hash, magic)
     if path.is_file():
         return ChainFileSource(path, magic)
+    if not path.exists():
+        raise SourceError(f"no such file or directory: {spec}")
     raise SourceError(f"source {spec!r} is neither a chain file, a blocks/ directory nor "
                       "an http:// node URL")
 

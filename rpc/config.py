@@ -39,6 +39,7 @@ from ctplugin.elements.consensus import COIN, MAX_MONEY
 from ctplugin.secp256k1.kernel import MAX_THREADS
 from net.messages import user_agent
 from regtest.params import CHAIN_NAMES, DEFAULT_CHAIN
+from rpc.helpformat import UserHelpFormatter
 from rpc.logs import CATEGORIES, LEVELS, LogOptionError, LogSettings, log_settings
 from rpcclient import cookie_path
 from validator import DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL, PolicySettings
@@ -476,7 +477,7 @@ ELEMENTSD = Program("ctplugin-elementsd", ELEMENTS_DATADIR, ELEMENTS_DEFAULT_CHA
 def build_parser(prog: str, description: str | None,
                  program: Program = NODE) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=UserHelpFormatter)
     parser.add_argument("--datadir", default=program.datadir,
                         help=f"data directory (default {program.datadir}); the chain's files "
                              "are in DATADIR/<chain>/")
@@ -490,15 +491,19 @@ def build_parser(prog: str, description: str | None,
                         help="address[:port] to listen on (needs --rpcallowip)")
     parser.add_argument("--rpcallowip", action="append", default=[],
                         help="allow JSON-RPC from this IP, net/prefix or net/mask")
-    parser.add_argument("--rpcuser")
-    parser.add_argument("--rpcpassword")
+    parser.add_argument("--rpcuser", help="user name for JSON-RPC (with --rpcpassword; "
+                                          "default: the cookie file)")
+    parser.add_argument("--rpcpassword", help="password for JSON-RPC (with --rpcuser)")
     parser.add_argument("--rpcauth", action="append", default=[],
                         help="user:salt$hmac (Core's share/rpcauth format); repeatable")
     parser.add_argument("--rpccookiefile",
                         help="cookie path (default DATADIR/<chain>/.cookie; relative to there)")
-    parser.add_argument("--rpcthreads", type=int, default=DEFAULT_RPC_THREADS)
-    parser.add_argument("--rpcworkqueue", type=int, default=DEFAULT_RPC_WORKQUEUE)
-    parser.add_argument("--rpcservertimeout", type=float, default=DEFAULT_RPC_SERVERTIMEOUT)
+    parser.add_argument("--rpcthreads", type=int, default=DEFAULT_RPC_THREADS,
+                        help="calls served at the same time")
+    parser.add_argument("--rpcworkqueue", type=int, default=DEFAULT_RPC_WORKQUEUE,
+                        help="calls waiting for a thread before the node answers 503")
+    parser.add_argument("--rpcservertimeout", type=float, default=DEFAULT_RPC_SERVERTIMEOUT,
+                        help="seconds an idle HTTP connection stays open")
     parser.add_argument("--server", nargs="?", const=True, default=True, type=_bool,
                         help="serve JSON-RPC (always: -server=0 is refused)")
     for topic in ZMQ_TOPICS:
@@ -507,11 +512,12 @@ def build_parser(prog: str, description: str | None,
         parser.add_argument(f"--zmqpub{topic}hwm", type=int, default=DEFAULT_ZMQ_HWM,
                             metavar="N", help=argparse.SUPPRESS)
     parser.add_argument("--txindex", nargs="?", const=True, default=False, type=_bool,
-                        help="index every transaction (getrawtransaction without blockhash)")
+                        help="index every transaction (getrawtransaction without blockhash; "
+                             "default 0)")
     parser.add_argument("--load-chain", "--loadblock", dest="load_chain", metavar="FILE",
                         help="import the blocks of a chain file (blk*.dat framing) at start")
     parser.add_argument("--daemon", nargs="?", const=True, default=False, type=_bool,
-                        help="run in the background once the RPC server is up")
+                        help="run in the background once the RPC server is up (default 0)")
     parser.add_argument("--printtoconsole", nargs="?", const=True,
                         default=program.printtoconsole, type=_bool,
                         help="the log on stdout too, in the foreground (default "
@@ -560,7 +566,8 @@ def build_parser(prog: str, description: str | None,
                         help="default setban duration in seconds (default 86400)")
     parser.add_argument("--wallet", action="append", default=[],
                         help="load this wallet at start (repeatable)")
-    parser.add_argument("--disablewallet", nargs="?", const=True, default=False, type=_bool)
+    parser.add_argument("--disablewallet", nargs="?", const=True, default=False, type=_bool,
+                        help="load no wallet and serve no wallet calls (default 0)")
     parser.add_argument("--fallbackfee", default="0.0002",
                         help="wallet fee rate in BTC/kvB when none is given (default 0.0002)")
     parser.add_argument("--maxtxfee", default="0.10",

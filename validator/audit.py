@@ -86,6 +86,16 @@ class TransactionAudit:
     def failed(self) -> bool:
         return bool(self.range_failed) or FAILED in (self.surjection, self.balance)
 
+    @property
+    def balance_checked(self) -> bool:
+        """The balance was verified (ok or failed), not skipped."""
+        return self.balance in (OK, FAILED)
+
+    @property
+    def spent_unknown(self) -> bool:
+        """Some check was skipped because spent outputs are not known."""
+        return UNKNOWN in (self.surjection, self.balance)
+
 
 def _where(error: ValidationError) -> str:
     if error.output_index is not None:

@@ -310,3 +310,22 @@ def test_unreadable_input_is_named_and_exits_2(tmp_path: Path, capsys: pytest.Ca
 def test_registered_as_a_ctplugin_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert ctplugin_main(["audit", str(BLOCKS)]) == 0
     assert "transactions with failures" in capsys.readouterr().out
+
+
+def test_table_says_none_for_no_range_proofs_and_the_summary_counts_every_check() -> None:
+    """A transaction without range proofs (a coinbase, explicit amounts) is "none", not "0 ok";
+    the last line counts the surjection proofs and balances checked, and the transactions whose
+    spent outputs were unknown."""
+    from apps.audit import render
+    from validator import TransactionAudit
+
+    results = [TransactionAudit("a" * 64, surjection="-", balance="-"),
+               TransactionAudit("b" * 64, range_ok=2, surjection_ok=2, surjection="ok",
+                                balance="ok"),
+               TransactionAudit("c" * 64, range_ok=1, range_failed=1)]
+    lines = render(results).splitlines()
+    assert lines[1].split()[1:] == ["none", "-", "-"]
+    assert lines[2].split()[1:] == ["2", "ok", "ok", "(2/2)", "ok"]
+    assert lines[-1] == ("3 transactions, 4 range proofs, 2 surjection proofs, 1 balances "
+                         "checked, 1 transactions lacking spent outputs, 1 transactions with "
+                         "failures")

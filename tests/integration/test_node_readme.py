@@ -1,7 +1,7 @@
-"""The README's five-line node session, pasted verbatim into a shell (only its data directory
-moved to a fresh temporary one), and the configuration file that lets it run on a free port:
-``ctplugin node`` and ``ctplugin cli`` both read ``DATADIR/elements.conf`` (its ``[ctregtest]``
-section: docs/elements-regtest.md §4), and the node keeps its files in ``DATADIR/ctregtest/``."""
+"""The configuration file the README's node session relies on (that session itself runs in
+``tests/integration/test_readme.py``): ``ctplugin node`` and ``ctplugin cli`` both read
+``DATADIR/elements.conf`` (its ``[ctregtest]`` section: docs/elements-regtest.md §4), and the
+node keeps its files in ``DATADIR/ctregtest/``."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ import contextlib
 import io
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import time
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -23,68 +20,6 @@ from apps.cli import main as cli_main
 from rpc.config import ConfigFileError, parse_config, read_config_file
 from rpc.process import free_port
 from tests.conftest import REPO
-
-README_DATADIR = "/tmp/ctnode"
-
-
-def readme_session() -> list[str]:
-    """The shell block of the README's "Regtest node and JSON-RPC" section."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## Regtest node and JSON-RPC"):]
-    block = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert block is not None
-    return block.group(1).splitlines()
-
-
-def _stop_leftover(datadir: Path) -> None:
-    """If the session failed half-way, the daemon it started is stopped by its pid file."""
-    pid_path = datadir / "ctregtest" / "ctplugin.pid"
-    deadline = time.monotonic() + 30
-    while pid_path.exists() and time.monotonic() < deadline:
-        with contextlib.suppress(ValueError, OSError):
-            os.kill(int(pid_path.read_text()), signal.SIGTERM)
-        time.sleep(0.2)
-    if pid_path.exists():
-        with contextlib.suppress(ValueError, OSError):
-            os.kill(int(pid_path.read_text()), signal.SIGKILL)
-
-
-def test_readme_session_runs_verbatim(tmp_path: Path) -> None:
-    lines = readme_session()
-    assert len(lines) == 5
-    assert lines[0].endswith("--daemon") and lines[-1].endswith(" stop")
-    ctplugin = REPO / ".venv" / "bin" / "ctplugin"
-    if not ctplugin.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{ctplugin} is missing (make test installs it)")
-        pytest.skip(f"{ctplugin} is missing (make test installs it)")
-    datadir = tmp_path / "ctnode"
-    datadir.mkdir()
-    (datadir / "elements.conf").write_text(f"# the README's node on a free port\n"
-                                           f"[ctregtest]\nrpcport={free_port()}\n")
-    outputs = []
-    try:
-        for line in lines:
-            assert README_DATADIR in line
-            result = subprocess.run(["bash", "-c", line.replace(README_DATADIR, str(datadir))],
-                                    cwd=REPO, capture_output=True, text=True, timeout=300)
-            assert (result.returncode, result.stderr) == (0, ""), line
-            outputs.append(result.stdout)
-        hashes = json.loads(outputs[1])
-        assert len(hashes) == 101 and all(len(h) == 64 for h in hashes)
-        txid = outputs[2].strip()
-        assert re.fullmatch(r"[0-9a-f]{64}", txid)
-        balance = json.loads(outputs[3], parse_float=Decimal)
-        fee = Decimal("21000000") - balance["bitcoin"]  # sent to itself: only the fee is gone
-        assert Decimal(0) < fee < Decimal("0.001")
-        assert outputs[4] == "ctplugin stopping\n"
-        deadline = time.monotonic() + 30
-        netdir = datadir / "ctregtest"
-        while (netdir / "ctplugin.pid").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not (netdir / "ctplugin.pid").exists() and not (netdir / ".cookie").exists()
-    finally:
-        _stop_leftover(datadir)
 
 
 def test_configuration_file_rules(tmp_path: Path) -> None:

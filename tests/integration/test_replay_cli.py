@@ -10,6 +10,7 @@ import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,7 +120,8 @@ def test_quiet_replay_of_a_blocks_dir_logs_update_tip_lines_and_compare_plots(
 
 def test_replay_errors_are_messages_with_exit_codes(tmp_path: Path, chain_100: Path) -> None:
     missing = ctplugin("replay", str(tmp_path / "nothing"), "--datadir", str(tmp_path / "d"))
-    assert missing.returncode == 2 and "neither a chain file" in missing.stderr
+    assert missing.returncode == 2 and missing.stderr == (
+        f"ctplugin replay: no such file or directory: {tmp_path / 'nothing'}\n")
     assert "Traceback" not in missing.stderr
     bad_compare = tmp_path / "bad.json"
     bad_compare.write_text('{"mode": "block"}')
@@ -174,3 +176,107 @@ def test_ctrl_c_stops_cleanly_and_the_replay_resumes(chain_100: Path, tmp_path: 
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["height"] == 100 and report["start_height"] > 8
+
+
+# --- what a report says (the newcomer's complaints, each checked) -------------------------------
+
+@pytest.fixture(scope="module")
+def ramp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Blocks growing in size, so time per block must grow too."""
+    root = tmp_path_factory.mktemp("ramp")
+    done = ctplugin("chain", "--shape", "ramp", "--blocks", "12", "--txs", "10", "--out",
+                    str(root / "ramp.dat"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_workers_mode_credits_each_block_its_own_time(ramp: Path) -> None:
+    """Verdicts arrive while the driver connects later blocks: the time is not lumped on the
+    first task's blocks with the last ones at ~0 ms, and the records add up to the total."""
+    run = ctplugin("replay", str(ramp / "ramp.dat"), "--datadir", str(ramp / "w"), "--mode",
+                   "workers", "--workers", "2", "--task-proofs", "20", "--json",
+                   str(ramp / "w.json"), "--quiet", "--log-every", "100")
+    assert run.returncode == 0, run.stderr
+    report = json.loads((ramp / "w.json").read_text())
+    seconds = [r["seconds"] for r in report["per_block"]]
+    assert len(seconds) == 13
+    median = sorted(seconds)[len(seconds) // 2]
+    assert min(seconds) > median / 50, seconds  # the bug: later blocks at ~1/300 of it
+    assert abs(sum(seconds) - report["seconds"]) < 0.05 * report["seconds"] + 1e-3
+    assert report["balances"] > 0
+
+
+@pytest.fixture(scope="module")
+def runs(ramp: Path) -> dict[str, dict[str, object]]:
+    """The ramp replayed in single and window mode: RAMP/MODE/ and RAMP/MODE.json."""
+    out = {}
+    for mode in ("single", "window"):
+        run = ctplugin("replay", str(ramp / "ramp.dat"), "--datadir", str(ramp / mode),
+                       "--mode", mode, "--json", str(ramp / f"{mode}.json"), "--quiet",
+                       "--log-every", "100")
+        assert run.returncode == 0, run.stderr
+        out[mode] = json.loads((ramp / f"{mode}.json").read_text())
+    return out
+
+
+def test_window_mode_counts_balances(runs: dict[str, Any]) -> None:
+    balances = runs["window"]["balances"]
+    assert balances == runs["single"]["balances"] > 0
+    assert balances == sum(r["balances"] for r in runs["window"]["per_block"])
+
+
+def test_compare_names_each_series_by_its_file_and_refuses_a_non_image_name(
+        ramp: Path, runs: dict[str, Any]) -> None:
+    from replay.plot import image_format
+
+    assert image_format("x.svg") == "svg"
+    refused = ctplugin("replay", "--compare", str(ramp / "window.json"), "--plot",
+                       str(ramp / "x.txt"))
+    assert refused.returncode == 2 and refused.stderr.startswith(
+        f"ctplugin replay: cannot draw {ramp / 'x.txt'}: give the picture one of")
+    assert not (ramp / "x.txt").exists()
+    refused = ctplugin("replay", str(ramp / "ramp.dat"), "--datadir", str(ramp / "never"),
+                       "--plot", str(ramp / "y.txt"))
+    assert refused.returncode == 2 and not (ramp / "never").exists()
+    import matplotlib
+
+    from apps.replay import _series_names
+    from replay.plot import plot_reports
+    from replay.report import ReplayReport
+
+    assert _series_names([Path("a/block.json"), Path("b/window.json")]) == ["block", "window"]
+    assert _series_names([Path("a/r.json"), Path("b/r.json")]) == ["a/r.json", "b/r.json"]
+    matplotlib.rcParams["svg.fonttype"] = "none"  # labels as <text>, readable here
+    try:
+        reports = [ReplayReport.read_json(ramp / "window.json")] * 2
+        plot_reports(reports, ramp / "two.svg", names=["first", "second"])
+    finally:
+        matplotlib.rcParams["svg.fonttype"] = "path"
+    svg = (ramp / "two.svg").read_text()
+    assert svg.lstrip().startswith("<?xml")
+    assert ">first<" in svg and ">second: " in svg and "window #1" not in svg
+
+
+def test_a_resume_with_nothing_to_do_says_so_in_one_line(ramp: Path,
+                                                         runs: dict[str, Any]) -> None:
+    again = ctplugin("replay", str(ramp / "ramp.dat"), "--datadir", str(ramp / "window"))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"nothing to replay: {ramp / 'window'} is already at "
+                                   "height 13 (tip ")
+    assert again.stdout.count("\n") == 1 and again.stderr == ""
+
+
+def test_progress_rates_count_from_the_first_block_not_from_start_up() -> None:
+    import io
+    import time
+
+    from replay.progress import ReplayProgress, TipInfo
+
+    progress = ReplayProgress(quiet=True, first_height=1, last_height=1,
+                              stream=io.StringIO())
+    with progress:
+        time.sleep(0.3)  # workers starting
+        progress.restart_clock()
+        started = progress._started
+        progress.block_done(TipInfo("00" * 32, 1, 0x20000000, 0, 1, 1, 0))
+    assert time.perf_counter() - started < 0.3

@@ -58,16 +58,41 @@ def test_chain_file_source_streams_from_a_height(tmp_path: Path,
     assert list(source.blocks(len(replay_blocks))) == []
 
 
-def test_chain_file_source_names_bad_framing(tmp_path: Path, replay_blocks: list[bytes]) -> None:
+def test_chain_file_source_replays_the_complete_records_of_a_cut_file(
+        tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    """A chain file cut short (a copy interrupted) replays what is complete and says the last
+    record is cut, as a blocks/ directory's scan does; a cut header likewise."""
     path = tmp_path / "chain.dat"
     write_chain(path, [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
     data = path.read_bytes()
     path.write_bytes(data[:-10])  # the last frame is cut short
     source = ChainFileSource(path)
-    with pytest.raises(SourceError, match="frame length out of range"):
+    [warning] = source.warnings()
+    assert "the last record" in warning and "is cut short" in warning
+    assert f"genesis to height {len(replay_blocks) - 2}" in warning
+    assert source.last_height() == len(replay_blocks) - 2
+    assert heights_and_raw(list(source.blocks(0))) == list(enumerate(replay_blocks))[:-1]
+    path.write_bytes(data + NETWORK_MAGIC[:3])  # a header cut after 3 bytes
+    [warning] = ChainFileSource(path).warnings()
+    assert "ends in a cut record header (3 bytes" in warning
+
+
+def test_chain_file_source_names_bad_framing(tmp_path: Path, replay_blocks: list[bytes]) -> None:
+    path = tmp_path / "chain.dat"
+    write_chain(path, [parse_block(b) for b in replay_blocks], NETWORK_MAGIC)
+    data = bytearray(path.read_bytes())
+    second = 8 + len(replay_blocks[0])
+    data[second:second + 4] = b"\xff" * 4  # the second record's magic: not a cut tail
+    path.write_bytes(bytes(data))
+    source = ChainFileSource(path)
+    assert source.warnings() == []
+    with pytest.raises(SourceError, match=f"bad magic or truncated frame header at offset "
+                                          f"{second}"):
         list(source.blocks(0))
-    with pytest.raises(SourceError, match="does not exist"):
+    with pytest.raises(SourceError, match=r"no such file or directory: .*missing\.dat"):
         ChainFileSource(tmp_path / "missing.dat")
+    with pytest.raises(SourceError, match="no such file or directory: nowhere/x"):
+        open_source("nowhere/x", GENESIS)
 
 
 def test_blocks_dir_in_arrival_order_with_xor_and_several_files(
@@ -177,7 +202,7 @@ def test_blocks_dir_errors(tmp_path: Path, replay_blocks: list[bytes]) -> None:
     (tmp_path / "key" / XOR_FILE).write_bytes(b"\x01\x02")
     with pytest.raises(SourceError, match="XOR key"):
         BlocksDirSource(tmp_path / "key", GENESIS)
-    with pytest.raises(SourceError, match="neither"):
+    with pytest.raises(SourceError, match="no such file or directory"):
         open_source(str(tmp_path / "nothing"), GENESIS)
 
 

@@ -1,7 +1,7 @@
 """The block pipeline carries ONE prepared-block value from ``BlockValidator.prepare`` to
-commit (README "Block connection, in stages"): the node's stage API hands back exactly what
-the validator made, the header time is judged once per block, and a block submitted with its
-parsed form is neither parsed nor serialized again."""
+commit (docs/architecture.md "Block connection, in stages"): the node's stage API hands back
+exactly what the validator made, the header time is judged once per block, and a block
+submitted with its parsed form is neither parsed nor serialized again."""
 
 from __future__ import annotations
 
