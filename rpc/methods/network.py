@@ -23,6 +23,100 @@ from rpc.registry import Kind, Locking, optional, required, rpc
 VERSION_NUMBER = 280000  # the bitcoind/elementsd behaviour we follow (v28 JSON-RPC rules)
 
 
+_GETNETWORKINFO_RESULT = """\
+{
+  "version" : n,               (numeric) the server version
+  "subversion" : "str",        (string) the server subversion string
+  "protocolversion" : n,       (numeric) the protocol version
+  "localservices" : "hex",     (string) the services we offer to the network
+  "localservicesnames" : [ "str", ... ],  (json array) the same, by name
+  "localrelay" : true|false,   (boolean) transaction relay is requested from peers
+  "timeoffset" : n,            (numeric) the time offset
+  "networkactive" : true|false,  (boolean) whether p2p networking is enabled
+  "connections" : n,           (numeric) the total number of connections
+  "connections_in" : n,        (numeric) the number of inbound connections
+  "connections_out" : n,       (numeric) the number of outbound connections
+  "networks" : [               (json array) information per network
+    { "name", "limited", "reachable", "proxy", "proxy_randomize_credentials" }, ...
+  ],
+  "relayfee" : n,              (numeric) minimum relay fee rate in BTC/kvB
+  "incrementalfee" : n,        (numeric) minimum fee rate increment in BTC/kvB
+  "localaddresses" : [ ... ],  (json array) list of local addresses
+  "warnings" : [ "str", ... ]  (json array) any network and blockchain warnings
+}"""
+
+_GETPEERINFO_RESULT = """\
+[
+  {
+    "id" : n,                  (numeric) peer index
+    "addr" : "host:port",      (string) the IP address and port of the peer
+    "addrbind" : "ip:port",    (string) bind address of the connection to the peer
+    "network" : "str",         (string) network (ipv4, ipv6, ...)
+    "services" : "hex",        (string) the services offered
+    "servicesnames" : [ "str", ... ],  (json array) the services offered, by name
+    "relaytxes" : true|false,  (boolean) whether we relay transactions to this peer
+    "lastsend" : n,            (numeric) UNIX epoch time of the last send
+    "lastrecv" : n,            (numeric) UNIX epoch time of the last receive
+    "bytessent" : n,           (numeric) the total bytes sent
+    "bytesrecv" : n,           (numeric) the total bytes received
+    "conntime" : n,            (numeric) UNIX epoch time of the connection
+    "timeoffset" : n,          (numeric) the time offset in seconds
+    "pingtime" : n,            (numeric, optional) the last ping time in seconds
+    "minping" : n,             (numeric, optional) the minimum observed ping time
+    "pingwait" : n,            (numeric, optional) the duration of an outstanding ping
+    "version" : n,             (numeric) the peer version, such as 70001
+    "subver" : "str",          (string) the string version
+    "inbound" : true|false,    (boolean) inbound (true) or outbound (false)
+    "startingheight" : n,      (numeric) the starting height (block) of the peer
+    "synced_headers" : n,      (numeric) the last header we have in common with this peer
+    "synced_blocks" : n,       (numeric) the last block we have in common with this peer
+    "inflight" : [ n, ... ],   (json array) heights of blocks requested from this peer
+    "permissions" : [ "str", ... ],  (json array) special permissions of this peer
+    "minfeefilter" : n,        (numeric) the minimum fee rate this peer accepts
+    "bytessent_per_msg" : { "msg" : n, ... },  (json object) bytes sent by message
+    "bytesrecv_per_msg" : { "msg" : n, ... },  (json object) bytes received by message
+    "connection_type" : "str", (string) outbound-full-relay, manual, inbound, ...
+    "transport_protocol_type" : "str",  (string) v1 (the plaintext protocol)
+    "session_id" : "str"       (string) empty for v1 connections
+  },
+  ...
+]"""
+
+_GETNETTOTALS_RESULT = """\
+{
+  "totalbytesrecv" : n,   (numeric) Total bytes received
+  "totalbytessent" : n,   (numeric) Total bytes sent
+  "timemillis" : n,       (numeric) Current system UNIX epoch time in milliseconds
+  "uploadtarget" : {      (json object) no upload target is set
+    "timeframe", "target", "target_reached", "serve_historical_blocks",
+    "bytes_left_in_cycle", "time_left_in_cycle"
+  }
+}"""
+
+_GETADDEDNODEINFO_RESULT = """\
+[
+  {
+    "addednode" : "str",       (string) The node IP address or name (as given to addnode)
+    "connected" : true|false,  (boolean) If connected
+    "addresses" : [            (json array) Only when connected = true
+      { "address" : "str", "connected" : "outbound" }
+    ]
+  },
+  ...
+]"""
+
+_LISTBANNED_RESULT = """\
+[
+  {
+    "address" : "str",    (string) The IP/Subnet of the banned node
+    "ban_created" : n,    (numeric) The UNIX epoch time the ban was created
+    "banned_until" : n,   (numeric) The UNIX epoch time the ban expires
+    "ban_duration" : n,   (numeric) The ban duration, in seconds
+    "time_remaining" : n  (numeric) The time remaining until the ban expires, in seconds
+  },
+  ...
+]"""
+
 def _net(call: Call) -> ConnectionManager:
     """The connection manager; -31 when the node runs without one (Core's words)."""
     manager = call.context.net
@@ -33,7 +127,9 @@ def _net(call: Call) -> ConnectionManager:
 
 
 @rpc("network", description="Returns an object containing various state info regarding P2P "
-                            "networking.", locking=Locking.SELF)
+                            "networking.",
+     result=_GETNETWORKINFO_RESULT,
+     locking=Locking.SELF)
 def getnetworkinfo(call: Call) -> dict[str, Any]:
     manager = call.context.net
     peers = manager.run(_peer_infos(manager)) if manager is not None else []
@@ -66,13 +162,16 @@ async def _peer_infos(manager: ConnectionManager) -> list[dict[str, Any]]:
 
 
 @rpc("network", description="Returns data about each connected network peer as a json array "
-                            "of objects.", locking=Locking.SELF)
+                            "of objects.",
+     result=_GETPEERINFO_RESULT,
+     locking=Locking.SELF)
 def getpeerinfo(call: Call) -> list[dict[str, Any]]:
     manager = _net(call)
     return manager.run(_peer_infos(manager))
 
 
 @rpc("network", description="Returns the number of connections to other nodes.",
+     result='n    (numeric) The connection count',
      locking=Locking.SELF)
 def getconnectioncount(call: Call) -> int:
     manager = _net(call)
@@ -80,7 +179,9 @@ def getconnectioncount(call: Call) -> int:
 
 
 @rpc("network", description="Returns information about network traffic, including bytes in, "
-                            "bytes out, and current system time.", locking=Locking.SELF)
+                            "bytes out, and current system time.",
+     result=_GETNETTOTALS_RESULT,
+     locking=Locking.SELF)
 def getnettotals(call: Call) -> dict[str, Any]:
     manager = _net(call)
 
@@ -97,6 +198,7 @@ def getnettotals(call: Call) -> dict[str, Any]:
 
 @rpc("network", description="Requests that a ping be sent to all other nodes, to measure ping "
                             "time. Results are in getpeerinfo's pingtime and pingwait.",
+     result='null    (json null)',
      locking=Locking.SELF)
 def ping(call: Call) -> None:
     manager = _net(call)
@@ -118,7 +220,9 @@ _ADDNODE_HELP = ("addnode \"node\" \"command\"\n\nAttempts to add or remove a no
                       optional("v2transport", Kind.BOOL, False,
                                "Attempt to connect using BIP324 v2 transport protocol")],
      description="Attempts to add or remove a node from the addnode list, or tries a "
-                 "connection to a node once.", locking=Locking.SELF)
+                 "connection to a node once.",
+     result='null    (json null)', examples=('"192.168.0.6:8333" "onetry"',),
+     locking=Locking.SELF)
 def addnode(call: Call, node: str, command: str, v2transport: bool) -> None:
     if command not in ("add", "remove", "onetry"):
         raise RpcError(RpcCode.MISC_ERROR, _ADDNODE_HELP)
@@ -149,7 +253,9 @@ def addnode(call: Call, node: str, command: str, v2transport: bool) -> None:
 @rpc("network", args=[optional("address", Kind.STR, "", "The IP address/port of the node"),
                       optional("nodeid", Kind.INT, None, "The node ID (see getpeerinfo for "
                                "node IDs)")],
-     description="Immediately disconnects from the specified peer node.", locking=Locking.SELF)
+     description="Immediately disconnects from the specified peer node.",
+     result='null    (json null)', examples=('"192.168.0.6:8333"', '"" 1'),
+     locking=Locking.SELF)
 def disconnectnode(call: Call, address: str, nodeid: int | None) -> None:
     manager = _net(call)
     if (address != "") == (nodeid is not None):
@@ -171,7 +277,9 @@ def disconnectnode(call: Call, address: str, nodeid: int | None) -> None:
 @rpc("network", args=[optional("node", Kind.STR, None, "If provided, return information about "
                                "this specific node, otherwise all nodes are returned.")],
      description="Returns information about the given added node, or all added nodes (onetry "
-                 "nodes are not listed here).", locking=Locking.SELF)
+                 "nodes are not listed here).",
+     result=_GETADDEDNODEINFO_RESULT, examples=('"192.168.0.201"',),
+     locking=Locking.SELF)
 def getaddednodeinfo(call: Call, node: str | None) -> list[dict[str, Any]]:
     manager = _net(call)
 
@@ -194,7 +302,9 @@ def getaddednodeinfo(call: Call, node: str | None) -> list[dict[str, Any]]:
 
 @rpc("network", args=[required("state", Kind.BOOL, "true to enable networking, false to "
                                "disable")],
-     description="Disable/enable all p2p network activity.", locking=Locking.SELF)
+     description="Disable/enable all p2p network activity.",
+     result='true|false    (boolean) The value that was passed in', examples=('false',),
+     locking=Locking.SELF)
 def setnetworkactive(call: Call, state: bool) -> bool:
     manager = _net(call)
 
@@ -220,6 +330,7 @@ _SETBAN_HELP = ("setban \"subnet\" \"command\" ( bantime absolute )\n\nAttempts 
                       optional("absolute", Kind.BOOL, False, "If set, the bantime must be an "
                                "absolute timestamp expressed in UNIX epoch time")],
      description="Attempts to add or remove an IP/Subnet from the banned list.",
+     result='null    (json null)', examples=('"192.168.0.6" "add" 86400',),
      locking=Locking.SELF)
 def setban(call: Call, subnet: str, command: str, bantime: int, absolute: bool) -> None:
     """Core's setban (``src/rpc/net.cpp``; docs/p2p.md §6.1): an address without ``/`` is one
@@ -253,7 +364,9 @@ def setban(call: Call, subnet: str, command: str, bantime: int, absolute: bool) 
     manager.run(run())
 
 
-@rpc("network", description="List all manually banned IPs/Subnets.", locking=Locking.SELF)
+@rpc("network", description="List all manually banned IPs/Subnets.",
+     result=_LISTBANNED_RESULT,
+     locking=Locking.SELF)
 def listbanned(call: Call) -> list[dict[str, Any]]:
     manager = _net(call)
 
@@ -267,7 +380,9 @@ def listbanned(call: Call) -> list[dict[str, Any]]:
     return manager.run(run())
 
 
-@rpc("network", description="Clear all banned IPs.", locking=Locking.SELF)
+@rpc("network", description="Clear all banned IPs.",
+     result='null    (json null)',
+     locking=Locking.SELF)
 def clearbanned(call: Call) -> None:
     manager = _net(call)
 
