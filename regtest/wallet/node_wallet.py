@@ -99,6 +99,7 @@ class NodeWallet(ChainListener, Closeable):
         self.wallet = wallet
         self.params = params
         self.settings = settings if settings is not None else WalletSettings()
+        wallet.change_kind = self.settings.address_kind  # change as the default addresses
         self.ledger = Ledger(params.coinbase_maturity)
         self.labels: dict[bytes, str] = {}
         self.blinding_keys: dict[bytes, int] = {}

@@ -31,6 +31,7 @@ and a block confirms them.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -60,6 +61,7 @@ from regtest.params import (
     select_chain,
 )
 from regtest.wallet.address import ConfidentialAddress
+from regtest.wallet import coinselection
 from regtest.wallet.blinding import (
     asset_blinding_factor,
     blinding_total,
@@ -77,6 +79,15 @@ LOOKAHEAD = 20
 
 class WalletError(CtpluginError):
     """The wallet cannot do what was asked (insufficient funds, unknown asset, ...)."""
+
+
+class _Short(WalletError):
+    """The chosen coins fall ``amount`` short of the policy asset's outputs and fee (coin
+    selection tries again for more)."""
+
+    def __init__(self, amount: int) -> None:
+        super().__init__(f"insufficient funds: the inputs are {amount} short of the fee")
+        self.amount = amount
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +212,7 @@ class _Plan:
     reissuance: Reissuance | None
     change: list[tuple[bytes, int]]
     blind_change: bool
+    subtract: bool = False  # the payments pay the fee (their change is never dropped)
 
     def vsize(self) -> int:
         """The finished transaction's virtual size, from a skeleton with placeholders of the
@@ -346,6 +358,9 @@ class Wallet:
         self._rng_counter = 0
         self.rng_salt = b""
         self.change_keys: set[int] = set()
+        self.change_kind: AddressKind = P2TR
+        """The script kind of change outputs (a node on elementsregtest sets P2WPKH, as
+        elementsd's bech32 change)."""
         self.add_known_asset(policy_asset)
         self.keys.key(LOOKAHEAD - 1)
 
@@ -573,20 +588,101 @@ class Wallet:
 
     # --- building transactions -------------------------------------------------------------
 
-    def _select(self, asset: bytes, amount: int, height: int,
-                exclude: set[tuple[bytes, int]]) -> list[OwnedCoin]:
-        chosen, total = [], 0
-        for coin in self.spendable(asset, height):
-            if total >= amount:
+    def _selection_rng(self) -> random.Random:
+        """Coin selection's randomness (``coinselection`` docstring): derived from the wallet's
+        without using up a draw, so a plan evaluated twice chooses the same coins."""
+        return random.Random(tagged_hash(
+            "ctplugin/wallet/coinselection",
+            self.keys.seed + self.rng_salt + self._rng_counter.to_bytes(8, "big")))
+
+    def input_vsize(self, coin: OwnedCoin, blinded_outputs: int) -> int:
+        """What spending ``coin`` adds to a transaction's vsize: outpoint, sequence and empty
+        scriptSig (41 bytes), its witness (one quarter), and 32 more witness bytes in each
+        blinded output's surjection proof while the ring grows (``WALLET_USED_INPUTS``)."""
+        witness = self.witness_estimate(coin)
+        witness_bytes = 4 + len(witness) + sum(len(item) + 1 for item in witness)
+        return 41 + -(-(witness_bytes + 32 * blinded_outputs) // 4)
+
+    def _choose(self, targets: dict[bytes, int], height: int, used: set[tuple[bytes, int]],
+                fee_rate: int, *, fixed_fee: bool, payment_value: int, n_payments: int,
+                blinded_outputs: int, subtract_fee: bool = False) -> list[OwnedCoin]:
+        """Core's coin selection (``coinselection.choose_selection``) for ``targets`` (per asset,
+        the policy asset's including the fee of everything but the inputs) among the spendable
+        coins not in ``used``. ``fixed_fee``: the caller fixed the fee, so inputs cost nothing
+        and only exact or change-making selections qualify (no change dropped to fees)."""
+        wanted = {a: v for a, v in targets.items() if v > 0}
+        if not wanted:
+            return []
+        pool: list[coinselection.Candidate] = []
+        coins: dict[tuple[bytes, int], OwnedCoin] = {}
+        for asset in sorted(wanted):
+            for coin in self.spendable(asset, height):
+                key = (coin.txid, coin.index)
+                if key in used:
+                    continue
+                size = self.input_vsize(coin, blinded_outputs)
+                rate = 0 if fixed_fee else fee_rate
+                long_term = 0 if fixed_fee else coinselection.DEFAULT_CONSOLIDATE_FEERATE
+                pool.append(coinselection.Candidate(
+                    key, coin.asset, coin.value, coinselection.fee_at(rate, size),
+                    coinselection.fee_at(long_term, size), 4 * size))
+                coins[key] = coin
+        params = self.selection_params(fee_rate, fixed_fee=fixed_fee,
+                                       payment_value=payment_value, n_payments=n_payments,
+                                       subtract_fee=subtract_fee)
+        # Core's eligibility filters, strictest first (spend.cpp AutomaticCoinSelection):
+        # confirmed coins only, then also the unconfirmed ones the wallet trusts (its change)
+        confirmed = [c for c in pool if coins[c.key].height is not None]  # type: ignore[index]
+        found = None
+        for tier in (confirmed, pool):
+            found = coinselection.choose_selection(tier, wanted, params, self._selection_rng())
+            if found is not None:
                 break
-            if (coin.txid, coin.index) in exclude:
-                continue
-            chosen.append(coin)
-            total += coin.value
-        if total < amount:
+        if found is None:
+            have: dict[bytes, int] = {}
+            for c in pool:
+                have[c.asset] = have.get(c.asset, 0) + c.value
+            asset = next((a for a, v in sorted(wanted.items()) if have.get(a, 0) < v),
+                         self.policy_asset)
             raise WalletError(f"insufficient funds in asset {asset[::-1].hex()[:16]}…: "
-                              f"need {amount}, have {total}")
-        return chosen
+                              f"need {wanted.get(asset, 0)}, have {have.get(asset, 0)}")
+        return [coins[c.key] for c in found.coins]  # type: ignore[index]
+
+    def change_output_vsize(self) -> int:
+        """vsize of a blinded change output: asset and value commitments, nonce, script, and
+        the range and surjection proofs (Elements counts the maximal proofs)."""
+        script = self.next_change_script()
+        proofs = self.output_proof_size(script) + serialized_size(WALLET_USED_INPUTS,
+                                                                  WALLET_USED_INPUTS)
+        return 33 + 33 + 33 + 1 + len(script) + -(-(proofs + 6) // 4)
+
+    def selection_params(self, fee_rate: int, *, fixed_fee: bool = False,
+                         payment_value: int = 0, n_payments: int = 1,
+                         subtract_fee: bool = False) -> coinselection.SelectionParams:
+        """Core's ``CoinSelectionParams`` for one transaction (spend.cpp
+        ``CreateTransactionInternal``): change costs at the effective rate to create and at
+        the discard rate (``DEFAULT_DISCARD_FEE``) to spend later; the smallest viable change
+        is above both that spending cost and the change output's dust threshold."""
+        if fixed_fee:
+            return coinselection.SelectionParams(self.policy_asset, change_fee=0,
+                                                 cost_of_change=0, min_change_target=0,
+                                                 min_viable_change=1)
+        change_vsize = self.change_output_vsize()
+        change_fee = coinselection.fee_at(fee_rate, change_vsize)
+        spend_vsize = 41 + -(-(4 + sum(1 + len(i) for i in witness_template(
+            self.next_change_script()))) // 4)
+        discard = coinselection.DEFAULT_DISCARD_FEE
+        spend_fee = coinselection.fee_at(discard, spend_vsize)
+        # GetDustThreshold of the change output (explicit value, blinding key in the nonce:
+        # 33 + 9 + 33 + script) plus the 67 bytes of a witness input spending it
+        script = self.next_change_script()
+        dust = coinselection.fee_at(discard, 33 + 9 + 33 + 1 + len(script) + 67)
+        target = coinselection.change_target(payment_value // max(1, n_payments), change_fee,
+                                             self._selection_rng())
+        return coinselection.SelectionParams(
+            self.policy_asset, change_fee=change_fee, cost_of_change=change_fee + spend_fee,
+            min_change_target=target, min_viable_change=max(spend_fee + 1, dust),
+            subtract_fee_outputs=subtract_fee)
 
     def witness_estimate(self, coin: OwnedCoin) -> tuple[bytes, ...]:
         """A witness of the size signing ``coin``'s input will give (fee estimation)."""
@@ -594,7 +690,7 @@ class Wallet:
 
     def next_change_script(self) -> bytes:
         """The script ``new_address(change=True)`` will pay next (fee estimation)."""
-        return self.keys.key(self._next_key, P2TR).script_pubkey
+        return self.keys.key(self._next_key, self.change_kind).script_pubkey
 
     def build_transaction(self, payments: Sequence[Payment], *, fee: int | None = None,
                           height: int, issuance: Issuance | None = None,
@@ -625,57 +721,129 @@ class Wallet:
         """
         if (fee is None) == (fee_rate is None):
             raise WalletError("give exactly one of fee and fee_rate")
-        def plan(fee: int) -> _Plan:
-            return self._plan(payments=list(payments), fee=fee, height=height,
-                              issuance=issuance, reissuance=reissuance,
-                              blind_change=blind_change, inputs=inputs,
-                              subtract_fee_from=tuple(subtract_fee_from))
+        return self._realize(self._select_and_plan(
+            list(payments), fee=fee, fee_rate=fee_rate, height=height, issuance=issuance,
+            reissuance=reissuance, blind_change=blind_change, inputs=inputs,
+            subtract_fee_from=tuple(subtract_fee_from)))
 
-        if fee is None:
-            assert fee_rate is not None
-            fee = _fee_for_rate(plan, fee_rate)
-        return self._realize(plan(fee))
-
-    def _plan(self, *, payments: list[Payment], fee: int, height: int,
-              issuance: Issuance | None, reissuance: Reissuance | None, blind_change: bool,
-              inputs: Sequence[OwnedCoin] | None,
-              subtract_fee_from: tuple[int, ...]) -> _Plan:
-        """Coin selection and the transaction's shape; no side effects (nothing is drawn)."""
-        if fee <= 0:
-            raise WalletError("the fee must be positive (zero-value fee outputs are invalid)")
-        if subtract_fee_from:
-            payments = _subtract_fee(payments, fee, subtract_fee_from, self.policy_asset)
-        needed: dict[bytes, int] = {self.policy_asset: fee}
-        for p in payments:
-            needed[p.asset] = needed.get(p.asset, 0) + p.amount
+    def _preselected(self, reissuance: Reissuance | None, inputs: Sequence[OwnedCoin] | None,
+                     height: int) -> list[OwnedCoin]:
+        """The coins a transaction spends whatever selection adds: the reissuance token coin
+        first (the reissuance rides on input 0), then the caller's inputs."""
         coins: list[OwnedCoin] = []
-        used: set[tuple[bytes, int]] = set()
         if reissuance is not None:
             token = self.token_of.get(reissuance.asset)
             token_coins = self.spendable(token, height) if token else []
             if not token_coins:
                 raise WalletError("no reissuance token for this asset")
             coins.append(token_coins[0])
-            used.add((token_coins[0].txid, token_coins[0].index))
-            needed[reissuance.asset] = needed.get(reissuance.asset, 0) - reissuance.amount
         if inputs is not None:
             coins.extend(inputs)
-            used.update((c.txid, c.index) for c in inputs)
-        have: dict[bytes, int] = {}
-        for c in coins:
-            have[c.asset] = have.get(c.asset, 0) + c.value
-        for asset, amount in needed.items():
-            short = amount - have.get(asset, 0)
-            if short > 0:
-                extra = self._select(asset, short, height, used)
-                coins.extend(extra)
-                used.update((c.txid, c.index) for c in extra)
-                have[asset] = have.get(asset, 0) + sum(c.value for c in extra)
+        return coins
+
+    def _select_and_plan(self, payments: list[Payment], *, fee: int | None,
+                         fee_rate: int | None, height: int, issuance: Issuance | None,
+                         reissuance: Reissuance | None, blind_change: bool,
+                         inputs: Sequence[OwnedCoin] | None,
+                         subtract_fee_from: tuple[int, ...]) -> _Plan:
+        """Core's CreateTransactionInternal in our terms: choose the coins once
+        (``coinselection``) for the payments plus the fee of everything but the inputs, make
+        the exact fee for the chosen coins (``_fee_for_rate``), then drop policy-asset change
+        to the fee when it is dust or within the cost of change, as Core does (spend.cpp: "We
+        want to drop the change to fees if ..."). With a fixed ``fee`` the fee is exactly it
+        and any change is kept."""
+        preset = self._preselected(reissuance, inputs, height)
+        fixed = fee is not None
+        rate = 0 if fee_rate is None else fee_rate
+        subtract = bool(subtract_fee_from)
+        targets: dict[bytes, int] = {}
+        for p in payments:
+            targets[p.asset] = targets.get(p.asset, 0) + p.amount
+        for c in preset:
+            targets[c.asset] = targets.get(c.asset, 0) - c.value
+        if reissuance is not None:
+            targets[reissuance.asset] = targets.get(reissuance.asset, 0) - reissuance.amount
+        blinded_outputs = sum(p.address is not None for p in payments) + (1 if blind_change
+                                                                           else 0)
+        if fixed:
+            assert fee is not None
+            base_fee = fee
+        elif subtract:
+            base_fee = 0
+        else:
+            skeleton = _Plan(self, preset, payments, 1, issuance, reissuance, [], blind_change)
+            base_fee = coinselection.fee_at(rate, skeleton.vsize())
+            base_fee -= sum(coinselection.fee_at(rate, self.input_vsize(c, blinded_outputs))
+                            for c in preset)
+        targets[self.policy_asset] = targets.get(self.policy_asset, 0) + max(0, base_fee)
+        used = {(c.txid, c.index) for c in preset}
+        policy_paid = sum(p.amount for p in payments if p.asset == self.policy_asset)
+
+        def choose(extra: int) -> list[OwnedCoin]:
+            wanted = dict(targets)
+            wanted[self.policy_asset] = wanted.get(self.policy_asset, 0) + extra
+            return self._choose(wanted, height, used, rate, fixed_fee=fixed,
+                                payment_value=policy_paid, n_payments=max(1, len(payments)),
+                                blinded_outputs=blinded_outputs, subtract_fee=subtract)
+
+        def plan_with(coins: list[OwnedCoin], fee: int) -> _Plan:
+            return self._plan(payments=list(payments), fee=fee, issuance=issuance,
+                              reissuance=reissuance, blind_change=blind_change,
+                              coins=preset + coins, subtract_fee_from=subtract_fee_from)
+
+        chosen = choose(0)
+        if fixed:
+            assert fee is not None
+            return plan_with(chosen, fee)
+        shortfall = 0
+        for _ in range(8):  # the exact fee can exceed the estimate: select again for more
+            try:
+                exact = _fee_for_rate(lambda f: plan_with(chosen, f), rate)
+                planned = plan_with(chosen, exact)
+                break
+            except _Short as short:
+                shortfall += short.amount
+                chosen = choose(shortfall)
+        else:
+            raise WalletError("insufficient funds: could not select coins for the fee")
+        return self._drop_change(planned, rate)
+
+    def _drop_change(self, planned: _Plan, fee_rate: int) -> _Plan:
+        """Policy-asset change at or below the cost of change, or dust at the discard rate,
+        goes to the fee (spend.cpp); kept when it is the only blinded output of a transaction
+        with blinded inputs, which needs one to balance."""
+        amount = next((v for a, v in planned.change if a == self.policy_asset), 0)
+        if amount <= 0 or planned.subtract:
+            return planned
+        params = self.selection_params(fee_rate)
+        if amount > params.cost_of_change and amount >= params.min_viable_change:
+            return planned
+        rest = [(a, v) for a, v in planned.change if a != self.policy_asset]
+        blinded_inputs = any(c.abf or c.vbf for c in planned.coins)
+        blinded_left = (any(p.address is not None for p in planned.payments)
+                        or (planned.blind_change and bool(rest)))
+        if blinded_inputs and not blinded_left:
+            return planned
+        return _Plan(self, planned.coins, planned.payments, planned.fee + amount,
+                     planned.issuance, planned.reissuance, rest, planned.blind_change,
+                     planned.subtract)
+
+    def _plan(self, *, payments: list[Payment], fee: int, issuance: Issuance | None,
+              reissuance: Reissuance | None, blind_change: bool, coins: list[OwnedCoin],
+              subtract_fee_from: tuple[int, ...]) -> _Plan:
+        """The transaction's shape for the chosen ``coins`` and ``fee``; no side effects
+        (nothing is drawn). Raises ``_Short`` when the coins do not cover the policy asset."""
+        if fee <= 0:
+            raise WalletError("the fee must be positive (zero-value fee outputs are invalid)")
+        if subtract_fee_from:
+            payments = _subtract_fee(payments, fee, subtract_fee_from, self.policy_asset)
         if not coins:
             raise WalletError("nothing to spend")
         if reissuance is not None and coins[0].abf == 0:
             raise WalletError("the reissuance token coin must have a blinded asset")
-
+        have: dict[bytes, int] = {}
+        for c in coins:
+            have[c.asset] = have.get(c.asset, 0) + c.value
         issued: dict[bytes, int] = {}
         if issuance is not None:
             entropy = issuance_entropy(coins[0].txid, coins[0].index, issuance.contract_hash)
@@ -691,13 +859,16 @@ class Wallet:
         for p in payments:
             totals_out[p.asset] = totals_out.get(p.asset, 0) + p.amount
         change: list[tuple[bytes, int]] = []
-        for asset in sorted(totals_in):
-            amount = totals_in[asset] - totals_out.get(asset, 0)
+        for asset in sorted({*totals_in, *totals_out}):
+            amount = totals_in.get(asset, 0) - totals_out.get(asset, 0)
             if amount < 0:
+                if asset == self.policy_asset:
+                    raise _Short(-amount)
                 raise WalletError("inputs do not cover the payments")
             if amount > 0:
                 change.append((asset, amount))
-        return _Plan(self, coins, payments, fee, issuance, reissuance, change, blind_change)
+        return _Plan(self, coins, payments, fee, issuance, reissuance, change, blind_change,
+                     bool(subtract_fee_from))
 
     def _realize(self, plan: _Plan) -> BuiltTransaction:
         """Draw the randomness, make the proofs, apply the transaction to the wallet."""
@@ -749,7 +920,7 @@ class Wallet:
                 for p in plan.payments]
         change_indexes = []
         for asset, amount in plan.change:
-            address = self.new_address(change=True)
+            address = self.new_address(self.change_kind, change=True)
             change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
                                  address.blinding_pubkey if plan.blind_change else None))
@@ -770,19 +941,16 @@ class Wallet:
         addresses (change included) carry the blinding public key in their nonce field, for
         ``blind`` (Elements' createrawtransaction convention). Returns (transaction, fee,
         change output indexes)."""
-        def make(fee: int) -> _Plan:
-            return self._plan(payments=list(payments), fee=fee, height=height, issuance=None,
-                              reissuance=None, blind_change=True, inputs=list(inputs) or None,
-                              subtract_fee_from=())
-
-        fee = _fee_for_rate(make, fee_rate)
-        plan = make(fee)
+        plan = self._select_and_plan(list(payments), fee=None, fee_rate=fee_rate, height=height,
+                                     issuance=None, reissuance=None, blind_change=True,
+                                     inputs=list(inputs) or None, subtract_fee_from=())
+        fee = plan.fee
         outs = [TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script,
                       nonce=p.address.blinding_pubkey if p.address else b"")
                 for p in plan.payments]
         change = []
         for asset, amount in plan.change:
-            address = self.new_address(change=True)
+            address = self.new_address(self.change_kind, change=True)
             change.append(len(outs))
             outs.append(TxOut(asset=asset, value=amount, script_pubkey=address.script_pubkey,
                               nonce=address.blinding_pubkey))

@@ -538,23 +538,6 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
     return Payment(value, script_pubkey=dest.script_pubkey, asset=asset)
 
 
-FEE_ASSET_ARG = optional("fee_asset", Kind.STR, None, "Label or hex id of the asset used for "
-                         "fees: only the policy asset here (any-asset fees are off).",
-                         "the policy asset")
-
-
-def _check_fee_asset(call: Call, fee_asset: str | None) -> None:
-    """elementsd reads fee_asset only with con_any_asset_fees, which our chain does not enable:
-    rather than ignore another asset silently, refuse it."""
-    if fee_asset is None or fee_asset == "":
-        return
-    asset = asset_from_label(call, fee_asset)
-    if asset != policy_asset(call):
-        raise RpcError(RpcCode.INVALID_PARAMETER,
-                       f"fee_asset {fee_asset}: this chain pays fees in the policy asset only "
-                       "(any-asset fees are not enabled)")
-
-
 @rpc("wallet",
      args=[required("address", Kind.STR, "The address to send to."),
            required("amount", Kind.AMOUNT, "The amount in BTC to send. eg 0.1"),
@@ -570,7 +553,6 @@ def _check_fee_asset(call: Call, fee_asset: str | None) -> None:
            optional("ignoreblindfail", Kind.BOOL, True),
            optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
                     "not set, falls back to wallet fee estimation"),
-           FEE_ASSET_ARG,
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
                                                  "transaction.")],
      wallet=True, locking=Locking.SELF,
@@ -581,9 +563,8 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
                   comment_to: str | None, subtractfeefromamount: bool, replaceable: Any,
                   conf_target: Any, estimate_mode: str, avoid_reuse: bool,
                   assetlabel: str | None, ignoreblindfail: bool, fee_rate: Any,
-                  fee_asset: str | None, verbose: bool) -> Any:
+                  verbose: bool) -> Any:
     payment = _payment(call, address, amount, assetlabel)
-    _check_fee_asset(call, fee_asset)
     rate = wallet_fee_rate(call, fee_rate, conf_target)
     built = build_and_send(call, [payment], fee_rate=rate,
                            subtract=[0] if subtractfeefromamount else [],
@@ -602,20 +583,20 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
            optional("estimate_mode", Kind.STR, "unset"),
            optional("output_assets", Kind.OBJ, None, "address → asset label or hex"),
            optional("ignoreblindfail", Kind.BOOL, True),
-           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB."),
-           FEE_ASSET_ARG,
-           optional("verbose", Kind.BOOL, False)],
+           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
+                    "not set, falls back to wallet fee estimation"),
+           optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
+                                                 "transaction.")],
      wallet=True, locking=Locking.SELF,
      description="Send multiple times (parameters in elementsd's positional order).")
 def sendmany(call: Call, dummy: str, amounts: dict[str, Any], minconf: Any, comment: str | None,
              subtractfeefrom: list[Any] | None, replaceable: Any, conf_target: Any,
              estimate_mode: str, output_assets: dict[str, Any] | None, ignoreblindfail: bool,
-             fee_rate: Any, fee_asset: str | None, verbose: bool) -> Any:
+             fee_rate: Any, verbose: bool) -> Any:
     if dummy != "":
         raise RpcError(RpcCode.INVALID_PARAMETER, "Dummy value must be set to \"\"")
     if not amounts:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, amounts object is empty")
-    _check_fee_asset(call, fee_asset)
     assets = output_assets or {}
     payments = []
     subtract = []

@@ -391,22 +391,22 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
 
 def test_positional_parameters_in_elementsds_order(node: NodeProcess) -> None:
     """QA: calls written for elementsd pass parameters by position, so ours take Elements'
-    order: sendmany ... estimate_mode, output_assets, ignoreblindfail, fee_rate, fee_asset,
-    verbose; sendtoaddress ... fee_rate, fee_asset, verbose; createrawtransaction's 5th
-    parameter is output_assets. A fee_asset other than the policy asset is refused (our chain
-    has no any-asset fees), not silently ignored."""
+    order (src/wallet/rpc/spend.cpp): sendmany ... estimate_mode, output_assets,
+    ignoreblindfail, fee_rate, verbose (12); sendtoaddress ... assetlabel, ignoreblindfail,
+    fee_rate, verbose (13) — no fee_asset, which no Elements version has; a 14th argument is
+    a count error. createrawtransaction's 5th parameter is output_assets."""
     alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
     issued = alice.issueasset(Decimal("100"), Decimal("0"))
     chain.generatetoaddress(1, alice.getnewaddress())
     address = carol.getnewaddress()
     sent = alice.sendmany("", {address: Decimal("5")}, 0, "", [], False, None, "unset",
-                          {address: issued["asset"]}, True, None, "bitcoin", True)
+                          {address: issued["asset"]}, True, None, True)
     assert set(sent) == {"txid", "fee_reason"}
     by_name = alice.sendtoaddress(address, Decimal("0.1"), "", "", False, None, None, "unset",
-                                  True, "bitcoin", True, None, None, True)
+                                  True, "bitcoin", True, None, True)
     assert set(by_name) == {"txid", "fee_reason"}
     assert code_of(alice.sendtoaddress, address, Decimal("0.1"), "", "", False, None, None,
-                   "unset", True, "bitcoin", True, None, issued["asset"]) == -8
+                   "unset", True, "bitcoin", True, None, True, True) == -1
     chain.generatetoaddress(1, alice.getnewaddress())
     assert carol.getbalance()[issued["asset"]] == Decimal("5")
     assert carol.gettransaction(sent["txid"])["amount"][issued["asset"]] == Decimal("5")
