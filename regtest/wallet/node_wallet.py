@@ -418,7 +418,15 @@ class NodeWallet(ChainListener, Closeable):
             self.block_connected(_read(node, block_hash), height)
             processed += 1
         self.resubmit(node)
+        self.scan_mempool(node)
         return processed
+
+    def scan_mempool(self, node: Node) -> None:
+        """Unconfirmed transactions already in the node's mempool that pay or spend this
+        wallet (Core's ``CWallet::postInitProcess`` → ``requestMempoolTransactions``): a
+        wallet loaded after a payment reached the mempool still shows it."""
+        for entry in list(node.mempool.entries.values()):
+            self.transaction_added(entry.tx)
 
     def resubmit(self, node: Node) -> None:
         """Unconfirmed wallet transactions: mark those in the mempool, offer the others to it

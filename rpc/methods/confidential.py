@@ -42,10 +42,10 @@ from rpc.methods.wallet import (
     policy_asset,
     policy_label,
     wallet_errors,
-    wallet_fee_rate,
+    choose_fee_rate,
 )
 from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hex
-from rpc.registry import Kind, Locking, optional, required, rpc
+from rpc.registry import Kind, Locking, json_type, optional, required, rpc
 from validator import decode_txout
 
 
@@ -179,29 +179,51 @@ def unblindrawtransaction(call: Call, hex: str) -> dict[str, Any]:
 
 @rpc("wallet",
      args=[required("hexstring", Kind.HEX, "The hex string of the raw transaction"),
-           optional("options", Kind.OBJ, None, "fee_rate (sat/vB), feeRate (BTC/kvB), "
-                    "changePosition, subtractFeeFromOutputs (unsupported), add_inputs"),
+           optional("options", Kind.ANY, None, "An object with fee_rate (sat/vB), feeRate "
+                    "(BTC/kvB), changePosition, add_inputs, includeWatching, lockUnspents, "
+                    "replaceable, conf_target, estimate_mode, change_type, changeAddress. For "
+                    "backward compatibility: passing in a true instead of an object will "
+                    "result in {\"includeWatching\":true}"),
            optional("iswitness", Kind.BOOL, None)],
      wallet=True, locking=Locking.SELF,
      description="Add inputs to a transaction until it has enough in value to meet its out "
                  "value, add change outputs (confidential: the blinding key in the nonce) and "
-                 "the fee output. The transaction is not blinded: use blindrawtransaction.")
-def fundrawtransaction(call: Call, hexstring: str, options: dict[str, Any] | None,
+                 "the fee output. The transaction is not blinded: use blindrawtransaction.",
+     result='{\n  "hex" : "hex",       (string) The resulting raw transaction (hex-encoded '
+            'string)\n  "fee" : n,           (numeric) Fee in BTC the resulting transaction '
+            'pays\n  "changepos" : n      (numeric) The position of the added change output, '
+            'or -1\n}',
+     examples=['"rawtransactionhex"', '"rawtransactionhex" \'{"fee_rate": 2}\''])
+def fundrawtransaction(call: Call, hexstring: str, options: Any,
                        iswitness: bool | None) -> dict[str, Any]:
     tx = decode_transaction_hex(hexstring)
+    if isinstance(options, bool):  # Core's legacy form (spend.cpp FundTransaction)
+        options = {"includeWatching": options}
+    elif options is not None and not isinstance(options, dict):
+        raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(options).value} is "
+                                           "not of expected type object")
     opts = dict(options or {})
     known = {"fee_rate", "feeRate", "changePosition", "subtractFeeFromOutputs", "add_inputs",
              "includeWatching", "lockUnspents", "replaceable", "conf_target", "estimate_mode",
-             "change_type", "changeAddress"}
+             "change_type", "changeAddress", "include_unsafe", "minconf", "maxconf"}
     unknown = set(opts) - known
     if unknown:
         raise RpcError(RpcCode.INVALID_PARAMETER, f"Unexpected key {sorted(unknown)[0]}")
     if opts.get("subtractFeeFromOutputs"):
         raise RpcError(RpcCode.INVALID_PARAMETER, "subtractFeeFromOutputs is not supported")
     if "feeRate" in opts:
+        if "fee_rate" in opts:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Cannot specify both fee_rate (sat/vB) "
+                                                      "and feeRate (BTC/kvB)")
         rate = amount_from_value(opts["feeRate"])
     else:
-        rate = wallet_fee_rate(call, opts.get("fee_rate"), opts.get("conf_target"))
+        try:
+            rate = choose_fee_rate(call, opts.get("fee_rate"), opts.get("conf_target"),
+                                   opts.get("estimate_mode")).rate
+        except RpcError as error:  # FundTransaction reports wallet failures as -4
+            if error.code == RpcCode.WALLET_INSUFFICIENT_FUNDS:
+                raise RpcError(RpcCode.WALLET_ERROR, error.message) from None
+            raise
     payments = []
     for n, out in enumerate(tx.outputs):
         if out.is_fee:
@@ -224,13 +246,19 @@ def fundrawtransaction(call: Call, hexstring: str, options: dict[str, Any] | Non
             if coin is None:
                 raise RpcError(RpcCode.INVALID_PARAMETER, "Insufficient funds: preselected "
                                                           "input is not a wallet coin")
+            output_assets = {p.asset for p in payments}
+            if coin.asset != policy_asset(call) and coin.asset not in output_assets:
+                # Elements' FundTransaction: the change of a preselected asset has no output
+                # to ride along with, so such transactions are refused up front
+                raise RpcError(RpcCode.WALLET_ERROR, "Transaction is missing an output for "
+                                                     f"input asset {coin.asset[::-1].hex()}")
             inputs.append(coin)
         try:
             funded, fee, change = wallet.wallet.fund(payments, fee_rate=rate,
                                                      height=call.node.tip.height + 1,
                                                      inputs=inputs)
-        except WalletError as exc:
-            raise wallet_errors(exc) from None
+        except WalletError as exc:  # FundTransaction reports every failure as -4
+            raise RpcError(RpcCode.WALLET_ERROR, wallet_errors(exc).message) from None
         wallet.commit(state=True, sync=True)
     # Core keeps what the caller set: preselected inputs' sequences (their BIP125 signal,
     # relative locktimes) and the locktime; inputs the wallet adds get its default.
@@ -370,7 +398,7 @@ def issueasset(call: Call, assetamount: Any, tokenamount: Any, blind: bool,
         if len(raw) != 32:
             raise RpcError(RpcCode.INVALID_PARAMETER, "contract_hash must be 32 bytes")
         contract = raw[::-1]
-    built = build_and_send(call, [], fee_rate=wallet_fee_rate(call, None, None),
+    built = build_and_send(call, [], fee_rate=choose_fee_rate(call, None, None).rate,
                            issuance=Issuance(amount, tokens, contract, blind_amount=blind))
     ids = input_issuance_ids(built.tx.inputs[0])
     assert ids is not None
@@ -405,7 +433,7 @@ def reissueasset(call: Call, asset: str, assetamount: Any) -> dict[str, Any]:
                            "No available reissuance tokens in wallet.")
         entropy = wallet.wallet.entropy[asset_id]
         blinded = token == reissuance_token_id(entropy, True)  # the asset's issuance was blinded
-    built = build_and_send(call, [], fee_rate=wallet_fee_rate(call, None, None),
+    built = build_and_send(call, [], fee_rate=choose_fee_rate(call, None, None).rate,
                            reissuance=Reissuance(asset_id, amount, blind_amount=blinded))
     return {"txid": built.tx.txid_hex, "vin": 0}
 

@@ -10,6 +10,7 @@ the chain lock, so proving never holds up the chain or other wallets.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -27,7 +28,7 @@ from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
 from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash
-from rpc.registry import Kind, Locking, optional, required, rpc
+from rpc.registry import Kind, Locking, integer, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
 
 ZERO_BLINDER = "00" * 32
@@ -96,16 +97,72 @@ def wallet_errors(exc: WalletError) -> RpcError:
     return RpcError(RpcCode.WALLET_ERROR, message)
 
 
-def wallet_fee_rate(call: Call, fee_rate: Any, conf_target: Any) -> int:
-    """sat/kvB: the call's ``fee_rate`` (sat/vB), else the wallet's (settxfee / fallbackfee)."""
+DEFAULT_TRANSACTION_MINFEE = 100
+"""sat/kvB: Elements' ``-mintxfee`` default (src/wallet/wallet.h)."""
+MAX_CONF_TARGET = 1008  # the fee estimator's longest horizon (policy/fees.h)
+FEE_MODES = ("unset", "economical", "conservative")
+NO_FALLBACK_FEE = ("Fee estimation failed. Fallbackfee is disabled. Wait a few blocks or "
+                   "enable -fallbackfee.")
+
+
+@dataclass(frozen=True, slots=True)
+class FeeChoice:
+    """The fee rate a wallet transaction pays (sat/kvB) and Core's ``FeeReason`` text for it
+    (``fee_reason`` of a verbose send, common/messages.cpp)."""
+
+    rate: int
+    reason: str
+
+
+def _sat_per_vb(rate: int) -> str:
+    """``CFeeRate::ToString(SAT_VB)``."""
+    return f"{rate // 1000}.{rate % 1000:03d} sat/vB"
+
+
+def choose_fee_rate(call: Call, fee_rate: Any, conf_target: Any,
+                    estimate_mode: str | None = None) -> FeeChoice:
+    """Core's ``SetFeeEstimateMode`` checks, then ``GetMinimumFeeRate``: an explicit
+    ``fee_rate`` (sat/vB), else ``settxfee``'s rate, else fee estimation — which on a node
+    without estimates is ``-fallbackfee`` (disabled at 0: -6 "Fee estimation failed...") —
+    raised to the mempool's and the wallet's minimum (``-mintxfee``, ``-minrelaytxfee``)."""
     if fee_rate is not None:
         if conf_target is not None:
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            "Cannot specify both conf_target and fee_rate. Please provide either "
                            "a confirmation target in blocks for automatic fee estimation, or an "
                            "explicit fee rate.")
-        return fee_rate_from_value(fee_rate)
-    return call.context.wallet_fee_rate
+        if estimate_mode is not None and estimate_mode != "unset":
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Cannot specify both estimate_mode and fee_rate")
+    elif estimate_mode is not None and estimate_mode.lower() not in FEE_MODES:
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       'Invalid estimate_mode parameter, must be one of: "unset", '
+                       '"economical", "conservative"')
+    if fee_rate is None and conf_target is not None:
+        target = integer(conf_target)
+        if not 1 <= target <= MAX_CONF_TARGET:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    relay_minimum = call.node.mempool.settings.minrelaytxfee
+    required = max(DEFAULT_TRANSACTION_MINFEE, relay_minimum)
+    if fee_rate is not None:
+        rate = fee_rate_from_value(fee_rate)
+        if rate < required:
+            raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS,
+                           f"Fee rate ({_sat_per_vb(rate)}) is lower than the minimum fee rate "
+                           f"setting ({_sat_per_vb(required)})")
+        return FeeChoice(rate, "PayTxFee set")
+    if conf_target is None and call.context.wallet_fee_rate:
+        choice = FeeChoice(call.context.wallet_fee_rate, "PayTxFee set")
+    else:  # no fee estimates on a regtest node: the fallback fee
+        if not call.context.fallback_fee_rate:
+            raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS, NO_FALLBACK_FEE)
+        choice = FeeChoice(call.context.fallback_fee_rate, "Fallback fee")
+        if choice.rate < relay_minimum:
+            choice = FeeChoice(relay_minimum, "Mempool Min Fee")
+    if choice.rate < required:
+        choice = FeeChoice(required, "Minimum Required Fee")
+    return choice
 
 
 def address_text(call: Call, dest: Destination) -> str:
@@ -115,11 +172,11 @@ def address_text(call: Call, dest: Destination) -> str:
 
 
 def address_of_output(call: Call, wallet: NodeWallet, out: TxOut) -> str | None:
-    """The address an output pays: confidential when it is ours and blinded."""
+    """The address an output pays as elementsd's history and coin lists print it
+    (``ExtractDestination`` of the scriptPubKey, src/wallet/receive.cpp
+    ``CachedTxGetAmounts``, coins.cpp ``listunspent``): the unconfidential form, whether the
+    output is ours or not and blinded or not; None for a script without an address."""
     try:
-        pair = wallet.wallet.keys.owner_of(out.script_pubkey)
-        if pair is not None and not isinstance(out.value, int):
-            return address_text(call, Destination(out.script_pubkey, pair.blinding_pubkey))
         return address_text(call, Destination(out.script_pubkey))
     except EncodingError:
         return None
@@ -234,7 +291,7 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
         "txcount": len(wallet.ledger),
         "keypoolsize": 20,
         "keypoolsize_hd_internal": 20,
-        "paytxfee": amount_json(0),
+        "paytxfee": amount_json(call.context.wallet_fee_rate),
         "private_keys_enabled": True,
         "avoid_reuse": False,
         "scanning": False,
@@ -249,10 +306,20 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
 
 @rpc("wallet", args=[required("amount", Kind.AMOUNT, "The transaction fee rate in BTC/kvB")],
      description="Set the transaction fee rate in BTC/kvB for this node's wallets (0 returns "
-                 "to the fallback fee). Overrides the conf_target and estimate_mode parameters.")
+                 "to fee estimation, which here is -fallbackfee). Overrides the conf_target and "
+                 "estimate_mode parameters.",
+     result="true|false    (boolean) Returns true if successful",
+     examples=["0.00001"])
 def settxfee(call: Call, amount: Any) -> bool:
     rate = amount_from_value(amount)
-    call.context.wallet_fee_rate = rate or call.context.fallback_fee_rate
+    relay = call.node.mempool.settings.minrelaytxfee
+    if rate and rate < relay:  # CFeeRate::ToString: "0.00001000 BTC/kvB"
+        raise RpcError(RpcCode.INVALID_PARAMETER, "txfee cannot be less than min relay tx fee "
+                                                  f"({amount_json(relay):.8f} BTC/kvB)")
+    if rate and rate < DEFAULT_TRANSACTION_MINFEE:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "txfee cannot be less than wallet min fee "
+                       f"({amount_json(DEFAULT_TRANSACTION_MINFEE):.8f} BTC/kvB)")
+    call.context.wallet_fee_rate = rate
     return True
 
 
@@ -565,12 +632,12 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
                   assetlabel: str | None, ignoreblindfail: bool, fee_rate: Any,
                   verbose: bool) -> Any:
     payment = _payment(call, address, amount, assetlabel)
-    rate = wallet_fee_rate(call, fee_rate, conf_target)
-    built = build_and_send(call, [payment], fee_rate=rate,
+    fee = choose_fee_rate(call, fee_rate, conf_target, estimate_mode)
+    built = build_and_send(call, [payment], fee_rate=fee.rate,
                            subtract=[0] if subtractfeefromamount else [],
                            comment=comment or "", comment_to=comment_to or "")
     if verbose:
-        return {"txid": built.tx.txid_hex, "fee_reason": "Fallback fee"}
+        return {"txid": built.tx.txid_hex, "fee_reason": fee.reason}
     return built.tx.txid_hex
 
 
@@ -606,11 +673,11 @@ def sendmany(call: Call, dummy: str, amounts: dict[str, Any], minconf: Any, comm
                                  else None))
         if subtractfeefrom and address in subtractfeefrom:
             subtract.append(i)
-    rate = wallet_fee_rate(call, fee_rate, conf_target)
-    built = build_and_send(call, payments, fee_rate=rate, subtract=subtract,
+    fee = choose_fee_rate(call, fee_rate, conf_target, estimate_mode)
+    built = build_and_send(call, payments, fee_rate=fee.rate, subtract=subtract,
                            comment=comment or "")
     if verbose:
-        return {"txid": built.tx.txid_hex, "fee_reason": "Fallback fee"}
+        return {"txid": built.tx.txid_hex, "fee_reason": fee.reason}
     return built.tx.txid_hex
 
 
@@ -693,8 +760,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
         if label is not None:
             entry["label"] = label
         entry["vout"] = n
-        if wtx.state is TxState.ABANDONED:
-            entry["abandoned"] = True
+        entry["abandoned"] = wtx.state is TxState.ABANDONED
         entries.append(entry)
     return entries
 
@@ -709,13 +775,27 @@ def _amount_fields(opening: Opening | None, negative: bool) -> dict[str, Any]:
 
 
 @rpc("wallet", args=[required("txid", Kind.STR, "The transaction id"),
-                     optional("include_watchonly", Kind.BOOL, True),
+                     optional("include_watchonly", Kind.BOOL, True, "Whether to include watch-"
+                              "only addresses in balance calculation and details[]"),
                      optional("verbose", Kind.BOOL, False, "Whether to include a `decoded` "
                                                            "field containing the decoded "
-                                                           "transaction")],
-     wallet=True, description="Get detailed information about in-wallet transaction <txid>")
+                                                           "transaction"),
+                     optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
+                                                            "balance.")],
+     wallet=True, description="Get detailed information about in-wallet transaction <txid>; "
+                              "with assetlabel, \"amount\" is that asset's alone (0 for an "
+                              "unknown label).",
+     result='{\n  "amount" : {...},          (json object or numeric) The amount per asset '
+            '(one number with assetlabel)\n  "fee" : {...},             (json object) The '
+            'fee per asset, for a send\n  "confirmations" : n,       (numeric)\n  '
+            '"txid" : "hex",           (string)\n  "details" : [...],         (json array)\n'
+            '  "hex" : "hex",            (string) Raw data for transaction\n  "decoded" : '
+            '{...}          (json object, verbose only)\n}',
+     examples=['"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d"',
+               '"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d" true false '
+               '"bitcoin"'])
 def gettransaction(call: Call, txid: str, include_watchonly: bool,
-                   verbose: bool) -> dict[str, Any]:
+                   verbose: bool, assetlabel: str | None) -> dict[str, Any]:
     wallet = call.wallet
     wtx = wallet.ledger.get(parse_hash(txid, "txid"))
     if wtx is None:
@@ -727,6 +807,9 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
     for asset in {*credit, *debit, *fees}:
         net[asset] = credit.get(asset, 0) - debit.get(asset, 0) + fees.get(asset, 0)
     out: dict[str, Any] = {"amount": amount_map(call, net)}
+    if assetlabel:  # AmountMapToUniv with an asset: that asset's amount alone
+        asset = asset_from_label(call, assetlabel, strict=False)
+        out["amount"] = amount_json(net.get(asset, 0) if asset is not None else 0)
     if debit:
         out["fee"] = amount_map(call, {a: -v for a, v in fees.items()})
     out.update(_wtx_fields(call, wallet, wtx))
