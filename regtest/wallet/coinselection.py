@@ -1,4 +1,5 @@
-"""Coin selection as Bitcoin Core's wallet does it, per asset as Elements does (docs/node-rpc.md §1.7).
+"""Coin selection as Bitcoin Core's wallet does it, per asset as Elements does
+(docs/node-rpc.md §1.8).
 
 Pure functions over ``Candidate`` coins (no wallet, no I/O): Branch and Bound, Single Random
 Draw and the knapsack solver of Core's ``src/wallet/coinselection.cpp``, and
@@ -167,10 +168,10 @@ def select_bnb(pool: Sequence[Candidate], target: int, cost_of_change: int, *,
     index = 0
     for _ in range(TOTAL_TRIES):
         backtrack = False
-        if (value + available < target or value > target + cost_of_change
-                or (best_waste is not None and waste > best_waste and feerate_high)):
-            backtrack = True
-        elif max_weight is not None and weight > max_weight:
+        out_of_range = (value + available < target or value > target + cost_of_change
+                        or (best_waste is not None and waste > best_waste and feerate_high))
+        too_heavy = max_weight is not None and weight > max_weight
+        if out_of_range or too_heavy:
             backtrack = True
         elif value >= target:
             excess_waste = waste + value - target

@@ -322,6 +322,32 @@ class NodeWallet(ChainListener, Closeable):
         self.commit([wtx], state=True)
         return wtx
 
+    def abandon(self, txid: bytes) -> None:
+        """Core's ``AbandonTransaction``: the transaction (unconfirmed, not in the mempool) and
+        its unconfirmed descendants become ``ABANDONED``, so the coins they spend are free
+        again. The caller checks eligibility."""
+        wtx = self.ledger.txs[txid]
+        changed = []
+        for victim in (wtx, *self.ledger.descendants(txid)):
+            if victim.state in (TxState.MEMPOOL, TxState.INACTIVE):
+                victim.set_unconfirmed(TxState.ABANDONED)
+                changed.append(victim)
+        self.commit(changed)
+        self.sync_coins()
+
+    def lock_coins(self, outpoints: Sequence[Outpoint], *, persistent: bool) -> None:
+        """lockunspent: coin selection leaves these alone; only a persistent lock is written
+        (Core keeps the others in memory until the wallet unloads)."""
+        if persistent:
+            self.commit(lock=outpoints)
+        else:
+            self.wallet.locked.update(outpoints)
+
+    def unlock_coins(self, outpoints: Sequence[Outpoint] | None = None) -> None:
+        """Unlock ``outpoints`` (every locked coin when None); always written, as Core's."""
+        chosen = list(self.wallet.locked) if outpoints is None else list(outpoints)
+        self.commit(unlock=chosen)
+
     def forget(self, txid: bytes) -> None:
         """Drop a transaction the wallet built but the node refused; restore the coin view."""
         self.ledger.remove(txid)
@@ -331,6 +357,30 @@ class NodeWallet(ChainListener, Closeable):
     # --- chain events ---------------------------------------------------------------------------
 
     def block_connected(self, block: Block, height: int) -> None:
+        changed, learned = self._scan_block(block, height)
+        self.best = (block.hash, height)
+        self.commit(changed, state=bool(changed) or learned)
+        if changed:
+            self.sync_coins()
+
+    def rescan(self, node: Node, start: int, stop: int) -> None:
+        """rescanblockchain: the main chain's blocks ``start``..``stop`` scanned again (payments
+        to keys, addresses or blinding keys learnt since show up)."""
+        changed: list[WalletTx] = []
+        learned = False
+        for height in range(start, stop + 1):
+            block_hash = node.block_hash(height)
+            if block_hash is None:
+                break
+            found, new = self._scan_block(_read(node, block_hash), height)
+            changed += found
+            learned |= new
+        self.commit(changed, state=bool(changed) or learned, sync=True)
+        self.sync_coins()
+
+    def _scan_block(self, block: Block, height: int) -> tuple[list[WalletTx], bool]:
+        """The wallet transactions a main-chain block confirms or conflicts, and whether it
+        taught the wallet new assets."""
         changed: list[WalletTx] = []
         learned = False
         # A genesis left out of the UTXO set has no coins for anyone (Elements' ConnectBlock)
@@ -351,10 +401,7 @@ class NodeWallet(ChainListener, Closeable):
             if wtx is not None:
                 wtx.set_confirmed(block.hash, height, position, block.header.time)
                 changed.append(wtx)
-        self.best = (block.hash, height)
-        self.commit(changed, state=bool(changed) or learned)
-        if changed:
-            self.sync_coins()
+        return changed, learned
 
     def block_disconnected(self, block: Block, height: int) -> None:
         changed: list[WalletTx] = []

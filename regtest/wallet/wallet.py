@@ -31,6 +31,7 @@ and a block confirms them.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -60,8 +61,8 @@ from regtest.params import (
     POLICY_ASSET,
     select_chain,
 )
-from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet import coinselection
+from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.blinding import (
     asset_blinding_factor,
     blinding_total,
@@ -69,7 +70,7 @@ from regtest.wallet.blinding import (
     final_value_blind,
     rewind_nonce,
 )
-from regtest.wallet.keys import P2TR, AddressKind, KeyChain
+from regtest.wallet.keys import P2TR, AddressKind, KeyChain, slip77_blinding_secret
 from regtest.wallet.signing import sign_transaction, witness_template
 
 _ZERO32 = bytes(32)
@@ -309,6 +310,19 @@ def _subtract_fee(payments: list[Payment], fee: int, indexes: tuple[int, ...],
     return out
 
 
+def issuance_blinding_script(prevout_hash: bytes, prevout_index: int) -> bytes:
+    """``CScript() << OP_RETURN << prevout.hash << prevout.n``: the script whose SLIP-77 key
+    blinds an issuance (Elements' wallet); the index as a minimal script number push."""
+    if prevout_index == 0:
+        number = b"\x00"  # OP_0
+    elif 1 <= prevout_index <= 16:
+        number = bytes([0x50 + prevout_index])  # OP_1 .. OP_16
+    else:
+        data = prevout_index.to_bytes((prevout_index.bit_length() + 8) // 8, "little")
+        number = bytes([len(data)]) + data
+    return b"\x6a\x20" + prevout_hash + number
+
+
 @dataclass(slots=True)
 class _OutSpec:
     script: bytes
@@ -511,14 +525,39 @@ class Wallet:
             return _borromean_proof_size(0, False, self.ct_exponent, self.ct_bits)
         return CONSENSUS_PROOF_LENGTH
 
-    def _issuance_proof(self, value: int, vbf: int, asset: bytes) -> bytes:
-        """The range proof of a blinded issuance amount (extra commit: an EMPTY script)."""
+    def issuance_blinding_key(self, prevout_hash: bytes, prevout_index: int) -> int:
+        """The blinding key of an issuance on the input spending (prevout_hash, prevout_index):
+        the wallet's SLIP-77 key for the script ``OP_RETURN <prevout hash> <prevout n>``, as
+        Elements' wallet derives it (src/wallet/rpc/backup.cpp ``dumpissuanceblindingkey``)."""
+        return slip77_blinding_secret(self.keys.master_blinding_key,
+                                      issuance_blinding_script(prevout_hash, prevout_index))
+
+    def _issuance_proof(self, value: int, vbf: int, asset: bytes, blinding_key: int) -> bytes:
+        """The range proof of a blinded issuance amount (extra commit: an EMPTY script); its
+        rewind nonce is the issuance blinding key itself (Elements' blind.cpp), so whoever holds
+        the key (``importissuanceblindingkey``) opens the amount."""
         asset_gen = generator_generate(asset)
+        nonce = blinding_key.to_bytes(32, "big")
         if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.issuance_rangeproof(
-                value, self._random(), vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
+                value, nonce, vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
                 asset, exp=self.ct_exponent, min_bits=self.ct_bits)
-        return prove_output(value, vbf, asset_gen, self._random(), b"")
+        return prove_output(value, vbf, asset_gen, nonce, b"")
+
+    def open_issuance(self, amount: bytes, proof: bytes, asset: bytes,
+                      blinding_key: int) -> tuple[int, int] | None:
+        """(value, value blind) of a blinded issuance amount under ``blinding_key``, or None."""
+        gen = generator_generate(asset).serialize()
+        nonce = blinding_key.to_bytes(32, "big")
+        try:
+            if self.range_proofs == RangeProofKind.BORROMEAN:
+                found = borromean.rewind(proof, amount, gen, b"", nonce)
+                return (None if found is None
+                        else (found.value, int.from_bytes(found.blind, "big")))
+            opened = rewind_output(proof, amount, gen, nonce, b"")
+        except CtpluginError:
+            return None
+        return None if opened is None else (opened.value, int.from_bytes(opened.blind, "big"))
 
     # --- persistence ----------------------------------------------------------------------
 
@@ -798,7 +837,7 @@ class Wallet:
         shortfall = 0
         for _ in range(8):  # the exact fee can exceed the estimate: select again for more
             try:
-                exact = _fee_for_rate(lambda f: plan_with(chosen, f), rate)
+                exact = _fee_for_rate(functools.partial(plan_with, chosen), rate)
                 planned = plan_with(chosen, exact)
                 break
             except _Short as short:
@@ -890,7 +929,9 @@ class Wallet:
                 if issuance.blind_amount:
                     issue_vbf = self._random_scalar()
                     issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
-                    amount_proof = self._issuance_proof(issuance.amount, issue_vbf, asset)
+                    amount_proof = self._issuance_proof(
+                        issuance.amount, issue_vbf, asset,
+                        self.issuance_blinding_key(coin.txid, coin.index))
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
                 issued = Opening(asset, issuance.amount, 0, issue_vbf)
@@ -906,8 +947,9 @@ class Wallet:
                 if reissuance.blind_amount:
                     reissue_vbf = self._random_scalar()
                     reissued = commit(reissuance.amount, reissue_vbf, asset_gen).serialize()
-                    amount_proof = self._issuance_proof(reissuance.amount, reissue_vbf,
-                                                        reissuance.asset)
+                    amount_proof = self._issuance_proof(
+                        reissuance.amount, reissue_vbf, reissuance.asset,
+                        self.issuance_blinding_key(coin.txid, coin.index))
                 record = AssetIssuance(coin.abf.to_bytes(32, "big"), entropy, reissued, None)
                 issued = Opening(reissuance.asset, reissuance.amount, 0, reissue_vbf)
                 targets.append(_InSpec(reissuance.asset, 0, asset_gen, reissuance.amount,

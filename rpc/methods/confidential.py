@@ -39,10 +39,10 @@ from rpc.methods.wallet import (
     asset_label,
     blinder_hex,
     build_and_send,
+    choose_fee_rate,
     policy_asset,
     policy_label,
     wallet_errors,
-    choose_fee_rate,
 )
 from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hex
 from rpc.registry import Kind, Locking, json_type, optional, required, rpc

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ctplugin.elements import TxOut
+from ctplugin.elements import TxOut, parse_block
 from ctplugin.elements.address import Destination, decode_destination, encode_destination
 from ctplugin.elements.script import witness_program
 from ctplugin.errors import EncodingError
@@ -28,8 +28,9 @@ from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
 from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash
-from rpc.registry import Kind, Locking, integer, optional, required, rpc
+from rpc.registry import JsonType, Kind, Locking, integer, json_type, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
+from validator import BlockInfo
 
 ZERO_BLINDER = "00" * 32
 
@@ -716,8 +717,10 @@ def _wtx_fields(call: Call, wallet: NodeWallet, wtx: WalletTx) -> dict[str, Any]
     return out
 
 
-def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, Any]]:
-    """ListTransactions' entries of one transaction (send, receive, generate, immature)."""
+def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx,
+             include_change: bool = False) -> list[dict[str, Any]]:
+    """ListTransactions' entries of one transaction (send, receive, generate, immature);
+    ``include_change``: change outputs too (listsinceblock)."""
     entries = []
     debit = wallet.ledger.debit(wtx)
     tx = wtx.tx
@@ -725,7 +728,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
     fee = fees.get(policy_asset(call), 0)
     if debit:  # Core's CachedTxGetAmounts: every non-change output is a send
         for n, out in enumerate(tx.outputs):
-            if out.is_fee or n in wtx.change:
+            if out.is_fee or (n in wtx.change and not include_change):
                 continue
             entry: dict[str, Any] = {}
             address = address_of_output(call, wallet, out)
@@ -742,7 +745,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
             entries.append(entry)
     depth = wtx.depth(wallet.tip_height)
     for n, opening in sorted(wtx.mine.items()):
-        if debit and n in wtx.change:
+        if debit and n in wtx.change and not include_change:
             continue
         out = tx.outputs[n]
         entry = {}
@@ -808,8 +811,8 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
         net[asset] = credit.get(asset, 0) - debit.get(asset, 0) + fees.get(asset, 0)
     out: dict[str, Any] = {"amount": amount_map(call, net)}
     if assetlabel:  # AmountMapToUniv with an asset: that asset's amount alone
-        asset = asset_from_label(call, assetlabel, strict=False)
-        out["amount"] = amount_json(net.get(asset, 0) if asset is not None else 0)
+        named = asset_from_label(call, assetlabel, strict=False)
+        out["amount"] = amount_json(net.get(named, 0) if named is not None else 0)
     if debit:
         out["fee"] = amount_map(call, {a: -v for a, v in fees.items()})
     out.update(_wtx_fields(call, wallet, wtx))
@@ -847,3 +850,328 @@ def listtransactions(call: Call, label: str | None, count: int, skip: int,
     rows = rows[skip: skip + count]
     rows.reverse()
     return rows
+
+
+# --- coin locks, abandoning, received amounts, history since a block ----------------------------
+
+
+def _outpoint_object(item: Any) -> tuple[bytes, int]:
+    """One ``{"txid": hex, "vout": n}`` of lockunspent (``RPCTypeCheckObj`` messages)."""
+    if not isinstance(item, dict):
+        raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(item).value} is not "
+                                           "of expected type object")
+    for key, expected in (("txid", JsonType.STRING), ("vout", JsonType.NUMBER)):
+        if key not in item:
+            raise RpcError(RpcCode.TYPE_ERROR, f"Missing {key}")
+        actual = json_type(item[key])
+        if actual is not expected:
+            raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {actual.value} for field "
+                                               f"{key} is not of expected type "
+                                               f"{expected.value}")
+    txid = parse_hash(item["txid"], "txid")
+    vout = integer(item["vout"])
+    if vout < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
+    return txid, vout
+
+
+@rpc("wallet", args=[required("unlock", Kind.BOOL, "Whether to unlock (true) or lock (false) "
+                                                   "the specified transactions"),
+                     optional("transactions", Kind.ARR, None, "The transaction outputs and "
+                              "within each, the txid (string) vout (numeric).", "[]"),
+                     optional("persistent", Kind.BOOL, False, "Whether to write/erase this lock "
+                              "in the wallet database, or keep the change in memory only. "
+                              "Ignored for unlocking.")],
+     wallet=True,
+     description="Updates list of temporarily unspendable outputs: locked coins are left out "
+                 "of coin selection (sends, fundrawtransaction). Without transactions, "
+                 "unlock=true unlocks every coin.",
+     result="true|false    (boolean) Whether the command was successful or not",
+     examples=['false \'[{"txid":"a08e6907dbbd3d809776dbfc5d82e371b764ed838b5655e72f463568df1'
+               'aadf0","vout":1}]\'', "true"])
+def lockunspent(call: Call, unlock: bool, transactions: list[Any] | None,
+                persistent: bool) -> bool:
+    wallet = call.wallet
+    if transactions is None:
+        if unlock:
+            wallet.unlock_coins()
+        return True
+    outpoints = []
+    for item in transactions:
+        txid, vout = _outpoint_object(item)
+        wtx = wallet.ledger.get(txid)
+        if wtx is None:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, unknown transaction")
+        if vout >= len(wtx.tx.outputs):
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Invalid parameter, vout index out of bounds")
+        if wallet.ledger.is_spent((txid, vout)):
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Invalid parameter, expected unspent output")
+        locked = (txid, vout) in wallet.wallet.locked
+        if unlock and not locked:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, expected locked output")
+        if not unlock and locked and not persistent:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, output already locked")
+        outpoints.append((txid, vout))
+    if unlock:
+        wallet.unlock_coins(outpoints)
+    else:
+        wallet.lock_coins(outpoints, persistent=persistent)
+    return True
+
+
+@rpc("wallet", wallet=True, description="Returns list of temporarily unspendable outputs.",
+     result='[\n  {\n    "txid" : "hex",    (string) The transaction id locked\n    "vout" : n'
+            '         (numeric) The vout value\n  },\n  ...\n]')
+def listlockunspent(call: Call) -> list[dict[str, Any]]:
+    return [{"txid": txid[::-1].hex(), "vout": n}
+            for txid, n in sorted(call.wallet.wallet.locked)]
+
+
+@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id")], wallet=True,
+     description="Mark in-wallet transaction <txid> as abandoned. This will mark this "
+                 "transaction and all its in-wallet descendants as abandoned which will allow "
+                 "for their inputs to be respent. It can only be used on transactions that "
+                 "are not confirmed and not in the mempool.",
+     examples=['"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d"'])
+def abandontransaction(call: Call, txid: str) -> None:
+    wallet = call.wallet
+    hash_ = parse_hash(txid, "txid")
+    wtx = wallet.ledger.get(hash_)
+    if wtx is None:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
+    if (wtx.depth(wallet.tip_height) != 0 or hash_ in call.node.mempool.entries
+            or wtx.state is TxState.ABANDONED):
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Transaction not eligible for abandonment")
+    wallet.abandon(hash_)
+
+
+def _tally(call: Call, wallet: NodeWallet, min_depth: int, include_immature: bool,
+           script: bytes | None = None, asset: bytes | None = None
+           ) -> dict[bytes, tuple[dict[bytes, int], int, list[str]]]:
+    """Core's ``ListReceived`` tally: per script of ours, the amounts per asset it received in
+    transactions of at least ``min_depth``, the least depth and the txids (only outputs the
+    wallet can open count: Elements skips amounts it cannot unblind)."""
+    tally: dict[bytes, tuple[dict[bytes, int], int, list[str]]] = {}
+    for wtx in wallet.ledger.by_time():
+        depth = wtx.depth(wallet.tip_height)
+        if depth < min_depth or wtx.state is TxState.ABANDONED:
+            continue
+        if wtx.is_coinbase and (depth < 1 or (wallet.ledger.is_immature(wtx, wallet.tip_height)
+                                              and not include_immature)):
+            continue
+        for n, out in enumerate(wtx.tx.outputs):
+            if out.is_fee or (script is not None and out.script_pubkey != script):
+                continue
+            opening = wtx.mine.get(n)
+            if opening is None or (asset is not None and opening.asset != asset):
+                continue
+            amounts, least, txids = tally.get(out.script_pubkey, ({}, 1 << 31, []))
+            amounts[opening.asset] = amounts.get(opening.asset, 0) + opening.value
+            if wtx.tx.txid_hex not in txids:
+                txids.append(wtx.tx.txid_hex)
+            tally[out.script_pubkey] = (amounts, min(least, depth), txids)
+    return tally
+
+
+def _book_address(call: Call, wallet: NodeWallet, script: bytes) -> str:
+    """An address-book entry's address: confidential for the wallet's own keys when
+    ``-blindedaddresses`` hands them out so (elementsd keeps the blinded destination in its
+    address book), else unconfidential."""
+    pair = wallet.wallet.keys.owner_of(script)
+    if pair is not None and call.context.wallet_settings.blinded_addresses:
+        return address_text(call, Destination(script, pair.blinding_pubkey))
+    return address_text(call, Destination(script))
+
+
+def _amounts_json(call: Call, amounts: dict[bytes, int], assetlabel: str | None) -> Any:
+    """``AmountMapToUniv``: the per-asset map, or one asset's amount with an asset label."""
+    if assetlabel:
+        asset = asset_from_label(call, assetlabel, strict=False)
+        return amount_json(amounts.get(asset, 0) if asset is not None else 0)
+    return amount_map(call, amounts)
+
+
+@rpc("wallet", args=[optional("minconf", Kind.INT, 1, "The minimum number of confirmations "
+                                                      "before payments are included."),
+                     optional("include_empty", Kind.BOOL, False, "Whether to include addresses "
+                              "that haven't received any payments."),
+                     optional("include_watchonly", Kind.BOOL, None, "Whether to include watch-"
+                              "only addresses (see 'importaddress')",
+                              "true for watch-only wallets, otherwise false"),
+                     optional("address_filter", Kind.STR, None, "If present and non-empty, only "
+                              "return information on this address."),
+                     optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
+                                                            "balance."),
+                     optional("include_immature_coinbase", Kind.BOOL, False,
+                              "Include immature coinbase transactions.")],
+     wallet=True, description="List balances by receiving address (the wallet's labelled, "
+                              "non-change addresses).",
+     result='[\n  {\n    "address" : "str",      (string) The receiving address\n    '
+            '"amount" : {...},       (json object or numeric) The amount per asset (one '
+            'number with assetlabel)\n    "confirmations" : n,    (numeric) The number of '
+            'confirmations of the most recent transaction included\n    "label" : "str",'
+            '        (string) The label of the receiving address\n    "txids" : [ "hex", ... '
+            ']\n  },\n  ...\n]',
+     examples=["6 true", '6 true true "" "bitcoin"'])
+def listreceivedbyaddress(call: Call, minconf: int, include_empty: bool,
+                          include_watchonly: bool | None, address_filter: str | None,
+                          assetlabel: str | None,
+                          include_immature_coinbase: bool) -> list[dict[str, Any]]:
+    wallet = call.wallet
+    wanted: bytes | None = None
+    if address_filter:
+        try:
+            wanted = decode_destination(address_filter, call.node.params.addresses).script_pubkey
+        except EncodingError:
+            raise RpcError(RpcCode.WALLET_ERROR, "address_filter parameter was invalid") from None
+    asset = asset_from_label(call, assetlabel, strict=False) if assetlabel else None
+    tally = _tally(call, wallet, minconf, include_immature_coinbase, wanted, asset)
+    rows = []
+    for script, label in wallet.labels.items():
+        if wanted is not None and script != wanted:
+            continue
+        if script not in tally and not include_empty:
+            continue
+        amounts, least, txids = tally.get(script, ({}, 1 << 31, []))
+        rows.append({"address": _book_address(call, wallet, script),
+                     "amount": _amounts_json(call, amounts, assetlabel),
+                     "confirmations": 0 if least == 1 << 31 else least,
+                     "label": label, "txids": txids})
+    return rows
+
+
+@rpc("wallet", args=[required("address", Kind.STR, "The address for transactions."),
+                     optional("minconf", Kind.INT, 1, "Only include transactions confirmed at "
+                                                      "least this many times."),
+                     optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
+                                                            "balance."),
+                     optional("include_immature_coinbase", Kind.BOOL, False,
+                              "Include immature coinbase transactions.")],
+     wallet=True, description="Returns the total amount received by the given address in "
+                              "transactions with at least minconf confirmations.",
+     result='{...} or n    (json object or numeric) The amounts per asset, or of the asset '
+            'assetlabel names',
+     examples=['"ert1q…"', '"ert1q…" 6 "bitcoin"'])
+def getreceivedbyaddress(call: Call, address: str, minconf: int, assetlabel: str | None,
+                         include_immature_coinbase: bool) -> Any:
+    wallet = call.wallet
+    try:
+        script = decode_destination(address, call.node.params.addresses).script_pubkey
+    except EncodingError:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid Bitcoin address") from None
+    if not wallet.is_mine(script):
+        raise RpcError(RpcCode.WALLET_ERROR, "Address not found in wallet")
+    tally = _tally(call, wallet, minconf, include_immature_coinbase, script)
+    amounts = tally.get(script, ({}, 0, []))[0]
+    return _amounts_json(call, amounts, assetlabel)
+
+
+@rpc("wallet", args=[optional("blockhash", Kind.STR, None, "If set, the block hash to list "
+                              "transactions since, otherwise list all transactions."),
+                     optional("target_confirmations", Kind.INT, 1, "Return the nth block hash "
+                              "from the main chain. e.g. 1 would mean the best block hash. "
+                              "Note: this is not used as a filter, but only affects [lastblock] "
+                              "in the return value"),
+                     optional("include_watchonly", Kind.BOOL, None, "Include transactions to "
+                              "watch-only addresses (see 'importaddress')",
+                              "true for watch-only wallets, otherwise false"),
+                     optional("include_removed", Kind.BOOL, True, "Show transactions that were "
+                              "removed due to a reorg in the \"removed\" array (not guaranteed "
+                              "to work on pruned nodes)"),
+                     optional("include_change", Kind.BOOL, False, "Also add entries for change "
+                                                                  "outputs."),
+                     optional("label", Kind.STR, None, "Return only incoming transactions "
+                              "paying to addresses with the specified label.")],
+     wallet=True,
+     description="Get all transactions in blocks since block [blockhash], or all transactions "
+                 "if omitted. Transactions of a block that left the main chain since are "
+                 "listed under \"removed\".",
+     result='{\n  "transactions" : [ {...}, ... ],    (json array) as listtransactions\n  '
+            '"removed" : [ {...}, ... ],         (json array, optional) transactions of '
+            'blocks that left the main chain\n  "lastblock" : "hex"                (string) '
+            'The hash of the block (target_confirmations-1) from the best block\n}',
+     examples=["", '"000000000000000bacf66f7497b7dc45ef753ee9a7d38571037cdb1a57f663ad" 6'])
+def listsinceblock(call: Call, blockhash: str | None, target_confirmations: int,
+                   include_watchonly: bool | None, include_removed: bool,
+                   include_change: bool, label: str | None) -> dict[str, Any]:
+    wallet = call.wallet
+    node = call.node
+    if target_confirmations < 1:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter")
+    depth_limit = -1
+    removed_from: bytes | None = None
+    if blockhash is not None:
+        hash_ = parse_hash(blockhash, "blockhash")
+        info = node.block_info(hash_)
+        if info is None:
+            raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Block not found")
+        if info.in_active_chain:
+            depth_limit = wallet.tip_height + 1 - info.height
+        else:
+            removed_from = hash_
+            fork: BlockInfo | None = info
+            while fork is not None and not fork.in_active_chain:
+                fork = node.block_info(fork.prev_hash)
+            depth_limit = wallet.tip_height + 1 - fork.height if fork is not None else -1
+    rows: list[dict[str, Any]] = []
+    for wtx in wallet.ledger.by_time():
+        depth = wtx.depth(wallet.tip_height)
+        if depth_limit != -1 and depth >= depth_limit:
+            continue
+        fields = _wtx_fields(call, wallet, wtx)
+        for entry in _entries(call, wallet, wtx, include_change=include_change):
+            if label is not None and entry.get("label") != label:
+                continue
+            rows.append({**entry, **fields})
+    out: dict[str, Any] = {"transactions": rows}
+    if include_removed and removed_from is not None:
+        removed = []
+        cursor = node.block_info(removed_from)
+        while cursor is not None and not cursor.in_active_chain:
+            block = parse_block(node.read_block(cursor.hash))
+            for tx in block.transactions:
+                gone = wallet.ledger.get(tx.txid)
+                if gone is None:
+                    continue
+                fields = _wtx_fields(call, wallet, gone)
+                removed += [{**entry, **fields}
+                            for entry in _entries(call, wallet, gone,
+                                                  include_change=include_change)]
+            cursor = node.block_info(cursor.prev_hash)
+        out["removed"] = removed
+    last_height = max(0, node.tip.height + 1 - target_confirmations)
+    last = node.block_hash(last_height)
+    out["lastblock"] = last[::-1].hex() if last is not None else ZERO_BLINDER
+    return out
+
+
+@rpc("wallet", args=[optional("start_height", Kind.INT, 0, "block height where the rescan "
+                                                           "should start"),
+                     optional("stop_height", Kind.INT, None, "the last block height that should "
+                              "be scanned. If none is provided it will rescan up to the tip at "
+                              "return time of this call.")],
+     wallet=True, locking=Locking.SELF,
+     description="Rescan the local blockchain for wallet related transactions: every block "
+                 "from start_height to stop_height is scanned again (new keys, imported "
+                 "addresses and blinding keys find their payments).",
+     result='{\n  "start_height" : n,    (numeric) The block height where the rescan started '
+            '(the requested height or 0)\n  "stop_height" : n      (numeric) The height of the '
+            'last rescanned block.\n}',
+     examples=["100000 120000"])
+def rescanblockchain(call: Call, start_height: int, stop_height: int | None) -> dict[str, Any]:
+    wallet = call.wallet
+    with call.context.chain_lock:
+        tip = call.node.tip.height
+        if start_height < 0 or start_height > tip:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid start_height")
+        stop = tip if stop_height is None else stop_height
+        if stop_height is not None and (stop_height < 0 or stop_height > tip):
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid stop_height")
+        if stop < start_height:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "stop_height must be greater than start_height")
+        with wallet.lock:
+            wallet.rescan(call.node, start_height, stop)
+    return {"start_height": start_height, "stop_height": stop}

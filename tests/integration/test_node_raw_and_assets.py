@@ -285,7 +285,9 @@ def test_fee_and_burn_limits(node: NodeProcess) -> None:
     txid = chain.sendrawtransaction(signed, 0)  # no limit: the user meant it
     assert txid in chain.getrawmempool()
     # Explicit value to OP_RETURN.
-    coin = next(u for u in alice.listunspent() if u["amount"] > 1)
+    policy = chain.dumpassetlabels()["bitcoin"]  # a coin of another asset would need an
+    coin = next(u for u in alice.listunspent()  # output of its own (Elements' FundTransaction)
+                if u["amount"] > 1 and u["asset"] == policy)
     raw = chain.createrawtransaction([{"txid": coin["txid"], "vout": coin["vout"]}],
                                      [{"burn": Decimal("0.5")}])  # replaceable: it signals
     funded = alice.fundrawtransaction(raw)

@@ -119,7 +119,8 @@ def test_knapsack_closest_subsets() -> None:
 def test_knapsack_prefers_the_next_bigger_coin_when_closer() -> None:
     rng = random.Random(2)
     pool = [coin(6 * CENT), coin(7 * CENT), coin(8 * CENT), coin(20 * CENT), coin(30 * CENT)]
-    assert sum(values(knapsack_single(pool, 71 * CENT, CENT, rng, policy_asset=POLICY))) == 71 * CENT
+    found = knapsack_single(pool, 71 * CENT, CENT, rng, policy_asset=POLICY)
+    assert sum(values(found)) == 71 * CENT
     assert knapsack_single(pool, 72 * CENT, CENT, rng, policy_asset=POLICY) is None
     # 16 cents: 6+7+8 = 21 is worse than the single 20
     assert values(knapsack_single(pool, 16 * CENT, CENT, rng, policy_asset=POLICY)) == [20 * CENT]
@@ -166,9 +167,11 @@ def _selection(target: int, fee: int, long_term: int) -> Selection:
 
 def test_waste_with_change_is_the_cost_of_change_and_the_fee_difference() -> None:
     s = _selection(2 * COIN, FEE, FEE - DIFF)
-    assert s.recalculate_waste(POLICY, MIN_VIABLE, CHANGE_COST, CHANGE_FEE) == 2 * DIFF + CHANGE_COST
+    waste = s.recalculate_waste(POLICY, MIN_VIABLE, CHANGE_COST, CHANGE_FEE)
+    assert waste == 2 * DIFF + CHANGE_COST
     s = _selection(2 * COIN, FEE, FEE + DIFF)
-    assert s.recalculate_waste(POLICY, MIN_VIABLE, CHANGE_COST, CHANGE_FEE) == -2 * DIFF + CHANGE_COST
+    waste = s.recalculate_waste(POLICY, MIN_VIABLE, CHANGE_COST, CHANGE_FEE)
+    assert waste == -2 * DIFF + CHANGE_COST
 
 
 def test_waste_without_change_is_the_excess_and_the_fee_difference() -> None:
