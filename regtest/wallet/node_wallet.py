@@ -47,12 +47,15 @@ from ctplugin.elements.address import Destination
 from ctplugin.elements.issuance import input_issuance_ids
 from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
 from regtest.wallet.address import ConfidentialAddress
+from regtest.wallet.crypter import EncryptedSeed
 from regtest.wallet.db import Changes, WalletDB
 from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, slip77_blinding_secret
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
 from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
 
+ENCRYPTION_RECORD = b"E"
+"""The wallet database record of its encryption (``EncryptedSeed.to_bytes``)."""
 MAX_BLINDED = 256  # blindrawtransaction results remembered until their transaction shows up
 OP_TRUE = b"\x51"
 
@@ -111,6 +114,11 @@ class NodeWallet(ChainListener, Closeable):
         others keep their amounts and blinders in the history, as after sendtoaddress."""
         self.best = best
         self.lock = threading.RLock()
+        self.encryption: EncryptedSeed | None = None
+        """The passphrase-encrypted master key and seed (``regtest.wallet.crypter``), once
+        ``encrypt`` ran; while locked nothing signs."""
+        self._master_key: bytes | None = None
+        self._unlocked_until = 0.0
         # Randomness never repeats across openings, whatever reached the disk (Wallet docs):
         # so recording a transaction this wallet made needs no fsync of its own.
         wallet.rng_salt = secrets.token_bytes(32)
@@ -148,6 +156,8 @@ class NodeWallet(ChainListener, Closeable):
                                          for script, key in db.blinding_keys().items()}
             node_wallet.watched = db.watched()
             wallet.locked = db.locked()
+            for _key, raw in db.records(ENCRYPTION_RECORD):
+                node_wallet.encryption = EncryptedSeed.from_bytes(raw)
             node_wallet.sync_coins()
             return node_wallet
         except BaseException:
@@ -347,6 +357,43 @@ class NodeWallet(ChainListener, Closeable):
         """Unlock ``outpoints`` (every locked coin when None); always written, as Core's."""
         chosen = list(self.wallet.locked) if outpoints is None else list(outpoints)
         self.commit(unlock=chosen)
+
+    # --- encryption (Core's encryptwallet / walletpassphrase / walletlock) ---------------------
+
+    @property
+    def is_locked(self) -> bool:
+        """Encrypted and not unlocked (or the unlock timed out): its keys may not sign."""
+        if self.encryption is None:
+            return False
+        if self._master_key is not None and time.monotonic() >= self._unlocked_until:
+            self._master_key = None  # the timeout passed: forget the key, as Core's relock
+        return self._master_key is None
+
+    def encrypt(self, passphrase: str) -> None:
+        """Encrypt the seed under ``passphrase`` (written synced); the wallet is then locked."""
+        record, _master = EncryptedSeed.create(self.wallet.keys.seed, passphrase)
+        self.commit(extra={ENCRYPTION_RECORD: record.to_bytes()}, sync=True)
+        self.encryption = record
+        self.lock_keys()
+
+    def unlock_keys(self, passphrase: str, timeout: float) -> None:
+        """Open the master key for ``timeout`` seconds (``CrypterError`` for a wrong
+        passphrase)."""
+        assert self.encryption is not None
+        self._master_key = self.encryption.master_key(passphrase)
+        self._unlocked_until = time.monotonic() + timeout
+
+    def lock_keys(self) -> None:
+        self._master_key = None
+        self._unlocked_until = 0.0
+
+    def change_passphrase(self, old: str, new: str) -> None:
+        """The master key under ``new`` (``CrypterError`` when ``old`` does not open it)."""
+        assert self.encryption is not None
+        master = self.encryption.master_key(old)
+        record = self.encryption.with_passphrase(master, new)
+        self.commit(extra={ENCRYPTION_RECORD: record.to_bytes()}, sync=True)
+        self.encryption = record
 
     def forget(self, txid: bytes) -> None:
         """Drop a transaction the wallet built but the node refused; restore the coin view."""

@@ -12,15 +12,17 @@ last); ``sendrawtransaction`` then submits it.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 import coincurve
 
-from ctplugin.elements import Transaction, TxOut
+from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.elements.address import Destination, decode_destination
 from ctplugin.elements.issuance import input_issuance_ids, reissuance_token_id
-from ctplugin.errors import EncodingError
+from ctplugin.errors import CtpluginError, EncodingError
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
@@ -28,7 +30,7 @@ from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.signing import SigningError, sign_transaction
-from regtest.wallet.wallet import Opening, OwnedCoin
+from regtest.wallet.wallet import Opening, OwnedCoin, Wallet, issuance_blinding_script
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.wallet import (
@@ -40,12 +42,13 @@ from rpc.methods.wallet import (
     blinder_hex,
     build_and_send,
     choose_fee_rate,
+    ensure_unlocked,
     policy_asset,
     policy_label,
     wallet_errors,
 )
 from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hex
-from rpc.registry import Kind, Locking, json_type, optional, required, rpc
+from rpc.registry import Kind, Locking, integer, json_type, optional, required, rpc
 from validator import decode_txout
 
 
@@ -290,6 +293,7 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
                                                   "must be known to the node")
     tx = decode_transaction_hex(hexstring)
     wallet = call.wallet
+    ensure_unlocked(wallet)
     with call.context.chain_lock, wallet.lock:
         spent = [_spent_output(call, wallet, t.prevout_hash, t.prevout_index)
                  for t in tx.inputs]
@@ -367,6 +371,87 @@ def importblindingkey(call: Call, address: str, hexkey: str) -> None:
                                         "(SLIP-77).")
 def dumpmasterblindingkey(call: Call) -> str:
     return call.wallet.wallet.keys.master_blinding_key.hex()
+
+
+def _issuance_input(call: Call, txid: Any, vin: Any) -> tuple[NodeWallet, Transaction, int]:
+    """dump/importissuanceblindingkey's checks (src/wallet/rpc/backup.cpp): a 64-hex txid of
+    a wallet transaction, an integer vin of an input that carries an issuance."""
+    if not isinstance(txid, str) or len(txid) != 64 or not _is_hex(txid):
+        raise RpcError(RpcCode.TYPE_ERROR, "First argument must be a txid string")
+    if isinstance(vin, bool) or not isinstance(vin, (int, Decimal)):
+        raise RpcError(RpcCode.TYPE_ERROR, "vin must be an integer")
+    index = integer(vin)
+    wallet = call.wallet
+    wtx = wallet.ledger.get(bytes.fromhex(txid)[::-1])
+    if wtx is None:
+        raise RpcError(RpcCode.WALLET_ERROR, "Transaction is unknown to wallet.")
+    if not 0 <= index < len(wtx.tx.inputs):
+        raise RpcError(RpcCode.WALLET_ERROR, "Transaction is in wallet but vin does not exist")
+    if wtx.tx.inputs[index].issuance is None:
+        raise RpcError(RpcCode.WALLET_ERROR, "Transaction input has no issuance")
+    return wallet, wtx.tx, index
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def issuance_key(wallet: NodeWallet, txin: TxIn) -> int:
+    """The blinding key of the issuance on ``txin``: imported (importissuanceblindingkey),
+    else the wallet's own (``Wallet.issuance_blinding_key``)."""
+    script = issuance_blinding_script(txin.prevout_hash, txin.prevout_index)
+    imported = wallet.blinding_keys.get(script)
+    if imported is not None:
+        return imported
+    return wallet.wallet.issuance_blinding_key(txin.prevout_hash, txin.prevout_index)
+
+
+def open_issuance_amount(wallet: NodeWallet, txin: TxIn) -> tuple[int, int] | None:
+    """(amount, blind) of a blinded issuance amount the wallet's keys open, else None."""
+    issuance = txin.issuance
+    if issuance is None or not isinstance(issuance.amount, bytes):
+        return None
+    ids = input_issuance_ids(txin)
+    if ids is None:
+        return None
+    return wallet.wallet.open_issuance(issuance.amount, txin.issuance_amount_rangeproof,
+                                       ids.asset, issuance_key(wallet, txin))
+
+
+@rpc("wallet", args=[required("txid", Kind.ANY, "The transaction id of the issuance"),
+                     required("vin", Kind.ANY, "The input number of the issuance in the "
+                                               "transaction.")],
+     wallet=True, description="Dumps the private blinding key for an asset issuance in wallet.",
+     result='"blindingkey"    (string) the issuance blinding key',
+     examples=['"<txid>" 0'])
+def dumpissuanceblindingkey(call: Call, txid: Any, vin: Any) -> str:
+    wallet, tx, index = _issuance_input(call, txid, vin)
+    txin = tx.inputs[index]
+    explicit = txin.issuance is not None and isinstance(txin.issuance.amount, int)
+    if not explicit and open_issuance_amount(wallet, txin) is None:
+        raise RpcError(RpcCode.WALLET_ERROR, "Unable to unblind issuance with wallet blinding "
+                                             "key.")
+    return issuance_key(wallet, txin).to_bytes(32, "big").hex()
+
+
+@rpc("wallet", args=[required("txid", Kind.ANY, "The transaction id of the issuance"),
+                     required("vin", Kind.ANY, "The input number of the issuance in the "
+                                               "transaction."),
+                     required("blindingkey", Kind.ANY, "The blinding key in hex")],
+     wallet=True,
+     description="Imports a private blinding key in hex for an asset issuance. Unlike "
+                 "`importblindingkey`, the key is stored without verifying it matches the "
+                 "issuance blinding pubkey.",
+     examples=['"<txid>" 0 "<blindingkey>"'])
+def importissuanceblindingkey(call: Call, txid: Any, vin: Any, blindingkey: Any) -> None:
+    wallet, tx, index = _issuance_input(call, txid, vin)
+    if not isinstance(blindingkey, str) or len(blindingkey) != 64 or not _is_hex(blindingkey):
+        raise RpcError(RpcCode.TYPE_ERROR, "blinding key must be a hex string of length 64")
+    txin = tx.inputs[index]
+    secret = int.from_bytes(bytes.fromhex(blindingkey), "big")
+    with wallet.lock:
+        wallet.import_blinding_key(
+            issuance_blinding_script(txin.prevout_hash, txin.prevout_index), secret)
 
 
 # --- issuance -----------------------------------------------------------------------------------
@@ -467,6 +552,10 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
             entry["vin"] = vin
             known = wtx.issuance if wtx.issuance is not None and wtx.issuance.asset == ids.asset \
                 else None
+            if known is None:  # someone else's issuance whose key was imported, or a restart
+                opened = open_issuance_amount(wallet, txin)
+                if opened is not None:
+                    known = Opening(ids.asset, opened[0], 0, opened[1])
             if isinstance(issuance.amount, int):
                 entry["assetamount"] = amount_json(issuance.amount)
             else:
@@ -534,3 +623,127 @@ def createblindedaddress(call: Call, address: str, blinding_key: str) -> str:
     except (ValueError, EncodingError):
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid blinding key") from None
 
+
+
+# --- destroying and raw blinding ----------------------------------------------------------------
+
+
+@rpc("wallet", args=[required("asset", Kind.STR, "Hex asset id or asset label to destroy."),
+                     required("amount", Kind.AMOUNT, "The amount to destroy (8 decimals above "
+                                                     "the minimal unit)."),
+                     optional("comment", Kind.STR, None, "A comment used to store what the "
+                              "transaction is for. This is not part of the transaction, just "
+                              "kept in your wallet."),
+                     optional("verbose", Kind.BOOL, False, "If true, return extra information "
+                                                           "about the transaction.")],
+     wallet=True, locking=Locking.SELF,
+     description="Destroy an amount of a given asset: an explicit output to OP_RETURN (Elements' "
+                 "NullData recipient), paid by the wallet.",
+     result='"txid"    (string) the transaction id (verbose: {"txid", "fee_reason"})',
+     examples=['"bitcoin" 100', '"bitcoin" 100 "destroy assets"'])
+def destroyamount(call: Call, asset: str, amount: Any, comment: str | None,
+                  verbose: bool) -> Any:
+    asset_id = asset_from_label(call, asset)
+    assert asset_id is not None
+    value = amount_from_value(amount)
+    if value <= 0:
+        raise RpcError(RpcCode.TYPE_ERROR, "Invalid amount to destroy")
+    ensure_unlocked(call.wallet)
+    fee = choose_fee_rate(call, None, None)
+    built = build_and_send(call, [Payment(value, script_pubkey=OP_RETURN, asset=asset_id)],
+                           fee_rate=fee.rate, comment=comment or "")
+    if verbose:
+        return {"txid": built.tx.txid_hex, "fee_reason": fee.reason}
+    return built.tx.txid_hex
+
+
+OP_RETURN = b"\x6a"
+CANNOT_BLIND = ("Unable to blind transaction: Are you sure each asset type to blind is "
+                "represented in the inputs?")
+ADD_ANOTHER_OUTPUT = ("Unable to blind transaction: Add another output to blind in order to "
+                      "complete the blinding.")
+
+
+def _uint256_list(values: list[Any], count: int, what: str, plural: str) -> list[bytes]:
+    """One 32-byte uint256 hex per input, in RPC (reversed) order -> internal bytes."""
+    if len(values) != count:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter: one (potentially empty) "
+                                                  f"input {what} for each input must be "
+                                                  "provided")
+    out = []
+    for item in values:
+        if not isinstance(item, str):
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           f"input {plural} must be an array of hex strings")
+        if len(item) != 64 or not _is_hex(item):
+            raise RpcError(RpcCode.INVALID_PARAMETER, f"input {plural} must be an array of "
+                                                      "32-byte hex-encoded strings")
+        out.append(bytes.fromhex(item)[::-1])
+    return out
+
+
+@rpc("rawtransactions",
+     args=[required("hexstring", Kind.HEX, "A hex-encoded raw transaction."),
+           required("inputamountblinders", Kind.ARR, "An array with one entry per transaction "
+                    "input: a hex-encoded blinding factor (listunspent's amountblinder)."),
+           required("inputamounts", Kind.ARR, "An array with one entry per transaction input: "
+                    "an amount for each input."),
+           required("inputassets", Kind.ARR, "An array with one entry per transaction input: "
+                    "a hex-encoded asset id."),
+           required("inputassetblinders", Kind.ARR, "An array with one entry per transaction "
+                    "input: a hex-encoded asset blinding factor."),
+           optional("totalblinder", Kind.STR, None, "Ignored for now."),
+           optional("ignoreblindfail", Kind.BOOL, True, "Return a transaction even when a "
+                    "blinding attempt fails due to number of blinded inputs/outputs.")],
+     description="Convert one or more outputs of a raw transaction into confidential ones, "
+                 "given every input's amount, asset and blinding factors (no wallet needed). "
+                 "The input raw transaction cannot have already-blinded outputs; the output "
+                 "keys are the blinding public keys createrawtransaction put in the nonces. If "
+                 "blinded inputs exist but no output has a blinding pubkey, the call fails "
+                 "(there is no wallet key for a dummy output). Issuances are not blinded.",
+     result='"transaction"    (string) hex string of the transaction',
+     examples=['"rawtransactionhex" \'["<amountblinder>"]\' \'[1.0]\' \'["<asset>"]\' '
+               '\'["<assetblinder>"]\''])
+def rawblindrawtransaction(call: Call, hexstring: str, inputamountblinders: list[Any],
+                           inputamounts: list[Any], inputassets: list[Any],
+                           inputassetblinders: list[Any], totalblinder: str | None,
+                           ignoreblindfail: bool) -> str:
+    tx = decode_transaction_hex(hexstring)
+    n = len(tx.inputs)
+    vbfs = _uint256_list(inputamountblinders, n, "blind", "blinds")
+    if len(inputamounts) != n:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter: one (potentially empty) "
+                                                  "input amount for each input must be "
+                                                  "provided")
+    assets = _uint256_list(inputassets, n, "asset id", "asset IDs")
+    abfs = _uint256_list(inputassetblinders, n, "asset blind", "asset blinds")
+    openings = [Opening(asset, amount_from_value(value), int.from_bytes(abf, "big"),
+                        int.from_bytes(vbf, "big"))
+                for asset, value, abf, vbf in zip(assets, inputamounts, abfs, vbfs)]
+    keyed = [j for j, out in enumerate(tx.outputs)
+             if len(out.nonce) == 33 and isinstance(out.value, int)]
+    blinded_inputs = sum(1 for o in openings if o.vbf)
+    if not keyed and not blinded_inputs:
+        return tx.hex()
+    if blinded_inputs and not keyed:
+        raise RpcError(RpcCode.INVALID_PARAMETER, ADD_ANOTHER_OUTPUT)
+    if not blinded_inputs and len(keyed) == 1:
+        if not ignoreblindfail:
+            raise RpcError(RpcCode.INVALID_PARAMETER, ADD_ANOTHER_OUTPUT)
+        outputs = tuple(replace(out, nonce=b"") if j in keyed else out
+                        for j, out in enumerate(tx.outputs))
+        return Transaction(version=tx.version, inputs=tx.inputs, outputs=outputs,
+                           locktime=tx.locktime).hex()
+    # BlindTransaction blinds nothing for a blinder that is not a scalar or an output asset no
+    # input has: elementsd then reports that fewer outputs were blinded than asked
+    input_assets = {o.asset for o in openings}
+    if any(not 0 <= o.vbf < N or not 0 <= o.abf < N for o in openings) or any(
+            tx.outputs[j].asset not in input_assets for j in keyed):
+        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
+    # a one-off blinder with fresh randomness: the node has no wallet here
+    blinder = Wallet.for_chain(secrets.token_bytes(32), call.node.params)
+    try:
+        blinded, _ = blinder.blind(tx, openings)
+    except (WalletError, CtpluginError):
+        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND) from None
+    return blinded.hex()

@@ -9,17 +9,23 @@ the chain lock, so proving never holds up the chain or other wallets.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import coincurve
+
 from ctplugin.elements import TxOut, parse_block
 from ctplugin.elements.address import Destination, decode_destination, encode_destination
 from ctplugin.elements.script import witness_program
 from ctplugin.errors import EncodingError
+from ctplugin.hashes import hash160, sha256d
+from ctplugin.serialize import var_bytes
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
 from regtest.wallet.address import ConfidentialAddress
+from regtest.wallet.crypter import CrypterError
 from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, KeyPair
 from regtest.wallet.ledger import Coin, TxState, WalletTx
 from regtest.wallet.node_wallet import NodeWallet
@@ -199,6 +205,7 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
                    issuance: Issuance | None = None,
                    reissuance: Reissuance | None = None) -> BuiltTransaction:
     wallet = call.wallet
+    ensure_unlocked(wallet)
     with wallet.lock:
         height = call.node.tip.height + 1
         try:
@@ -598,7 +605,7 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
     value = amount_from_value(amount)
     if value <= 0:
         raise RpcError(RpcCode.TYPE_ERROR, "Invalid amount for send")
-    asset = asset_from_label(call, asset_text)
+    asset = asset_from_label(call, asset_text or None)  # "" names the policy asset
     assert asset is not None
     if dest.blinding_pubkey is not None:
         return Payment(value, ConfidentialAddress(dest.script_pubkey, dest.blinding_pubkey),
@@ -1175,3 +1182,148 @@ def rescanblockchain(call: Call, start_height: int, stop_height: int | None) -> 
         with wallet.lock:
             wallet.rescan(call.node, start_height, stop)
     return {"start_height": start_height, "stop_height": stop}
+
+
+# --- message signing ----------------------------------------------------------------------------
+
+
+MESSAGE_MAGIC = b"Bitcoin Signed Message:\n"
+"""Elements keeps Bitcoin's message magic (src/common/signmessage.cpp)."""
+
+
+def message_hash(message: str) -> bytes:
+    """``MessageHash``: sha256d of the magic and the message, each with its compact size."""
+    text = message.encode()
+    return sha256d(var_bytes(MESSAGE_MAGIC) + var_bytes(text))
+
+
+@rpc("wallet", args=[required("address", Kind.STR, "The address to use for the private key."),
+                     required("message", Kind.STR, "The message to create a signature of.")],
+     wallet=True,
+     description="Sign a message with the private key of an address (a P2PKH address, as "
+                 "Core: the key whose hash it pays).",
+     result='"signature"    (string) The signature of the message encoded in base 64',
+     examples=['"2dxk3DB5Ma6bRiXuSJSQKvRmkF9ziT7YNgu" "my message"'])
+def signmessage(call: Call, address: str, message: str) -> str:
+    wallet = call.wallet
+    ensure_unlocked(wallet)
+    try:
+        dest = decode_destination(address, call.node.params.addresses)
+    except EncodingError:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid address") from None
+    script = dest.script_pubkey
+    if not (len(script) == 25 and script[:3] == b"\x76\xa9\x14" and script[23:] == b"\x88\xac"):
+        raise RpcError(RpcCode.TYPE_ERROR, "Address does not refer to key")
+    # the key whose HASH160 the address pays is the one of our P2WPKH script of that hash
+    pair = wallet.wallet.keys.owner_of(script) or wallet.wallet.keys.owner_of(
+        b"\x00\x14" + script[3:23])
+    if pair is None or hash160(pair.pubkey) != script[3:23]:
+        raise RpcError(RpcCode.WALLET_ERROR, "Private key not available")
+    recoverable = coincurve.PrivateKey(pair.secret.to_bytes(32, "big")).sign_recoverable(
+        message_hash(message), hasher=None)
+    # compact form: header 27 + recovery id + 4 (compressed key), then r ‖ s
+    compact = bytes([27 + recoverable[64] + 4]) + recoverable[:64]
+    return base64.b64encode(compact).decode()
+
+
+# --- encryption ---------------------------------------------------------------------------------
+
+
+UNLOCK_NEEDED = "Error: Please enter the wallet passphrase with walletpassphrase first."
+MAX_SLEEP_TIME = 100_000_000  # walletpassphrase's cap on the timeout (encrypt.cpp)
+
+
+def ensure_unlocked(wallet: NodeWallet) -> None:
+    """``EnsureWalletIsUnlocked``: -13 while an encrypted wallet is locked."""
+    if wallet.is_locked:
+        raise RpcError(RpcCode.WALLET_UNLOCK_NEEDED, UNLOCK_NEEDED)
+
+
+def _wrong_passphrase(passphrase: str, old: bool = False) -> RpcError:
+    if "\0" not in passphrase:
+        return RpcError(RpcCode.WALLET_PASSPHRASE_INCORRECT,
+                        "Error: The wallet passphrase entered was incorrect.")
+    which = "old wallet passphrase" if old else "wallet passphrase"
+    return RpcError(RpcCode.WALLET_PASSPHRASE_INCORRECT,
+                    f"Error: The {which} entered is incorrect. It contains a null character "
+                    "(ie - a zero byte). If the passphrase was set with a version of this "
+                    "software prior to 25.0, please try again with only the characters up to "
+                    "— but not including — the first null character. If this is successful, "
+                    "please set a new passphrase to avoid this issue in the future.")
+
+
+@rpc("wallet", args=[required("passphrase", Kind.STR, "The pass phrase to encrypt the wallet "
+                              "with. It must be at least 1 character, but should be long.")],
+     wallet=True,
+     description="Encrypts the wallet with 'passphrase' (its seed under a master key, the master "
+                 "key under the passphrase: AES-256-CBC, SHA-512 key derivation as Core's). "
+                 "After this, any calls that interact with private keys such as sending or "
+                 "signing will require the passphrase to be set prior to making these calls. "
+                 "Use the walletpassphrase call for this, and then walletlock call.",
+     result='"str"    (string) A string with further instructions',
+     examples=['"my pass phrase"'])
+def encryptwallet(call: Call, passphrase: str) -> str:
+    wallet = call.wallet
+    if wallet.encryption is not None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE,
+                       "Error: running with an encrypted wallet, but encryptwallet was called.")
+    if not passphrase:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "passphrase cannot be empty")
+    wallet.encrypt(passphrase)
+    return ("wallet encrypted; The keypool has been flushed and a new HD seed was generated. "
+            "You need to make a new backup with the backupwallet RPC.")
+
+
+@rpc("wallet", args=[required("passphrase", Kind.STR, "The wallet passphrase"),
+                     required("timeout", Kind.INT, "The time to keep the decryption key in "
+                              "seconds; capped at 100000000 (~3 years).")],
+     wallet=True,
+     description="Stores the wallet decryption key in memory for 'timeout' seconds. This is "
+                 "needed prior to performing transactions related to private keys such as "
+                 "sending bitcoins. Issuing the walletpassphrase command while the wallet is "
+                 "already unlocked will set a new unlock time that overrides the old one.",
+     examples=['"my pass phrase" 60'])
+def walletpassphrase(call: Call, passphrase: str, timeout: int) -> None:
+    wallet = call.wallet
+    if wallet.encryption is None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE, "Error: running with an unencrypted "
+                                                       "wallet, but walletpassphrase was called.")
+    if timeout < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Timeout cannot be negative.")
+    if not passphrase:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "passphrase cannot be empty")
+    try:
+        wallet.unlock_keys(passphrase, min(timeout, MAX_SLEEP_TIME))
+    except CrypterError:
+        raise _wrong_passphrase(passphrase) from None
+
+
+@rpc("wallet", args=[required("oldpassphrase", Kind.STR, "The current passphrase"),
+                     required("newpassphrase", Kind.STR, "The new passphrase")],
+     wallet=True, description="Changes the wallet passphrase from 'oldpassphrase' to "
+                              "'newpassphrase'.",
+     examples=['"old one" "new one"'])
+def walletpassphrasechange(call: Call, oldpassphrase: str, newpassphrase: str) -> None:
+    wallet = call.wallet
+    if wallet.encryption is None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE, "Error: running with an unencrypted "
+                                                       "wallet, but walletpassphrasechange was "
+                                                       "called.")
+    if not oldpassphrase or not newpassphrase:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "passphrase cannot be empty")
+    try:
+        wallet.change_passphrase(oldpassphrase, newpassphrase)
+    except CrypterError:
+        raise _wrong_passphrase(oldpassphrase, old=True) from None
+
+
+@rpc("wallet", wallet=True,
+     description="Removes the wallet encryption key from memory, locking the wallet. After "
+                 "calling this method, you will need to call walletpassphrase again before "
+                 "being able to call any methods which require the wallet to be unlocked.")
+def walletlock(call: Call) -> None:
+    wallet = call.wallet
+    if wallet.encryption is None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE, "Error: running with an unencrypted "
+                                                       "wallet, but walletlock was called.")
+    wallet.lock_keys()

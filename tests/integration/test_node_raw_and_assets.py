@@ -286,8 +286,9 @@ def test_fee_and_burn_limits(node: NodeProcess) -> None:
     assert txid in chain.getrawmempool()
     # Explicit value to OP_RETURN.
     policy = chain.dumpassetlabels()["bitcoin"]  # a coin of another asset would need an
-    coin = next(u for u in alice.listunspent()  # output of its own (Elements' FundTransaction)
-                if u["amount"] > 1 and u["asset"] == policy)
+    coin = max((u for u in alice.listunspent(0)  # output of its own (Elements' FundTransaction)
+                if u["asset"] == policy), key=lambda u: u["amount"])
+    assert coin["amount"] > Decimal("0.5")
     raw = chain.createrawtransaction([{"txid": coin["txid"], "vout": coin["vout"]}],
                                      [{"burn": Decimal("0.5")}])  # replaceable: it signals
     funded = alice.fundrawtransaction(raw)
