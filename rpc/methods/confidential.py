@@ -110,7 +110,8 @@ def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction) -> list[Ope
      description="Convert one or more outputs of a raw transaction into confidential ones "
                  "using only wallet inputs: every explicit output whose nonce holds a blinding "
                  "public key is blinded.",
-     result='"transaction"    (string) hex string of the transaction')
+     result='"transaction"    (string) hex string of the transaction',
+     examples=["\"rawtransactionhex\"", "\"rawtransactionhex\" true '[\"<assetcommitment>\"]'"])
 def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                         asset_commitments: list[Any] | None, blind_issuances: bool,
                         totalblinder: str | None) -> str:
@@ -160,7 +161,9 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
 @rpc("wallet", args=[required("hex", Kind.HEX, "The hex string of the raw transaction")],
      wallet=True, description="Recovers unblinded transaction outputs from blinded outputs "
                               "and issuance inputs when possible using wallet's known blinding "
-                              "keys, and strips related witness data.")
+                              "keys, and strips related witness data.",
+     result="{\n  \"hex\" : \"hex\"    (string) The unblinded raw transaction\n}",
+     examples=["\"blindedtransactionhex\""])
 def unblindrawtransaction(call: Call, hex: str) -> dict[str, Any]:
     tx = decode_transaction_hex(hex)
     wallet = call.wallet
@@ -282,7 +285,16 @@ def fundrawtransaction(call: Call, hexstring: str, options: Any,
                               "the wallet signs SIGHASH_DEFAULT (taproot) / ALL (P2WPKH)")],
      wallet=True, locking=Locking.SELF,
      description="Sign inputs for raw transaction (serialized, hex-encoded): every input "
-                 "spending one of the wallet's P2WPKH or P2TR outputs (or a bare OP_TRUE).")
+                 "spending one of the wallet's P2WPKH or P2TR outputs (or a bare OP_TRUE).",
+     result=("{\n"
+             "  \"hex\" : \"hex\",           (string) The hex-encoded raw transaction "
+             "with signature(s)\n"
+             "  \"complete\" : true|false,  (boolean) If the transaction has a "
+             "complete set of signatures\n"
+             "  \"errors\" : [ {...}, ... ] (json array, optional) Script "
+             "verification errors (if there are any)\n"
+             "}"),
+     examples=["\"myhex\""])
 def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] | None,
                                  sighashtype: str) -> dict[str, Any]:
     if sighashtype not in ("DEFAULT", "ALL"):
@@ -332,7 +344,9 @@ def _decode(call: Call, address: str) -> Destination:
 
 
 @rpc("wallet", args=[required("address", Kind.STR, "The CT address")], wallet=True,
-     description="Dumps the private blinding key for a CT address in hex.")
+     description="Dumps the private blinding key for a CT address in hex.",
+     result="\"hex\"    (string) The blinding key",
+     examples=["\"el1qq…\""])
 def dumpblindingkey(call: Call, address: str) -> str:
     dest = _decode(call, address)
     wallet = call.wallet
@@ -347,7 +361,9 @@ def dumpblindingkey(call: Call, address: str) -> str:
 
 @rpc("wallet", args=[required("address", Kind.STR, "The CT address"),
                      required("hexkey", Kind.STR, "The blinding key in hex")],
-     wallet=True, description="Imports a private blinding key in hex for a CT address.")
+     wallet=True, description="Imports a private blinding key in hex for a CT address.",
+     result="null    (json null)",
+     examples=["\"el1qq…\" \"<blindinghex>\""])
 def importblindingkey(call: Call, address: str, hexkey: str) -> None:
     try:
         dest = decode_destination(address, call.node.params.addresses)
@@ -442,7 +458,8 @@ def dumpissuanceblindingkey(call: Call, txid: Any, vin: Any) -> str:
      description="Imports a private blinding key in hex for an asset issuance. Unlike "
                  "`importblindingkey`, the key is stored without verifying it matches the "
                  "issuance blinding pubkey.",
-     examples=['"<txid>" 0 "<blindingkey>"'])
+     examples=['"<txid>" 0 "<blindingkey>"'],
+     result="null    (json null)")
 def importissuanceblindingkey(call: Call, txid: Any, vin: Any, blindingkey: Any) -> None:
     wallet, tx, index = _issuance_input(call, txid, vin)
     if not isinstance(blindingkey, str) or len(blindingkey) != 64 or not _is_hex(blindingkey):
@@ -467,7 +484,16 @@ def importissuanceblindingkey(call: Call, txid: Any, vin: Any, blindingkey: Any)
      wallet=True, locking=Locking.SELF,
      description="Create an asset. Must have funds in the wallet to cover the transaction fee. "
                  "The asset and its reissuance tokens go to new confidential addresses of the "
-                 "wallet.")
+                 "wallet.",
+     result=("{\n"
+             "  \"txid\" : \"hex\",     (string) Transaction id for issuance.\n"
+             "  \"vin\" : n,          (numeric) The input position of the issuance in "
+             "the transaction.\n"
+             "  \"entropy\" : \"hex\",  (string) Entropy of the asset type.\n"
+             "  \"asset\" : \"hex\",    (string) Asset type for issuance.\n"
+             "  \"token\" : \"hex\"     (string) Token type for issuance.\n"
+             "}"),
+     examples=["10 0", "10 1 false"])
 def issueasset(call: Call, assetamount: Any, tokenamount: Any, blind: bool,
                contract_hash: str | None) -> dict[str, Any]:
     amount = amount_from_value(assetamount)
@@ -497,7 +523,13 @@ def issueasset(call: Call, assetamount: Any, tokenamount: Any, blind: bool,
                                                           "generate.")],
      wallet=True, locking=Locking.SELF,
      description="Create more of an already issued asset. Must have reissuance token in wallet "
-                 "to do so.")
+                 "to do so.",
+     result=("{\n"
+             "  \"txid\" : \"hex\",    (string) Transaction id for issuance.\n"
+             "  \"vin\" : n          (numeric) The input position of the issuance in "
+             "the transaction.\n"
+             "}"),
+     examples=["\"<asset>\" 0"])
 def reissueasset(call: Call, asset: str, assetamount: Any) -> dict[str, Any]:
     amount = amount_from_value(assetamount)
     if amount <= 0:
@@ -527,7 +559,28 @@ def reissueasset(call: Call, asset: str, assetamount: Any) -> dict[str, Any]:
                                                        "list. Accepts either the asset hex or "
                                                        "the locally assigned asset label.")],
      wallet=True, description="List all issuances known to the wallet for the given asset, or "
-                              "for all issued assets if none provided.")
+                              "for all issued assets if none provided.",
+     result=("[\n"
+             "  {\n"
+             "    \"txid\" : \"hex\",          (string) Transaction id for issuance.\n"
+             "    \"entropy\" : \"hex\",       (string) Entropy of the asset type.\n"
+             "    \"asset\" : \"hex\",         (string) Asset type for issuance if known.\n"
+             "    \"assetlabel\" : \"str\",    (string, optional) Asset label for "
+             "issuance if set.\n"
+             "    \"token\" : \"hex\",         (string) Token type for issuance.\n"
+             "    \"vin\" : n,               (numeric) The input position of the "
+             "issuance in the transaction.\n"
+             "    \"assetamount\" : n,       (numeric) The amount of asset issued. Is "
+             "-1 if blinded and unknown to wallet.\n"
+             "    \"tokenamount\" : n,       (numeric) The reissuance token amount "
+             "issued. Is -1 if blinded and unknown to wallet.\n"
+             "    \"isreissuance\" : true|false,\n"
+             "    \"assetblinds\" : \"hex\",   (string) Blinding factor for the asset amounts\n"
+             "    \"tokenblinds\" : \"hex\"    (string) Blinding factor for the token amounts\n"
+             "  },\n"
+             "  ...\n"
+             "]"),
+     examples=["", "\"<asset>\""])
 def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
     wallet = call.wallet
     wanted = asset_from_label(call, asset, strict=False) if asset is not None else None
@@ -575,7 +628,9 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
 
 
 @rpc("util", description="Returns a map of asset labels to their asset ids.",
-     locking=Locking.SELF)
+     locking=Locking.SELF,
+     result="{\n  \"label\" : \"hex\",    (string) the asset id of the label\n  ...\n}",
+     examples=[""])
 def dumpassetlabels(call: Call) -> dict[str, str]:
     return {policy_label(call): policy_asset(call)[::-1].hex()}
 

@@ -467,7 +467,14 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
                      optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
                                                             "balance.")],
      wallet=True, description="Returns the total available balance per asset, or of one asset "
-                              "when assetlabel is given (0 for an unknown label).")
+                              "when assetlabel is given (0 for an unknown label).",
+     result=("{\n"
+             "  \"bitcoin\" : n,    (numeric) The total amount of the asset received "
+             "for this wallet\n"
+             "  ...\n"
+             "}\n"
+             "or n    (numeric) with assetlabel: that asset's amount"),
+     examples=["", "\"*\" 6", "\"*\" 0 true true \"bitcoin\""])
 def getbalance(call: Call, dummy: str | None, minconf: int, include_watchonly: bool,
                avoid_reuse: bool, assetlabel: str | None) -> Any:
     if dummy is not None and dummy != "*":
@@ -481,7 +488,24 @@ def getbalance(call: Call, dummy: str | None, minconf: int, include_watchonly: b
     return amount_map(call, totals)
 
 
-@rpc("wallet", wallet=True, description="Returns an object with all balances in BTC.")
+@rpc("wallet", wallet=True, description="Returns an object with all balances in BTC.",
+     result=("{\n"
+             "  \"mine\" : {                  (json object) balances from outputs "
+             "that the wallet can sign\n"
+             "    \"trusted\" : {...},        (json object) trusted balance per asset "
+             "(outputs created by the wallet or confirmed outputs)\n"
+             "    \"untrusted_pending\" : {...},  (json object) untrusted pending "
+             "balance per asset (outputs created by others that are in the mempool)\n"
+             "    \"immature\" : {...}        (json object) balance per asset from "
+             "immature coinbase outputs\n"
+             "  },\n"
+             "  \"lastprocessedblock\" : {    (json object) hash and height of the "
+             "block this information was generated on\n"
+             "    \"hash\" : \"hex\",\n"
+             "    \"height\" : n\n"
+             "  }\n"
+             "}"),
+     examples=[""])
 def getbalances(call: Call) -> dict[str, Any]:
     wallet = call.wallet
     balances = wallet.ledger.balances(wallet.tip_height)
@@ -493,7 +517,9 @@ def getbalances(call: Call) -> dict[str, Any]:
                                    if best is not None else None)}
 
 
-@rpc("wallet", wallet=True, description="Returns the server's total unconfirmed balance")
+@rpc("wallet", wallet=True, description="Returns the server's total unconfirmed balance",
+     result="{\n  \"bitcoin\" : n,    (numeric) the unconfirmed balance of the asset\n  ...\n}",
+     examples=[""])
 def getunconfirmedbalance(call: Call) -> dict[str, Any]:
     wallet = call.wallet
     return amount_map(call, wallet.ledger.balances(wallet.tip_height).untrusted_pending)
@@ -542,7 +568,37 @@ def coin_json(call: Call, wallet: NodeWallet, coin: Coin) -> dict[str, Any]:
                               "include_immature_coinbase")],
      wallet=True, description="Returns array of unspent transaction outputs with between "
                               "minconf and maxconf (inclusive) confirmations, with their "
-                              "amounts, assets and blinding factors.")
+                              "amounts, assets and blinding factors.",
+     result=("[\n"
+             "  {\n"
+             "    \"txid\" : \"hex\",             (string) the transaction id\n"
+             "    \"vout\" : n,                 (numeric) the vout value\n"
+             "    \"address\" : \"str\",          (string, optional) the "
+             "(unconfidential) address\n"
+             "    \"label\" : \"str\",            (string, optional) The associated "
+             "label, or \"\" for the default label\n"
+             "    \"scriptPubKey\" : \"str\",     (string) the script key\n"
+             "    \"amount\" : n,               (numeric) the transaction output "
+             "amount in BTC\n"
+             "    \"amountcommitment\" : \"hex\", (string, optional) the value commitment\n"
+             "    \"asset\" : \"hex\",            (string) the asset id\n"
+             "    \"assetcommitment\" : \"hex\",  (string, optional) the asset commitment\n"
+             "    \"amountblinder\" : \"hex\",    (string) the amount blinding factor\n"
+             "    \"assetblinder\" : \"hex\",     (string) the asset blinding factor\n"
+             "    \"confirmations\" : n,        (numeric) The number of confirmations\n"
+             "    \"spendable\" : true|false,   (boolean) Whether we have the private "
+             "keys to spend this output\n"
+             "    \"solvable\" : true|false,    (boolean) Whether we know how to "
+             "spend this output\n"
+             "    \"desc\" : \"str\",             (string, optional) A descriptor for "
+             "spending this output\n"
+             "    \"parent_descs\" : [ \"str\", ... ],\n"
+             "    \"safe\" : true|false         (boolean) Whether this output is "
+             "considered safe to spend\n"
+             "  },\n"
+             "  ...\n"
+             "]"),
+     examples=["", "6 9999999", "1 9999999 [] true '{\"asset\": \"bitcoin\"}'"])
 def listunspent(call: Call, minconf: int, maxconf: int, addresses: list[Any] | None,
                 include_unsafe: bool, query_options: dict[str, Any] | None) -> list[Any]:
     wallet = call.wallet
@@ -633,7 +689,12 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
      wallet=True, locking=Locking.SELF,
      description="Send an amount to a given address: to a confidential address the payment and "
                  "the change are blinded (Bulletproof range proofs, surjection proofs).",
-     result='"hex"    (string) The transaction id.')
+     result='"hex"    (string) The transaction id.',
+     examples=[
+         "\"ert1q…\" 0.1",
+         "\"el1qq…\" 0.1 \"donation\" \"seans outpost\"",
+         "\"el1qq…\" 0.1 \"\" \"\" false true null \"unset\" true \"bitcoin\" true 25 true",
+     ])
 def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
                   comment_to: str | None, subtractfeefromamount: bool, replaceable: Any,
                   conf_target: Any, estimate_mode: str, avoid_reuse: bool,
@@ -663,7 +724,16 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
                                                  "transaction.")],
      wallet=True, locking=Locking.SELF,
-     description="Send multiple times (parameters in elementsd's positional order).")
+     description="Send multiple times (parameters in elementsd's positional order).",
+     result=("\"hex\"    (string) The transaction id for the send. Only 1 transaction "
+             "is created regardless of\n"
+             "the number of addresses.\n"
+             "or {\"txid\": \"hex\", \"fee_reason\": \"str\"} with verbose"),
+     examples=[
+         "\"\" '{\"ert1q…\":0.01,\"el1qq…\":0.02}'",
+         "\"\" '{\"ert1q…\":0.01}' 6 \"testing\" '[\"ert1q…\"]' true 2 \"unset\" "
+         "'{\"ert1q…\": \"bitcoin\"}'",
+     ])
 def sendmany(call: Call, dummy: str, amounts: dict[str, Any], minconf: Any, comment: str | None,
              subtractfeefrom: list[Any] | None, replaceable: Any, conf_target: Any,
              estimate_mode: str, output_assets: dict[str, Any] | None, ignoreblindfail: bool,
@@ -837,7 +907,31 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
                      optional("skip", Kind.INT, 0, "The number of transactions to skip"),
                      optional("include_watchonly", Kind.BOOL, True)],
      wallet=True, description="Returns up to 'count' most recent transactions skipping the "
-                              "first 'from' transactions.")
+                              "first 'from' transactions.",
+     result=("[\n"
+             "  {\n"
+             "    \"address\" : \"str\",       (string, optional) The (unconfidential) "
+             "address of the transaction\n"
+             "    \"category\" : \"str\",      (string) send|receive|generate|immature|orphan\n"
+             "    \"amount\" : n,            (numeric) The amount in BTC (negative for send)\n"
+             "    \"amountblinder\" : \"hex\", (string)\n"
+             "    \"asset\" : \"hex\",         (string)\n"
+             "    \"assetblinder\" : \"hex\",  (string)\n"
+             "    \"label\" : \"str\",         (string, optional)\n"
+             "    \"vout\" : n,              (numeric) the vout value\n"
+             "    \"fee\" : n,               (numeric, optional) The amount of the "
+             "fee in BTC, negative (send only)\n"
+             "    \"abandoned\" : true|false,\n"
+             "    \"confirmations\" : n,     (numeric) The number of confirmations "
+             "for the transaction\n"
+             "    \"txid\" : \"hex\",          (string) The transaction id\n"
+             "    \"time\" : xxx,            (numeric) The transaction time in "
+             "seconds since epoch\n"
+             "    ...\n"
+             "  },\n"
+             "  ...\n"
+             "]"),
+     examples=["", "\"*\" 20 100"])
 def listtransactions(call: Call, label: str | None, count: int, skip: int,
                      include_watchonly: bool) -> list[dict[str, Any]]:
     if count < 0:
@@ -930,7 +1024,8 @@ def lockunspent(call: Call, unlock: bool, transactions: list[Any] | None,
 
 @rpc("wallet", wallet=True, description="Returns list of temporarily unspendable outputs.",
      result='[\n  {\n    "txid" : "hex",    (string) The transaction id locked\n    "vout" : n'
-            '         (numeric) The vout value\n  },\n  ...\n]')
+            '         (numeric) The vout value\n  },\n  ...\n]',
+     examples=[""])
 def listlockunspent(call: Call) -> list[dict[str, Any]]:
     return [{"txid": txid[::-1].hex(), "vout": n}
             for txid, n in sorted(call.wallet.wallet.locked)]
@@ -941,7 +1036,8 @@ def listlockunspent(call: Call) -> list[dict[str, Any]]:
                  "transaction and all its in-wallet descendants as abandoned which will allow "
                  "for their inputs to be respent. It can only be used on transactions that "
                  "are not confirmed and not in the mempool.",
-     examples=['"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d"'])
+     examples=['"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d"'],
+     result="null    (json null)")
 def abandontransaction(call: Call, txid: str) -> None:
     wallet = call.wallet
     hash_ = parse_hash(txid, "txid")
@@ -1282,7 +1378,8 @@ def encryptwallet(call: Call, passphrase: str) -> str:
                  "needed prior to performing transactions related to private keys such as "
                  "sending bitcoins. Issuing the walletpassphrase command while the wallet is "
                  "already unlocked will set a new unlock time that overrides the old one.",
-     examples=['"my pass phrase" 60'])
+     examples=['"my pass phrase" 60'],
+     result="null    (json null)")
 def walletpassphrase(call: Call, passphrase: str, timeout: int) -> None:
     wallet = call.wallet
     if wallet.encryption is None:
@@ -1302,7 +1399,8 @@ def walletpassphrase(call: Call, passphrase: str, timeout: int) -> None:
                      required("newpassphrase", Kind.STR, "The new passphrase")],
      wallet=True, description="Changes the wallet passphrase from 'oldpassphrase' to "
                               "'newpassphrase'.",
-     examples=['"old one" "new one"'])
+     examples=['"old one" "new one"'],
+     result="null    (json null)")
 def walletpassphrasechange(call: Call, oldpassphrase: str, newpassphrase: str) -> None:
     wallet = call.wallet
     if wallet.encryption is None:
@@ -1320,7 +1418,9 @@ def walletpassphrasechange(call: Call, oldpassphrase: str, newpassphrase: str) -
 @rpc("wallet", wallet=True,
      description="Removes the wallet encryption key from memory, locking the wallet. After "
                  "calling this method, you will need to call walletpassphrase again before "
-                 "being able to call any methods which require the wallet to be unlocked.")
+                 "being able to call any methods which require the wallet to be unlocked.",
+     result="null    (json null)",
+     examples=[""])
 def walletlock(call: Call) -> None:
     wallet = call.wallet
     if wallet.encryption is None:
