@@ -66,6 +66,7 @@ class Kind(enum.Enum):
     ARR = ((JsonType.ARRAY,), "json array")
     INT_OR_BOOL = ((JsonType.NUMBER, JsonType.BOOL), "numeric")
     ARR_OR_OBJ = ((JsonType.ARRAY, JsonType.OBJECT), "json array")
+    OBJ_OR_BOOL = ((JsonType.OBJECT, JsonType.BOOL), "json object")  # Core's legacy bool options
     ANY = ((), "any")
 
     @property

@@ -48,7 +48,7 @@ from rpc.methods.wallet import (
     wallet_errors,
 )
 from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hex
-from rpc.registry import Kind, Locking, integer, json_type, optional, required, rpc
+from rpc.registry import Kind, Locking, integer, optional, required, rpc
 from validator import decode_txout
 
 
@@ -185,7 +185,7 @@ def unblindrawtransaction(call: Call, hex: str) -> dict[str, Any]:
 
 @rpc("wallet",
      args=[required("hexstring", Kind.HEX, "The hex string of the raw transaction"),
-           optional("options", Kind.ANY, None, "An object with fee_rate (sat/vB), feeRate "
+           optional("options", Kind.OBJ_OR_BOOL, None, "An object with fee_rate (sat/vB), feeRate "
                     "(BTC/kvB), changePosition, add_inputs, includeWatching, lockUnspents, "
                     "replaceable, conf_target, estimate_mode, change_type, changeAddress. For "
                     "backward compatibility: passing in a true instead of an object will "
@@ -200,14 +200,11 @@ def unblindrawtransaction(call: Call, hex: str) -> dict[str, Any]:
             'pays\n  "changepos" : n      (numeric) The position of the added change output, '
             'or -1\n}',
      examples=['"rawtransactionhex"', '"rawtransactionhex" \'{"fee_rate": 2}\''])
-def fundrawtransaction(call: Call, hexstring: str, options: Any,
+def fundrawtransaction(call: Call, hexstring: str, options: dict[str, Any] | bool | None,
                        iswitness: bool | None) -> dict[str, Any]:
     tx = decode_transaction_hex(hexstring)
     if isinstance(options, bool):  # Core's legacy form (spend.cpp FundTransaction)
         options = {"includeWatching": options}
-    elif options is not None and not isinstance(options, dict):
-        raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(options).value} is "
-                                           "not of expected type object")
     opts = dict(options or {})
     known = {"fee_rate", "feeRate", "changePosition", "subtractFeeFromOutputs", "add_inputs",
              "includeWatching", "lockUnspents", "replaceable", "conf_target", "estimate_mode",
@@ -225,7 +222,7 @@ def fundrawtransaction(call: Call, hexstring: str, options: Any,
     else:
         try:
             rate = choose_fee_rate(call, opts.get("fee_rate"), opts.get("conf_target"),
-                                   opts.get("estimate_mode")).rate
+                                   opts.get("estimate_mode"), override_min_fee=True).rate
         except RpcError as error:  # FundTransaction reports wallet failures as -4
             if error.code == RpcCode.WALLET_INSUFFICIENT_FUNDS:
                 raise RpcError(RpcCode.WALLET_ERROR, error.message) from None
@@ -434,8 +431,8 @@ def open_issuance_amount(wallet: NodeWallet, txin: TxIn) -> tuple[int, int] | No
                                        ids.asset, issuance_key(wallet, txin))
 
 
-@rpc("wallet", args=[required("txid", Kind.ANY, "The transaction id of the issuance"),
-                     required("vin", Kind.ANY, "The input number of the issuance in the "
+@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id of the issuance"),
+                     required("vin", Kind.INT, "The input number of the issuance in the "
                                                "transaction.")],
      wallet=True, description="Dumps the private blinding key for an asset issuance in wallet.",
      result='"blindingkey"    (string) the issuance blinding key',
@@ -450,10 +447,10 @@ def dumpissuanceblindingkey(call: Call, txid: Any, vin: Any) -> str:
     return issuance_key(wallet, txin).to_bytes(32, "big").hex()
 
 
-@rpc("wallet", args=[required("txid", Kind.ANY, "The transaction id of the issuance"),
-                     required("vin", Kind.ANY, "The input number of the issuance in the "
+@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id of the issuance"),
+                     required("vin", Kind.INT, "The input number of the issuance in the "
                                                "transaction."),
-                     required("blindingkey", Kind.ANY, "The blinding key in hex")],
+                     required("blindingkey", Kind.HEX, "The blinding key in hex")],
      wallet=True,
      description="Imports a private blinding key in hex for an asset issuance. Unlike "
                  "`importblindingkey`, the key is stored without verifying it matches the "

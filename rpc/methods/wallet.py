@@ -127,11 +127,14 @@ def _sat_per_vb(rate: int) -> str:
 
 
 def choose_fee_rate(call: Call, fee_rate: Any, conf_target: Any,
-                    estimate_mode: str | None = None) -> FeeChoice:
+                    estimate_mode: str | None = None, *,
+                    override_min_fee: bool = False) -> FeeChoice:
     """Core's ``SetFeeEstimateMode`` checks, then ``GetMinimumFeeRate``: an explicit
     ``fee_rate`` (sat/vB), else ``settxfee``'s rate, else fee estimation — which on a node
     without estimates is ``-fallbackfee`` (disabled at 0: -6 "Fee estimation failed...") —
-    raised to the mempool's and the wallet's minimum (``-mintxfee``, ``-minrelaytxfee``)."""
+    raised to the mempool's and the wallet's minimum (``-mintxfee``, ``-minrelaytxfee``).
+    ``override_min_fee``: an explicit rate is taken as it is (fundrawtransaction's, Core's
+    ``fOverrideFeeRate``)."""
     if fee_rate is not None:
         if conf_target is not None:
             raise RpcError(RpcCode.INVALID_PARAMETER,
@@ -154,6 +157,8 @@ def choose_fee_rate(call: Call, fee_rate: Any, conf_target: Any,
     required = max(DEFAULT_TRANSACTION_MINFEE, relay_minimum)
     if fee_rate is not None:
         rate = fee_rate_from_value(fee_rate)
+        if override_min_fee:
+            return FeeChoice(rate, "PayTxFee set")
         if rate < required:
             raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS,
                            f"Fee rate ({_sat_per_vb(rate)}) is lower than the minimum fee rate "
