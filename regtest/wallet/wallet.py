@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import NamedTuple
 
@@ -74,6 +74,7 @@ from regtest.wallet.keys import P2TR, AddressKind, KeyChain, slip77_blinding_sec
 from regtest.wallet.signing import sign_transaction, witness_template
 
 _ZERO32 = bytes(32)
+OP_RETURN = b"\x6a"
 LOOKAHEAD = 20
 """Keys derived ahead of the last address handed out, so scanning finds payments to them."""
 
@@ -214,6 +215,17 @@ class _Plan:
     change: list[tuple[bytes, int]]
     blind_change: bool
     subtract: bool = False  # the payments pay the fee (their change is never dropped)
+    dummy: bool = False
+    """A zero-value blinded ``OP_RETURN`` output: blinded inputs and nothing else blinded to
+    balance them (Elements' wallet does the same, spend.cpp ``may_need_blinded_dummy``)."""
+
+    @property
+    def needs_dummy(self) -> bool:
+        """Blinded inputs, and no payment or change output would be blinded."""
+        blinded_in = any(c.abf or c.vbf for c in self.coins)
+        blinded_out = (any(p.address is not None for p in self.payments)
+                       or (self.blind_change and bool(self.change)))
+        return blinded_in and not blinded_out
 
     def vsize(self) -> int:
         """The finished transaction's virtual size, from a skeleton with placeholders of the
@@ -253,6 +265,8 @@ class _Plan:
         outs += [blinded(change_script) if self.blind_change
                  else TxOut(asset=asset, value=amount, script_pubkey=change_script)
                  for asset, amount in self.change]
+        if self.dummy:
+            outs.append(blinded(OP_RETURN))
         outs.append(TxOut(asset=self.wallet.policy_asset, value=self.fee))
         return Transaction(version=2, inputs=tuple(txins), outputs=tuple(outs)).vsize
 
@@ -849,8 +863,8 @@ class Wallet:
 
     def _drop_change(self, planned: _Plan, fee_rate: int) -> _Plan:
         """Policy-asset change at or below the cost of change, or dust at the discard rate,
-        goes to the fee (spend.cpp); kept when it is the only blinded output of a transaction
-        with blinded inputs, which needs one to balance."""
+        goes to the fee (spend.cpp); when it was the one blinded output that balances blinded
+        inputs, a zero-value blinded ``OP_RETURN`` takes its place, as Elements does."""
         amount = next((v for a, v in planned.change if a == self.policy_asset), 0)
         if amount <= 0 or planned.subtract:
             return planned
@@ -858,14 +872,8 @@ class Wallet:
         if amount > params.cost_of_change and amount >= params.min_viable_change:
             return planned
         rest = [(a, v) for a, v in planned.change if a != self.policy_asset]
-        blinded_inputs = any(c.abf or c.vbf for c in planned.coins)
-        blinded_left = (any(p.address is not None for p in planned.payments)
-                        or (planned.blind_change and bool(rest)))
-        if blinded_inputs and not blinded_left:
-            return planned
-        return _Plan(self, planned.coins, planned.payments, planned.fee + amount,
-                     planned.issuance, planned.reissuance, rest, planned.blind_change,
-                     planned.subtract)
+        dropped = replace(planned, fee=planned.fee + amount, change=rest)
+        return replace(dropped, dummy=dropped.needs_dummy)
 
     def _plan(self, *, payments: list[Payment], fee: int, issuance: Issuance | None,
               reissuance: Reissuance | None, blind_change: bool, coins: list[OwnedCoin],
@@ -906,8 +914,11 @@ class Wallet:
                 raise WalletError("inputs do not cover the payments")
             if amount > 0:
                 change.append((asset, amount))
-        return _Plan(self, coins, payments, fee, issuance, reissuance, change, blind_change,
-                     bool(subtract_fee_from))
+        planned = _Plan(self, coins, payments, fee, issuance, reissuance, change, blind_change,
+                        bool(subtract_fee_from))
+        if planned.needs_dummy:
+            planned = replace(planned, dummy=True)
+        return planned
 
     def _realize(self, plan: _Plan) -> BuiltTransaction:
         """Draw the randomness, make the proofs, apply the transaction to the wallet."""
@@ -966,6 +977,9 @@ class Wallet:
             change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
                                  address.blinding_pubkey if plan.blind_change else None))
+        if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it
+            dummy_key = self.new_address(self.change_kind, change=True).blinding_pubkey
+            outs.append(_OutSpec(OP_RETURN, self.policy_asset, 0, dummy_key))
         outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
 
         txouts, openings = self._blind_outputs(outs, targets)
@@ -996,6 +1010,10 @@ class Wallet:
             change.append(len(outs))
             outs.append(TxOut(asset=asset, value=amount, script_pubkey=address.script_pubkey,
                               nonce=address.blinding_pubkey))
+        if plan.dummy:  # for blindrawtransaction to balance the blinded inputs with
+            key = self.new_address(self.change_kind, change=True).blinding_pubkey
+            outs.append(TxOut(asset=self.policy_asset, value=0, script_pubkey=OP_RETURN,
+                              nonce=key))
         outs.append(TxOut(asset=self.policy_asset, value=fee))
         txins = tuple(TxIn(prevout_hash=c.txid, prevout_index=c.index) for c in plan.coins)
         return Transaction(version=2, inputs=txins, outputs=tuple(outs)), fee, change
