@@ -393,8 +393,10 @@ def choose_selection(pool: Iterable[Candidate], targets: Mapping[bytes, int],
                              max_weight=params.max_weight)
             if bnb is not None:
                 results.append(bnb)
-        srd = select_srd(own, target + change_fee, params.change_fee, rng, policy_asset=policy,
-                         max_weight=params.max_weight)
+        # Elements' ChooseSelectionResult asks SRD for the target with change plus
+        # CHANGE_LOWER, and SelectCoinsSRD adds CHANGE_LOWER and the change fee once more
+        srd = select_srd(own, target + change_fee + CHANGE_LOWER, params.change_fee, rng,
+                         policy_asset=policy, max_weight=params.max_weight)
         if srd is not None:
             results.append(srd)
     with_change = dict(wanted)

@@ -369,6 +369,14 @@ class NodeWallet(ChainListener, Closeable):
             self._master_key = None  # the timeout passed: forget the key, as Core's relock
         return self._master_key is None
 
+    @property
+    def unlocked_until(self) -> int:
+        """getwalletinfo's ``unlocked_until``: the UNIX time the wallet locks again, 0 while
+        locked (Core's ``nRelockTime``)."""
+        if self.is_locked:
+            return 0
+        return int(time.time() + self._unlocked_until - time.monotonic())
+
     def encrypt(self, passphrase: str) -> None:
         """Encrypt the seed under ``passphrase`` (written synced); the wallet is then locked."""
         record, _master = EncryptedSeed.create(self.wallet.keys.seed, passphrase)

@@ -263,6 +263,10 @@ def fundrawtransaction(call: Call, hexstring: str, options: dict[str, Any] | boo
         except WalletError as exc:  # FundTransaction reports every failure as -4
             raise RpcError(RpcCode.WALLET_ERROR, wallet_errors(exc).message) from None
         wallet.commit(state=True, sync=True)
+        if opts.get("lockUnspents"):  # the inputs stay out of later selections (in memory)
+            wallet.lock_coins([(t.prevout_hash, t.prevout_index) for t in funded.inputs
+                               if (t.prevout_hash, t.prevout_index) not in wallet.wallet.locked],
+                              persistent=False)
     # Core keeps what the caller set: preselected inputs' sequences (their BIP125 signal,
     # relative locktimes) and the locktime; inputs the wallet adds get its default.
     preset = {(t.prevout_hash, t.prevout_index): t.sequence for t in tx.inputs}

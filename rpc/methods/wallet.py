@@ -304,6 +304,7 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
         "txcount": len(wallet.ledger),
         "keypoolsize": 20,
         "keypoolsize_hd_internal": 20,
+        **({"unlocked_until": wallet.unlocked_until} if wallet.encryption is not None else {}),
         "paytxfee": amount_json(call.context.wallet_fee_rate),
         "private_keys_enabled": True,
         "avoid_reuse": False,

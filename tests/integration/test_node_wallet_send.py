@@ -177,7 +177,9 @@ def test_encrypted_wallet_needs_the_passphrase_to_spend(node: NodeProcess) -> No
     assert error_of(node, "crypt", "walletpassphrase", "wrong", 10) == (
         -14, "Error: The wallet passphrase entered was incorrect.")
     assert error_of(node, "crypt", "walletpassphrase", "correct horse", -1)[0] == -8
+    assert call(node, "crypt", "getwalletinfo")["unlocked_until"] == 0
     assert call(node, "crypt", "walletpassphrase", "correct horse", 60) is None
+    assert call(node, "crypt", "getwalletinfo")["unlocked_until"] > 0
     assert call(node, "crypt", "sendtoaddress", target, Decimal("0.1"))
     assert call(node, "crypt", "walletlock") is None
     assert error_of(node, "crypt", "sendtoaddress", target, Decimal("0.1"))[0] == -13
@@ -261,6 +263,11 @@ def test_fundrawtransaction_legacy_boolean_and_missing_asset_output(node: NodePr
                [{call(node, "bob", "getnewaddress"): Decimal("0.5")}])
     funded = call(node, "bob", "fundrawtransaction", raw, True)
     assert funded["fee"] > 0
+    locked = call(node, "bob", "fundrawtransaction", raw, {"lockUnspents": True})
+    spent = {(t["txid"], t["vout"])
+             for t in call(node, "", "decoderawtransaction", locked["hex"])["vin"]}
+    assert spent <= {(x["txid"], x["vout"]) for x in call(node, "bob", "listlockunspent")}
+    call(node, "bob", "lockunspent", True)
     assert error_of(node, "bob", "fundrawtransaction", raw, "yes")[0] == -3
     issued = call(node, "bob", "issueasset", 2, 0)
     mine(node)
