@@ -1,14 +1,17 @@
 """A deterministic confidential-transaction wallet for the regtest chain and the tests.
 
 What it does: keys and confidential addresses (``keys``, ``address``), coin tracking by scanning
-transactions and blocks, unblinding of received outputs, coin selection, blinding (value and
-asset blinding factors, the final balancing blind: ``blinding``), Bulletproof range proofs and
-surjection proofs, explicit fee outputs, asset issuance and reissuance.
+transactions and blocks, unblinding of received outputs, Bitcoin Core's coin selection with
+Elements' per-asset rules (``coinselection``; the flow of a send in docs/node-rpc.md §1.8:
+effective values, waste, change dropped to the fee), blinding (value and asset blinding factors,
+the final balancing blind: ``blinding``), Bulletproof range proofs and surjection proofs,
+explicit fee outputs, asset issuance and reissuance.
 
 Determinism: every random choice (ephemeral keys, value blinds, surjection seeds) is
 ``tagged_hash("ctplugin/wallet/rng", seed ‖ rng_salt ‖ be64(counter))``, so a wallet built from a
 seed and driven by the same calls produces the same transactions byte for byte (reproducible test
-chains; ``rng_salt`` is empty). A node's wallet draws a fresh random ``rng_salt`` every time it
+chains; ``rng_salt`` is empty); coin selection's generator is seeded from the same inputs
+without using up a draw. A node's wallet draws a fresh random ``rng_salt`` every time it
 is opened, so no crash or restore can ever make it repeat a blinding factor or ephemeral key.
 
 Unblinding convention: see ``regtest.wallet.blinding`` (nonce from ECDH as in Elements; value and
