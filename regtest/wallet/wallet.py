@@ -358,6 +358,7 @@ class _InSpec:
     generator: Generator
     value: int = 0
     vbf: int = 0
+    known: bool = True  # False: another party's input, only a surjection target
 
 
 class Wallet:
@@ -1021,28 +1022,53 @@ class Wallet:
         txins = tuple(TxIn(prevout_hash=c.txid, prevout_index=c.index) for c in plan.coins)
         return Transaction(version=2, inputs=txins, outputs=tuple(outs)), fee, change
 
-    def blind(self, tx: Transaction, inputs: Sequence[Opening | None]
+    def blind(self, tx: Transaction, inputs: Sequence[Opening | None],
+              generators: Sequence[bytes] | None = None
               ) -> tuple[Transaction, dict[int, Opening]]:
         """blindrawtransaction: blind every explicit output whose nonce holds a blinding public
-        key, given the openings of the inputs (None for an input with explicit asset and
-        value: pass them as an ``Opening`` with zero blinds). Returns the blinded transaction
-        and the outputs' openings."""
+        key, given the openings of the inputs (an input with explicit asset and value is an
+        ``Opening`` with zero blinds). An input whose opening is None belongs to someone else:
+        ``generators`` (33-byte asset commitments, one per input) give its surjection target,
+        and it takes no part in balancing the blinds — Elements' partial blinding, where each
+        party balances its own inputs against the outputs it blinds (src/blind.cpp
+        ``BlindTransaction``). Outputs already blinded are left as they are. Returns the
+        transaction and the openings of the outputs blinded here."""
         targets = []
         for i, opening in enumerate(inputs):
             if opening is None:
-                raise WalletError(f"input {i}: its blinding factors are unknown to the wallet")
+                if generators is None or i >= len(generators):
+                    raise WalletError(f"input {i}: its blinding factors are unknown to the "
+                                      "wallet")
+                try:
+                    generator = Generator.parse(generators[i])
+                except CtpluginError as exc:
+                    raise WalletError(f"input {i}: asset commitment: {exc}") from None
+                targets.append(_InSpec(_ZERO32, 0, generator, known=False))
+                continue
             generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
                          if opening.abf else generator_generate(opening.asset))
             targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
                                    opening.vbf))
+        for extra in (generators or [])[len(inputs):]:  # inputs the other party will add
+            try:
+                targets.append(_InSpec(_ZERO32, 0, Generator.parse(extra), known=False))
+            except CtpluginError as exc:
+                raise WalletError(f"asset commitment: {exc}") from None
         specs = []
-        for out in tx.outputs:
+        positions = []
+        for j, out in enumerate(tx.outputs):
             if not isinstance(out.value, int) or len(out.asset) != 32:
-                raise WalletError("the transaction already has blinded outputs")
+                continue  # blinded already (by the other party): not ours to balance
             key = out.nonce if len(out.nonce) == 33 and out.nonce[0] in (2, 3) else None
             specs.append(_OutSpec(out.script_pubkey, out.asset, out.value, key, out.is_fee))
-        txouts, openings = self._blind_outputs(specs, targets)
-        return (Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(txouts),
+            positions.append(j)
+        blinded, spec_openings = self._blind_outputs(specs, targets)
+        outputs = list(tx.outputs)
+        openings: dict[int, Opening] = {}
+        for k, j in enumerate(positions):
+            outputs[j] = blinded[k]
+            openings[j] = spec_openings[k]
+        return (Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(outputs),
                             locktime=tx.locktime), openings)
 
     def learn_issuance(self, asset: bytes, token: bytes, entropy: bytes) -> None:
@@ -1060,7 +1086,7 @@ class Wallet:
         that carry a blinding key; explicit outputs as they are (``blinding`` docstring).
         Returns the outputs and every output's opening (asset, value, abf, vbf)."""
         blinded = [j for j, o in enumerate(outs) if o.blinding_pubkey is not None]
-        inputs_terms = [(t.value, t.abf, t.vbf) for t in targets]
+        inputs_terms = [(t.value, t.abf, t.vbf) for t in targets if t.known]
         if not blinded and blinding_total(inputs_terms):
             raise WalletError("blinded inputs need at least one blinded output to balance")
         out_terms: list[tuple[int, int, int]] = []

@@ -23,10 +23,16 @@ from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.elements.address import Destination, decode_destination
 from ctplugin.elements.issuance import input_issuance_ids, reissuance_token_id
 from ctplugin.errors import CtpluginError, EncodingError
+from ctplugin.script.checker import checker_for
+from ctplugin.script.errors import ScriptError
+from ctplugin.script.flags import STANDARD
+from ctplugin.script.interpreter import verify_input
+from ctplugin.script.sighash import PrecomputedTransaction
 from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
 from regtest.wallet.address import ConfidentialAddress
+from regtest.wallet.keys import slip77_blinding_secret
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.signing import SigningError, sign_transaction
@@ -66,8 +72,10 @@ def _spent_output(call: Call, wallet: NodeWallet, txid: bytes, n: int) -> TxOut 
     return None
 
 
-def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction) -> list[Opening | None]:
-    """Per input: the opening of the coin it spends — the wallet's, or an explicit UTXO's."""
+def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction,
+                    foreign: bool = False) -> list[Opening | None]:
+    """Per input: the opening of the coin it spends — the wallet's, or an explicit UTXO's;
+    None for someone else's blinded coin when ``foreign`` (asset commitments were given)."""
     node = call.node
     openings: list[Opening | None] = []
     for i, txin in enumerate(tx.inputs):
@@ -86,12 +94,17 @@ def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction) -> list[Ope
             entry = node.mempool.entries.get(txin.prevout_hash)
             if entry is not None and txin.prevout_index < len(entry.tx.outputs):
                 out = entry.tx.outputs[txin.prevout_index]
+        if out is None and foreign:
+            openings.append(None)
+            continue
         if out is None:
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            f"Invalid parameter: transaction spends non-existing output "
                            f"(input {i})")
         if isinstance(out.value, int) and out.asset_is_explicit:
             openings.append(Opening(out.asset, out.value, 0, 0))
+        elif foreign:
+            openings.append(None)
         else:
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            "Invalid parameter: transaction spends from non-wallet output and "
@@ -117,42 +130,68 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                         totalblinder: str | None) -> str:
     tx = decode_transaction_hex(hexstring)
     wallet = call.wallet
-    if asset_commitments is not None:
+    generators: list[bytes] = []
+    if asset_commitments:  # an empty list is no list (elements.cpp)
         if len(asset_commitments) < len(tx.inputs):
             raise RpcError(RpcCode.INVALID_PARAMETER, "Asset commitment array must have at "
                                                       "least as many entries as transaction "
                                                       "inputs.")
         for item in asset_commitments:
-            if not isinstance(item, str) or len(item) != 66:
+            if not isinstance(item, str) or len(item) != 66 or not _is_hex(item):
                 raise RpcError(RpcCode.INVALID_PARAMETER, "Asset commitments must be a hex "
                                                           "encoded string of length 66.")
+            generators.append(bytes.fromhex(item))
     with call.context.chain_lock, wallet.lock:
-        openings = _input_openings(call, wallet, tx)
+        openings = _input_openings(call, wallet, tx, foreign=bool(generators))
+    # FillBlinds: outputs blinded to our keys (change, self-sends) are opened and blinded again
+    outputs = []
+    for out in tx.outputs:
+        secret = None if isinstance(out.value, int) else wallet.blinding_secret(out.script_pubkey)
+        opened = wallet.wallet.open_output(out, secret) if secret is not None else None
+        if opened is None or secret is None:
+            outputs.append(out)
+            continue
+        outputs.append(TxOut(asset=opened[0], value=opened[1], script_pubkey=out.script_pubkey,
+                             nonce=ct.base_mul(secret).to_bytes()))
+    tx = Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(outputs),
+                     locktime=tx.locktime)
     to_blind = [out for out in tx.outputs if len(out.nonce) == 33 and isinstance(out.value, int)]
     blinded_inputs = any(o is not None and (o.abf or o.vbf) for o in openings)
     if not to_blind and not blinded_inputs:
         return tx.hex()
-    if len(to_blind) == 1 and not blinded_inputs:
+    if blinded_inputs and not to_blind:
+        if not tx.outputs:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Unable to blind transaction: transaction "
+                                                      "has no outputs to balance blinded inputs "
+                                                      "against.")
+        # Blinded inputs need a blinded output to balance with: a zero-value OP_RETURN of the
+        # last output's asset, blinded to the wallet's key for that script (elements.cpp)
+        dummy_key = ct.base_mul(slip77_blinding_secret(
+            wallet.wallet.keys.master_blinding_key, OP_RETURN)).to_bytes()
+        last = tx.outputs[-1]
+        asset = last.asset if len(last.asset) == 32 else policy_asset(call)
+        tx = Transaction(version=tx.version, inputs=tx.inputs,
+                         outputs=(*tx.outputs, TxOut(asset=asset, value=0,
+                                                     script_pubkey=OP_RETURN,
+                                                     nonce=dummy_key)),
+                         locktime=tx.locktime)
+    elif len(to_blind) == 1 and not blinded_inputs:
         # One blinded output and nothing blinded in: its blind would follow from the others.
         if not ignoreblindfail:
-            raise RpcError(RpcCode.INVALID_PARAMETER, "Unable to blind transaction: Add another "
-                                                      "output to blind in order to complete "
-                                                      "the blinding.")
-        outputs = tuple(TxOut(asset=o.asset, value=o.value, script_pubkey=o.script_pubkey,
-                              nonce=b"" if isinstance(o.value, int) else o.nonce)
-                        for o in tx.outputs)
-        return Transaction(version=tx.version, inputs=tx.inputs, outputs=outputs,
+            raise RpcError(RpcCode.INVALID_PARAMETER, ADD_ANOTHER_OUTPUT)
+        stripped = tuple(replace(o, nonce=b"") if isinstance(o.value, int) else o
+                         for o in tx.outputs)
+        return Transaction(version=tx.version, inputs=tx.inputs, outputs=stripped,
                            locktime=tx.locktime).hex()
-    if not to_blind:
-        raise RpcError(RpcCode.INVALID_PARAMETER, "Unable to blind transaction: Add another "
-                                                  "output to blind in order to complete the "
-                                                  "blinding.")
+    input_assets = {o.asset for o in openings if o is not None}
+    if any(len(o.nonce) == 33 and isinstance(o.value, int) and o.asset not in input_assets
+           for o in tx.outputs):
+        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
     with wallet.lock:
         try:
-            blinded, output_openings = wallet.wallet.blind(tx, openings)
-        except WalletError as exc:
-            raise RpcError(RpcCode.INVALID_PARAMETER,
-                           f"Unable to blind transaction: {exc}") from None
+            blinded, output_openings = wallet.wallet.blind(tx, openings, generators or None)
+        except WalletError:
+            raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND) from None
         wallet.remember_blinded(blinded.txid, output_openings)
         wallet.commit(state=True, sync=True)
     return blinded.hex()
@@ -310,28 +349,55 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
     with call.context.chain_lock, wallet.lock:
         spent = [_spent_output(call, wallet, t.prevout_hash, t.prevout_index)
                  for t in tx.inputs]
+    # Core signs the inputs it can and lists the others (another party signs them later)
+    failed = {i for i, (txin, out) in enumerate(zip(tx.inputs, spent))
+              if out is None or (out.script_pubkey != b"\x51"
+                                 and not wallet.is_mine(out.script_pubkey))}
+    signed = tx
+    if len(failed) < len(tx.inputs) and all(o is not None for o in spent):
+        with wallet.lock:
+            try:
+                signed = sign_transaction(
+                    tx, [o for o in spent if o is not None], wallet.wallet.keys,
+                    wallet.wallet.genesis_hash, wallet.wallet.random_bytes,
+                    only=[i for i in range(len(tx.inputs)) if i not in failed])
+            except SigningError as exc:
+                raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
+            wallet.commit(state=True)
     errors = []
-    for txin, out in zip(tx.inputs, spent):
-        problem = None
+    for i in sorted(failed):
+        txin, out = signed.inputs[i], spent[i]
         if out is None:
             problem = "Input not found or already spent"
-        elif out.script_pubkey != b"\x51" and not wallet.is_mine(out.script_pubkey):
+        elif _input_is_signed(signed, spent, i, wallet.wallet.genesis_hash):
+            continue  # another party's input it already signed: complete
+        else:
             problem = "Unable to sign input, invalid stack size (possibly missing key)"
-        if problem is not None:
-            errors.append({"txid": txin.prevout_txid_hex, "vout": txin.prevout_index,
-                           "witness": [w.hex() for w in txin.script_witness],
-                           "scriptSig": txin.script_sig.hex(), "sequence": txin.sequence,
-                           "error": problem})
+        errors.append({"txid": txin.prevout_txid_hex, "vout": txin.prevout_index,
+                       "witness": [w.hex() for w in txin.script_witness],
+                       "scriptSig": txin.script_sig.hex(), "sequence": txin.sequence,
+                       "error": problem})
     if errors:
-        return {"hex": tx.hex(), "complete": False, "errors": errors}
-    with wallet.lock:
-        try:
-            signed = sign_transaction(tx, [o for o in spent if o is not None], wallet.wallet.keys,
-                                      wallet.wallet.genesis_hash, wallet.wallet.random_bytes)
-        except SigningError as exc:
-            raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
-        wallet.commit(state=True)
+        return {"hex": signed.hex(), "complete": False, "errors": errors}
     return {"hex": signed.hex(), "complete": True}
+
+
+def _input_is_signed(tx: Transaction, spent: list[TxOut | None], index: int,
+                     genesis_hash: bytes) -> bool:
+    """Input ``index`` already carries a witness or scriptSig that satisfies its script (Core's
+    SignTransaction verifies each input after signing)."""
+    txin = tx.inputs[index]
+    if not txin.script_witness and not txin.script_sig:
+        return False
+    if any(o is None for o in spent):
+        return False
+    outs = [o for o in spent if o is not None]
+    try:
+        pre = PrecomputedTransaction(tx, outs, genesis_hash)
+        verify_input(pre, index, STANDARD, checker_for(pre, index, STANDARD))
+    except (ScriptError, CtpluginError):
+        return False
+    return True
 
 
 # --- blinding keys ------------------------------------------------------------------------------

@@ -337,3 +337,45 @@ def test_fallbackfee_zero_is_elementsds_refusal(tmp_path: Path) -> None:
                             True, None, True, None, True)["fee_reason"] == "PayTxFee set"
     finally:
         process.stop()
+
+
+def test_two_wallets_blind_their_halves_of_one_transaction(node: NodeProcess) -> None:
+    """Elements' partial blinding (feature_confidential_transactions.py's combined
+    transaction): each wallet blinds its outputs against its own inputs, with the asset
+    commitments of every input of the final transaction as surjection targets; each signs
+    its own inputs."""
+    call(node, "", "createwallet", "carol")
+    for who in ("bob", "carol"):
+        call(node, "", "sendtoaddress", call(node, who, "getnewaddress"), 2)
+    mine(node)
+    policy = call(node, "", "dumpassetlabels")["bitcoin"]
+    [mine_b] = [u for u in call(node, "bob", "listunspent")
+                if u["amount"] == 2 and u["asset"] == policy][:1]
+    [mine_c] = [u for u in call(node, "carol", "listunspent")
+                if u["amount"] == 2 and u["asset"] == policy][:1]
+    commitments = [mine_b["assetcommitment"], mine_c["assetcommitment"]]
+    bob_to = call(node, "bob", "getnewaddress")
+    carol_to = call(node, "carol", "getnewaddress")
+    half = call(node, "", "createrawtransaction",
+                [{"txid": mine_b["txid"], "vout": mine_b["vout"]}],
+                [{bob_to: Decimal("1.95")}])
+    blinded_b = call(node, "bob", "blindrawtransaction", half, True, commitments)
+    # carol appends her input, her output and the fee, then blinds her half
+    b_tx = parse_transaction(bytes.fromhex(blinded_b))
+    c_half = parse_transaction(bytes.fromhex(call(
+        node, "", "createrawtransaction", [{"txid": mine_c["txid"], "vout": mine_c["vout"]}],
+        [{carol_to: Decimal("1.95")}, {"fee": Decimal("0.1")}])))
+    combined = type(b_tx)(version=2, inputs=b_tx.inputs + c_half.inputs,
+                          outputs=b_tx.outputs + c_half.outputs, locktime=0)
+    blinded = call(node, "carol", "blindrawtransaction", combined.hex(), True, commitments)
+    outs = call(node, "", "decoderawtransaction", blinded)["vout"]
+    assert sum("valuecommitment" in o for o in outs) == 2
+    partial = call(node, "bob", "signrawtransactionwithwallet", blinded)
+    assert partial["complete"] is False and len(partial["errors"]) == 1
+    signed = call(node, "carol", "signrawtransactionwithwallet", partial["hex"])
+    assert signed["complete"] is True
+    txid = call(node, "", "sendrawtransaction", signed["hex"])
+    mine(node)
+    assert call(node, "carol", "gettransaction", txid)["confirmations"] == 1
+    assert error_of(node, "bob", "blindrawtransaction", half, True, ["zz"]) == (
+        -8, "Asset commitments must be a hex encoded string of length 66.")
