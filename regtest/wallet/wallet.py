@@ -1023,7 +1023,8 @@ class Wallet:
         return Transaction(version=2, inputs=txins, outputs=tuple(outs)), fee, change
 
     def blind(self, tx: Transaction, inputs: Sequence[Opening | None],
-              generators: Sequence[bytes] | None = None
+              generators: Sequence[bytes] | None = None,
+              issuance_key: Callable[[TxIn], int] | None = None
               ) -> tuple[Transaction, dict[int, Opening]]:
         """blindrawtransaction: blind every explicit output whose nonce holds a blinding public
         key, given the openings of the inputs (an input with explicit asset and value is an
@@ -1031,24 +1032,18 @@ class Wallet:
         ``generators`` (33-byte asset commitments, one per input) give its surjection target,
         and it takes no part in balancing the blinds — Elements' partial blinding, where each
         party balances its own inputs against the outputs it blinds (src/blind.cpp
-        ``BlindTransaction``). Outputs already blinded are left as they are. Returns the
-        transaction and the openings of the outputs blinded here."""
-        targets = []
+        ``BlindTransaction``). Outputs already blinded are left as they are.
+        ``issuance_key``: blind the explicit issuance amounts and reissuance tokens too, with
+        the key it gives for an input (``Wallet.issuance_blinding_key``, or one imported) as
+        their range proofs' nonce; issuances are pseudo-inputs of the balance and surjection
+        targets (their asset and token, unblinded generators) right after their input. Returns
+        the transaction and the openings of the outputs blinded here."""
+        targets: list[_InSpec] = []
+        txins = list(tx.inputs)
         for i, opening in enumerate(inputs):
-            if opening is None:
-                if generators is None or i >= len(generators):
-                    raise WalletError(f"input {i}: its blinding factors are unknown to the "
-                                      "wallet")
-                try:
-                    generator = Generator.parse(generators[i])
-                except CtpluginError as exc:
-                    raise WalletError(f"input {i}: asset commitment: {exc}") from None
-                targets.append(_InSpec(_ZERO32, 0, generator, known=False))
-                continue
-            generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
-                         if opening.abf else generator_generate(opening.asset))
-            targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
-                                   opening.vbf))
+            self._add_target(targets, i, opening, generators)
+            if tx.inputs[i].issuance is not None:
+                txins[i] = self._blind_issuance(tx.inputs[i], targets, issuance_key)
         for extra in (generators or [])[len(inputs):]:  # inputs the other party will add
             try:
                 targets.append(_InSpec(_ZERO32, 0, Generator.parse(extra), known=False))
@@ -1068,8 +1063,68 @@ class Wallet:
         for k, j in enumerate(positions):
             outputs[j] = blinded[k]
             openings[j] = spec_openings[k]
-        return (Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(outputs),
+        return (Transaction(version=tx.version, inputs=tuple(txins), outputs=tuple(outputs),
                             locktime=tx.locktime), openings)
+
+    @staticmethod
+    def _add_target(targets: list[_InSpec], i: int, opening: Opening | None,
+                    generators: Sequence[bytes] | None) -> None:
+        """Input ``i``'s surjection target and balance terms (``blind``)."""
+        if opening is None:
+            if generators is None or i >= len(generators):
+                raise WalletError(f"input {i}: its blinding factors are unknown to the wallet")
+            try:
+                generator = Generator.parse(generators[i])
+            except CtpluginError as exc:
+                raise WalletError(f"input {i}: asset commitment: {exc}") from None
+            targets.append(_InSpec(_ZERO32, 0, generator, known=False))
+            return
+        generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
+                     if opening.abf else generator_generate(opening.asset))
+        targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
+                               opening.vbf))
+
+    def _blind_issuance(self, txin: TxIn, targets: list[_InSpec],
+                        issuance_key: Callable[[TxIn], int] | None) -> TxIn:
+        """The issuance on ``txin``, blinded when ``issuance_key`` is given (``blind``), and its
+        pseudo-inputs appended to ``targets``."""
+        issuance = txin.issuance
+        assert issuance is not None
+        if issuance.amount_is_blinded or issuance.inflation_keys_are_blinded:
+            raise WalletError("the issuance is blinded already")
+        blind = issuance_key is not None
+        if issuance.is_reissuance:
+            entropy = issuance.asset_entropy
+            token = None
+        else:
+            entropy = issuance_entropy(txin.prevout_hash, txin.prevout_index,
+                                       issuance.asset_entropy)
+            token = reissuance_token_id(entropy, blind)
+        asset = issuance_asset_id(entropy)
+        key = issuance_key(txin) if issuance_key is not None else 0
+        amount: int | bytes | None = issuance.amount
+        tokens: int | bytes | None = issuance.inflation_keys
+        amount_proof = tokens_proof = b""
+        if isinstance(issuance.amount, int):
+            vbf = self._random_scalar() if blind else 0
+            gen = generator_generate(asset)
+            targets.append(_InSpec(asset, 0, gen, issuance.amount, vbf))
+            if blind:
+                amount = commit(issuance.amount, vbf, gen).serialize()
+                amount_proof = self._issuance_proof(issuance.amount, vbf, asset, key)
+        if isinstance(issuance.inflation_keys, int) and token is not None:
+            vbf = self._random_scalar() if blind else 0
+            gen = generator_generate(token)
+            targets.append(_InSpec(token, 0, gen, issuance.inflation_keys, vbf))
+            if blind:
+                tokens = commit(issuance.inflation_keys, vbf, gen).serialize()
+                tokens_proof = self._issuance_proof(issuance.inflation_keys, vbf, token, key)
+        if not blind:
+            return txin
+        return replace(txin, issuance=AssetIssuance(issuance.asset_blinding_nonce,
+                                                    issuance.asset_entropy, amount, tokens),
+                       issuance_amount_rangeproof=amount_proof,
+                       inflation_keys_rangeproof=tokens_proof)
 
     def learn_issuance(self, asset: bytes, token: bytes, entropy: bytes) -> None:
         """Remember an issuance: both ids (recognised in proofs), their entropy, the token

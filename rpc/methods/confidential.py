@@ -157,8 +157,17 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                      locktime=tx.locktime)
     to_blind = [out for out in tx.outputs if len(out.nonce) == 33 and isinstance(out.value, int)]
     blinded_inputs = any(o is not None and (o.abf or o.vbf) for o in openings)
-    if not to_blind and not blinded_inputs:
+    # FillBlinds gives every explicit issuance amount and token a key: each counts as one
+    # more value to blind
+    issuance_values = 0 if not blind_issuances else sum(
+        isinstance(t.issuance.amount, int) + (isinstance(t.issuance.inflation_keys, int)
+                                              and not t.issuance.is_reissuance)
+        for t in tx.inputs if t.issuance is not None)
+    if not to_blind and not issuance_values and not blinded_inputs:
         return tx.hex()
+    if not to_blind and issuance_values and not blinded_inputs:
+        # BlindTransaction blinds issuances only against an output it blinds
+        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
     if blinded_inputs and not to_blind:
         if not tx.outputs:
             raise RpcError(RpcCode.INVALID_PARAMETER, "Unable to blind transaction: transaction "
@@ -175,7 +184,7 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                                                      script_pubkey=OP_RETURN,
                                                      nonce=dummy_key)),
                          locktime=tx.locktime)
-    elif len(to_blind) == 1 and not blinded_inputs:
+    elif len(to_blind) + issuance_values == 1 and not blinded_inputs:
         # One blinded output and nothing blinded in: its blind would follow from the others.
         if not ignoreblindfail:
             raise RpcError(RpcCode.INVALID_PARAMETER, ADD_ANOTHER_OUTPUT)
@@ -183,13 +192,11 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                          for o in tx.outputs)
         return Transaction(version=tx.version, inputs=tx.inputs, outputs=stripped,
                            locktime=tx.locktime).hex()
-    input_assets = {o.asset for o in openings if o is not None}
-    if any(len(o.nonce) == 33 and isinstance(o.value, int) and o.asset not in input_assets
-           for o in tx.outputs):
-        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
-    with wallet.lock:
+    with wallet.lock:  # an output asset no input (or issuance) has fails its surjection
         try:
-            blinded, output_openings = wallet.wallet.blind(tx, openings, generators or None)
+            blinded, output_openings = wallet.wallet.blind(
+                tx, openings, generators or None,
+                (lambda txin: issuance_key(wallet, txin)) if blind_issuances else None)
         except WalletError:
             raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND) from None
         wallet.remember_blinded(blinded.txid, output_openings)

@@ -7,13 +7,15 @@ options (Borromean proofs, elementsd's wallet defaults) and short-lived nodes of
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctplugin.elements import parse_transaction
+from ctplugin.elements import AssetIssuance, Transaction, TxOut, parse_transaction
+from ctplugin.elements.issuance import issuance_asset_id, issuance_entropy, reissuance_token_id
 from rpc.process import ELEMENTSD_COMMAND, NodeProcess
 from rpcclient import RPCError
 
@@ -379,3 +381,59 @@ def test_two_wallets_blind_their_halves_of_one_transaction(node: NodeProcess) ->
     assert call(node, "carol", "gettransaction", txid)["confirmations"] == 1
     assert error_of(node, "bob", "blindrawtransaction", half, True, ["zz"]) == (
         -8, "Asset commitments must be a hex encoded string of length 66.")
+
+
+def test_blindrawtransaction_blinds_a_raw_issuance(node: NodeProcess) -> None:
+    """A raw issuance (what rawissueasset adds to a funded transaction: the issuance on input 0,
+    outputs of the asset and its token with blinding keys in their nonces) is blinded by
+    blindrawtransaction with the wallet's issuance blinding key, so the node accepts it and
+    listissuances opens the amount with dumpissuanceblindingkey's key."""
+    call(node, "", "sendtoaddress", call(node, "bob", "getnewaddress"), 3)
+    mine(node)
+    funded = call(node, "bob", "fundrawtransaction", call(
+        node, "", "createrawtransaction", [], [{call(node, "bob", "getnewaddress"): 1}]))
+    tx = parse_transaction(bytes.fromhex(funded["hex"]))
+    first = tx.inputs[0]
+    entropy = issuance_entropy(first.prevout_hash, first.prevout_index, bytes(32))
+    asset, token = issuance_asset_id(entropy), reissuance_token_id(entropy, True)
+    info = [call(node, "bob", "getaddressinfo", call(node, "bob", "getnewaddress"))
+            for _ in range(2)]
+    paid = [TxOut(asset=a, value=v, script_pubkey=bytes.fromhex(i["scriptPubKey"]),
+                  nonce=bytes.fromhex(i["confidential_key"]))
+            for a, v, i in ((asset, 700, info[0]), (token, 3, info[1]))]
+    raw = Transaction(
+        version=2, locktime=0,
+        inputs=(replace(first, issuance=AssetIssuance(bytes(32), bytes(32), 700, 3)),
+                *tx.inputs[1:]),
+        outputs=(*tx.outputs[:-1], *paid, tx.outputs[-1]))
+    blinded = call(node, "bob", "blindrawtransaction", raw.hex(), False)
+    [vin] = [v for v in call(node, "", "decoderawtransaction", blinded)["vin"] if "issuance" in v]
+    assert "assetamountcommitment" in vin["issuance"]
+    assert "tokenamountcommitment" in vin["issuance"]
+    signed = call(node, "bob", "signrawtransactionwithwallet", blinded)
+    txid = call(node, "", "sendrawtransaction", signed["hex"])
+    mine(node)
+    [entry] = [i for i in call(node, "bob", "listissuances") if i["txid"] == txid]
+    assert entry["asset"] == asset[::-1].hex() and entry["assetamount"] == Decimal("0.000007")
+    assert call(node, "bob", "getbalance")[asset[::-1].hex()] == Decimal("0.000007")
+
+    # blind_issuances=false leaves the issuance explicit (and its token id the unblinded one)
+    again = call(node, "bob", "fundrawtransaction", call(
+        node, "", "createrawtransaction", [], [{call(node, "bob", "getnewaddress"): 1}]))
+    fresh = parse_transaction(bytes.fromhex(again["hex"]))
+    lead = fresh.inputs[0]
+    entropy = issuance_entropy(lead.prevout_hash, lead.prevout_index, bytes(32))
+    asset, token = issuance_asset_id(entropy), reissuance_token_id(entropy, False)
+    paid = [replace(paid[0], asset=asset), replace(paid[1], asset=token)]
+    raw = Transaction(
+        version=2, locktime=0,
+        inputs=(replace(lead, issuance=AssetIssuance(bytes(32), bytes(32), 700, 3)),
+                *fresh.inputs[1:]),
+        outputs=(*fresh.outputs[:-1], *paid, fresh.outputs[-1]))
+    explicit = call(node, "bob", "blindrawtransaction", raw.hex(), False, [], False)
+    [vin] = [v for v in call(node, "", "decoderawtransaction", explicit)["vin"]
+             if "issuance" in v]
+    assert vin["issuance"]["assetamount"] == Decimal("0.000007")
+    signed = call(node, "bob", "signrawtransactionwithwallet", explicit)
+    assert call(node, "", "sendrawtransaction", signed["hex"])
+    mine(node)
