@@ -437,3 +437,24 @@ def test_blindrawtransaction_blinds_a_raw_issuance(node: NodeProcess) -> None:
     signed = call(node, "bob", "signrawtransactionwithwallet", explicit)
     assert call(node, "", "sendrawtransaction", signed["hex"])
     mine(node)
+
+
+def test_persistent_locks_survive_a_restart_and_others_do_not(tmp_path: Path) -> None:
+    process = NodeProcess(tmp_path / "locks").start()
+    try:
+        address = process.call("getnewaddress")
+        for _ in range(2):
+            process.call("sendtoaddress", address, 1)
+        process.call("generatetoaddress", 1, address)
+        coins = [{"txid": u["txid"], "vout": u["vout"]} for u in process.call("listunspent")
+                 if u["amount"] == 1]
+        assert len(coins) == 2
+        process.call("lockunspent", False, coins[:1], True)
+        process.call("lockunspent", False, coins[1:])
+        # re-locking a persistent lock is allowed when asked to be persistent (Core)
+        assert process.call("lockunspent", False, coins[:1], True) is True
+        process.stop()
+        process.start()
+        assert process.call("listlockunspent") == coins[:1]
+    finally:
+        process.stop()
