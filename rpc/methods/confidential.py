@@ -496,16 +496,20 @@ def issuance_key(wallet: NodeWallet, txin: TxIn) -> int:
     return wallet.wallet.issuance_blinding_key(txin.prevout_hash, txin.prevout_index)
 
 
-def open_issuance_amount(wallet: NodeWallet, txin: TxIn) -> tuple[int, int] | None:
-    """(amount, blind) of a blinded issuance amount the wallet's keys open, else None."""
+def open_issuance_amount(wallet: NodeWallet, txin: TxIn,
+                         tokens: bool = False) -> tuple[int, int] | None:
+    """(amount, blind) of a blinded issuance amount (``tokens``: its reissuance tokens) the
+    wallet's keys open, else None."""
     issuance = txin.issuance
-    if issuance is None or not isinstance(issuance.amount, bytes):
+    value = None if issuance is None else issuance.inflation_keys if tokens else issuance.amount
+    if not isinstance(value, bytes):
         return None
     ids = input_issuance_ids(txin)
     if ids is None:
         return None
-    return wallet.wallet.open_issuance(issuance.amount, txin.issuance_amount_rangeproof,
-                                       ids.asset, issuance_key(wallet, txin))
+    proof = txin.inflation_keys_rangeproof if tokens else txin.issuance_amount_rangeproof
+    return wallet.wallet.open_issuance(value, proof, ids.token if tokens else ids.asset,
+                                       issuance_key(wallet, txin))
 
 
 @rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id of the issuance"),
@@ -687,13 +691,20 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
                 entry["assetamount"] = amount_json(issuance.amount)
             else:
                 entry["assetamount"] = amount_json(known.value) if known else amount_json(-1)
+            token_blind = 0
             if not issuance.is_reissuance:
                 tokens = issuance.inflation_keys
-                entry["tokenamount"] = amount_json(tokens if isinstance(tokens, int) else 0)
+                if isinstance(tokens, bytes):  # blinded: -1 unless a key opens it (elements.cpp)
+                    opened_tokens = open_issuance_amount(wallet, txin, tokens=True)
+                    token_amount = opened_tokens[0] if opened_tokens else -1
+                    token_blind = opened_tokens[1] if opened_tokens else 0
+                    entry["tokenamount"] = amount_json(token_amount)
+                else:
+                    entry["tokenamount"] = amount_json(tokens or 0)
             entry["isreissuance"] = issuance.is_reissuance
             entry["assetblinds"] = blinder_hex(known.vbf) if known else ZERO_BLINDER
             if not issuance.is_reissuance:
-                entry["tokenblinds"] = ZERO_BLINDER
+                entry["tokenblinds"] = blinder_hex(token_blind)
             result.append(entry)
     return result
 

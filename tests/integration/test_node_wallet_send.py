@@ -46,6 +46,12 @@ def error_of(node: NodeProcess, wallet: str, method: str, *params: Any) -> tuple
     return info.value.code, info.value.message
 
 
+def fund(node: NodeProcess, wallet: str, amount: int = 5) -> None:
+    """Pay ``wallet`` from the free coins and confirm it (each test stands on its own)."""
+    call(node, "", "sendtoaddress", call(node, wallet, "getnewaddress"), amount)
+    mine(node)
+
+
 def mine(node: NodeProcess, n: int = 1) -> list[str]:
     address = call(node, "bob", "getnewaddress")
     hashes: list[str] = call(node, "", "generatetoaddress", n, address)
@@ -99,6 +105,7 @@ def test_gettransaction_assetlabel_and_unconfidential_history(node: NodeProcess)
 
 
 def test_lockunspent_keeps_coins_out_of_selection(node: NodeProcess) -> None:
+    fund(node, "bob")
     call(node, "bob", "sendtoaddress", call(node, "bob", "getnewaddress"), Decimal("0.01"))
     mine(node)
     coins = call(node, "bob", "listunspent")
@@ -193,6 +200,7 @@ def test_encrypted_wallet_needs_the_passphrase_to_spend(node: NodeProcess) -> No
 
 
 def test_destroyamount_burns_to_op_return(node: NodeProcess) -> None:
+    fund(node, "bob")
     before = call(node, "bob", "getbalance")["bitcoin"]
     txid = call(node, "bob", "destroyamount", "bitcoin", Decimal("0.05"), "burn")
     tx = call(node, "", "getrawtransaction", txid, True)
@@ -206,6 +214,7 @@ def test_destroyamount_burns_to_op_return(node: NodeProcess) -> None:
 
 
 def test_issuance_blinding_key(node: NodeProcess) -> None:
+    fund(node, "bob")
     issued = call(node, "bob", "issueasset", 5, 1)
     key = call(node, "bob", "dumpissuanceblindingkey", issued["txid"], issued["vin"])
     assert len(key) == 64
@@ -261,6 +270,7 @@ def test_rawblindrawtransaction(node: NodeProcess) -> None:
 
 
 def test_fundrawtransaction_legacy_boolean_and_missing_asset_output(node: NodeProcess) -> None:
+    fund(node, "bob")
     raw = call(node, "", "createrawtransaction", [],
                [{call(node, "bob", "getnewaddress"): Decimal("0.5")}])
     funded = call(node, "bob", "fundrawtransaction", raw, True)
@@ -415,6 +425,7 @@ def test_blindrawtransaction_blinds_a_raw_issuance(node: NodeProcess) -> None:
     mine(node)
     [entry] = [i for i in call(node, "bob", "listissuances") if i["txid"] == txid]
     assert entry["asset"] == asset[::-1].hex() and entry["assetamount"] == Decimal("0.000007")
+    assert entry["tokenamount"] == Decimal("0.00000003") and entry["tokenblinds"] != ZERO
     assert call(node, "bob", "getbalance")[asset[::-1].hex()] == Decimal("0.000007")
 
     # blind_issuances=false leaves the issuance explicit (and its token id the unblinded one)
