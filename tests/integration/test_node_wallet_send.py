@@ -16,7 +16,7 @@ import pytest
 
 from ctplugin.elements import AssetIssuance, Transaction, TxOut, parse_transaction
 from ctplugin.elements.issuance import issuance_asset_id, issuance_entropy, reissuance_token_id
-from rpc.process import ELEMENTSD_COMMAND, NodeProcess
+from rpc.process import ELEMENTSD_COMMAND, NodeProcess, free_port
 from rpcclient import RPCError
 
 CT_OPTIONS = ("-initialfreecoins=2100000000000000", "-con_blocksubsidy=0",
@@ -30,6 +30,10 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
     process = NodeProcess(tmp_path_factory.mktemp("send") / "node", "-chain=elementsregtest",
                           *CT_OPTIONS, command=ELEMENTSD_COMMAND).start(timeout=120)
     try:
+        # the payer: a wallet that owns the genesis free coins (-anyonecanspendaremine) once it
+        # rescans (elementsd creates no wallet of its own on elementsregtest)
+        process.call("createwallet", "alice")
+        process.call("rescanblockchain", 0, path="/wallet/alice")
         process.call("createwallet", "bob")
         yield process
     finally:
@@ -48,40 +52,40 @@ def error_of(node: NodeProcess, wallet: str, method: str, *params: Any) -> tuple
 
 def fund(node: NodeProcess, wallet: str, amount: int = 5) -> None:
     """Pay ``wallet`` from the free coins and confirm it (each test stands on its own)."""
-    call(node, "", "sendtoaddress", call(node, wallet, "getnewaddress"), amount)
+    call(node, "alice", "sendtoaddress", call(node, wallet, "getnewaddress"), amount)
     mine(node)
 
 
 def mine(node: NodeProcess, n: int = 1) -> list[str]:
     address = call(node, "bob", "getnewaddress")
-    hashes: list[str] = call(node, "", "generatetoaddress", n, address)
+    hashes: list[str] = call(node, "alice", "generatetoaddress", n, address)
     return hashes
 
 
 def test_sendtoaddress_takes_elementsds_13_arguments(node: NodeProcess) -> None:
     address = call(node, "bob", "getnewaddress")
-    sent = call(node, "", "sendtoaddress", address, Decimal("0.1"), "", "", False, None, None,
+    sent = call(node, "alice", "sendtoaddress", address, Decimal("0.1"), "", "", False, None, None,
                 "unset", True, "bitcoin", True, None, True)
     assert sent["fee_reason"] == "Fallback fee"
-    assert error_of(node, "", "sendtoaddress", address, Decimal("0.1"), "", "", False, None,
+    assert error_of(node, "alice", "sendtoaddress", address, Decimal("0.1"), "", "", False, None,
                     None, "unset", True, "bitcoin", True, None, True, True)[0] == -1
     # an explicit rate: Core's PayTxFee reason; under -mintxfee (100 sat/kvB): -6
-    explicit = call(node, "", "sendtoaddress", address, Decimal("0.1"), "", "", False, None,
+    explicit = call(node, "alice", "sendtoaddress", address, Decimal("0.1"), "", "", False, None,
                     None, "unset", True, "", True, 2, True)
     assert explicit["fee_reason"] == "PayTxFee set"
-    assert error_of(node, "", "sendtoaddress", address, Decimal("0.1"), "", "", False, None,
+    assert error_of(node, "alice", "sendtoaddress", address, Decimal("0.1"), "", "", False, None,
                     None, "unset", True, "", True, Decimal("0.05")) == (
         -6, "Fee rate (0.050 sat/vB) is lower than the minimum fee rate setting "
             "(0.100 sat/vB)")
-    assert error_of(node, "", "sendtoaddress", address, 1, "", "", False, None, None,
+    assert error_of(node, "alice", "sendtoaddress", address, 1, "", "", False, None, None,
                     "fast")[0] == -8
-    assert error_of(node, "", "sendtoaddress", address, 1, "", "", False, None, 2000)[0] == -8
+    assert error_of(node, "alice", "sendtoaddress", address, 1, "", "", False, None, 2000)[0] == -8
     mine(node)
 
 
 def test_sendmany_takes_elementsds_12_arguments(node: NodeProcess) -> None:
     address = call(node, "bob", "getnewaddress")
-    sent = call(node, "", "sendmany", "", {address: Decimal("0.2")}, 0, "", [], False, None,
+    sent = call(node, "alice", "sendmany", "", {address: Decimal("0.2")}, 0, "", [], False, None,
                 "unset", {}, True, None, True)
     assert set(sent) == {"txid", "fee_reason"}
     mine(node)
@@ -89,14 +93,14 @@ def test_sendmany_takes_elementsds_12_arguments(node: NodeProcess) -> None:
 
 def test_gettransaction_assetlabel_and_unconfidential_history(node: NodeProcess) -> None:
     address = call(node, "bob", "getnewaddress")
-    txid = call(node, "", "sendtoaddress", address, Decimal("0.3"))
+    txid = call(node, "alice", "sendtoaddress", address, Decimal("0.3"))
     assert call(node, "bob", "gettransaction", txid, True, False, "bitcoin")["amount"] == \
         Decimal("0.3")
     assert call(node, "bob", "gettransaction", txid, True, False, "nosuchlabel")["amount"] == 0
     assert call(node, "bob", "gettransaction", txid)["amount"] == {"bitcoin": Decimal("0.3")}
     unconfidential = call(node, "bob", "getaddressinfo", address)["unconfidential"]
     # elementsd's ListTransactions prints ExtractDestination: the unconfidential address
-    [send] = [d for d in call(node, "", "gettransaction", txid)["details"]
+    [send] = [d for d in call(node, "alice", "gettransaction", txid)["details"]
               if d["category"] == "send"]
     assert send["address"] == unconfidential
     [receive] = call(node, "bob", "gettransaction", txid)["details"]
@@ -116,7 +120,7 @@ def test_lockunspent_keeps_coins_out_of_selection(node: NodeProcess) -> None:
     assert error_of(node, "bob", "lockunspent", False, locked[:1]) == (
         -8, "Invalid parameter, output already locked")
     # everything is locked: nothing to spend
-    assert error_of(node, "bob", "sendtoaddress", call(node, "", "getnewaddress"),
+    assert error_of(node, "bob", "sendtoaddress", call(node, "alice", "getnewaddress"),
                     Decimal("0.001"))[0] == -6
     assert call(node, "bob", "lockunspent", True, locked[:1]) is True
     assert error_of(node, "bob", "lockunspent", True, locked[:1]) == (
@@ -135,19 +139,19 @@ def test_lockunspent_keeps_coins_out_of_selection(node: NodeProcess) -> None:
 
 
 def test_abandontransaction_refuses_what_the_mempool_holds(node: NodeProcess) -> None:
-    txid = call(node, "", "sendtoaddress", call(node, "bob", "getnewaddress"), Decimal("0.01"))
-    assert error_of(node, "", "abandontransaction", txid) == (
+    txid = call(node, "alice", "sendtoaddress", call(node, "bob", "getnewaddress"), Decimal("0.01"))
+    assert error_of(node, "alice", "abandontransaction", txid) == (
         -5, "Transaction not eligible for abandonment")
-    assert error_of(node, "", "abandontransaction", ZERO) == (
+    assert error_of(node, "alice", "abandontransaction", ZERO) == (
         -5, "Invalid or non-wallet transaction id")
     mine(node)
-    assert error_of(node, "", "abandontransaction", txid)[0] == -5  # confirmed
+    assert error_of(node, "alice", "abandontransaction", txid)[0] == -5  # confirmed
 
 
 def test_received_by_address_and_since_block(node: NodeProcess) -> None:
     [start] = mine(node)
     address = call(node, "bob", "getnewaddress", "tally")
-    txid = call(node, "", "sendtoaddress", address, Decimal("0.25"))
+    txid = call(node, "alice", "sendtoaddress", address, Decimal("0.25"))
     assert call(node, "bob", "getreceivedbyaddress", address, 0) == {"bitcoin": Decimal("0.25")}
     assert call(node, "bob", "getreceivedbyaddress", address) == {"bitcoin": 0}
     assert call(node, "bob", "getreceivedbyaddress", address, 0, "bitcoin") == Decimal("0.25")
@@ -163,18 +167,18 @@ def test_received_by_address_and_since_block(node: NodeProcess) -> None:
     assert call(node, "bob", "listsinceblock", start)["lastblock"] == tip
     assert call(node, "bob", "listsinceblock", tip)["transactions"] == []
     assert error_of(node, "bob", "listsinceblock", ZERO) == (-5, "Block not found")
-    assert error_of(node, "bob", "getreceivedbyaddress", call(node, "", "getnewaddress")) == (
+    assert error_of(node, "bob", "getreceivedbyaddress", call(node, "alice", "getnewaddress")) == (
         -4, "Address not found in wallet")
-    height = call(node, "", "getblockcount")
+    height = call(node, "alice", "getblockcount")
     assert call(node, "bob", "rescanblockchain", height - 2) == {
         "start_height": height - 2, "stop_height": height}
     assert error_of(node, "bob", "rescanblockchain", height + 5) == (-8, "Invalid start_height")
 
 
 def test_encrypted_wallet_needs_the_passphrase_to_spend(node: NodeProcess) -> None:
-    call(node, "", "createwallet", "crypt")
+    call(node, "alice", "createwallet", "crypt")
     address = call(node, "crypt", "getnewaddress")
-    call(node, "", "sendtoaddress", address, 1)
+    call(node, "alice", "sendtoaddress", address, 1)
     mine(node)
     assert error_of(node, "crypt", "walletlock")[0] == -15
     assert error_of(node, "crypt", "walletpassphrase", "x", 10)[0] == -15
@@ -203,7 +207,7 @@ def test_destroyamount_burns_to_op_return(node: NodeProcess) -> None:
     fund(node, "bob")
     before = call(node, "bob", "getbalance")["bitcoin"]
     txid = call(node, "bob", "destroyamount", "bitcoin", Decimal("0.05"), "burn")
-    tx = call(node, "", "getrawtransaction", txid, True)
+    tx = call(node, "alice", "getrawtransaction", txid, True)
     burns = [o for o in tx["vout"] if o["scriptPubKey"]["hex"] == "6a"]
     assert [o["value"] for o in burns] == [Decimal("0.05")]
     assert call(node, "bob", "gettransaction", txid)["comment"] == "burn"
@@ -236,7 +240,7 @@ def test_issuance_blinding_key(node: NodeProcess) -> None:
 
 
 def test_rawblindrawtransaction(node: NodeProcess) -> None:
-    call(node, "", "sendtoaddress", call(node, "bob", "getnewaddress"), 10)
+    call(node, "alice", "sendtoaddress", call(node, "bob", "getnewaddress"), 10)
     mine(node)
     blinded_address = call(node, "bob", "getnewaddress")
     unconfidential = call(node, "bob", "getaddressinfo", blinded_address)["unconfidential"]
@@ -247,44 +251,45 @@ def test_rawblindrawtransaction(node: NodeProcess) -> None:
     total = sum(u["amount"] for u in unspent)
     blinders = [[u["amountblinder"] for u in unspent], [u["amount"] for u in unspent],
                 [u["asset"] for u in unspent], [u["assetblinder"] for u in unspent]]
-    explicit = call(node, "", "createrawtransaction", inputs,
+    explicit = call(node, "alice", "createrawtransaction", inputs,
                     [{unconfidential: total - Decimal("0.2")}, {"fee": Decimal("0.2")}])
-    assert error_of(node, "", "rawblindrawtransaction", explicit, *blinders)[1] == (
+    assert error_of(node, "alice", "rawblindrawtransaction", explicit, *blinders)[1] == (
         "Unable to blind transaction: Add another output to blind in order to complete the "
         "blinding.")
-    raw = call(node, "", "createrawtransaction", inputs,
+    raw = call(node, "alice", "createrawtransaction", inputs,
                [{blinded_address: total - Decimal("0.002")}, {"fee": Decimal("0.002")}])
     bad = [[blinders[0][0], "ff" * 32], *blinders[1:]]
-    assert error_of(node, "", "rawblindrawtransaction", raw, *bad) == (
+    assert error_of(node, "alice", "rawblindrawtransaction", raw, *bad) == (
         -8, "Unable to blind transaction: Are you sure each asset type to blind is represented "
             "in the inputs?")
-    assert error_of(node, "", "rawblindrawtransaction", raw, blinders[0][:1],
+    assert error_of(node, "alice", "rawblindrawtransaction", raw, blinders[0][:1],
                     *blinders[1:])[0] == -8
-    blinded = call(node, "", "rawblindrawtransaction", raw, *blinders)
-    outs = call(node, "", "decoderawtransaction", blinded)["vout"]
+    blinded = call(node, "alice", "rawblindrawtransaction", raw, *blinders)
+    outs = call(node, "alice", "decoderawtransaction", blinded)["vout"]
     assert all("valuecommitment" in o for o in outs if o["scriptPubKey"]["type"] != "fee")
     signed = call(node, "bob", "signrawtransactionwithwallet", blinded)
-    txid = call(node, "", "sendrawtransaction", signed["hex"])
+    txid = call(node, "alice", "sendrawtransaction", signed["hex"])
     mine(node)
     assert call(node, "bob", "gettransaction", txid)["confirmations"] == 1
 
 
 def test_fundrawtransaction_legacy_boolean_and_missing_asset_output(node: NodeProcess) -> None:
     fund(node, "bob")
-    raw = call(node, "", "createrawtransaction", [],
+    raw = call(node, "alice", "createrawtransaction", [],
                [{call(node, "bob", "getnewaddress"): Decimal("0.5")}])
     funded = call(node, "bob", "fundrawtransaction", raw, True)
     assert funded["fee"] > 0
     locked = call(node, "bob", "fundrawtransaction", raw, {"lockUnspents": True})
     spent = {(t["txid"], t["vout"])
-             for t in call(node, "", "decoderawtransaction", locked["hex"])["vin"]}
+             for t in call(node, "alice", "decoderawtransaction", locked["hex"])["vin"]}
     assert spent <= {(x["txid"], x["vout"]) for x in call(node, "bob", "listlockunspent")}
     call(node, "bob", "lockunspent", True)
     assert error_of(node, "bob", "fundrawtransaction", raw, "yes")[0] == -3
     issued = call(node, "bob", "issueasset", 2, 0)
     mine(node)
     [coin] = [u for u in call(node, "bob", "listunspent") if u["asset"] == issued["asset"]]
-    spend = call(node, "", "createrawtransaction", [{"txid": coin["txid"], "vout": coin["vout"]}],
+    spend = call(node, "alice", "createrawtransaction",
+                 [{"txid": coin["txid"], "vout": coin["vout"]}],
                  [{call(node, "bob", "getnewaddress"): 1}])
     assert error_of(node, "bob", "fundrawtransaction", spend) == (
         -4, f"Transaction is missing an output for input asset {issued['asset']}")
@@ -298,10 +303,10 @@ def test_signmessage_needs_a_key_address(node: NodeProcess) -> None:
 
 
 def test_loaded_wallet_sees_payments_already_in_the_mempool(node: NodeProcess) -> None:
-    call(node, "", "createwallet", "late")
+    call(node, "alice", "createwallet", "late")
     address = call(node, "late", "getnewaddress")
     node.call("unloadwallet", "late")
-    call(node, "", "sendtoaddress", address, Decimal("0.7"))
+    call(node, "alice", "sendtoaddress", address, Decimal("0.7"))
     node.call("loadwallet", "late")
     pending = call(node, "late", "getbalances")["mine"]["untrusted_pending"]
     assert pending["bitcoin"] == Decimal("0.7")
@@ -311,9 +316,9 @@ def test_loaded_wallet_sees_payments_already_in_the_mempool(node: NodeProcess) -
 def test_dust_change_goes_to_the_fee(node: NodeProcess) -> None:
     """Core drops change at or below the cost of change to the fee: a send of nearly a whole
     coin leaves no change output."""
-    call(node, "", "createwallet", "exact")
+    call(node, "alice", "createwallet", "exact")
     address = call(node, "exact", "getnewaddress")
-    call(node, "", "sendtoaddress", address, 1)
+    call(node, "alice", "sendtoaddress", address, 1)
     mine(node)
     target = call(node, "bob", "getnewaddress")
     probe = call(node, "exact", "sendtoaddress", target, Decimal("0.5"))
@@ -323,7 +328,7 @@ def test_dust_change_goes_to_the_fee(node: NodeProcess) -> None:
     # pay all but the fee of a send with change: what is left over the fee of a send without
     # change is about the change output's own fee, below the cost of change
     txid = call(node, "exact", "sendtoaddress", target, balance - fee)
-    tx = parse_transaction(bytes.fromhex(call(node, "", "getrawtransaction", txid)))
+    tx = parse_transaction(bytes.fromhex(call(node, "alice", "getrawtransaction", txid)))
     assert len(tx.outputs) == 2  # the payment and the fee: the few satoshis went to the fee
     assert call(node, "exact", "getbalances")["mine"]["trusted"]["bitcoin"] == 0
 
@@ -356,11 +361,11 @@ def test_two_wallets_blind_their_halves_of_one_transaction(node: NodeProcess) ->
     transaction): each wallet blinds its outputs against its own inputs, with the asset
     commitments of every input of the final transaction as surjection targets; each signs
     its own inputs."""
-    call(node, "", "createwallet", "carol")
+    call(node, "alice", "createwallet", "carol")
     for who in ("bob", "carol"):
-        call(node, "", "sendtoaddress", call(node, who, "getnewaddress"), 2)
+        call(node, "alice", "sendtoaddress", call(node, who, "getnewaddress"), 2)
     mine(node)
-    policy = call(node, "", "dumpassetlabels")["bitcoin"]
+    policy = call(node, "alice", "dumpassetlabels")["bitcoin"]
     [mine_b] = [u for u in call(node, "bob", "listunspent")
                 if u["amount"] == 2 and u["asset"] == policy][:1]
     [mine_c] = [u for u in call(node, "carol", "listunspent")
@@ -368,7 +373,7 @@ def test_two_wallets_blind_their_halves_of_one_transaction(node: NodeProcess) ->
     commitments = [mine_b["assetcommitment"], mine_c["assetcommitment"]]
     bob_to = call(node, "bob", "getnewaddress")
     carol_to = call(node, "carol", "getnewaddress")
-    half = call(node, "", "createrawtransaction",
+    half = call(node, "alice", "createrawtransaction",
                 [{"txid": mine_b["txid"], "vout": mine_b["vout"]}],
                 [{bob_to: Decimal("1.95")}])
     blinded_b = call(node, "bob", "blindrawtransaction", half, True, commitments)
@@ -380,13 +385,13 @@ def test_two_wallets_blind_their_halves_of_one_transaction(node: NodeProcess) ->
     combined = type(b_tx)(version=2, inputs=b_tx.inputs + c_half.inputs,
                           outputs=b_tx.outputs + c_half.outputs, locktime=0)
     blinded = call(node, "carol", "blindrawtransaction", combined.hex(), True, commitments)
-    outs = call(node, "", "decoderawtransaction", blinded)["vout"]
+    outs = call(node, "alice", "decoderawtransaction", blinded)["vout"]
     assert sum("valuecommitment" in o for o in outs) == 2
     partial = call(node, "bob", "signrawtransactionwithwallet", blinded)
     assert partial["complete"] is False and len(partial["errors"]) == 1
     signed = call(node, "carol", "signrawtransactionwithwallet", partial["hex"])
     assert signed["complete"] is True
-    txid = call(node, "", "sendrawtransaction", signed["hex"])
+    txid = call(node, "alice", "sendrawtransaction", signed["hex"])
     mine(node)
     assert call(node, "carol", "gettransaction", txid)["confirmations"] == 1
     assert error_of(node, "bob", "blindrawtransaction", half, True, ["zz"]) == (
@@ -398,7 +403,7 @@ def test_blindrawtransaction_blinds_a_raw_issuance(node: NodeProcess) -> None:
     outputs of the asset and its token with blinding keys in their nonces) is blinded by
     blindrawtransaction with the wallet's issuance blinding key, so the node accepts it and
     listissuances opens the amount with dumpissuanceblindingkey's key."""
-    call(node, "", "sendtoaddress", call(node, "bob", "getnewaddress"), 3)
+    call(node, "alice", "sendtoaddress", call(node, "bob", "getnewaddress"), 3)
     mine(node)
     funded = call(node, "bob", "fundrawtransaction", call(
         node, "", "createrawtransaction", [], [{call(node, "bob", "getnewaddress"): 1}]))
@@ -417,11 +422,12 @@ def test_blindrawtransaction_blinds_a_raw_issuance(node: NodeProcess) -> None:
                 *tx.inputs[1:]),
         outputs=(*tx.outputs[:-1], *paid, tx.outputs[-1]))
     blinded = call(node, "bob", "blindrawtransaction", raw.hex(), False)
-    [vin] = [v for v in call(node, "", "decoderawtransaction", blinded)["vin"] if "issuance" in v]
+    [vin] = [v for v in call(node, "alice", "decoderawtransaction", blinded)["vin"]
+             if "issuance" in v]
     assert "assetamountcommitment" in vin["issuance"]
     assert "tokenamountcommitment" in vin["issuance"]
     signed = call(node, "bob", "signrawtransactionwithwallet", blinded)
-    txid = call(node, "", "sendrawtransaction", signed["hex"])
+    txid = call(node, "alice", "sendrawtransaction", signed["hex"])
     mine(node)
     [entry] = [i for i in call(node, "bob", "listissuances") if i["txid"] == txid]
     assert entry["asset"] == asset[::-1].hex() and entry["assetamount"] == Decimal("0.000007")
@@ -442,11 +448,11 @@ def test_blindrawtransaction_blinds_a_raw_issuance(node: NodeProcess) -> None:
                 *fresh.inputs[1:]),
         outputs=(*fresh.outputs[:-1], *paid, fresh.outputs[-1]))
     explicit = call(node, "bob", "blindrawtransaction", raw.hex(), False, [], False)
-    [vin] = [v for v in call(node, "", "decoderawtransaction", explicit)["vin"]
+    [vin] = [v for v in call(node, "alice", "decoderawtransaction", explicit)["vin"]
              if "issuance" in v]
     assert vin["issuance"]["assetamount"] == Decimal("0.000007")
     signed = call(node, "bob", "signrawtransactionwithwallet", explicit)
-    assert call(node, "", "sendrawtransaction", signed["hex"])
+    assert call(node, "alice", "sendrawtransaction", signed["hex"])
     mine(node)
 
 
@@ -467,5 +473,50 @@ def test_persistent_locks_survive_a_restart_and_others_do_not(tmp_path: Path) ->
         process.stop()
         process.start()
         assert process.call("listlockunspent") == coins[:1]
+    finally:
+        process.stop()
+
+
+def test_third_party_clients_drive_sends_issuance_and_raw_blinding(tmp_path: Path) -> None:
+    """python-bitcoinrpc's AuthServiceProxy and python-elementstx's RPCCaller (Elements chain
+    parameters, the cookie found from the conf file) drive a session of sends, an issuance and
+    the raw create → fund → blind → sign → send flow against ctplugin-elementsd."""
+    import elementstx  # noqa: F401  (registers the Elements chain parameters)
+    from bitcointx import ChainParams
+    from bitcointx.rpc import RPCCaller
+
+    datadir = tmp_path / "clients"
+    datadir.mkdir()
+    port = free_port()
+    (datadir / "elements.conf").write_text(
+        f"chain=elementsregtest\n[elementsregtest]\nrpcport={port}\n")
+    process = NodeProcess(datadir, "-chain=elementsregtest", *CT_OPTIONS, port=port,
+                          command=ELEMENTSD_COMMAND).start(timeout=120)
+    try:
+        proxy = process.proxy()  # AuthServiceProxy
+        proxy.createwallet("alice")
+        proxy.createwallet("dan")
+        alice, dan = process.proxy("/wallet/alice"), process.proxy("/wallet/dan")
+        alice.rescanblockchain(0)  # finds the free coins it owns
+        with ChainParams("elements/elementsregtest"):
+            # node calls through RPCCaller, which finds the cookie from the conf file; wallet
+            # calls through AuthServiceProxy on the wallets' URLs (two wallets are loaded)
+            caller = RPCCaller(conf_file=str(datadir / "elements.conf"))
+            txid = alice.sendtoaddress(dan.getnewaddress(), 2)
+            assert txid in caller.getrawmempool()
+            issued = alice.issueasset(10, 1)
+            caller.generatetoaddress(1, dan.getnewaddress())
+            assert dan.getbalance()["bitcoin"] == 2
+            assert alice.getbalance()[issued["asset"]] == 10
+            raw = caller.createrawtransaction([], [{dan.getnewaddress(): Decimal("0.5")},
+                                                   {dan.getnewaddress(): 1,
+                                                    "asset": issued["asset"]}])
+            funded = alice.fundrawtransaction(raw)
+            signed = alice.signrawtransactionwithwallet(alice.blindrawtransaction(funded["hex"]))
+            assert signed["complete"] is True
+            sent = caller.sendrawtransaction(signed["hex"])
+            caller.generatetoaddress(1, dan.getnewaddress())
+            assert dan.getbalance()[issued["asset"]] == 1
+            assert dan.gettransaction(sent, True, False, issued["asset"])["amount"] == 1
     finally:
         process.stop()
