@@ -3,11 +3,7 @@
 - ``rpc_getblockcount``: 8 client threads, each with one keep-alive connection, call
   ``getblockcount`` back to back; ``us`` = wall time / calls (the server's throughput cost per
   call), the note gives each client's mean latency. Target ≤ 1 ms (reference_t = 1 ms in t).
-- ``rpc_sendtoaddress``: the default wallet sends to a confidential address of a second wallet
-  (a payment and a change output, both blinded), one call at a time. Reference: proving what
-  the send proves — two Bulletproofs and two surjection proofs of the same shapes — timed in
-  this process, alternating with the sends (medians of each); target ≤ 1.3 × that
-  (reference_t = 1.3 × the proving cost).
+- (the wallet's sends on both chains are ``bench.rpcsend``'s rows)
 - ``rpc_generate_1000``: ``generatetoaddress 1`` with the 1000 transactions of the block
   benchmark's block in the mempool (``--quick``: 100), so the block is connected from the proof
   cache; the median of three (the mined block is invalidated between them, which puts its
@@ -23,15 +19,11 @@ import os
 import tempfile
 import threading
 import time
-from decimal import Decimal
 from pathlib import Path
 
 from bench import block as block_bench
 from bench.common import Row, make_row
-from ctplugin import surjection
-from ctplugin.bulletproofs import prove_output
 from ctplugin.elements import parse_block
-from ctplugin.pedersen import generator_generate_blinded
 from ctplugin.timing import measure_t_us
 from rpc.process import NodeProcess
 
@@ -66,42 +58,6 @@ def bench_getblockcount(node: NodeProcess, calls_per_client: int) -> tuple[float
     return wall / (CLIENTS * calls_per_client), sum(latencies) / len(latencies)
 
 
-def proving_cost(r: int) -> float:
-    """Seconds to prove what a two-output confidential send proves: two 64-bit Bulletproofs and
-    two surjection proofs over one input."""
-    asset = bytes(range(32))
-    abf_in = (7).to_bytes(32, "big")
-    in_gen = generator_generate_blinded(asset, abf_in)
-    start = time.perf_counter()
-    for k in range(2):
-        abf = (1000 + 2 * r + k).to_bytes(32, "big")
-        gen = generator_generate_blinded(asset, abf)
-        prove_output(12345 + k, 99 + k, gen, bytes([r % 256, k]) * 16, b"\x00\x14" + bytes(20),
-                     message=asset[:20])
-        surjection.generate(input_assets=[asset], input_blinds=[abf_in],
-                            input_generators=[in_gen], output_asset=asset, output_blind=abf,
-                            seed=bytes([k, r % 256]) * 16, output_generator=gen)
-    return time.perf_counter() - start
-
-
-def bench_sendtoaddress(node: NodeProcess, sends: int) -> tuple[float, float]:
-    """(median seconds of one send, median seconds of the proving it does); the two are timed
-    alternately, so both see the same machine load."""
-    node.call("createwallet", "bench")
-    address = node.call("getnewaddress", path="/wallet/bench")
-    node.call("sendtoaddress", address, Decimal("0.001"), path="/wallet/")  # warm-up
-    proving_cost(0)
-    sends_s, proves_s = [], []
-    for r in range(sends):
-        start = time.perf_counter()
-        node.call("sendtoaddress", address, Decimal("0.001"), path="/wallet/")
-        sends_s.append(time.perf_counter() - start)
-        proves_s.append(proving_cost(r + 1))
-    sends_s.sort()
-    proves_s.sort()
-    return sends_s[len(sends_s) // 2], proves_s[len(proves_s) // 2]
-
-
 def bench_generate(node: NodeProcess, blocks: list[bytes], repeats: int
                    ) -> tuple[float, int, int]:
     """(median seconds of generatetoaddress 1, transactions mined, transactions offered) with
@@ -134,7 +90,6 @@ def _node(root: Path, name: str) -> NodeProcess:
 def run(quick: bool, t_us: float) -> list[Row]:
     n_tx = 100 if quick else 1000
     calls = 300 if quick else 2000
-    sends = 7 if quick else 25
     rows = []
     with tempfile.TemporaryDirectory(prefix="ctplugin-bench-rpc-") as tmp:
         root = Path(tmp)
@@ -147,15 +102,6 @@ def run(quick: bool, t_us: float) -> list[Row]:
                                  target_t=1000 / t_here,
                                  note=f"{CLIENTS} keep-alive clients; each saw "
                                       f"{latency * 1e6:.0f} us per call; target <= 1 ms"))
-            t_before = measure_t_us(300)
-            send, prove = bench_sendtoaddress(node, sends)
-            t_here = (t_before + measure_t_us(300)) / 2
-            rows.append(make_row("rpc_sendtoaddress", sends, send, t_here,
-                                 reference_t=prove * 1e6 / t_here,
-                                 target_t=1.3 * prove * 1e6 / t_here,
-                                 note=f"proving 2 Bulletproofs + 2 surjection proofs: "
-                                      f"{prove * 1e3:.1f} ms here; send/prove = "
-                                      f"{send / prove:.2f} (target <= 1.3)"))
         finally:
             node.stop()
         blocks = block_bench.load_blocks(n_tx)

@@ -100,7 +100,7 @@ class NodeContext:
         self._active_lock = threading.Lock()
         self.mempool_loaded = False
         self.fallback_fee_rate = _fee_rate(config.fallbackfee)  # sat/kvB
-        self.wallet_fee_rate = self.fallback_fee_rate  # settxfee changes it
+        self.wallet_fee_rate = 0  # settxfee's rate (sat/kvB); 0: estimate (the fallback fee)
         self.max_tx_fee = amount_from_value(config.maxtxfee)  # satoshis (-maxtxfee)
         self.mocktime = 0  # setmocktime: 0 = the wall clock
         self.left_ibd = False  # Core's latch: once out of initial block download, never back

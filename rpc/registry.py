@@ -70,6 +70,7 @@ class Kind(enum.Enum):
     INT_OR_BOOL = ((JsonType.NUMBER, JsonType.BOOL), "numeric")
     ARR_OR_OBJ = ((JsonType.ARRAY, JsonType.OBJECT), "json array")
     HASH_OR_HEIGHT = ((JsonType.STRING, JsonType.NUMBER), "string or numeric")
+    OBJ_OR_BOOL = ((JsonType.OBJECT, JsonType.BOOL), "json object")  # Core's legacy bool options
     ANY = ((), "any")
 
     @property

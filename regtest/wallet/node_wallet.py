@@ -47,12 +47,15 @@ from ctplugin.elements.address import Destination
 from ctplugin.elements.issuance import input_issuance_ids
 from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
 from regtest.wallet.address import ConfidentialAddress
+from regtest.wallet.crypter import EncryptedSeed
 from regtest.wallet.db import Changes, WalletDB
 from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, slip77_blinding_secret
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
 from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
 
+ENCRYPTION_RECORD = b"E"
+"""The wallet database record of its encryption (``EncryptedSeed.to_bytes``)."""
 MAX_BLINDED = 256  # blindrawtransaction results remembered until their transaction shows up
 OP_TRUE = b"\x51"
 
@@ -99,6 +102,7 @@ class NodeWallet(ChainListener, Closeable):
         self.wallet = wallet
         self.params = params
         self.settings = settings if settings is not None else WalletSettings()
+        wallet.change_kind = self.settings.address_kind  # change as the default addresses
         self.ledger = Ledger(params.coinbase_maturity)
         self.labels: dict[bytes, str] = {}
         self.blinding_keys: dict[bytes, int] = {}
@@ -110,6 +114,11 @@ class NodeWallet(ChainListener, Closeable):
         others keep their amounts and blinders in the history, as after sendtoaddress."""
         self.best = best
         self.lock = threading.RLock()
+        self.encryption: EncryptedSeed | None = None
+        """The passphrase-encrypted master key and seed (``regtest.wallet.crypter``), once
+        ``encrypt`` ran; while locked nothing signs."""
+        self._master_key: bytes | None = None
+        self._unlocked_until = 0.0
         # Randomness never repeats across openings, whatever reached the disk (Wallet docs):
         # so recording a transaction this wallet made needs no fsync of its own.
         wallet.rng_salt = secrets.token_bytes(32)
@@ -147,6 +156,8 @@ class NodeWallet(ChainListener, Closeable):
                                          for script, key in db.blinding_keys().items()}
             node_wallet.watched = db.watched()
             wallet.locked = db.locked()
+            for _key, raw in db.records(ENCRYPTION_RECORD):
+                node_wallet.encryption = EncryptedSeed.from_bytes(raw)
             node_wallet.sync_coins()
             return node_wallet
         except BaseException:
@@ -321,6 +332,77 @@ class NodeWallet(ChainListener, Closeable):
         self.commit([wtx], state=True)
         return wtx
 
+    def abandon(self, txid: bytes) -> None:
+        """Core's ``AbandonTransaction``: the transaction (unconfirmed, not in the mempool) and
+        its unconfirmed descendants become ``ABANDONED``, so the coins they spend are free
+        again. The caller checks eligibility."""
+        wtx = self.ledger.txs[txid]
+        changed = []
+        for victim in (wtx, *self.ledger.descendants(txid)):
+            if victim.state in (TxState.MEMPOOL, TxState.INACTIVE):
+                victim.set_unconfirmed(TxState.ABANDONED)
+                changed.append(victim)
+        self.commit(changed)
+        self.sync_coins()
+
+    def lock_coins(self, outpoints: Sequence[Outpoint], *, persistent: bool) -> None:
+        """lockunspent: coin selection leaves these alone; only a persistent lock is written
+        (Core keeps the others in memory until the wallet unloads)."""
+        if persistent:
+            self.commit(lock=outpoints)
+        else:
+            self.wallet.locked.update(outpoints)
+
+    def unlock_coins(self, outpoints: Sequence[Outpoint] | None = None) -> None:
+        """Unlock ``outpoints`` (every locked coin when None); always written, as Core's."""
+        chosen = list(self.wallet.locked) if outpoints is None else list(outpoints)
+        self.commit(unlock=chosen)
+
+    # --- encryption (Core's encryptwallet / walletpassphrase / walletlock) ---------------------
+
+    @property
+    def is_locked(self) -> bool:
+        """Encrypted and not unlocked (or the unlock timed out): its keys may not sign."""
+        if self.encryption is None:
+            return False
+        if self._master_key is not None and time.monotonic() >= self._unlocked_until:
+            self._master_key = None  # the timeout passed: forget the key, as Core's relock
+        return self._master_key is None
+
+    @property
+    def unlocked_until(self) -> int:
+        """getwalletinfo's ``unlocked_until``: the UNIX time the wallet locks again, 0 while
+        locked (Core's ``nRelockTime``)."""
+        if self.is_locked:
+            return 0
+        return int(time.time() + self._unlocked_until - time.monotonic())
+
+    def encrypt(self, passphrase: str) -> None:
+        """Encrypt the seed under ``passphrase`` (written synced); the wallet is then locked."""
+        record, _master = EncryptedSeed.create(self.wallet.keys.seed, passphrase)
+        self.commit(extra={ENCRYPTION_RECORD: record.to_bytes()}, sync=True)
+        self.encryption = record
+        self.lock_keys()
+
+    def unlock_keys(self, passphrase: str, timeout: float) -> None:
+        """Open the master key for ``timeout`` seconds (``CrypterError`` for a wrong
+        passphrase)."""
+        assert self.encryption is not None
+        self._master_key = self.encryption.master_key(passphrase)
+        self._unlocked_until = time.monotonic() + timeout
+
+    def lock_keys(self) -> None:
+        self._master_key = None
+        self._unlocked_until = 0.0
+
+    def change_passphrase(self, old: str, new: str) -> None:
+        """The master key under ``new`` (``CrypterError`` when ``old`` does not open it)."""
+        assert self.encryption is not None
+        master = self.encryption.master_key(old)
+        record = self.encryption.with_passphrase(master, new)
+        self.commit(extra={ENCRYPTION_RECORD: record.to_bytes()}, sync=True)
+        self.encryption = record
+
     def forget(self, txid: bytes) -> None:
         """Drop a transaction the wallet built but the node refused; restore the coin view."""
         self.ledger.remove(txid)
@@ -330,6 +412,30 @@ class NodeWallet(ChainListener, Closeable):
     # --- chain events ---------------------------------------------------------------------------
 
     def block_connected(self, block: Block, height: int) -> None:
+        changed, learned = self._scan_block(block, height)
+        self.best = (block.hash, height)
+        self.commit(changed, state=bool(changed) or learned)
+        if changed:
+            self.sync_coins()
+
+    def rescan(self, node: Node, start: int, stop: int) -> None:
+        """rescanblockchain: the main chain's blocks ``start``..``stop`` scanned again (payments
+        to keys, addresses or blinding keys learnt since show up)."""
+        changed: list[WalletTx] = []
+        learned = False
+        for height in range(start, stop + 1):
+            block_hash = node.block_hash(height)
+            if block_hash is None:
+                break
+            found, new = self._scan_block(_read(node, block_hash), height)
+            changed += found
+            learned |= new
+        self.commit(changed, state=bool(changed) or learned, sync=True)
+        self.sync_coins()
+
+    def _scan_block(self, block: Block, height: int) -> tuple[list[WalletTx], bool]:
+        """The wallet transactions a main-chain block confirms or conflicts, and whether it
+        taught the wallet new assets."""
         changed: list[WalletTx] = []
         learned = False
         # A genesis left out of the UTXO set has no coins for anyone (Elements' ConnectBlock)
@@ -350,10 +456,7 @@ class NodeWallet(ChainListener, Closeable):
             if wtx is not None:
                 wtx.set_confirmed(block.hash, height, position, block.header.time)
                 changed.append(wtx)
-        self.best = (block.hash, height)
-        self.commit(changed, state=bool(changed) or learned)
-        if changed:
-            self.sync_coins()
+        return changed, learned
 
     def block_disconnected(self, block: Block, height: int) -> None:
         changed: list[WalletTx] = []
@@ -417,7 +520,15 @@ class NodeWallet(ChainListener, Closeable):
             self.block_connected(_read(node, block_hash), height)
             processed += 1
         self.resubmit(node)
+        self.scan_mempool(node)
         return processed
+
+    def scan_mempool(self, node: Node) -> None:
+        """Unconfirmed transactions already in the node's mempool that pay or spend this
+        wallet (Core's ``CWallet::postInitProcess`` → ``requestMempoolTransactions``): a
+        wallet loaded after a payment reached the mempool still shows it."""
+        for entry in list(node.mempool.entries.values()):
+            self.transaction_added(entry.tx)
 
     def resubmit(self, node: Node) -> None:
         """Unconfirmed wallet transactions: mark those in the mempool, offer the others to it

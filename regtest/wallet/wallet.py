@@ -1,14 +1,17 @@
 """A deterministic confidential-transaction wallet for the regtest chain and the tests.
 
 What it does: keys and confidential addresses (``keys``, ``address``), coin tracking by scanning
-transactions and blocks, unblinding of received outputs, coin selection, blinding (value and
-asset blinding factors, the final balancing blind: ``blinding``), Bulletproof range proofs and
-surjection proofs, explicit fee outputs, asset issuance and reissuance.
+transactions and blocks, unblinding of received outputs, Bitcoin Core's coin selection with
+Elements' per-asset rules (``coinselection``; the flow of a send in docs/node-rpc.md §1.9:
+effective values, waste, change dropped to the fee), blinding (value and asset blinding factors,
+the final balancing blind: ``blinding``), Bulletproof range proofs and surjection proofs,
+explicit fee outputs, asset issuance and reissuance.
 
 Determinism: every random choice (ephemeral keys, value blinds, surjection seeds) is
 ``tagged_hash("ctplugin/wallet/rng", seed ‖ rng_salt ‖ be64(counter))``, so a wallet built from a
 seed and driven by the same calls produces the same transactions byte for byte (reproducible test
-chains; ``rng_salt`` is empty). A node's wallet draws a fresh random ``rng_salt`` every time it
+chains; ``rng_salt`` is empty); coin selection's generator is seeded from the same inputs
+without using up a draw. A node's wallet draws a fresh random ``rng_salt`` every time it
 is opened, so no crash or restore can ever make it repeat a blinding factor or ephemeral key.
 
 Unblinding convention: see ``regtest.wallet.blinding`` (nonce from ECDH as in Elements; value and
@@ -31,8 +34,10 @@ and a block confirms them.
 
 from __future__ import annotations
 
+import functools
+import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import NamedTuple
 
@@ -59,6 +64,7 @@ from regtest.params import (
     POLICY_ASSET,
     select_chain,
 )
+from regtest.wallet import coinselection
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.blinding import (
     asset_blinding_factor,
@@ -67,16 +73,26 @@ from regtest.wallet.blinding import (
     final_value_blind,
     rewind_nonce,
 )
-from regtest.wallet.keys import P2TR, AddressKind, KeyChain
+from regtest.wallet.keys import P2TR, AddressKind, KeyChain, slip77_blinding_secret
 from regtest.wallet.signing import sign_transaction, witness_template
 
 _ZERO32 = bytes(32)
+OP_RETURN = b"\x6a"
 LOOKAHEAD = 20
 """Keys derived ahead of the last address handed out, so scanning finds payments to them."""
 
 
 class WalletError(CtpluginError):
     """The wallet cannot do what was asked (insufficient funds, unknown asset, ...)."""
+
+
+class _Short(WalletError):
+    """The chosen coins fall ``amount`` short of the policy asset's outputs and fee (coin
+    selection tries again for more)."""
+
+    def __init__(self, amount: int) -> None:
+        super().__init__(f"insufficient funds: the inputs are {amount} short of the fee")
+        self.amount = amount
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +217,18 @@ class _Plan:
     reissuance: Reissuance | None
     change: list[tuple[bytes, int]]
     blind_change: bool
+    subtract: bool = False  # the payments pay the fee (their change is never dropped)
+    dummy: bool = False
+    """A zero-value blinded ``OP_RETURN`` output: blinded inputs and nothing else blinded to
+    balance them (Elements' wallet does the same, spend.cpp ``may_need_blinded_dummy``)."""
+
+    @property
+    def needs_dummy(self) -> bool:
+        """Blinded inputs, and no payment or change output would be blinded."""
+        blinded_in = any(c.abf or c.vbf for c in self.coins)
+        blinded_out = (any(p.address is not None for p in self.payments)
+                       or (self.blind_change and bool(self.change)))
+        return blinded_in and not blinded_out
 
     def vsize(self) -> int:
         """The finished transaction's virtual size, from a skeleton with placeholders of the
@@ -240,6 +268,8 @@ class _Plan:
         outs += [blinded(change_script) if self.blind_change
                  else TxOut(asset=asset, value=amount, script_pubkey=change_script)
                  for asset, amount in self.change]
+        if self.dummy:
+            outs.append(blinded(OP_RETURN))
         outs.append(TxOut(asset=self.wallet.policy_asset, value=self.fee))
         return Transaction(version=2, inputs=tuple(txins), outputs=tuple(outs)).vsize
 
@@ -297,6 +327,19 @@ def _subtract_fee(payments: list[Payment], fee: int, indexes: tuple[int, ...],
     return out
 
 
+def issuance_blinding_script(prevout_hash: bytes, prevout_index: int) -> bytes:
+    """``CScript() << OP_RETURN << prevout.hash << prevout.n``: the script whose SLIP-77 key
+    blinds an issuance (Elements' wallet); the index as a minimal script number push."""
+    if prevout_index == 0:
+        number = b"\x00"  # OP_0
+    elif 1 <= prevout_index <= 16:
+        number = bytes([0x50 + prevout_index])  # OP_1 .. OP_16
+    else:
+        data = prevout_index.to_bytes((prevout_index.bit_length() + 8) // 8, "little")
+        number = bytes([len(data)]) + data
+    return b"\x6a\x20" + prevout_hash + number
+
+
 @dataclass(slots=True)
 class _OutSpec:
     script: bytes
@@ -315,6 +358,7 @@ class _InSpec:
     generator: Generator
     value: int = 0
     vbf: int = 0
+    known: bool = True  # False: another party's input, only a surjection target
 
 
 class Wallet:
@@ -346,6 +390,9 @@ class Wallet:
         self._rng_counter = 0
         self.rng_salt = b""
         self.change_keys: set[int] = set()
+        self.change_kind: AddressKind = P2TR
+        """The script kind of change outputs (a node on elementsregtest sets P2WPKH, as
+        elementsd's bech32 change)."""
         self.add_known_asset(policy_asset)
         self.keys.key(LOOKAHEAD - 1)
 
@@ -496,14 +543,39 @@ class Wallet:
             return _borromean_proof_size(0, False, self.ct_exponent, self.ct_bits)
         return CONSENSUS_PROOF_LENGTH
 
-    def _issuance_proof(self, value: int, vbf: int, asset: bytes) -> bytes:
-        """The range proof of a blinded issuance amount (extra commit: an EMPTY script)."""
+    def issuance_blinding_key(self, prevout_hash: bytes, prevout_index: int) -> int:
+        """The blinding key of an issuance on the input spending (prevout_hash, prevout_index):
+        the wallet's SLIP-77 key for the script ``OP_RETURN <prevout hash> <prevout n>``, as
+        Elements' wallet derives it (src/wallet/rpc/backup.cpp ``dumpissuanceblindingkey``)."""
+        return slip77_blinding_secret(self.keys.master_blinding_key,
+                                      issuance_blinding_script(prevout_hash, prevout_index))
+
+    def _issuance_proof(self, value: int, vbf: int, asset: bytes, blinding_key: int) -> bytes:
+        """The range proof of a blinded issuance amount (extra commit: an EMPTY script); its
+        rewind nonce is the issuance blinding key itself (Elements' blind.cpp), so whoever holds
+        the key (``importissuanceblindingkey``) opens the amount."""
         asset_gen = generator_generate(asset)
+        nonce = blinding_key.to_bytes(32, "big")
         if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.issuance_rangeproof(
-                value, self._random(), vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
+                value, nonce, vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
                 asset, exp=self.ct_exponent, min_bits=self.ct_bits)
-        return prove_output(value, vbf, asset_gen, self._random(), b"")
+        return prove_output(value, vbf, asset_gen, nonce, b"")
+
+    def open_issuance(self, amount: bytes, proof: bytes, asset: bytes,
+                      blinding_key: int) -> tuple[int, int] | None:
+        """(value, value blind) of a blinded issuance amount under ``blinding_key``, or None."""
+        gen = generator_generate(asset).serialize()
+        nonce = blinding_key.to_bytes(32, "big")
+        try:
+            if self.range_proofs == RangeProofKind.BORROMEAN:
+                found = borromean.rewind(proof, amount, gen, b"", nonce)
+                return (None if found is None
+                        else (found.value, int.from_bytes(found.blind, "big")))
+            opened = rewind_output(proof, amount, gen, nonce, b"")
+        except CtpluginError:
+            return None
+        return None if opened is None else (opened.value, int.from_bytes(opened.blind, "big"))
 
     # --- persistence ----------------------------------------------------------------------
 
@@ -573,20 +645,101 @@ class Wallet:
 
     # --- building transactions -------------------------------------------------------------
 
-    def _select(self, asset: bytes, amount: int, height: int,
-                exclude: set[tuple[bytes, int]]) -> list[OwnedCoin]:
-        chosen, total = [], 0
-        for coin in self.spendable(asset, height):
-            if total >= amount:
+    def _selection_rng(self) -> random.Random:
+        """Coin selection's randomness (``coinselection`` docstring): derived from the wallet's
+        without using up a draw, so a plan evaluated twice chooses the same coins."""
+        return random.Random(tagged_hash(
+            "ctplugin/wallet/coinselection",
+            self.keys.seed + self.rng_salt + self._rng_counter.to_bytes(8, "big")))
+
+    def input_vsize(self, coin: OwnedCoin, blinded_outputs: int) -> int:
+        """What spending ``coin`` adds to a transaction's vsize: outpoint, sequence and empty
+        scriptSig (41 bytes), its witness (one quarter), and 32 more witness bytes in each
+        blinded output's surjection proof while the ring grows (``WALLET_USED_INPUTS``)."""
+        witness = self.witness_estimate(coin)
+        witness_bytes = 4 + len(witness) + sum(len(item) + 1 for item in witness)
+        return 41 + -(-(witness_bytes + 32 * blinded_outputs) // 4)
+
+    def _choose(self, targets: dict[bytes, int], height: int, used: set[tuple[bytes, int]],
+                fee_rate: int, *, fixed_fee: bool, payment_value: int, n_payments: int,
+                blinded_outputs: int, subtract_fee: bool = False) -> list[OwnedCoin]:
+        """Core's coin selection (``coinselection.choose_selection``) for ``targets`` (per asset,
+        the policy asset's including the fee of everything but the inputs) among the spendable
+        coins not in ``used``. ``fixed_fee``: the caller fixed the fee, so inputs cost nothing
+        and only exact or change-making selections qualify (no change dropped to fees)."""
+        wanted = {a: v for a, v in targets.items() if v > 0}
+        if not wanted:
+            return []
+        pool: list[coinselection.Candidate] = []
+        coins: dict[tuple[bytes, int], OwnedCoin] = {}
+        for asset in sorted(wanted):
+            for coin in self.spendable(asset, height):
+                key = (coin.txid, coin.index)
+                if key in used:
+                    continue
+                size = self.input_vsize(coin, blinded_outputs)
+                rate = 0 if fixed_fee else fee_rate
+                long_term = 0 if fixed_fee else coinselection.DEFAULT_CONSOLIDATE_FEERATE
+                pool.append(coinselection.Candidate(
+                    key, coin.asset, coin.value, coinselection.fee_at(rate, size),
+                    coinselection.fee_at(long_term, size), 4 * size))
+                coins[key] = coin
+        params = self.selection_params(fee_rate, fixed_fee=fixed_fee,
+                                       payment_value=payment_value, n_payments=n_payments,
+                                       subtract_fee=subtract_fee)
+        # Core's eligibility filters, strictest first (spend.cpp AutomaticCoinSelection):
+        # confirmed coins only, then also the unconfirmed ones the wallet trusts (its change)
+        confirmed = [c for c in pool if coins[c.key].height is not None]  # type: ignore[index]
+        found = None
+        for tier in (confirmed, pool):
+            found = coinselection.choose_selection(tier, wanted, params, self._selection_rng())
+            if found is not None:
                 break
-            if (coin.txid, coin.index) in exclude:
-                continue
-            chosen.append(coin)
-            total += coin.value
-        if total < amount:
+        if found is None:
+            have: dict[bytes, int] = {}
+            for c in pool:
+                have[c.asset] = have.get(c.asset, 0) + c.value
+            asset = next((a for a, v in sorted(wanted.items()) if have.get(a, 0) < v),
+                         self.policy_asset)
             raise WalletError(f"insufficient funds in asset {asset[::-1].hex()[:16]}…: "
-                              f"need {amount}, have {total}")
-        return chosen
+                              f"need {wanted.get(asset, 0)}, have {have.get(asset, 0)}")
+        return [coins[c.key] for c in found.coins]  # type: ignore[index]
+
+    def change_output_vsize(self) -> int:
+        """vsize of a blinded change output: asset and value commitments, nonce, script, and
+        the range and surjection proofs (Elements counts the maximal proofs)."""
+        script = self.next_change_script()
+        proofs = self.output_proof_size(script) + serialized_size(WALLET_USED_INPUTS,
+                                                                  WALLET_USED_INPUTS)
+        return 33 + 33 + 33 + 1 + len(script) + -(-(proofs + 6) // 4)
+
+    def selection_params(self, fee_rate: int, *, fixed_fee: bool = False,
+                         payment_value: int = 0, n_payments: int = 1,
+                         subtract_fee: bool = False) -> coinselection.SelectionParams:
+        """Core's ``CoinSelectionParams`` for one transaction (spend.cpp
+        ``CreateTransactionInternal``): change costs at the effective rate to create and at
+        the discard rate (``DEFAULT_DISCARD_FEE``) to spend later; the smallest viable change
+        is above both that spending cost and the change output's dust threshold."""
+        if fixed_fee:
+            return coinselection.SelectionParams(self.policy_asset, change_fee=0,
+                                                 cost_of_change=0, min_change_target=0,
+                                                 min_viable_change=1)
+        change_vsize = self.change_output_vsize()
+        change_fee = coinselection.fee_at(fee_rate, change_vsize)
+        spend_vsize = 41 + -(-(4 + sum(1 + len(i) for i in witness_template(
+            self.next_change_script()))) // 4)
+        discard = coinselection.DEFAULT_DISCARD_FEE
+        spend_fee = coinselection.fee_at(discard, spend_vsize)
+        # GetDustThreshold of the change output (explicit value, blinding key in the nonce:
+        # 33 + 9 + 33 + script) plus the 67 bytes of a witness input spending it
+        script = self.next_change_script()
+        dust = coinselection.fee_at(discard, 33 + 9 + 33 + 1 + len(script) + 67)
+        target = coinselection.change_target(payment_value // max(1, n_payments), change_fee,
+                                             self._selection_rng())
+        return coinselection.SelectionParams(
+            self.policy_asset, change_fee=change_fee, cost_of_change=change_fee + spend_fee,
+            min_change_target=target, min_viable_change=max(spend_fee + 1, dust),
+            subtract_fee_outputs=subtract_fee)
 
     def witness_estimate(self, coin: OwnedCoin) -> tuple[bytes, ...]:
         """A witness of the size signing ``coin``'s input will give (fee estimation)."""
@@ -594,7 +747,7 @@ class Wallet:
 
     def next_change_script(self) -> bytes:
         """The script ``new_address(change=True)`` will pay next (fee estimation)."""
-        return self.keys.key(self._next_key, P2TR).script_pubkey
+        return self.keys.key(self._next_key, self.change_kind).script_pubkey
 
     def build_transaction(self, payments: Sequence[Payment], *, fee: int | None = None,
                           height: int, issuance: Issuance | None = None,
@@ -625,57 +778,123 @@ class Wallet:
         """
         if (fee is None) == (fee_rate is None):
             raise WalletError("give exactly one of fee and fee_rate")
-        def plan(fee: int) -> _Plan:
-            return self._plan(payments=list(payments), fee=fee, height=height,
-                              issuance=issuance, reissuance=reissuance,
-                              blind_change=blind_change, inputs=inputs,
-                              subtract_fee_from=tuple(subtract_fee_from))
+        return self._realize(self._select_and_plan(
+            list(payments), fee=fee, fee_rate=fee_rate, height=height, issuance=issuance,
+            reissuance=reissuance, blind_change=blind_change, inputs=inputs,
+            subtract_fee_from=tuple(subtract_fee_from)))
 
-        if fee is None:
-            assert fee_rate is not None
-            fee = _fee_for_rate(plan, fee_rate)
-        return self._realize(plan(fee))
-
-    def _plan(self, *, payments: list[Payment], fee: int, height: int,
-              issuance: Issuance | None, reissuance: Reissuance | None, blind_change: bool,
-              inputs: Sequence[OwnedCoin] | None,
-              subtract_fee_from: tuple[int, ...]) -> _Plan:
-        """Coin selection and the transaction's shape; no side effects (nothing is drawn)."""
-        if fee <= 0:
-            raise WalletError("the fee must be positive (zero-value fee outputs are invalid)")
-        if subtract_fee_from:
-            payments = _subtract_fee(payments, fee, subtract_fee_from, self.policy_asset)
-        needed: dict[bytes, int] = {self.policy_asset: fee}
-        for p in payments:
-            needed[p.asset] = needed.get(p.asset, 0) + p.amount
+    def _preselected(self, reissuance: Reissuance | None, inputs: Sequence[OwnedCoin] | None,
+                     height: int) -> list[OwnedCoin]:
+        """The coins a transaction spends whatever selection adds: the reissuance token coin
+        first (the reissuance rides on input 0), then the caller's inputs."""
         coins: list[OwnedCoin] = []
-        used: set[tuple[bytes, int]] = set()
         if reissuance is not None:
             token = self.token_of.get(reissuance.asset)
             token_coins = self.spendable(token, height) if token else []
             if not token_coins:
                 raise WalletError("no reissuance token for this asset")
             coins.append(token_coins[0])
-            used.add((token_coins[0].txid, token_coins[0].index))
-            needed[reissuance.asset] = needed.get(reissuance.asset, 0) - reissuance.amount
         if inputs is not None:
             coins.extend(inputs)
-            used.update((c.txid, c.index) for c in inputs)
-        have: dict[bytes, int] = {}
-        for c in coins:
-            have[c.asset] = have.get(c.asset, 0) + c.value
-        for asset, amount in needed.items():
-            short = amount - have.get(asset, 0)
-            if short > 0:
-                extra = self._select(asset, short, height, used)
-                coins.extend(extra)
-                used.update((c.txid, c.index) for c in extra)
-                have[asset] = have.get(asset, 0) + sum(c.value for c in extra)
+        return coins
+
+    def _select_and_plan(self, payments: list[Payment], *, fee: int | None,
+                         fee_rate: int | None, height: int, issuance: Issuance | None,
+                         reissuance: Reissuance | None, blind_change: bool,
+                         inputs: Sequence[OwnedCoin] | None,
+                         subtract_fee_from: tuple[int, ...]) -> _Plan:
+        """Core's CreateTransactionInternal in our terms: choose the coins once
+        (``coinselection``) for the payments plus the fee of everything but the inputs, make
+        the exact fee for the chosen coins (``_fee_for_rate``), then drop policy-asset change
+        to the fee when it is dust or within the cost of change, as Core does (spend.cpp: "We
+        want to drop the change to fees if ..."). With a fixed ``fee`` the fee is exactly it
+        and any change is kept."""
+        preset = self._preselected(reissuance, inputs, height)
+        fixed = fee is not None
+        rate = 0 if fee_rate is None else fee_rate
+        subtract = bool(subtract_fee_from)
+        targets: dict[bytes, int] = {}
+        for p in payments:
+            targets[p.asset] = targets.get(p.asset, 0) + p.amount
+        for c in preset:
+            targets[c.asset] = targets.get(c.asset, 0) - c.value
+        if reissuance is not None:
+            targets[reissuance.asset] = targets.get(reissuance.asset, 0) - reissuance.amount
+        blinded_outputs = sum(p.address is not None for p in payments) + (1 if blind_change
+                                                                           else 0)
+        if fixed:
+            assert fee is not None
+            base_fee = fee
+        elif subtract:
+            base_fee = 0
+        else:
+            skeleton = _Plan(self, preset, payments, 1, issuance, reissuance, [], blind_change)
+            base_fee = coinselection.fee_at(rate, skeleton.vsize())
+            base_fee -= sum(coinselection.fee_at(rate, self.input_vsize(c, blinded_outputs))
+                            for c in preset)
+        targets[self.policy_asset] = targets.get(self.policy_asset, 0) + max(0, base_fee)
+        used = {(c.txid, c.index) for c in preset}
+        policy_paid = sum(p.amount for p in payments if p.asset == self.policy_asset)
+
+        def choose(extra: int) -> list[OwnedCoin]:
+            wanted = dict(targets)
+            wanted[self.policy_asset] = wanted.get(self.policy_asset, 0) + extra
+            return self._choose(wanted, height, used, rate, fixed_fee=fixed,
+                                payment_value=policy_paid, n_payments=max(1, len(payments)),
+                                blinded_outputs=blinded_outputs, subtract_fee=subtract)
+
+        def plan_with(coins: list[OwnedCoin], fee: int) -> _Plan:
+            return self._plan(payments=list(payments), fee=fee, issuance=issuance,
+                              reissuance=reissuance, blind_change=blind_change,
+                              coins=preset + coins, subtract_fee_from=subtract_fee_from)
+
+        chosen = choose(0)
+        if fixed:
+            assert fee is not None
+            return plan_with(chosen, fee)
+        shortfall = 0
+        for _ in range(8):  # the exact fee can exceed the estimate: select again for more
+            try:
+                exact = _fee_for_rate(functools.partial(plan_with, chosen), rate)
+                planned = plan_with(chosen, exact)
+                break
+            except _Short as short:
+                shortfall += short.amount
+                chosen = choose(shortfall)
+        else:
+            raise WalletError("insufficient funds: could not select coins for the fee")
+        return self._drop_change(planned, rate)
+
+    def _drop_change(self, planned: _Plan, fee_rate: int) -> _Plan:
+        """Policy-asset change at or below the cost of change, or dust at the discard rate,
+        goes to the fee (spend.cpp); when it was the one blinded output that balances blinded
+        inputs, a zero-value blinded ``OP_RETURN`` takes its place, as Elements does."""
+        amount = next((v for a, v in planned.change if a == self.policy_asset), 0)
+        if amount <= 0 or planned.subtract:
+            return planned
+        params = self.selection_params(fee_rate)
+        if amount > params.cost_of_change and amount >= params.min_viable_change:
+            return planned
+        rest = [(a, v) for a, v in planned.change if a != self.policy_asset]
+        dropped = replace(planned, fee=planned.fee + amount, change=rest)
+        return replace(dropped, dummy=dropped.needs_dummy)
+
+    def _plan(self, *, payments: list[Payment], fee: int, issuance: Issuance | None,
+              reissuance: Reissuance | None, blind_change: bool, coins: list[OwnedCoin],
+              subtract_fee_from: tuple[int, ...]) -> _Plan:
+        """The transaction's shape for the chosen ``coins`` and ``fee``; no side effects
+        (nothing is drawn). Raises ``_Short`` when the coins do not cover the policy asset."""
+        if fee <= 0:
+            raise WalletError("the fee must be positive (zero-value fee outputs are invalid)")
+        if subtract_fee_from:
+            payments = _subtract_fee(payments, fee, subtract_fee_from, self.policy_asset)
         if not coins:
             raise WalletError("nothing to spend")
         if reissuance is not None and coins[0].abf == 0:
             raise WalletError("the reissuance token coin must have a blinded asset")
-
+        have: dict[bytes, int] = {}
+        for c in coins:
+            have[c.asset] = have.get(c.asset, 0) + c.value
         issued: dict[bytes, int] = {}
         if issuance is not None:
             entropy = issuance_entropy(coins[0].txid, coins[0].index, issuance.contract_hash)
@@ -691,13 +910,19 @@ class Wallet:
         for p in payments:
             totals_out[p.asset] = totals_out.get(p.asset, 0) + p.amount
         change: list[tuple[bytes, int]] = []
-        for asset in sorted(totals_in):
-            amount = totals_in[asset] - totals_out.get(asset, 0)
+        for asset in sorted({*totals_in, *totals_out}):
+            amount = totals_in.get(asset, 0) - totals_out.get(asset, 0)
             if amount < 0:
+                if asset == self.policy_asset:
+                    raise _Short(-amount)
                 raise WalletError("inputs do not cover the payments")
             if amount > 0:
                 change.append((asset, amount))
-        return _Plan(self, coins, payments, fee, issuance, reissuance, change, blind_change)
+        planned = _Plan(self, coins, payments, fee, issuance, reissuance, change, blind_change,
+                        bool(subtract_fee_from))
+        if planned.needs_dummy:
+            planned = replace(planned, dummy=True)
+        return planned
 
     def _realize(self, plan: _Plan) -> BuiltTransaction:
         """Draw the randomness, make the proofs, apply the transaction to the wallet."""
@@ -719,7 +944,9 @@ class Wallet:
                 if issuance.blind_amount:
                     issue_vbf = self._random_scalar()
                     issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
-                    amount_proof = self._issuance_proof(issuance.amount, issue_vbf, asset)
+                    amount_proof = self._issuance_proof(
+                        issuance.amount, issue_vbf, asset,
+                        self.issuance_blinding_key(coin.txid, coin.index))
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
                 issued = Opening(asset, issuance.amount, 0, issue_vbf)
@@ -735,8 +962,9 @@ class Wallet:
                 if reissuance.blind_amount:
                     reissue_vbf = self._random_scalar()
                     reissued = commit(reissuance.amount, reissue_vbf, asset_gen).serialize()
-                    amount_proof = self._issuance_proof(reissuance.amount, reissue_vbf,
-                                                        reissuance.asset)
+                    amount_proof = self._issuance_proof(
+                        reissuance.amount, reissue_vbf, reissuance.asset,
+                        self.issuance_blinding_key(coin.txid, coin.index))
                 record = AssetIssuance(coin.abf.to_bytes(32, "big"), entropy, reissued, None)
                 issued = Opening(reissuance.asset, reissuance.amount, 0, reissue_vbf)
                 targets.append(_InSpec(reissuance.asset, 0, asset_gen, reissuance.amount,
@@ -749,10 +977,13 @@ class Wallet:
                 for p in plan.payments]
         change_indexes = []
         for asset, amount in plan.change:
-            address = self.new_address(change=True)
+            address = self.new_address(self.change_kind, change=True)
             change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
                                  address.blinding_pubkey if plan.blind_change else None))
+        if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it
+            dummy_key = self.new_address(self.change_kind, change=True).blinding_pubkey
+            outs.append(_OutSpec(OP_RETURN, self.policy_asset, 0, dummy_key))
         outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
 
         txouts, openings = self._blind_outputs(outs, targets)
@@ -770,49 +1001,130 @@ class Wallet:
         addresses (change included) carry the blinding public key in their nonce field, for
         ``blind`` (Elements' createrawtransaction convention). Returns (transaction, fee,
         change output indexes)."""
-        def make(fee: int) -> _Plan:
-            return self._plan(payments=list(payments), fee=fee, height=height, issuance=None,
-                              reissuance=None, blind_change=True, inputs=list(inputs) or None,
-                              subtract_fee_from=())
-
-        fee = _fee_for_rate(make, fee_rate)
-        plan = make(fee)
+        plan = self._select_and_plan(list(payments), fee=None, fee_rate=fee_rate, height=height,
+                                     issuance=None, reissuance=None, blind_change=True,
+                                     inputs=list(inputs) or None, subtract_fee_from=())
+        fee = plan.fee
         outs = [TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script,
                       nonce=p.address.blinding_pubkey if p.address else b"")
                 for p in plan.payments]
         change = []
         for asset, amount in plan.change:
-            address = self.new_address(change=True)
+            address = self.new_address(self.change_kind, change=True)
             change.append(len(outs))
             outs.append(TxOut(asset=asset, value=amount, script_pubkey=address.script_pubkey,
                               nonce=address.blinding_pubkey))
+        if plan.dummy:  # for blindrawtransaction to balance the blinded inputs with
+            key = self.new_address(self.change_kind, change=True).blinding_pubkey
+            outs.append(TxOut(asset=self.policy_asset, value=0, script_pubkey=OP_RETURN,
+                              nonce=key))
         outs.append(TxOut(asset=self.policy_asset, value=fee))
         txins = tuple(TxIn(prevout_hash=c.txid, prevout_index=c.index) for c in plan.coins)
         return Transaction(version=2, inputs=txins, outputs=tuple(outs)), fee, change
 
-    def blind(self, tx: Transaction, inputs: Sequence[Opening | None]
+    def blind(self, tx: Transaction, inputs: Sequence[Opening | None],
+              generators: Sequence[bytes] | None = None,
+              issuance_key: Callable[[TxIn], int] | None = None
               ) -> tuple[Transaction, dict[int, Opening]]:
         """blindrawtransaction: blind every explicit output whose nonce holds a blinding public
-        key, given the openings of the inputs (None for an input with explicit asset and
-        value: pass them as an ``Opening`` with zero blinds). Returns the blinded transaction
-        and the outputs' openings."""
-        targets = []
+        key, given the openings of the inputs (an input with explicit asset and value is an
+        ``Opening`` with zero blinds). An input whose opening is None belongs to someone else:
+        ``generators`` (33-byte asset commitments, one per input) give its surjection target,
+        and it takes no part in balancing the blinds — Elements' partial blinding, where each
+        party balances its own inputs against the outputs it blinds (src/blind.cpp
+        ``BlindTransaction``). Outputs already blinded are left as they are.
+        ``issuance_key``: blind the explicit issuance amounts and reissuance tokens too, with
+        the key it gives for an input (``Wallet.issuance_blinding_key``, or one imported) as
+        their range proofs' nonce; issuances are pseudo-inputs of the balance and surjection
+        targets (their asset and token, unblinded generators) right after their input. Returns
+        the transaction and the openings of the outputs blinded here."""
+        targets: list[_InSpec] = []
+        txins = list(tx.inputs)
         for i, opening in enumerate(inputs):
-            if opening is None:
-                raise WalletError(f"input {i}: its blinding factors are unknown to the wallet")
-            generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
-                         if opening.abf else generator_generate(opening.asset))
-            targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
-                                   opening.vbf))
+            self._add_target(targets, i, opening, generators)
+            if tx.inputs[i].issuance is not None:
+                txins[i] = self._blind_issuance(tx.inputs[i], targets, issuance_key)
+        for extra in (generators or [])[len(inputs):]:  # inputs the other party will add
+            try:
+                targets.append(_InSpec(_ZERO32, 0, Generator.parse(extra), known=False))
+            except CtpluginError as exc:
+                raise WalletError(f"asset commitment: {exc}") from None
         specs = []
-        for out in tx.outputs:
+        positions = []
+        for j, out in enumerate(tx.outputs):
             if not isinstance(out.value, int) or len(out.asset) != 32:
-                raise WalletError("the transaction already has blinded outputs")
+                continue  # blinded already (by the other party): not ours to balance
             key = out.nonce if len(out.nonce) == 33 and out.nonce[0] in (2, 3) else None
             specs.append(_OutSpec(out.script_pubkey, out.asset, out.value, key, out.is_fee))
-        txouts, openings = self._blind_outputs(specs, targets)
-        return (Transaction(version=tx.version, inputs=tx.inputs, outputs=tuple(txouts),
+            positions.append(j)
+        blinded, spec_openings = self._blind_outputs(specs, targets)
+        outputs = list(tx.outputs)
+        openings: dict[int, Opening] = {}
+        for k, j in enumerate(positions):
+            outputs[j] = blinded[k]
+            openings[j] = spec_openings[k]
+        return (Transaction(version=tx.version, inputs=tuple(txins), outputs=tuple(outputs),
                             locktime=tx.locktime), openings)
+
+    @staticmethod
+    def _add_target(targets: list[_InSpec], i: int, opening: Opening | None,
+                    generators: Sequence[bytes] | None) -> None:
+        """Input ``i``'s surjection target and balance terms (``blind``)."""
+        if opening is None:
+            if generators is None or i >= len(generators):
+                raise WalletError(f"input {i}: its blinding factors are unknown to the wallet")
+            try:
+                generator = Generator.parse(generators[i])
+            except CtpluginError as exc:
+                raise WalletError(f"input {i}: asset commitment: {exc}") from None
+            targets.append(_InSpec(_ZERO32, 0, generator, known=False))
+            return
+        generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
+                     if opening.abf else generator_generate(opening.asset))
+        targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
+                               opening.vbf))
+
+    def _blind_issuance(self, txin: TxIn, targets: list[_InSpec],
+                        issuance_key: Callable[[TxIn], int] | None) -> TxIn:
+        """The issuance on ``txin``, blinded when ``issuance_key`` is given (``blind``), and its
+        pseudo-inputs appended to ``targets``."""
+        issuance = txin.issuance
+        assert issuance is not None
+        if issuance.amount_is_blinded or issuance.inflation_keys_are_blinded:
+            raise WalletError("the issuance is blinded already")
+        blind = issuance_key is not None
+        if issuance.is_reissuance:
+            entropy = issuance.asset_entropy
+            token = None
+        else:
+            entropy = issuance_entropy(txin.prevout_hash, txin.prevout_index,
+                                       issuance.asset_entropy)
+            token = reissuance_token_id(entropy, blind)
+        asset = issuance_asset_id(entropy)
+        key = issuance_key(txin) if issuance_key is not None else 0
+        amount: int | bytes | None = issuance.amount
+        tokens: int | bytes | None = issuance.inflation_keys
+        amount_proof = tokens_proof = b""
+        if isinstance(issuance.amount, int):
+            vbf = self._random_scalar() if blind else 0
+            gen = generator_generate(asset)
+            targets.append(_InSpec(asset, 0, gen, issuance.amount, vbf))
+            if blind:
+                amount = commit(issuance.amount, vbf, gen).serialize()
+                amount_proof = self._issuance_proof(issuance.amount, vbf, asset, key)
+        if isinstance(issuance.inflation_keys, int) and token is not None:
+            vbf = self._random_scalar() if blind else 0
+            gen = generator_generate(token)
+            targets.append(_InSpec(token, 0, gen, issuance.inflation_keys, vbf))
+            if blind:
+                tokens = commit(issuance.inflation_keys, vbf, gen).serialize()
+                tokens_proof = self._issuance_proof(issuance.inflation_keys, vbf, token, key)
+        if not blind:
+            return txin
+        return replace(txin, issuance=AssetIssuance(issuance.asset_blinding_nonce,
+                                                    issuance.asset_entropy, amount, tokens),
+                       issuance_amount_rangeproof=amount_proof,
+                       inflation_keys_rangeproof=tokens_proof)
 
     def learn_issuance(self, asset: bytes, token: bytes, entropy: bytes) -> None:
         """Remember an issuance: both ids (recognised in proofs), their entropy, the token
@@ -829,7 +1141,7 @@ class Wallet:
         that carry a blinding key; explicit outputs as they are (``blinding`` docstring).
         Returns the outputs and every output's opening (asset, value, abf, vbf)."""
         blinded = [j for j, o in enumerate(outs) if o.blinding_pubkey is not None]
-        inputs_terms = [(t.value, t.abf, t.vbf) for t in targets]
+        inputs_terms = [(t.value, t.abf, t.vbf) for t in targets if t.known]
         if not blinded and blinding_total(inputs_terms):
             raise WalletError("blinded inputs need at least one blinded output to balance")
         out_terms: list[tuple[int, int, int]] = []

@@ -9,16 +9,23 @@ the chain lock, so proving never holds up the chain or other wallets.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ctplugin.elements import TxOut
+import coincurve
+
+from ctplugin.elements import TxOut, parse_block
 from ctplugin.elements.address import Destination, decode_destination, encode_destination
 from ctplugin.elements.script import witness_program
 from ctplugin.errors import EncodingError
+from ctplugin.hashes import hash160, sha256d
+from ctplugin.serialize import var_bytes
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
 from regtest.wallet.address import ConfidentialAddress
+from regtest.wallet.crypter import CrypterError
 from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, KeyPair
 from regtest.wallet.ledger import Coin, TxState, WalletTx
 from regtest.wallet.node_wallet import NodeWallet
@@ -27,8 +34,9 @@ from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
 from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash
-from rpc.registry import Kind, Locking, optional, required, rpc
+from rpc.registry import JsonType, Kind, Locking, integer, json_type, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
+from validator import BlockInfo
 
 ZERO_BLINDER = "00" * 32
 
@@ -96,16 +104,77 @@ def wallet_errors(exc: WalletError) -> RpcError:
     return RpcError(RpcCode.WALLET_ERROR, message)
 
 
-def wallet_fee_rate(call: Call, fee_rate: Any, conf_target: Any) -> int:
-    """sat/kvB: the call's ``fee_rate`` (sat/vB), else the wallet's (settxfee / fallbackfee)."""
+DEFAULT_TRANSACTION_MINFEE = 100
+"""sat/kvB: Elements' ``-mintxfee`` default (src/wallet/wallet.h)."""
+MAX_CONF_TARGET = 1008  # the fee estimator's longest horizon (policy/fees.h)
+FEE_MODES = ("unset", "economical", "conservative")
+NO_FALLBACK_FEE = ("Fee estimation failed. Fallbackfee is disabled. Wait a few blocks or "
+                   "enable -fallbackfee.")
+
+
+@dataclass(frozen=True, slots=True)
+class FeeChoice:
+    """The fee rate a wallet transaction pays (sat/kvB) and Core's ``FeeReason`` text for it
+    (``fee_reason`` of a verbose send, common/messages.cpp)."""
+
+    rate: int
+    reason: str
+
+
+def _sat_per_vb(rate: int) -> str:
+    """``CFeeRate::ToString(SAT_VB)``."""
+    return f"{rate // 1000}.{rate % 1000:03d} sat/vB"
+
+
+def choose_fee_rate(call: Call, fee_rate: Any, conf_target: Any,
+                    estimate_mode: str | None = None, *,
+                    override_min_fee: bool = False) -> FeeChoice:
+    """Core's ``SetFeeEstimateMode`` checks, then ``GetMinimumFeeRate``: an explicit
+    ``fee_rate`` (sat/vB), else ``settxfee``'s rate, else fee estimation — which on a node
+    without estimates is ``-fallbackfee`` (disabled at 0: -6 "Fee estimation failed...") —
+    raised to the mempool's and the wallet's minimum (``-mintxfee``, ``-minrelaytxfee``).
+    ``override_min_fee``: an explicit rate is taken as it is (fundrawtransaction's, Core's
+    ``fOverrideFeeRate``)."""
     if fee_rate is not None:
         if conf_target is not None:
             raise RpcError(RpcCode.INVALID_PARAMETER,
                            "Cannot specify both conf_target and fee_rate. Please provide either "
                            "a confirmation target in blocks for automatic fee estimation, or an "
                            "explicit fee rate.")
-        return fee_rate_from_value(fee_rate)
-    return call.context.wallet_fee_rate
+        if estimate_mode is not None and estimate_mode != "unset":
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Cannot specify both estimate_mode and fee_rate")
+    elif estimate_mode is not None and estimate_mode.lower() not in FEE_MODES:
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       'Invalid estimate_mode parameter, must be one of: "unset", '
+                       '"economical", "conservative"')
+    if fee_rate is None and conf_target is not None:
+        target = integer(conf_target)
+        if not 1 <= target <= MAX_CONF_TARGET:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    relay_minimum = call.node.mempool.settings.minrelaytxfee
+    required = max(DEFAULT_TRANSACTION_MINFEE, relay_minimum)
+    if fee_rate is not None:
+        rate = fee_rate_from_value(fee_rate)
+        if override_min_fee:
+            return FeeChoice(rate, "PayTxFee set")
+        if rate < required:
+            raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS,
+                           f"Fee rate ({_sat_per_vb(rate)}) is lower than the minimum fee rate "
+                           f"setting ({_sat_per_vb(required)})")
+        return FeeChoice(rate, "PayTxFee set")
+    if conf_target is None and call.context.wallet_fee_rate:
+        choice = FeeChoice(call.context.wallet_fee_rate, "PayTxFee set")
+    else:  # no fee estimates on a regtest node: the fallback fee
+        if not call.context.fallback_fee_rate:
+            raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS, NO_FALLBACK_FEE)
+        choice = FeeChoice(call.context.fallback_fee_rate, "Fallback fee")
+        if choice.rate < relay_minimum:
+            choice = FeeChoice(relay_minimum, "Mempool Min Fee")
+    if choice.rate < required:
+        choice = FeeChoice(required, "Minimum Required Fee")
+    return choice
 
 
 def address_text(call: Call, dest: Destination) -> str:
@@ -115,11 +184,11 @@ def address_text(call: Call, dest: Destination) -> str:
 
 
 def address_of_output(call: Call, wallet: NodeWallet, out: TxOut) -> str | None:
-    """The address an output pays: confidential when it is ours and blinded."""
+    """The address an output pays as elementsd's history and coin lists print it
+    (``ExtractDestination`` of the scriptPubKey, src/wallet/receive.cpp
+    ``CachedTxGetAmounts``, coins.cpp ``listunspent``): the unconfidential form, whether the
+    output is ours or not and blinded or not; None for a script without an address."""
     try:
-        pair = wallet.wallet.keys.owner_of(out.script_pubkey)
-        if pair is not None and not isinstance(out.value, int):
-            return address_text(call, Destination(out.script_pubkey, pair.blinding_pubkey))
         return address_text(call, Destination(out.script_pubkey))
     except EncodingError:
         return None
@@ -141,6 +210,7 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
                    issuance: Issuance | None = None,
                    reissuance: Reissuance | None = None) -> BuiltTransaction:
     wallet = call.wallet
+    ensure_unlocked(wallet)
     with wallet.lock:
         height = call.node.tip.height + 1
         try:
@@ -234,7 +304,8 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
         "txcount": len(wallet.ledger),
         "keypoolsize": 20,
         "keypoolsize_hd_internal": 20,
-        "paytxfee": amount_json(0),
+        **({"unlocked_until": wallet.unlocked_until} if wallet.encryption is not None else {}),
+        "paytxfee": amount_json(call.context.wallet_fee_rate),
         "private_keys_enabled": True,
         "avoid_reuse": False,
         "scanning": False,
@@ -249,10 +320,20 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
 
 @rpc("wallet", args=[required("amount", Kind.AMOUNT, "The transaction fee rate in BTC/kvB")],
      description="Set the transaction fee rate in BTC/kvB for this node's wallets (0 returns "
-                 "to the fallback fee). Overrides the conf_target and estimate_mode parameters.")
+                 "to fee estimation, which here is -fallbackfee). Overrides the conf_target and "
+                 "estimate_mode parameters.",
+     result="true|false    (boolean) Returns true if successful",
+     examples=["0.00001"])
 def settxfee(call: Call, amount: Any) -> bool:
     rate = amount_from_value(amount)
-    call.context.wallet_fee_rate = rate or call.context.fallback_fee_rate
+    relay = call.node.mempool.settings.minrelaytxfee
+    if rate and rate < relay:  # CFeeRate::ToString: "0.00001000 BTC/kvB"
+        raise RpcError(RpcCode.INVALID_PARAMETER, "txfee cannot be less than min relay tx fee "
+                                                  f"({amount_json(relay):.8f} BTC/kvB)")
+    if rate and rate < DEFAULT_TRANSACTION_MINFEE:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "txfee cannot be less than wallet min fee "
+                       f"({amount_json(DEFAULT_TRANSACTION_MINFEE):.8f} BTC/kvB)")
+    call.context.wallet_fee_rate = rate
     return True
 
 
@@ -392,7 +473,14 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
                      optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
                                                             "balance.")],
      wallet=True, description="Returns the total available balance per asset, or of one asset "
-                              "when assetlabel is given (0 for an unknown label).")
+                              "when assetlabel is given (0 for an unknown label).",
+     result=("{\n"
+             "  \"bitcoin\" : n,    (numeric) The total amount of the asset received "
+             "for this wallet\n"
+             "  ...\n"
+             "}\n"
+             "or n    (numeric) with assetlabel: that asset's amount"),
+     examples=["", "\"*\" 6", "\"*\" 0 true true \"bitcoin\""])
 def getbalance(call: Call, dummy: str | None, minconf: int, include_watchonly: bool,
                avoid_reuse: bool, assetlabel: str | None) -> Any:
     if dummy is not None and dummy != "*":
@@ -406,7 +494,24 @@ def getbalance(call: Call, dummy: str | None, minconf: int, include_watchonly: b
     return amount_map(call, totals)
 
 
-@rpc("wallet", wallet=True, description="Returns an object with all balances in BTC.")
+@rpc("wallet", wallet=True, description="Returns an object with all balances in BTC.",
+     result=("{\n"
+             "  \"mine\" : {                  (json object) balances from outputs "
+             "that the wallet can sign\n"
+             "    \"trusted\" : {...},        (json object) trusted balance per asset "
+             "(outputs created by the wallet or confirmed outputs)\n"
+             "    \"untrusted_pending\" : {...},  (json object) untrusted pending "
+             "balance per asset (outputs created by others that are in the mempool)\n"
+             "    \"immature\" : {...}        (json object) balance per asset from "
+             "immature coinbase outputs\n"
+             "  },\n"
+             "  \"lastprocessedblock\" : {    (json object) hash and height of the "
+             "block this information was generated on\n"
+             "    \"hash\" : \"hex\",\n"
+             "    \"height\" : n\n"
+             "  }\n"
+             "}"),
+     examples=[""])
 def getbalances(call: Call) -> dict[str, Any]:
     wallet = call.wallet
     balances = wallet.ledger.balances(wallet.tip_height)
@@ -418,7 +523,9 @@ def getbalances(call: Call) -> dict[str, Any]:
                                    if best is not None else None)}
 
 
-@rpc("wallet", wallet=True, description="Returns the server's total unconfirmed balance")
+@rpc("wallet", wallet=True, description="Returns the server's total unconfirmed balance",
+     result="{\n  \"bitcoin\" : n,    (numeric) the unconfirmed balance of the asset\n  ...\n}",
+     examples=[""])
 def getunconfirmedbalance(call: Call) -> dict[str, Any]:
     wallet = call.wallet
     return amount_map(call, wallet.ledger.balances(wallet.tip_height).untrusted_pending)
@@ -467,7 +574,37 @@ def coin_json(call: Call, wallet: NodeWallet, coin: Coin) -> dict[str, Any]:
                               "include_immature_coinbase")],
      wallet=True, description="Returns array of unspent transaction outputs with between "
                               "minconf and maxconf (inclusive) confirmations, with their "
-                              "amounts, assets and blinding factors.")
+                              "amounts, assets and blinding factors.",
+     result=("[\n"
+             "  {\n"
+             "    \"txid\" : \"hex\",             (string) the transaction id\n"
+             "    \"vout\" : n,                 (numeric) the vout value\n"
+             "    \"address\" : \"str\",          (string, optional) the "
+             "(unconfidential) address\n"
+             "    \"label\" : \"str\",            (string, optional) The associated "
+             "label, or \"\" for the default label\n"
+             "    \"scriptPubKey\" : \"str\",     (string) the script key\n"
+             "    \"amount\" : n,               (numeric) the transaction output "
+             "amount in BTC\n"
+             "    \"amountcommitment\" : \"hex\", (string, optional) the value commitment\n"
+             "    \"asset\" : \"hex\",            (string) the asset id\n"
+             "    \"assetcommitment\" : \"hex\",  (string, optional) the asset commitment\n"
+             "    \"amountblinder\" : \"hex\",    (string) the amount blinding factor\n"
+             "    \"assetblinder\" : \"hex\",     (string) the asset blinding factor\n"
+             "    \"confirmations\" : n,        (numeric) The number of confirmations\n"
+             "    \"spendable\" : true|false,   (boolean) Whether we have the private "
+             "keys to spend this output\n"
+             "    \"solvable\" : true|false,    (boolean) Whether we know how to "
+             "spend this output\n"
+             "    \"desc\" : \"str\",             (string, optional) A descriptor for "
+             "spending this output\n"
+             "    \"parent_descs\" : [ \"str\", ... ],\n"
+             "    \"safe\" : true|false         (boolean) Whether this output is "
+             "considered safe to spend\n"
+             "  },\n"
+             "  ...\n"
+             "]"),
+     examples=["", "6 9999999", "1 9999999 [] true '{\"asset\": \"bitcoin\"}'"])
 def listunspent(call: Call, minconf: int, maxconf: int, addresses: list[Any] | None,
                 include_unsafe: bool, query_options: dict[str, Any] | None) -> list[Any]:
     wallet = call.wallet
@@ -530,29 +667,12 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
     value = amount_from_value(amount)
     if value <= 0:
         raise RpcError(RpcCode.TYPE_ERROR, "Invalid amount for send")
-    asset = asset_from_label(call, asset_text)
+    asset = asset_from_label(call, asset_text or None)  # "" names the policy asset
     assert asset is not None
     if dest.blinding_pubkey is not None:
         return Payment(value, ConfidentialAddress(dest.script_pubkey, dest.blinding_pubkey),
                        asset=asset)
     return Payment(value, script_pubkey=dest.script_pubkey, asset=asset)
-
-
-FEE_ASSET_ARG = optional("fee_asset", Kind.STR, None, "Label or hex id of the asset used for "
-                         "fees: only the policy asset here (any-asset fees are off).",
-                         "the policy asset")
-
-
-def _check_fee_asset(call: Call, fee_asset: str | None) -> None:
-    """elementsd reads fee_asset only with con_any_asset_fees, which our chain does not enable:
-    rather than ignore another asset silently, refuse it."""
-    if fee_asset is None or fee_asset == "":
-        return
-    asset = asset_from_label(call, fee_asset)
-    if asset != policy_asset(call):
-        raise RpcError(RpcCode.INVALID_PARAMETER,
-                       f"fee_asset {fee_asset}: this chain pays fees in the policy asset only "
-                       "(any-asset fees are not enabled)")
 
 
 @rpc("wallet",
@@ -570,26 +690,29 @@ def _check_fee_asset(call: Call, fee_asset: str | None) -> None:
            optional("ignoreblindfail", Kind.BOOL, True),
            optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
                     "not set, falls back to wallet fee estimation"),
-           FEE_ASSET_ARG,
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
                                                  "transaction.")],
      wallet=True, locking=Locking.SELF,
      description="Send an amount to a given address: to a confidential address the payment and "
                  "the change are blinded (Bulletproof range proofs, surjection proofs).",
-     result='"hex"    (string) The transaction id.')
+     result='"hex"    (string) The transaction id.',
+     examples=[
+         "\"ert1q…\" 0.1",
+         "\"el1qq…\" 0.1 \"donation\" \"seans outpost\"",
+         "\"el1qq…\" 0.1 \"\" \"\" false true null \"unset\" true \"bitcoin\" true 25 true",
+     ])
 def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
                   comment_to: str | None, subtractfeefromamount: bool, replaceable: Any,
                   conf_target: Any, estimate_mode: str, avoid_reuse: bool,
                   assetlabel: str | None, ignoreblindfail: bool, fee_rate: Any,
-                  fee_asset: str | None, verbose: bool) -> Any:
+                  verbose: bool) -> Any:
     payment = _payment(call, address, amount, assetlabel)
-    _check_fee_asset(call, fee_asset)
-    rate = wallet_fee_rate(call, fee_rate, conf_target)
-    built = build_and_send(call, [payment], fee_rate=rate,
+    fee = choose_fee_rate(call, fee_rate, conf_target, estimate_mode)
+    built = build_and_send(call, [payment], fee_rate=fee.rate,
                            subtract=[0] if subtractfeefromamount else [],
                            comment=comment or "", comment_to=comment_to or "")
     if verbose:
-        return {"txid": built.tx.txid_hex, "fee_reason": "Fallback fee"}
+        return {"txid": built.tx.txid_hex, "fee_reason": fee.reason}
     return built.tx.txid_hex
 
 
@@ -602,20 +725,29 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
            optional("estimate_mode", Kind.STR, "unset"),
            optional("output_assets", Kind.OBJ, None, "address → asset label or hex"),
            optional("ignoreblindfail", Kind.BOOL, True),
-           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB."),
-           FEE_ASSET_ARG,
-           optional("verbose", Kind.BOOL, False)],
+           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
+                    "not set, falls back to wallet fee estimation"),
+           optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
+                                                 "transaction.")],
      wallet=True, locking=Locking.SELF,
-     description="Send multiple times (parameters in elementsd's positional order).")
+     description="Send multiple times (parameters in elementsd's positional order).",
+     result=("\"hex\"    (string) The transaction id for the send. Only 1 transaction "
+             "is created regardless of\n"
+             "the number of addresses.\n"
+             "or {\"txid\": \"hex\", \"fee_reason\": \"str\"} with verbose"),
+     examples=[
+         "\"\" '{\"ert1q…\":0.01,\"el1qq…\":0.02}'",
+         "\"\" '{\"ert1q…\":0.01}' 6 \"testing\" '[\"ert1q…\"]' true 2 \"unset\" "
+         "'{\"ert1q…\": \"bitcoin\"}'",
+     ])
 def sendmany(call: Call, dummy: str, amounts: dict[str, Any], minconf: Any, comment: str | None,
              subtractfeefrom: list[Any] | None, replaceable: Any, conf_target: Any,
              estimate_mode: str, output_assets: dict[str, Any] | None, ignoreblindfail: bool,
-             fee_rate: Any, fee_asset: str | None, verbose: bool) -> Any:
+             fee_rate: Any, verbose: bool) -> Any:
     if dummy != "":
         raise RpcError(RpcCode.INVALID_PARAMETER, "Dummy value must be set to \"\"")
     if not amounts:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, amounts object is empty")
-    _check_fee_asset(call, fee_asset)
     assets = output_assets or {}
     payments = []
     subtract = []
@@ -625,11 +757,11 @@ def sendmany(call: Call, dummy: str, amounts: dict[str, Any], minconf: Any, comm
                                  else None))
         if subtractfeefrom and address in subtractfeefrom:
             subtract.append(i)
-    rate = wallet_fee_rate(call, fee_rate, conf_target)
-    built = build_and_send(call, payments, fee_rate=rate, subtract=subtract,
+    fee = choose_fee_rate(call, fee_rate, conf_target, estimate_mode)
+    built = build_and_send(call, payments, fee_rate=fee.rate, subtract=subtract,
                            comment=comment or "")
     if verbose:
-        return {"txid": built.tx.txid_hex, "fee_reason": "Fallback fee"}
+        return {"txid": built.tx.txid_hex, "fee_reason": fee.reason}
     return built.tx.txid_hex
 
 
@@ -668,8 +800,10 @@ def _wtx_fields(call: Call, wallet: NodeWallet, wtx: WalletTx) -> dict[str, Any]
     return out
 
 
-def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, Any]]:
-    """ListTransactions' entries of one transaction (send, receive, generate, immature)."""
+def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx,
+             include_change: bool = False) -> list[dict[str, Any]]:
+    """ListTransactions' entries of one transaction (send, receive, generate, immature);
+    ``include_change``: change outputs too (listsinceblock)."""
     entries = []
     debit = wallet.ledger.debit(wtx)
     tx = wtx.tx
@@ -677,7 +811,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
     fee = fees.get(policy_asset(call), 0)
     if debit:  # Core's CachedTxGetAmounts: every non-change output is a send
         for n, out in enumerate(tx.outputs):
-            if out.is_fee or n in wtx.change:
+            if out.is_fee or (n in wtx.change and not include_change):
                 continue
             entry: dict[str, Any] = {}
             address = address_of_output(call, wallet, out)
@@ -694,7 +828,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
             entries.append(entry)
     depth = wtx.depth(wallet.tip_height)
     for n, opening in sorted(wtx.mine.items()):
-        if debit and n in wtx.change:
+        if debit and n in wtx.change and not include_change:
             continue
         out = tx.outputs[n]
         entry = {}
@@ -712,8 +846,7 @@ def _entries(call: Call, wallet: NodeWallet, wtx: WalletTx) -> list[dict[str, An
         if label is not None:
             entry["label"] = label
         entry["vout"] = n
-        if wtx.state is TxState.ABANDONED:
-            entry["abandoned"] = True
+        entry["abandoned"] = wtx.state is TxState.ABANDONED
         entries.append(entry)
     return entries
 
@@ -728,13 +861,27 @@ def _amount_fields(opening: Opening | None, negative: bool) -> dict[str, Any]:
 
 
 @rpc("wallet", args=[required("txid", Kind.STR, "The transaction id"),
-                     optional("include_watchonly", Kind.BOOL, True),
+                     optional("include_watchonly", Kind.BOOL, True, "Whether to include watch-"
+                              "only addresses in balance calculation and details[]"),
                      optional("verbose", Kind.BOOL, False, "Whether to include a `decoded` "
                                                            "field containing the decoded "
-                                                           "transaction")],
-     wallet=True, description="Get detailed information about in-wallet transaction <txid>")
+                                                           "transaction"),
+                     optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
+                                                            "balance.")],
+     wallet=True, description="Get detailed information about in-wallet transaction <txid>; "
+                              "with assetlabel, \"amount\" is that asset's alone (0 for an "
+                              "unknown label).",
+     result='{\n  "amount" : {...},          (json object or numeric) The amount per asset '
+            '(one number with assetlabel)\n  "fee" : {...},             (json object) The '
+            'fee per asset, for a send\n  "confirmations" : n,       (numeric)\n  '
+            '"txid" : "hex",           (string)\n  "details" : [...],         (json array)\n'
+            '  "hex" : "hex",            (string) Raw data for transaction\n  "decoded" : '
+            '{...}          (json object, verbose only)\n}',
+     examples=['"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d"',
+               '"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d" true false '
+               '"bitcoin"'])
 def gettransaction(call: Call, txid: str, include_watchonly: bool,
-                   verbose: bool) -> dict[str, Any]:
+                   verbose: bool, assetlabel: str | None) -> dict[str, Any]:
     wallet = call.wallet
     wtx = wallet.ledger.get(parse_hash(txid, "txid"))
     if wtx is None:
@@ -746,6 +893,9 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
     for asset in {*credit, *debit, *fees}:
         net[asset] = credit.get(asset, 0) - debit.get(asset, 0) + fees.get(asset, 0)
     out: dict[str, Any] = {"amount": amount_map(call, net)}
+    if assetlabel:  # AmountMapToUniv with an asset: that asset's amount alone
+        named = asset_from_label(call, assetlabel, strict=False)
+        out["amount"] = amount_json(net.get(named, 0) if named is not None else 0)
     if debit:
         out["fee"] = amount_map(call, {a: -v for a, v in fees.items()})
     out.update(_wtx_fields(call, wallet, wtx))
@@ -763,7 +913,31 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
                      optional("skip", Kind.INT, 0, "The number of transactions to skip"),
                      optional("include_watchonly", Kind.BOOL, True)],
      wallet=True, description="Returns up to 'count' most recent transactions skipping the "
-                              "first 'from' transactions.")
+                              "first 'from' transactions.",
+     result=("[\n"
+             "  {\n"
+             "    \"address\" : \"str\",       (string, optional) The (unconfidential) "
+             "address of the transaction\n"
+             "    \"category\" : \"str\",      (string) send|receive|generate|immature|orphan\n"
+             "    \"amount\" : n,            (numeric) The amount in BTC (negative for send)\n"
+             "    \"amountblinder\" : \"hex\", (string)\n"
+             "    \"asset\" : \"hex\",         (string)\n"
+             "    \"assetblinder\" : \"hex\",  (string)\n"
+             "    \"label\" : \"str\",         (string, optional)\n"
+             "    \"vout\" : n,              (numeric) the vout value\n"
+             "    \"fee\" : n,               (numeric, optional) The amount of the "
+             "fee in BTC, negative (send only)\n"
+             "    \"abandoned\" : true|false,\n"
+             "    \"confirmations\" : n,     (numeric) The number of confirmations "
+             "for the transaction\n"
+             "    \"txid\" : \"hex\",          (string) The transaction id\n"
+             "    \"time\" : xxx,            (numeric) The transaction time in "
+             "seconds since epoch\n"
+             "    ...\n"
+             "  },\n"
+             "  ...\n"
+             "]"),
+     examples=["", "\"*\" 20 100"])
 def listtransactions(call: Call, label: str | None, count: int, skip: int,
                      include_watchonly: bool) -> list[dict[str, Any]]:
     if count < 0:
@@ -783,3 +957,479 @@ def listtransactions(call: Call, label: str | None, count: int, skip: int,
     rows = rows[skip: skip + count]
     rows.reverse()
     return rows
+
+
+# --- coin locks, abandoning, received amounts, history since a block ----------------------------
+
+
+def _outpoint_object(item: Any) -> tuple[bytes, int]:
+    """One ``{"txid": hex, "vout": n}`` of lockunspent (``RPCTypeCheckObj`` messages)."""
+    if not isinstance(item, dict):
+        raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {json_type(item).value} is not "
+                                           "of expected type object")
+    for key, expected in (("txid", JsonType.STRING), ("vout", JsonType.NUMBER)):
+        if key not in item:
+            raise RpcError(RpcCode.TYPE_ERROR, f"Missing {key}")
+        actual = json_type(item[key])
+        if actual is not expected:
+            raise RpcError(RpcCode.TYPE_ERROR, f"JSON value of type {actual.value} for field "
+                                               f"{key} is not of expected type "
+                                               f"{expected.value}")
+    txid = parse_hash(item["txid"], "txid")
+    vout = integer(item["vout"])
+    if vout < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
+    return txid, vout
+
+
+@rpc("wallet", args=[required("unlock", Kind.BOOL, "Whether to unlock (true) or lock (false) "
+                                                   "the specified transactions"),
+                     optional("transactions", Kind.ARR, None, "The transaction outputs and "
+                              "within each, the txid (string) vout (numeric).", "[]"),
+                     optional("persistent", Kind.BOOL, False, "Whether to write/erase this lock "
+                              "in the wallet database, or keep the change in memory only. "
+                              "Ignored for unlocking.")],
+     wallet=True,
+     description="Updates list of temporarily unspendable outputs: locked coins are left out "
+                 "of coin selection (sends, fundrawtransaction). Without transactions, "
+                 "unlock=true unlocks every coin.",
+     result="true|false    (boolean) Whether the command was successful or not",
+     examples=['false \'[{"txid":"a08e6907dbbd3d809776dbfc5d82e371b764ed838b5655e72f463568df1'
+               'aadf0","vout":1}]\'', "true"])
+def lockunspent(call: Call, unlock: bool, transactions: list[Any] | None,
+                persistent: bool) -> bool:
+    wallet = call.wallet
+    if transactions is None:
+        if unlock:
+            wallet.unlock_coins()
+        return True
+    outpoints = []
+    for item in transactions:
+        txid, vout = _outpoint_object(item)
+        wtx = wallet.ledger.get(txid)
+        if wtx is None:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, unknown transaction")
+        if vout >= len(wtx.tx.outputs):
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Invalid parameter, vout index out of bounds")
+        if wallet.ledger.is_spent((txid, vout)):
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "Invalid parameter, expected unspent output")
+        locked = (txid, vout) in wallet.wallet.locked
+        if unlock and not locked:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, expected locked output")
+        if not unlock and locked and not persistent:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, output already locked")
+        outpoints.append((txid, vout))
+    if unlock:
+        wallet.unlock_coins(outpoints)
+    else:
+        wallet.lock_coins(outpoints, persistent=persistent)
+    return True
+
+
+@rpc("wallet", wallet=True, description="Returns list of temporarily unspendable outputs.",
+     result='[\n  {\n    "txid" : "hex",    (string) The transaction id locked\n    "vout" : n'
+            '         (numeric) The vout value\n  },\n  ...\n]',
+     examples=[""])
+def listlockunspent(call: Call) -> list[dict[str, Any]]:
+    return [{"txid": txid[::-1].hex(), "vout": n}
+            for txid, n in sorted(call.wallet.wallet.locked)]
+
+
+@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id")], wallet=True,
+     description="Mark in-wallet transaction <txid> as abandoned. This will mark this "
+                 "transaction and all its in-wallet descendants as abandoned which will allow "
+                 "for their inputs to be respent. It can only be used on transactions that "
+                 "are not confirmed and not in the mempool.",
+     examples=['"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d"'],
+     result="null    (json null)")
+def abandontransaction(call: Call, txid: str) -> None:
+    wallet = call.wallet
+    hash_ = parse_hash(txid, "txid")
+    wtx = wallet.ledger.get(hash_)
+    if wtx is None:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
+    if (wtx.depth(wallet.tip_height) != 0 or hash_ in call.node.mempool.entries
+            or wtx.state is TxState.ABANDONED):
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Transaction not eligible for abandonment")
+    wallet.abandon(hash_)
+
+
+def _tally(call: Call, wallet: NodeWallet, min_depth: int, include_immature: bool,
+           script: bytes | None = None, asset: bytes | None = None
+           ) -> dict[bytes, tuple[dict[bytes, int], int, list[str]]]:
+    """Core's ``ListReceived`` tally: per script of ours, the amounts per asset it received in
+    transactions of at least ``min_depth``, the least depth and the txids (only outputs the
+    wallet can open count: Elements skips amounts it cannot unblind)."""
+    tally: dict[bytes, tuple[dict[bytes, int], int, list[str]]] = {}
+    for wtx in wallet.ledger.by_time():
+        depth = wtx.depth(wallet.tip_height)
+        if depth < min_depth or wtx.state is TxState.ABANDONED:
+            continue
+        if wtx.is_coinbase and (depth < 1 or (wallet.ledger.is_immature(wtx, wallet.tip_height)
+                                              and not include_immature)):
+            continue
+        for n, out in enumerate(wtx.tx.outputs):
+            if out.is_fee or (script is not None and out.script_pubkey != script):
+                continue
+            opening = wtx.mine.get(n)
+            if opening is None or (asset is not None and opening.asset != asset):
+                continue
+            amounts, least, txids = tally.get(out.script_pubkey, ({}, 1 << 31, []))
+            amounts[opening.asset] = amounts.get(opening.asset, 0) + opening.value
+            if wtx.tx.txid_hex not in txids:
+                txids.append(wtx.tx.txid_hex)
+            tally[out.script_pubkey] = (amounts, min(least, depth), txids)
+    return tally
+
+
+def _book_address(call: Call, wallet: NodeWallet, script: bytes) -> str:
+    """An address-book entry's address: confidential for the wallet's own keys when
+    ``-blindedaddresses`` hands them out so (elementsd keeps the blinded destination in its
+    address book), else unconfidential."""
+    pair = wallet.wallet.keys.owner_of(script)
+    if pair is not None and call.context.wallet_settings.blinded_addresses:
+        return address_text(call, Destination(script, pair.blinding_pubkey))
+    return address_text(call, Destination(script))
+
+
+def _amounts_json(call: Call, amounts: dict[bytes, int], assetlabel: str | None) -> Any:
+    """``AmountMapToUniv``: the per-asset map, or one asset's amount with an asset label."""
+    if assetlabel:
+        asset = asset_from_label(call, assetlabel, strict=False)
+        return amount_json(amounts.get(asset, 0) if asset is not None else 0)
+    return amount_map(call, amounts)
+
+
+@rpc("wallet", args=[optional("minconf", Kind.INT, 1, "The minimum number of confirmations "
+                                                      "before payments are included."),
+                     optional("include_empty", Kind.BOOL, False, "Whether to include addresses "
+                              "that haven't received any payments."),
+                     optional("include_watchonly", Kind.BOOL, None, "Whether to include watch-"
+                              "only addresses (see 'importaddress')",
+                              "true for watch-only wallets, otherwise false"),
+                     optional("address_filter", Kind.STR, None, "If present and non-empty, only "
+                              "return information on this address."),
+                     optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
+                                                            "balance."),
+                     optional("include_immature_coinbase", Kind.BOOL, False,
+                              "Include immature coinbase transactions.")],
+     wallet=True, description="List balances by receiving address (the wallet's labelled, "
+                              "non-change addresses).",
+     result='[\n  {\n    "address" : "str",      (string) The receiving address\n    '
+            '"amount" : {...},       (json object or numeric) The amount per asset (one '
+            'number with assetlabel)\n    "confirmations" : n,    (numeric) The number of '
+            'confirmations of the most recent transaction included\n    "label" : "str",'
+            '        (string) The label of the receiving address\n    "txids" : [ "hex", ... '
+            ']\n  },\n  ...\n]',
+     examples=["6 true", '6 true true "" "bitcoin"'])
+def listreceivedbyaddress(call: Call, minconf: int, include_empty: bool,
+                          include_watchonly: bool | None, address_filter: str | None,
+                          assetlabel: str | None,
+                          include_immature_coinbase: bool) -> list[dict[str, Any]]:
+    wallet = call.wallet
+    wanted: bytes | None = None
+    if address_filter:
+        try:
+            wanted = decode_destination(address_filter, call.node.params.addresses).script_pubkey
+        except EncodingError:
+            raise RpcError(RpcCode.WALLET_ERROR, "address_filter parameter was invalid") from None
+    asset = asset_from_label(call, assetlabel, strict=False) if assetlabel else None
+    tally = _tally(call, wallet, minconf, include_immature_coinbase, wanted, asset)
+    rows = []
+    for script, label in wallet.labels.items():
+        if wanted is not None and script != wanted:
+            continue
+        if script not in tally and not include_empty:
+            continue
+        amounts, least, txids = tally.get(script, ({}, 1 << 31, []))
+        rows.append({"address": _book_address(call, wallet, script),
+                     "amount": _amounts_json(call, amounts, assetlabel),
+                     "confirmations": 0 if least == 1 << 31 else least,
+                     "label": label, "txids": txids})
+    return rows
+
+
+@rpc("wallet", args=[required("address", Kind.STR, "The address for transactions."),
+                     optional("minconf", Kind.INT, 1, "Only include transactions confirmed at "
+                                                      "least this many times."),
+                     optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
+                                                            "balance."),
+                     optional("include_immature_coinbase", Kind.BOOL, False,
+                              "Include immature coinbase transactions.")],
+     wallet=True, description="Returns the total amount received by the given address in "
+                              "transactions with at least minconf confirmations.",
+     result='{...} or n    (json object or numeric) The amounts per asset, or of the asset '
+            'assetlabel names',
+     examples=['"ert1q…"', '"ert1q…" 6 "bitcoin"'])
+def getreceivedbyaddress(call: Call, address: str, minconf: int, assetlabel: str | None,
+                         include_immature_coinbase: bool) -> Any:
+    wallet = call.wallet
+    try:
+        script = decode_destination(address, call.node.params.addresses).script_pubkey
+    except EncodingError:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid Bitcoin address") from None
+    if not wallet.is_mine(script):
+        raise RpcError(RpcCode.WALLET_ERROR, "Address not found in wallet")
+    tally = _tally(call, wallet, minconf, include_immature_coinbase, script)
+    amounts = tally.get(script, ({}, 0, []))[0]
+    return _amounts_json(call, amounts, assetlabel)
+
+
+@rpc("wallet", args=[optional("blockhash", Kind.STR, None, "If set, the block hash to list "
+                              "transactions since, otherwise list all transactions."),
+                     optional("target_confirmations", Kind.INT, 1, "Return the nth block hash "
+                              "from the main chain. e.g. 1 would mean the best block hash. "
+                              "Note: this is not used as a filter, but only affects [lastblock] "
+                              "in the return value"),
+                     optional("include_watchonly", Kind.BOOL, None, "Include transactions to "
+                              "watch-only addresses (see 'importaddress')",
+                              "true for watch-only wallets, otherwise false"),
+                     optional("include_removed", Kind.BOOL, True, "Show transactions that were "
+                              "removed due to a reorg in the \"removed\" array (not guaranteed "
+                              "to work on pruned nodes)"),
+                     optional("include_change", Kind.BOOL, False, "Also add entries for change "
+                                                                  "outputs."),
+                     optional("label", Kind.STR, None, "Return only incoming transactions "
+                              "paying to addresses with the specified label.")],
+     wallet=True,
+     description="Get all transactions in blocks since block [blockhash], or all transactions "
+                 "if omitted. Transactions of a block that left the main chain since are "
+                 "listed under \"removed\".",
+     result='{\n  "transactions" : [ {...}, ... ],    (json array) as listtransactions\n  '
+            '"removed" : [ {...}, ... ],         (json array, optional) transactions of '
+            'blocks that left the main chain\n  "lastblock" : "hex"                (string) '
+            'The hash of the block (target_confirmations-1) from the best block\n}',
+     examples=["", '"000000000000000bacf66f7497b7dc45ef753ee9a7d38571037cdb1a57f663ad" 6'])
+def listsinceblock(call: Call, blockhash: str | None, target_confirmations: int,
+                   include_watchonly: bool | None, include_removed: bool,
+                   include_change: bool, label: str | None) -> dict[str, Any]:
+    wallet = call.wallet
+    node = call.node
+    if target_confirmations < 1:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter")
+    depth_limit = -1
+    removed_from: bytes | None = None
+    if blockhash is not None:
+        hash_ = parse_hash(blockhash, "blockhash")
+        info = node.block_info(hash_)
+        if info is None:
+            raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Block not found")
+        if info.in_active_chain:
+            depth_limit = wallet.tip_height + 1 - info.height
+        else:
+            removed_from = hash_
+            fork: BlockInfo | None = info
+            while fork is not None and not fork.in_active_chain:
+                fork = node.block_info(fork.prev_hash)
+            depth_limit = wallet.tip_height + 1 - fork.height if fork is not None else -1
+    rows: list[dict[str, Any]] = []
+    for wtx in wallet.ledger.by_time():
+        depth = wtx.depth(wallet.tip_height)
+        if depth_limit != -1 and depth >= depth_limit:
+            continue
+        fields = _wtx_fields(call, wallet, wtx)
+        for entry in _entries(call, wallet, wtx, include_change=include_change):
+            if label is not None and entry.get("label") != label:
+                continue
+            rows.append({**entry, **fields})
+    out: dict[str, Any] = {"transactions": rows}
+    if include_removed and removed_from is not None:
+        removed = []
+        cursor = node.block_info(removed_from)
+        while cursor is not None and not cursor.in_active_chain:
+            block = parse_block(node.read_block(cursor.hash))
+            for tx in block.transactions:
+                gone = wallet.ledger.get(tx.txid)
+                if gone is None:
+                    continue
+                fields = _wtx_fields(call, wallet, gone)
+                removed += [{**entry, **fields}
+                            for entry in _entries(call, wallet, gone,
+                                                  include_change=include_change)]
+            cursor = node.block_info(cursor.prev_hash)
+        out["removed"] = removed
+    last_height = max(0, node.tip.height + 1 - target_confirmations)
+    last = node.block_hash(last_height)
+    out["lastblock"] = last[::-1].hex() if last is not None else ZERO_BLINDER
+    return out
+
+
+@rpc("wallet", args=[optional("start_height", Kind.INT, 0, "block height where the rescan "
+                                                           "should start"),
+                     optional("stop_height", Kind.INT, None, "the last block height that should "
+                              "be scanned. If none is provided it will rescan up to the tip at "
+                              "return time of this call.")],
+     wallet=True, locking=Locking.SELF,
+     description="Rescan the local blockchain for wallet related transactions: every block "
+                 "from start_height to stop_height is scanned again (new keys, imported "
+                 "addresses and blinding keys find their payments).",
+     result='{\n  "start_height" : n,    (numeric) The block height where the rescan started '
+            '(the requested height or 0)\n  "stop_height" : n      (numeric) The height of the '
+            'last rescanned block.\n}',
+     examples=["100000 120000"])
+def rescanblockchain(call: Call, start_height: int, stop_height: int | None) -> dict[str, Any]:
+    wallet = call.wallet
+    with call.context.chain_lock:
+        tip = call.node.tip.height
+        if start_height < 0 or start_height > tip:
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid start_height")
+        stop = tip if stop_height is None else stop_height
+        if stop_height is not None and (stop_height < 0 or stop_height > tip):
+            raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid stop_height")
+        if stop < start_height:
+            raise RpcError(RpcCode.INVALID_PARAMETER,
+                           "stop_height must be greater than start_height")
+        with wallet.lock:
+            wallet.rescan(call.node, start_height, stop)
+    return {"start_height": start_height, "stop_height": stop}
+
+
+# --- message signing ----------------------------------------------------------------------------
+
+
+MESSAGE_MAGIC = b"Bitcoin Signed Message:\n"
+"""Elements keeps Bitcoin's message magic (src/common/signmessage.cpp)."""
+
+
+def message_hash(message: str) -> bytes:
+    """``MessageHash``: sha256d of the magic and the message, each with its compact size."""
+    text = message.encode()
+    return sha256d(var_bytes(MESSAGE_MAGIC) + var_bytes(text))
+
+
+@rpc("wallet", args=[required("address", Kind.STR, "The address to use for the private key."),
+                     required("message", Kind.STR, "The message to create a signature of.")],
+     wallet=True,
+     description="Sign a message with the private key of an address (a P2PKH address, as "
+                 "Core: the key whose hash it pays).",
+     result='"signature"    (string) The signature of the message encoded in base 64',
+     examples=['"2dxk3DB5Ma6bRiXuSJSQKvRmkF9ziT7YNgu" "my message"'])
+def signmessage(call: Call, address: str, message: str) -> str:
+    wallet = call.wallet
+    ensure_unlocked(wallet)
+    try:
+        dest = decode_destination(address, call.node.params.addresses)
+    except EncodingError:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid address") from None
+    script = dest.script_pubkey
+    if not (len(script) == 25 and script[:3] == b"\x76\xa9\x14" and script[23:] == b"\x88\xac"):
+        raise RpcError(RpcCode.TYPE_ERROR, "Address does not refer to key")
+    # the key whose HASH160 the address pays is the one of our P2WPKH script of that hash
+    pair = wallet.wallet.keys.owner_of(script) or wallet.wallet.keys.owner_of(
+        b"\x00\x14" + script[3:23])
+    if pair is None or hash160(pair.pubkey) != script[3:23]:
+        raise RpcError(RpcCode.WALLET_ERROR, "Private key not available")
+    recoverable = coincurve.PrivateKey(pair.secret.to_bytes(32, "big")).sign_recoverable(
+        message_hash(message), hasher=None)
+    # compact form: header 27 + recovery id + 4 (compressed key), then r ‖ s
+    compact = bytes([27 + recoverable[64] + 4]) + recoverable[:64]
+    return base64.b64encode(compact).decode()
+
+
+# --- encryption ---------------------------------------------------------------------------------
+
+
+UNLOCK_NEEDED = "Error: Please enter the wallet passphrase with walletpassphrase first."
+MAX_SLEEP_TIME = 100_000_000  # walletpassphrase's cap on the timeout (encrypt.cpp)
+
+
+def ensure_unlocked(wallet: NodeWallet) -> None:
+    """``EnsureWalletIsUnlocked``: -13 while an encrypted wallet is locked."""
+    if wallet.is_locked:
+        raise RpcError(RpcCode.WALLET_UNLOCK_NEEDED, UNLOCK_NEEDED)
+
+
+def _wrong_passphrase(passphrase: str, old: bool = False) -> RpcError:
+    if "\0" not in passphrase:
+        return RpcError(RpcCode.WALLET_PASSPHRASE_INCORRECT,
+                        "Error: The wallet passphrase entered was incorrect.")
+    which = "old wallet passphrase" if old else "wallet passphrase"
+    return RpcError(RpcCode.WALLET_PASSPHRASE_INCORRECT,
+                    f"Error: The {which} entered is incorrect. It contains a null character "
+                    "(ie - a zero byte). If the passphrase was set with a version of this "
+                    "software prior to 25.0, please try again with only the characters up to "
+                    "— but not including — the first null character. If this is successful, "
+                    "please set a new passphrase to avoid this issue in the future.")
+
+
+@rpc("wallet", args=[required("passphrase", Kind.STR, "The pass phrase to encrypt the wallet "
+                              "with. It must be at least 1 character, but should be long.")],
+     wallet=True,
+     description="Encrypts the wallet with 'passphrase' (its seed under a master key, the master "
+                 "key under the passphrase: AES-256-CBC, SHA-512 key derivation as Core's). "
+                 "After this, any calls that interact with private keys such as sending or "
+                 "signing will require the passphrase to be set prior to making these calls. "
+                 "Use the walletpassphrase call for this, and then walletlock call.",
+     result='"str"    (string) A string with further instructions',
+     examples=['"my pass phrase"'])
+def encryptwallet(call: Call, passphrase: str) -> str:
+    wallet = call.wallet
+    if wallet.encryption is not None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE,
+                       "Error: running with an encrypted wallet, but encryptwallet was called.")
+    if not passphrase:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "passphrase cannot be empty")
+    wallet.encrypt(passphrase)
+    return ("wallet encrypted; The keypool has been flushed and a new HD seed was generated. "
+            "You need to make a new backup with the backupwallet RPC.")
+
+
+@rpc("wallet", args=[required("passphrase", Kind.STR, "The wallet passphrase"),
+                     required("timeout", Kind.INT, "The time to keep the decryption key in "
+                              "seconds; capped at 100000000 (~3 years).")],
+     wallet=True,
+     description="Stores the wallet decryption key in memory for 'timeout' seconds. This is "
+                 "needed prior to performing transactions related to private keys such as "
+                 "sending bitcoins. Issuing the walletpassphrase command while the wallet is "
+                 "already unlocked will set a new unlock time that overrides the old one.",
+     examples=['"my pass phrase" 60'],
+     result="null    (json null)")
+def walletpassphrase(call: Call, passphrase: str, timeout: int) -> None:
+    wallet = call.wallet
+    if wallet.encryption is None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE, "Error: running with an unencrypted "
+                                                       "wallet, but walletpassphrase was called.")
+    if timeout < 0:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Timeout cannot be negative.")
+    if not passphrase:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "passphrase cannot be empty")
+    try:
+        wallet.unlock_keys(passphrase, min(timeout, MAX_SLEEP_TIME))
+    except CrypterError:
+        raise _wrong_passphrase(passphrase) from None
+
+
+@rpc("wallet", args=[required("oldpassphrase", Kind.STR, "The current passphrase"),
+                     required("newpassphrase", Kind.STR, "The new passphrase")],
+     wallet=True, description="Changes the wallet passphrase from 'oldpassphrase' to "
+                              "'newpassphrase'.",
+     examples=['"old one" "new one"'],
+     result="null    (json null)")
+def walletpassphrasechange(call: Call, oldpassphrase: str, newpassphrase: str) -> None:
+    wallet = call.wallet
+    if wallet.encryption is None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE, "Error: running with an unencrypted "
+                                                       "wallet, but walletpassphrasechange was "
+                                                       "called.")
+    if not oldpassphrase or not newpassphrase:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "passphrase cannot be empty")
+    try:
+        wallet.change_passphrase(oldpassphrase, newpassphrase)
+    except CrypterError:
+        raise _wrong_passphrase(oldpassphrase, old=True) from None
+
+
+@rpc("wallet", wallet=True,
+     description="Removes the wallet encryption key from memory, locking the wallet. After "
+                 "calling this method, you will need to call walletpassphrase again before "
+                 "being able to call any methods which require the wallet to be unlocked.",
+     result="null    (json null)",
+     examples=[""])
+def walletlock(call: Call) -> None:
+    wallet = call.wallet
+    if wallet.encryption is None:
+        raise RpcError(RpcCode.WALLET_WRONG_ENC_STATE, "Error: running with an unencrypted "
+                                                       "wallet, but walletlock was called.")
+    wallet.lock_keys()

@@ -370,12 +370,14 @@ def small_contract(scenario: Scenario) -> dict[str, Any]:
     oracle = Oracle.from_seed(b"node fuzz oracle")
     announcement = oracle.announce("fuzz", DigitDecompositionEvent(2, False, "x", 0, 4))
     curve = {"numDigits": 4, "payoutPoints": [[0, 0], [15, 20_000_000]]}
-    offer = scenario.alice.dlcoffer(curve, [announcement_json(announcement)], 1, 0.2, 0.1,
-                                    scenario.chain.getblockcount() + 50)["offer"]
+    # carol is funded first: the offer then locks the coins it commits, whichever coin
+    # selection left where
     scenario.chain.createwallet("carol")
     carol = scenario.node.proxy("/wallet/carol")
     scenario.alice.sendmany("", {carol.getnewaddress(): 0.5 for _ in range(8)})
     scenario.mine()
+    offer = scenario.alice.dlcoffer(curve, [announcement_json(announcement)], 1, 0.2, 0.1,
+                                    scenario.chain.getblockcount() + 50)["offer"]
     return {"offer": offer, "accept": scenario.bob.dlcaccept(offer)["accept"], "carol": carol}
 
 

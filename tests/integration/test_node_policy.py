@@ -53,7 +53,11 @@ def test_relay_fee_is_the_configured_one(node: NodeProcess) -> None:
     chain, wallet = node.proxy(), node.proxy("/wallet/")
     info = chain.getmempoolinfo()
     assert Decimal(str(info["minrelaytxfee"])) == MIN_RELAY
-    cheap = signed(node, [{wallet.getnewaddress(): Decimal("1")}])  # 0.0002 BTC/kvB
+    # the wallet never pays less than the relay fee on its own (Core's GetRequiredFeeRate),
+    # but an explicit rate is fundrawtransaction's to give: 20 sat/vB = 0.0002 BTC/kvB
+    assert chain.testmempoolaccept([signed(node, [{wallet.getnewaddress(): Decimal("1")}])])[
+        0]["allowed"] is True
+    cheap = signed(node, [{wallet.getnewaddress(): Decimal("1")}], fee_rate=Decimal(20))
     reason, message = rejected(node, cheap)
     assert reason == "min relay fee not met" and "min relay fee not met" in message
     enough = signed(node, [{wallet.getnewaddress(): Decimal("1")}], fee_rate=Decimal(60))

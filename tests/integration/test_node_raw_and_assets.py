@@ -285,7 +285,10 @@ def test_fee_and_burn_limits(node: NodeProcess) -> None:
     txid = chain.sendrawtransaction(signed, 0)  # no limit: the user meant it
     assert txid in chain.getrawmempool()
     # Explicit value to OP_RETURN.
-    coin = next(u for u in alice.listunspent() if u["amount"] > 1)
+    policy = chain.dumpassetlabels()["bitcoin"]  # a coin of another asset would need an
+    coin = max((u for u in alice.listunspent(0)  # output of its own (Elements' FundTransaction)
+                if u["asset"] == policy), key=lambda u: u["amount"])
+    assert coin["amount"] > Decimal("0.5")
     raw = chain.createrawtransaction([{"txid": coin["txid"], "vout": coin["vout"]}],
                                      [{"burn": Decimal("0.5")}])  # replaceable: it signals
     funded = alice.fundrawtransaction(raw)
@@ -391,23 +394,23 @@ def test_load_chain_imports_what_it_can_read(node: NodeProcess, tmp_path: Path,
 
 def test_positional_parameters_in_elementsds_order(node: NodeProcess) -> None:
     """QA: calls written for elementsd pass parameters by position, so ours take Elements'
-    order: sendmany ... estimate_mode, output_assets, ignoreblindfail, fee_rate, fee_asset,
-    verbose; sendtoaddress ... fee_rate, fee_asset, verbose; createrawtransaction takes four
-    (an output's asset is its "asset" key, as in Elements since output_assets was removed). A
-    fee_asset other than the policy asset is refused (our chain
-    has no any-asset fees), not silently ignored."""
+    order (src/wallet/rpc/spend.cpp): sendmany ... estimate_mode, output_assets,
+    ignoreblindfail, fee_rate, verbose (12); sendtoaddress ... assetlabel, ignoreblindfail,
+    fee_rate, verbose (13) — no fee_asset, which no Elements version has; a 14th argument is
+    a count error. createrawtransaction takes four (an output's asset is its "asset" key, as in
+    Elements since output_assets was removed)."""
     alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
     issued = alice.issueasset(Decimal("100"), Decimal("0"))
     chain.generatetoaddress(1, alice.getnewaddress())
     address = carol.getnewaddress()
     sent = alice.sendmany("", {address: Decimal("5")}, 0, "", [], False, None, "unset",
-                          {address: issued["asset"]}, True, None, "bitcoin", True)
+                          {address: issued["asset"]}, True, None, True)
     assert set(sent) == {"txid", "fee_reason"}
     by_name = alice.sendtoaddress(address, Decimal("0.1"), "", "", False, None, None, "unset",
-                                  True, "bitcoin", True, None, None, True)
+                                  True, "bitcoin", True, None, True)
     assert set(by_name) == {"txid", "fee_reason"}
     assert code_of(alice.sendtoaddress, address, Decimal("0.1"), "", "", False, None, None,
-                   "unset", True, "bitcoin", True, None, issued["asset"]) == -8
+                   "unset", True, "bitcoin", True, None, True, True) == -1
     chain.generatetoaddress(1, alice.getnewaddress())
     assert carol.getbalance()[issued["asset"]] == Decimal("5")
     assert carol.gettransaction(sent["txid"])["amount"][issued["asset"]] == Decimal("5")
