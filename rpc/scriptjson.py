@@ -14,47 +14,7 @@ from ctplugin.elements.chainparams import AddressParams, ChainParams
 from ctplugin.elements.rpcjson import decode_transaction
 from ctplugin.elements.script import script_to_asm, script_type, witness_program
 from ctplugin.errors import EncodingError
-
-_INPUT_CHARSET = ("0123456789()[],'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~"
-                  "ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ")
-_CHECKSUM_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-_GENERATOR = (0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD)
-
-
-def _polymod(symbols: list[int]) -> int:
-    chk = 1
-    for value in symbols:
-        top = chk >> 35
-        chk = (chk & 0x7FFFFFFFF) << 5 ^ value
-        for i in range(5):
-            if (top >> i) & 1:
-                chk ^= _GENERATOR[i]
-    return chk
-
-
-def descriptor_checksum(descriptor: str) -> str:
-    """BIP380's 8-character checksum of a descriptor string."""
-    symbols: list[int] = []
-    groups: list[int] = []
-    for char in descriptor:
-        value = _INPUT_CHARSET.find(char)
-        if value < 0:
-            raise EncodingError(f"invalid descriptor character {char!r}", reason="character")
-        symbols.append(value & 31)
-        groups.append(value >> 5)
-        if len(groups) == 3:
-            symbols.append(groups[0] * 9 + groups[1] * 3 + groups[2])
-            groups = []
-    if len(groups) == 1:
-        symbols.append(groups[0])
-    elif len(groups) == 2:
-        symbols.append(groups[0] * 3 + groups[1])
-    check = _polymod([*symbols, 0, 0, 0, 0, 0, 0, 0, 0]) ^ 1
-    return "".join(_CHECKSUM_CHARSET[(check >> (5 * (7 - i))) & 31] for i in range(8))
-
-
-def with_checksum(descriptor: str) -> str:
-    return f"{descriptor}#{descriptor_checksum(descriptor)}"
+from ctplugin.script.descriptor import with_checksum
 
 
 def address_of(script: bytes, addresses: AddressParams) -> str | None:

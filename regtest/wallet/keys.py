@@ -1,26 +1,46 @@
-"""Wallet keys: spending keys, SLIP-77 blinding keys and P2WPKH scripts, all from one seed.
+"""Wallet keys: spending keys, blinding keys and the scripts they pay, all from one seed.
 
-- Spending key i: ``k_i = int(tagged_hash("ctplugin/wallet/spend", seed ‖ be32(i))) mod n``
-  (retried with the next counter in the negligible case k_i = 0). Deterministic, so a test chain
-  built from a seed reproduces byte for byte.
-- Blinding keys follow SLIP-0077 (the scheme Elements/Liquid wallets use): the master blinding key
-  is bytes 32..64 of HMAC-SHA512(key = HMAC-SHA512("Symmetric key seed", seed)[0:32],
-  msg = 0x00 ‖ "SLIP-0077"), and the blinding private key of a scriptPubKey is
-  HMAC-SHA256(master blinding key, scriptPubKey).
-- Scripts: every key has two receiving scripts, each with its own SLIP-77 blinding key:
-  P2TR ``OP_1 <32-byte Q>`` (key path only, BIP86-style: Q = P + TaggedHash("TapTweak/elements",
-  P)·G with P = x(k·G); the wallet's default) and P2WPKH ``OP_0 <20-byte HASH160(compressed
-  pubkey)>`` (on request; the genesis coins pay key 0's P2WPKH script).
+Spending keys come from one of three derivation schemes (``HDScheme``):
 
-Secrets only meet constant-time code (coincurve); public keys become ``Point`` values.
+- ``TAGGED`` (our ctregtest chains, since they began): key i is
+  ``k_i = int(tagged_hash("ctplugin/wallet/spend", seed ‖ be32(i))) mod n`` (retried with the
+  next counter in the negligible case k_i = 0). Deterministic, so a test chain built from a seed
+  reproduces byte for byte.
+- ``LEGACY`` (elementsd's legacy wallets, ``descriptors=false``): Bitcoin Core's HD chain
+  (``src/wallet/scriptpubkeyman.cpp`` DeriveNewChildKey): the seed is a secret key, the BIP32
+  master comes from its 32 bytes, key i is ``m/0'/0'/i'`` and serves every script type.
+- ``DESCRIPTORS`` (elementsd's descriptor wallets, the default): one BIP32 account per script
+  type on the test coin type 1 (``src/wallet/wallet.cpp`` SetupDescriptorScriptPubKeyMans):
+  BIP44 ``m/44'/1'/0'/0/i`` for P2PKH, BIP49 ``m/49'/1'/0'/0/i`` for P2SH-P2WPKH, BIP84
+  ``m/84'/1'/0'/0/i`` for P2WPKH, BIP86 ``m/86'/1'/0'/0/i`` for P2TR.
+
+BIP32 is python-bitcointx's (``ctplugin.bip32``). Keys imported one by one (``import_secret``:
+``importprivkey``, ``combo(WIF)`` descriptors) own the same script types without a path.
+
+Blinding keys (docs/elements-regtest.md §6): the blinding private key of a scriptPubKey is
+HMAC-SHA256(master blinding key, scriptPubKey), as Elements' ``CWallet::GetBlindingKey``. The
+master blinding key of a ``TAGGED`` key chain is SLIP-0077's of the seed (bytes 32..64 of
+HMAC-SHA512(HMAC-SHA512("Symmetric key seed", seed)[0:32], 0x00 ‖ "SLIP-0077"), reproducible
+chains); elementsd draws a random one for a new wallet, which the caller passes in
+(``master_blinding_key``), and ``importmasterblindingkey`` replaces it
+(``set_master_blinding_key``).
+
+Scripts per key: P2WPKH ``OP_0 <HASH160(pubkey)>``, P2TR ``OP_1 <Q>`` (key path only,
+BIP86-style: Q = P + TaggedHash("TapTweak/elements", P)·G with P = x(k·G)), P2PKH and
+P2SH-P2WPKH (the P2WPKH script as redeem script).
+
+Secrets only meet constant-time code (coincurve); public keys become bytes.
 """
 
 from __future__ import annotations
 
+import enum
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from ctplugin.bip32 import ExtKey, master_key
+from ctplugin.elements.address import p2pkh_script, p2sh_script
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160
 from ctplugin.script.taproot import TaprootOutput
@@ -28,11 +48,26 @@ from ctplugin.secp256k1 import ct
 from ctplugin.secp256k1.params import N
 from ctplugin.secp256k1.scalar import scalar_from_hash
 
-AddressKind = Literal["p2tr", "p2wpkh"]
+AddressKind = Literal["p2tr", "p2wpkh", "p2pkh", "p2sh-p2wpkh"]
 """The script a receiving key pays to (``KeyChain.key``'s ``kind``)."""
 P2TR: AddressKind = "p2tr"
 P2WPKH: AddressKind = "p2wpkh"
-ADDRESS_KINDS: tuple[AddressKind, ...] = (P2TR, P2WPKH)
+P2PKH: AddressKind = "p2pkh"
+P2SH_P2WPKH: AddressKind = "p2sh-p2wpkh"
+ADDRESS_KINDS: tuple[AddressKind, ...] = (P2TR, P2WPKH, P2PKH, P2SH_P2WPKH)
+
+BIP_PURPOSE: dict[AddressKind, int] = {P2PKH: 44, P2SH_P2WPKH: 49, P2WPKH: 84, P2TR: 86}
+"""The BIP44/49/84/86 purpose of each script type's descriptor (``DESCRIPTORS`` scheme)."""
+TEST_COIN_TYPE = 1  # SLIP-44's coin type of every test chain (Core's regtest and testnet)
+HARDENED = 0x8000_0000
+
+
+class HDScheme(enum.Enum):
+    """How a key chain derives its spending keys (module docstring)."""
+
+    TAGGED = "tagged"
+    LEGACY = "legacy"
+    DESCRIPTORS = "descriptors"
 
 
 def p2wpkh_script(pubkey: bytes) -> bytes:
@@ -49,6 +84,19 @@ def p2tr_script(pubkey: bytes) -> bytes:
     return TaprootOutput(pubkey[1:]).script_pubkey
 
 
+def key_script(pubkey: bytes, kind: AddressKind) -> bytes:
+    """The scriptPubKey of ``kind`` paying a compressed public key."""
+    if kind == P2TR:
+        return p2tr_script(pubkey)
+    if kind == P2WPKH:
+        return p2wpkh_script(pubkey)
+    if kind == P2PKH:
+        return p2pkh_script(hash160(pubkey))
+    if kind == P2SH_P2WPKH:
+        return p2sh_script(hash160(p2wpkh_script(pubkey)))
+    raise EncodingError(f"unknown address kind {kind!r}", reason="kind")
+
+
 def slip77_master_blinding_key(seed: bytes) -> bytes:
     """SLIP-0077 master blinding key (32 bytes) of a wallet seed."""
     root = hmac.digest(b"Symmetric key seed", seed, "sha512")
@@ -57,64 +105,174 @@ def slip77_master_blinding_key(seed: bytes) -> bytes:
 
 
 def slip77_blinding_secret(master: bytes, script_pubkey: bytes) -> int:
-    """SLIP-0077 blinding private key of a scriptPubKey."""
+    """The blinding private key of a scriptPubKey: HMAC-SHA256(master, script) (SLIP-0077's
+    per-script step, Elements' GetBlindingKey)."""
     value = int.from_bytes(hmac.digest(master, script_pubkey, "sha256"), "big")
     if not 0 < value < N:  # probability ~2^-128; SLIP-77 has no retry rule, so refuse
-        raise EncodingError("SLIP-77 blinding key out of range for this script",
-                            reason="scalar-range")
+        raise EncodingError("blinding key out of range for this script", reason="scalar-range")
     return value
+
+
+def hd_path(kind: AddressKind, index: int, scheme: HDScheme) -> tuple[int, ...]:
+    """The BIP32 path of receiving key ``index`` of ``kind`` (module docstring)."""
+    if scheme is HDScheme.LEGACY:
+        return (HARDENED, HARDENED, HARDENED | index)
+    if scheme is HDScheme.DESCRIPTORS:
+        return (HARDENED | BIP_PURPOSE[kind], HARDENED | TEST_COIN_TYPE, HARDENED, 0, index)
+    raise EncodingError(f"scheme {scheme.value} has no BIP32 paths", reason="scheme")
+
+
+def format_path(path: tuple[int, ...], apostrophe: bool) -> str:
+    """``m/84h/1h/0h/0/3`` (Core's WriteHDKeypath; legacy wallets write ``'``)."""
+    mark = "'" if apostrophe else "h"
+    return "m" + "".join(f"/{i & ~HARDENED}{mark}" if i & HARDENED else f"/{i}" for i in path)
 
 
 @dataclass(frozen=True, slots=True)
 class KeyPair:
-    """One receiving script: spending key, the script (``kind`` P2WPKH or P2TR), and the
-    script's blinding key."""
+    """One receiving script: spending key, the script (``kind``), and the script's blinding
+    key. ``index``: the key's position in the chain, None for an imported key; ``path``: its
+    BIP32 path from the master key (HD schemes only)."""
 
-    index: int
+    index: int | None
     secret: int
     pubkey: bytes
     script_pubkey: bytes
     blinding_secret: int
     blinding_pubkey: bytes
     kind: AddressKind = P2WPKH
+    path: tuple[int, ...] | None = None
 
     def __repr__(self) -> str:  # never print secrets
         return f"KeyPair(index={self.index}, script={self.script_pubkey.hex()})"
 
 
 class KeyChain:
-    """Deterministic keys of one wallet seed (see the module docstring)."""
+    """Deterministic keys of one wallet seed, plus imported ones (module docstring)."""
 
-    __slots__ = ("_by_script", "_keys", "_taproot", "master_blinding_key", "seed")
+    __slots__ = ("_accounts", "_by_script", "_derived", "_master", "_pairs", "imported",
+                 "master_blinding_key", "scheme", "seed")
 
-    def __init__(self, seed: bytes) -> None:
+    def __init__(self, seed: bytes, *, scheme: HDScheme = HDScheme.TAGGED,
+                 master_blinding_key: bytes | None = None) -> None:
         if not seed:  # tests use short readable seeds; real wallets want >= 16 bytes of entropy
             raise EncodingError("wallet seed must not be empty", reason="length")
         self.seed = bytes(seed)
-        self.master_blinding_key = slip77_master_blinding_key(self.seed)
-        self._keys: list[KeyPair] = []
-        self._taproot: list[KeyPair] = []
+        self.scheme = scheme
+        self.master_blinding_key = (master_blinding_key if master_blinding_key is not None
+                                    else slip77_master_blinding_key(self.seed))
+        if len(self.master_blinding_key) != 32:
+            raise EncodingError("master blinding key must be 32 bytes", reason="length")
+        self._master: ExtKey | None = (master_key(self.seed) if scheme is not HDScheme.TAGGED
+                                       else None)
+        self._accounts: dict[AddressKind, ExtKey] = {}
+        self._derived = 0
+        self._pairs: dict[AddressKind, list[KeyPair]] = {kind: [] for kind in ADDRESS_KINDS}
         self._by_script: dict[bytes, KeyPair] = {}
+        self.imported: dict[bytes, int] = {}
+        """Imported keys: compressed public key -> secret (``importprivkey``)."""
+
+    # --- HD identity ----------------------------------------------------------------------------
+
+    @property
+    def master_fingerprint(self) -> bytes | None:
+        """The BIP32 master key's fingerprint (HD schemes), Core's ``hdmasterfingerprint``."""
+        return self._master.fingerprint if self._master is not None else None
+
+    @property
+    def seed_id(self) -> bytes | None:
+        """Core's ``hdseedid`` of a legacy HD chain: HASH160 of the seed key's public key."""
+        if self._master is None:
+            return None
+        return hash160(ct.base_mul(int.from_bytes(self.seed, "big")).to_bytes())
+
+    @property
+    def master(self) -> ExtKey | None:
+        """The BIP32 master key (HD schemes), for listdescriptors / dumpwallet."""
+        return self._master
+
+    # --- derivation -----------------------------------------------------------------------------
+
+    def _secret(self, index: int, kind: AddressKind) -> tuple[int, tuple[int, ...] | None]:
+        if self._master is None:
+            return scalar_from_hash("ctplugin/wallet/spend",
+                                    self.seed + index.to_bytes(4, "big")), None
+        path = hd_path(kind, index, self.scheme)
+        if self.scheme is HDScheme.DESCRIPTORS:  # the account's external chain, kept
+            account = self._accounts.get(kind)
+            if account is None:
+                account = self._master.derive_path(path[:-1])
+                self._accounts[kind] = account
+            return account.derive(index).secret, path
+        return self._master.derive_path(path).secret, path
+
+    def _pair(self, index: int | None, secret: int, kind: AddressKind,
+              path: tuple[int, ...] | None) -> KeyPair:
+        pubkey = ct.base_mul(secret).to_bytes()
+        script = key_script(pubkey, kind)
+        blinding = slip77_blinding_secret(self.master_blinding_key, script)
+        return KeyPair(index, secret, pubkey, script, blinding, ct.base_mul(blinding).to_bytes(),
+                       kind, path)
+
+    def extend(self, count: int) -> None:
+        """Derive the receiving keys 0..count-1 of every script type (the keypool: scanning
+        recognises payments to them)."""
+        while self._derived < count:
+            i = self._derived
+            shared = None if self.scheme is HDScheme.DESCRIPTORS else self._secret(i, P2WPKH)
+            for kind in ADDRESS_KINDS:
+                secret, path = shared if shared is not None else self._secret(i, kind)
+                pair = self._pair(i, secret, kind, path)
+                self._pairs[kind].append(pair)
+                self._by_script[pair.script_pubkey] = pair
+            self._derived += 1
 
     def key(self, index: int, kind: AddressKind = P2WPKH) -> KeyPair:
-        """Key ``index``'s receiving script of ``kind`` (both are derived together)."""
+        """Key ``index``'s receiving script of ``kind`` (every type is derived together)."""
         if kind not in ADDRESS_KINDS:
             raise EncodingError(f"unknown address kind {kind!r}", reason="kind")
-        while len(self._keys) <= index:
-            i = len(self._keys)
-            secret = scalar_from_hash("ctplugin/wallet/spend", self.seed + i.to_bytes(4, "big"))
-            pubkey = ct.base_mul(secret).to_bytes()
-            for script, kind_i, pairs in ((p2wpkh_script(pubkey), P2WPKH, self._keys),
-                                          (p2tr_script(pubkey), P2TR, self._taproot)):
-                blinding = slip77_blinding_secret(self.master_blinding_key, script)
-                pair = KeyPair(i, secret, pubkey, script, blinding,
-                               ct.base_mul(blinding).to_bytes(), kind_i)
-                pairs.append(pair)
-                self._by_script[script] = pair
-        return (self._keys if kind == P2WPKH else self._taproot)[index]
+        self.extend(index + 1)
+        return self._pairs[kind][index]
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return self._derived
 
     def owner_of(self, script_pubkey: bytes) -> KeyPair | None:
         return self._by_script.get(script_pubkey)
+
+    def pairs(self) -> list[KeyPair]:
+        """Every script the chain owns (derived and imported)."""
+        return list(self._by_script.values())
+
+    # --- imports and blinding -------------------------------------------------------------------
+
+    def import_secret(self, secret: int) -> list[KeyPair]:
+        """Own the P2PKH, P2WPKH, P2SH-P2WPKH and P2TR scripts of one more key (elementsd's
+        legacy importprivkey and ``combo()`` import those of a compressed key, taproot
+        aside; ours adds its key path). Returns the new pairs (none when already owned)."""
+        if not 0 < secret < N:
+            raise EncodingError("private key out of range", reason="scalar-range")
+        pubkey = ct.base_mul(secret).to_bytes()
+        self.imported[pubkey] = secret
+        added = []
+        for kind in ADDRESS_KINDS:
+            script = key_script(pubkey, kind)
+            if script not in self._by_script:
+                pair = self._pair(None, secret, kind, None)
+                self._by_script[script] = pair
+                added.append(pair)
+        return added
+
+    def set_master_blinding_key(self, key: bytes) -> None:
+        """Replace the master blinding key: every script's blinding key follows from it
+        (``importmasterblindingkey``)."""
+        if len(key) != 32:
+            raise EncodingError("master blinding key must be 32 bytes", reason="length")
+        self.master_blinding_key = bytes(key)
+        for script, pair in list(self._by_script.items()):
+            blinding = slip77_blinding_secret(key, script)
+            updated = replace(pair, blinding_secret=blinding,
+                              blinding_pubkey=ct.base_mul(blinding).to_bytes())
+            self._by_script[script] = updated
+            if pair.index is not None:
+                self._pairs[pair.kind][pair.index] = updated

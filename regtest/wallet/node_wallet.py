@@ -48,9 +48,23 @@ from ctplugin.elements.issuance import input_issuance_ids
 from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.db import Changes, WalletDB
-from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, slip77_blinding_secret
+from regtest.wallet.keys import (
+    P2TR,
+    P2WPKH,
+    AddressKind,
+    HDScheme,
+    KeyPair,
+    slip77_blinding_secret,
+)
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
-from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
+from regtest.wallet.wallet import (
+    DEFAULT_KEYPOOL_SIZE,
+    LOOKAHEAD,
+    BuiltTransaction,
+    Opening,
+    OwnedCoin,
+    Wallet,
+)
 from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
 
 MAX_BLINDED = 256  # blindrawtransaction results remembered until their transaction shows up
@@ -71,7 +85,15 @@ class WalletSettings:
       ``-addresstype`` default bech32: P2WPKH);
     - ``pegged_asset_label``: the policy (pegged) asset's label — getbalance's key, what
       ``assetlabel`` arguments accept, listissuances' ``assetlabel``
-      (``-defaultpeggedassetname``).
+      (``-defaultpeggedassetname``);
+    - ``default_wallet``: the node creates and loads the public-seed wallet "" that owns the
+      genesis coins (our chains); elementsd creates no wallet unless asked
+      (docs/elements-regtest.md §5.2);
+    - ``elements_keys``: wallets are elementsd's (BIP32 keys as legacy or descriptor
+      wallets, a random master blinding key; ``regtest.wallet.keys``), not our chains'
+      tagged-hash keys;
+    - ``keypool``: keys derived beyond the last one handed out (``-keypool``);
+    - ``change_kind``: the script change pays.
 
     The defaults are our ctregtest chains' behaviour since they began: confidential taproot
     addresses (so blocks exercise the Schnorr batch) and no claim on ``OP_TRUE`` outputs.
@@ -81,13 +103,20 @@ class WalletSettings:
     blinded_addresses: bool = True
     address_kind: AddressKind = P2TR
     pegged_asset_label: str = DEFAULT_PEGGED_ASSET_NAME
+    default_wallet: bool = True
+    elements_keys: bool = False
+    keypool: int = LOOKAHEAD
+    change_kind: AddressKind = P2TR
 
     @classmethod
-    def for_elements(cls, options: ElementsChainOptions) -> WalletSettings:
+    def for_elements(cls, options: ElementsChainOptions,
+                     keypool: int = DEFAULT_KEYPOOL_SIZE) -> WalletSettings:
         """elementsd's defaults and the options given on an Elements chain."""
         return cls(anyonecanspendaremine=options.anyonecanspendaremine,
                    blinded_addresses=options.blinded_addresses, address_kind=P2WPKH,
-                   pegged_asset_label=options.default_pegged_asset_name)
+                   pegged_asset_label=options.default_pegged_asset_name,
+                   default_wallet=False, elements_keys=True, keypool=max(1, keypool),
+                   change_kind=P2WPKH)
 
 
 class NodeWallet(ChainListener, Closeable):
@@ -102,6 +131,11 @@ class NodeWallet(ChainListener, Closeable):
         self.ledger = Ledger(params.coinbase_maturity)
         self.labels: dict[bytes, str] = {}
         self.blinding_keys: dict[bytes, int] = {}
+        self.watch_only: set[bytes] = set()
+        """Scripts watched without keys (importaddress / importpubkey): their payments are
+        history, not spendable coins."""
+        self.descriptors: dict[str, dict[str, object]] = {}
+        """Descriptors imported (importdescriptors): text -> record (``walletkeys``)."""
         self.watched: set[Outpoint] = set()
         """Outpoints not ours whose spenders are wallet transactions (``commit(watch=)``)."""
         self.blinded: dict[bytes, dict[int, Opening]] = {}
@@ -118,10 +152,17 @@ class NodeWallet(ChainListener, Closeable):
 
     @classmethod
     def create(cls, path: str, name: str, seed: bytes, params: ChainParams,
-               settings: WalletSettings | None = None) -> NodeWallet:
+               settings: WalletSettings | None = None, *,
+               scheme: HDScheme = HDScheme.TAGGED) -> NodeWallet:
+        """A new wallet; an HD ``scheme`` (elementsd's wallets) also draws a random master
+        blinding key, as elementsd does for a new wallet."""
+        settings = settings if settings is not None else WalletSettings()
         db = WalletDB.open(path, create=True)
         try:
-            wallet = Wallet.for_chain(seed, params)
+            master = secrets.token_bytes(32) if scheme is not HDScheme.TAGGED else None
+            wallet = Wallet.for_chain(seed, params, scheme=scheme, master_blinding_key=master,
+                                      lookahead=settings.keypool,
+                                      change_kind=settings.change_kind)
             node_wallet = cls(name, db, wallet, params, None, settings)
             db.commit(Changes(state=wallet.state()), sync=True)
             return node_wallet
@@ -132,13 +173,16 @@ class NodeWallet(ChainListener, Closeable):
     @classmethod
     def load(cls, path: str, name: str, params: ChainParams,
              settings: WalletSettings | None = None) -> NodeWallet:
+        settings = settings if settings is not None else WalletSettings()
         db = WalletDB.open(path, create=False)
         try:
             state, best = db.load_state()
             wallet = Wallet.restore(state, policy_asset=params.policy_asset,
                                     range_proofs=params.wallet_range_proof,
                                     genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
-                                    ct_exponent=params.ct_exponent)
+                                    ct_exponent=params.ct_exponent,
+                                    lookahead=settings.keypool,
+                                    change_kind=settings.change_kind)
             node_wallet = cls(name, db, wallet, params, best, settings)
             for wtx in db.transactions():
                 node_wallet.ledger.add(wtx)
@@ -146,6 +190,8 @@ class NodeWallet(ChainListener, Closeable):
             node_wallet.blinding_keys = {script: int.from_bytes(key, "big")
                                          for script, key in db.blinding_keys().items()}
             node_wallet.watched = db.watched()
+            node_wallet.watch_only = db.watch_only()
+            node_wallet.descriptors = dict(db.descriptors())
             wallet.locked = db.locked()
             node_wallet.sync_coins()
             return node_wallet
@@ -217,6 +263,8 @@ class NodeWallet(ChainListener, Closeable):
                     mine[n] = Opening(*opened)
                 continue
             secret = self.blinding_keys.get(out.script_pubkey)
+            if secret is None and out.script_pubkey in self.watch_only:
+                secret = self._master_blinding_secret(out.script_pubkey)
             if secret is not None:
                 opened = self.wallet.open_output(out, secret)
                 if opened is not None:
@@ -239,8 +287,8 @@ class NodeWallet(ChainListener, Closeable):
                 parent = ledger.txs.get(txin.prevout_hash)
                 if parent is not None and txin.prevout_index in parent.mine:
                     return True
-        return any(self.is_mine(out.script_pubkey)
-                   or out.script_pubkey in self.blinding_keys for out in tx.outputs)
+        return any(self.is_mine(out.script_pubkey) or out.script_pubkey in self.blinding_keys
+                   or out.script_pubkey in self.watch_only for out in tx.outputs)
 
     def _learn_assets(self, tx: Transaction) -> bool:
         """Remember the asset and token ids issued by ``tx`` (public: derived from the issuance
@@ -330,6 +378,15 @@ class NodeWallet(ChainListener, Closeable):
     # --- chain events ---------------------------------------------------------------------------
 
     def block_connected(self, block: Block, height: int) -> None:
+        changed, learned = self._scan_block(block, height)
+        self.best = (block.hash, height)
+        self.commit(changed, state=bool(changed) or learned)
+        if changed:
+            self.sync_coins()
+
+    def _scan_block(self, block: Block, height: int) -> tuple[list[WalletTx], bool]:
+        """The wallet transactions a block confirms or conflicts, and whether it taught the
+        wallet an asset (nothing committed)."""
         changed: list[WalletTx] = []
         learned = False
         # A genesis left out of the UTXO set has no coins for anyone (Elements' ConnectBlock)
@@ -350,10 +407,27 @@ class NodeWallet(ChainListener, Closeable):
             if wtx is not None:
                 wtx.set_confirmed(block.hash, height, position, block.header.time)
                 changed.append(wtx)
-        self.best = (block.hash, height)
-        self.commit(changed, state=bool(changed) or learned)
-        if changed:
-            self.sync_coins()
+        return changed, learned
+
+    def rescan(self, node: Node, start_height: int = 0) -> None:
+        """Scan the active chain from ``start_height`` and the mempool for what newly
+        imported keys or scripts own (Core's ScanForWalletTransactions after an import)."""
+        tip = node.tip
+        for height in range(max(0, start_height), min(tip.height, self.tip_height) + 1):
+            block_hash = node.block_hash(height)
+            assert block_hash is not None
+            changed, learned = self._scan_block(_read(node, block_hash), height)
+            if changed or learned:
+                self.commit(changed, state=True)
+        self.scan_mempool(node)
+        self.sync_coins()
+
+    def scan_mempool(self, node: Node) -> None:
+        """The node's pool transactions that concern the wallet, as if just added (a wallet
+        that loads or imports sees unconfirmed payments already in the mempool)."""
+        for tx in node.mempool.transactions():
+            if self._concerns_us(tx):
+                self.transaction_added(tx)
 
     def block_disconnected(self, block: Block, height: int) -> None:
         changed: list[WalletTx] = []
@@ -416,6 +490,7 @@ class NodeWallet(ChainListener, Closeable):
             assert block_hash is not None
             self.block_connected(_read(node, block_hash), height)
             processed += 1
+        self.scan_mempool(node)
         self.resubmit(node)
         return processed
 
@@ -448,6 +523,37 @@ class NodeWallet(ChainListener, Closeable):
         self.commit(state=True, labels=labels, sync=True)
         return Destination(address.script_pubkey,
                            address.blinding_pubkey if confidential else None)
+
+    def import_keys(self, secrets_: Sequence[int], label: str | None = None) -> list[KeyPair]:
+        """Own the scripts of imported private keys (``KeyChain.import_secret``); ``label``
+        names their addresses. Durable at once (a rescan cannot rebuild keys)."""
+        added: list[KeyPair] = []
+        for secret in secrets_:
+            added += self.wallet.keys.import_secret(secret)
+        labels = ({pair.script_pubkey: label for pair in added} if label is not None else {})
+        self.labels.update(labels)
+        self.commit(state=True, labels=labels, sync=True)
+        return added
+
+    def import_watch_only(self, scripts: Sequence[bytes], label: str | None = None) -> None:
+        """Watch scripts without their keys (importaddress, importpubkey)."""
+        new = [s for s in scripts if s not in self.watch_only and not self.is_mine(s)]
+        labels = {s: label for s in scripts} if label is not None else {}
+        self.watch_only.update(new)
+        self.labels.update(labels)
+        self.db.commit(Changes(watch_only=new, labels=labels), sync=True)
+
+    def record_descriptor(self, text: str, record: dict[str, object]) -> None:
+        self.descriptors[text] = dict(record)
+        self.db.commit(Changes(descriptors={text: dict(record)}), sync=True)
+
+    def set_master_blinding_key(self, key: bytes) -> None:
+        """importmasterblindingkey: every script's blinding key follows from the new key."""
+        self.wallet.keys.set_master_blinding_key(key)
+        self.commit(state=True, sync=True)
+
+    def _master_blinding_secret(self, script: bytes) -> int:
+        return slip77_blinding_secret(self.wallet.keys.master_blinding_key, script)
 
     def is_mine(self, script: bytes) -> bool:
         """The wallet spends ``script``: one of its keys', or ``OP_TRUE`` with

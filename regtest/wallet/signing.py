@@ -10,9 +10,12 @@ proofs; the signatures go in the inputs' script witnesses, so the txid does not 
 
 - ``sign_transaction(tx, spent, keys, genesis_hash, aux, only=None)``: every input (or the
   ``only`` ones) the key chain owns
-  (P2WPKH: ``[sig‖01, pubkey]``; P2TR: ``[sig]`` with SIGHASH_DEFAULT); bare ``OP_TRUE``
-  inputs need nothing; any other input is a ``SigningError``.
-- ``witness_template(script_pubkey)``: a witness of the size signing will give (fee estimates).
+  (P2WPKH: witness ``[sig‖01, pubkey]``; P2SH-P2WPKH: the same witness and a scriptSig pushing
+  the P2WPKH redeem script; P2PKH: scriptSig ``<sig‖01> <pubkey>`` with Elements' legacy
+  digest; P2TR: ``[sig]`` with SIGHASH_DEFAULT); bare ``OP_TRUE`` inputs need nothing; any
+  other input is a ``SigningError``.
+- ``witness_template(script_pubkey)`` / ``script_sig_template(script_pubkey)``: a witness and a
+  scriptSig of the sizes signing will give (fee estimates).
 - ``sign_multisig_input`` / ``finalize_multisig``: one party's signature of a P2WSH m-of-n
   input, and the witness once enough parties signed (the dummy, then signatures in key order).
 - ``sign_tapscript_input``: a BIP342 signature of a tapscript leaf.
@@ -33,12 +36,13 @@ from ctplugin.script.sighash import (
     SIGHASH_DEFAULT,
     PrecomputedTransaction,
     SpentOutput,
+    legacy_sighash,
     segwit_v0_sighash,
     taproot_sighash,
 )
 from ctplugin.script.taproot import leaf_hash, tweak_hash
 from ctplugin.secp256k1 import ct
-from regtest.wallet.keys import P2TR, P2WPKH, KeyChain
+from regtest.wallet.keys import P2PKH, P2SH_P2WPKH, P2TR, P2WPKH, KeyChain, p2wpkh_script
 
 AuxRandom = Callable[[], bytes]
 """32 fresh bytes per BIP340 signature (the wallet's deterministic stream in tests)."""
@@ -70,11 +74,19 @@ def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyCha
         pair = keys.owner_of(script)
         if pair is None:
             raise SigningError(f"input {n} spends a script this wallet does not own")
-        if pair.kind == P2WPKH:
+        script_sig = b""
+        if pair.kind in (P2WPKH, P2SH_P2WPKH):
             code = p2wpkh_script_code(hash160(pair.pubkey))
             digest = segwit_v0_sighash(pre, n, code, prev.value, SIGHASH_ALL, rangeproof=True)
             witness: tuple[bytes, ...] = (ct.ecdsa_sign(pair.secret, digest) + b"\x01",
                                           pair.pubkey)
+            if pair.kind == P2SH_P2WPKH:
+                script_sig = _push(p2wpkh_script(pair.pubkey))
+        elif pair.kind == P2PKH:
+            digest = legacy_sighash(tx, n, script, SIGHASH_ALL)
+            script_sig = (_push(ct.ecdsa_sign(pair.secret, digest) + b"\x01")
+                          + _push(pair.pubkey))
+            witness = ()
         elif pair.kind == P2TR:
             xonly = pair.pubkey[1:]
             secret = ct.taproot_tweak_secret(pair.secret, tweak_hash(xonly, None))
@@ -82,20 +94,44 @@ def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyCha
             witness = (ct.schnorr_sign(secret, digest, aux()),)
         else:  # pragma: no cover - KeyPair kinds are the two above
             raise SigningError(f"unknown key kind {pair.kind}")
-        inputs[n] = replace(inputs[n], script_witness=witness)
+        inputs[n] = replace(inputs[n], script_sig=script_sig, script_witness=witness)
     return replace(tx, inputs=tuple(inputs))
+
+
+def _push(data: bytes) -> bytes:
+    """A direct push (signatures, keys and redeem scripts here are under 76 bytes)."""
+    assert len(data) < 0x4C
+    return bytes((len(data),)) + data
 
 
 def witness_template(script_pubkey: bytes) -> tuple[bytes, ...]:
     """A witness of the size ``sign_transaction`` puts on an input spending this script (the
     largest DER signature for P2WPKH), for fee estimation."""
-    if script_pubkey == _OP_TRUE:
+    if script_pubkey == _OP_TRUE or _is_p2pkh(script_pubkey):
         return ()
-    if len(script_pubkey) == 22 and script_pubkey[:2] == b"\x00\x14":
+    if (len(script_pubkey) == 22 and script_pubkey[:2] == b"\x00\x14") or _is_p2sh(script_pubkey):
         return (_DER_PLACEHOLDER, bytes(33))
     if len(script_pubkey) == 34 and script_pubkey[:2] == b"\x51\x20":
         return (bytes(64),)
-    raise SigningError("the wallet signs only P2WPKH, P2TR and OP_TRUE inputs")
+    raise SigningError("the wallet signs only P2WPKH, P2SH-P2WPKH, P2PKH, P2TR and OP_TRUE "
+                       "inputs")
+
+
+def script_sig_template(script_pubkey: bytes) -> bytes:
+    """A scriptSig of the size ``sign_transaction`` gives an input spending this script."""
+    if _is_p2pkh(script_pubkey):
+        return _push(_DER_PLACEHOLDER) + _push(bytes(33))
+    if _is_p2sh(script_pubkey):  # the wallet's P2SH outputs are P2SH-P2WPKH
+        return _push(bytes(22))
+    return b""
+
+
+def _is_p2pkh(script: bytes) -> bool:
+    return len(script) == 25 and script[:3] == b"\x76\xa9\x14" and script[23:] == b"\x88\xac"
+
+
+def _is_p2sh(script: bytes) -> bool:
+    return len(script) == 23 and script[:2] == b"\xa9\x14" and script[22] == 0x87
 
 
 # --- P2WSH multisig ----------------------------------------------------------------------------

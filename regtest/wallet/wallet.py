@@ -67,12 +67,15 @@ from regtest.wallet.blinding import (
     final_value_blind,
     rewind_nonce,
 )
-from regtest.wallet.keys import P2TR, AddressKind, KeyChain
-from regtest.wallet.signing import sign_transaction, witness_template
+from regtest.wallet.keys import P2TR, AddressKind, HDScheme, KeyChain
+from regtest.wallet.signing import script_sig_template, sign_transaction, witness_template
 
 _ZERO32 = bytes(32)
 LOOKAHEAD = 20
-"""Keys derived ahead of the last address handed out, so scanning finds payments to them."""
+"""Keys derived ahead of the last address handed out, so scanning finds payments to them (our
+chains' wallets; elementsd's keypool on elementsregtest is ``-keypool``, default
+``DEFAULT_KEYPOOL_SIZE``)."""
+DEFAULT_KEYPOOL_SIZE = 1000  # Core's src/wallet/scriptpubkeyman.h
 
 
 class WalletError(CtpluginError):
@@ -164,6 +167,9 @@ class WalletState:
     known_assets: dict[bytes, bytes]
     entropy: dict[bytes, bytes]
     token_of: dict[bytes, bytes]
+    scheme: HDScheme = HDScheme.TAGGED
+    master_blinding_key: bytes | None = None  # None (older records): the seed's SLIP-77 key
+    imported: tuple[int, ...] = ()  # imported private keys (importprivkey, combo descriptors)
 
 
 class Opening(NamedTuple):
@@ -225,6 +231,7 @@ class _Plan:
                 record = AssetIssuance(b"\x01" * 32, _ZERO32, reissued, None)
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index, issuance=record,
                               issuance_amount_rangeproof=proof,
+                              script_sig=script_sig_template(coin.out.script_pubkey),
                               script_witness=self.wallet.witness_estimate(coin)))
         surjection_size = serialized_size(n_targets, min(WALLET_USED_INPUTS, n_targets))
         change_script = self.wallet.next_change_script()
@@ -323,12 +330,21 @@ class Wallet:
     def __init__(self, seed: bytes, *, policy_asset: bytes = POLICY_ASSET,
                  range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
                  genesis_hash: bytes | None = None, ct_bits: int = DEFAULT_CT_BITS,
-                 ct_exponent: int = DEFAULT_CT_EXPONENT) -> None:
+                 ct_exponent: int = DEFAULT_CT_EXPONENT, scheme: HDScheme = HDScheme.TAGGED,
+                 master_blinding_key: bytes | None = None, lookahead: int = LOOKAHEAD,
+                 change_kind: AddressKind = P2TR) -> None:
         """``ct_bits`` / ``ct_exponent``: the Borromean proofs' minimum bits and exponent
-        (Elements' ``-ct_bits`` / ``-ct_exponent``, the chain's ``ChainParams`` values)."""
+        (Elements' ``-ct_bits`` / ``-ct_exponent``, the chain's ``ChainParams`` values).
+        ``scheme`` / ``master_blinding_key``: the key chain's (``regtest.wallet.keys``);
+        ``lookahead``: keys derived beyond the last one handed out (elementsd's keypool);
+        ``change_kind``: the script change pays."""
         if not isinstance(range_proofs, RangeProofKind):
             raise WalletError(f"unknown range-proof kind {range_proofs!r}")
-        self.keys = KeyChain(seed)
+        if lookahead < 1:
+            raise WalletError("the keypool holds at least one key")
+        self.keys = KeyChain(seed, scheme=scheme, master_blinding_key=master_blinding_key)
+        self.lookahead = lookahead
+        self.change_kind = change_kind
         self.policy_asset = policy_asset
         self.range_proofs = range_proofs
         self.ct_bits = ct_bits
@@ -347,7 +363,7 @@ class Wallet:
         self.rng_salt = b""
         self.change_keys: set[int] = set()
         self.add_known_asset(policy_asset)
-        self.keys.key(LOOKAHEAD - 1)
+        self.keys.extend(lookahead)
 
     # --- randomness and addresses ---------------------------------------------------------
 
@@ -373,7 +389,7 @@ class Wallet:
         if change:
             self.change_keys.add(self._next_key)
         self._next_key += 1
-        self.keys.key(self._next_key + LOOKAHEAD - 1)
+        self.keys.extend(self._next_key + self.lookahead)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
 
     def address(self, index: int, kind: AddressKind = P2TR) -> ConfidentialAddress:
@@ -512,23 +528,35 @@ class Wallet:
         transactions, which the node-side wallet keeps)."""
         return WalletState(self.keys.seed, self._next_key, self._rng_counter,
                            frozenset(self.change_keys), dict(self.known_assets),
-                           dict(self.entropy), dict(self.token_of))
+                           dict(self.entropy), dict(self.token_of), self.keys.scheme,
+                           self.keys.master_blinding_key,
+                           tuple(self.keys.imported.values()))
 
     @classmethod
-    def for_chain(cls, seed: bytes, params: ChainParams) -> Wallet:
+    def for_chain(cls, seed: bytes, params: ChainParams, *, scheme: HDScheme = HDScheme.TAGGED,
+                  master_blinding_key: bytes | None = None, lookahead: int = LOOKAHEAD,
+                  change_kind: AddressKind = P2TR) -> Wallet:
         """A wallet for the chain ``params``: its policy asset, range-proof kind and
-        parameters, and the genesis hash its taproot signatures commit to."""
+        parameters, and the genesis hash its taproot signatures commit to (the keyword
+        arguments as ``Wallet``'s)."""
         return cls(seed, policy_asset=params.policy_asset, range_proofs=params.wallet_range_proof,
                    genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
-                   ct_exponent=params.ct_exponent)
+                   ct_exponent=params.ct_exponent, scheme=scheme,
+                   master_blinding_key=master_blinding_key, lookahead=lookahead,
+                   change_kind=change_kind)
 
     @classmethod
     def restore(cls, state: WalletState, *, policy_asset: bytes = POLICY_ASSET,
                 range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
                 genesis_hash: bytes | None = None, ct_bits: int = DEFAULT_CT_BITS,
-                ct_exponent: int = DEFAULT_CT_EXPONENT) -> Wallet:
+                ct_exponent: int = DEFAULT_CT_EXPONENT, lookahead: int = LOOKAHEAD,
+                change_kind: AddressKind = P2TR) -> Wallet:
         wallet = cls(state.seed, policy_asset=policy_asset, range_proofs=range_proofs,
-                     genesis_hash=genesis_hash, ct_bits=ct_bits, ct_exponent=ct_exponent)
+                     genesis_hash=genesis_hash, ct_bits=ct_bits, ct_exponent=ct_exponent,
+                     scheme=state.scheme, master_blinding_key=state.master_blinding_key,
+                     lookahead=lookahead, change_kind=change_kind)
+        for secret in state.imported:
+            wallet.keys.import_secret(secret)
         wallet._rng_counter = state.rng_counter
         wallet.change_keys = set(state.change_keys)
         wallet.known_assets.update(state.known_assets)
@@ -594,7 +622,7 @@ class Wallet:
 
     def next_change_script(self) -> bytes:
         """The script ``new_address(change=True)`` will pay next (fee estimation)."""
-        return self.keys.key(self._next_key, P2TR).script_pubkey
+        return self.keys.key(self._next_key, self.change_kind).script_pubkey
 
     def build_transaction(self, payments: Sequence[Payment], *, fee: int | None = None,
                           height: int, issuance: Issuance | None = None,
@@ -749,7 +777,7 @@ class Wallet:
                 for p in plan.payments]
         change_indexes = []
         for asset, amount in plan.change:
-            address = self.new_address(change=True)
+            address = self.new_address(self.change_kind, change=True)
             change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
                                  address.blinding_pubkey if plan.blind_change else None))
@@ -782,7 +810,7 @@ class Wallet:
                 for p in plan.payments]
         change = []
         for asset, amount in plan.change:
-            address = self.new_address(change=True)
+            address = self.new_address(self.change_kind, change=True)
             change.append(len(outs))
             outs.append(TxOut(asset=asset, value=amount, script_pubkey=address.script_pubkey,
                               nonce=address.blinding_pubkey))

@@ -1,0 +1,164 @@
+"""BIP32 extended keys through python-bitcointx (``CExtKey`` / ``CExtPubKey``), with our chains'
+base58 version bytes (``AddressParams.extprvkey_prefix`` / ``extpubkey_prefix``: ``tprv`` /
+``tpub`` on elementsregtest, docs/elements-regtest.md §6).
+
+python-bitcointx encodes extended keys only under its own selected chain parameters, a
+process-wide setting; so the 78-byte serialization (BIP32 "Serialization format": version,
+depth, parent fingerprint, child number, chain code, key) is framed here with the chain's
+version bytes and ``ctplugin.elements.address``'s base58check, and python-bitcointx derives.
+
+python-bitcointx derives through a shared libsecp256k1 loaded on first use: ``_library`` points
+it at the one coincurve ships (the same library), right before the first derivation, never at
+import.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from functools import cache
+
+import bitcointx
+import coincurve
+from bitcointx.core.key import CExtKey, CExtPubKey
+
+from ctplugin.elements.address import base58check_decode, base58check_encode
+from ctplugin.elements.chainparams import AddressParams
+from ctplugin.errors import EncodingError
+
+HARDENED = 0x8000_0000
+EXTKEY_SIZE = 74  # python-bitcointx's raw form: the serialization without its version bytes
+
+
+@cache
+def _library() -> None:
+    """Point python-bitcointx at coincurve's libsecp256k1 unless the application chose one."""
+    if bitcointx.get_custom_secp256k1_path():
+        return
+    bundled = glob.glob(os.path.join(os.path.dirname(coincurve.__file__), "_libsecp256k1*.so"))
+    if bundled:
+        bitcointx.set_custom_secp256k1_path(bundled[0])
+
+
+def parse_path(text: str) -> tuple[int, ...]:
+    """``m/84'/1h/0'/0/5`` (or without the leading ``m``) as child numbers (BIP32 notation,
+    ``'`` or ``h`` for hardened)."""
+    parts = text.split("/")
+    if parts and parts[0] == "m":
+        parts = parts[1:]
+    path = []
+    for part in parts:
+        hardened = part.endswith(("'", "h"))
+        digits = part[:-1] if hardened else part
+        if not digits.isdigit() or int(digits) >= HARDENED:
+            raise EncodingError(f"key path value {part!r} is not a valid uint32",
+                                reason="path")
+        path.append(int(digits) | (HARDENED if hardened else 0))
+    return tuple(path)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtPubKey:
+    """A BIP32 extended public key."""
+
+    raw: bytes  # python-bitcointx's 74 bytes
+
+    @property
+    def _key(self) -> CExtPubKey:
+        _library()
+        return CExtPubKey(self.raw)
+
+    @property
+    def pubkey(self) -> bytes:
+        return bytes(self.raw[41:74])
+
+    @property
+    def fingerprint(self) -> bytes:
+        return bytes(self._key.fingerprint)
+
+    @property
+    def depth(self) -> int:
+        return self.raw[0]
+
+    def derive(self, index: int) -> ExtPubKey:
+        if index & HARDENED:
+            raise EncodingError("a public key derives no hardened child", reason="path")
+        return ExtPubKey(bytes(self._key.derive(index)))
+
+    def derive_path(self, path: tuple[int, ...]) -> ExtPubKey:
+        key = self
+        for index in path:
+            key = key.derive(index)
+        return key
+
+    def encode(self, params: AddressParams) -> str:
+        return base58check_encode(params.extpubkey_prefix + self.raw)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtKey:
+    """A BIP32 extended private key."""
+
+    raw: bytes
+
+    @property
+    def _key(self) -> CExtKey:
+        _library()
+        return CExtKey(self.raw)
+
+    @property
+    def secret(self) -> int:
+        return int.from_bytes(self.raw[42:74], "big")
+
+    @property
+    def pubkey(self) -> bytes:
+        return bytes(self._key.pub)
+
+    @property
+    def fingerprint(self) -> bytes:
+        return bytes(self._key.fingerprint)
+
+    def neuter(self) -> ExtPubKey:
+        return ExtPubKey(bytes(self._key.neuter()))
+
+    def derive(self, index: int) -> ExtKey:
+        return ExtKey(bytes(self._key.derive(index)))
+
+    def derive_path(self, path: tuple[int, ...]) -> ExtKey:
+        key = self._key
+        for index in path:
+            key = key.derive(index)
+        return ExtKey(bytes(key))
+
+    def encode(self, params: AddressParams) -> str:
+        return base58check_encode(params.extprvkey_prefix + self.raw)
+
+
+def master_key(seed: bytes) -> ExtKey:
+    """BIP32's master key of a seed (HMAC-SHA512 keyed "Bitcoin seed")."""
+    if not 16 <= len(seed) <= 64:
+        raise EncodingError("a BIP32 seed takes 16 to 64 bytes", reason="length")
+    _library()
+    return ExtKey(bytes(CExtKey.from_seed(seed)))
+
+
+def decode_extkey(text: str, params: AddressParams) -> ExtKey | ExtPubKey:
+    """An extended key (``tprv…`` / ``tpub…`` on elementsregtest) of the chain."""
+    data = base58check_decode(text, 78)
+    if len(data) != 78:
+        raise EncodingError("an extended key takes 78 bytes", reason="length")
+    version, raw = data[:4], data[4:]
+    try:
+        _library()
+        if version == params.extprvkey_prefix:
+            if raw[41] != 0:
+                raise EncodingError("invalid extended private key", reason="structure")
+            CExtKey(raw)  # checks the secret is in range
+            return ExtKey(raw)
+        if version == params.extpubkey_prefix:
+            CExtPubKey(raw)
+            return ExtPubKey(raw)
+    except ValueError as exc:
+        raise EncodingError(f"invalid extended key: {exc}", reason="structure") from None
+    raise EncodingError("not an extended key of this chain (version bytes)", reason="prefix")
