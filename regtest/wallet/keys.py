@@ -55,6 +55,8 @@ P2WPKH: AddressKind = "p2wpkh"
 P2PKH: AddressKind = "p2pkh"
 P2SH_P2WPKH: AddressKind = "p2sh-p2wpkh"
 ADDRESS_KINDS: tuple[AddressKind, ...] = (P2TR, P2WPKH, P2PKH, P2SH_P2WPKH)
+IMPORT_KINDS: tuple[AddressKind, ...] = (P2PKH, P2WPKH, P2SH_P2WPKH)
+"""What elementsd's importprivkey and ``combo()`` own of a compressed key (no taproot)."""
 
 BIP_PURPOSE: dict[AddressKind, int] = {P2PKH: 44, P2SH_P2WPKH: 49, P2WPKH: 84, P2TR: 86}
 """The BIP44/49/84/86 purpose of each script type's descriptor (``DESCRIPTORS`` scheme)."""
@@ -246,22 +248,38 @@ class KeyChain:
 
     # --- imports and blinding -------------------------------------------------------------------
 
-    def import_secret(self, secret: int) -> list[KeyPair]:
-        """Own the P2PKH, P2WPKH, P2SH-P2WPKH and P2TR scripts of one more key (elementsd's
-        legacy importprivkey and ``combo()`` import those of a compressed key, taproot
-        aside; ours adds its key path). Returns the new pairs (none when already owned)."""
+    def import_secret(self, secret: int,
+                      kinds: tuple[AddressKind, ...] = IMPORT_KINDS) -> list[KeyPair]:
+        """Own the ``kinds`` scripts of one more key (default: what elementsd's importprivkey
+        and ``combo()`` own). Returns the new pairs (none when already owned)."""
         if not 0 < secret < N:
             raise EncodingError("private key out of range", reason="scalar-range")
         pubkey = ct.base_mul(secret).to_bytes()
         self.imported[pubkey] = secret
         added = []
-        for kind in ADDRESS_KINDS:
+        for kind in kinds:
             script = key_script(pubkey, kind)
             if script not in self._by_script:
                 pair = self._pair(None, secret, kind, None)
                 self._by_script[script] = pair
                 added.append(pair)
         return added
+
+    def replace_seed(self, seed: bytes, used: int) -> None:
+        """sethdseed: the keys handed out so far (``used``) stay owned as imported keys, then
+        derivation starts again from key 0 of the new seed."""
+        if self._master is None:
+            raise EncodingError("only an HD key chain takes a new seed", reason="scheme")
+        old = [pair for pair in self._by_script.values()
+               if pair.index is not None and pair.index < used]
+        self._by_script = {s: p for s, p in self._by_script.items() if p.index is None}
+        self._pairs = {kind: [] for kind in ADDRESS_KINDS}
+        self._accounts = {}
+        self._derived = 0
+        self.seed = bytes(seed)
+        self._master = master_key(self.seed)
+        for pair in old:
+            self.import_secret(pair.secret, (pair.kind,))
 
     def set_master_blinding_key(self, key: bytes) -> None:
         """Replace the master blinding key: every script's blinding key follows from it

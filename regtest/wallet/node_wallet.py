@@ -45,10 +45,12 @@ from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.elements.address import Destination
 from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.secp256k1 import ct
 from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.db import Changes, WalletDB
 from regtest.wallet.keys import (
+    IMPORT_KINDS,
     P2TR,
     P2WPKH,
     AddressKind,
@@ -135,7 +137,11 @@ class NodeWallet(ChainListener, Closeable):
         """Scripts watched without keys (importaddress / importpubkey): their payments are
         history, not spendable coins."""
         self.descriptors: dict[str, dict[str, object]] = {}
-        """Descriptors imported (importdescriptors): text -> record (``walletkeys``)."""
+        """Descriptors imported (importdescriptors, addmultisigaddress): text -> record
+        (``rpc.methods.walletkeys``)."""
+        self.redeem_scripts: dict[bytes, tuple[bytes | None, bytes | None]] = {}
+        """scriptPubKey -> (redeem script, witness script) the wallet knows (solvable P2SH /
+        P2WSH scripts: getaddressinfo)."""
         self.watched: set[Outpoint] = set()
         """Outpoints not ours whose spenders are wallet transactions (``commit(watch=)``)."""
         self.blinded: dict[bytes, dict[int, Opening]] = {}
@@ -192,6 +198,12 @@ class NodeWallet(ChainListener, Closeable):
             node_wallet.watched = db.watched()
             node_wallet.watch_only = db.watch_only()
             node_wallet.descriptors = dict(db.descriptors())
+            for record in node_wallet.descriptors.values():
+                solving = record.get("solving")
+                if isinstance(solving, dict):
+                    for script, (redeem, witness) in solving.items():
+                        node_wallet.redeem_scripts[bytes.fromhex(script)] = (
+                            _bytes(redeem), _bytes(witness))
             wallet.locked = db.locked()
             node_wallet.sync_coins()
             return node_wallet
@@ -524,16 +536,21 @@ class NodeWallet(ChainListener, Closeable):
         return Destination(address.script_pubkey,
                            address.blinding_pubkey if confidential else None)
 
-    def import_keys(self, secrets_: Sequence[int], label: str | None = None) -> list[KeyPair]:
-        """Own the scripts of imported private keys (``KeyChain.import_secret``); ``label``
-        names their addresses. Durable at once (a rescan cannot rebuild keys)."""
+    def import_keys(self, secrets_: Sequence[int], label: str | None = None,
+                    kinds: tuple[AddressKind, ...] = IMPORT_KINDS) -> list[KeyPair]:
+        """Own the ``kinds`` scripts of imported private keys (``KeyChain.import_secret``);
+        ``label`` names their addresses. Durable at once (a rescan cannot rebuild keys)."""
         added: list[KeyPair] = []
         for secret in secrets_:
-            added += self.wallet.keys.import_secret(secret)
+            added += self.wallet.keys.import_secret(secret, kinds)
         labels = ({pair.script_pubkey: label for pair in added} if label is not None else {})
         self.labels.update(labels)
         self.commit(state=True, labels=labels, sync=True)
         return added
+
+    def set_labels(self, labels: dict[bytes, str]) -> None:
+        self.labels.update(labels)
+        self.commit(labels=labels, sync=True)
 
     def import_watch_only(self, scripts: Sequence[bytes], label: str | None = None) -> None:
         """Watch scripts without their keys (importaddress, importpubkey)."""
@@ -543,9 +560,23 @@ class NodeWallet(ChainListener, Closeable):
         self.labels.update(labels)
         self.db.commit(Changes(watch_only=new, labels=labels), sync=True)
 
-    def record_descriptor(self, text: str, record: dict[str, object]) -> None:
-        self.descriptors[text] = dict(record)
-        self.db.commit(Changes(descriptors={text: dict(record)}), sync=True)
+    def record_descriptor(self, text: str, record: dict[str, object],
+                          solving: dict[bytes, tuple[bytes | None, bytes | None]] | None = None
+                          ) -> None:
+        """Remember an imported descriptor (listdescriptors; ``solving``: the redeem and
+        witness scripts of its P2SH / P2WSH outputs, kept in the record for the next load)."""
+        record = dict(record)
+        if solving:
+            self.redeem_scripts.update(solving)
+            record["solving"] = {script.hex(): [_hex(r), _hex(w)]
+                                 for script, (r, w) in solving.items()}
+        self.descriptors[text] = record
+        self.db.commit(Changes(descriptors={text: record}), sync=True)
+
+    def set_seed(self, seed: bytes) -> None:
+        """sethdseed (``Wallet.set_seed``), durable at once."""
+        self.wallet.set_seed(seed)
+        self.commit(state=True, sync=True)
 
     def set_master_blinding_key(self, key: bytes) -> None:
         """importmasterblindingkey: every script's blinding key follows from the new key."""
@@ -577,10 +608,30 @@ class NodeWallet(ChainListener, Closeable):
         pair = self.wallet.keys.owner_of(script)
         return pair.blinding_secret if pair is not None else None
 
+    def blinding_pubkey(self, script: bytes) -> bytes:
+        """The blinding public key the wallet gives ``script`` in a confidential address:
+        an imported key's, else the master blinding key's for that script (Elements'
+        GetBlindingPubKey)."""
+        secret = self.blinding_keys.get(script)
+        pair = self.wallet.keys.owner_of(script)
+        if secret is None and pair is not None:
+            return pair.blinding_pubkey
+        if secret is None:
+            secret = self._master_blinding_secret(script)
+        return ct.base_mul(secret).to_bytes()
+
     def import_blinding_key(self, script: bytes, secret: int) -> None:
         self.blinding_keys[script] = secret
         self.commit(blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
 
+
+
+def _hex(data: bytes | None) -> str | None:
+    return data.hex() if data is not None else None
+
+
+def _bytes(text: str | None) -> bytes | None:
+    return bytes.fromhex(text) if text is not None else None
 
 
 def _read(node: Node, block_hash: bytes) -> Block:

@@ -399,6 +399,18 @@ class Wallet:
         self._next_key = max(self._next_key, index + 1)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
 
+    @property
+    def next_key(self) -> int:
+        """The index of the next key ``new_address`` hands out."""
+        return self._next_key
+
+    def set_seed(self, seed: bytes) -> None:
+        """sethdseed: a new HD seed; the keys handed out so far stay the wallet's."""
+        self.keys.replace_seed(seed, self._next_key)
+        self._next_key = 0
+        self.change_keys = set()
+        self.keys.extend(self.lookahead)
+
     def add_known_asset(self, asset: bytes) -> None:
         """Assets the wallet can recognise in a Bulletproof message (its 20-byte prefix)."""
         self.known_assets[asset[:20]] = asset

@@ -11,7 +11,8 @@ from rpc.methods import (
     network,
     rawtransactions,
     wallet,
+    walletkeys,
 )
 
 __all__ = ["blockchain", "confidential", "control", "dlc", "mempool", "mining", "network",
-           "rawtransactions", "wallet"]
+           "rawtransactions", "wallet", "walletkeys"]
