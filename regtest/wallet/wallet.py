@@ -788,9 +788,18 @@ class Wallet:
                          p.address.blinding_pubkey if p.address else None)
                 for p in plan.payments]
         change_indexes = []
+        # Elements' issueasset / reissueasset pay what they create to new receiving addresses
+        # (GetNewDestination), not to change: the history lists them as received
+        created: set[bytes] = set()
+        if issued is not None:
+            created.add(issued.asset)
+            if issuance is not None:  # learn_issuance above recorded its token
+                created.add(self.token_of[issued.asset])
         for asset, amount in plan.change:
-            address = self.new_address(self.change_kind, change=True)
-            change_indexes.append(len(outs))
+            fresh = asset in created
+            address = self.new_address(self.change_kind, change=not fresh)
+            if not fresh:
+                change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
                                  address.blinding_pubkey if plan.blind_change else None))
         outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
