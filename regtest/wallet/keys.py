@@ -115,6 +115,25 @@ def slip77_blinding_secret(master: bytes, script_pubkey: bytes) -> int:
     return value
 
 
+def issuance_blinding_script(prevout_hash: bytes, prevout_index: int) -> bytes:
+    """The script whose blinding key blinds an issuance on the input spending this prevout:
+    ``OP_RETURN <prevout hash> <prevout index>`` (Elements' spend.cpp and backup.cpp
+    dumpissuanceblindingkey; the index pushed as a CScriptNum: OP_0, OP_1..OP_16, else
+    minimal little-endian bytes)."""
+    if len(prevout_hash) != 32:
+        raise EncodingError("a prevout hash takes 32 bytes", reason="length")
+    if prevout_index == 0:
+        number = b"\x00"
+    elif 1 <= prevout_index <= 16:
+        number = bytes((0x50 + prevout_index,))
+    else:
+        data = prevout_index.to_bytes((prevout_index.bit_length() + 7) // 8, "little")
+        if data[-1] & 0x80:  # keep it positive
+            data += b"\x00"
+        number = bytes((len(data),)) + data
+    return b"\x6a\x20" + prevout_hash + number
+
+
 def hd_path(kind: AddressKind, index: int, scheme: HDScheme) -> tuple[int, ...]:
     """The BIP32 path of receiving key ``index`` of ``kind`` (module docstring)."""
     if scheme is HDScheme.LEGACY:
@@ -280,6 +299,12 @@ class KeyChain:
         self._master = master_key(self.seed)
         for pair in old:
             self.import_secret(pair.secret, (pair.kind,))
+
+    def issuance_blinding_secret(self, prevout_hash: bytes, prevout_index: int) -> int:
+        """The master blinding key's key for an issuance on that prevout (Elements'
+        GetBlindingKey of ``issuance_blinding_script``)."""
+        return slip77_blinding_secret(self.master_blinding_key,
+                                      issuance_blinding_script(prevout_hash, prevout_index))
 
     def set_master_blinding_key(self, key: bytes) -> None:
         """Replace the master blinding key: every script's blinding key follows from it

@@ -56,6 +56,7 @@ from regtest.wallet.keys import (
     AddressKind,
     HDScheme,
     KeyPair,
+    issuance_blinding_script,
     slip77_blinding_secret,
 )
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
@@ -343,7 +344,8 @@ class NodeWallet(ChainListener, Closeable):
             self.ledger.is_mine(outpoint) or outpoint in self.watched
             for outpoint in ((t.prevout_hash, t.prevout_index) for t in tx.inputs))
         mine, known = self._openings(tx)
-        if not mine and not spends_ours:
+        watches = any(out.script_pubkey in self.watch_only for out in tx.outputs)
+        if not mine and not spends_ours and not watches:
             return None
         for n, opening in self.blinded.pop(tx.txid, {}).items():
             if n not in mine:
@@ -619,6 +621,22 @@ class NodeWallet(ChainListener, Closeable):
         if secret is None:
             secret = self._master_blinding_secret(script)
         return ct.base_mul(secret).to_bytes()
+
+    def issuance_blinding_secret(self, prevout_hash: bytes, prevout_index: int) -> int:
+        """The key blinding an issuance on the input spending that prevout: one imported
+        (importissuanceblindingkey), else the master blinding key's (Elements'
+        GetBlindingKey of the issuance script)."""
+        imported = self.blinding_keys.get(issuance_blinding_script(prevout_hash, prevout_index))
+        if imported is not None:
+            return imported
+        return self.wallet.keys.issuance_blinding_secret(prevout_hash, prevout_index)
+
+    def issuance_opening(self, tx: Transaction, vin: int) -> Opening | None:
+        """The issued amount and its blind of a blinded issuance on input ``vin``, when the
+        wallet's (or an imported) issuance blinding key opens it."""
+        txin = tx.inputs[vin]
+        return self.wallet.open_issuance(
+            txin, self.issuance_blinding_secret(txin.prevout_hash, txin.prevout_index))
 
     def import_blinding_key(self, script: bytes, secret: int) -> None:
         self.blinding_keys[script] = secret

@@ -41,6 +41,7 @@ from ctplugin.bulletproofs import CONSENSUS_PROOF_LENGTH, prove_output, rewind_o
 from ctplugin.elements import AssetIssuance, Block, Transaction, TxIn, TxOut
 from ctplugin.elements.chainparams import ChainParams, RangeProofKind
 from ctplugin.elements.issuance import (
+    input_issuance_ids,
     issuance_asset_id,
     issuance_entropy,
     reissuance_token_id,
@@ -524,14 +525,41 @@ class Wallet:
             return _borromean_proof_size(0, False, self.ct_exponent, self.ct_bits)
         return CONSENSUS_PROOF_LENGTH
 
-    def _issuance_proof(self, value: int, vbf: int, asset: bytes) -> bytes:
-        """The range proof of a blinded issuance amount (extra commit: an EMPTY script)."""
+    def _issuance_proof(self, value: int, vbf: int, asset: bytes, coin: OwnedCoin) -> bytes:
+        """The range proof of a blinded issuance amount on the input spending ``coin``
+        (extra commit: an EMPTY script). Its nonce is the issuance blinding key of that
+        prevout (``KeyChain.issuance_blinding_secret``: Elements' spend.cpp), so whoever holds
+        the key (dumpissuanceblindingkey) can rewind it."""
         asset_gen = generator_generate(asset)
+        nonce = self.keys.issuance_blinding_secret(coin.txid, coin.index).to_bytes(32, "big")
         if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.issuance_rangeproof(
-                value, self._random(), vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
+                value, nonce, vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
                 asset, exp=self.ct_exponent, min_bits=self.ct_bits)
-        return prove_output(value, vbf, asset_gen, self._random(), b"")
+        return prove_output(value, vbf, asset_gen, nonce, b"")
+
+    def open_issuance(self, txin: TxIn, blinding_secret: int) -> Opening | None:
+        """(asset, amount, 0, amount blind) of a blinded issuance amount, rewound with the
+        issuance blinding key; None when the key is not the prover's."""
+        ids = input_issuance_ids(txin)
+        commitment = txin.issuance.amount if txin.issuance is not None else None
+        if ids is None or not isinstance(commitment, bytes):
+            return None
+        gen = generator_generate(ids.asset)
+        nonce = blinding_secret.to_bytes(32, "big")
+        proof = txin.issuance_amount_rangeproof
+        try:
+            if self.range_proofs == RangeProofKind.BORROMEAN:
+                found = borromean.rewind(proof, commitment, gen, b"", nonce)
+                opened = (found.value, found.blind) if found is not None else None
+            else:
+                rewound = rewind_output(proof, commitment, gen.serialize(), nonce, b"")
+                opened = (rewound.value, rewound.blind) if rewound is not None else None
+        except CtpluginError:
+            return None
+        if opened is None:
+            return None
+        return Opening(ids.asset, opened[0], 0, int.from_bytes(opened[1], "big"))
 
     # --- persistence ----------------------------------------------------------------------
 
@@ -759,7 +787,7 @@ class Wallet:
                 if issuance.blind_amount:
                     issue_vbf = self._random_scalar()
                     issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
-                    amount_proof = self._issuance_proof(issuance.amount, issue_vbf, asset)
+                    amount_proof = self._issuance_proof(issuance.amount, issue_vbf, asset, coin)
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
                 issued = Opening(asset, issuance.amount, 0, issue_vbf)
@@ -776,7 +804,7 @@ class Wallet:
                     reissue_vbf = self._random_scalar()
                     reissued = commit(reissuance.amount, reissue_vbf, asset_gen).serialize()
                     amount_proof = self._issuance_proof(reissuance.amount, reissue_vbf,
-                                                        reissuance.asset)
+                                                        reissuance.asset, coin)
                 record = AssetIssuance(coin.abf.to_bytes(32, "big"), entropy, reissued, None)
                 issued = Opening(reissuance.asset, reissuance.amount, 0, reissue_vbf)
                 targets.append(_InSpec(reissuance.asset, 0, asset_gen, reissuance.amount,

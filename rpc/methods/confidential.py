@@ -439,6 +439,8 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
             entry["vin"] = vin
             known = wtx.issuance if wtx.issuance is not None and wtx.issuance.asset == ids.asset \
                 else None
+            if known is None and not isinstance(issuance.amount, int):
+                known = wallet.issuance_opening(wtx.tx, vin)  # imported or own issuance key
             if isinstance(issuance.amount, int):
                 entry["assetamount"] = amount_json(issuance.amount)
             else:

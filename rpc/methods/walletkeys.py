@@ -47,8 +47,10 @@ from regtest.wallet.keys import (
     AddressKind,
     HDScheme,
     format_path,
+    issuance_blinding_script,
     p2wpkh_script,
 )
+from regtest.wallet.ledger import WalletTx
 from regtest.wallet.node_wallet import NodeWallet
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
@@ -698,3 +700,70 @@ def importmasterblindingkey(call: Call, hexkey: str) -> None:
     wallet = call.wallet
     wallet.set_master_blinding_key(key)
     wallet.rescan(call.node, 0)
+
+
+# --- issuance blinding keys ---------------------------------------------------------------------
+
+
+def _issuance_input(call: Call, wallet: NodeWallet, txid: str, vin: Any) -> tuple[WalletTx, int]:
+    """(the wallet transaction, vin) of an issuance input, with elementsd's errors."""
+    if not isinstance(txid, str) or len(txid) != 64:
+        raise RpcError(RpcCode.TYPE_ERROR, "First argument must be a txid string")
+    try:
+        txid_bytes = bytes.fromhex(txid)[::-1]
+    except ValueError:
+        raise RpcError(RpcCode.TYPE_ERROR, "First argument must be a txid string") from None
+    if not isinstance(vin, int) or isinstance(vin, bool):
+        raise RpcError(RpcCode.TYPE_ERROR, "vin must be an integer")
+    wtx = wallet.ledger.get(txid_bytes)
+    if wtx is None:
+        raise RpcError(RpcCode.WALLET_ERROR, "Transaction is unknown to wallet.")
+    if not 0 <= vin < len(wtx.tx.inputs):
+        raise RpcError(RpcCode.WALLET_ERROR, "Transaction is in wallet but vin does not exist")
+    if wtx.tx.inputs[vin].issuance is None:
+        raise RpcError(RpcCode.WALLET_ERROR, "Transaction input has no issuance")
+    return wtx, vin
+
+
+@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id of the issuance"),
+                     required("vin", Kind.INT, "The input number of the issuance in the "
+                                               "transaction.")],
+     wallet=True, description="Dumps the private blinding key for an asset issuance in wallet.",
+     result='"hex"    (string) the issuance blinding key', examples=('"<txid>", 0',))
+def dumpissuanceblindingkey(call: Call, txid: str, vin: int) -> str:
+    wallet = call.wallet
+    wtx, vin = _issuance_input(call, wallet, txid, vin)
+    txin = wtx.tx.inputs[vin]
+    opened = isinstance(txin.issuance.amount, int) or wallet.issuance_opening(wtx.tx, vin)
+    if not opened:
+        raise RpcError(RpcCode.WALLET_ERROR,
+                       "Unable to unblind issuance with wallet blinding key.")
+    secret = wallet.issuance_blinding_secret(txin.prevout_hash, txin.prevout_index)
+    return secret.to_bytes(32, "big").hex()
+
+
+@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id of the issuance"),
+                     required("vin", Kind.INT, "The input number of the issuance in the "
+                                               "transaction."),
+                     required("blindingkey", Kind.HEX, "The blinding key in hex")],
+     wallet=True,
+     description="Imports a private blinding key in hex for an asset issuance. Unlike "
+                 "`importblindingkey`, the key is stored without verifying it matches the "
+                 "issuance blinding pubkey.",
+     result="null    (json null)", examples=('"<txid>" 0 "<blindingkey>"',))
+def importissuanceblindingkey(call: Call, txid: str, vin: int, blindingkey: str) -> None:
+    wallet = call.wallet
+    if len(blindingkey) != 64:
+        raise RpcError(RpcCode.TYPE_ERROR, "blinding key must be a hex string of length 64")
+    try:
+        key = bytes.fromhex(blindingkey)
+    except ValueError:
+        raise RpcError(RpcCode.TYPE_ERROR, "blinding key must be a hex string of length 64") \
+            from None
+    wtx, vin = _issuance_input(call, wallet, txid, vin)
+    secret = int.from_bytes(key, "big")
+    if not 0 < secret < N:
+        raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid blinding key")
+    txin = wtx.tx.inputs[vin]
+    wallet.import_blinding_key(issuance_blinding_script(txin.prevout_hash,
+                                                        txin.prevout_index), secret)
