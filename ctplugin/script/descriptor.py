@@ -185,8 +185,9 @@ def _parse_key(text: str, params: AddressParams, *, xonly: bool = False) -> KeyE
     if text.startswith("["):
         close = text.find("]")
         if close < 0:
-            raise DescriptorError(f"Key origin start '[ character expected but not found, got "
-                                  f"'{text[0]}' instead")
+            raise DescriptorError(f"key '{text}' is not valid")
+        if "]" in text[close + 1:]:
+            raise DescriptorError("Multiple ']' characters found for a single pubkey")
         inside = text[1:close].split("/", 1)
         if len(inside[0]) != 8:
             raise DescriptorError(f"Fingerprint is not 4 bytes ({len(inside[0])} characters "
