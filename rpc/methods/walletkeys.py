@@ -734,6 +734,7 @@ def dumpissuanceblindingkey(call: Call, txid: str, vin: int) -> str:
     wallet = call.wallet
     wtx, vin = _issuance_input(call, wallet, txid, vin)
     txin = wtx.tx.inputs[vin]
+    assert txin.issuance is not None  # _issuance_input checked it
     opened = isinstance(txin.issuance.amount, int) or wallet.issuance_opening(wtx.tx, vin)
     if not opened:
         raise RpcError(RpcCode.WALLET_ERROR,
