@@ -238,8 +238,9 @@ class WalletManager(ChainListener, Closeable):
                 self.load("")
             else:
                 self.create("", seed=REGTEST_SEED)
-        elif not extra and self.exists("") and "" not in listed:
-            listed.insert(0, "")  # Core: an unnamed wallet on disk loads without -wallet
+        elif not nowallet and not extra and "wallet" not in self.read_settings() \
+                and self.exists(""):
+            listed = [""]  # Core: an unnamed wallet on disk loads when no -wallet is set
         for name in [*extra, *listed]:
             if name in self.wallets:
                 continue

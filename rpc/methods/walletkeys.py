@@ -58,6 +58,7 @@ from rpc.registry import Kind, optional, required, rpc
 
 LEGACY_ONLY = "Only legacy wallets are supported by this command"
 MAX_RANGE = 1_000_000  # Core's importdescriptors / deriveaddresses range limit
+MAX_KEYPOOL = 100_000  # keypoolrefill's bound here (Core has none)
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -336,6 +337,9 @@ def keypoolrefill(call: Call, newsize: int | None) -> None:
     wallet = call.wallet
     if newsize is not None and newsize < 0:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Invalid parameter, expected valid size.")
+    if newsize is not None and newsize > MAX_KEYPOOL:  # Core would derive them all, for hours
+        raise RpcError(RpcCode.INVALID_PARAMETER,
+                       f"Invalid parameter, a keypool above {MAX_KEYPOOL} keys is not supported")
     size = max(newsize or wallet.wallet.lookahead, 1)
     wallet.wallet.keys.extend(wallet.wallet.next_key + size)
 
@@ -609,6 +613,7 @@ def listdescriptors(call: Call, private: bool) -> dict[str, Any]:
             entry["next"] = record.get("next", 0)
             entry["next_index"] = record.get("next", 0)
         out.append(entry)
+    out.sort(key=lambda d: d["desc"])  # Core: sorted by the descriptor's string
     return {"wallet_name": wallet.name, "descriptors": out}
 
 
