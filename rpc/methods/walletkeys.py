@@ -613,7 +613,7 @@ def listdescriptors(call: Call, private: bool) -> dict[str, Any]:
             entry["next"] = record.get("next", 0)
             entry["next_index"] = record.get("next", 0)
         out.append(entry)
-    out.sort(key=lambda d: d["desc"])  # Core: sorted by the descriptor's string
+    out.sort(key=lambda d: str(d["desc"]))  # Core: sorted by the descriptor's string
     return {"wallet_name": wallet.name, "descriptors": out}
 
 
