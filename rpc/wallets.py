@@ -5,7 +5,7 @@ Wallets live in ``DATADIR/wallets/<encoded name>/`` (``Node.wallet_path``), each
 
 - our chains: a fresh node creates the default wallet "" from the documented regtest seed, so
   it owns the genesis coins at once; ``--wallet`` names missing wallets to create;
-- elementsregtest, as elementsd (docs/elements-regtest.md §5.2, Elements'
+- elementsregtest, as elementsd (docs/elements-regtest.md §5.3, Elements'
   ``src/wallet/load.cpp``): no wallet exists unless asked for (``createwallet``); a "" wallet
   already on disk loads when no ``-wallet`` is given; a ``-wallet`` or settings entry whose
   wallet is missing is skipped with bitcoind's warning, never re-created empty. Its wallets

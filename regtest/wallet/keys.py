@@ -17,7 +17,7 @@ Spending keys come from one of three derivation schemes (``HDScheme``):
 BIP32 is python-bitcointx's (``ctplugin.bip32``). Keys imported one by one (``import_secret``:
 ``importprivkey``, ``combo(WIF)`` descriptors) own the same script types without a path.
 
-Blinding keys (docs/elements-regtest.md §6): the blinding private key of a scriptPubKey is
+Blinding keys (docs/elements-regtest.md §5.6): the blinding private key of a scriptPubKey is
 HMAC-SHA256(master blinding key, scriptPubKey), as Elements' ``CWallet::GetBlindingKey``. The
 master blinding key of a ``TAGGED`` key chain is SLIP-0077's of the seed (bytes 32..64 of
 HMAC-SHA512(HMAC-SHA512("Symmetric key seed", seed)[0:32], 0x00 ‖ "SLIP-0077"), reproducible

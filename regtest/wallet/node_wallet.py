@@ -91,7 +91,7 @@ class WalletSettings:
       (``-defaultpeggedassetname``);
     - ``default_wallet``: the node creates and loads the public-seed wallet "" that owns the
       genesis coins (our chains); elementsd creates no wallet unless asked
-      (docs/elements-regtest.md §5.2);
+      (docs/elements-regtest.md §5.3);
     - ``elements_keys``: wallets are elementsd's (BIP32 keys as legacy or descriptor
       wallets, a random master blinding key; ``regtest.wallet.keys``), not our chains'
       tagged-hash keys;

@@ -291,7 +291,7 @@ _ADDRESS_TYPES: dict[str, tuple[bool, AddressKind]] = {  # Elements' names: (con
     "blech32": (True, P2WPKH), "bech32": (False, P2WPKH),
 }
 _BASE58_TYPES: dict[str, AddressKind] = {"legacy": P2PKH, "p2sh-segwit": P2SH_P2WPKH}
-"""Base58 types: blinded as -blindedaddresses says (docs/elements-regtest.md §6)."""
+"""Base58 types: blinded as -blindedaddresses says (docs/elements-regtest.md §5.4)."""
 
 
 def _address_type(call: Call, address_type: str | None,

@@ -1,5 +1,5 @@
 """Wallet key calls as elementsd has them (Elements' ``src/wallet/rpc/backup.cpp``,
-``addresses.cpp``, ``elements.cpp``; docs/elements-regtest.md §5.2, §6): key, address and
+``addresses.cpp``, ``elements.cpp``; docs/elements-regtest.md §5.3-§5.6): key, address and
 descriptor imports, dumps, the HD seed, the keypool, multisig addresses, the master blinding key;
 and the descriptor calls that need no wallet (``src/rpc/output_script.cpp``).
 
