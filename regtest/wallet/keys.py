@@ -29,6 +29,10 @@ Scripts per key: P2WPKH ``OP_0 <HASH160(pubkey)>``, P2TR ``OP_1 <Q>`` (key path 
 BIP86-style: Q = P + TaggedHash("TapTweak/elements", P)·G with P = x(k·G)), P2PKH and
 P2SH-P2WPKH (the P2WPKH script as redeem script).
 
+Multisig scripts (``add_multisig``: addmultisigaddress, ``multi()`` descriptors) whose every
+key the chain holds are spendable too, as in a legacy Core wallet: P2WSH, P2SH-P2WSH and P2SH
+m-of-n (``MultisigScript``).
+
 Secrets only meet constant-time code (coincurve); public keys become bytes.
 """
 
@@ -41,6 +45,7 @@ from typing import Literal
 
 from ctplugin.bip32 import ExtKey, master_key
 from ctplugin.elements.address import p2pkh_script, p2sh_script
+from ctplugin.elements.script import script_ops
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160
 from ctplugin.script.taproot import TaprootOutput
@@ -134,6 +139,38 @@ def issuance_blinding_script(prevout_hash: bytes, prevout_index: int) -> bytes:
     return b"\x6a\x20" + prevout_hash + number
 
 
+def multisig_parts(script: bytes) -> tuple[int, list[bytes]] | None:
+    """(m, keys) of a bare ``OP_m <key>… OP_n OP_CHECKMULTISIG`` script of compressed keys,
+    else None."""
+    ops = script_ops(script)
+    if (ops is None or len(ops) < 4 or ops[-1][0] != 0xAE
+            or not 0x51 <= ops[0][0] <= 0x60 or not 0x51 <= ops[-2][0] <= 0x60):
+        return None
+    m, n = ops[0][0] - 0x50, ops[-2][0] - 0x50
+    keys = [data for _, data in ops[1:-2]]
+    if len(keys) != n or m > n or any(k is None or len(k) != 33 for k in keys):
+        return None
+    return m, [k for k in keys if k is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class MultisigScript:
+    """An m-of-n output the key chain can spend alone: ``multisig`` is the m-of-n script,
+    ``witness`` whether it is a witness script (P2WSH, or P2SH-P2WSH when ``redeem_script``
+    is the P2WSH program), ``redeem_script`` what a P2SH scriptSig pushes last (None for
+    bare P2WSH); ``secrets``: the keys' secrets in the script's order."""
+
+    script_pubkey: bytes
+    multisig: bytes
+    witness: bool
+    redeem_script: bytes | None
+    required: int
+    secrets: tuple[int, ...]
+
+    def __repr__(self) -> str:  # never print secrets
+        return f"MultisigScript(script={self.script_pubkey.hex()})"
+
+
 def hd_path(kind: AddressKind, index: int, scheme: HDScheme) -> tuple[int, ...]:
     """The BIP32 path of receiving key ``index`` of ``kind`` (module docstring)."""
     if scheme is HDScheme.LEGACY:
@@ -171,8 +208,8 @@ class KeyPair:
 class KeyChain:
     """Deterministic keys of one wallet seed, plus imported ones (module docstring)."""
 
-    __slots__ = ("_accounts", "_by_script", "_derived", "_master", "_pairs", "imported",
-                 "master_blinding_key", "scheme", "seed")
+    __slots__ = ("_accounts", "_by_script", "_derived", "_master", "_multisig", "_pairs",
+                 "_pubkeys", "imported", "master_blinding_key", "scheme", "seed")
 
     def __init__(self, seed: bytes, *, scheme: HDScheme = HDScheme.TAGGED,
                  master_blinding_key: bytes | None = None) -> None:
@@ -192,6 +229,8 @@ class KeyChain:
         self._by_script: dict[bytes, KeyPair] = {}
         self.imported: dict[bytes, int] = {}
         """Imported keys: compressed public key -> secret (``importprivkey``)."""
+        self._pubkeys: dict[bytes, int] = {}  # every key held: public key -> secret
+        self._multisig: dict[bytes, MultisigScript] = {}
 
     # --- HD identity ----------------------------------------------------------------------------
 
@@ -230,6 +269,7 @@ class KeyChain:
     def _pair(self, index: int | None, secret: int, kind: AddressKind,
               path: tuple[int, ...] | None) -> KeyPair:
         pubkey = ct.base_mul(secret).to_bytes()
+        self._pubkeys[pubkey] = secret
         script = key_script(pubkey, kind)
         blinding = slip77_blinding_secret(self.master_blinding_key, script)
         return KeyPair(index, secret, pubkey, script, blinding, ct.base_mul(blinding).to_bytes(),
@@ -260,6 +300,29 @@ class KeyChain:
 
     def owner_of(self, script_pubkey: bytes) -> KeyPair | None:
         return self._by_script.get(script_pubkey)
+
+    def secret_of(self, pubkey: bytes) -> int | None:
+        """The secret of a public key the chain holds (derived or imported)."""
+        return self._pubkeys.get(pubkey)
+
+    def add_multisig(self, script_pubkey: bytes, multisig: bytes, *, witness: bool,
+                     redeem_script: bytes | None) -> MultisigScript | None:
+        """Own an m-of-n output when the chain holds every key of ``multisig`` (module
+        docstring); None (not owned) otherwise."""
+        parts = multisig_parts(multisig)
+        if parts is None:
+            return None
+        required, pubkeys = parts
+        found = [self._pubkeys.get(k) for k in pubkeys]
+        if any(secret is None for secret in found):
+            return None
+        entry = MultisigScript(script_pubkey, multisig, witness, redeem_script, required,
+                               tuple(s for s in found if s is not None))
+        self._multisig[script_pubkey] = entry
+        return entry
+
+    def multisig_of(self, script_pubkey: bytes) -> MultisigScript | None:
+        return self._multisig.get(script_pubkey)
 
     def pairs(self) -> list[KeyPair]:
         """Every script the chain owns (derived and imported)."""

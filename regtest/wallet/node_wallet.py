@@ -203,8 +203,8 @@ class NodeWallet(ChainListener, Closeable):
                 solving = record.get("solving")
                 if isinstance(solving, dict):
                     for script, (redeem, witness) in solving.items():
-                        node_wallet.redeem_scripts[bytes.fromhex(script)] = (
-                            _bytes(redeem), _bytes(witness))
+                        node_wallet.add_solving(bytes.fromhex(script), _bytes(redeem),
+                                                _bytes(witness))
             wallet.locked = db.locked()
             node_wallet.sync_coins()
             return node_wallet
@@ -266,6 +266,13 @@ class NodeWallet(ChainListener, Closeable):
         for n, out in enumerate(tx.outputs):
             if self.wallet.keys.owner_of(out.script_pubkey) is not None:
                 opened = self.wallet.unblind(out)
+                if opened is not None:
+                    mine[n] = Opening(*opened)
+                continue
+            if self.wallet.keys.multisig_of(out.script_pubkey) is not None:
+                secret = self.blinding_secret(out.script_pubkey)
+                assert secret is not None  # a multisig of ours has a blinding key
+                opened = self.wallet.open_output(out, secret)
                 if opened is not None:
                     mine[n] = Opening(*opened)
                 continue
@@ -568,12 +575,22 @@ class NodeWallet(ChainListener, Closeable):
         """Remember an imported descriptor (listdescriptors; ``solving``: the redeem and
         witness scripts of its P2SH / P2WSH outputs, kept in the record for the next load)."""
         record = dict(record)
+        for script, (redeem, witness) in (solving or {}).items():
+            self.add_solving(script, redeem, witness)
         if solving:
-            self.redeem_scripts.update(solving)
             record["solving"] = {script.hex(): [_hex(r), _hex(w)]
                                  for script, (r, w) in solving.items()}
         self.descriptors[text] = record
         self.db.commit(Changes(descriptors={text: record}), sync=True)
+
+    def add_solving(self, script: bytes, redeem: bytes | None, witness: bytes | None) -> None:
+        """Know a P2SH / P2WSH output's scripts (solvable); an m-of-n one whose every key the
+        wallet holds becomes spendable (``KeyChain.add_multisig``)."""
+        self.redeem_scripts[script] = (redeem, witness)
+        multisig = witness if witness is not None else redeem
+        if multisig is not None:
+            self.wallet.keys.add_multisig(script, multisig, witness=witness is not None,
+                                          redeem_script=redeem)
 
     def set_seed(self, seed: bytes) -> None:
         """sethdseed (``Wallet.set_seed``), durable at once."""
@@ -591,7 +608,9 @@ class NodeWallet(ChainListener, Closeable):
     def is_mine(self, script: bytes) -> bool:
         """The wallet spends ``script``: one of its keys', or ``OP_TRUE`` with
         ``anyonecanspendaremine``."""
-        return self.wallet.keys.owner_of(script) is not None or self._anyone_can_spend(script)
+        keys = self.wallet.keys
+        return (keys.owner_of(script) is not None or keys.multisig_of(script) is not None
+                or self._anyone_can_spend(script))
 
     def _anyone_can_spend(self, script: bytes) -> bool:
         return script == OP_TRUE and self.settings.anyonecanspendaremine
@@ -608,7 +627,11 @@ class NodeWallet(ChainListener, Closeable):
         if self._anyone_can_spend(script):
             return self._op_true_blinding_secret()
         pair = self.wallet.keys.owner_of(script)
-        return pair.blinding_secret if pair is not None else None
+        if pair is not None:
+            return pair.blinding_secret
+        if self.wallet.keys.multisig_of(script) is not None:
+            return self._master_blinding_secret(script)
+        return None
 
     def blinding_pubkey(self, script: bytes) -> bytes:
         """The blinding public key the wallet gives ``script`` in a confidential address:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 from ctplugin.elements import Transaction
-from ctplugin.elements.script import script_ops
+from ctplugin.elements.script import push_data
 from ctplugin.errors import CtpluginError
 from ctplugin.hashes import hash160
 from ctplugin.script.interpreter import p2wpkh_script_code
@@ -42,7 +42,16 @@ from ctplugin.script.sighash import (
 )
 from ctplugin.script.taproot import leaf_hash, tweak_hash
 from ctplugin.secp256k1 import ct
-from regtest.wallet.keys import P2PKH, P2SH_P2WPKH, P2TR, P2WPKH, KeyChain, p2wpkh_script
+from regtest.wallet.keys import (
+    P2PKH,
+    P2SH_P2WPKH,
+    P2TR,
+    P2WPKH,
+    KeyChain,
+    MultisigScript,
+    multisig_parts,
+    p2wpkh_script,
+)
 
 AuxRandom = Callable[[], bytes]
 """32 fresh bytes per BIP340 signature (the wallet's deterministic stream in tests)."""
@@ -73,7 +82,13 @@ def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyCha
             continue
         pair = keys.owner_of(script)
         if pair is None:
-            raise SigningError(f"input {n} spends a script this wallet does not own")
+            owned = keys.multisig_of(script)
+            if owned is None:
+                raise SigningError(f"input {n} spends a script this wallet does not own")
+            multisig_sig, multisig_witness = _sign_multisig(pre, n, owned)
+            inputs[n] = replace(inputs[n], script_sig=multisig_sig,
+                                script_witness=multisig_witness)
+            continue
         script_sig = b""
         if pair.kind in (P2WPKH, P2SH_P2WPKH):
             code = p2wpkh_script_code(hash160(pair.pubkey))
@@ -99,9 +114,34 @@ def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyCha
 
 
 def _push(data: bytes) -> bytes:
-    """A direct push (signatures, keys and redeem scripts here are under 76 bytes)."""
-    assert len(data) < 0x4C
-    return bytes((len(data),)) + data
+    return push_data(data)
+
+
+def _sign_multisig(pre: PrecomputedTransaction, n: int, owned: MultisigScript
+                   ) -> tuple[bytes, tuple[bytes, ...]]:
+    """(scriptSig, witness) of an m-of-n input the wallet holds every key of: the first m
+    keys sign (CHECKMULTISIG's order), after the dummy element."""
+    if owned.witness:
+        parts = multisig_parts(owned.multisig)
+        assert parts is not None  # add_multisig checked it
+        signatures = {pubkey: sign_multisig_input(pre, n, owned.multisig, secret)
+                      for pubkey, secret in zip(parts[1], owned.secrets)}
+        witness = finalize_multisig(owned.multisig, signatures)
+        assert witness is not None  # every key signed
+        script_sig = _push(owned.redeem_script) if owned.redeem_script is not None else b""
+        return script_sig, witness
+    digest = legacy_sighash(pre.tx, n, owned.multisig, SIGHASH_ALL)
+    legacy = [ct.ecdsa_sign(secret, digest) + b"\x01" for secret in owned.secrets[:owned.required]]
+    return b"\x00" + b"".join(_push(sig) for sig in legacy) + _push(owned.multisig), ()
+
+
+def multisig_templates(owned: MultisigScript) -> tuple[bytes, tuple[bytes, ...]]:
+    """(scriptSig, witness) of the sizes ``_sign_multisig`` gives (fee estimation)."""
+    signatures = [_DER_PLACEHOLDER] * owned.required
+    if owned.witness:
+        script_sig = _push(owned.redeem_script) if owned.redeem_script is not None else b""
+        return script_sig, (b"", *signatures, owned.multisig)
+    return b"\x00" + b"".join(_push(s) for s in signatures) + _push(owned.multisig), ()
 
 
 def witness_template(script_pubkey: bytes) -> tuple[bytes, ...]:
@@ -137,16 +177,12 @@ def _is_p2sh(script: bytes) -> bool:
 # --- P2WSH multisig ----------------------------------------------------------------------------
 
 def multisig_keys(witness_script: bytes) -> tuple[int, list[bytes]]:
-    """(m, keys) of a bare ``OP_m <key>… OP_n OP_CHECKMULTISIG`` witness script."""
-    ops = script_ops(witness_script)
-    if (ops is None or len(ops) < 4 or ops[-1][0] != 0xAE
-            or not 0x51 <= ops[0][0] <= 0x60 or not 0x51 <= ops[-2][0] <= 0x60):
-        raise SigningError("not an m-of-n CHECKMULTISIG script")
-    m, n = ops[0][0] - 0x50, ops[-2][0] - 0x50
-    keys = [data for _, data in ops[1:-2]]
-    if len(keys) != n or m > n or any(k is None or len(k) != 33 for k in keys):
+    """(m, keys) of a bare ``OP_m <key>… OP_n OP_CHECKMULTISIG`` witness script of compressed
+    keys (``keys.multisig_parts``); ``SigningError`` for any other script."""
+    parts = multisig_parts(witness_script)
+    if parts is None:
         raise SigningError("not an m-of-n CHECKMULTISIG script of compressed keys")
-    return m, keys  # type: ignore[return-value]  # the None case is refused above
+    return parts
 
 
 def sign_multisig_input(pre: PrecomputedTransaction, index: int, witness_script: bytes,

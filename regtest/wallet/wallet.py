@@ -69,7 +69,12 @@ from regtest.wallet.blinding import (
     rewind_nonce,
 )
 from regtest.wallet.keys import P2TR, AddressKind, HDScheme, KeyChain
-from regtest.wallet.signing import script_sig_template, sign_transaction, witness_template
+from regtest.wallet.signing import (
+    multisig_templates,
+    script_sig_template,
+    sign_transaction,
+    witness_template,
+)
 
 _ZERO32 = bytes(32)
 LOOKAHEAD = 20
@@ -232,7 +237,7 @@ class _Plan:
                 record = AssetIssuance(b"\x01" * 32, _ZERO32, reissued, None)
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index, issuance=record,
                               issuance_amount_rangeproof=proof,
-                              script_sig=script_sig_template(coin.out.script_pubkey),
+                              script_sig=self.wallet.script_sig_estimate(coin),
                               script_witness=self.wallet.witness_estimate(coin)))
         surjection_size = serialized_size(n_targets, min(WALLET_USED_INPUTS, n_targets))
         change_script = self.wallet.next_change_script()
@@ -658,7 +663,17 @@ class Wallet:
 
     def witness_estimate(self, coin: OwnedCoin) -> tuple[bytes, ...]:
         """A witness of the size signing ``coin``'s input will give (fee estimation)."""
+        owned = self.keys.multisig_of(coin.out.script_pubkey)
+        if owned is not None:
+            return multisig_templates(owned)[1]
         return witness_template(coin.out.script_pubkey)
+
+    def script_sig_estimate(self, coin: OwnedCoin) -> bytes:
+        """A scriptSig of the size signing ``coin``'s input will give (fee estimation)."""
+        owned = self.keys.multisig_of(coin.out.script_pubkey)
+        if owned is not None:
+            return multisig_templates(owned)[0]
+        return script_sig_template(coin.out.script_pubkey)
 
     def next_change_script(self) -> bytes:
         """The script ``new_address(change=True)`` will pay next (fee estimation)."""

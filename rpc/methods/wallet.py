@@ -389,7 +389,8 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
     # Elements: an address whose blinding key is not the wallet's is not spendable by it
     blinding_ok = (dest.blinding_pubkey is None
                    or dest.blinding_pubkey == wallet.blinding_pubkey(script))
-    ismine = pair is not None and blinding_ok
+    multisig = keys.multisig_of(script)  # every key ours: spendable, as in a legacy wallet
+    ismine = (pair is not None or multisig is not None) and blinding_ok
     iswatchonly = watched and blinding_ok
     solvable = pair is not None or redeem is not None
     out: dict[str, Any] = {"address": address, "scriptPubKey": script.hex(), "ismine": ismine,
@@ -419,7 +420,7 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
         out["script"] = "witness_v0_keyhash"
         out["hex"] = p2wpkh_script(pair.pubkey).hex()
         out["pubkey"] = pair.pubkey.hex()
-    mine_at_all = pair is not None or watched
+    mine_at_all = pair is not None or multisig is not None or watched
     if dest.blinding_pubkey is None and mine_at_all:
         out["confidential"] = address_text(call, Destination(script,
                                                              wallet.blinding_pubkey(script)))
