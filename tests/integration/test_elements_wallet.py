@@ -160,6 +160,36 @@ def test_legacy_imports_and_their_errors(node: NodeProcess) -> None:
     assert code == -4 and "non-descriptor wallets" in message
 
 
+def test_multisig_of_our_own_keys_is_spendable_blinded(node: NodeProcess) -> None:
+    """feature_issuance.py's blinded multisig: a 2-of-3 of the wallet's keys, blinded to one of
+    its blinding keys by createblindedaddress + importblindingkey, is received, opened (the
+    blinders are known) and spent."""
+    legacy = "/wallet/legacy"
+    pubkeys = [node.call("getaddressinfo", node.call("getnewaddress", path=legacy),
+                         path=legacy)["pubkey"] for _ in range(3)]
+    multisig = node.call("addmultisigaddress", 2, pubkeys, path=legacy)["address"]
+    assert multisig.startswith("ert1q")  # -addresstype's bech32: P2WSH
+    blinded = node.call("getnewaddress", "", "blech32", path=legacy)
+    key = node.call("validateaddress", blinded)["confidential_key"]
+    blinded_multisig = node.call("createblindedaddress", multisig, key)
+    node.call("importblindingkey", blinded_multisig,
+              node.call("dumpblindingkey", blinded, path=legacy), path=legacy)
+    assert node.call("getaddressinfo", multisig, path=legacy)["confidential"] == blinded_multisig
+    txid = node.call("sendtoaddress", blinded_multisig, 3, path=legacy)
+    node.call("generatetoaddress", 1, NODE1[1])
+    [coin] = [c for c in node.call("listunspent", path=legacy) if c["txid"] == txid
+              and c["scriptPubKey"] == node.call("validateaddress", multisig)["scriptPubKey"]]
+    assert coin["amount"] == 3 and coin["amountblinder"] != "00" * 32
+    payee = node.call("getnewaddress", "", "blech32", path="/wallet/desc")
+    raw = node.call("createrawtransaction", [{"txid": txid, "vout": coin["vout"]}],
+                    [{payee: Decimal("2.999")}, {"fee": Decimal("0.001")}])
+    blinded_raw = node.call("blindrawtransaction", raw, path=legacy)
+    signed = node.call("signrawtransactionwithwallet", blinded_raw, path=legacy)
+    assert signed["complete"], signed
+    verdict = node.call("testmempoolaccept", [signed["hex"]])[0]
+    assert verdict["allowed"], verdict
+
+
 def test_descriptor_wallet_imports_combo_and_lists_bip_accounts(node: NodeProcess) -> None:
     desc = "/wallet/desc"
     assert node.call("getwalletinfo", path=desc)["descriptors"] is True

@@ -16,9 +16,10 @@ from ctplugin.elements.address import (
     BITCOIN_MAIN,
     decode_secret,
     encode_destination,
+    p2sh_script,
 )
 from ctplugin.errors import EncodingError
-from ctplugin.hashes import hash160
+from ctplugin.hashes import hash160, sha256
 from ctplugin.script import flags
 from ctplugin.script.checker import checker_for
 from ctplugin.script.interpreter import verify_input
@@ -161,5 +162,28 @@ def test_wallet_signatures_verify(kind: str) -> None:
     txin = signed.inputs[0]
     assert len(txin.script_sig) <= len(script_sig_template(pair.script_pubkey))
     assert len(txin.script_witness) == len(witness_template(pair.script_pubkey))
+    pre = PrecomputedTransaction(signed, [spent], ELEMENTS.genesis_hash)
+    verify_input(pre, 0, int(flags.STANDARD), checker_for(pre, 0, int(flags.STANDARD)))
+
+
+@pytest.mark.parametrize("kind", ["wsh", "sh-wsh", "sh"])
+def test_multisig_outputs_of_our_keys_are_signed(kind: str) -> None:
+    keys = KeyChain(SEED, scheme=HDScheme.LEGACY, master_blinding_key=MASTER_BLINDING)
+    pubkeys = [keys.key(i, P2WPKH).pubkey for i in range(3)]
+    multisig = b"\x52" + b"".join(b"\x21" + k for k in pubkeys) + b"\x53\xae"
+    wsh = b"\x00\x20" + sha256(multisig)
+    script, redeem = {"wsh": (wsh, None), "sh-wsh": (p2sh_script(hash160(wsh)), wsh),
+                      "sh": (p2sh_script(hash160(multisig)), multisig)}[kind]
+    assert keys.add_multisig(script, multisig, witness=kind != "sh",
+                             redeem_script=redeem) is not None
+    stranger = KeyChain(bytes(range(3, 35)), scheme=HDScheme.LEGACY,
+                        master_blinding_key=MASTER_BLINDING)
+    assert stranger.add_multisig(script, multisig, witness=True, redeem_script=redeem) is None
+    asset = ELEMENTS.policy_asset
+    spent = TxOut(asset=asset, value=100_000, script_pubkey=script)
+    tx = Transaction(version=2, inputs=(TxIn(prevout_hash=bytes(32), prevout_index=0),),
+                     outputs=(TxOut(asset=asset, value=99_000, script_pubkey=b"\x51"),
+                              TxOut(asset=asset, value=1_000)))
+    signed = sign_transaction(tx, [spent], keys, ELEMENTS.genesis_hash, lambda: bytes(32))
     pre = PrecomputedTransaction(signed, [spent], ELEMENTS.genesis_hash)
     verify_input(pre, 0, int(flags.STANDARD), checker_for(pre, 0, int(flags.STANDARD)))
