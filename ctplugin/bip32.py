@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import bitcointx
@@ -60,14 +60,18 @@ def parse_path(text: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True, slots=True)
 class ExtPubKey:
-    """A BIP32 extended public key."""
+    """A BIP32 extended public key (``raw``: python-bitcointx's 74 bytes; the library's object
+    is built once, as building one hashes its key)."""
 
-    raw: bytes  # python-bitcointx's 74 bytes
+    raw: bytes
+    _obj: list[CExtPubKey] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def _key(self) -> CExtPubKey:
-        _library()
-        return CExtPubKey(self.raw)
+        if not self._obj:
+            _library()
+            self._obj.append(CExtPubKey(self.raw))
+        return self._obj[0]
 
     @property
     def pubkey(self) -> bytes:
@@ -84,7 +88,8 @@ class ExtPubKey:
     def derive(self, index: int) -> ExtPubKey:
         if index & HARDENED:
             raise EncodingError("a public key derives no hardened child", reason="path")
-        return ExtPubKey(bytes(self._key.derive(index)))
+        child = self._key.derive(index)
+        return ExtPubKey(bytes(child), [child])
 
     def derive_path(self, path: tuple[int, ...]) -> ExtPubKey:
         key = self
@@ -98,14 +103,17 @@ class ExtPubKey:
 
 @dataclass(frozen=True, slots=True)
 class ExtKey:
-    """A BIP32 extended private key."""
+    """A BIP32 extended private key (as ``ExtPubKey``)."""
 
     raw: bytes
+    _obj: list[CExtKey] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def _key(self) -> CExtKey:
-        _library()
-        return CExtKey(self.raw)
+        if not self._obj:
+            _library()
+            self._obj.append(CExtKey(self.raw))
+        return self._obj[0]
 
     @property
     def secret(self) -> int:
@@ -120,16 +128,18 @@ class ExtKey:
         return bytes(self._key.fingerprint)
 
     def neuter(self) -> ExtPubKey:
-        return ExtPubKey(bytes(self._key.neuter()))
+        public = self._key.neuter()
+        return ExtPubKey(bytes(public), [public])
 
     def derive(self, index: int) -> ExtKey:
-        return ExtKey(bytes(self._key.derive(index)))
+        child = self._key.derive(index)
+        return ExtKey(bytes(child), [child])
 
     def derive_path(self, path: tuple[int, ...]) -> ExtKey:
-        key = self._key
+        key = self
         for index in path:
             key = key.derive(index)
-        return ExtKey(bytes(key))
+        return key
 
     def encode(self, params: AddressParams) -> str:
         return base58check_encode(params.extprvkey_prefix + self.raw)
@@ -140,7 +150,8 @@ def master_key(seed: bytes) -> ExtKey:
     if not 16 <= len(seed) <= 64:
         raise EncodingError("a BIP32 seed takes 16 to 64 bytes", reason="length")
     _library()
-    return ExtKey(bytes(CExtKey.from_seed(seed)))
+    key = CExtKey.from_seed(seed)
+    return ExtKey(bytes(key), [key])
 
 
 def decode_extkey(text: str, params: AddressParams) -> ExtKey | ExtPubKey:

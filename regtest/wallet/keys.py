@@ -41,6 +41,7 @@ from __future__ import annotations
 import enum
 import hmac
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from ctplugin.bip32 import ExtKey, master_key
@@ -91,16 +92,26 @@ def p2tr_script(pubkey: bytes) -> bytes:
     return TaprootOutput(pubkey[1:]).script_pubkey
 
 
+@lru_cache(maxsize=8192)
+def _key_hash(pubkey: bytes) -> bytes:
+    """HASH160 of a public key, remembered: a key's P2WPKH and P2PKH scripts both need it,
+    and RIPEMD-160 is pure Python where OpenSSL lacks it (``ctplugin.hashes``)."""
+    return hash160(pubkey)
+
+
 def key_script(pubkey: bytes, kind: AddressKind) -> bytes:
     """The scriptPubKey of ``kind`` paying a compressed public key."""
     if kind == P2TR:
         return p2tr_script(pubkey)
+    if len(pubkey) != 33:
+        raise EncodingError("a key script needs a 33-byte compressed public key",
+                            reason="length")
     if kind == P2WPKH:
-        return p2wpkh_script(pubkey)
+        return b"\x00\x14" + _key_hash(pubkey)
     if kind == P2PKH:
-        return p2pkh_script(hash160(pubkey))
+        return p2pkh_script(_key_hash(pubkey))
     if kind == P2SH_P2WPKH:
-        return p2sh_script(hash160(p2wpkh_script(pubkey)))
+        return p2sh_script(hash160(b"\x00\x14" + _key_hash(pubkey)))
     raise EncodingError(f"unknown address kind {kind!r}", reason="kind")
 
 
@@ -258,13 +269,13 @@ class KeyChain:
             return scalar_from_hash("ctplugin/wallet/spend",
                                     self.seed + index.to_bytes(4, "big")), None
         path = hd_path(kind, index, self.scheme)
-        if self.scheme is HDScheme.DESCRIPTORS:  # the account's external chain, kept
-            account = self._accounts.get(kind)
-            if account is None:
-                account = self._master.derive_path(path[:-1])
-                self._accounts[kind] = account
-            return account.derive(index).secret, path
-        return self._master.derive_path(path).secret, path
+        # the parent of the keys (an account's external chain, or m/0'/0'), derived once
+        parent_of = kind if self.scheme is HDScheme.DESCRIPTORS else P2WPKH
+        parent = self._accounts.get(parent_of)
+        if parent is None:
+            parent = self._master.derive_path(path[:-1])
+            self._accounts[parent_of] = parent
+        return parent.derive(path[-1]).secret, path
 
     def _pair(self, index: int | None, secret: int, kind: AddressKind,
               path: tuple[int, ...] | None) -> KeyPair:
