@@ -37,6 +37,7 @@ from regtest.wallet.wallet import BuiltTransaction, Opening
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
+from rpc.methods.walletkeys import account_descriptor
 from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash
 from rpc.registry import Kind, Locking, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
@@ -399,6 +400,8 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
         out["desc"] = key_descriptor(pair, keys.master_fingerprint)
     elif solvable:
         out["desc"] = inferred_descriptor(script, call.node.params.addresses)
+    if pair is not None and pair.path is not None and keys.scheme is HDScheme.DESCRIPTORS:
+        out["parent_desc"] = account_descriptor(keys, pair.kind, call.node.params.addresses)
     out["iswatchonly"] = iswatchonly
     out.update(address_kind_json(script))
     if redeem is not None:

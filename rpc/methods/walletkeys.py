@@ -24,6 +24,7 @@ from ctplugin.elements.address import (
     encode_secret,
     p2sh_script,
 )
+from ctplugin.elements.chainparams import AddressParams
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160, sha256
 from ctplugin.script.descriptor import (
@@ -46,6 +47,7 @@ from regtest.wallet.keys import (
     TEST_COIN_TYPE,
     AddressKind,
     HDScheme,
+    KeyChain,
     format_path,
     issuance_blinding_script,
     p2wpkh_script,
@@ -68,6 +70,22 @@ def _legacy(wallet: NodeWallet) -> None:
     """EnsureLegacyScriptPubKeyMan: descriptor wallets refuse legacy calls."""
     if wallet.wallet.keys.scheme is HDScheme.DESCRIPTORS:
         raise RpcError(RpcCode.WALLET_ERROR, LEGACY_ONLY)
+
+
+def account_descriptor(keys: KeyChain, kind: AddressKind, params: AddressParams,
+                       private: bool = False) -> str:
+    """A descriptor wallet's active descriptor of one script type: its BIP44/49/84/86
+    account's external chain, ``[fingerprint/purpose'/1'/0']tpub…/0/*`` (tprv with
+    ``private``), checksummed; the ``parent_desc`` of the addresses it hands out."""
+    master = keys.master
+    assert master is not None  # only HD key chains have accounts
+    account_path = (HARDENED | BIP_PURPOSE[kind], HARDENED | TEST_COIN_TYPE, HARDENED)
+    account = master.derive_path(account_path)
+    key = account.encode(params) if private else account.neuter().encode(params)
+    origin = f"[{master.fingerprint.hex()}{format_path(account_path, apostrophe=False)[1:]}]"
+    body = {P2PKH: "pkh({})", P2WPKH: "wpkh({})", P2SH_P2WPKH: "sh(wpkh({}))",
+            P2TR: "tr({})"}[kind].format(f"{origin}{key}/0/*")
+    return parse_descriptor(body, params).to_string(params, private)
 
 
 def _descriptor_wallet(wallet: NodeWallet, call_name: str) -> None:
@@ -588,19 +606,10 @@ def listdescriptors(call: Call, private: bool) -> dict[str, Any]:
     params = call.node.params.addresses
     keys = wallet.wallet.keys
     out = []
-    master = keys.master
-    if master is not None and keys.scheme is HDScheme.DESCRIPTORS:
-        fingerprint = master.fingerprint.hex()
+    if keys.master is not None and keys.scheme is HDScheme.DESCRIPTORS:
         for kind in ADDRESS_KINDS:
-            account_path = (HARDENED | BIP_PURPOSE[kind], HARDENED | TEST_COIN_TYPE, HARDENED)
-            account = master.derive_path(account_path)
-            key = account.encode(params) if private else account.neuter().encode(params)
-            origin = f"[{fingerprint}{format_path(account_path, apostrophe=False)[1:]}]"
-            body = {"p2pkh": "pkh({})", "p2wpkh": "wpkh({})", "p2sh-p2wpkh": "sh(wpkh({}))",
-                    "p2tr": "tr({})"}[kind].format(f"{origin}{key}/0/*")
-            desc = parse_descriptor(body, params)
             next_index = wallet.wallet.next_key
-            out.append({"desc": desc.to_string(params, private), "timestamp": 0,
+            out.append({"desc": account_descriptor(keys, kind, params, private), "timestamp": 0,
                         "active": True, "internal": False,
                         "range": [0, next_index + wallet.wallet.lookahead - 1],
                         "next": next_index, "next_index": next_index})

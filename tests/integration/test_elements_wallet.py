@@ -214,6 +214,7 @@ def test_descriptor_wallet_imports_combo_and_lists_bip_accounts(node: NodeProces
     assert info["hdkeypath"].startswith("m/84h/1h/0h/0/")
     index = int(info["hdkeypath"].rsplit("/", 1)[1])
     wpkh = next(d for d in active if d.startswith("wpkh("))
+    assert info["parent_desc"] == wpkh
     assert node.call("deriveaddresses", wpkh, [index, index]) == [address]
     private = node.call("listdescriptors", True, path=desc)["descriptors"]
     assert all("tprv" in d["desc"] for d in private if d["active"])
