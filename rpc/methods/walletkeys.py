@@ -580,12 +580,13 @@ def importdescriptors(call: Call, requests: list[Any]) -> list[dict[str, Any]]:
 
 
 def _first_height_after(call: Call, timestamp: int) -> int:
-    """The first block whose time is at least ``timestamp`` (a rescan's start)."""
+    """The first block whose header time is at least ``timestamp`` (a rescan's start, as
+    Core's FindFirstBlockWithTimeAndHeight)."""
     node = call.node
     for height in range(node.tip.height + 1):
         block_hash = node.block_hash(height)
         info = node.block_info(block_hash) if block_hash is not None else None
-        if info is not None and getattr(info, "time", 0) >= timestamp:
+        if info is not None and info.header.time >= timestamp:
             return height
     return node.tip.height + 1
 

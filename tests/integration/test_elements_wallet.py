@@ -96,6 +96,11 @@ def test_no_wallet_until_asked_then_settings_json_as_bitcoind(tmp_path: Path) ->
         process.stop()
     log = (netdir / "debug.log").read_text()
     assert "Skipping -wallet path that doesn't exist" in log
+    process.start("-nowallet")  # -nowallet: none of them, settings.json's neither
+    try:
+        assert process.call("listwallets") == []
+    finally:
+        process.stop()
     # a settings.json that is not JSON stops the start, with bitcoind's words
     (netdir / "settings.json").write_text("{not json")
     with pytest.raises(RuntimeError, match="Settings file could not be read"):
