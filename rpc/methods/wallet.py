@@ -345,14 +345,16 @@ def key_descriptor(pair: KeyPair, fingerprint: bytes | None = None) -> str:
 @rpc("wallet", args=[optional("label", Kind.STR, "", "The label name for the address to be "
                                                      "linked to."),
                      optional("address_type", Kind.STR, None, "The address type to use. "
-                              "Options are \"blech32m\", \"bech32m\", \"blech32\" and "
-                              "\"bech32\".", "-addresstype")],
+                              "Options are \"legacy\", \"p2sh-segwit\", \"blech32m\", "
+                              "\"bech32m\", \"blech32\" and \"bech32\".", "-addresstype")],
      wallet=True, description="Returns a new address for receiving payments: without "
                               "address_type a P2WPKH address on elementsregtest (elementsd's "
                               "bech32) and a taproot one on our chains, confidential as "
                               "-blindedaddresses says (default 1); \"bech32m\" and "
                               "\"bech32\" are never confidential, \"blech32m\" and "
-                              "\"blech32\" always. Warning: the default wallet \"\" "
+                              "\"blech32\" always, \"legacy\" (P2PKH) and "
+                              "\"p2sh-segwit\" as -blindedaddresses says. Warning: on our "
+                              "ctregtest chains the default wallet \"\" "
                               "of every node is the same public-seed wallet (the regtest "
                               "seed that owns the genesis coins): every fresh node hands out "
                               "the same addresses and any node can spend what they receive; "
