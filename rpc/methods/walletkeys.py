@@ -243,7 +243,12 @@ def dumpprivkey(call: Call, address: str) -> str:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid Bitcoin address") from None
     pair = wallet.wallet.keys.owner_of(dest.script_pubkey)
     if pair is None:
-        raise RpcError(RpcCode.WALLET_ERROR, "Private key for address is not known")
+        script = dest.script_pubkey
+        is_key = (len(script) == 25 and script[0] == 0x76) or (
+            len(script) == 22 and script[:2] == b"\x00\x14") or len(script) == 23
+        if not is_key:  # GetKeyForDestination: P2PKH, P2WPKH, P2SH(-P2WPKH) only
+            raise RpcError(RpcCode.TYPE_ERROR, "Address does not refer to a key")
+        raise RpcError(RpcCode.WALLET_ERROR, f"Private key for address {address} is not known")
     return encode_secret(pair.secret.to_bytes(32, "big"), call.node.params.addresses)
 
 
@@ -325,7 +330,9 @@ def sethdseed(call: Call, newkeypool: bool, seed: str | None) -> None:
     wallet = call.wallet
     _legacy(wallet)
     if wallet.wallet.keys.scheme is not HDScheme.LEGACY:
-        raise RpcError(RpcCode.WALLET_ERROR, "Cannot set a HD seed on a non-HD wallet")
+        raise RpcError(RpcCode.WALLET_ERROR, "Cannot set an HD seed on a non-HD wallet. Use the "
+                                             "upgradewallet RPC in order to upgrade a non-HD "
+                                             "wallet to HD")
     if seed is None:
         secret = 0
         while not 0 < secret < N:
@@ -498,18 +505,23 @@ def _import_descriptor(call: Call, wallet: NodeWallet, request: Any) -> tuple[li
     if "range" in request and not desc.is_range:
         raise RpcError(RpcCode.INVALID_PARAMETER,
                        "Range should not be specified for an un-ranged descriptor")
+    warnings = []
     if desc.is_range:
-        begin, end = (_range(request["range"]) if "range" in request
-                      else (0, wallet.wallet.lookahead - 1))
+        if "range" in request:
+            begin, end = _range(request["range"])
+        else:
+            warnings.append("Range not given, using default keypool range")
+            begin, end = 0, wallet.wallet.lookahead - 1
     else:
         begin, end = 0, 0
-    if internal and label:
+    if "range" in request and "label" in request:
+        raise RpcError(RpcCode.INVALID_PARAMETER, "Ranged descriptors should not have a label")
+    if internal and "label" in request:
         raise RpcError(RpcCode.INVALID_PARAMETER, "Internal addresses should not have a label")
     if active:
         raise RpcError(RpcCode.WALLET_ERROR, "Active descriptors are not supported: new "
                                              "addresses come from the wallet's own BIP32 "
                                              "accounts (listdescriptors)")
-    warnings = []
     if not desc.has_private_keys and desc.is_solvable and desc.all_keys():
         warnings.append("Not all private keys provided. Some wallet functionality may return "
                         "unexpected errors")
