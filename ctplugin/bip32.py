@@ -7,38 +7,24 @@ process-wide setting; so the 78-byte serialization (BIP32 "Serialization format"
 depth, parent fingerprint, child number, chain code, key) is framed here with the chain's
 version bytes and ``ctplugin.elements.address``'s base58check, and python-bitcointx derives.
 
-python-bitcointx derives through a shared libsecp256k1 loaded on first use: ``_library`` points
-it at the one coincurve ships (the same library), right before the first derivation, never at
-import.
+python-bitcointx derives through a shared libsecp256k1 loaded on first use:
+``ctplugin.secp256k1.libsecp.share_with_bitcointx`` points it at coincurve's, right before the
+first derivation, never at import.
 """
 
 from __future__ import annotations
 
-import glob
-import os
 from dataclasses import dataclass, field
-from functools import cache
 
-import bitcointx
-import coincurve
 from bitcointx.core.key import CExtKey, CExtPubKey
 
 from ctplugin.elements.address import base58check_decode, base58check_encode
 from ctplugin.elements.chainparams import AddressParams
 from ctplugin.errors import EncodingError
+from ctplugin.secp256k1.libsecp import share_with_bitcointx
 
 HARDENED = 0x8000_0000
 EXTKEY_SIZE = 74  # python-bitcointx's raw form: the serialization without its version bytes
-
-
-@cache
-def _library() -> None:
-    """Point python-bitcointx at coincurve's libsecp256k1 unless the application chose one."""
-    if bitcointx.get_custom_secp256k1_path():
-        return
-    bundled = glob.glob(os.path.join(os.path.dirname(coincurve.__file__), "_libsecp256k1*.so"))
-    if bundled:
-        bitcointx.set_custom_secp256k1_path(bundled[0])
 
 
 def parse_path(text: str) -> tuple[int, ...]:
@@ -69,7 +55,7 @@ class ExtPubKey:
     @property
     def _key(self) -> CExtPubKey:
         if not self._obj:
-            _library()
+            share_with_bitcointx()
             self._obj.append(CExtPubKey(self.raw))
         return self._obj[0]
 
@@ -111,7 +97,7 @@ class ExtKey:
     @property
     def _key(self) -> CExtKey:
         if not self._obj:
-            _library()
+            share_with_bitcointx()
             self._obj.append(CExtKey(self.raw))
         return self._obj[0]
 
@@ -149,7 +135,7 @@ def master_key(seed: bytes) -> ExtKey:
     """BIP32's master key of a seed (HMAC-SHA512 keyed "Bitcoin seed")."""
     if not 16 <= len(seed) <= 64:
         raise EncodingError("a BIP32 seed takes 16 to 64 bytes", reason="length")
-    _library()
+    share_with_bitcointx()
     key = CExtKey.from_seed(seed)
     return ExtKey(bytes(key), [key])
 
@@ -161,7 +147,7 @@ def decode_extkey(text: str, params: AddressParams) -> ExtKey | ExtPubKey:
         raise EncodingError("an extended key takes 78 bytes", reason="length")
     version, raw = data[:4], data[4:]
     try:
-        _library()
+        share_with_bitcointx()
         if version == params.extprvkey_prefix:
             if raw[41] != 0:
                 raise EncodingError("invalid extended private key", reason="structure")
