@@ -4,7 +4,11 @@ and Core's errors."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctplugin.elements.address import BITCOIN_MAIN, BITCOIN_TEST, encode_destination
 from ctplugin.script.descriptor import (
@@ -122,3 +126,23 @@ def test_hardened_steps_from_a_public_key_are_refused() -> None:
     xpub = CORE_PUBLIC.split(",")[2].split("/")[0]
     with pytest.raises(DescriptorError, match="Hardened derivation"):
         parse_descriptor(f"wpkh({xpub}/1h/*)", BITCOIN_MAIN)
+
+
+_TOKENS = ["wpkh(", "pkh(", "sh(", "wsh(", "tr(", "combo(", "multi(", "sortedmulti(", "addr(",
+           "raw(", "pk(", ")", ",", "[", "]", "/", "*", "'", "h", "0", "1", "2", "#", "deadbeef",
+           "00000000", NODE0_WIF, NODE0_P2PKH,
+           "02f9308a019258c31049344f85f89d5229b531c845836f99b08601f113bce036f9",
+           CORE_PUBLIC.split(",")[2].split("/")[0]]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=12), st.sampled_from([ELEMENTS, BITCOIN_MAIN]))
+def test_any_token_soup_parses_or_is_a_descriptor_error(tokens: list[str], params: Any) -> None:
+    text = "".join(tokens)
+    try:
+        desc = parse_descriptor(text, params)
+    except DescriptorError:
+        return
+    for position in (0, 1):
+        desc.expand(position)
+    assert desc.to_string(params).startswith(text.partition("#")[0].split("(")[0])
