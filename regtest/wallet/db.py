@@ -135,7 +135,8 @@ def encode_state(state: WalletState) -> tuple[bytes, bytes]:
             "rng_counter": state.rng_counter, "change_keys": sorted(state.change_keys),
             "scheme": state.scheme.value,
             "master_blinding_key": _hex(state.master_blinding_key),
-            "imported": [f"{k:064x}" for k in state.imported]}
+            "imported": [f"{k:064x}" for k in state.imported],
+            "next_change": state.next_change}
     assets = {"known": sorted(a.hex() for a in state.known_assets.values()),
               "entropy": {a.hex(): e.hex() for a, e in state.entropy.items()},
               "token_of": {a.hex(): t.hex() for a, t in state.token_of.items()}}
@@ -243,7 +244,8 @@ class WalletDB(Closeable):
                 {bytes.fromhex(a): bytes.fromhex(t) for a, t in assets["token_of"].items()},
                 HDScheme(meta.get("scheme", HDScheme.TAGGED.value)),
                 _bytes(meta.get("master_blinding_key")),
-                tuple(int(k, 16) for k in meta.get("imported", ())))
+                tuple(int(k, 16) for k in meta.get("imported", ())),
+                int(meta.get("next_change", 0)))
             best = meta.get("best")
             return state, (bytes.fromhex(best[0]), int(best[1])) if best else None
         except (ValueError, KeyError, TypeError, IndexError) as exc:

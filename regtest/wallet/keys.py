@@ -8,11 +8,15 @@ Spending keys come from one of three derivation schemes (``HDScheme``):
   reproduces byte for byte.
 - ``LEGACY`` (elementsd's legacy wallets, ``descriptors=false``): Bitcoin Core's HD chain
   (``src/wallet/scriptpubkeyman.cpp`` DeriveNewChildKey): the seed is a secret key, the BIP32
-  master comes from its 32 bytes, key i is ``m/0'/0'/i'`` and serves every script type.
+  master comes from its 32 bytes, key i is ``m/0'/0'/i'`` (change: ``m/0'/1'/i'``) and serves
+  every script type.
 - ``DESCRIPTORS`` (elementsd's descriptor wallets, the default): one BIP32 account per script
   type on the test coin type 1 (``src/wallet/wallet.cpp`` SetupDescriptorScriptPubKeyMans):
   BIP44 ``m/44'/1'/0'/0/i`` for P2PKH, BIP49 ``m/49'/1'/0'/0/i`` for P2SH-P2WPKH, BIP84
-  ``m/84'/1'/0'/0/i`` for P2WPKH, BIP86 ``m/86'/1'/0'/0/i`` for P2TR.
+  ``m/84'/1'/0'/0/i`` for P2WPKH, BIP86 ``m/86'/1'/0'/0/i`` for P2TR (change: ``…/1/i``).
+
+HD key chains have two chains of keys, external (receiving) and internal (change, ``internal=``
+arguments); a ``TAGGED`` chain has one, change keys among the others.
 
 BIP32 is python-bitcointx's (``ctplugin.bip32``). Keys imported one by one (``import_secret``:
 ``importprivkey``, ``combo(WIF)`` descriptors) own the same script types without a path.
@@ -182,12 +186,15 @@ class MultisigScript:
         return f"MultisigScript(script={self.script_pubkey.hex()})"
 
 
-def hd_path(kind: AddressKind, index: int, scheme: HDScheme) -> tuple[int, ...]:
-    """The BIP32 path of receiving key ``index`` of ``kind`` (module docstring)."""
+def hd_path(kind: AddressKind, index: int, scheme: HDScheme,
+            internal: bool = False) -> tuple[int, ...]:
+    """The BIP32 path of key ``index`` of ``kind`` on the external or internal (change) chain
+    (module docstring)."""
     if scheme is HDScheme.LEGACY:
-        return (HARDENED, HARDENED, HARDENED | index)
+        return (HARDENED, HARDENED | int(internal), HARDENED | index)
     if scheme is HDScheme.DESCRIPTORS:
-        return (HARDENED | BIP_PURPOSE[kind], HARDENED | TEST_COIN_TYPE, HARDENED, 0, index)
+        return (HARDENED | BIP_PURPOSE[kind], HARDENED | TEST_COIN_TYPE, HARDENED,
+                int(internal), index)
     raise EncodingError(f"scheme {scheme.value} has no BIP32 paths", reason="scheme")
 
 
@@ -211,6 +218,7 @@ class KeyPair:
     blinding_pubkey: bytes
     kind: AddressKind = P2WPKH
     path: tuple[int, ...] | None = None
+    internal: bool = False  # an HD chain's change key
 
     def __repr__(self) -> str:  # never print secrets
         return f"KeyPair(index={self.index}, script={self.script_pubkey.hex()})"
@@ -234,9 +242,9 @@ class KeyChain:
             raise EncodingError("master blinding key must be 32 bytes", reason="length")
         self._master: ExtKey | None = (master_key(self.seed) if scheme is not HDScheme.TAGGED
                                        else None)
-        self._accounts: dict[AddressKind, ExtKey] = {}
-        self._derived = 0
-        self._pairs: dict[AddressKind, list[KeyPair]] = {kind: [] for kind in ADDRESS_KINDS}
+        self._accounts: dict[tuple[AddressKind, bool], ExtKey] = {}
+        self._derived = [0, 0]  # external, internal
+        self._pairs: dict[tuple[AddressKind, bool], list[KeyPair]] = _empty_pairs()
         self._by_script: dict[bytes, KeyPair] = {}
         self.imported: dict[bytes, int] = {}
         """Imported keys: compressed public key -> secret (``importprivkey``)."""
@@ -264,13 +272,19 @@ class KeyChain:
 
     # --- derivation -----------------------------------------------------------------------------
 
-    def _secret(self, index: int, kind: AddressKind) -> tuple[int, tuple[int, ...] | None]:
+    @property
+    def has_internal_chain(self) -> bool:
+        """HD key chains keep change keys on their own chain (module docstring)."""
+        return self._master is not None
+
+    def _secret(self, index: int, kind: AddressKind, internal: bool
+                ) -> tuple[int, tuple[int, ...] | None]:
         if self._master is None:
             return scalar_from_hash("ctplugin/wallet/spend",
                                     self.seed + index.to_bytes(4, "big")), None
-        path = hd_path(kind, index, self.scheme)
-        # the parent of the keys (an account's external chain, or m/0'/0'), derived once
-        parent_of = kind if self.scheme is HDScheme.DESCRIPTORS else P2WPKH
+        path = hd_path(kind, index, self.scheme, internal)
+        # the parent of the keys (an account's chain, or m/0'/0' and m/0'/1'), derived once
+        parent_of = (kind if self.scheme is HDScheme.DESCRIPTORS else P2WPKH, internal)
         parent = self._accounts.get(parent_of)
         if parent is None:
             parent = self._master.derive_path(path[:-1])
@@ -278,36 +292,48 @@ class KeyChain:
         return parent.derive(path[-1]).secret, path
 
     def _pair(self, index: int | None, secret: int, kind: AddressKind,
-              path: tuple[int, ...] | None) -> KeyPair:
+              path: tuple[int, ...] | None, internal: bool = False) -> KeyPair:
         pubkey = ct.base_mul(secret).to_bytes()
         self._pubkeys[pubkey] = secret
         script = key_script(pubkey, kind)
         blinding = slip77_blinding_secret(self.master_blinding_key, script)
         return KeyPair(index, secret, pubkey, script, blinding, ct.base_mul(blinding).to_bytes(),
-                       kind, path)
+                       kind, path, internal)
 
-    def extend(self, count: int) -> None:
-        """Derive the receiving keys 0..count-1 of every script type (the keypool: scanning
-        recognises payments to them)."""
-        while self._derived < count:
-            i = self._derived
-            shared = None if self.scheme is HDScheme.DESCRIPTORS else self._secret(i, P2WPKH)
+    def extend(self, count: int, *, internal: bool = False) -> None:
+        """Derive the keys 0..count-1 of every script type on the external or internal chain
+        (the keypool: scanning recognises payments to them). A ``TAGGED`` chain has no
+        internal chain."""
+        if internal and not self.has_internal_chain:
+            return
+        chain = int(internal)
+        while self._derived[chain] < count:
+            i = self._derived[chain]
+            shared = (None if self.scheme is HDScheme.DESCRIPTORS
+                      else self._secret(i, P2WPKH, internal))
             for kind in ADDRESS_KINDS:
-                secret, path = shared if shared is not None else self._secret(i, kind)
-                pair = self._pair(i, secret, kind, path)
-                self._pairs[kind].append(pair)
+                secret, path = shared if shared is not None else self._secret(i, kind, internal)
+                pair = self._pair(i, secret, kind, path, internal)
+                self._pairs[kind, internal].append(pair)
                 self._by_script[pair.script_pubkey] = pair
-            self._derived += 1
+            self._derived[chain] += 1
 
-    def key(self, index: int, kind: AddressKind = P2WPKH) -> KeyPair:
-        """Key ``index``'s receiving script of ``kind`` (every type is derived together)."""
+    def key(self, index: int, kind: AddressKind = P2WPKH, *, internal: bool = False) -> KeyPair:
+        """Key ``index``'s script of ``kind`` on the external or (HD chains) internal chain
+        (every type is derived together)."""
         if kind not in ADDRESS_KINDS:
             raise EncodingError(f"unknown address kind {kind!r}", reason="kind")
-        self.extend(index + 1)
-        return self._pairs[kind][index]
+        if internal and not self.has_internal_chain:
+            raise EncodingError("a TAGGED key chain has no internal chain", reason="scheme")
+        self.extend(index + 1, internal=internal)
+        return self._pairs[kind, internal][index]
+
+    def derived(self, internal: bool = False) -> int:
+        """Keys derived on the external or internal chain."""
+        return self._derived[int(internal)]
 
     def __len__(self) -> int:
-        return self._derived
+        return self._derived[0]
 
     def owner_of(self, script_pubkey: bytes) -> KeyPair | None:
         return self._by_script.get(script_pubkey)
@@ -358,17 +384,18 @@ class KeyChain:
                 added.append(pair)
         return added
 
-    def replace_seed(self, seed: bytes, used: int) -> None:
-        """sethdseed: the keys handed out so far (``used``) stay owned as imported keys, then
-        derivation starts again from key 0 of the new seed."""
+    def replace_seed(self, seed: bytes, used: int, used_internal: int = 0) -> None:
+        """sethdseed: the keys handed out so far (``used`` receiving, ``used_internal``
+        change) stay owned as imported keys, then derivation starts again from key 0 of the
+        new seed."""
         if self._master is None:
             raise EncodingError("only an HD key chain takes a new seed", reason="scheme")
-        old = [pair for pair in self._by_script.values()
-               if pair.index is not None and pair.index < used]
+        old = [pair for pair in self._by_script.values() if pair.index is not None
+               and pair.index < (used_internal if pair.internal else used)]
         self._by_script = {s: p for s, p in self._by_script.items() if p.index is None}
-        self._pairs = {kind: [] for kind in ADDRESS_KINDS}
+        self._pairs = _empty_pairs()
         self._accounts = {}
-        self._derived = 0
+        self._derived = [0, 0]
         self.seed = bytes(seed)
         self._master = master_key(self.seed)
         for pair in old:
@@ -392,4 +419,8 @@ class KeyChain:
                               blinding_pubkey=ct.base_mul(blinding).to_bytes())
             self._by_script[script] = updated
             if pair.index is not None:
-                self._pairs[pair.kind][pair.index] = updated
+                self._pairs[pair.kind, pair.internal][pair.index] = updated
+
+
+def _empty_pairs() -> dict[tuple[AddressKind, bool], list[KeyPair]]:
+    return {(kind, internal): [] for kind in ADDRESS_KINDS for internal in (False, True)}

@@ -365,7 +365,7 @@ class NodeWallet(ChainListener, Closeable):
 
     def _is_change(self, script: bytes) -> bool:
         pair = self.wallet.keys.owner_of(script)
-        return pair is not None and pair.index in self.wallet.change_keys
+        return pair is not None and self.wallet.is_change_key(pair)
 
     def remember_blinded(self, txid: bytes, openings: dict[int, Opening]) -> None:
         """blindrawtransaction's openings of ``txid``'s outputs (see ``blinded``)."""

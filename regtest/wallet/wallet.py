@@ -68,7 +68,7 @@ from regtest.wallet.blinding import (
     final_value_blind,
     rewind_nonce,
 )
-from regtest.wallet.keys import P2TR, AddressKind, HDScheme, KeyChain
+from regtest.wallet.keys import P2TR, AddressKind, HDScheme, KeyChain, KeyPair
 from regtest.wallet.signing import (
     multisig_templates,
     script_sig_template,
@@ -176,6 +176,7 @@ class WalletState:
     scheme: HDScheme = HDScheme.TAGGED
     master_blinding_key: bytes | None = None  # None (older records): the seed's SLIP-77 key
     imported: tuple[int, ...] = ()  # imported private keys (importprivkey, combo descriptors)
+    next_change: int = 0  # the next change key of an HD key chain's internal chain
 
 
 class Opening(NamedTuple):
@@ -368,8 +369,11 @@ class Wallet:
         self._rng_counter = 0
         self.rng_salt = b""
         self.change_keys: set[int] = set()
+        """Change keys among the others (a ``TAGGED`` key chain has no internal chain)."""
+        self._next_change = 0
         self.add_known_asset(policy_asset)
         self.keys.extend(lookahead)
+        self.keys.extend(lookahead, internal=True)
 
     # --- randomness and addresses ---------------------------------------------------------
 
@@ -389,8 +393,13 @@ class Wallet:
                 return value
 
     def new_address(self, kind: AddressKind = P2TR, *, change: bool = False) -> ConfidentialAddress:
-        """The next unused key's address of ``kind`` (``"p2tr"`` or ``"p2wpkh"``; ``change``:
-        marked as a change address)."""
+        """The next unused key's address of ``kind``; ``change``: a change address (the next
+        key of an HD chain's internal chain, else marked among the others)."""
+        if change and self.keys.has_internal_chain:
+            pair = self.keys.key(self._next_change, kind, internal=True)
+            self._next_change += 1
+            self.keys.extend(self._next_change + self.lookahead, internal=True)
+            return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
         pair = self.keys.key(self._next_key, kind)
         if change:
             self.change_keys.add(self._next_key)
@@ -410,12 +419,24 @@ class Wallet:
         """The index of the next key ``new_address`` hands out."""
         return self._next_key
 
+    @property
+    def next_change(self) -> int:
+        """The index of the next change key on an HD chain's internal chain."""
+        return self._next_change
+
+    def is_change_key(self, pair: KeyPair) -> bool:
+        """Core's IsChange for the wallet's own keys: an internal-chain key, or one marked as
+        change in a chain without an internal one."""
+        return pair.internal or (pair.index is not None and pair.index in self.change_keys)
+
     def set_seed(self, seed: bytes) -> None:
         """sethdseed: a new HD seed; the keys handed out so far stay the wallet's."""
-        self.keys.replace_seed(seed, self._next_key)
+        self.keys.replace_seed(seed, self._next_key, self._next_change)
         self._next_key = 0
+        self._next_change = 0
         self.change_keys = set()
         self.keys.extend(self.lookahead)
+        self.keys.extend(self.lookahead, internal=True)
 
     def add_known_asset(self, asset: bytes) -> None:
         """Assets the wallet can recognise in a Bulletproof message (its 20-byte prefix)."""
@@ -575,7 +596,7 @@ class Wallet:
                            frozenset(self.change_keys), dict(self.known_assets),
                            dict(self.entropy), dict(self.token_of), self.keys.scheme,
                            self.keys.master_blinding_key,
-                           tuple(self.keys.imported.values()))
+                           tuple(self.keys.imported.values()), self._next_change)
 
     @classmethod
     def for_chain(cls, seed: bytes, params: ChainParams, *, scheme: HDScheme = HDScheme.TAGGED,
@@ -609,6 +630,9 @@ class Wallet:
         wallet.token_of.update(state.token_of)
         if state.next_key:
             wallet.address(state.next_key - 1)
+        wallet.keys.extend(wallet._next_key + lookahead)
+        wallet._next_change = state.next_change
+        wallet.keys.extend(state.next_change + lookahead, internal=True)
         return wallet
 
     def scan_transaction(self, tx: Transaction, height: int | None = None,
@@ -677,6 +701,8 @@ class Wallet:
 
     def next_change_script(self) -> bytes:
         """The script ``new_address(change=True)`` will pay next (fee estimation)."""
+        if self.keys.has_internal_chain:
+            return self.keys.key(self._next_change, self.change_kind, internal=True).script_pubkey
         return self.keys.key(self._next_key, self.change_kind).script_pubkey
 
     def build_transaction(self, payments: Sequence[Payment], *, fee: int | None = None,

@@ -248,6 +248,8 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
     best = wallet.best
     keys = wallet.wallet.keys
     pool = len(keys) - wallet.wallet.next_key  # derived keys not handed out yet
+    internal_pool = (keys.derived(internal=True) - wallet.wallet.next_change
+                     if keys.has_internal_chain else pool)
     hd: dict[str, Any] = {}
     if keys.scheme is HDScheme.LEGACY and keys.seed_id is not None:
         hd["hdseedid"] = keys.seed_id[::-1].hex()  # a uint160, printed reversed
@@ -260,7 +262,7 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
         "immature_balance": amount_map(call, balances.immature),
         "txcount": len(wallet.ledger),
         "keypoolsize": pool,
-        "keypoolsize_hd_internal": pool,
+        "keypoolsize_hd_internal": internal_pool,
         "paytxfee": amount_json(0),
         **hd,
         "private_keys_enabled": True,
@@ -403,7 +405,8 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
     elif solvable:
         out["desc"] = inferred_descriptor(script, call.node.params.addresses)
     if pair is not None and pair.path is not None and keys.scheme is HDScheme.DESCRIPTORS:
-        out["parent_desc"] = account_descriptor(keys, pair.kind, call.node.params.addresses)
+        out["parent_desc"] = account_descriptor(keys, pair.kind, call.node.params.addresses,
+                                                internal=pair.internal)
     out["iswatchonly"] = iswatchonly
     out.update(address_kind_json(script))
     if redeem is not None:
@@ -433,7 +436,7 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
         out["confidential"] = address
     out["confidential_key"] = dest.blinding_pubkey.hex() if dest.blinding_pubkey else ""
     out["unconfidential"] = address_text(call, dest.unconfidential())
-    out["ischange"] = pair is not None and pair.index in wallet.wallet.change_keys
+    out["ischange"] = pair is not None and wallet.wallet.is_change_key(pair)
     if pair is not None:
         out["timestamp"] = 0
         if pair.path is not None:

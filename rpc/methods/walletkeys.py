@@ -73,10 +73,11 @@ def _legacy(wallet: NodeWallet) -> None:
 
 
 def account_descriptor(keys: KeyChain, kind: AddressKind, params: AddressParams,
-                       private: bool = False) -> str:
+                       private: bool = False, internal: bool = False) -> str:
     """A descriptor wallet's active descriptor of one script type: its BIP44/49/84/86
-    account's external chain, ``[fingerprint/purpose'/1'/0']tpub…/0/*`` (tprv with
-    ``private``), checksummed; the ``parent_desc`` of the addresses it hands out."""
+    account's external (``…/0/*``) or internal (``…/1/*``) chain,
+    ``[fingerprint/purpose'/1'/0']tpub…/0/*`` (tprv with ``private``), checksummed; the
+    ``parent_desc`` of the addresses it hands out."""
     master = keys.master
     assert master is not None  # only HD key chains have accounts
     account_path = (HARDENED | BIP_PURPOSE[kind], HARDENED | TEST_COIN_TYPE, HARDENED)
@@ -84,7 +85,7 @@ def account_descriptor(keys: KeyChain, kind: AddressKind, params: AddressParams,
     key = account.encode(params) if private else account.neuter().encode(params)
     origin = f"[{master.fingerprint.hex()}{format_path(account_path, apostrophe=False)[1:]}]"
     body = {P2PKH: "pkh({})", P2WPKH: "wpkh({})", P2SH_P2WPKH: "sh(wpkh({}))",
-            P2TR: "tr({})"}[kind].format(f"{origin}{key}/0/*")
+            P2TR: "tr({})"}[kind].format(f"{origin}{key}/{int(internal)}/*")
     return parse_descriptor(body, params).to_string(params, private)
 
 
@@ -296,7 +297,7 @@ def dumpwallet(call: Call, filename: str) -> dict[str, str]:
         label = wallet.labels.get(pair.script_pubkey)
         if label is not None:
             tag = f"label={label}"
-        elif pair.index is not None and pair.index in wallet.wallet.change_keys:
+        elif wallet.wallet.is_change_key(pair):
             tag = "change=1"
         else:
             tag = "reserve=1"
@@ -606,7 +607,7 @@ def _first_height_after(call: Call, timestamp: int) -> int:
 @rpc("wallet", args=[optional("private", Kind.BOOL, False, "Show private descriptors.")],
      wallet=True,
      description="List descriptors imported into a descriptor-enabled wallet, and the wallet's "
-                 "own BIP44/49/84/86 accounts (external chains, active).",
+                 "own BIP44/49/84/86 accounts (their external and internal chains, active).",
      result='{\n  "wallet_name" : "str",\n  "descriptors" : [\n    {\n      "desc" : "str",\n'
             '      "timestamp" : n,\n      "active" : true|false,\n      "internal" : '
             'true|false,    (boolean, optional)\n      "range" : [ n, n ],    (json array, '
@@ -621,11 +622,12 @@ def listdescriptors(call: Call, private: bool) -> dict[str, Any]:
     out = []
     if keys.master is not None and keys.scheme is HDScheme.DESCRIPTORS:
         for kind in ADDRESS_KINDS:
-            next_index = wallet.wallet.next_key
-            out.append({"desc": account_descriptor(keys, kind, params, private), "timestamp": 0,
-                        "active": True, "internal": False,
-                        "range": [0, next_index + wallet.wallet.lookahead - 1],
-                        "next": next_index, "next_index": next_index})
+            for internal in (False, True):
+                next_index = wallet.wallet.next_change if internal else wallet.wallet.next_key
+                out.append({"desc": account_descriptor(keys, kind, params, private, internal),
+                            "timestamp": 0, "active": True, "internal": internal,
+                            "range": [0, keys.derived(internal) - 1],
+                            "next": next_index, "next_index": next_index})
     for text, record in sorted(wallet.descriptors.items()):
         entry: dict[str, Any] = {"desc": text, "timestamp": record.get("timestamp", 0),
                                  "active": False}

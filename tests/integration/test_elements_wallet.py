@@ -140,6 +140,9 @@ def test_legacy_wallet_mines_to_the_framework_key_and_spends_every_script_type(
     assert node.call("getmempoolentry", spend)
     info = node.call("getaddressinfo", addresses["legacy"], path=legacy)
     assert info["ismine"] and info["hdkeypath"].startswith("m/0'/0'/")
+    change = node.call("getaddressinfo", node.call("getrawchangeaddress", path=legacy),
+                       path=legacy)
+    assert change["ischange"] and change["hdkeypath"].startswith("m/0'/1'/")
     assert info["hdmasterfingerprint"] == info["desc"].split("[")[1][:8]
     assert info["desc"].startswith("pkh([")
     nested = node.call("getaddressinfo", addresses["p2sh-segwit"], path=legacy)
@@ -211,9 +214,15 @@ def test_descriptor_wallet_imports_combo_and_lists_bip_accounts(node: NodeProces
     immature = node.call("getbalances", path=desc)["mine"]["immature"]
     assert immature["bitcoin"] > 50  # the block mined to key 1 (subsidy + fees): rescanned
     listed = node.call("listdescriptors", path=desc)["descriptors"]
-    active = [d["desc"] for d in listed if d["active"]]
+    active = [d["desc"] for d in listed if d["active"] and not d["internal"]]
     assert [d.split("(")[0] for d in active] == ["pkh", "sh", "tr", "wpkh"]  # sorted
     assert all("/1h/0h]tpub" in d and "/0/*)" in d for d in active)
+    internal = [d["desc"] for d in listed if d["active"] and d["internal"]]
+    assert len(internal) == 4 and all("/1/*)" in d for d in internal)
+    change = node.call("getrawchangeaddress", "bech32", path=desc)
+    change_info = node.call("getaddressinfo", change, path=desc)
+    assert change_info["ischange"] and change_info["hdkeypath"].startswith("m/84h/1h/0h/1/")
+    assert change_info["parent_desc"] in internal
     address = node.call("getnewaddress", "", "bech32", path=desc)
     info = node.call("getaddressinfo", address, path=desc)
     assert info["hdkeypath"].startswith("m/84h/1h/0h/0/")

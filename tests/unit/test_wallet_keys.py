@@ -89,6 +89,9 @@ def test_legacy_chain_is_core_s_hd_chain() -> None:
     assert {keys.key(3, kind).pubkey for kind in (P2WPKH, P2PKH, P2SH_P2WPKH, P2TR)} == {
         pair.pubkey}
     assert keys.master_fingerprint == master.fingerprint
+    change = keys.key(3, P2WPKH, internal=True)
+    assert change.internal and change.path == parse_path("m/0'/1'/3'")
+    assert keys.owner_of(change.script_pubkey) == change
     seed_pub = ct.base_mul(int.from_bytes(SEED, "big")).to_bytes()
     assert keys.seed_id == hash160(seed_pub)
 
