@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_block
-from ctplugin.elements.address import Destination
+from ctplugin.elements.address import Destination, has_address
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.secp256k1 import ct
 from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
@@ -359,11 +359,17 @@ class NodeWallet(ChainListener, Closeable):
                 known.setdefault(n, opening)
         change: frozenset[int] = frozenset()
         if spends_ours:  # Core's IsChange: our outputs to change keys of a transaction we paid
-            change = frozenset(n for n in mine if self._is_change(tx.outputs[n].script_pubkey))
+            change = frozenset(n for n in mine if self.is_change(tx.outputs[n].script_pubkey))
         return self.ledger.add(WalletTx(tx, int(time.time()), mine=mine, known=known,
                                         change=change, coinbase_at_genesis=genesis))
 
-    def _is_change(self, script: bytes) -> bool:
+    def is_change(self, script: bytes) -> bool:
+        """Core's ScriptIsChange: in an HD (elementsd) wallet, a script of ours without an
+        address-book entry (no label: change keys, and any script without an address);
+        in our chains' wallets, one of the keys handed out as change."""
+        if self.wallet.keys.has_internal_chain:
+            return self.is_mine(script) and (script not in self.labels
+                                             or not has_address(script))
         pair = self.wallet.keys.owner_of(script)
         return pair is not None and self.wallet.is_change_key(pair)
 

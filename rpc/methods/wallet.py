@@ -436,7 +436,7 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
         out["confidential"] = address
     out["confidential_key"] = dest.blinding_pubkey.hex() if dest.blinding_pubkey else ""
     out["unconfidential"] = address_text(call, dest.unconfidential())
-    out["ischange"] = pair is not None and wallet.wallet.is_change_key(pair)
+    out["ischange"] = wallet.is_change(script)
     if pair is not None:
         out["timestamp"] = 0
         if pair.path is not None:

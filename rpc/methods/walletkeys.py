@@ -297,7 +297,7 @@ def dumpwallet(call: Call, filename: str) -> dict[str, str]:
         label = wallet.labels.get(pair.script_pubkey)
         if label is not None:
             tag = f"label={label}"
-        elif wallet.wallet.is_change_key(pair):
+        elif wallet.is_change(pair.script_pubkey):
             tag = "change=1"
         else:
             tag = "reserve=1"

@@ -324,3 +324,41 @@ def test_bad_parameters_get_elementsds_codes(node: NodeProcess, method: str,
         if exc.code == -1:  # only the help text for a wrong count, never a crash
             assert exc.message.startswith(method), (method, params, exc.message)
     assert node.call("getblockcount") >= 101  # still serving
+
+
+def test_keys_imports_and_blinding_keys_survive_a_restart(tmp_path: Path) -> None:
+    process = start(tmp_path / "node0")
+    legacy, desc = "/wallet/legacy", "/wallet/desc"
+    try:
+        process.call("createwallet", "legacy", False, False, "", False, False, True)
+        process.call("createwallet", "desc", False, False, "", False, True, True)
+        process.call("importprivkey", NODE0[0], "coinbase", False, path=legacy)
+        process.call("importmasterblindingkey", "11" * 32, path=legacy)
+        pubkeys = [process.call("getaddressinfo", process.call("getnewaddress", path=legacy),
+                                path=legacy)["pubkey"] for _ in range(2)]
+        multisig = process.call("addmultisigaddress", 2, pubkeys, path=legacy)["address"]
+        change = process.call("getrawchangeaddress", path=legacy)
+        process.call("sethdseed", True, NODE1[0], path=legacy)
+        fresh = process.call("getnewaddress", path=legacy)
+        process.call("importdescriptors", [{"desc": with_checksum(f"combo({NODE1[0]})"),
+                                            "timestamp": "now"}], path=desc)
+        before = {address: process.call("getaddressinfo", address, path=legacy)
+                  for address in (NODE0[1], multisig, change, fresh)}
+        listed = process.call("listdescriptors", path=desc)
+        info = process.call("getwalletinfo", path=legacy)
+    finally:
+        process.stop()
+    process.start()
+    try:
+        assert sorted(process.call("listwallets")) == ["desc", "legacy"]
+        for address, was in before.items():
+            assert process.call("getaddressinfo", address, path=legacy) == was, address
+        assert process.call("dumpmasterblindingkey", path=legacy) == "11" * 32
+        assert process.call("dumpprivkey", NODE0[1], path=legacy) == NODE0[0]
+        assert before[multisig]["ismine"] and before[change]["ischange"]
+        assert process.call("listdescriptors", path=desc) == listed
+        again = process.call("getwalletinfo", path=legacy)
+        assert again["hdseedid"] == info["hdseedid"]
+        assert process.call("getnewaddress", path=legacy) != fresh  # the counters persisted
+    finally:
+        process.stop()
