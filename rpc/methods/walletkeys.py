@@ -60,7 +60,7 @@ from rpc.registry import Kind, optional, required, rpc
 
 LEGACY_ONLY = "Only legacy wallets are supported by this command"
 MAX_RANGE = 1_000_000  # Core's importdescriptors / deriveaddresses range limit
-MAX_KEYPOOL = 100_000  # keypoolrefill's bound here (Core has none)
+MAX_KEYPOOL = 10_000  # keypoolrefill's bound here (Core has none; derivation is slow here)
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -368,6 +368,7 @@ def keypoolrefill(call: Call, newsize: int | None) -> None:
                        f"Invalid parameter, a keypool above {MAX_KEYPOOL} keys is not supported")
     size = max(newsize or wallet.wallet.lookahead, 1)
     wallet.wallet.keys.extend(wallet.wallet.next_key + size)
+    wallet.wallet.keys.extend(wallet.wallet.next_change + size, internal=True)
 
 
 @rpc("wallet", args=[required("nrequired", Kind.INT, "The number of required signatures out of "
