@@ -362,3 +362,44 @@ def test_keys_imports_and_blinding_keys_survive_a_restart(tmp_path: Path) -> Non
         assert process.call("getnewaddress", path=legacy) != fresh  # the counters persisted
     finally:
         process.stop()
+
+
+def test_third_party_clients_drive_imports_sends_issuance_and_raw_blinding(
+        tmp_path: Path) -> None:
+    """python-bitcoinrpc's AuthServiceProxy for the wallet, python-elementstx's RPCCaller with
+    Elements' elementsregtest parameters (which find DATADIR/elementsregtest/.cookie by
+    themselves) for the chain: a legacy wallet imports the framework key, mines to its P2PKH
+    address, issues an asset, pays a confidential address, blinds and signs a raw
+    transaction."""
+    import elementstx  # noqa: F401  (registers the Elements chain parameters)
+    from bitcoinrpc.authproxy import AuthServiceProxy
+    from bitcointx import ChainParams
+    from bitcointx.rpc import RPCCaller
+
+    process = start(tmp_path / "node0")
+    try:
+        conf = process.datadir / "rpccaller.conf"
+        conf.write_text(f"rpcconnect=127.0.0.1\nrpcport={process.port}\n")
+        with ChainParams("elements/elementsregtest"):
+            chain = RPCCaller(conf_file=str(conf))
+        wallet = AuthServiceProxy(process.url("/wallet/w"))
+        assert chain.createwallet("w", False, False, "", False, False)["name"] == "w"
+        wallet.importprivkey(NODE0[0], "coinbase", True)
+        chain.generatetoaddress(101, NODE0[1])
+        assert wallet.getbalance()["bitcoin"] == 50
+        issued = wallet.issueasset(10, 1)
+        payee = wallet.getnewaddress("", "blech32")
+        wallet.sendtoaddress(payee, 2)
+        chain.generatetoaddress(1, NODE1[1])
+        assert wallet.getbalance()[issued["asset"]] == 10
+        coin = next(c for c in wallet.listunspent() if c["address"] == payee
+                    or wallet.getaddressinfo(c["address"])["confidential"] == payee)
+        raw = chain.createrawtransaction([{"txid": coin["txid"], "vout": coin["vout"]}],
+                                         [{wallet.getnewaddress("", "blech32"): Decimal("1.999")},
+                                          {"fee": Decimal("0.001")}])
+        signed = wallet.signrawtransactionwithwallet(wallet.blindrawtransaction(raw))
+        assert signed["complete"]
+        txid = chain.sendrawtransaction(signed["hex"])
+        assert txid in chain.getrawmempool()
+    finally:
+        process.stop()
