@@ -170,9 +170,12 @@ class WalletManager(ChainListener, Closeable):
     # --- create / load / unload (call with the node's chain lock held) --------------------------
 
     def create(self, name: str, *, seed: bytes | None = None,
-               load_on_startup: bool | None = None, descriptors: bool = True) -> NodeWallet:
+               load_on_startup: bool | None = None, descriptors: bool = True,
+               blank: bool = False, private_keys: bool = True) -> NodeWallet:
         """A new wallet (``seed``: a known one, scanned from genesis; else random). On
-        elementsregtest ``descriptors`` picks a descriptor or a legacy wallet."""
+        elementsregtest ``descriptors`` picks a descriptor or a legacy wallet; ``blank`` /
+        ``private_keys`` as createwallet's (no keys until imported or ``sethdseed``; watch-only
+        for good)."""
         with self._lock:
             if name in self.wallets or self.exists(name):
                 raise RpcError(RpcCode.WALLET_ERROR, f"Wallet file verification failed. Failed "
@@ -182,7 +185,8 @@ class WalletManager(ChainListener, Closeable):
             if self.settings.elements_keys:
                 scheme = HDScheme.DESCRIPTORS if descriptors else HDScheme.LEGACY
             wallet = NodeWallet.create(self.path(name), name, seed or secrets.token_bytes(32),
-                                       self.node.params, self.settings, scheme=scheme)
+                                       self.node.params, self.settings, scheme=scheme,
+                                       blank=blank, private_keys=private_keys)
             wallet.best = (self.node.tip.hash, self.node.tip.height) if seed is None else None
             with wallet.lock:
                 if wallet.best is None:  # a known seed may own coins already: scan the chain

@@ -136,7 +136,8 @@ def encode_state(state: WalletState) -> tuple[bytes, bytes]:
             "scheme": state.scheme.value,
             "master_blinding_key": _hex(state.master_blinding_key),
             "imported": [f"{k:064x}" for k in state.imported],
-            "next_change": state.next_change}
+            "next_change": state.next_change, "blank": state.blank,
+            "private_keys": state.private_keys}
     assets = {"known": sorted(a.hex() for a in state.known_assets.values()),
               "entropy": {a.hex(): e.hex() for a, e in state.entropy.items()},
               "token_of": {a.hex(): t.hex() for a, t in state.token_of.items()}}
@@ -245,7 +246,8 @@ class WalletDB(Closeable):
                 HDScheme(meta.get("scheme", HDScheme.TAGGED.value)),
                 _bytes(meta.get("master_blinding_key")),
                 tuple(int(k, 16) for k in meta.get("imported", ())),
-                int(meta.get("next_change", 0)))
+                int(meta.get("next_change", 0)), bool(meta.get("blank", False)),
+                bool(meta.get("private_keys", True)))
             best = meta.get("best")
             return state, (bytes.fromhex(best[0]), int(best[1])) if best else None
         except (ValueError, KeyError, TypeError, IndexError) as exc:

@@ -160,16 +160,19 @@ class NodeWallet(ChainListener, Closeable):
     @classmethod
     def create(cls, path: str, name: str, seed: bytes, params: ChainParams,
                settings: WalletSettings | None = None, *,
-               scheme: HDScheme = HDScheme.TAGGED) -> NodeWallet:
+               scheme: HDScheme = HDScheme.TAGGED, blank: bool = False,
+               private_keys: bool = True) -> NodeWallet:
         """A new wallet; an HD ``scheme`` (elementsd's wallets) also draws a random master
-        blinding key, as elementsd does for a new wallet."""
+        blinding key, as elementsd does for a new wallet (``blank`` / ``private_keys``: as
+        ``Wallet``'s)."""
         settings = settings if settings is not None else WalletSettings()
         db = WalletDB.open(path, create=True)
         try:
             master = secrets.token_bytes(32) if scheme is not HDScheme.TAGGED else None
             wallet = Wallet.for_chain(seed, params, scheme=scheme, master_blinding_key=master,
                                       lookahead=settings.keypool,
-                                      change_kind=settings.change_kind)
+                                      change_kind=settings.change_kind, blank=blank,
+                                      private_keys=private_keys)
             node_wallet = cls(name, db, wallet, params, None, settings)
             db.commit(Changes(state=wallet.state()), sync=True)
             return node_wallet

@@ -177,6 +177,8 @@ class WalletState:
     master_blinding_key: bytes | None = None  # None (older records): the seed's SLIP-77 key
     imported: tuple[int, ...] = ()  # imported private keys (importprivkey, combo descriptors)
     next_change: int = 0  # the next change key of an HD key chain's internal chain
+    blank: bool = False  # no keys to hand out (createwallet blank=true, until sethdseed)
+    private_keys: bool = True  # False: a watch-only wallet (createwallet disable_private_keys)
 
 
 class Opening(NamedTuple):
@@ -339,12 +341,15 @@ class Wallet:
                  genesis_hash: bytes | None = None, ct_bits: int = DEFAULT_CT_BITS,
                  ct_exponent: int = DEFAULT_CT_EXPONENT, scheme: HDScheme = HDScheme.TAGGED,
                  master_blinding_key: bytes | None = None, lookahead: int = LOOKAHEAD,
-                 change_kind: AddressKind = P2TR) -> None:
+                 change_kind: AddressKind = P2TR, blank: bool = False,
+                 private_keys: bool = True) -> None:
         """``ct_bits`` / ``ct_exponent``: the Borromean proofs' minimum bits and exponent
         (Elements' ``-ct_bits`` / ``-ct_exponent``, the chain's ``ChainParams`` values).
         ``scheme`` / ``master_blinding_key``: the key chain's (``regtest.wallet.keys``);
         ``lookahead``: keys derived beyond the last one handed out (elementsd's keypool);
-        ``change_kind``: the script change pays."""
+        ``change_kind``: the script change pays; ``blank``: no keys are derived (elementsd's
+        blank wallet, until ``set_seed``); ``private_keys`` False: a watch-only wallet, which
+        derives and imports no private keys."""
         if not isinstance(range_proofs, RangeProofKind):
             raise WalletError(f"unknown range-proof kind {range_proofs!r}")
         if lookahead < 1:
@@ -352,6 +357,8 @@ class Wallet:
         self.keys = KeyChain(seed, scheme=scheme, master_blinding_key=master_blinding_key)
         self.lookahead = lookahead
         self.change_kind = change_kind
+        self.blank = blank
+        self.private_keys = private_keys
         self.policy_asset = policy_asset
         self.range_proofs = range_proofs
         self.ct_bits = ct_bits
@@ -372,8 +379,9 @@ class Wallet:
         """Change keys among the others (a ``TAGGED`` key chain has no internal chain)."""
         self._next_change = 0
         self.add_known_asset(policy_asset)
-        self.keys.extend(lookahead)
-        self.keys.extend(lookahead, internal=True)
+        if self.derives_keys:
+            self.keys.extend(lookahead)
+            self.keys.extend(lookahead, internal=True)
 
     # --- randomness and addresses ---------------------------------------------------------
 
@@ -394,7 +402,12 @@ class Wallet:
 
     def new_address(self, kind: AddressKind = P2TR, *, change: bool = False) -> ConfidentialAddress:
         """The next unused key's address of ``kind``; ``change``: a change address (the next
-        key of an HD chain's internal chain, else marked among the others)."""
+        key of an HD chain's internal chain, else marked among the others). ``WalletError``
+        with elementsd's words from a watch-only or blank wallet."""
+        if not self.private_keys:
+            raise WalletError("Error: Private keys are disabled for this wallet")
+        if self.blank:
+            raise WalletError("Error: This wallet has no available keys")
         if change and self.keys.has_internal_chain:
             pair = self.keys.key(self._next_change, kind, internal=True)
             self._next_change += 1
@@ -420,6 +433,11 @@ class Wallet:
         return self._next_key
 
     @property
+    def derives_keys(self) -> bool:
+        """The wallet has a key chain to hand out (neither blank nor watch-only)."""
+        return self.private_keys and not self.blank
+
+    @property
     def next_change(self) -> int:
         """The index of the next change key on an HD chain's internal chain."""
         return self._next_change
@@ -430,7 +448,11 @@ class Wallet:
         return pair.internal or (pair.index is not None and pair.index in self.change_keys)
 
     def set_seed(self, seed: bytes) -> None:
-        """sethdseed: a new HD seed; the keys handed out so far stay the wallet's."""
+        """sethdseed: a new HD seed (a blank wallet's first); the keys handed out so far stay
+        the wallet's."""
+        if not self.private_keys:
+            raise WalletError("Cannot set a HD seed to a wallet with private keys disabled")
+        self.blank = False
         self.keys.replace_seed(seed, self._next_key, self._next_change)
         self._next_key = 0
         self._next_change = 0
@@ -596,12 +618,14 @@ class Wallet:
                            frozenset(self.change_keys), dict(self.known_assets),
                            dict(self.entropy), dict(self.token_of), self.keys.scheme,
                            self.keys.master_blinding_key,
-                           tuple(self.keys.imported.values()), self._next_change)
+                           tuple(self.keys.imported.values()), self._next_change, self.blank,
+                           self.private_keys)
 
     @classmethod
     def for_chain(cls, seed: bytes, params: ChainParams, *, scheme: HDScheme = HDScheme.TAGGED,
                   master_blinding_key: bytes | None = None, lookahead: int = LOOKAHEAD,
-                  change_kind: AddressKind = P2TR) -> Wallet:
+                  change_kind: AddressKind = P2TR, blank: bool = False,
+                  private_keys: bool = True) -> Wallet:
         """A wallet for the chain ``params``: its policy asset, range-proof kind and
         parameters, and the genesis hash its taproot signatures commit to (the keyword
         arguments as ``Wallet``'s)."""
@@ -609,7 +633,7 @@ class Wallet:
                    genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
                    ct_exponent=params.ct_exponent, scheme=scheme,
                    master_blinding_key=master_blinding_key, lookahead=lookahead,
-                   change_kind=change_kind)
+                   change_kind=change_kind, blank=blank, private_keys=private_keys)
 
     @classmethod
     def restore(cls, state: WalletState, *, policy_asset: bytes = POLICY_ASSET,
@@ -620,7 +644,8 @@ class Wallet:
         wallet = cls(state.seed, policy_asset=policy_asset, range_proofs=range_proofs,
                      genesis_hash=genesis_hash, ct_bits=ct_bits, ct_exponent=ct_exponent,
                      scheme=state.scheme, master_blinding_key=state.master_blinding_key,
-                     lookahead=lookahead, change_kind=change_kind)
+                     lookahead=lookahead, change_kind=change_kind, blank=state.blank,
+                     private_keys=state.private_keys)
         for secret in state.imported:
             wallet.keys.import_secret(secret)
         wallet._rng_counter = state.rng_counter
@@ -628,11 +653,12 @@ class Wallet:
         wallet.known_assets.update(state.known_assets)
         wallet.entropy.update(state.entropy)
         wallet.token_of.update(state.token_of)
-        if state.next_key:
-            wallet.address(state.next_key - 1)
-        wallet.keys.extend(wallet._next_key + lookahead)
         wallet._next_change = state.next_change
-        wallet.keys.extend(state.next_change + lookahead, internal=True)
+        if wallet.derives_keys:
+            if state.next_key:
+                wallet.address(state.next_key - 1)
+            wallet.keys.extend(wallet._next_key + lookahead)
+            wallet.keys.extend(state.next_change + lookahead, internal=True)
         return wallet
 
     def scan_transaction(self, tx: Transaction, height: int | None = None,

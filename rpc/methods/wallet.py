@@ -187,18 +187,21 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
      description="Creates and loads a new wallet (a fresh random seed; confidential "
                  "addresses, deterministic keys and blinding keys from it). On elementsregtest "
                  "a descriptor wallet (BIP44/49/84/86 accounts) or, with descriptors=false, a "
-                 "legacy one (Core's HD chain m/0'/0'/i'), with a random master blinding key.",
+                 "legacy one (Core's HD chain m/0'/0'/i'), with a random master blinding key; "
+                 "blank: no keys until imported or sethdseed; disable_private_keys: "
+                 "watch-only.",
      result='{\n  "name" : "str",    (string) The wallet name if created successfully.\n'
             '  "warnings" : [ "str", ... ]    (json array, optional) Warning messages\n}',
      examples=('"testwallet"', '"testwallet" false false "" false true'))
 def createwallet(call: Call, wallet_name: str, disable_private_keys: bool, blank: bool,
                  passphrase: str | None, avoid_reuse: bool, descriptors: bool,
                  load_on_startup: bool | None, external_signer: bool) -> dict[str, Any]:
-    if disable_private_keys or blank or passphrase or external_signer:
-        raise RpcError(RpcCode.WALLET_ERROR, "Only wallets with private keys, no passphrase "
-                                             "and no external signer are supported here")
+    if passphrase or external_signer:
+        raise RpcError(RpcCode.WALLET_ERROR, "Only wallets without a passphrase and without an "
+                                             "external signer are supported here")
     call.context.wallets.create(wallet_name, load_on_startup=load_on_startup,
-                                descriptors=descriptors)
+                                descriptors=descriptors, blank=blank,
+                                private_keys=not disable_private_keys)
     if not descriptors and call.context.wallet_settings.elements_keys:
         return {"name": wallet_name, "warnings": [
             "Wallet created successfully. The legacy wallet type is being deprecated and "
@@ -251,7 +254,8 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
     internal_pool = (keys.derived(internal=True) - wallet.wallet.next_change
                      if keys.has_internal_chain else pool)
     hd: dict[str, Any] = {}
-    if keys.scheme is HDScheme.LEGACY and keys.seed_id is not None:
+    if keys.scheme is HDScheme.LEGACY and keys.seed_id is not None \
+            and wallet.wallet.derives_keys:
         hd["hdseedid"] = keys.seed_id[::-1].hex()  # a uint160, printed reversed
     return {
         "walletname": wallet.name,
@@ -265,12 +269,12 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
         "keypoolsize_hd_internal": internal_pool,
         "paytxfee": amount_json(0),
         **hd,
-        "private_keys_enabled": True,
+        "private_keys_enabled": wallet.wallet.private_keys,
         "avoid_reuse": False,
         "scanning": False,
         "descriptors": keys.scheme is not HDScheme.LEGACY,
         "external_signer": False,
-        "blank": False,
+        "blank": wallet.wallet.blank,
         "birthtime": 0,
         "lastprocessedblock": ({"hash": best[0][::-1].hex(), "height": best[1]}
                                if best is not None else None),
@@ -366,16 +370,22 @@ def getnewaddress(call: Call, label: str, address_type: str | None) -> str:
     if label == "*":
         raise RpcError(RpcCode.WALLET_INVALID_LABEL_NAME, "Invalid label name")
     confidential, kind = _address_type(call, address_type)
-    return address_text(call, call.wallet.new_destination(label, confidential=confidential,
-                                                          kind=kind))
+    try:
+        dest = call.wallet.new_destination(label, confidential=confidential, kind=kind)
+    except WalletError as exc:  # a blank or watch-only wallet
+        raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
+    return address_text(call, dest)
 
 
 @rpc("wallet", args=[optional("address_type", Kind.STR, None)], wallet=True,
      description="Returns a new address, for receiving change.")
 def getrawchangeaddress(call: Call, address_type: str | None) -> str:
     confidential, kind = _address_type(call, address_type, change=True)
-    return address_text(call, call.wallet.new_destination(change=True,
-                                                          confidential=confidential, kind=kind))
+    try:
+        dest = call.wallet.new_destination(change=True, confidential=confidential, kind=kind)
+    except WalletError as exc:  # a blank or watch-only wallet
+        raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
+    return address_text(call, dest)
 
 
 @rpc("wallet", args=[required("address", Kind.STR, "The address for which to get information.")],

@@ -59,6 +59,7 @@ from rpc.errors import RpcCode, RpcError
 from rpc.registry import Kind, optional, required, rpc
 
 LEGACY_ONLY = "Only legacy wallets are supported by this command"
+NO_PRIVATE_KEYS = "Cannot import private keys to a wallet with private keys disabled"
 MAX_RANGE = 1_000_000  # Core's importdescriptors / deriveaddresses range limit
 MAX_KEYPOOL = 10_000  # keypoolrefill's bound here (Core has none; derivation is slow here)
 
@@ -157,6 +158,8 @@ def _address(call: Call, script: bytes, blinding_pubkey: bytes | None = None) ->
 def importprivkey(call: Call, privkey: str, label: str, rescan: bool) -> None:
     wallet = call.wallet
     _legacy(wallet)
+    if not wallet.wallet.private_keys:
+        raise RpcError(RpcCode.WALLET_ERROR, NO_PRIVATE_KEYS)
     secret = _secret(call, privkey)
     wallet.import_keys([secret], _label(label))
     _rescan(call, wallet, rescan)
@@ -278,11 +281,11 @@ def dumpwallet(call: Call, filename: str) -> dict[str, str]:
              f"# * Created on {now}",
              f"# * Best block at time of backup was {tip.height} ({tip.hash[::-1].hex()}),"]
     master = keys.master
-    if master is not None:
+    if master is not None and wallet.wallet.derives_keys:
         lines.append(f"# extended private masterkey: {master.encode(params)}")
     lines += [f"# Master private blinding key: {keys.master_blinding_key.hex()}", ""]
     stamp = datetime.fromtimestamp(0, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if master is not None and keys.scheme is HDScheme.LEGACY:
+    if master is not None and keys.scheme is HDScheme.LEGACY and wallet.wallet.derives_keys:
         seed_key = encode_secret(keys.seed, params)
         seed_pub = ct.base_mul(int.from_bytes(keys.seed, "big")).to_bytes()
         seed_address = _address(call, p2wpkh_script(seed_pub))
@@ -330,6 +333,9 @@ def dumpwallet(call: Call, filename: str) -> dict[str, str]:
 def sethdseed(call: Call, newkeypool: bool, seed: str | None) -> None:
     wallet = call.wallet
     _legacy(wallet)
+    if not wallet.wallet.private_keys:
+        raise RpcError(RpcCode.WALLET_ERROR,
+                       "Cannot set a HD seed to a wallet with private keys disabled")
     if wallet.wallet.keys.scheme is not HDScheme.LEGACY:
         raise RpcError(RpcCode.WALLET_ERROR, "Cannot set an HD seed on a non-HD wallet. Use the "
                                              "upgradewallet RPC in order to upgrade a non-HD "
@@ -524,6 +530,8 @@ def _import_descriptor(call: Call, wallet: NodeWallet, request: Any) -> tuple[li
         raise RpcError(RpcCode.WALLET_ERROR, "Active descriptors are not supported: new "
                                              "addresses come from the wallet's own BIP32 "
                                              "accounts (listdescriptors)")
+    if not wallet.wallet.private_keys and any(k.has_private for k in desc.all_keys()):
+        raise RpcError(RpcCode.WALLET_ERROR, NO_PRIVATE_KEYS)
     if not desc.has_private_keys and desc.is_solvable and desc.all_keys():
         warnings.append("Not all private keys provided. Some wallet functionality may return "
                         "unexpected errors")
@@ -621,7 +629,8 @@ def listdescriptors(call: Call, private: bool) -> dict[str, Any]:
     params = call.node.params.addresses
     keys = wallet.wallet.keys
     out = []
-    if keys.master is not None and keys.scheme is HDScheme.DESCRIPTORS:
+    if keys.master is not None and keys.scheme is HDScheme.DESCRIPTORS \
+            and wallet.wallet.derives_keys:
         for kind in ADDRESS_KINDS:
             for internal in (False, True):
                 next_index = wallet.wallet.next_change if internal else wallet.wallet.next_key

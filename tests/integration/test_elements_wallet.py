@@ -403,3 +403,32 @@ def test_third_party_clients_drive_imports_sends_issuance_and_raw_blinding(
         assert txid in chain.getrawmempool()
     finally:
         process.stop()
+
+
+def test_blank_and_watch_only_wallets(node: NodeProcess) -> None:
+    """createwallet's blank and disable_private_keys: no keys to hand out (elementsd's -4
+    words) until sethdseed gives a blank legacy wallet a seed; a watch-only wallet refuses
+    private keys and watches what it imports."""
+    node.call("createwallet", "blank", False, True, "", False, False)
+    blank = "/wallet/blank"
+    info = node.call("getwalletinfo", path=blank)
+    assert info["blank"] and info["private_keys_enabled"] and info["keypoolsize"] == 0
+    assert error(node, "getnewaddress", path=blank) == (
+        -4, "Error: This wallet has no available keys")
+    node.call("importprivkey", NODE1[0], "", False, path=blank)  # imports work
+    assert node.call("dumpprivkey", NODE1[1], path=blank) == NODE1[0]
+    node.call("sethdseed", True, path=blank)
+    assert not node.call("getwalletinfo", path=blank)["blank"]
+    assert node.call("getnewaddress", "", "legacy", path=blank).startswith("2d")
+    node.call("createwallet", "watch", True, False, "", False, True)
+    watch = "/wallet/watch"
+    assert not node.call("getwalletinfo", path=watch)["private_keys_enabled"]
+    assert error(node, "getnewaddress", path=watch) == (
+        -4, "Error: Private keys are disabled for this wallet")
+    result = node.call("importdescriptors", [
+        {"desc": with_checksum(f"combo({NODE1[0]})"), "timestamp": "now"},
+        {"desc": with_checksum(f"addr({NODE1[1]})"), "timestamp": "now"}], path=watch)
+    assert result[0]["error"]["code"] == -4 and result[1]["success"]
+    assert node.call("getaddressinfo", NODE1[1], path=watch)["iswatchonly"]
+    node.call("unloadwallet", "blank")
+    node.call("unloadwallet", "watch")
