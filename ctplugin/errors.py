@@ -58,6 +58,10 @@ ENCODING_REASONS: dict[str, str] = {
     "character": "a character outside the address alphabet",
     "checksum": "an address checksum that does not verify",
     "padding": "address data that does not regroup into bytes",
+    "path": "a BIP32 key path that does not parse or cannot be derived (hardened from a public "
+            "key)",
+    "descriptor": "an output descriptor that does not parse (BIP380-386)",
+    "scheme": "a key operation the key chain's derivation scheme does not have",
 }
 """Every ``EncodingError.reason``, with its meaning (the message adds the details)."""
 

@@ -72,8 +72,8 @@ NO_EFFECT: dict[str, str] = {
     "fixedseeds": "P2P", "listenonion": "P2P (Tor)", "onion": "P2P (Tor)", "proxy": "P2P",
     "upnp": "P2P", "natpmp": "P2P", "networkactive": "P2P", "maxuploadtarget": "P2P",
     # the wallet: one database format, keys derived when asked for
-    "deprecatedrpc": "one wallet format (create_bdb and the rest)", "keypool": "wallet keys "
-    "are derived when needed", "unsafesqlitesync": "no SQLite",
+    "deprecatedrpc": "one wallet format (create_bdb and the rest)",
+    "unsafesqlitesync": "no SQLite",
     # RPC help is generated from one table, so it cannot disagree with itself
     "rpcdoccheck": "RPC help",
 }
@@ -140,7 +140,10 @@ class NodeConfig:
     printtoconsole: bool = False
     logging: LogSettings = field(default_factory=LogSettings)  # -debug, -loglevel, ... (rpc.logs)
     wallets: tuple[str, ...] = ()
+    """-wallet names; -nowallet (``nowallet``) loads none, not even settings.json's."""
+    nowallet: bool = False
     disablewallet: bool = False
+    keypool: int = 1000  # -keypool: keys derived ahead (Core's DEFAULT_KEYPOOL_SIZE)
     fallbackfee: str = "0.0002"  # BTC/kvB, the test framework's
     maxtxfee: str = "0.10"  # BTC: the most fee one wallet transaction may pay (Core's default)
     relay: PolicySettings = field(default_factory=PolicySettings)
@@ -568,6 +571,9 @@ def build_parser(prog: str, description: str | None,
                         help="load this wallet at start (repeatable)")
     parser.add_argument("--disablewallet", nargs="?", const=True, default=False, type=_bool,
                         help="load no wallet and serve no wallet calls (default 0)")
+    parser.add_argument("--keypool", type=int, default=1000,
+                        help="keys derived ahead of the last one handed out (default 1000; "
+                             "elementsregtest wallets)")
     parser.add_argument("--fallbackfee", default="0.0002",
                         help="wallet fee rate in BTC/kvB when none is given (default 0.0002)")
     parser.add_argument("--maxtxfee", default="0.10",
@@ -701,7 +707,8 @@ def parse_config(argv: Sequence[str], prog: str, description: str | None,
         load_chain=str(Path(args.load_chain).resolve()) if args.load_chain else None,
         daemon=bool(args.daemon), printtoconsole=bool(args.printtoconsole),
         logging=_logging(parser, args),
-        wallets=tuple(args.wallet), disablewallet=bool(args.disablewallet),
+        wallets=tuple(w for w in args.wallet if w != "0"), nowallet="0" in args.wallet,
+        disablewallet=bool(args.disablewallet), keypool=args.keypool,
         fallbackfee=args.fallbackfee, maxtxfee=args.maxtxfee,
         relay=_relay_settings(parser, args), uacomment=tuple(args.uacomment), par=args.par,
         port=args.port, listen=bool(args.listen) if args.listen is not None else bool(args.bind),

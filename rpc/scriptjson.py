@@ -27,59 +27,8 @@ from ctplugin.elements.script import (
 )
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160
+from ctplugin.script.descriptor import descriptor_checksum, with_checksum
 from rpc.errors import RpcCode, RpcError
-
-_INPUT_CHARSET = ("0123456789()[],'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~"
-                  "ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ")
-_CHECKSUM_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-_GENERATOR = (0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD)
-
-
-def _generator_xor(top: int) -> int:
-    mask = 0
-    for i in range(5):
-        if (top >> i) & 1:
-            mask ^= _GENERATOR[i]
-    return mask
-
-
-_GENERATOR_TABLE = tuple(_generator_xor(top) for top in range(32))
-"""The XOR of the generators each 5-bit top selects: one lookup per symbol instead of five
-tests (a 1 MB raw() descriptor is two million symbols)."""
-_CHAR_VALUES = {char: value for value, char in enumerate(_INPUT_CHARSET)}
-
-
-def _polymod(symbols: list[int]) -> int:
-    chk = 1
-    table = _GENERATOR_TABLE
-    for value in symbols:
-        chk = ((chk & 0x7FFFFFFFF) << 5) ^ value ^ table[chk >> 35]
-    return chk
-
-
-def descriptor_checksum(descriptor: str) -> str:
-    """BIP380's 8-character checksum of a descriptor string."""
-    symbols: list[int] = []
-    groups: list[int] = []
-    for char in descriptor:
-        value = _CHAR_VALUES.get(char, -1)
-        if value < 0:
-            raise EncodingError(f"invalid descriptor character {char!r}", reason="character")
-        symbols.append(value & 31)
-        groups.append(value >> 5)
-        if len(groups) == 3:
-            symbols.append(groups[0] * 9 + groups[1] * 3 + groups[2])
-            groups = []
-    if len(groups) == 1:
-        symbols.append(groups[0])
-    elif len(groups) == 2:
-        symbols.append(groups[0] * 3 + groups[1])
-    check = _polymod([*symbols, 0, 0, 0, 0, 0, 0, 0, 0]) ^ 1
-    return "".join(_CHECKSUM_CHARSET[(check >> (5 * (7 - i))) & 31] for i in range(8))
-
-
-def with_checksum(descriptor: str) -> str:
-    return f"{descriptor}#{descriptor_checksum(descriptor)}"
 
 
 def address_of(script: bytes, addresses: AddressParams) -> str | None:

@@ -45,9 +45,13 @@ def elements_options(config: NodeConfig) -> ElementsChainOptions | None:
     return elements_chain_options(values)
 
 
-def wallet_settings(options: ElementsChainOptions | None) -> WalletSettings:
-    """The node's wallet options: elementsd's on elementsregtest, our chains' otherwise."""
-    return WalletSettings.for_elements(options) if options is not None else WalletSettings()
+def wallet_settings(options: ElementsChainOptions | None, keypool: int = 1000
+                    ) -> WalletSettings:
+    """The node's wallet options: elementsd's on elementsregtest (with ``-keypool``), our
+    chains' otherwise."""
+    if options is None:
+        return WalletSettings()
+    return WalletSettings.for_elements(options, keypool=keypool)
 
 
 def chain_params(config: NodeConfig) -> ChainParams:
@@ -71,7 +75,7 @@ def open_node(ctx: NodeContext) -> None:
     ctx.set_warmup("Loading block index…")
     kernel.set_threads(config.kernel_threads)
     options = elements_options(config)
-    ctx.wallet_settings = wallet_settings(options)
+    ctx.wallet_settings = wallet_settings(options, config.keypool)
     relay = config.relay
     if options is not None:  # OP_TRUE is standard exactly when the wallet may own it (§5.4)
         relay = dataclasses.replace(relay, anyonecanspendaremine=options.anyonecanspendaremine)
@@ -119,7 +123,7 @@ def _attach(ctx: NodeContext, node: Node) -> None:
         ctx.set_warmup("Loading wallet…")
         wallets = WalletManager(node, config.netdir, ctx.wallet_settings)
         ctx.wallets = wallets
-        wallets.start(config.wallets)
+        wallets.start(config.wallets, nowallet=config.nowallet)
         node.subscribe(wallets)
     ctx.set_warmup("Verifying blocks…")
     ctx.node = node

@@ -1,11 +1,21 @@
 """The node's loaded wallets: create / load / unload, ``/wallet/<name>`` routing, chain events.
 
 Wallets live in ``DATADIR/wallets/<encoded name>/`` (``Node.wallet_path``), each its own LevelDB
-(``regtest.wallet.db``). A fresh node creates the default wallet "" from the documented regtest
-seed, so it owns the genesis coins at once (as Elements' test setups give their wallets the
-initial free coins); ``createwallet`` makes wallets with fresh random seeds. Wallets named in
+(``regtest.wallet.db``). Two models (``WalletSettings.default_wallet``):
+
+- our chains: a fresh node creates the default wallet "" from the documented regtest seed, so
+  it owns the genesis coins at once; ``--wallet`` names missing wallets to create;
+- elementsregtest, as elementsd (docs/elements-regtest.md §5.3, Elements'
+  ``src/wallet/load.cpp``): no wallet exists unless asked for (``createwallet``); a "" wallet
+  already on disk loads when no ``-wallet`` is given; a ``-wallet`` or settings entry whose
+  wallet is missing is skipped with bitcoind's warning, never re-created empty. Its wallets
+  are legacy (``descriptors=false``: Core's HD chain) or descriptor wallets (BIP44/49/84/86),
+  with a random master blinding key (``regtest.wallet.keys``).
+
+``createwallet`` makes wallets with fresh random seeds. Wallets named in
 ``DATADIR/settings.json`` (``load_on_startup``) and by ``--wallet`` load at start-up, and every
-loaded wallet catches up with the chain before warm-up ends.
+loaded wallet catches up with the chain before warm-up ends. A ``settings.json`` that is not a
+JSON object stops the start, as bitcoind's "Settings file could not be read".
 
 Request routing as bitcoind's ``GetWalletForJSONRPCRequest``: ``/wallet/<name>`` selects a loaded
 wallet (-18 if it is not loaded); the bare ``/`` works while exactly one wallet is loaded, is -19
@@ -27,6 +37,7 @@ from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction
 from regtest.params import REGTEST_SEED
 from regtest.wallet.db import WalletDBError
+from regtest.wallet.keys import HDScheme
 from regtest.wallet.node_wallet import NodeWallet, WalletSettings
 from rpc.errors import RpcCode, RpcError
 from validator import REMOVED_BLOCK, ChainListener, Node
@@ -35,6 +46,11 @@ log = logging.getLogger("ctplugin.rpc")
 MAX_NAME_BYTES = 255  # a wallet is a directory: one file name (NAME_MAX on Linux and macOS)
 
 SETTINGS_FILE = "settings.json"
+
+
+class SettingsFileError(RuntimeError):
+    """settings.json cannot be read (bitcoind refuses to start: "Settings file could not be
+    read")."""
 
 
 class WalletManager(ChainListener, Closeable):
@@ -101,12 +117,35 @@ class WalletManager(ChainListener, Closeable):
         return names
 
     def _settings(self) -> list[str]:
-        try:
-            with open(os.path.join(self.datadir, SETTINGS_FILE), encoding="utf-8") as handle:
-                value = json.load(handle).get("wallet", [])
-        except (FileNotFoundError, ValueError, AttributeError):
-            return []
+        value = self.read_settings().get("wallet", [])
+        if isinstance(value, str):  # bitcoind writes a single wallet as a string too
+            value = [value]
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    def read_settings(self) -> dict[str, object]:
+        """settings.json as an object ({} when absent); ``SettingsFileError`` with bitcoind's
+        details when it is not a JSON object (common/settings.cpp ReadSettings)."""
+        path = os.path.join(self.datadir, SETTINGS_FILE)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except FileNotFoundError:
+            return {}
+        except OSError:
+            raise SettingsFileError(f"Settings file could not be read:\n{path}. Please check "
+                                    "permissions.") from None
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise SettingsFileError(
+                f"Settings file could not be read:\nSettings file {path} does not contain "
+                "valid JSON. This is probably caused by disk corruption or a crash, and can be "
+                "fixed by removing the file, which will reset settings to default "
+                "values.") from None
+        if not isinstance(value, dict):
+            raise SettingsFileError(f"Settings file could not be read:\nFound non-object value "
+                                    f"{text.strip()} in settings file {path}")
+        return value
 
     def _set_load_on_startup(self, name: str, load: bool | None) -> None:
         if load is None:
@@ -118,11 +157,8 @@ class WalletManager(ChainListener, Closeable):
         path = os.path.join(self.datadir, SETTINGS_FILE)
         tmp = path + ".tmp"
         try:
-            with open(path, encoding="utf-8") as handle:
-                settings = json.load(handle)
-            if not isinstance(settings, dict):
-                settings = {}
-        except (FileNotFoundError, ValueError):
+            settings = self.read_settings()
+        except SettingsFileError:  # checked at start-up; replaced only if broken since
             settings = {}
         settings["wallet"] = updated
         with open(tmp, "w", encoding="utf-8") as handle:
@@ -134,14 +170,23 @@ class WalletManager(ChainListener, Closeable):
     # --- create / load / unload (call with the node's chain lock held) --------------------------
 
     def create(self, name: str, *, seed: bytes | None = None,
-               load_on_startup: bool | None = None) -> NodeWallet:
+               load_on_startup: bool | None = None, descriptors: bool = True,
+               blank: bool = False, private_keys: bool = True) -> NodeWallet:
+        """A new wallet (``seed``: a known one, scanned from genesis; else random). On
+        elementsregtest ``descriptors`` picks a descriptor or a legacy wallet; ``blank`` /
+        ``private_keys`` as createwallet's (no keys until imported or ``sethdseed``; watch-only
+        for good)."""
         with self._lock:
             if name in self.wallets or self.exists(name):
                 raise RpcError(RpcCode.WALLET_ERROR, f"Wallet file verification failed. Failed "
                                                      f"to create database path '{self.path(name)}'"
                                                      ". Database already exists.")
+            scheme = HDScheme.TAGGED
+            if self.settings.elements_keys:
+                scheme = HDScheme.DESCRIPTORS if descriptors else HDScheme.LEGACY
             wallet = NodeWallet.create(self.path(name), name, seed or secrets.token_bytes(32),
-                                       self.node.params, self.settings)
+                                       self.node.params, self.settings, scheme=scheme,
+                                       blank=blank, private_keys=private_keys)
             wallet.best = (self.node.tip.hash, self.node.tip.height) if seed is None else None
             with wallet.lock:
                 if wallet.best is None:  # a known seed may own coins already: scan the chain
@@ -186,20 +231,32 @@ class WalletManager(ChainListener, Closeable):
                 wallet.close()
             self._set_load_on_startup(name, load_on_startup)
 
-    def start(self, extra: tuple[str, ...]) -> None:
-        """Start-up: the default wallet (created on the first start), the settings' wallets and
-        ``--wallet`` ones (created when missing)."""
-        if self.exists(""):
-            self.load("")
-        else:
-            self.create("", seed=REGTEST_SEED)
-        for name in [*self._settings(), *extra]:
+    def start(self, extra: tuple[str, ...], *, nowallet: bool = False) -> None:
+        """Start-up (module docstring): our chains' default wallet (created on the first
+        start), then the ``--wallet`` and settings wallets; a missing settings wallet is
+        skipped with bitcoind's warning, a missing ``--wallet`` one is created on our chains
+        and skipped on elementsregtest. ``nowallet`` (-nowallet): none of the listed ones."""
+        listed = self._settings()
+        if nowallet:
+            listed, extra = [], ()
+        if self.settings.default_wallet:
+            if self.exists(""):
+                self.load("")
+            else:
+                self.create("", seed=REGTEST_SEED)
+        elif not nowallet and not extra and "wallet" not in self.read_settings() \
+                and self.exists(""):
+            listed = [""]  # Core: an unnamed wallet on disk loads when no -wallet is set
+        for name in [*extra, *listed]:
             if name in self.wallets:
                 continue
             if self.exists(name):
                 self.load(name)
-            else:
+            elif self.settings.default_wallet and name in extra:
                 self.create(name)
+            else:
+                log.warning("Skipping -wallet path that doesn't exist. Failed to load database "
+                            "path '%s'. Path does not exist.", self.path(name))
 
     def close(self) -> None:
         with self._lock:

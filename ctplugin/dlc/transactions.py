@@ -24,14 +24,9 @@
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
-import bitcointx
-import coincurve
 from bitcointx.core import (
     CMutableTransaction,
     CMutableTxIn,
@@ -54,21 +49,8 @@ from bitcointx.core.scripteval import SCRIPT_VERIFY_P2SH, SCRIPT_VERIFY_WITNESS,
 
 from ctplugin.dlc.errors import DlcError
 from ctplugin.hashes import sha256, sha256d
+from ctplugin.secp256k1.libsecp import share_with_bitcointx
 from ctplugin.serialize import compact_size
-
-
-@cache
-def _secp256k1_for_bitcointx() -> None:
-    """python-bitcointx verifies signatures through a shared libsecp256k1 (ctypes), loaded on
-    first use. Point it at the one coincurve ships (same library, same symbols), so script
-    verification does not depend on what the system has installed. Called once, right before
-    the first verification (never at import: importing the library has no side effects); a
-    path the application set itself is kept."""
-    if bitcointx.get_custom_secp256k1_path():
-        return
-    bundled = glob.glob(os.path.join(os.path.dirname(coincurve.__file__), "_libsecp256k1*.so"))
-    if bundled:
-        bitcointx.set_custom_secp256k1_path(bundled[0])
 
 DUST_LIMIT = 1000
 TX_VERSION = 2
@@ -278,7 +260,7 @@ def verify_input(tx: CMutableTransaction, index: int, script_pubkey: bytes, amou
     """python-bitcointx script verification (P2SH + segwit); raises ``DlcError`` on failure."""
     wit = (CScriptWitness(list(witness)) if witness is not None
            else tx.wit.vtxinwit[index].scriptWitness)
-    _secp256k1_for_bitcointx()
+    share_with_bitcointx()
     try:
         VerifyScript(tx.vin[index].scriptSig, CScript(script_pubkey), tx, index,
                      flags=(SCRIPT_VERIFY_P2SH, SCRIPT_VERIFY_WITNESS), amount=amount, witness=wit)

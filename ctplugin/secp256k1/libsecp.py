@@ -17,12 +17,32 @@ The cffi calls release the GIL, so callers may verify ECDSA signatures from seve
 
 from __future__ import annotations
 
+import glob
+import os
+from functools import cache
+
+import bitcointx
+import coincurve
 from coincurve._libsecp256k1 import ffi, lib
 from coincurve.context import GLOBAL_CONTEXT
 
 from ctplugin.secp256k1.params import N
 
 _CTX = GLOBAL_CONTEXT.ctx
+
+
+@cache
+def share_with_bitcointx() -> None:
+    """python-bitcointx reaches libsecp256k1 through ctypes, loaded on its first use: point it
+    at the one coincurve ships (same library, same symbols), so its signatures, script checks
+    and BIP32 derivations do not depend on what the system has installed. Called once, right
+    before python-bitcointx's first use (never at import: importing the library has no side
+    effects); a path the application set itself is kept."""
+    if bitcointx.get_custom_secp256k1_path():
+        return
+    bundled = glob.glob(os.path.join(os.path.dirname(coincurve.__file__), "_libsecp256k1*.so"))
+    if bundled:
+        bitcointx.set_custom_secp256k1_path(bundled[0])
 _PUBKEY_SIZES = {2: 33, 3: 33, 4: 65, 6: 65, 7: 65}
 _INVALID_COMPACT = bytes(64)
 

@@ -3,12 +3,15 @@
 Keys (one-byte prefixes)::
 
     b"V"               format version (1)
-    b"M"               meta: seed, key/randomness counters, change keys, best block (JSON)
+    b"M"               meta: seed, key/randomness counters, change keys, best block, key
+                       scheme, master blinding key, imported private keys (JSON)
     b"A"               assets: known assets, issuance entropy, reissuance tokens (JSON)
     b"x" ‖ txid        a wallet transaction's raw bytes (written once)
     b"t" ‖ txid        its state: confirmation, openings, comments (JSON, rewritten on change)
     b"l" ‖ script      the label of an address (UTF-8)
     b"k" ‖ script      an imported blinding key (32 bytes)
+    b"o" ‖ script      a watch-only script (importaddress, importpubkey): b""
+    b"D" ‖ descriptor  an imported descriptor (importdescriptors): its record (JSON)
     b"d" ‖ id          a DLC contract of the wallet (``regtest.wallet.dlc_store``)
     b"u" ‖ outpoint    a locked coin (``Wallet.locked``: coin selection leaves it alone), b""
     b"w" ‖ outpoint    a watched outpoint: its spenders are wallet transactions (a DLC's funding
@@ -42,6 +45,7 @@ import plyvel
 from ctplugin.closing import Closeable
 from ctplugin.elements import parse_transaction
 from ctplugin.errors import CtpluginError
+from regtest.wallet.keys import HDScheme
 from regtest.wallet.ledger import Outpoint, TxState, WalletTx
 from regtest.wallet.wallet import Opening, WalletError, WalletState
 from validator import WriteGuard
@@ -56,6 +60,8 @@ _LABEL = b"l"
 _BLINDING_KEY = b"k"
 _WATCHED = b"w"
 _LOCKED = b"u"
+_WATCH_ONLY = b"o"
+_DESCRIPTOR = b"D"
 
 
 class WalletDBError(WalletError):
@@ -78,6 +84,8 @@ class Changes:
     watched: list[Outpoint] = field(default_factory=list)
     locked: list[Outpoint] = field(default_factory=list)
     unlocked: list[Outpoint] = field(default_factory=list)
+    watch_only: list[bytes] = field(default_factory=list)
+    descriptors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def durable(self) -> bool:
@@ -139,7 +147,12 @@ def decode_wtx(raw: bytes, data: bytes) -> WalletTx:
 
 def encode_state(state: WalletState) -> tuple[bytes, bytes]:
     meta = {"seed": state.seed.hex(), "next_key": state.next_key,
-            "rng_counter": state.rng_counter, "change_keys": sorted(state.change_keys)}
+            "rng_counter": state.rng_counter, "change_keys": sorted(state.change_keys),
+            "scheme": state.scheme.value,
+            "master_blinding_key": _hex(state.master_blinding_key),
+            "imported": [f"{k:064x}" for k in state.imported],
+            "next_change": state.next_change, "blank": state.blank,
+            "private_keys": state.private_keys}
     assets = {"known": sorted(a.hex() for a in state.known_assets.values()),
               "entropy": {a.hex(): e.hex() for a, e in state.entropy.items()},
               "token_of": {a.hex(): t.hex() for a, t in state.token_of.items()}}
@@ -252,6 +265,10 @@ class WalletDB(Closeable):
                 batch.put(_LOCKED + txid + index.to_bytes(4, "little"), b"")
             for txid, index in changes.unlocked:
                 batch.delete(_LOCKED + txid + index.to_bytes(4, "little"))
+            for script in changes.watch_only:
+                batch.put(_WATCH_ONLY + script, b"")
+            for text, record in changes.descriptors.items():
+                batch.put(_DESCRIPTOR + text.encode(), json.dumps(record).encode())
             for key, value in changes.extra.items():
                 if value is None:
                     batch.delete(key)
@@ -271,7 +288,12 @@ class WalletDB(Closeable):
                 bytes.fromhex(meta["seed"]), int(meta["next_key"]), int(meta["rng_counter"]),
                 frozenset(meta["change_keys"]), known,
                 {bytes.fromhex(a): bytes.fromhex(e) for a, e in assets["entropy"].items()},
-                {bytes.fromhex(a): bytes.fromhex(t) for a, t in assets["token_of"].items()})
+                {bytes.fromhex(a): bytes.fromhex(t) for a, t in assets["token_of"].items()},
+                HDScheme(meta.get("scheme", HDScheme.TAGGED.value)),
+                _bytes(meta.get("master_blinding_key")),
+                tuple(int(k, 16) for k in meta.get("imported", ())),
+                int(meta.get("next_change", 0)), bool(meta.get("blank", False)),
+                bool(meta.get("private_keys", True)))
             best = meta.get("best")
             return state, (bytes.fromhex(best[0]), int(best[1])) if best else None
         except (ValueError, KeyError, TypeError, IndexError) as exc:
@@ -300,6 +322,16 @@ class WalletDB(Closeable):
 
     def locked(self) -> set[Outpoint]:
         return self._outpoints(_LOCKED)
+
+    def watch_only(self) -> set[bytes]:
+        return {key[1:] for key, _ in self.db.iterator(prefix=_WATCH_ONLY)}
+
+    def descriptors(self) -> dict[str, dict[str, Any]]:
+        try:
+            return {key[1:].decode(): json.loads(value)
+                    for key, value in self.db.iterator(prefix=_DESCRIPTOR)}
+        except ValueError as exc:
+            raise WalletDBError(f"corrupt descriptor record in {self.path}: {exc}") from None
 
     def blinding_keys(self) -> dict[bytes, bytes]:
         return {key[1:]: value for key, value in self._iterate(prefix=_BLINDING_KEY)}

@@ -236,7 +236,7 @@ class DlcParty:
                          key.pubkey, payout.script_pubkey, _serial(wallet), offer_collateral,
                          self._funding_inputs(coins), change.script_pubkey, _serial(wallet),
                          _serial(wallet), fee_rate, cet_locktime, refund_locktime, ext)
-        return offer, PartySecrets(DlcRole.OFFER, key.index,
+        return offer, PartySecrets(DlcRole.OFFER, _index(key),
                                    tuple((c.txid, c.index) for c in coins))
 
     # --- 2. accept ---------------------------------------------------------------------------
@@ -296,7 +296,7 @@ class DlcParty:
         sigs = contract.sign_adaptor_signatures(secret, offerer=False)
         accept = message(tuple(s.to_bytes() for s in sigs), contract.sign_refund(secret), surj)
         contract.accept_party = accept_party(accept)
-        return contract, accept, PartySecrets(DlcRole.ACCEPT, key.index,
+        return contract, accept, PartySecrets(DlcRole.ACCEPT, _index(key),
                                               tuple((c.txid, c.index) for c in coins))
 
     def _surjection_inputs(self, contract: ElementsContract, coins: Sequence[OwnedCoin]
@@ -494,3 +494,9 @@ def _output_index(contract: ElementsContract, out: TxOut) -> int:
         if candidate.serialize() == serialized:
             return n
     raise DlcError("bad-change-output", "change output missing from the funding transaction")
+
+
+def _index(pair: KeyPair) -> int:
+    """A funding key's position in the key chain (funding keys are derived, never imported)."""
+    assert pair.index is not None
+    return pair.index

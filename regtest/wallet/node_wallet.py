@@ -43,15 +43,32 @@ from dataclasses import dataclass
 
 from ctplugin.closing import Closeable
 from ctplugin.elements import Block, Transaction, parse_block
-from ctplugin.elements.address import Destination
+from ctplugin.elements.address import Destination, has_address
 from ctplugin.elements.issuance import input_issuance_ids
+from ctplugin.secp256k1 import ct
 from regtest.elements import DEFAULT_PEGGED_ASSET_NAME, ElementsChainOptions
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.crypter import EncryptedSeed
 from regtest.wallet.db import Changes, WalletDB
-from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, slip77_blinding_secret
+from regtest.wallet.keys import (
+    IMPORT_KINDS,
+    P2TR,
+    P2WPKH,
+    AddressKind,
+    HDScheme,
+    KeyPair,
+    issuance_blinding_script,
+    slip77_blinding_secret,
+)
 from regtest.wallet.ledger import Ledger, Outpoint, TxState, WalletTx
-from regtest.wallet.wallet import BuiltTransaction, Opening, OwnedCoin, Wallet
+from regtest.wallet.wallet import (
+    DEFAULT_KEYPOOL_SIZE,
+    LOOKAHEAD,
+    BuiltTransaction,
+    Opening,
+    OwnedCoin,
+    Wallet,
+)
 from validator import REMOVED_BLOCK, BlockRef, ChainListener, ChainParams, Node
 
 ENCRYPTION_RECORD = b"E"
@@ -74,7 +91,15 @@ class WalletSettings:
       ``-addresstype`` default bech32: P2WPKH);
     - ``pegged_asset_label``: the policy (pegged) asset's label — getbalance's key, what
       ``assetlabel`` arguments accept, listissuances' ``assetlabel``
-      (``-defaultpeggedassetname``).
+      (``-defaultpeggedassetname``);
+    - ``default_wallet``: the node creates and loads the public-seed wallet "" that owns the
+      genesis coins (our chains); elementsd creates no wallet unless asked
+      (docs/elements-regtest.md §5.3);
+    - ``elements_keys``: wallets are elementsd's (BIP32 keys as legacy or descriptor
+      wallets, a random master blinding key; ``regtest.wallet.keys``), not our chains'
+      tagged-hash keys;
+    - ``keypool``: keys derived beyond the last one handed out (``-keypool``);
+    - ``change_kind``: the script change pays.
 
     The defaults are our ctregtest chains' behaviour since they began: confidential taproot
     addresses (so blocks exercise the Schnorr batch) and no claim on ``OP_TRUE`` outputs.
@@ -84,13 +109,20 @@ class WalletSettings:
     blinded_addresses: bool = True
     address_kind: AddressKind = P2TR
     pegged_asset_label: str = DEFAULT_PEGGED_ASSET_NAME
+    default_wallet: bool = True
+    elements_keys: bool = False
+    keypool: int = LOOKAHEAD
+    change_kind: AddressKind = P2TR
 
     @classmethod
-    def for_elements(cls, options: ElementsChainOptions) -> WalletSettings:
+    def for_elements(cls, options: ElementsChainOptions,
+                     keypool: int = DEFAULT_KEYPOOL_SIZE) -> WalletSettings:
         """elementsd's defaults and the options given on an Elements chain."""
         return cls(anyonecanspendaremine=options.anyonecanspendaremine,
                    blinded_addresses=options.blinded_addresses, address_kind=P2WPKH,
-                   pegged_asset_label=options.default_pegged_asset_name)
+                   pegged_asset_label=options.default_pegged_asset_name,
+                   default_wallet=False, elements_keys=True, keypool=max(1, keypool),
+                   change_kind=P2WPKH)
 
 
 class NodeWallet(ChainListener, Closeable):
@@ -106,6 +138,15 @@ class NodeWallet(ChainListener, Closeable):
         self.ledger = Ledger(params.coinbase_maturity)
         self.labels: dict[bytes, str] = {}
         self.blinding_keys: dict[bytes, int] = {}
+        self.watch_only: set[bytes] = set()
+        """Scripts watched without keys (importaddress / importpubkey): their payments are
+        history, not spendable coins."""
+        self.descriptors: dict[str, dict[str, object]] = {}
+        """Descriptors imported (importdescriptors, addmultisigaddress): text -> record
+        (``rpc.methods.walletkeys``)."""
+        self.redeem_scripts: dict[bytes, tuple[bytes | None, bytes | None]] = {}
+        """scriptPubKey -> (redeem script, witness script) the wallet knows (solvable P2SH /
+        P2WSH scripts: getaddressinfo)."""
         self.watched: set[Outpoint] = set()
         """Outpoints not ours whose spenders are wallet transactions (``commit(watch=)``)."""
         self.blinded: dict[bytes, dict[int, Opening]] = {}
@@ -127,10 +168,20 @@ class NodeWallet(ChainListener, Closeable):
 
     @classmethod
     def create(cls, path: str, name: str, seed: bytes, params: ChainParams,
-               settings: WalletSettings | None = None) -> NodeWallet:
+               settings: WalletSettings | None = None, *,
+               scheme: HDScheme = HDScheme.TAGGED, blank: bool = False,
+               private_keys: bool = True) -> NodeWallet:
+        """A new wallet; an HD ``scheme`` (elementsd's wallets) also draws a random master
+        blinding key, as elementsd does for a new wallet (``blank`` / ``private_keys``: as
+        ``Wallet``'s)."""
+        settings = settings if settings is not None else WalletSettings()
         db = WalletDB.open(path, create=True)
         try:
-            wallet = Wallet.for_chain(seed, params)
+            master = secrets.token_bytes(32) if scheme is not HDScheme.TAGGED else None
+            wallet = Wallet.for_chain(seed, params, scheme=scheme, master_blinding_key=master,
+                                      lookahead=settings.keypool,
+                                      change_kind=settings.change_kind, blank=blank,
+                                      private_keys=private_keys)
             node_wallet = cls(name, db, wallet, params, None, settings)
             db.commit(Changes(state=wallet.state()), sync=True)
             return node_wallet
@@ -141,13 +192,16 @@ class NodeWallet(ChainListener, Closeable):
     @classmethod
     def load(cls, path: str, name: str, params: ChainParams,
              settings: WalletSettings | None = None) -> NodeWallet:
+        settings = settings if settings is not None else WalletSettings()
         db = WalletDB.open(path, create=False)
         try:
             state, best = db.load_state()
             wallet = Wallet.restore(state, policy_asset=params.policy_asset,
                                     range_proofs=params.wallet_range_proof,
                                     genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
-                                    ct_exponent=params.ct_exponent)
+                                    ct_exponent=params.ct_exponent,
+                                    lookahead=settings.keypool,
+                                    change_kind=settings.change_kind)
             node_wallet = cls(name, db, wallet, params, best, settings)
             for wtx in db.transactions():
                 node_wallet.ledger.add(wtx)
@@ -155,6 +209,14 @@ class NodeWallet(ChainListener, Closeable):
             node_wallet.blinding_keys = {script: int.from_bytes(key, "big")
                                          for script, key in db.blinding_keys().items()}
             node_wallet.watched = db.watched()
+            node_wallet.watch_only = db.watch_only()
+            node_wallet.descriptors = dict(db.descriptors())
+            for record in node_wallet.descriptors.values():
+                solving = record.get("solving")
+                if isinstance(solving, dict):
+                    for script, (redeem, witness) in solving.items():
+                        node_wallet.add_solving(bytes.fromhex(script), _bytes(redeem),
+                                                _bytes(witness))
             wallet.locked = db.locked()
             for _key, raw in db.records(ENCRYPTION_RECORD):
                 node_wallet.encryption = EncryptedSeed.from_bytes(raw)
@@ -221,6 +283,13 @@ class NodeWallet(ChainListener, Closeable):
                 if opened is not None:
                     mine[n] = Opening(*opened)
                 continue
+            if self.wallet.keys.multisig_of(out.script_pubkey) is not None:
+                secret = self.blinding_secret(out.script_pubkey)
+                assert secret is not None  # a multisig of ours has a blinding key
+                opened = self.wallet.open_output(out, secret)
+                if opened is not None:
+                    mine[n] = Opening(*opened)
+                continue
             if self._anyone_can_spend(out.script_pubkey):
                 # blinded to our key for that script (as Elements' wallet blinds to itself)
                 opened = self.wallet.open_output(out, self._op_true_blinding_secret())
@@ -228,6 +297,8 @@ class NodeWallet(ChainListener, Closeable):
                     mine[n] = Opening(*opened)
                 continue
             secret = self.blinding_keys.get(out.script_pubkey)
+            if secret is None and out.script_pubkey in self.watch_only:
+                secret = self._master_blinding_secret(out.script_pubkey)
             if secret is not None:
                 opened = self.wallet.open_output(out, secret)
                 if opened is not None:
@@ -250,8 +321,8 @@ class NodeWallet(ChainListener, Closeable):
                 parent = ledger.txs.get(txin.prevout_hash)
                 if parent is not None and txin.prevout_index in parent.mine:
                     return True
-        return any(self.is_mine(out.script_pubkey)
-                   or out.script_pubkey in self.blinding_keys for out in tx.outputs)
+        return any(self.is_mine(out.script_pubkey) or out.script_pubkey in self.blinding_keys
+                   or out.script_pubkey in self.watch_only for out in tx.outputs)
 
     def _learn_assets(self, tx: Transaction) -> bool:
         """Remember the asset and token ids issued by ``tx`` (public: derived from the issuance
@@ -294,20 +365,27 @@ class NodeWallet(ChainListener, Closeable):
             self.ledger.is_mine(outpoint) or outpoint in self.watched
             for outpoint in ((t.prevout_hash, t.prevout_index) for t in tx.inputs))
         mine, known = self._openings(tx)
-        if not mine and not spends_ours:
+        watches = any(out.script_pubkey in self.watch_only for out in tx.outputs)
+        if not mine and not spends_ours and not watches:
             return None
         for n, opening in self.blinded.pop(tx.txid, {}).items():
             if n not in mine:
                 known.setdefault(n, opening)
         change: frozenset[int] = frozenset()
         if spends_ours:  # Core's IsChange: our outputs to change keys of a transaction we paid
-            change = frozenset(n for n in mine if self._is_change(tx.outputs[n].script_pubkey))
+            change = frozenset(n for n in mine if self.is_change(tx.outputs[n].script_pubkey))
         return self.ledger.add(WalletTx(tx, int(time.time()), mine=mine, known=known,
                                         change=change, coinbase_at_genesis=genesis))
 
-    def _is_change(self, script: bytes) -> bool:
+    def is_change(self, script: bytes) -> bool:
+        """Core's ScriptIsChange: in an HD (elementsd) wallet, a script of ours without an
+        address-book entry (no label: change keys, and any script without an address);
+        in our chains' wallets, one of the keys handed out as change."""
+        if self.wallet.keys.has_internal_chain:
+            return self.is_mine(script) and (script not in self.labels
+                                             or not has_address(script))
         pair = self.wallet.keys.owner_of(script)
-        return pair is not None and pair.index in self.wallet.change_keys
+        return pair is not None and self.wallet.is_change_key(pair)
 
     def remember_blinded(self, txid: bytes, openings: dict[int, Opening]) -> None:
         """blindrawtransaction's openings of ``txid``'s outputs (see ``blinded``)."""
@@ -418,12 +496,14 @@ class NodeWallet(ChainListener, Closeable):
         if changed:
             self.sync_coins()
 
-    def rescan(self, node: Node, start: int, stop: int) -> None:
-        """rescanblockchain: the main chain's blocks ``start``..``stop`` scanned again (payments
-        to keys, addresses or blinding keys learnt since show up)."""
+    def rescan(self, node: Node, start: int = 0, stop: int | None = None) -> None:
+        """The main chain's blocks ``start``..``stop`` (default: up to the wallet's tip) and the
+        mempool scanned again, so payments to keys, scripts or blinding keys learnt since show
+        up (Core's ScanForWalletTransactions: rescanblockchain, and after an import)."""
+        last = min(node.tip.height, self.tip_height) if stop is None else stop
         changed: list[WalletTx] = []
         learned = False
-        for height in range(start, stop + 1):
+        for height in range(max(0, start), last + 1):
             block_hash = node.block_hash(height)
             if block_hash is None:
                 break
@@ -431,11 +511,12 @@ class NodeWallet(ChainListener, Closeable):
             changed += found
             learned |= new
         self.commit(changed, state=bool(changed) or learned, sync=True)
+        self.scan_mempool(node)
         self.sync_coins()
 
     def _scan_block(self, block: Block, height: int) -> tuple[list[WalletTx], bool]:
         """The wallet transactions a main-chain block confirms or conflicts, and whether it
-        taught the wallet new assets."""
+        taught the wallet new assets (nothing committed)."""
         changed: list[WalletTx] = []
         learned = False
         # A genesis left out of the UTXO set has no coins for anyone (Elements' ConnectBlock)
@@ -457,6 +538,14 @@ class NodeWallet(ChainListener, Closeable):
                 wtx.set_confirmed(block.hash, height, position, block.header.time)
                 changed.append(wtx)
         return changed, learned
+
+    def scan_mempool(self, node: Node) -> None:
+        """Unconfirmed transactions already in the node's mempool that pay or spend this
+        wallet, as if just added (Core's ``CWallet::postInitProcess`` →
+        ``requestMempoolTransactions``): a wallet that loads or imports sees them."""
+        for tx in node.mempool.transactions():
+            if self._concerns_us(tx):
+                self.transaction_added(tx)
 
     def block_disconnected(self, block: Block, height: int) -> None:
         changed: list[WalletTx] = []
@@ -523,13 +612,6 @@ class NodeWallet(ChainListener, Closeable):
         self.scan_mempool(node)
         return processed
 
-    def scan_mempool(self, node: Node) -> None:
-        """Unconfirmed transactions already in the node's mempool that pay or spend this
-        wallet (Core's ``CWallet::postInitProcess`` → ``requestMempoolTransactions``): a
-        wallet loaded after a payment reached the mempool still shows it."""
-        for entry in list(node.mempool.entries.values()):
-            self.transaction_added(entry.tx)
-
     def resubmit(self, node: Node) -> None:
         """Unconfirmed wallet transactions: mark those in the mempool, offer the others to it
         (Core's ResubmitWalletTransactions at start-up)."""
@@ -560,10 +642,72 @@ class NodeWallet(ChainListener, Closeable):
         return Destination(address.script_pubkey,
                            address.blinding_pubkey if confidential else None)
 
+    def import_keys(self, secrets_: Sequence[int], label: str | None = None,
+                    kinds: tuple[AddressKind, ...] = IMPORT_KINDS) -> list[KeyPair]:
+        """Own the ``kinds`` scripts of imported private keys (``KeyChain.import_secret``);
+        ``label`` names their addresses. Durable at once (a rescan cannot rebuild keys)."""
+        added: list[KeyPair] = []
+        for secret in secrets_:
+            added += self.wallet.keys.import_secret(secret, kinds)
+        labels = ({pair.script_pubkey: label for pair in added} if label is not None else {})
+        self.labels.update(labels)
+        self.commit(state=True, labels=labels, sync=True)
+        return added
+
+    def set_labels(self, labels: dict[bytes, str]) -> None:
+        self.labels.update(labels)
+        self.commit(labels=labels, sync=True)
+
+    def import_watch_only(self, scripts: Sequence[bytes], label: str | None = None) -> None:
+        """Watch scripts without their keys (importaddress, importpubkey)."""
+        new = [s for s in scripts if s not in self.watch_only and not self.is_mine(s)]
+        labels = {s: label for s in scripts} if label is not None else {}
+        self.watch_only.update(new)
+        self.labels.update(labels)
+        self.db.commit(Changes(watch_only=new, labels=labels), sync=True)
+
+    def record_descriptor(self, text: str, record: dict[str, object],
+                          solving: dict[bytes, tuple[bytes | None, bytes | None]] | None = None
+                          ) -> None:
+        """Remember an imported descriptor (listdescriptors; ``solving``: the redeem and
+        witness scripts of its P2SH / P2WSH outputs, kept in the record for the next load)."""
+        record = dict(record)
+        for script, (redeem, witness) in (solving or {}).items():
+            self.add_solving(script, redeem, witness)
+        if solving:
+            record["solving"] = {script.hex(): [_hex(r), _hex(w)]
+                                 for script, (r, w) in solving.items()}
+        self.descriptors[text] = record
+        self.db.commit(Changes(descriptors={text: record}), sync=True)
+
+    def add_solving(self, script: bytes, redeem: bytes | None, witness: bytes | None) -> None:
+        """Know a P2SH / P2WSH output's scripts (solvable); an m-of-n one whose every key the
+        wallet holds becomes spendable (``KeyChain.add_multisig``)."""
+        self.redeem_scripts[script] = (redeem, witness)
+        multisig = witness if witness is not None else redeem
+        if multisig is not None:
+            self.wallet.keys.add_multisig(script, multisig, witness=witness is not None,
+                                          redeem_script=redeem)
+
+    def set_seed(self, seed: bytes) -> None:
+        """sethdseed (``Wallet.set_seed``), durable at once."""
+        self.wallet.set_seed(seed)
+        self.commit(state=True, sync=True)
+
+    def set_master_blinding_key(self, key: bytes) -> None:
+        """importmasterblindingkey: every script's blinding key follows from the new key."""
+        self.wallet.keys.set_master_blinding_key(key)
+        self.commit(state=True, sync=True)
+
+    def _master_blinding_secret(self, script: bytes) -> int:
+        return slip77_blinding_secret(self.wallet.keys.master_blinding_key, script)
+
     def is_mine(self, script: bytes) -> bool:
         """The wallet spends ``script``: one of its keys', or ``OP_TRUE`` with
         ``anyonecanspendaremine``."""
-        return self.wallet.keys.owner_of(script) is not None or self._anyone_can_spend(script)
+        keys = self.wallet.keys
+        return (keys.owner_of(script) is not None or keys.multisig_of(script) is not None
+                or self._anyone_can_spend(script))
 
     def _anyone_can_spend(self, script: bytes) -> bool:
         return script == OP_TRUE and self.settings.anyonecanspendaremine
@@ -580,12 +724,58 @@ class NodeWallet(ChainListener, Closeable):
         if self._anyone_can_spend(script):
             return self._op_true_blinding_secret()
         pair = self.wallet.keys.owner_of(script)
-        return pair.blinding_secret if pair is not None else None
+        if pair is not None:
+            return pair.blinding_secret
+        if self.wallet.keys.multisig_of(script) is not None:
+            return self._master_blinding_secret(script)
+        return None
+
+    def blinding_pubkey(self, script: bytes) -> bytes:
+        """The blinding public key the wallet gives ``script`` in a confidential address:
+        an imported key's, else the master blinding key's for that script (Elements'
+        GetBlindingPubKey)."""
+        secret = self.blinding_keys.get(script)
+        pair = self.wallet.keys.owner_of(script)
+        if secret is None and pair is not None:
+            return pair.blinding_pubkey
+        if secret is None:
+            secret = self._master_blinding_secret(script)
+        return ct.base_mul(secret).to_bytes()
+
+    def issuance_blinding_secret(self, prevout_hash: bytes, prevout_index: int) -> int:
+        """The key blinding an issuance on the input spending that prevout: one imported
+        (importissuanceblindingkey), else the master blinding key's (Elements'
+        GetBlindingKey of the issuance script)."""
+        imported = self.blinding_keys.get(issuance_blinding_script(prevout_hash, prevout_index))
+        if imported is not None:
+            return imported
+        return self.wallet.keys.issuance_blinding_secret(prevout_hash, prevout_index)
+
+    def issuance_opening(self, tx: Transaction, vin: int) -> Opening | None:
+        """The issued amount and its blind of a blinded issuance on input ``vin``, when the
+        wallet's (or an imported) issuance blinding key opens it."""
+        txin = tx.inputs[vin]
+        ids = input_issuance_ids(txin)
+        amount = txin.issuance.amount if txin.issuance is not None else None
+        if ids is None or not isinstance(amount, bytes):
+            return None
+        opened = self.wallet.open_issuance(
+            amount, txin.issuance_amount_rangeproof, ids.asset,
+            self.issuance_blinding_secret(txin.prevout_hash, txin.prevout_index))
+        return None if opened is None else Opening(ids.asset, opened[0], 0, opened[1])
 
     def import_blinding_key(self, script: bytes, secret: int) -> None:
         self.blinding_keys[script] = secret
         self.commit(blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
 
+
+
+def _hex(data: bytes | None) -> str | None:
+    return data.hex() if data is not None else None
+
+
+def _bytes(text: str | None) -> bytes | None:
+    return bytes.fromhex(text) if text is not None else None
 
 
 def _read(node: Node, block_hash: bytes) -> Block:

@@ -10,9 +10,12 @@ proofs; the signatures go in the inputs' script witnesses, so the txid does not 
 
 - ``sign_transaction(tx, spent, keys, genesis_hash, aux, only=None)``: every input (or the
   ``only`` ones) the key chain owns
-  (P2WPKH: ``[sig‖01, pubkey]``; P2TR: ``[sig]`` with SIGHASH_DEFAULT); bare ``OP_TRUE``
-  inputs need nothing; any other input is a ``SigningError``.
-- ``witness_template(script_pubkey)``: a witness of the size signing will give (fee estimates).
+  (P2WPKH: witness ``[sig‖01, pubkey]``; P2SH-P2WPKH: the same witness and a scriptSig pushing
+  the P2WPKH redeem script; P2PKH: scriptSig ``<sig‖01> <pubkey>`` with Elements' legacy
+  digest; P2TR: ``[sig]`` with SIGHASH_DEFAULT); bare ``OP_TRUE`` inputs need nothing; any
+  other input is a ``SigningError``.
+- ``witness_template(script_pubkey)`` / ``script_sig_template(script_pubkey)``: a witness and a
+  scriptSig of the sizes signing will give (fee estimates).
 - ``sign_multisig_input`` / ``finalize_multisig``: one party's signature of a P2WSH m-of-n
   input, and the witness once enough parties signed (the dummy, then signatures in key order).
 - ``sign_tapscript_input``: a BIP342 signature of a tapscript leaf.
@@ -24,7 +27,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 from ctplugin.elements import Transaction
-from ctplugin.elements.script import script_ops
+from ctplugin.elements.script import push_data
 from ctplugin.errors import CtpluginError
 from ctplugin.hashes import hash160
 from ctplugin.script.interpreter import p2wpkh_script_code
@@ -33,12 +36,22 @@ from ctplugin.script.sighash import (
     SIGHASH_DEFAULT,
     PrecomputedTransaction,
     SpentOutput,
+    legacy_sighash,
     segwit_v0_sighash,
     taproot_sighash,
 )
 from ctplugin.script.taproot import leaf_hash, tweak_hash
 from ctplugin.secp256k1 import ct
-from regtest.wallet.keys import P2TR, P2WPKH, KeyChain
+from regtest.wallet.keys import (
+    P2PKH,
+    P2SH_P2WPKH,
+    P2TR,
+    P2WPKH,
+    KeyChain,
+    MultisigScript,
+    multisig_parts,
+    p2wpkh_script,
+)
 
 AuxRandom = Callable[[], bytes]
 """32 fresh bytes per BIP340 signature (the wallet's deterministic stream in tests)."""
@@ -69,12 +82,26 @@ def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyCha
             continue
         pair = keys.owner_of(script)
         if pair is None:
-            raise SigningError(f"input {n} spends a script this wallet does not own")
-        if pair.kind == P2WPKH:
+            owned = keys.multisig_of(script)
+            if owned is None:
+                raise SigningError(f"input {n} spends a script this wallet does not own")
+            multisig_sig, multisig_witness = _sign_multisig(pre, n, owned)
+            inputs[n] = replace(inputs[n], script_sig=multisig_sig,
+                                script_witness=multisig_witness)
+            continue
+        script_sig = b""
+        if pair.kind in (P2WPKH, P2SH_P2WPKH):
             code = p2wpkh_script_code(hash160(pair.pubkey))
             digest = segwit_v0_sighash(pre, n, code, prev.value, SIGHASH_ALL, rangeproof=True)
             witness: tuple[bytes, ...] = (ct.ecdsa_sign(pair.secret, digest) + b"\x01",
                                           pair.pubkey)
+            if pair.kind == P2SH_P2WPKH:
+                script_sig = _push(p2wpkh_script(pair.pubkey))
+        elif pair.kind == P2PKH:
+            digest = legacy_sighash(tx, n, script, SIGHASH_ALL)
+            script_sig = (_push(ct.ecdsa_sign(pair.secret, digest) + b"\x01")
+                          + _push(pair.pubkey))
+            witness = ()
         elif pair.kind == P2TR:
             xonly = pair.pubkey[1:]
             secret = ct.taproot_tweak_secret(pair.secret, tweak_hash(xonly, None))
@@ -82,35 +109,80 @@ def sign_transaction(tx: Transaction, spent: Sequence[SpentOutput], keys: KeyCha
             witness = (ct.schnorr_sign(secret, digest, aux()),)
         else:  # pragma: no cover - KeyPair kinds are the two above
             raise SigningError(f"unknown key kind {pair.kind}")
-        inputs[n] = replace(inputs[n], script_witness=witness)
+        inputs[n] = replace(inputs[n], script_sig=script_sig, script_witness=witness)
     return replace(tx, inputs=tuple(inputs))
+
+
+def _push(data: bytes) -> bytes:
+    return push_data(data)
+
+
+def _sign_multisig(pre: PrecomputedTransaction, n: int, owned: MultisigScript
+                   ) -> tuple[bytes, tuple[bytes, ...]]:
+    """(scriptSig, witness) of an m-of-n input the wallet holds every key of: the first m
+    keys sign (CHECKMULTISIG's order), after the dummy element."""
+    if owned.witness:
+        parts = multisig_parts(owned.multisig)
+        assert parts is not None  # add_multisig checked it
+        signatures = {pubkey: sign_multisig_input(pre, n, owned.multisig, secret)
+                      for pubkey, secret in zip(parts[1], owned.secrets)}
+        witness = finalize_multisig(owned.multisig, signatures)
+        assert witness is not None  # every key signed
+        script_sig = _push(owned.redeem_script) if owned.redeem_script is not None else b""
+        return script_sig, witness
+    digest = legacy_sighash(pre.tx, n, owned.multisig, SIGHASH_ALL)
+    legacy = [ct.ecdsa_sign(secret, digest) + b"\x01" for secret in owned.secrets[:owned.required]]
+    return b"\x00" + b"".join(_push(sig) for sig in legacy) + _push(owned.multisig), ()
+
+
+def multisig_templates(owned: MultisigScript) -> tuple[bytes, tuple[bytes, ...]]:
+    """(scriptSig, witness) of the sizes ``_sign_multisig`` gives (fee estimation)."""
+    signatures = [_DER_PLACEHOLDER] * owned.required
+    if owned.witness:
+        script_sig = _push(owned.redeem_script) if owned.redeem_script is not None else b""
+        return script_sig, (b"", *signatures, owned.multisig)
+    return b"\x00" + b"".join(_push(s) for s in signatures) + _push(owned.multisig), ()
 
 
 def witness_template(script_pubkey: bytes) -> tuple[bytes, ...]:
     """A witness of the size ``sign_transaction`` puts on an input spending this script (the
     largest DER signature for P2WPKH), for fee estimation."""
-    if script_pubkey == _OP_TRUE:
+    if script_pubkey == _OP_TRUE or _is_p2pkh(script_pubkey):
         return ()
-    if len(script_pubkey) == 22 and script_pubkey[:2] == b"\x00\x14":
+    if (len(script_pubkey) == 22 and script_pubkey[:2] == b"\x00\x14") or _is_p2sh(script_pubkey):
         return (_DER_PLACEHOLDER, bytes(33))
     if len(script_pubkey) == 34 and script_pubkey[:2] == b"\x51\x20":
         return (bytes(64),)
-    raise SigningError("the wallet signs only P2WPKH, P2TR and OP_TRUE inputs")
+    raise SigningError("the wallet signs only P2WPKH, P2SH-P2WPKH, P2PKH, P2TR and OP_TRUE "
+                       "inputs")
+
+
+def script_sig_template(script_pubkey: bytes) -> bytes:
+    """A scriptSig of the size ``sign_transaction`` gives an input spending this script."""
+    if _is_p2pkh(script_pubkey):
+        return _push(_DER_PLACEHOLDER) + _push(bytes(33))
+    if _is_p2sh(script_pubkey):  # the wallet's P2SH outputs are P2SH-P2WPKH
+        return _push(bytes(22))
+    return b""
+
+
+def _is_p2pkh(script: bytes) -> bool:
+    return len(script) == 25 and script[:3] == b"\x76\xa9\x14" and script[23:] == b"\x88\xac"
+
+
+def _is_p2sh(script: bytes) -> bool:
+    return len(script) == 23 and script[:2] == b"\xa9\x14" and script[22] == 0x87
 
 
 # --- P2WSH multisig ----------------------------------------------------------------------------
 
 def multisig_keys(witness_script: bytes) -> tuple[int, list[bytes]]:
-    """(m, keys) of a bare ``OP_m <key>… OP_n OP_CHECKMULTISIG`` witness script."""
-    ops = script_ops(witness_script)
-    if (ops is None or len(ops) < 4 or ops[-1][0] != 0xAE
-            or not 0x51 <= ops[0][0] <= 0x60 or not 0x51 <= ops[-2][0] <= 0x60):
-        raise SigningError("not an m-of-n CHECKMULTISIG script")
-    m, n = ops[0][0] - 0x50, ops[-2][0] - 0x50
-    keys = [data for _, data in ops[1:-2]]
-    if len(keys) != n or m > n or any(k is None or len(k) != 33 for k in keys):
+    """(m, keys) of a bare ``OP_m <key>… OP_n OP_CHECKMULTISIG`` witness script of compressed
+    keys (``keys.multisig_parts``); ``SigningError`` for any other script."""
+    parts = multisig_parts(witness_script)
+    if parts is None:
         raise SigningError("not an m-of-n CHECKMULTISIG script of compressed keys")
-    return m, keys  # type: ignore[return-value]  # the None case is refused above
+    return parts
 
 
 def sign_multisig_input(pre: PrecomputedTransaction, index: int, witness_script: bytes,

@@ -73,13 +73,27 @@ from regtest.wallet.blinding import (
     final_value_blind,
     rewind_nonce,
 )
-from regtest.wallet.keys import P2TR, AddressKind, KeyChain, slip77_blinding_secret
-from regtest.wallet.signing import sign_transaction, witness_template
+from regtest.wallet.keys import (
+    P2TR,
+    AddressKind,
+    HDScheme,
+    KeyChain,
+    KeyPair,
+)
+from regtest.wallet.signing import (
+    multisig_templates,
+    script_sig_template,
+    sign_transaction,
+    witness_template,
+)
 
 _ZERO32 = bytes(32)
 OP_RETURN = b"\x6a"
 LOOKAHEAD = 20
-"""Keys derived ahead of the last address handed out, so scanning finds payments to them."""
+"""Keys derived ahead of the last address handed out, so scanning finds payments to them (our
+chains' wallets; elementsd's keypool on elementsregtest is ``-keypool``, default
+``DEFAULT_KEYPOOL_SIZE``)."""
+DEFAULT_KEYPOOL_SIZE = 1000  # Core's src/wallet/scriptpubkeyman.h
 
 
 class WalletError(CtpluginError):
@@ -180,6 +194,12 @@ class WalletState:
     known_assets: dict[bytes, bytes]
     entropy: dict[bytes, bytes]
     token_of: dict[bytes, bytes]
+    scheme: HDScheme = HDScheme.TAGGED
+    master_blinding_key: bytes | None = None  # None (older records): the seed's SLIP-77 key
+    imported: tuple[int, ...] = ()  # imported private keys (importprivkey, combo descriptors)
+    next_change: int = 0  # the next change key of an HD key chain's internal chain
+    blank: bool = False  # no keys to hand out (createwallet blank=true, until sethdseed)
+    private_keys: bool = True  # False: a watch-only wallet (createwallet disable_private_keys)
 
 
 class Opening(NamedTuple):
@@ -253,6 +273,7 @@ class _Plan:
                 record = AssetIssuance(b"\x01" * 32, _ZERO32, reissued, None)
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index, issuance=record,
                               issuance_amount_rangeproof=proof,
+                              script_sig=self.wallet.script_sig_estimate(coin),
                               script_witness=self.wallet.witness_estimate(coin)))
         surjection_size = serialized_size(n_targets, min(WALLET_USED_INPUTS, n_targets))
         change_script = self.wallet.next_change_script()
@@ -327,19 +348,6 @@ def _subtract_fee(payments: list[Payment], fee: int, indexes: tuple[int, ...],
     return out
 
 
-def issuance_blinding_script(prevout_hash: bytes, prevout_index: int) -> bytes:
-    """``CScript() << OP_RETURN << prevout.hash << prevout.n``: the script whose SLIP-77 key
-    blinds an issuance (Elements' wallet); the index as a minimal script number push."""
-    if prevout_index == 0:
-        number = b"\x00"  # OP_0
-    elif 1 <= prevout_index <= 16:
-        number = bytes([0x50 + prevout_index])  # OP_1 .. OP_16
-    else:
-        data = prevout_index.to_bytes((prevout_index.bit_length() + 8) // 8, "little")
-        number = bytes([len(data)]) + data
-    return b"\x6a\x20" + prevout_hash + number
-
-
 @dataclass(slots=True)
 class _OutSpec:
     script: bytes
@@ -367,12 +375,26 @@ class Wallet:
     def __init__(self, seed: bytes, *, policy_asset: bytes = POLICY_ASSET,
                  range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
                  genesis_hash: bytes | None = None, ct_bits: int = DEFAULT_CT_BITS,
-                 ct_exponent: int = DEFAULT_CT_EXPONENT) -> None:
+                 ct_exponent: int = DEFAULT_CT_EXPONENT, scheme: HDScheme = HDScheme.TAGGED,
+                 master_blinding_key: bytes | None = None, lookahead: int = LOOKAHEAD,
+                 change_kind: AddressKind = P2TR, blank: bool = False,
+                 private_keys: bool = True) -> None:
         """``ct_bits`` / ``ct_exponent``: the Borromean proofs' minimum bits and exponent
-        (Elements' ``-ct_bits`` / ``-ct_exponent``, the chain's ``ChainParams`` values)."""
+        (Elements' ``-ct_bits`` / ``-ct_exponent``, the chain's ``ChainParams`` values).
+        ``scheme`` / ``master_blinding_key``: the key chain's (``regtest.wallet.keys``);
+        ``lookahead``: keys derived beyond the last one handed out (elementsd's keypool);
+        ``change_kind``: the script change pays; ``blank``: no keys are derived (elementsd's
+        blank wallet, until ``set_seed``); ``private_keys`` False: a watch-only wallet, which
+        derives and imports no private keys."""
         if not isinstance(range_proofs, RangeProofKind):
             raise WalletError(f"unknown range-proof kind {range_proofs!r}")
-        self.keys = KeyChain(seed)
+        if lookahead < 1:
+            raise WalletError("the keypool holds at least one key")
+        self.keys = KeyChain(seed, scheme=scheme, master_blinding_key=master_blinding_key)
+        self.lookahead = lookahead
+        self.change_kind = change_kind
+        self.blank = blank
+        self.private_keys = private_keys
         self.policy_asset = policy_asset
         self.range_proofs = range_proofs
         self.ct_bits = ct_bits
@@ -390,11 +412,12 @@ class Wallet:
         self._rng_counter = 0
         self.rng_salt = b""
         self.change_keys: set[int] = set()
-        self.change_kind: AddressKind = P2TR
-        """The script kind of change outputs (a node on elementsregtest sets P2WPKH, as
-        elementsd's bech32 change)."""
+        """Change keys among the others (a ``TAGGED`` key chain has no internal chain)."""
+        self._next_change = 0
         self.add_known_asset(policy_asset)
-        self.keys.key(LOOKAHEAD - 1)
+        if self.derives_keys:
+            self.keys.extend(lookahead)
+            self.keys.extend(lookahead, internal=True)
 
     # --- randomness and addresses ---------------------------------------------------------
 
@@ -414,13 +437,23 @@ class Wallet:
                 return value
 
     def new_address(self, kind: AddressKind = P2TR, *, change: bool = False) -> ConfidentialAddress:
-        """The next unused key's address of ``kind`` (``"p2tr"`` or ``"p2wpkh"``; ``change``:
-        marked as a change address)."""
+        """The next unused key's address of ``kind``; ``change``: a change address (the next
+        key of an HD chain's internal chain, else marked among the others). ``WalletError``
+        with elementsd's words from a watch-only or blank wallet."""
+        if not self.private_keys:
+            raise WalletError("Error: Private keys are disabled for this wallet")
+        if self.blank:
+            raise WalletError("Error: This wallet has no available keys")
+        if change and self.keys.has_internal_chain:
+            pair = self.keys.key(self._next_change, kind, internal=True)
+            self._next_change += 1
+            self.keys.extend(self._next_change + self.lookahead, internal=True)
+            return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
         pair = self.keys.key(self._next_key, kind)
         if change:
             self.change_keys.add(self._next_key)
         self._next_key += 1
-        self.keys.key(self._next_key + LOOKAHEAD - 1)
+        self.keys.extend(self._next_key + self.lookahead)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
 
     def address(self, index: int, kind: AddressKind = P2TR) -> ConfidentialAddress:
@@ -429,6 +462,39 @@ class Wallet:
         pair = self.keys.key(index, kind)
         self._next_key = max(self._next_key, index + 1)
         return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
+
+    @property
+    def next_key(self) -> int:
+        """The index of the next key ``new_address`` hands out."""
+        return self._next_key
+
+    @property
+    def derives_keys(self) -> bool:
+        """The wallet has a key chain to hand out (neither blank nor watch-only)."""
+        return self.private_keys and not self.blank
+
+    @property
+    def next_change(self) -> int:
+        """The index of the next change key on an HD chain's internal chain."""
+        return self._next_change
+
+    def is_change_key(self, pair: KeyPair) -> bool:
+        """Core's IsChange for the wallet's own keys: an internal-chain key, or one marked as
+        change in a chain without an internal one."""
+        return pair.internal or (pair.index is not None and pair.index in self.change_keys)
+
+    def set_seed(self, seed: bytes) -> None:
+        """sethdseed: a new HD seed (a blank wallet's first); the keys handed out so far stay
+        the wallet's."""
+        if not self.private_keys:
+            raise WalletError("Cannot set a HD seed to a wallet with private keys disabled")
+        self.blank = False
+        self.keys.replace_seed(seed, self._next_key, self._next_change)
+        self._next_key = 0
+        self._next_change = 0
+        self.change_keys = set()
+        self.keys.extend(self.lookahead)
+        self.keys.extend(self.lookahead, internal=True)
 
     def add_known_asset(self, asset: bytes) -> None:
         """Assets the wallet can recognise in a Bulletproof message (its 20-byte prefix)."""
@@ -543,13 +609,6 @@ class Wallet:
             return _borromean_proof_size(0, False, self.ct_exponent, self.ct_bits)
         return CONSENSUS_PROOF_LENGTH
 
-    def issuance_blinding_key(self, prevout_hash: bytes, prevout_index: int) -> int:
-        """The blinding key of an issuance on the input spending (prevout_hash, prevout_index):
-        the wallet's SLIP-77 key for the script ``OP_RETURN <prevout hash> <prevout n>``, as
-        Elements' wallet derives it (src/wallet/rpc/backup.cpp ``dumpissuanceblindingkey``)."""
-        return slip77_blinding_secret(self.keys.master_blinding_key,
-                                      issuance_blinding_script(prevout_hash, prevout_index))
-
     def _issuance_proof(self, value: int, vbf: int, asset: bytes, blinding_key: int) -> bytes:
         """The range proof of a blinded issuance amount (extra commit: an EMPTY script); its
         rewind nonce is the issuance blinding key itself (Elements' blind.cpp), so whoever holds
@@ -584,30 +643,49 @@ class Wallet:
         transactions, which the node-side wallet keeps)."""
         return WalletState(self.keys.seed, self._next_key, self._rng_counter,
                            frozenset(self.change_keys), dict(self.known_assets),
-                           dict(self.entropy), dict(self.token_of))
+                           dict(self.entropy), dict(self.token_of), self.keys.scheme,
+                           self.keys.master_blinding_key,
+                           tuple(self.keys.imported.values()), self._next_change, self.blank,
+                           self.private_keys)
 
     @classmethod
-    def for_chain(cls, seed: bytes, params: ChainParams) -> Wallet:
+    def for_chain(cls, seed: bytes, params: ChainParams, *, scheme: HDScheme = HDScheme.TAGGED,
+                  master_blinding_key: bytes | None = None, lookahead: int = LOOKAHEAD,
+                  change_kind: AddressKind = P2TR, blank: bool = False,
+                  private_keys: bool = True) -> Wallet:
         """A wallet for the chain ``params``: its policy asset, range-proof kind and
-        parameters, and the genesis hash its taproot signatures commit to."""
+        parameters, and the genesis hash its taproot signatures commit to (the keyword
+        arguments as ``Wallet``'s)."""
         return cls(seed, policy_asset=params.policy_asset, range_proofs=params.wallet_range_proof,
                    genesis_hash=params.genesis_hash, ct_bits=params.ct_bits,
-                   ct_exponent=params.ct_exponent)
+                   ct_exponent=params.ct_exponent, scheme=scheme,
+                   master_blinding_key=master_blinding_key, lookahead=lookahead,
+                   change_kind=change_kind, blank=blank, private_keys=private_keys)
 
     @classmethod
     def restore(cls, state: WalletState, *, policy_asset: bytes = POLICY_ASSET,
                 range_proofs: RangeProofKind = RangeProofKind.BULLETPROOF,
                 genesis_hash: bytes | None = None, ct_bits: int = DEFAULT_CT_BITS,
-                ct_exponent: int = DEFAULT_CT_EXPONENT) -> Wallet:
+                ct_exponent: int = DEFAULT_CT_EXPONENT, lookahead: int = LOOKAHEAD,
+                change_kind: AddressKind = P2TR) -> Wallet:
         wallet = cls(state.seed, policy_asset=policy_asset, range_proofs=range_proofs,
-                     genesis_hash=genesis_hash, ct_bits=ct_bits, ct_exponent=ct_exponent)
+                     genesis_hash=genesis_hash, ct_bits=ct_bits, ct_exponent=ct_exponent,
+                     scheme=state.scheme, master_blinding_key=state.master_blinding_key,
+                     lookahead=lookahead, change_kind=change_kind, blank=state.blank,
+                     private_keys=state.private_keys)
+        for secret in state.imported:
+            wallet.keys.import_secret(secret)
         wallet._rng_counter = state.rng_counter
         wallet.change_keys = set(state.change_keys)
         wallet.known_assets.update(state.known_assets)
         wallet.entropy.update(state.entropy)
         wallet.token_of.update(state.token_of)
-        if state.next_key:
-            wallet.address(state.next_key - 1)
+        wallet._next_change = state.next_change
+        if wallet.derives_keys:
+            if state.next_key:
+                wallet.address(state.next_key - 1)
+            wallet.keys.extend(wallet._next_key + lookahead)
+            wallet.keys.extend(state.next_change + lookahead, internal=True)
         return wallet
 
     def scan_transaction(self, tx: Transaction, height: int | None = None,
@@ -743,10 +821,22 @@ class Wallet:
 
     def witness_estimate(self, coin: OwnedCoin) -> tuple[bytes, ...]:
         """A witness of the size signing ``coin``'s input will give (fee estimation)."""
+        owned = self.keys.multisig_of(coin.out.script_pubkey)
+        if owned is not None:
+            return multisig_templates(owned)[1]
         return witness_template(coin.out.script_pubkey)
+
+    def script_sig_estimate(self, coin: OwnedCoin) -> bytes:
+        """A scriptSig of the size signing ``coin``'s input will give (fee estimation)."""
+        owned = self.keys.multisig_of(coin.out.script_pubkey)
+        if owned is not None:
+            return multisig_templates(owned)[0]
+        return script_sig_template(coin.out.script_pubkey)
 
     def next_change_script(self) -> bytes:
         """The script ``new_address(change=True)`` will pay next (fee estimation)."""
+        if self.keys.has_internal_chain:
+            return self.keys.key(self._next_change, self.change_kind, internal=True).script_pubkey
         return self.keys.key(self._next_key, self.change_kind).script_pubkey
 
     def build_transaction(self, payments: Sequence[Payment], *, fee: int | None = None,
@@ -946,7 +1036,7 @@ class Wallet:
                     issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
                     amount_proof = self._issuance_proof(
                         issuance.amount, issue_vbf, asset,
-                        self.issuance_blinding_key(coin.txid, coin.index))
+                        self.keys.issuance_blinding_secret(coin.txid, coin.index))
                 record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
                                        issuance.tokens or None)
                 issued = Opening(asset, issuance.amount, 0, issue_vbf)
@@ -964,7 +1054,7 @@ class Wallet:
                     reissued = commit(reissuance.amount, reissue_vbf, asset_gen).serialize()
                     amount_proof = self._issuance_proof(
                         reissuance.amount, reissue_vbf, reissuance.asset,
-                        self.issuance_blinding_key(coin.txid, coin.index))
+                        self.keys.issuance_blinding_secret(coin.txid, coin.index))
                 record = AssetIssuance(coin.abf.to_bytes(32, "big"), entropy, reissued, None)
                 issued = Opening(reissuance.asset, reissuance.amount, 0, reissue_vbf)
                 targets.append(_InSpec(reissuance.asset, 0, asset_gen, reissuance.amount,
@@ -976,9 +1066,18 @@ class Wallet:
                          p.address.blinding_pubkey if p.address else None)
                 for p in plan.payments]
         change_indexes = []
+        # Elements' issueasset / reissueasset pay what they create to new receiving addresses
+        # (GetNewDestination), not to change: the history lists them as received
+        created: set[bytes] = set()
+        if issued is not None:
+            created.add(issued.asset)
+            if issuance is not None:  # learn_issuance above recorded its token
+                created.add(self.token_of[issued.asset])
         for asset, amount in plan.change:
-            address = self.new_address(self.change_kind, change=True)
-            change_indexes.append(len(outs))
+            fresh = asset in created
+            address = self.new_address(self.change_kind, change=not fresh)
+            if not fresh:
+                change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
                                  address.blinding_pubkey if plan.blind_change else None))
         if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it
@@ -1034,7 +1133,8 @@ class Wallet:
         party balances its own inputs against the outputs it blinds (src/blind.cpp
         ``BlindTransaction``). Outputs already blinded are left as they are.
         ``issuance_key``: blind the explicit issuance amounts and reissuance tokens too, with
-        the key it gives for an input (``Wallet.issuance_blinding_key``, or one imported) as
+        the key it gives for an input (``NodeWallet.issuance_blinding_secret``: its own or one
+        imported) as
         their range proofs' nonce; issuances are pseudo-inputs of the balance and surjection
         targets (their asset and token, unblinded generators) right after their input. Returns
         the transaction and the openings of the outputs blinded here."""

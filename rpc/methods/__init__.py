@@ -12,8 +12,8 @@ from rpc.methods import (
     rawtransactions,
     util,
     wallet,
+    walletkeys,
 )
 
 __all__ = ["blockchain", "confidential", "control", "dlc", "mempool", "mining", "network",
-           "rawtransactions", "util",
-           "wallet"]
+           "rawtransactions", "util", "wallet", "walletkeys"]

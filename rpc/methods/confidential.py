@@ -36,7 +36,7 @@ from regtest.wallet.keys import slip77_blinding_secret
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.signing import SigningError, sign_transaction
-from regtest.wallet.wallet import Opening, OwnedCoin, Wallet, issuance_blinding_script
+from regtest.wallet.wallet import Opening, OwnedCoin, Wallet
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.wallet import (
@@ -488,12 +488,8 @@ def _is_hex(text: str) -> bool:
 
 def issuance_key(wallet: NodeWallet, txin: TxIn) -> int:
     """The blinding key of the issuance on ``txin``: imported (importissuanceblindingkey),
-    else the wallet's own (``Wallet.issuance_blinding_key``)."""
-    script = issuance_blinding_script(txin.prevout_hash, txin.prevout_index)
-    imported = wallet.blinding_keys.get(script)
-    if imported is not None:
-        return imported
-    return wallet.wallet.issuance_blinding_key(txin.prevout_hash, txin.prevout_index)
+    else the wallet's own (``NodeWallet.issuance_blinding_secret``)."""
+    return wallet.issuance_blinding_secret(txin.prevout_hash, txin.prevout_index)
 
 
 def open_issuance_amount(wallet: NodeWallet, txin: TxIn,
@@ -510,43 +506,6 @@ def open_issuance_amount(wallet: NodeWallet, txin: TxIn,
     proof = txin.inflation_keys_rangeproof if tokens else txin.issuance_amount_rangeproof
     return wallet.wallet.open_issuance(value, proof, ids.token if tokens else ids.asset,
                                        issuance_key(wallet, txin))
-
-
-@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id of the issuance"),
-                     required("vin", Kind.INT, "The input number of the issuance in the "
-                                               "transaction.")],
-     wallet=True, description="Dumps the private blinding key for an asset issuance in wallet.",
-     result='"blindingkey"    (string) the issuance blinding key',
-     examples=['"<txid>" 0'])
-def dumpissuanceblindingkey(call: Call, txid: Any, vin: Any) -> str:
-    wallet, tx, index = _issuance_input(call, txid, vin)
-    txin = tx.inputs[index]
-    explicit = txin.issuance is not None and isinstance(txin.issuance.amount, int)
-    if not explicit and open_issuance_amount(wallet, txin) is None:
-        raise RpcError(RpcCode.WALLET_ERROR, "Unable to unblind issuance with wallet blinding "
-                                             "key.")
-    return issuance_key(wallet, txin).to_bytes(32, "big").hex()
-
-
-@rpc("wallet", args=[required("txid", Kind.HEX, "The transaction id of the issuance"),
-                     required("vin", Kind.INT, "The input number of the issuance in the "
-                                               "transaction."),
-                     required("blindingkey", Kind.HEX, "The blinding key in hex")],
-     wallet=True,
-     description="Imports a private blinding key in hex for an asset issuance. Unlike "
-                 "`importblindingkey`, the key is stored without verifying it matches the "
-                 "issuance blinding pubkey.",
-     examples=['"<txid>" 0 "<blindingkey>"'],
-     result="null    (json null)")
-def importissuanceblindingkey(call: Call, txid: Any, vin: Any, blindingkey: Any) -> None:
-    wallet, tx, index = _issuance_input(call, txid, vin)
-    if not isinstance(blindingkey, str) or len(blindingkey) != 64 or not _is_hex(blindingkey):
-        raise RpcError(RpcCode.TYPE_ERROR, "blinding key must be a hex string of length 64")
-    txin = tx.inputs[index]
-    secret = int.from_bytes(bytes.fromhex(blindingkey), "big")
-    with wallet.lock:
-        wallet.import_blinding_key(
-            issuance_blinding_script(txin.prevout_hash, txin.prevout_index), secret)
 
 
 # --- issuance -----------------------------------------------------------------------------------

@@ -19,20 +19,32 @@ import coincurve
 
 from ctplugin.elements import TxOut, parse_block
 from ctplugin.elements.address import Destination, decode_destination, encode_destination
-from ctplugin.elements.script import witness_program
+from ctplugin.elements.script import script_type, witness_program
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import hash160, sha256d
 from ctplugin.serialize import var_bytes
 from regtest.wallet import Issuance, Payment, Reissuance, WalletError
 from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.crypter import CrypterError
-from regtest.wallet.keys import P2TR, P2WPKH, AddressKind, KeyPair
+from regtest.wallet.keys import (
+    P2PKH,
+    P2SH_P2WPKH,
+    P2TR,
+    P2WPKH,
+    AddressKind,
+    HDScheme,
+    KeyPair,
+    format_path,
+    p2wpkh_script,
+)
 from regtest.wallet.ledger import Coin, TxState, WalletTx
 from regtest.wallet.node_wallet import NodeWallet
+from regtest.wallet.signing import SigningError, multisig_keys
 from regtest.wallet.wallet import BuiltTransaction, Opening
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
 from rpc.methods.mempool import MAX_FEE_EXCEEDED, signals_replaceability, submit_transaction
+from rpc.methods.walletkeys import account_descriptor
 from rpc.params import amount_from_value, amount_json, fee_rate_from_value, parse_hash
 from rpc.registry import JsonType, Kind, Locking, integer, json_type, optional, required, rpc
 from rpc.scriptjson import inferred_descriptor, transaction_json, with_checksum
@@ -243,14 +255,27 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
                               "leave unchanged."),
                      optional("external_signer", Kind.BOOL, False)],
      description="Creates and loads a new wallet (a fresh random seed; confidential "
-                 "addresses, deterministic keys and blinding keys from it).")
+                 "addresses, deterministic keys and blinding keys from it). On elementsregtest "
+                 "a descriptor wallet (BIP44/49/84/86 accounts) or, with descriptors=false, a "
+                 "legacy one (Core's HD chain m/0'/0'/i'), with a random master blinding key; "
+                 "blank: no keys until imported or sethdseed; disable_private_keys: "
+                 "watch-only.",
+     result='{\n  "name" : "str",    (string) The wallet name if created successfully.\n'
+            '  "warnings" : [ "str", ... ]    (json array, optional) Warning messages\n}',
+     examples=('"testwallet"', '"testwallet" false false "" false true'))
 def createwallet(call: Call, wallet_name: str, disable_private_keys: bool, blank: bool,
                  passphrase: str | None, avoid_reuse: bool, descriptors: bool,
                  load_on_startup: bool | None, external_signer: bool) -> dict[str, Any]:
-    if disable_private_keys or blank or passphrase or external_signer:
-        raise RpcError(RpcCode.WALLET_ERROR, "Only wallets with private keys, no passphrase "
-                                             "and no external signer are supported here")
-    call.context.wallets.create(wallet_name, load_on_startup=load_on_startup)
+    if passphrase or external_signer:
+        raise RpcError(RpcCode.WALLET_ERROR, "Only wallets without a passphrase and without an "
+                                             "external signer are supported here")
+    call.context.wallets.create(wallet_name, load_on_startup=load_on_startup,
+                                descriptors=descriptors, blank=blank,
+                                private_keys=not disable_private_keys)
+    if not descriptors and call.context.wallet_settings.elements_keys:
+        return {"name": wallet_name, "warnings": [
+            "Wallet created successfully. The legacy wallet type is being deprecated and "
+            "support for creating and opening legacy wallets will be removed in the future."]}
     return {"name": wallet_name}
 
 
@@ -294,6 +319,14 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
     wallet = call.wallet
     balances = wallet.ledger.balances(wallet.tip_height)
     best = wallet.best
+    keys = wallet.wallet.keys
+    pool = len(keys) - wallet.wallet.next_key  # derived keys not handed out yet
+    internal_pool = (keys.derived(internal=True) - wallet.wallet.next_change
+                     if keys.has_internal_chain else pool)
+    hd: dict[str, Any] = {}
+    if keys.scheme is HDScheme.LEGACY and keys.seed_id is not None \
+            and wallet.wallet.derives_keys:
+        hd["hdseedid"] = keys.seed_id[::-1].hex()  # a uint160, printed reversed
     return {
         "walletname": wallet.name,
         "walletversion": 169900,
@@ -302,16 +335,17 @@ def getwalletinfo(call: Call) -> dict[str, Any]:
         "unconfirmed_balance": amount_map(call, balances.untrusted_pending),
         "immature_balance": amount_map(call, balances.immature),
         "txcount": len(wallet.ledger),
-        "keypoolsize": 20,
-        "keypoolsize_hd_internal": 20,
+        "keypoolsize": pool,
+        "keypoolsize_hd_internal": internal_pool,
         **({"unlocked_until": wallet.unlocked_until} if wallet.encryption is not None else {}),
         "paytxfee": amount_json(call.context.wallet_fee_rate),
-        "private_keys_enabled": True,
+        **hd,
+        "private_keys_enabled": wallet.wallet.private_keys,
         "avoid_reuse": False,
         "scanning": False,
-        "descriptors": True,
+        "descriptors": keys.scheme is not HDScheme.LEGACY,
         "external_signer": False,
-        "blank": False,
+        "blank": wallet.wallet.blank,
         "birthtime": 0,
         "lastprocessedblock": ({"hash": best[0][::-1].hex(), "height": best[1]}
                                if best is not None else None),
@@ -344,6 +378,8 @@ _ADDRESS_TYPES: dict[str, tuple[bool, AddressKind]] = {  # Elements' names: (con
     "blech32m": (True, P2TR), "bech32m": (False, P2TR),
     "blech32": (True, P2WPKH), "bech32": (False, P2WPKH),
 }
+_BASE58_TYPES: dict[str, AddressKind] = {"legacy": P2PKH, "p2sh-segwit": P2SH_P2WPKH}
+"""Base58 types: blinded as -blindedaddresses says (docs/elements-regtest.md §5.4)."""
 
 
 def _address_type(call: Call, address_type: str | None,
@@ -360,10 +396,9 @@ def _address_type(call: Call, address_type: str | None,
     if known is not None:
         confidential, kind = known
         return confidential or (change and settings.blinded_addresses), kind
-    if address_type in ("legacy", "p2sh-segwit"):
-        raise RpcError(RpcCode.INVALID_PARAMETER,
-                       f"Address type '{address_type}' is not supported by this wallet (its "
-                       "keys are P2WPKH and P2TR)")
+    base58 = _BASE58_TYPES.get(address_type)
+    if base58 is not None:
+        return settings.blinded_addresses, base58
     raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Unknown address type '{address_type}'")
 
 
@@ -382,24 +417,31 @@ def address_kind_json(script: bytes) -> dict[str, Any]:
     return out
 
 
-def key_descriptor(pair: KeyPair) -> str:
-    """The wallet's descriptor of one of its scripts: wpkh(pubkey) or tr(internal x-only key)."""
-    if pair.kind == P2TR:
-        return with_checksum(f"tr({pair.pubkey[1:].hex()})")
-    return with_checksum(f"wpkh({pair.pubkey.hex()})")
+def key_descriptor(pair: KeyPair, fingerprint: bytes | None = None) -> str:
+    """The wallet's descriptor of one of its scripts (InferDescriptor with the key's origin
+    ``[fingerprint/path]`` when it is an HD key): pkh, sh(wpkh), wpkh or tr (internal
+    x-only key)."""
+    key = pair.pubkey[1:].hex() if pair.kind == P2TR else pair.pubkey.hex()
+    if fingerprint is not None and pair.path is not None:
+        key = f"[{fingerprint.hex()}{format_path(pair.path, apostrophe=False)[1:]}]{key}"
+    body = {P2TR: "tr({})", P2WPKH: "wpkh({})", P2PKH: "pkh({})",
+            P2SH_P2WPKH: "sh(wpkh({}))"}[pair.kind].format(key)
+    return with_checksum(body)
 
 
 @rpc("wallet", args=[optional("label", Kind.STR, "", "The label name for the address to be "
                                                      "linked to."),
                      optional("address_type", Kind.STR, None, "The address type to use. "
-                              "Options are \"blech32m\", \"bech32m\", \"blech32\" and "
-                              "\"bech32\".", "-addresstype")],
+                              "Options are \"legacy\", \"p2sh-segwit\", \"blech32m\", "
+                              "\"bech32m\", \"blech32\" and \"bech32\".", "-addresstype")],
      wallet=True, description="Returns a new address for receiving payments: without "
                               "address_type a P2WPKH address on elementsregtest (elementsd's "
                               "bech32) and a taproot one on our chains, confidential as "
                               "-blindedaddresses says (default 1); \"bech32m\" and "
                               "\"bech32\" are never confidential, \"blech32m\" and "
-                              "\"blech32\" always. Warning: the default wallet \"\" "
+                              "\"blech32\" always, \"legacy\" (P2PKH) and "
+                              "\"p2sh-segwit\" as -blindedaddresses says. Warning: on our "
+                              "ctregtest chains the default wallet \"\" "
                               "of every node is the same public-seed wallet (the regtest "
                               "seed that owns the genesis coins): every fresh node hands out "
                               "the same addresses and any node can spend what they receive; "
@@ -409,16 +451,22 @@ def getnewaddress(call: Call, label: str, address_type: str | None) -> str:
     if label == "*":
         raise RpcError(RpcCode.WALLET_INVALID_LABEL_NAME, "Invalid label name")
     confidential, kind = _address_type(call, address_type)
-    return address_text(call, call.wallet.new_destination(label, confidential=confidential,
-                                                          kind=kind))
+    try:
+        dest = call.wallet.new_destination(label, confidential=confidential, kind=kind)
+    except WalletError as exc:  # a blank or watch-only wallet
+        raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
+    return address_text(call, dest)
 
 
 @rpc("wallet", args=[optional("address_type", Kind.STR, None)], wallet=True,
      description="Returns a new address, for receiving change.")
 def getrawchangeaddress(call: Call, address_type: str | None) -> str:
     confidential, kind = _address_type(call, address_type, change=True)
-    return address_text(call, call.wallet.new_destination(change=True,
-                                                          confidential=confidential, kind=kind))
+    try:
+        dest = call.wallet.new_destination(change=True, confidential=confidential, kind=kind)
+    except WalletError as exc:  # a blank or watch-only wallet
+        raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
+    return address_text(call, dest)
 
 
 @rpc("wallet", args=[required("address", Kind.STR, "The address for which to get information.")],
@@ -429,32 +477,67 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
     except EncodingError as exc:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, f"Invalid address: {exc}") from None
     wallet = call.wallet
+    keys = wallet.wallet.keys
     script = dest.script_pubkey
-    pair = wallet.wallet.keys.owner_of(script)
-    ismine = pair is not None and (dest.blinding_pubkey is None
-                                   or dest.blinding_pubkey == pair.blinding_pubkey)
+    pair = keys.owner_of(script)
+    watched = script in wallet.watch_only
+    redeem = wallet.redeem_scripts.get(script)
+    # Elements: an address whose blinding key is not the wallet's is not spendable by it
+    blinding_ok = (dest.blinding_pubkey is None
+                   or dest.blinding_pubkey == wallet.blinding_pubkey(script))
+    multisig = keys.multisig_of(script)  # every key ours: spendable, as in a legacy wallet
+    ismine = (pair is not None or multisig is not None) and blinding_ok
+    iswatchonly = watched and blinding_ok
+    solvable = pair is not None or redeem is not None
     out: dict[str, Any] = {"address": address, "scriptPubKey": script.hex(), "ismine": ismine,
-                           "solvable": ismine}
+                           "solvable": solvable}
     if pair is not None:
-        out["desc"] = key_descriptor(pair)
-    else:
+        out["desc"] = key_descriptor(pair, keys.master_fingerprint)
+    elif solvable:
         out["desc"] = inferred_descriptor(script, call.node.params.addresses)
-    out["iswatchonly"] = False
+    if pair is not None and pair.path is not None and keys.scheme is HDScheme.DESCRIPTORS:
+        out["parent_desc"] = account_descriptor(keys, pair.kind, call.node.params.addresses,
+                                                internal=pair.internal)
+    out["iswatchonly"] = iswatchonly
     out.update(address_kind_json(script))
-    if pair is not None and pair.kind == P2WPKH:
+    if redeem is not None:
+        inner = redeem[1] if redeem[1] is not None else redeem[0]
+        if inner is not None:
+            out["script"] = script_type(inner)
+            out["hex"] = inner.hex()
+            try:
+                required_sigs, pubkeys = multisig_keys(inner)
+            except SigningError:  # not a multisig script: no keys to list
+                pass
+            else:
+                out["pubkeys"] = [k.hex() for k in pubkeys]
+                out["sigsrequired"] = required_sigs
+    if pair is not None and pair.kind in (P2WPKH, P2PKH):
         out["pubkey"] = pair.pubkey.hex()
         out["iscompressed"] = True
+    if pair is not None and pair.kind == P2SH_P2WPKH:
+        out["script"] = "witness_v0_keyhash"
+        out["hex"] = p2wpkh_script(pair.pubkey).hex()
+        out["pubkey"] = pair.pubkey.hex()
+    mine_at_all = pair is not None or multisig is not None or watched
+    if dest.blinding_pubkey is None and mine_at_all:
+        out["confidential"] = address_text(call, Destination(script,
+                                                             wallet.blinding_pubkey(script)))
+    else:
+        out["confidential"] = address
     out["confidential_key"] = dest.blinding_pubkey.hex() if dest.blinding_pubkey else ""
     out["unconfidential"] = address_text(call, dest.unconfidential())
-    if pair is not None and dest.blinding_pubkey is None:
-        out["confidential"] = address_text(call, Destination(script, pair.blinding_pubkey))
+    out["ischange"] = wallet.is_change(script)
     if pair is not None:
-        index = pair.index
-        out["ischange"] = index in wallet.wallet.change_keys
         out["timestamp"] = 0
-        out["hdkeypath"] = f"m/{index}"
-    else:
-        out["ischange"] = False
+        if pair.path is not None:
+            legacy = keys.scheme is HDScheme.LEGACY
+            out["hdkeypath"] = format_path(pair.path, apostrophe=legacy)
+            seed_id = keys.seed_id if legacy else None
+            out["hdseedid"] = seed_id[::-1].hex() if seed_id is not None else "00" * 20
+            fingerprint = keys.master_fingerprint
+            assert fingerprint is not None  # an HD key has a master
+            out["hdmasterfingerprint"] = fingerprint.hex()
     label = wallet.labels.get(script)
     out["labels"] = [label] if label is not None else ([] if pair is None or out["ischange"]
                                                        else [""])

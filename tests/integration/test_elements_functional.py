@@ -25,6 +25,8 @@ from tests.conftest import REPO, shared_path
 
 FUNCTIONAL_TESTS: list[tuple[str, tuple[str, ...]]] = [
     ("rpc_calcfastmerkleroot.py", ()),
+    ("feature_connect_genesis_outputs.py", ("--legacy-wallet",)),
+    ("feature_connect_genesis_outputs.py", ("--descriptors",)),
 ]
 
 WRAPPER = """#!/bin/sh
@@ -66,7 +68,7 @@ def write_config_ini(template: Path, target: Path, srcdir: Path, builddir: Path)
 
 
 @pytest.mark.parametrize(("test", "options"), FUNCTIONAL_TESTS,
-                         ids=[name for name, _ in FUNCTIONAL_TESTS])
+                         ids=[" ".join((name, *opts)) for name, opts in FUNCTIONAL_TESTS])
 def test_elements_functional_test_passes(test: str, options: tuple[str, ...],
                                          tmp_path: Path) -> None:
     framework = tmp_path / "functional"

@@ -42,11 +42,20 @@ FREE_COINS = Decimal("21000000")
 OP_TRUE = "51"
 OP_RETURN = "6a"
 OTHER_ADDRESS = "ert1qyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zgpm0v0"  # P2WPKH of 20 bytes 0x22
+NODE0_WIF = "cQ1PxVTn5J3qCzUqXzpNeHiPVxZcwwaJkFmZcokescXwmHWAdBoe"  # test_node.py PRIV_KEYS[0]
 
 
 def start(tmp: Path, *options: str) -> NodeProcess:
-    return NodeProcess(tmp, "-chain=elementsregtest", *options,
+    """The node with the wallet the framework gives node 0 under ``--legacy-wallet``
+    (test_framework.py init_wallet: elementsd makes none itself): a legacy wallet "", then
+    the deterministic key 0 imported with a rescan from genesis, which finds the free
+    coins."""
+    node = NodeProcess(tmp, "-chain=elementsregtest", *options,
                        command=ELEMENTSD_COMMAND).start(timeout=120)
+    if "-disablewallet" not in options:
+        node.call("createwallet", "", False, False, "", False, False, True)
+        node.call("importprivkey", NODE0_WIF, "coinbase", True)
+    return node
 
 
 @pytest.fixture(scope="module")

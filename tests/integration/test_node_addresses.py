@@ -34,6 +34,7 @@ P2PKH = "2doncj41FX6LahE2aspuLuQcnmgrLtfvvma"
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
     process = NodeProcess(tmp_path_factory.mktemp("addresses") / "node", "-chain=elementsregtest")
     process.start()
+    process.call("createwallet", "")  # elementsd creates no wallet unless asked
     try:
         yield process
     finally:

@@ -454,7 +454,8 @@ def test_salt_is_random_persistent_and_atomic(tmp_path: Path) -> None:
         assert a.salt == salt_a and not a.salt_created
     with DataDir.open(tmp_path / "b", MAGIC) as b:
         assert b.salt != salt_a
-    assert sorted(os.listdir(tmp_path / "a")) == ["blocks", "chainstate", "proofcache", "salt"]
+    assert sorted(os.listdir(tmp_path / "a")) == ["blocks", "chainstate", "indexes", "salt"]
+    assert os.listdir(tmp_path / "a" / "indexes") == ["proofcache"]
 
 
 def test_wallet_paths_stay_inside_the_wallets_directory(tmp_path: Path) -> None:

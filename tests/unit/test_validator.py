@@ -219,7 +219,7 @@ def test_garbage_in_the_cache_directory_rebuilds_an_empty_cache(tmp_path: Path,
         for tx in demo.blocks[2].transactions[1:]:
             node.accept_transaction(tx.serialize())
         assert len(node.data.proof_cache) > 0
-    cache_dir = path / "proofcache"
+    cache_dir = path / "indexes" / "proofcache"
     for name in os.listdir(cache_dir):  # scribble over every LevelDB file
         if name.endswith((".log", ".ldb")) or name.startswith("MANIFEST"):
             (cache_dir / name).write_bytes(os.urandom(300))

@@ -5,7 +5,7 @@ Layout::
     <datadir>/chainstate/       LevelDB: UTXO set and best-block markers (``Chainstate``)
     <datadir>/blocks/index/     LevelDB: the block index (``BlockIndex``)
     <datadir>/blocks/blkNNNNN.dat, revNNNNN.dat   block and undo records (``BlockFiles``)
-    <datadir>/proofcache/       LevelDB: keys of verified proofs (``ProofCache``)
+    <datadir>/indexes/proofcache/  LevelDB: keys of verified proofs (``ProofCache``)
     <datadir>/wallets/<name>/   the node's wallets (``DataDir.wallet_path``; opened by the node)
     <datadir>/salt              32 random bytes, created once (atomically) on first open
 
@@ -144,7 +144,10 @@ class DataDir(Closeable):
                                guard=chainstate.guard)
             undo.callback(files.close)
             salt, created = read_or_create_salt(path)
-            cache = ProofCache.open(os.path.join(path, "proofcache"), salt,
+            # under indexes/ (a derived index of verified proofs): Elements' test framework
+            # keeps only blocks/, chainstate/ and indexes/ of a cached chain directory
+            os.makedirs(os.path.join(path, "indexes"), exist_ok=True)
+            cache = ProofCache.open(os.path.join(path, "indexes", "proofcache"), salt,
                                     max_entries=cache_max_entries)
             undo.pop_all()
             return cls(path, chainstate, index, files, cache, salt, created)
