@@ -96,13 +96,13 @@ def store_files(datadir: Path, store: str) -> list[Path]:
         prefix = "blk" if store == "block files" else "rev"
         return sorted((datadir / "blocks").glob(f"{prefix}*.dat"))
     directory = {"chainstate": datadir / "chainstate", "block index": datadir / "blocks" / "index",
-                 "proof cache": datadir / "proofcache"}[store]
+                 "proof cache": datadir / "indexes" / "proofcache"}[store]
     return sorted(p for p in directory.iterdir()
                   if p.is_file() and p.name not in ("LOCK", "LOG", "LOG.old"))
 
 
 def compact(datadir: Path) -> None:
-    for path in ("chainstate", "blocks/index", "proofcache"):
+    for path in ("chainstate", "blocks/index", "indexes/proofcache"):
         db = plyvel.DB(str(datadir / path))
         db.compact_range()
         db.close()
@@ -525,7 +525,7 @@ def test_failed_write_stops_the_node_and_the_next_start_is_consistent(
 
 GROUPS = {"chainstate": ["chainstate"], "block index": ["blocks/index"],
           "block files": ["blocks/blk*.dat"], "undo files": ["blocks/rev*.dat"],
-          "proof cache": ["proofcache"]}
+          "proof cache": ["indexes/proofcache"]}
 
 
 def restore_group(datadir: Path, image: Path, group: str) -> None:
@@ -801,7 +801,7 @@ def chattr(*args: str | Path) -> bool:
 
 
 READ_ONLY = {"everything": "", "chainstate": "chainstate", "block index": "blocks/index",
-             "blocks directory": "blocks", "proof cache": "proofcache"}
+             "blocks directory": "blocks", "proof cache": "indexes/proofcache"}
 
 
 @pytest.mark.parametrize("which", list(READ_ONLY))
