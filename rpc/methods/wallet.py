@@ -908,16 +908,34 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
 @rpc("wallet",
      args=[required("address", Kind.STR, "The address to send to."),
            required("amount", Kind.AMOUNT, "The amount in BTC to send. eg 0.1"),
-           optional("comment", Kind.STR, None),
-           optional("comment_to", Kind.STR, None),
+           optional("comment", Kind.STR, None,
+                    "What the transaction is for: kept in the wallet (gettransaction's "
+                    "\"comment\"), not in the transaction."),
+           optional("comment_to", Kind.STR, None,
+                    "The person or organization paid: kept in the wallet (gettransaction's "
+                    "\"to\"), not in the transaction."),
            optional("subtractfeefromamount", Kind.BOOL, False, "The fee will be deducted from "
                     "the amount being sent."),
-           optional("replaceable", Kind.BOOL, None),
-           optional("conf_target", Kind.INT, None),
-           optional("estimate_mode", Kind.STR, "unset"),
-           optional("avoid_reuse", Kind.BOOL, True),
+           optional("replaceable", Kind.BOOL, None,
+                    "Signal that this transaction can be replaced (BIP 125). Accepted for "
+                    "elementsd's argument list: this wallet's transactions never signal (every "
+                    "input has the final sequence; -walletrbf=1 is refused at startup).",
+                    "wallet default"),
+           optional("conf_target", Kind.INT, None,
+                    "Confirmation target in blocks (1 to 1008) for fee estimation. This node "
+                    "keeps no fee estimates, so a target pays -fallbackfee (not settxfee's "
+                    "rate). Not with fee_rate."),
+           optional("estimate_mode", Kind.STR, "unset",
+                    "The fee estimate mode, one of \"unset\", \"economical\", "
+                    "\"conservative\" (case insensitive); checked, then unused, as this "
+                    "node keeps no fee estimates. Not with fee_rate."),
+           optional("avoid_reuse", Kind.BOOL, True,
+                    "(only with the avoid_reuse wallet flag) Do not spend coins of addresses "
+                    "already used. Wallets here never have that flag, so it changes nothing."),
            optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for balance."),
-           optional("ignoreblindfail", Kind.BOOL, True),
+           optional("ignoreblindfail", Kind.BOOL, True,
+                    "If true, go on when an output cannot be blinded instead of failing the "
+                    "call. Accepted for elementsd's argument list; not used here."),
            optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
                     "not set, falls back to wallet fee estimation"),
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
@@ -925,7 +943,8 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
      wallet=True, locking=Locking.SELF,
      description="Send an amount to a given address: to a confidential address the payment and "
                  "the change are blinded (Bulletproof range proofs, surjection proofs).",
-     result='"hex"    (string) The transaction id.',
+     result=('"hex"    (string) The transaction id.\n'
+             'or {"txid": "hex", "fee_reason": "str"} with verbose'),
      examples=[
          "\"ert1q…\" 0.1",
          "\"el1qq…\" 0.1 \"donation\" \"seans outpost\"",
@@ -949,12 +968,28 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
 @rpc("wallet",
      args=[required("dummy", Kind.STR, "Must be set to \"\" for backwards compatibility."),
            required("amounts", Kind.OBJ, "The addresses and amounts"),
-           optional("minconf", Kind.INT, None), optional("comment", Kind.STR, None),
+           optional("minconf", Kind.INT, None, "Ignored dummy value"),
+           optional("comment", Kind.STR, None,
+                    "What the transaction is for: kept in the wallet (gettransaction's "
+                    "\"comment\"), not in the transaction."),
            optional("subtractfeefrom", Kind.ARR, None, "The addresses to take the fee from"),
-           optional("replaceable", Kind.BOOL, None), optional("conf_target", Kind.INT, None),
-           optional("estimate_mode", Kind.STR, "unset"),
+           optional("replaceable", Kind.BOOL, None,
+                    "Signal that this transaction can be replaced (BIP 125). Accepted for "
+                    "elementsd's argument list: this wallet's transactions never signal (every "
+                    "input has the final sequence; -walletrbf=1 is refused at startup).",
+                    "wallet default"),
+           optional("conf_target", Kind.INT, None,
+                    "Confirmation target in blocks (1 to 1008) for fee estimation. This node "
+                    "keeps no fee estimates, so a target pays -fallbackfee (not settxfee's "
+                    "rate). Not with fee_rate."),
+           optional("estimate_mode", Kind.STR, "unset",
+                    "The fee estimate mode, one of \"unset\", \"economical\", "
+                    "\"conservative\" (case insensitive); checked, then unused, as this "
+                    "node keeps no fee estimates. Not with fee_rate."),
            optional("output_assets", Kind.OBJ, None, "address → asset label or hex"),
-           optional("ignoreblindfail", Kind.BOOL, True),
+           optional("ignoreblindfail", Kind.BOOL, True,
+                    "If true, go on when an output cannot be blinded instead of failing the "
+                    "call. Accepted for elementsd's argument list; not used here."),
            optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
                     "not set, falls back to wallet fee estimation"),
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
@@ -1141,7 +1176,10 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
                                                        "with the specified label, or \"*\"."),
                      optional("count", Kind.INT, 10, "The number of transactions to return"),
                      optional("skip", Kind.INT, 0, "The number of transactions to skip"),
-                     optional("include_watchonly", Kind.BOOL, True)],
+                     optional("include_watchonly", Kind.BOOL, True,
+                              "Include transactions to watch-only addresses (see "
+                              "'importaddress'). Accepted for elementsd's argument list: the "
+                              "list here is the same either way.")],
      wallet=True, description="Returns up to 'count' most recent transactions skipping the "
                               "first 'from' transactions.",
      result=("[\n"
