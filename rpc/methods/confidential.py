@@ -116,8 +116,15 @@ def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction,
                      optional("ignoreblindfail", Kind.BOOL, True, "Return a transaction even "
                               "when a blinding attempt fails due to number of blinded inputs/"
                               "outputs."),
-                     optional("asset_commitments", Kind.ARR, None),
-                     optional("blind_issuances", Kind.BOOL, True),
+                     optional("asset_commitments", Kind.ARR, None,
+                              "The inputs' asset commitments (hex, 33 bytes each), in input "
+                              "order, for the surjection proofs: needed when a blinded input "
+                              "is not the wallet's. At least one per input; an empty array "
+                              "counts as none given."),
+                     optional("blind_issuances", Kind.BOOL, True,
+                              "Blind the issuances found in the raw transaction (amounts and "
+                              "new tokens, with the wallet's issuance blinding keys) or leave "
+                              "them explicit."),
                      optional("totalblinder", Kind.STR, None, "Ignored for now.")],
      wallet=True, locking=Locking.SELF,
      description="Convert one or more outputs of a raw transaction into confidential ones "
@@ -236,7 +243,11 @@ def unblindrawtransaction(call: Call, hex: str) -> dict[str, Any]:
                     "replaceable, conf_target, estimate_mode, change_type, changeAddress. For "
                     "backward compatibility: passing in a true instead of an object will "
                     "result in {\"includeWatching\":true}"),
-           optional("iswitness", Kind.BOOL, None)],
+           optional("iswitness", Kind.BOOL, None,
+                    "Whether the hex is a serialized witness transaction. Accepted for "
+                    "elementsd's argument list: an Elements transaction's flag byte says "
+                    "whether witness data follows (docs/elements-format.md §1), so the hex is "
+                    "decoded by it either way.")],
      wallet=True, locking=Locking.SELF,
      description="Add inputs to a transaction until it has enough in value to meet its out "
                  "value, add change outputs (confidential: the blinding key in the nonce) and "
@@ -458,7 +469,9 @@ def importblindingkey(call: Call, address: str, hexkey: str) -> None:
 
 
 @rpc("wallet", wallet=True, description="Dumps the master private blinding key in hex "
-                                        "(SLIP-77).")
+                                        "(SLIP-77).",
+     result='"blindingkey"    (string) the master blinding key (32 bytes, hex)',
+     examples=("",))
 def dumpmasterblindingkey(call: Call) -> str:
     return call.wallet.wallet.keys.master_blinding_key.hex()
 

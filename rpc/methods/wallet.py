@@ -244,16 +244,32 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
 
 
 @rpc("wallet", args=[required("wallet_name", Kind.STR, "The name for the new wallet."),
-                     optional("disable_private_keys", Kind.BOOL, False),
-                     optional("blank", Kind.BOOL, False),
-                     optional("passphrase", Kind.STR, None),
-                     optional("avoid_reuse", Kind.BOOL, False),
-                     optional("descriptors", Kind.BOOL, True),
+                     optional("disable_private_keys", Kind.BOOL, False,
+                              "A watch-only wallet: it can never hold private keys (imports "
+                              "of addresses, scripts and public keys only)."),
+                     optional("blank", Kind.BOOL, False,
+                              "A wallet with no keys and no HD seed; keys come later from "
+                              "imports or sethdseed."),
+                     optional("passphrase", Kind.STR, None,
+                              "Encrypt the wallet with this passphrase. Not at creation here: "
+                              "a non-empty passphrase is refused (-4); create the wallet, then "
+                              "call encryptwallet."),
+                     optional("avoid_reuse", Kind.BOOL, False,
+                              "Track reused addresses and spend their coins apart (Core's "
+                              "avoid_reuse flag). Accepted for elementsd's argument list; "
+                              "wallets here do not track reuse (getwalletinfo: avoid_reuse "
+                              "false)."),
+                     optional("descriptors", Kind.BOOL, True,
+                              "A descriptor wallet (addresses from BIP44/49/84/86 account "
+                              "descriptors); false makes a legacy wallet, a type elementsd "
+                              "deprecates (on elementsregtest the result says so in warnings)."),
                      optional("load_on_startup", Kind.BOOL, None,
                               "Save wallet name to persistent settings and load on startup. "
                               "True to add wallet to startup list, false to remove, null to "
                               "leave unchanged."),
-                     optional("external_signer", Kind.BOOL, False)],
+                     optional("external_signer", Kind.BOOL, False,
+                              "Use an external signer such as a hardware wallet. Not supported "
+                              "here: true is refused (-4).")],
      description="Creates and loads a new wallet (a fresh random seed; confidential "
                  "addresses, deterministic keys and blinding keys from it). On elementsregtest "
                  "a descriptor wallet (BIP44/49/84/86 accounts) or, with descriptors=false, a "
@@ -280,8 +296,13 @@ def createwallet(call: Call, wallet_name: str, disable_private_keys: bool, blank
 
 
 @rpc("wallet", args=[required("filename", Kind.STR, "The wallet directory or .dat file."),
-                     optional("load_on_startup", Kind.BOOL, None)],
-     description="Loads a wallet from a wallet file or directory.")
+                     optional("load_on_startup", Kind.BOOL, None,
+                              "Save wallet name to persistent settings and load on startup. "
+                              "True to add wallet to startup list, false to remove, null to "
+                              "leave unchanged.")],
+     description="Loads a wallet from a wallet file or directory.",
+     result='{\n  "name" : "str"    (string) The wallet name if loaded successfully.\n}',
+     examples=('"testwallet"',))
 def loadwallet(call: Call, filename: str, load_on_startup: bool | None) -> dict[str, Any]:
     call.context.wallets.load(filename, load_on_startup=load_on_startup)
     return {"name": filename}
@@ -289,9 +310,14 @@ def loadwallet(call: Call, filename: str, load_on_startup: bool | None) -> dict[
 
 @rpc("wallet", args=[optional("wallet_name", Kind.STR, None, "The name of the wallet to unload.",
                               "the wallet name from the RPC endpoint"),
-                     optional("load_on_startup", Kind.BOOL, None)],
+                     optional("load_on_startup", Kind.BOOL, None,
+                              "Save wallet name to persistent settings and load on startup. "
+                              "True to add wallet to startup list, false to remove, null to "
+                              "leave unchanged.")],
      description="Unloads the wallet referenced by the request endpoint, otherwise unloads the "
-                 "wallet specified in the argument.")
+                 "wallet specified in the argument.",
+     result="{}    (json object) empty: the wallet was unloaded",
+     examples=('"testwallet"',))
 def unloadwallet(call: Call, wallet_name: str | None, load_on_startup: bool | None
                  ) -> dict[str, Any]:
     if wallet_name is None:
@@ -303,18 +329,72 @@ def unloadwallet(call: Call, wallet_name: str | None, load_on_startup: bool | No
     return {}
 
 
-@rpc("wallet", description="Returns a list of currently loaded wallets.")
+@rpc("wallet", description="Returns a list of currently loaded wallets.",
+     result='[\n  "walletname",    (string) the wallet name\n  ...\n]',
+     examples=("",))
 def listwallets(call: Call) -> list[str]:
     return call.context.wallets.names()
 
 
-@rpc("wallet", description="Returns a list of wallets in the wallet directory.")
+@rpc("wallet", description="Returns a list of wallets in the wallet directory.",
+     result=("{\n"
+             "  \"wallets\" : [           (json array)\n"
+             "    {\n"
+             "      \"name\" : \"str\"     (string) The wallet name\n"
+             "    },\n"
+             "    ...\n"
+             "  ]\n"
+             "}"),
+     examples=("",))
 def listwalletdir(call: Call) -> dict[str, Any]:
     return {"wallets": [{"name": name} for name in call.context.wallets.on_disk()]}
 
 
 @rpc("wallet", wallet=True, description="Returns an object containing various wallet state "
-                                        "info.")
+                                        "info.",
+     result=("{\n"
+             "  \"walletname\" : \"str\",          (string) the wallet name\n"
+             "  \"walletversion\" : n,           (numeric) the wallet version (169900)\n"
+             "  \"format\" : \"str\",              (string) the database format (leveldb)\n"
+             "  \"balance\" : {...},             (json object) DEPRECATED. Identical to "
+             "getbalances().mine.trusted: the amount per asset\n"
+             "  \"unconfirmed_balance\" : {...}, (json object) DEPRECATED. Identical to "
+             "getbalances().mine.untrusted_pending\n"
+             "  \"immature_balance\" : {...},    (json object) DEPRECATED. Identical to "
+             "getbalances().mine.immature\n"
+             "  \"txcount\" : n,                 (numeric) the total number of transactions "
+             "in the wallet\n"
+             "  \"keypoolsize\" : n,             (numeric) how many receiving keys are "
+             "derived and not handed out yet\n"
+             "  \"keypoolsize_hd_internal\" : n, (numeric) the same for change keys (the "
+             "receiving pool when the wallet has no change chain)\n"
+             "  \"unlocked_until\" : xxx,        (numeric, optional) the UNIX epoch time "
+             "until which the wallet is unlocked, or 0 if locked (encrypted wallets only)\n"
+             "  \"paytxfee\" : n,                (numeric) the settxfee rate in BTC/kvB "
+             "(0: not set)\n"
+             "  \"hdseedid\" : \"hex\",            (string, optional) the Hash160 of the HD "
+             "seed (legacy HD wallets only)\n"
+             "  \"private_keys_enabled\" : true|false, (boolean) false for a watch-only "
+             "wallet (disable_private_keys)\n"
+             "  \"avoid_reuse\" : false,         (boolean) whether the wallet tracks address "
+             "reuse (never here)\n"
+             "  \"scanning\" : false,            (boolean) false: this node does not report "
+             "scan progress\n"
+             "  \"descriptors\" : true|false,    (boolean) whether this is a descriptor "
+             "wallet\n"
+             "  \"external_signer\" : false,     (boolean) whether an external signer is "
+             "used (never here)\n"
+             "  \"blank\" : true|false,          (boolean) whether the wallet was created "
+             "without keys, scripts or descriptors\n"
+             "  \"birthtime\" : n,               (numeric) the start time for block "
+             "scanning (always 0 here)\n"
+             "  \"lastprocessedblock\" : {       (json object) hash and height of the block "
+             "this information was generated on\n"
+             "    \"hash\" : \"hex\",\n"
+             "    \"height\" : n\n"
+             "  }\n"
+             "}"),
+     examples=("",))
 def getwalletinfo(call: Call) -> dict[str, Any]:
     wallet = call.wallet
     balances = wallet.ledger.balances(wallet.tip_height)
@@ -458,8 +538,16 @@ def getnewaddress(call: Call, label: str, address_type: str | None) -> str:
     return address_text(call, dest)
 
 
-@rpc("wallet", args=[optional("address_type", Kind.STR, None)], wallet=True,
-     description="Returns a new address, for receiving change.")
+@rpc("wallet", args=[optional("address_type", Kind.STR, None,
+                              "The address type to use, as getnewaddress's (\"legacy\", "
+                              "\"p2sh-segwit\", \"blech32m\", \"bech32m\", \"blech32\", "
+                              "\"bech32\"); without it the wallet's default kind. Change is "
+                              "confidential when -blindedaddresses is on, the bech32 types "
+                              "included.", "the wallet's default address kind")],
+     wallet=True, description="Returns a new address, for receiving change. This is for use "
+                              "with raw transactions, not normal use.",
+     result='"address"    (string) The address',
+     examples=("", '"blech32"'))
 def getrawchangeaddress(call: Call, address_type: str | None) -> str:
     confidential, kind = _address_type(call, address_type, change=True)
     try:
@@ -470,7 +558,60 @@ def getrawchangeaddress(call: Call, address_type: str | None) -> str:
 
 
 @rpc("wallet", args=[required("address", Kind.STR, "The address for which to get information.")],
-     wallet=True, description="Return information about the given address.")
+     wallet=True, description="Return information about the given address. Some of the "
+                              "information is only present if the address is in the wallet.",
+     result=("{\n"
+             "  \"address\" : \"str\",             (string) The address validated\n"
+             "  \"scriptPubKey\" : \"hex\",        (string) The output script the address "
+             "pays\n"
+             "  \"ismine\" : true|false,         (boolean) If the address is the wallet's: its "
+             "key or all its multisig keys (and, if confidential, its blinding key)\n"
+             "  \"solvable\" : true|false,       (boolean) If the wallet knows how to spend "
+             "coins sent to it, private keys aside\n"
+             "  \"desc\" : \"str\",                (string, optional) A descriptor for "
+             "spending coins sent to it (only when solvable)\n"
+             "  \"parent_desc\" : \"str\",         (string, optional) The account descriptor "
+             "the address was derived from (descriptor wallets)\n"
+             "  \"iswatchonly\" : true|false,    (boolean) If the address is watch-only\n"
+             "  \"isscript\" : true|false,       (boolean, optional) If the output script is "
+             "a script hash (P2SH, P2WSH) or taproot\n"
+             "  \"iswitness\" : true|false,      (boolean) If the address is a witness "
+             "address\n"
+             "  \"witness_version\" : n,         (numeric, optional) The witness program's "
+             "version\n"
+             "  \"witness_program\" : \"hex\",     (string, optional) The witness program\n"
+             "  \"script\" : \"str\",              (string, optional) The type of the known "
+             "redeem script (or witness_v0_keyhash for a wallet P2SH-P2WPKH)\n"
+             "  \"hex\" : \"hex\",                 (string, optional) The known redeem "
+             "script\n"
+             "  \"pubkeys\" : [ \"hex\", ... ],    (json array, optional) The keys of a "
+             "known multisig redeem script\n"
+             "  \"sigsrequired\" : n,            (numeric, optional) The signatures that "
+             "multisig script requires\n"
+             "  \"pubkey\" : \"hex\",              (string, optional) The public key of a "
+             "wallet P2PKH, P2SH-P2WPKH or P2WPKH address\n"
+             "  \"iscompressed\" : true,         (boolean, optional) If that key is "
+             "compressed (always, in this wallet)\n"
+             "  \"confidential\" : \"str\",        (string) The address with the wallet's "
+             "blinding key for a wallet unconfidential address, else the address given\n"
+             "  \"confidential_key\" : \"hex\",    (string) The address's blinding public "
+             "key, \"\" if none\n"
+             "  \"unconfidential\" : \"str\",      (string) The address without its "
+             "blinding key\n"
+             "  \"ischange\" : true|false,       (boolean) If the address was handed out "
+             "for change\n"
+             "  \"timestamp\" : xxx,             (numeric, optional) The key's creation "
+             "time (0 here: not recorded)\n"
+             "  \"hdkeypath\" : \"str\",           (string, optional) The HD key path of "
+             "the key\n"
+             "  \"hdseedid\" : \"hex\",            (string, optional) The Hash160 of the HD "
+             "seed (zeros in a descriptor wallet)\n"
+             "  \"hdmasterfingerprint\" : \"hex\", (string, optional) The fingerprint of the "
+             "master key\n"
+             "  \"labels\" : [ \"str\", ... ]      (json array) The address's label (at most "
+             "one)\n"
+             "}"),
+     examples=('"el1qq…"',))
 def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
     try:
         dest = decode_destination(address, call.node.params.addresses)
@@ -551,8 +692,14 @@ def getaddressinfo(call: Call, address: str) -> dict[str, Any]:
                                                         "Must be excluded or set to \"*\"."),
                      optional("minconf", Kind.INT, 0, "Only include transactions confirmed at "
                                                       "least this many times."),
-                     optional("include_watchonly", Kind.BOOL, True),
-                     optional("avoid_reuse", Kind.BOOL, True),
+                     optional("include_watchonly", Kind.BOOL, True,
+                              "Also include balance in watch-only addresses (see "
+                              "'importaddress'). Accepted for elementsd's argument list: the "
+                              "balance here is the same either way."),
+                     optional("avoid_reuse", Kind.BOOL, True,
+                              "(only with the avoid_reuse wallet flag) Leave out outputs of "
+                              "addresses already used. Wallets here never have that flag, so "
+                              "it changes nothing."),
                      optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for "
                                                             "balance.")],
      wallet=True, description="Returns the total available balance per asset, or of one asset "
@@ -761,16 +908,34 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
 @rpc("wallet",
      args=[required("address", Kind.STR, "The address to send to."),
            required("amount", Kind.AMOUNT, "The amount in BTC to send. eg 0.1"),
-           optional("comment", Kind.STR, None),
-           optional("comment_to", Kind.STR, None),
+           optional("comment", Kind.STR, None,
+                    "What the transaction is for: kept in the wallet (gettransaction's "
+                    "\"comment\"), not in the transaction."),
+           optional("comment_to", Kind.STR, None,
+                    "The person or organization paid: kept in the wallet (gettransaction's "
+                    "\"to\"), not in the transaction."),
            optional("subtractfeefromamount", Kind.BOOL, False, "The fee will be deducted from "
                     "the amount being sent."),
-           optional("replaceable", Kind.BOOL, None),
-           optional("conf_target", Kind.INT, None),
-           optional("estimate_mode", Kind.STR, "unset"),
-           optional("avoid_reuse", Kind.BOOL, True),
+           optional("replaceable", Kind.BOOL, None,
+                    "Signal that this transaction can be replaced (BIP 125). Accepted for "
+                    "elementsd's argument list: this wallet's transactions never signal (every "
+                    "input has the final sequence; -walletrbf=1 is refused at startup).",
+                    "wallet default"),
+           optional("conf_target", Kind.INT, None,
+                    "Confirmation target in blocks (1 to 1008) for fee estimation. This node "
+                    "keeps no fee estimates, so a target pays -fallbackfee (not settxfee's "
+                    "rate). Not with fee_rate."),
+           optional("estimate_mode", Kind.STR, "unset",
+                    "The fee estimate mode, one of \"unset\", \"economical\", "
+                    "\"conservative\" (case insensitive); checked, then unused, as this "
+                    "node keeps no fee estimates. Not with fee_rate."),
+           optional("avoid_reuse", Kind.BOOL, True,
+                    "(only with the avoid_reuse wallet flag) Do not spend coins of addresses "
+                    "already used. Wallets here never have that flag, so it changes nothing."),
            optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for balance."),
-           optional("ignoreblindfail", Kind.BOOL, True),
+           optional("ignoreblindfail", Kind.BOOL, True,
+                    "If true, go on when an output cannot be blinded instead of failing the "
+                    "call. Accepted for elementsd's argument list; not used here."),
            optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
                     "not set, falls back to wallet fee estimation"),
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
@@ -778,7 +943,8 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
      wallet=True, locking=Locking.SELF,
      description="Send an amount to a given address: to a confidential address the payment and "
                  "the change are blinded (Bulletproof range proofs, surjection proofs).",
-     result='"hex"    (string) The transaction id.',
+     result=('"hex"    (string) The transaction id.\n'
+             'or {"txid": "hex", "fee_reason": "str"} with verbose'),
      examples=[
          "\"ert1q…\" 0.1",
          "\"el1qq…\" 0.1 \"donation\" \"seans outpost\"",
@@ -802,12 +968,28 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
 @rpc("wallet",
      args=[required("dummy", Kind.STR, "Must be set to \"\" for backwards compatibility."),
            required("amounts", Kind.OBJ, "The addresses and amounts"),
-           optional("minconf", Kind.INT, None), optional("comment", Kind.STR, None),
+           optional("minconf", Kind.INT, None, "Ignored dummy value"),
+           optional("comment", Kind.STR, None,
+                    "What the transaction is for: kept in the wallet (gettransaction's "
+                    "\"comment\"), not in the transaction."),
            optional("subtractfeefrom", Kind.ARR, None, "The addresses to take the fee from"),
-           optional("replaceable", Kind.BOOL, None), optional("conf_target", Kind.INT, None),
-           optional("estimate_mode", Kind.STR, "unset"),
+           optional("replaceable", Kind.BOOL, None,
+                    "Signal that this transaction can be replaced (BIP 125). Accepted for "
+                    "elementsd's argument list: this wallet's transactions never signal (every "
+                    "input has the final sequence; -walletrbf=1 is refused at startup).",
+                    "wallet default"),
+           optional("conf_target", Kind.INT, None,
+                    "Confirmation target in blocks (1 to 1008) for fee estimation. This node "
+                    "keeps no fee estimates, so a target pays -fallbackfee (not settxfee's "
+                    "rate). Not with fee_rate."),
+           optional("estimate_mode", Kind.STR, "unset",
+                    "The fee estimate mode, one of \"unset\", \"economical\", "
+                    "\"conservative\" (case insensitive); checked, then unused, as this "
+                    "node keeps no fee estimates. Not with fee_rate."),
            optional("output_assets", Kind.OBJ, None, "address → asset label or hex"),
-           optional("ignoreblindfail", Kind.BOOL, True),
+           optional("ignoreblindfail", Kind.BOOL, True,
+                    "If true, go on when an output cannot be blinded instead of failing the "
+                    "call. Accepted for elementsd's argument list; not used here."),
            optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
                     "not set, falls back to wallet fee estimation"),
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
@@ -994,7 +1176,10 @@ def gettransaction(call: Call, txid: str, include_watchonly: bool,
                                                        "with the specified label, or \"*\"."),
                      optional("count", Kind.INT, 10, "The number of transactions to return"),
                      optional("skip", Kind.INT, 0, "The number of transactions to skip"),
-                     optional("include_watchonly", Kind.BOOL, True)],
+                     optional("include_watchonly", Kind.BOOL, True,
+                              "Include transactions to watch-only addresses (see "
+                              "'importaddress'). Accepted for elementsd's argument list: the "
+                              "list here is the same either way.")],
      wallet=True, description="Returns up to 'count' most recent transactions skipping the "
                               "first 'from' transactions.",
      result=("[\n"
