@@ -642,6 +642,7 @@ def elements_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProc
                     "-con_blocksubsidy=5000000000", "-validatepegin=0")
     node.start()
     try:
+        node.call("createwallet", "w")  # elementsd makes no wallet until asked
         yield node
     finally:
         node.stop()
