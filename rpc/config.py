@@ -572,8 +572,8 @@ def build_parser(prog: str, description: str | None,
     parser.add_argument("--disablewallet", nargs="?", const=True, default=False, type=_bool,
                         help="load no wallet and serve no wallet calls (default 0)")
     parser.add_argument("--keypool", type=int, default=1000,
-                        help="keys derived ahead of the last one handed out (default 1000; "
-                             "elementsregtest wallets)")
+                        help="keys each wallet derives ahead of the last one handed out, as "
+                             "Core's keypool (default 1000)")
     parser.add_argument("--fallbackfee", default="0.0002",
                         help="wallet fee rate in BTC/kvB when none is given (default 0.0002)")
     parser.add_argument("--maxtxfee", default="0.10",

@@ -47,10 +47,11 @@ def elements_options(config: NodeConfig) -> ElementsChainOptions | None:
 
 def wallet_settings(options: ElementsChainOptions | None, keypool: int = 1000
                     ) -> WalletSettings:
-    """The node's wallet options: elementsd's on elementsregtest (with ``-keypool``), our
-    chains' otherwise."""
+    """The node's wallet options: elementsd's on elementsregtest, our chains' otherwise; on
+    every chain ``-keypool`` keys are derived ahead (Core's lookahead, 1000 by default), so a
+    wallet restored from its seed finds payments to any address handed out before."""
     if options is None:
-        return WalletSettings()
+        return WalletSettings(keypool=max(1, keypool))
     return WalletSettings.for_elements(options, keypool=keypool)
 
 
