@@ -905,39 +905,48 @@ def _payment(call: Call, address: str, amount: Any, asset_text: str | None) -> P
     return Payment(value, script_pubkey=dest.script_pubkey, asset=asset)
 
 
+# Arguments sendtoaddress and sendmany share (Elements' spend.cpp declares them once too)
+_COMMENT = optional("comment", Kind.STR, None,
+    "What the transaction is for: kept in the wallet (gettransaction's "
+    "\"comment\"), not in the transaction.")
+_REPLACEABLE = optional("replaceable", Kind.BOOL, None,
+    "Signal that this transaction can be replaced (BIP 125). Accepted for "
+    "elementsd's argument list: this wallet's transactions never signal (every "
+    "input has the final sequence; -walletrbf=1 is refused at startup).",
+    "wallet default")
+_CONF_TARGET = optional("conf_target", Kind.INT, None,
+    "Confirmation target in blocks (1 to 1008) for fee estimation. This node "
+    "keeps no fee estimates, so a target pays -fallbackfee (not settxfee's "
+    "rate). Not with fee_rate.")
+_ESTIMATE_MODE = optional("estimate_mode", Kind.STR, "unset",
+    "The fee estimate mode, one of \"unset\", \"economical\", "
+    "\"conservative\" (case insensitive); checked, then unused, as this "
+    "node keeps no fee estimates. Not with fee_rate.")
+_IGNOREBLINDFAIL = optional("ignoreblindfail", Kind.BOOL, True,
+    "If true, go on when an output cannot be blinded instead of failing the "
+    "call. Accepted for elementsd's argument list; not used here.")
+_FEE_RATE = optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
+    "not set, falls back to wallet fee estimation")
+
+
 @rpc("wallet",
      args=[required("address", Kind.STR, "The address to send to."),
            required("amount", Kind.AMOUNT, "The amount in BTC to send. eg 0.1"),
-           optional("comment", Kind.STR, None,
-                    "What the transaction is for: kept in the wallet (gettransaction's "
-                    "\"comment\"), not in the transaction."),
+           _COMMENT,
            optional("comment_to", Kind.STR, None,
                     "The person or organization paid: kept in the wallet (gettransaction's "
                     "\"to\"), not in the transaction."),
            optional("subtractfeefromamount", Kind.BOOL, False, "The fee will be deducted from "
                     "the amount being sent."),
-           optional("replaceable", Kind.BOOL, None,
-                    "Signal that this transaction can be replaced (BIP 125). Accepted for "
-                    "elementsd's argument list: this wallet's transactions never signal (every "
-                    "input has the final sequence; -walletrbf=1 is refused at startup).",
-                    "wallet default"),
-           optional("conf_target", Kind.INT, None,
-                    "Confirmation target in blocks (1 to 1008) for fee estimation. This node "
-                    "keeps no fee estimates, so a target pays -fallbackfee (not settxfee's "
-                    "rate). Not with fee_rate."),
-           optional("estimate_mode", Kind.STR, "unset",
-                    "The fee estimate mode, one of \"unset\", \"economical\", "
-                    "\"conservative\" (case insensitive); checked, then unused, as this "
-                    "node keeps no fee estimates. Not with fee_rate."),
+           _REPLACEABLE,
+           _CONF_TARGET,
+           _ESTIMATE_MODE,
            optional("avoid_reuse", Kind.BOOL, True,
                     "(only with the avoid_reuse wallet flag) Do not spend coins of addresses "
                     "already used. Wallets here never have that flag, so it changes nothing."),
            optional("assetlabel", Kind.STR, None, "Hex asset id or asset label for balance."),
-           optional("ignoreblindfail", Kind.BOOL, True,
-                    "If true, go on when an output cannot be blinded instead of failing the "
-                    "call. Accepted for elementsd's argument list; not used here."),
-           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
-                    "not set, falls back to wallet fee estimation"),
+           _IGNOREBLINDFAIL,
+           _FEE_RATE,
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
                                                  "transaction.")],
      wallet=True, locking=Locking.SELF,
@@ -969,29 +978,14 @@ def sendtoaddress(call: Call, address: str, amount: Any, comment: str | None,
      args=[required("dummy", Kind.STR, "Must be set to \"\" for backwards compatibility."),
            required("amounts", Kind.OBJ, "The addresses and amounts"),
            optional("minconf", Kind.INT, None, "Ignored dummy value"),
-           optional("comment", Kind.STR, None,
-                    "What the transaction is for: kept in the wallet (gettransaction's "
-                    "\"comment\"), not in the transaction."),
+           _COMMENT,
            optional("subtractfeefrom", Kind.ARR, None, "The addresses to take the fee from"),
-           optional("replaceable", Kind.BOOL, None,
-                    "Signal that this transaction can be replaced (BIP 125). Accepted for "
-                    "elementsd's argument list: this wallet's transactions never signal (every "
-                    "input has the final sequence; -walletrbf=1 is refused at startup).",
-                    "wallet default"),
-           optional("conf_target", Kind.INT, None,
-                    "Confirmation target in blocks (1 to 1008) for fee estimation. This node "
-                    "keeps no fee estimates, so a target pays -fallbackfee (not settxfee's "
-                    "rate). Not with fee_rate."),
-           optional("estimate_mode", Kind.STR, "unset",
-                    "The fee estimate mode, one of \"unset\", \"economical\", "
-                    "\"conservative\" (case insensitive); checked, then unused, as this "
-                    "node keeps no fee estimates. Not with fee_rate."),
+           _REPLACEABLE,
+           _CONF_TARGET,
+           _ESTIMATE_MODE,
            optional("output_assets", Kind.OBJ, None, "address → asset label or hex"),
-           optional("ignoreblindfail", Kind.BOOL, True,
-                    "If true, go on when an output cannot be blinded instead of failing the "
-                    "call. Accepted for elementsd's argument list; not used here."),
-           optional("fee_rate", Kind.AMOUNT, None, "Specify a fee rate in sat/vB.",
-                    "not set, falls back to wallet fee estimation"),
+           _IGNOREBLINDFAIL,
+           _FEE_RATE,
            optional("verbose", Kind.BOOL, False, "If true, return extra information about the "
                                                  "transaction.")],
      wallet=True, locking=Locking.SELF,
