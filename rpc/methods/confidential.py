@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import replace
-from decimal import Decimal
 from typing import Any
 
 import coincurve
@@ -54,7 +53,7 @@ from rpc.methods.wallet import (
     wallet_errors,
 )
 from rpc.params import amount_from_value, amount_json, decode_transaction_hex, parse_hex
-from rpc.registry import Kind, Locking, integer, optional, required, rpc
+from rpc.registry import Kind, Locking, optional, required, rpc
 from validator import decode_txout
 
 
@@ -474,25 +473,6 @@ def importblindingkey(call: Call, address: str, hexkey: str) -> None:
      examples=("",))
 def dumpmasterblindingkey(call: Call) -> str:
     return call.wallet.wallet.keys.master_blinding_key.hex()
-
-
-def _issuance_input(call: Call, txid: Any, vin: Any) -> tuple[NodeWallet, Transaction, int]:
-    """dump/importissuanceblindingkey's checks (src/wallet/rpc/backup.cpp): a 64-hex txid of
-    a wallet transaction, an integer vin of an input that carries an issuance."""
-    if not isinstance(txid, str) or len(txid) != 64 or not _is_hex(txid):
-        raise RpcError(RpcCode.TYPE_ERROR, "First argument must be a txid string")
-    if isinstance(vin, bool) or not isinstance(vin, (int, Decimal)):
-        raise RpcError(RpcCode.TYPE_ERROR, "vin must be an integer")
-    index = integer(vin)
-    wallet = call.wallet
-    wtx = wallet.ledger.get(bytes.fromhex(txid)[::-1])
-    if wtx is None:
-        raise RpcError(RpcCode.WALLET_ERROR, "Transaction is unknown to wallet.")
-    if not 0 <= index < len(wtx.tx.inputs):
-        raise RpcError(RpcCode.WALLET_ERROR, "Transaction is in wallet but vin does not exist")
-    if wtx.tx.inputs[index].issuance is None:
-        raise RpcError(RpcCode.WALLET_ERROR, "Transaction input has no issuance")
-    return wallet, wtx.tx, index
 
 
 def _is_hex(text: str) -> bool:
