@@ -84,11 +84,14 @@ def asset_from_label(call: Call, label: str | None, *, strict: bool = True) -> b
 
 
 def amount_map(call: Call, totals: dict[bytes, int]) -> dict[str, Decimal]:
-    """AmountMapToUniv: the policy asset always present, then the others."""
+    """AmountMapToUniv (Elements' src/rpc/util.cpp): the policy asset always present, then
+    every other asset of the map, a zero one too (gettransaction's net of a reissuance shows
+    the token that went out and came back as 0); the null asset of an output the wallet
+    cannot open is left out."""
     policy = policy_asset(call)
     out = {policy_label(call): amount_json(totals.get(policy, 0))}
     for asset, amount in sorted(totals.items()):
-        if asset != policy and amount != 0:
+        if asset != policy and asset != bytes(32):
             out[asset[::-1].hex()] = amount_json(amount)
     return out
 

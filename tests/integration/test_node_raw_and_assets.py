@@ -123,6 +123,10 @@ def test_issue_reissue_and_list(node: NodeProcess) -> None:
     reissued = alice.reissueasset(issued["asset"], Decimal("250"))
     chain.generatetoaddress(1, alice.getnewaddress())
     assert alice.getbalance("*", 0, False, False, issued["asset"]) == Decimal("1250")
+    # AmountMapToUniv keeps every asset the transaction moves: the token went out and came
+    # back, so its net is 0 and still listed (a reissuance's history shows it)
+    assert alice.gettransaction(reissued["txid"])["amount"] == {
+        "bitcoin": 0, issued["token"]: 0, issued["asset"]: Decimal("250")}
     listed = alice.listissuances(issued["asset"])
     assert [(e["txid"], e["isreissuance"]) for e in listed] == [
         (issued["txid"], False), (reissued["txid"], True)]
