@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,25 @@ def test_rejects_carry_elements_reasons(node: NodeProcess) -> None:
     assert code_of(chain.sendrawtransaction, missing.hex()) == -25
     assert code_of(chain.testmempoolaccept, []) == -8
     assert code_of(chain.testmempoolaccept, ["00"]) == -22
+
+
+def test_amount_checks_are_reported_as_elementsd_folds_them(node: NodeProcess) -> None:
+    """A missing surjection proof fails VerifyAmounts: elementsd says ``bad-txns-in-ne-out``;
+    our details still name the check."""
+    alice, chain = w(node, ""), node.proxy()
+    raw = chain.createrawtransaction([], [{alice.getnewaddress(): Decimal("1")}])
+    tx = parse_transaction(bytes.fromhex(
+        alice.blindrawtransaction(alice.fundrawtransaction(raw)["hex"])))
+    assert tx.outputs[0].surjection_proof
+    bare = replace(tx, outputs=(replace(tx.outputs[0], surjection_proof=b""), *tx.outputs[1:]))
+    signed = alice.signrawtransactionwithwallet(bare.serialize().hex())["hex"]
+    [verdict] = chain.testmempoolaccept([signed])
+    assert verdict["reject-reason"] == "bad-txns-in-ne-out"
+    assert verdict["reject-details"].startswith("bad-txns-surjectionproof-missing (output 0)")
+    with pytest.raises(JSONRPCException) as info:
+        chain.sendrawtransaction(signed)
+    assert info.value.code == -26
+    assert info.value.message.startswith("bad-txns-in-ne-out, value in != value out")
 
 
 def test_issue_reissue_and_list(node: NodeProcess) -> None:
