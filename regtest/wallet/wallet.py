@@ -162,14 +162,20 @@ class Payment:
 @dataclass(frozen=True, slots=True)
 class Issuance:
     """A new asset issuance on the first input: ``amount`` of the asset and ``tokens``
-    reissuance tokens, paid to the wallet's own new addresses. With ``blind_amount`` the issued
-    amount is a Pedersen commitment under the unblinded asset generator with a Bulletproof whose
-    extra commit is empty (Elements' issuance rule); the token amount stays explicit."""
+    reissuance tokens (either may be 0, not both), paid to the wallet's own new addresses.
+    With ``blind_amount`` both issued amounts are Pedersen commitments under the unblinded
+    asset (token) generator with a range proof whose extra commit is empty (Elements' issuance
+    rule); a token-only issuance then commits to an asset amount of 0, unblinded it leaves the
+    asset amount null (Elements' CreateTransactionInternal, src/wallet/spend.cpp)."""
 
     amount: int
     tokens: int = 0
     contract_hash: bytes = _ZERO32
     blind_amount: bool = False
+
+    def __post_init__(self) -> None:
+        if self.amount < 0 or self.tokens < 0 or not (self.amount or self.tokens):
+            raise WalletError("an issuance needs a positive asset or token amount")
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,13 +264,18 @@ class _Plan:
         for i, coin in enumerate(self.coins):
             record = None
             proof = b""
+            token_proof = b""
             if i == 0 and self.issuance is not None:
-                n_targets += 2 if self.issuance.tokens else 1
-                amount: int | bytes = self.issuance.amount
-                if self.issuance.blind_amount:
+                blind = self.issuance.blind_amount
+                amount: int | bytes | None = self.issuance.amount or None
+                tokens: int | bytes | None = self.issuance.tokens or None
+                if blind:
                     amount, proof = _COMMITMENT, bytes(self.wallet.issuance_proof_size())
-                record = AssetIssuance(_ZERO32, self.issuance.contract_hash, amount,
-                                       self.issuance.tokens or None)
+                    if tokens is not None:
+                        tokens = _COMMITMENT
+                        token_proof = bytes(self.wallet.issuance_proof_size())
+                n_targets += (amount is not None) + (tokens is not None)
+                record = AssetIssuance(_ZERO32, self.issuance.contract_hash, amount, tokens)
             if i == 0 and self.reissuance is not None:
                 n_targets += 1
                 reissued: int | bytes = self.reissuance.amount
@@ -273,6 +284,7 @@ class _Plan:
                 record = AssetIssuance(b"\x01" * 32, _ZERO32, reissued, None)
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index, issuance=record,
                               issuance_amount_rangeproof=proof,
+                              inflation_keys_rangeproof=token_proof,
                               script_sig=self.wallet.script_sig_estimate(coin),
                               script_witness=self.wallet.witness_estimate(coin)))
         surjection_size = serialized_size(n_targets, min(WALLET_USED_INPUTS, n_targets))
@@ -620,6 +632,17 @@ class Wallet:
                 value, nonce, vbf.to_bytes(32, "big"), commit(value, vbf, asset_gen),
                 asset, exp=self.ct_exponent, min_bits=self.ct_bits)
         return prove_output(value, vbf, asset_gen, nonce, b"")
+
+    def _issued(self, value: int, asset: bytes, blind: bool,
+                blinding_key: int) -> tuple[int | bytes | None, int, bytes]:
+        """An issued amount of a new issuance as its record carries it, with its value blind and
+        range proof: blinded, a commitment (to 0 too: a blinded token-only issuance commits to
+        no asset); explicit, the value, or null for 0."""
+        if not blind:
+            return (value or None), 0, b""
+        vbf = self._random_scalar()
+        return (commit(value, vbf, generator_generate(asset)).serialize(), vbf,
+                self._issuance_proof(value, vbf, asset, blinding_key))
 
     def open_issuance(self, amount: bytes, proof: bytes, asset: bytes,
                       blinding_key: int) -> tuple[int, int] | None:
@@ -1022,28 +1045,28 @@ class Wallet:
         issued: Opening | None = None
         for i, coin in enumerate(plan.coins):
             record = None
-            amount_proof = b""
+            amount_proof = token_proof = b""
             targets.append(_InSpec(coin.asset, coin.abf, coin.generator, coin.value, coin.vbf))
             if i == 0 and issuance is not None:
                 entropy = issuance_entropy(coin.txid, coin.index, issuance.contract_hash)
                 asset = issuance_asset_id(entropy)
                 token = reissuance_token_id(entropy, issuance.blind_amount)
-                asset_gen = generator_generate(asset)
-                issued_amount: int | bytes = issuance.amount
-                issue_vbf = 0
-                if issuance.blind_amount:
-                    issue_vbf = self._random_scalar()
-                    issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
-                    amount_proof = self._issuance_proof(
-                        issuance.amount, issue_vbf, asset,
-                        self.keys.issuance_blinding_secret(coin.txid, coin.index))
-                record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
-                                       issuance.tokens or None)
+                key = self.keys.issuance_blinding_secret(coin.txid, coin.index)
+                issued_amount, issue_vbf, amount_proof = self._issued(
+                    issuance.amount, asset, issuance.blind_amount, key)
+                tokens, token_vbf, token_proof = (
+                    self._issued(issuance.tokens, token, issuance.blind_amount, key)
+                    if issuance.tokens else (None, 0, b""))
+                record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount, tokens)
                 issued = Opening(asset, issuance.amount, 0, issue_vbf)
                 self.learn_issuance(asset, token, entropy)
-                targets.append(_InSpec(asset, 0, asset_gen, issuance.amount, issue_vbf))
-                if issuance.tokens:
-                    targets.append(_InSpec(token, 0, generator_generate(token)))
+                # the surjection targets VerifyAmounts lists: the non-null issued amounts
+                if issued_amount is not None:
+                    targets.append(_InSpec(asset, 0, generator_generate(asset), issuance.amount,
+                                           issue_vbf))
+                if tokens is not None:
+                    targets.append(_InSpec(token, 0, generator_generate(token), issuance.tokens,
+                                           token_vbf))
             if i == 0 and reissuance is not None:
                 entropy = self.entropy[reissuance.asset]
                 asset_gen = generator_generate(reissuance.asset)
@@ -1060,7 +1083,8 @@ class Wallet:
                 targets.append(_InSpec(reissuance.asset, 0, asset_gen, reissuance.amount,
                                        reissue_vbf))
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index,
-                              issuance=record, issuance_amount_rangeproof=amount_proof))
+                              issuance=record, issuance_amount_rangeproof=amount_proof,
+                              inflation_keys_rangeproof=token_proof))
 
         outs = [_OutSpec(p.script, p.asset, p.amount,
                          p.address.blinding_pubkey if p.address else None)

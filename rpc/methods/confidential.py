@@ -537,9 +537,6 @@ def issueasset(call: Call, assetamount: Any, tokenamount: Any, blind: bool,
     tokens = amount_from_value(tokenamount)
     if amount == 0 and tokens == 0:
         raise RpcError(RpcCode.TYPE_ERROR, "Issuance must have one non-zero component")
-    if amount == 0:
-        raise RpcError(RpcCode.INVALID_PARAMETER, "Token-only issuance is not supported by this "
-                                                  "wallet (give an asset amount)")
     contract = bytes(32)
     if contract_hash is not None:
         raw = parse_hex(contract_hash, "contract_hash")
@@ -646,8 +643,8 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
                 opened = open_issuance_amount(wallet, txin)
                 if opened is not None:
                     known = Opening(ids.asset, opened[0], 0, opened[1])
-            if isinstance(issuance.amount, int):
-                entry["assetamount"] = amount_json(issuance.amount)
+            if not isinstance(issuance.amount, bytes):  # explicit, or null (0) beside tokens
+                entry["assetamount"] = amount_json(issuance.amount or 0)
             else:
                 entry["assetamount"] = amount_json(known.value) if known else amount_json(-1)
             token_blind = 0
