@@ -589,6 +589,11 @@ def reissueasset(call: Call, asset: str, assetamount: Any) -> dict[str, Any]:
     return {"txid": built.tx.txid_hex, "vin": 0}
 
 
+_UNKNOWN_AMOUNT = -1
+"""listissuances' amount of a blinded issuance no key opens: the number -1 itself, not -1
+satoshi (src/wallet/rpc/elements.cpp pushes ``-1``, not ``ValueFromAmount(-1)``)."""
+
+
 @rpc("wallet", args=[optional("asset", Kind.STR, None, "The asset whose issaunces you wish to "
                                                        "list. Accepts either the asset hex or "
                                                        "the locally assigned asset label.")],
@@ -646,15 +651,15 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
             if not isinstance(issuance.amount, bytes):  # explicit, or null (0) beside tokens
                 entry["assetamount"] = amount_json(issuance.amount or 0)
             else:
-                entry["assetamount"] = amount_json(known.value) if known else amount_json(-1)
+                entry["assetamount"] = amount_json(known.value) if known else _UNKNOWN_AMOUNT
             token_blind = 0
             if not issuance.is_reissuance:
                 tokens = issuance.inflation_keys
                 if isinstance(tokens, bytes):  # blinded: -1 unless a key opens it (elements.cpp)
                     opened_tokens = open_issuance_amount(wallet, txin, tokens=True)
-                    token_amount = opened_tokens[0] if opened_tokens else -1
                     token_blind = opened_tokens[1] if opened_tokens else 0
-                    entry["tokenamount"] = amount_json(token_amount)
+                    entry["tokenamount"] = (amount_json(opened_tokens[0]) if opened_tokens
+                                            else _UNKNOWN_AMOUNT)
                 else:
                     entry["tokenamount"] = amount_json(tokens or 0)
             entry["isreissuance"] = issuance.is_reissuance
