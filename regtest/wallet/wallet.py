@@ -1131,12 +1131,20 @@ class Wallet:
         outs = [TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script,
                       nonce=p.address.blinding_pubkey if p.address else b"")
                 for p in plan.payments]
+        # Elements' fillBlindDetails (src/wallet/spend.cpp): with nothing blinded in, a lone
+        # output to blind could not hide its amount (its blind would follow from the explicit
+        # rest), so it is left explicit: its blinding key is dropped
+        blinded_in = any(c.abf or c.vbf for c in plan.coins)
+        to_blind = sum(o.nonce != b"" for o in outs) + len(plan.change)
+        lone = not blinded_in and to_blind == 1
+        if lone and not plan.change:
+            outs = [replace(o, nonce=b"") for o in outs]
         change = []
         for asset, amount in plan.change:
             address = self.new_address(self.change_kind, change=True)
             change.append(len(outs))
             outs.append(TxOut(asset=asset, value=amount, script_pubkey=address.script_pubkey,
-                              nonce=address.blinding_pubkey))
+                              nonce=b"" if lone else address.blinding_pubkey))
         if plan.dummy:  # for blindrawtransaction to balance the blinded inputs with
             key = self.new_address(self.change_kind, change=True).blinding_pubkey
             outs.append(TxOut(asset=self.policy_asset, value=0, script_pubkey=OP_RETURN,

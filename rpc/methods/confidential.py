@@ -165,9 +165,6 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
         for t in tx.inputs if t.issuance is not None)
     if not to_blind and not issuance_values and not blinded_inputs:
         return tx.hex()
-    if not to_blind and issuance_values and not blinded_inputs:
-        # BlindTransaction blinds issuances only against an output it blinds
-        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
     if blinded_inputs and not to_blind:
         if not tx.outputs:
             raise RpcError(RpcCode.INVALID_PARAMETER, "Unable to blind transaction: transaction "
@@ -192,6 +189,9 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                          for o in tx.outputs)
         return Transaction(version=tx.version, inputs=tx.inputs, outputs=stripped,
                            locktime=tx.locktime).hex()
+    elif not to_blind and not blinded_inputs:
+        # issuance values alone: BlindTransaction blinds them only against an output it blinds
+        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
     with wallet.lock:  # an output asset no input (or issuance) has fails its surjection
         try:
             blinded, output_openings = wallet.wallet.blind(

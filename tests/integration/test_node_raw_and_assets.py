@@ -132,6 +132,29 @@ def test_amount_checks_are_reported_as_elementsd_folds_them(node: NodeProcess) -
     assert info.value.message.startswith("bad-txns-in-ne-out, value in != value out")
 
 
+def test_a_lone_output_to_blind_stays_explicit(node: NodeProcess) -> None:
+    """Nothing blinded in and one output to blind: its blind would follow from the explicit
+    rest, so fundrawtransaction leaves the change explicit (fillBlindDetails) and
+    blindrawtransaction returns a transaction whose only blindable value is an issuance
+    unblinded (ignoreblindfail)."""
+    alice, chain = w(node, ""), node.proxy()
+    chain.createwallet("erin")
+    erin = w(node, "erin")
+    plain = erin.validateaddress(erin.getnewaddress())["unconfidential"]
+    alice.sendtoaddress(plain, Decimal("10"))
+    chain.generatetoaddress(1, alice.getnewaddress())
+    raw = chain.createrawtransaction([], [{plain: Decimal("1")}])
+    funded = parse_transaction(bytes.fromhex(erin.fundrawtransaction(raw)["hex"]))
+    assert len(funded.outputs) == 3 and all(o.nonce == b"" for o in funded.outputs)
+    issued = erin.rawissueasset(funded.serialize().hex(), [
+        {"asset_amount": 1, "asset_address": plain, "blind": False}])[0]["hex"]
+    again = parse_transaction(bytes.fromhex(erin.blindrawtransaction(issued)))
+    assert all(isinstance(o.value, int) for o in again.outputs)
+    assert again.inputs[0].issuance is not None
+    assert again.inputs[0].issuance.amount == 100_000_000
+    chain.unloadwallet("erin")
+
+
 def test_issue_reissue_and_list(node: NodeProcess) -> None:
     alice, chain = w(node, ""), node.proxy()
     issued = alice.issueasset(Decimal("1000"), Decimal("5"))
