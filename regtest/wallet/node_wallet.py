@@ -768,8 +768,21 @@ class NodeWallet(ChainListener, Closeable):
         return None if opened is None else Opening(ids.asset, opened[0], 0, opened[1])
 
     def import_blinding_key(self, script: bytes, secret: int) -> None:
+        """importblindingkey: the key of ``script``, and the outputs to it the wallet already
+        holds open with it (elementsd's MarkDirty: amounts are recomputed with the new key,
+        so a watch-only auditor sees what it could not before)."""
         self.blinding_keys[script] = secret
-        self.commit(blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
+        reopened: dict[bytes, WalletTx] = {}
+        for wtx in self.ledger.txs.values():
+            for n, out in enumerate(wtx.tx.outputs):
+                if out.script_pubkey != script or n in wtx.mine or n in wtx.known:
+                    continue
+                opened = self.wallet.open_output(out, secret)
+                if opened is not None:
+                    wtx.known[n] = Opening(*opened)
+                    reopened[wtx.txid] = wtx
+        self.commit(list(reopened.values()),
+                    blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
 
 
 
