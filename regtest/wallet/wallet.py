@@ -1211,8 +1211,18 @@ class Wallet:
                 raise WalletError(f"input {i}: asset commitment: {exc}") from None
             targets.append(_InSpec(_ZERO32, 0, generator, known=False))
             return
-        generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
-                     if opening.abf else generator_generate(opening.asset))
+        if generators is not None and i < len(generators):
+            # the caller's list is the surjection target list for every input, ours too
+            # (BlindTransaction's auxiliary generators): a wrong one makes a proof that fails
+            # verification, as elementsd's does, rather than a refusal here
+            try:
+                generator = Generator.parse(generators[i])
+            except CtpluginError as exc:
+                raise WalletError(f"input {i}: asset commitment: {exc}") from None
+        else:
+            generator = (generator_generate_blinded(opening.asset,
+                                                    opening.abf.to_bytes(32, "big"))
+                         if opening.abf else generator_generate(opening.asset))
         targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
                                opening.vbf))
 

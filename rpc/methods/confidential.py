@@ -80,8 +80,11 @@ def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction,
     openings: list[Opening | None] = []
     for i, txin in enumerate(tx.inputs):
         parent = wallet.ledger.get(txin.prevout_hash)
-        if parent is not None and txin.prevout_index in parent.mine:
-            openings.append(parent.mine[txin.prevout_index])
+        # any output the wallet opened, watched ones too (elementsd reads the blinders of
+        # every wallet transaction's output it unblinded, ours to spend or not)
+        opened = parent.opening(txin.prevout_index) if parent is not None else None
+        if opened is not None:
+            openings.append(opened)
             continue
         if parent is not None and txin.prevout_index >= len(parent.tx.outputs):
             raise RpcError(RpcCode.INVALID_PARAMETER,
