@@ -22,6 +22,7 @@ import coincurve
 from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.elements.address import Destination, decode_destination
 from ctplugin.elements.issuance import input_issuance_ids, reissuance_token_id
+from ctplugin.elements.script import push_data
 from ctplugin.errors import CtpluginError, EncodingError
 from ctplugin.script.checker import checker_for
 from ctplugin.script.errors import ScriptError
@@ -35,7 +36,12 @@ from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.keys import slip77_blinding_secret
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
-from regtest.wallet.signing import SigningError, sign_transaction
+from regtest.wallet.signing import (
+    SigningError,
+    combine_multisig_witness,
+    multisig_keys,
+    sign_transaction,
+)
 from regtest.wallet.wallet import Opening, OwnedCoin, Wallet
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
@@ -374,6 +380,9 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
             except SigningError as exc:
                 raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
             wallet.commit(state=True)
+    partial: set[int] = set()
+    if all(o is not None for o in spent):
+        signed, partial = _sign_shared_multisig(wallet, signed, spent, failed)
     errors = []
     for i in sorted(failed):
         txin, out = signed.inputs[i], spent[i]
@@ -381,6 +390,9 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
             problem = "Input not found or already spent"
         elif _input_is_signed(signed, spent, i, wallet.wallet.genesis_hash):
             continue  # another party's input it already signed: complete
+        elif i in partial:
+            problem = ("CHECK(MULTI)SIG failing with non-zero signature (possibly need more "
+                       "signatures)")
         else:
             problem = "Unable to sign input, invalid stack size (possibly missing key)"
         errors.append({"txid": txin.prevout_txid_hex, "vout": txin.prevout_index,
@@ -390,6 +402,37 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
     if errors:
         return {"hex": signed.hex(), "complete": False, "errors": errors}
     return {"hex": signed.hex(), "complete": True}
+
+
+def _sign_shared_multisig(wallet: NodeWallet, tx: Transaction, spent: list[TxOut | None],
+                          inputs: set[int]) -> tuple[Transaction, set[int]]:
+    """Core's SignTransaction on an m-of-n P2WSH (or P2SH-P2WSH) input whose script the wallet
+    knows (addmultisigaddress) but holds only some keys of: its signatures join those already
+    there (``combine_multisig_witness``). Returns the transaction and the inputs still short of
+    signatures."""
+    outs = [o for o in spent if o is not None]
+    pre = PrecomputedTransaction(tx, outs, wallet.wallet.genesis_hash)
+    txins = list(tx.inputs)
+    short: set[int] = set()
+    for i in sorted(inputs):
+        redeem, witness_script = wallet.redeem_scripts.get(outs[i].script_pubkey, (None, None))
+        if witness_script is None:
+            continue
+        try:
+            m_keys = multisig_keys(witness_script)[1]
+        except SigningError:
+            continue
+        secrets = {k: s for k in m_keys
+                   if (s := wallet.wallet.keys.secret_of(k)) is not None}
+        if not secrets:
+            continue
+        witness, complete = combine_multisig_witness(pre, i, witness_script,
+                                                     txins[i].script_witness, secrets)
+        txins[i] = replace(txins[i], script_witness=witness,
+                           script_sig=push_data(redeem) if redeem is not None else b"")
+        if not complete:
+            short.add(i)
+    return replace(tx, inputs=tuple(txins)), short
 
 
 def _input_is_signed(tx: Transaction, spent: list[TxOut | None], index: int,
