@@ -1104,10 +1104,11 @@ class Wallet:
                 change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
                                  address.blinding_pubkey if plan.blind_change else None))
-        if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it
+        outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
+        if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it; last,
+            # after the fee, where Elements' fillBlindDetails appends it (src/wallet/spend.cpp)
             dummy_key = self.new_address(self.change_kind, change=True).blinding_pubkey
             outs.append(_OutSpec(OP_RETURN, self.policy_asset, 0, dummy_key))
-        outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
 
         txouts, openings = self._blind_outputs(outs, targets)
         tx = Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts), locktime=0)
@@ -1294,6 +1295,13 @@ class Wallet:
             nonce = rewind_nonce(e, o.blinding_pubkey)  # type: ignore[arg-type]
             abf = asset_blinding_factor(nonce)
             if position == len(blinded) - 1:
+                if o.amount == 0 and (blinding_total(inputs_terms)
+                                      == blinding_total(out_terms)):
+                    # The blinded inputs balance by themselves (their transaction's other
+                    # outputs came back whole): a zero-value last output would need a zero
+                    # blind, so it stays explicit, as BlindTransaction leaves it
+                    # (src/blind.cpp, the "diff_zero" early return)
+                    continue
                 vbf = final_value_blind(inputs_terms, out_terms, o.amount, abf)
             else:
                 vbf = self._random_scalar()
