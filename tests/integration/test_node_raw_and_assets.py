@@ -212,6 +212,32 @@ def test_blinding_keys(node: NodeProcess) -> None:
     chain.generatetoaddress(1, alice.getnewaddress())
 
 
+def test_an_auditor_sees_watched_coins_once_it_has_their_blinding_key(node: NodeProcess
+                                                                        ) -> None:
+    """importaddress watches carol's address without keys; its amounts stay hidden until
+    importblindingkey (elementsd's MarkDirty reopens the outputs already held): then
+    listunspent lists the coin (not spendable) and gettransaction counts it when watch-only
+    is included (by default only in a wallet without private keys)."""
+    alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
+    chain.createwallet("auditor", False, False, "", False, False)  # legacy: importaddress
+    auditor = w(node, "auditor")
+    address = carol.getnewaddress("", "blech32")
+    txid = alice.sendtoaddress(address, Decimal("0.25"))
+    chain.generatetoaddress(1, alice.getnewaddress())
+    auditor.importaddress(address)
+    assert auditor.listunspent() == []
+    auditor.importblindingkey(address, carol.dumpblindingkey(address))
+    [coin] = auditor.listunspent()
+    assert (coin["txid"], coin["amount"], coin["spendable"]) == (txid, Decimal("0.25"), False)
+    assert auditor.gettransaction(txid, True)["amount"]["bitcoin"] == Decimal("0.25")
+    assert auditor.gettransaction(txid)["amount"]["bitcoin"] == 0
+    [row] = auditor.listreceivedbyaddress(1, False, True)
+    assert row["amount"] == {"bitcoin": Decimal("0.25")}
+    assert auditor.listreceivedbyaddress(1, False, False) == []
+    assert auditor.getbalance()["bitcoin"] == 0  # watched coins are not the wallet's balance
+    chain.unloadwallet("auditor")
+
+
 def test_block_templates_and_submission(node: NodeProcess) -> None:
     alice, chain = w(node, ""), node.proxy()
     txid = alice.sendtoaddress(w(node, "carol").getnewaddress(), Decimal("0.1"))
