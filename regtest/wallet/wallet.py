@@ -256,6 +256,19 @@ class _Plan:
                        or (self.blind_change and bool(self.change)))
         return blinded_in and not blinded_out
 
+    @property
+    def lone_explicit(self) -> bool:
+        """Nothing blinded comes in and just one output would be blinded: its blind would
+        follow from the explicit rest, so it stays explicit (Elements' fillBlindDetails,
+        src/wallet/spend.cpp: the lone change, or the lone payment, loses its blinding key)."""
+        if any(c.abf or c.vbf for c in self.coins):
+            return False
+        if self.issuance is not None and self.issuance.blind_amount:
+            return False  # blinded issuance values are blinds of their own
+        outputs = (sum(p.address is not None for p in self.payments)
+                   + (len(self.change) if self.blind_change else 0))
+        return outputs == 1
+
     def vsize(self) -> int:
         """The finished transaction's virtual size, from a skeleton with placeholders of the
         exact sizes (commitments 33 bytes, Bulletproofs and surjection proofs fixed-size)."""
@@ -295,10 +308,11 @@ class _Plan:
                          surjection_proof=bytes(surjection_size),
                          range_proof=bytes(self.wallet.output_proof_size(script)))
 
-        outs = [blinded(p.script) if p.address is not None
+        lone = self.lone_explicit
+        outs = [blinded(p.script) if p.address is not None and not lone
                 else TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script)
                 for p in self.payments]
-        outs += [blinded(change_script) if self.blind_change
+        outs += [blinded(change_script) if self.blind_change and not lone
                  else TxOut(asset=asset, value=amount, script_pubkey=change_script)
                  for asset, amount in self.change]
         if self.dummy:
@@ -972,11 +986,34 @@ class Wallet:
                 planned = plan_with(chosen, exact)
                 break
             except _Short as short:
+                changeless = (None if subtract
+                              else self._changeless(plan_with, preset, chosen, payments, rate))
+                if changeless is not None:  # Core: no change then, the surplus is the fee
+                    return changeless
                 shortfall += short.amount
                 chosen = choose(shortfall)
         else:
             raise WalletError("insufficient funds: could not select coins for the fee")
         return self._drop_change(planned, rate)
+
+    def _changeless(self, plan_with: Callable[[list[OwnedCoin], int], _Plan],
+                    preset: list[OwnedCoin], chosen: list[OwnedCoin], payments: list[Payment],
+                    rate: int) -> _Plan | None:
+        """The chosen coins without policy-asset change, their surplus all fee, when that pays
+        the rate: Core makes no change output when the change would not cover its own cost
+        (``GetChange``), and without it the one output left to blind may stay explicit (a
+        much smaller transaction). None when the surplus is short of that fee too."""
+        surplus = (sum(c.value for c in preset + chosen if c.asset == self.policy_asset)
+                   - sum(p.amount for p in payments if p.asset == self.policy_asset))
+        if surplus <= 0:
+            return None
+        try:
+            planned = plan_with(chosen, surplus)
+        except _Short:
+            return None
+        if coinselection.fee_at(rate, planned.vsize()) > surplus:
+            return None
+        return planned
 
     def _drop_change(self, planned: _Plan, fee_rate: int) -> _Plan:
         """Policy-asset change at or below the cost of change, or dust at the discard rate,
@@ -1086,8 +1123,9 @@ class Wallet:
                               issuance=record, issuance_amount_rangeproof=amount_proof,
                               inflation_keys_rangeproof=token_proof))
 
+        lone = plan.lone_explicit
         outs = [_OutSpec(p.script, p.asset, p.amount,
-                         p.address.blinding_pubkey if p.address else None)
+                         p.address.blinding_pubkey if p.address and not lone else None)
                 for p in plan.payments]
         change_indexes = []
         # Elements' issueasset / reissueasset pay what they create to new receiving addresses
@@ -1103,7 +1141,8 @@ class Wallet:
             if not fresh:
                 change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
-                                 address.blinding_pubkey if plan.blind_change else None))
+                                 address.blinding_pubkey if plan.blind_change and not lone
+                                 else None))
         outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
         if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it; last,
             # after the fee, where Elements' fillBlindDetails appends it (src/wallet/spend.cpp)
@@ -1132,12 +1171,7 @@ class Wallet:
         outs = [TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script,
                       nonce=p.address.blinding_pubkey if p.address else b"")
                 for p in plan.payments]
-        # Elements' fillBlindDetails (src/wallet/spend.cpp): with nothing blinded in, a lone
-        # output to blind could not hide its amount (its blind would follow from the explicit
-        # rest), so it is left explicit: its blinding key is dropped
-        blinded_in = any(c.abf or c.vbf for c in plan.coins)
-        to_blind = sum(o.nonce != b"" for o in outs) + len(plan.change)
-        lone = not blinded_in and to_blind == 1
+        lone = plan.lone_explicit  # its blinding key is dropped (fillBlindDetails)
         if lone and not plan.change:
             outs = [replace(o, nonce=b"") for o in outs]
         change = []

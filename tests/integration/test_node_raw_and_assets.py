@@ -134,7 +134,7 @@ def test_amount_checks_are_reported_as_elementsd_folds_them(node: NodeProcess) -
 
 def test_a_lone_output_to_blind_stays_explicit(node: NodeProcess) -> None:
     """Nothing blinded in and one output to blind: its blind would follow from the explicit
-    rest, so fundrawtransaction leaves the change explicit (fillBlindDetails) and
+    rest, so fundrawtransaction and a send leave the change explicit (fillBlindDetails) and
     blindrawtransaction returns a transaction whose only blindable value is an issuance
     unblinded (ignoreblindfail)."""
     alice, chain = w(node, ""), node.proxy()
@@ -152,6 +152,12 @@ def test_a_lone_output_to_blind_stays_explicit(node: NodeProcess) -> None:
     assert all(isinstance(o.value, int) for o in again.outputs)
     assert again.inputs[0].issuance is not None
     assert again.inputs[0].issuance.amount == 100_000_000
+    # a send alike: from the explicit coin to an unconfidential address, the change is the one
+    # output to blind, so it stays explicit too
+    txid = erin.sendtoaddress(alice.validateaddress(alice.getnewaddress())["unconfidential"],
+                              Decimal("2"))
+    sent = parse_transaction(bytes.fromhex(chain.getrawtransaction(txid)))
+    assert len(sent.outputs) == 3 and all(isinstance(o.value, int) for o in sent.outputs)
     chain.unloadwallet("erin")
 
 

@@ -428,6 +428,30 @@ def test_blinded_issuance_amount_is_range_checked(tmp_path: Path) -> None:
     assert alice.balance(asset) == 9_999 and alice.balance(token) == 1
 
 
+def test_an_issuance_needs_witness_data(tmp_path: Path) -> None:
+    """Elements' VerifyAmounts fails an issuance in a transaction with no witness data at all,
+    explicit amounts too (the bug its feature_issuance test relies on): a fully explicit
+    issuance whose input's witness is stripped is refused for that, not for its script."""
+    alice = Wallet(REGTEST_SEED)
+    chain = ChainBuilder([alice])
+    plain = alice.new_address().script_pubkey
+    coin_tx = chain.add(alice.build_transaction([Payment(COIN, script_pubkey=plain)], fee=500,
+                                                height=1))
+    chain.mine()
+    coin = alice.coins[(coin_tx.txid, 0)]
+    issue = alice.build_transaction([], fee=400, height=2, blind_change=False, inputs=[coin],
+                                    issuance=Issuance(amount=5, tokens=1))
+    assert not any(o.range_proof or o.surjection_proof for o in issue.outputs)
+    bare = replace(issue, inputs=tuple(replace(t, script_witness=()) for t in issue.inputs))
+    assert not bare.has_witness
+    with Node.open(tmp_path / "n", PARAMS) as node:
+        connect_block(node, chain.blocks[1].serialize())
+        with pytest.raises(ValidationError) as err:
+            node.accept_transaction(bare.serialize())
+        assert (err.value.reason, err.value.input_index) == ("bad-txns-issuance-invalid", 0)
+        node.accept_transaction(issue.serialize())
+
+
 @pytest.mark.parametrize("blind", [False, True])
 def test_token_only_issuance(tmp_path: Path, blind: bool) -> None:
     """Elements' wallet issues tokens alone: unblinded the asset amount is null, blinded it is a
