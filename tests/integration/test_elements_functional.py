@@ -31,11 +31,10 @@ FUNCTIONAL_TESTS: list[tuple[str, tuple[str, ...]]] = [
     ("example_elements_code_tutorial.py", ("--descriptors",)),
     ("wallet_elements_regression_fundrawtransaction.py", ("--legacy-wallet",)),
     ("wallet_elements_regression_fundrawtransaction.py", ("--descriptors",)),
-    # Elements' test_runner.py runs the next two with --legacy-wallet only: this one needs
-    # dumpwallet and sethdseed, which a descriptor wallet refuses ("Only legacy wallets are
-    # supported by this command")
+    # Elements' test_runner.py runs it with --legacy-wallet only: it needs dumpwallet and
+    # sethdseed, which a descriptor wallet refuses ("Only legacy wallets are supported by this
+    # command")
     ("feature_confidential_transactions.py", ("--legacy-wallet",)),
-    ("feature_issuance.py", ("--legacy-wallet",)),  # legacy only in Elements' test_runner.py
 ]
 
 WRAPPER = """#!/bin/sh
