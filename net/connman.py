@@ -956,6 +956,14 @@ class ConnectionManager(ChainListener):
         status, bip22, tip_height = await self._locked(submit)
         for other in self.peers.values():  # nobody needs to send it any more
             other.to_fetch.pop(block.hash, None)
+        if status == "invalid" and bip22 == reasons.PREV_BLK_NOT_FOUND:
+            # Core's MaybePunishNodeForBlock (src/net_processing.cpp) punishes a block whose
+            # parent is unknown from an outbound peer only (a manual one is spared anyway):
+            # blocks can overtake each other; the headers from our tip fill the gap
+            if not peer.inbound:
+                self._misbehaving(peer, f"invalid block {block.header.hash_hex}: {bip22}")
+            self._locator_request(peer)
+            return
         if status == "invalid":
             self._misbehaving(peer, f"invalid block {block.header.hash_hex}: {bip22}")
             return

@@ -56,6 +56,23 @@ BAD_TXNS_REISSUANCE_TOKEN = "bad-txns-reissuance-token"
 BAD_TXNS_REISSUANCE_INFLATION = "bad-txns-reissuance-inflation"
 """Inflation keys on a reissuance."""
 
+VERIFY_AMOUNTS = frozenset({
+    BAD_TXNS_IN_NE_OUT, BAD_TXNS_RANGEPROOF_INVALID, BAD_TXNS_RANGEPROOF_MISSING,
+    BAD_TXNS_RANGEPROOF_UNEXPECTED, BAD_TXNS_SURJECTIONPROOF_INVALID,
+    BAD_TXNS_SURJECTIONPROOF_MISSING, BAD_TXNS_SURJECTIONPROOF_UNEXPECTED, BAD_TXNS_ASSET_INVALID,
+    BAD_TXNS_VALUE_INVALID, BAD_TXNS_VOUT_ZERO_SPENDABLE, BAD_TXNS_ISSUANCE_INVALID,
+    BAD_TXNS_REISSUANCE_TOKEN, BAD_TXNS_REISSUANCE_INFLATION,
+})
+"""The checks of Elements' VerifyAmounts (src/confidential_validation.cpp): it returns false for
+each of them alike, and CheckTxInputs (src/consensus/tx_verify.cpp) reports that false as
+``bad-txns-in-ne-out`` ("value in != value out"). ``elementsd_reason`` folds them so."""
+
+
+def elementsd_reason(reason: str) -> str:
+    """The reason elementsd gives a client for ``reason``: one of ``VERIFY_AMOUNTS`` is
+    ``bad-txns-in-ne-out`` (the named check stays in our own detail), any other is itself."""
+    return BAD_TXNS_IN_NE_OUT if reason in VERIFY_AMOUNTS else reason
+
 # --- blocks -------------------------------------------------------------------------------------
 
 BAD_PREVBLK = "bad-prevblk"

@@ -236,6 +236,14 @@ def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],
     for i, (txin, prev) in enumerate(zip(tx.inputs, spent, strict=True)):
         planner.spend(i, prev)
         if txin.issuance is not None:
+            if not tx.has_witness:
+                # VerifyAmounts reads an issued amount's proof from the input's witness and
+                # fails a transaction that has none at all, explicit amounts too
+                # (src/confidential_validation.cpp: "disallows issuances in transactions with
+                # *no* witness data")
+                raise ValidationError(reasons.BAD_TXNS_ISSUANCE_INVALID, tx_index=tx_index,
+                                      input_index=i, detail="issuance in a transaction "
+                                                            "without witness data")
             planner.issue(i, txin, prev.asset)
     for j, out in enumerate(tx.outputs):
         planner.output(j, out)

@@ -21,7 +21,7 @@ All amounts are per asset.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ctplugin.elements import Transaction
@@ -98,6 +98,13 @@ class WalletTx:
     def set_conflicted(self, block_hash: bytes, height: int) -> None:
         self.set_unconfirmed(TxState.CONFLICTED)
         self.conflict_hash, self.conflict_height = block_hash, height
+
+
+def watched_openings(wtx: WalletTx, watch_only: Collection[bytes]) -> dict[int, Opening]:
+    """The openings of ``wtx``'s outputs to scripts the wallet watches without keys (Core's
+    ISMINE_WATCH_ONLY): kept with the other ``known`` ones, told apart by their script."""
+    return {n: o for n, o in wtx.known.items()
+            if wtx.tx.outputs[n].script_pubkey in watch_only}
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,11 +271,17 @@ class Ledger:
         return depth > 0 and depth <= self.coinbase_maturity
 
     def coins(self, tip_height: int, *, min_depth: int = 0, max_depth: int = 1 << 31,
-              trusted_only: bool = False, include_immature: bool = False) -> list[Coin]:
-        """Unspent outputs of ours (module docstring), oldest transactions first."""
+              trusted_only: bool = False, include_immature: bool = False,
+              watch_only: Collection[bytes] = frozenset()) -> list[Coin]:
+        """Unspent outputs of ours (module docstring), oldest transactions first.
+        ``watch_only``: scripts watched without keys; their outputs the wallet could open
+        (``known``) count too (Core's listunspent lists them, not spendable)."""
         found = []
         for wtx in self.txs.values():
-            if not wtx.mine or wtx.state in (TxState.CONFLICTED, TxState.ABANDONED):
+            openings = wtx.mine
+            if watch_only:
+                openings = {**watched_openings(wtx, watch_only), **wtx.mine}
+            if not openings or wtx.state in (TxState.CONFLICTED, TxState.ABANDONED):
                 continue
             depth = wtx.depth(tip_height)
             if not min_depth <= depth <= max_depth:
@@ -279,7 +292,7 @@ class Ledger:
                 continue
             if trusted_only and not self.is_trusted(wtx, tip_height):
                 continue
-            for n, opening in wtx.mine.items():
+            for n, opening in sorted(openings.items()):
                 if not self.is_spent((wtx.txid, n)):
                     found.append(Coin(wtx, n, opening))
         return found

@@ -341,20 +341,6 @@ class NodeWallet(ChainListener, Closeable):
                     learned = True
         return learned
 
-    def _learn_genesis_issuance(self, tx: Transaction) -> bool:
-        """The genesis issuance of the pegged asset (``-initialfreecoins`` /
-        ``-initialreissuancetokens``) joins the reissuance-token map, so the wallet holding
-        its tokens can reissue it (docs/elements-regtest.md §5.2). True when it was new."""
-        learned = False
-        for txin in tx.inputs:
-            if txin.issuance is None or txin.issuance.is_reissuance:
-                continue
-            ids = input_issuance_ids(txin)
-            if ids is not None and self.wallet.token_of.get(ids.asset) != ids.token:
-                self.wallet.learn_issuance(ids.asset, ids.token, ids.entropy)
-                learned = True
-        return learned
-
     def _recognise(self, tx: Transaction, genesis: bool = False) -> WalletTx | None:
         """The wallet's record of ``tx``: the existing one, a new one if it pays us or spends
         our coins, else None."""
@@ -374,8 +360,24 @@ class NodeWallet(ChainListener, Closeable):
         change: frozenset[int] = frozenset()
         if spends_ours:  # Core's IsChange: our outputs to change keys of a transaction we paid
             change = frozenset(n for n in mine if self.is_change(tx.outputs[n].script_pubkey))
+        self._learn_token_types(tx)
         return self.ledger.add(WalletTx(tx, int(time.time()), mine=mine, known=known,
                                         change=change, coinbase_at_genesis=genesis))
+
+    def _learn_token_types(self, tx: Transaction) -> bool:
+        """The new issuances of a wallet transaction (one of ours, or one it watches) join the
+        reissuance-token map: elementsd's reissueasset finds the token of an asset among the
+        wallet's transactions (CWallet::GetReissuanceTokenTypes, src/wallet/wallet.cpp), so
+        importing the issuance's address lets a holder of the token reissue. True when new."""
+        learned = False
+        for txin in tx.inputs:
+            if txin.issuance is None or txin.issuance.is_reissuance:
+                continue
+            ids = input_issuance_ids(txin)
+            if ids is not None and self.wallet.token_of.get(ids.asset) != ids.token:
+                self.wallet.learn_issuance(ids.asset, ids.token, ids.entropy)
+                learned = True
+        return learned
 
     def is_change(self, script: bytes) -> bool:
         """Core's ScriptIsChange: in an HD (elementsd) wallet, a script of ours without an
@@ -525,8 +527,9 @@ class NodeWallet(ChainListener, Closeable):
             if not self._concerns_us(tx):
                 continue
             learned |= self._learn_assets(tx)
-            if height == 0:
-                learned |= self._learn_genesis_issuance(tx)
+            if height == 0:  # the pegged asset's genesis issuance (docs/elements-regtest.md
+                # §5.2): whoever holds its -initialreissuancetokens can reissue it
+                learned |= self._learn_token_types(tx)
             for other in self.ledger.conflicts_of(tx):
                 conflicted = self.ledger.txs[other]
                 for victim in (conflicted, *self.ledger.descendants(other)):
@@ -568,7 +571,7 @@ class NodeWallet(ChainListener, Closeable):
             return
         was_spendable = wtx.state is TxState.MEMPOOL
         wtx.set_unconfirmed(TxState.MEMPOOL)
-        self.commit([wtx])
+        self.commit([wtx], state=True)  # _recognise may have learned its token types
         if not was_spendable:
             self.sync_coins()
 
@@ -765,8 +768,21 @@ class NodeWallet(ChainListener, Closeable):
         return None if opened is None else Opening(ids.asset, opened[0], 0, opened[1])
 
     def import_blinding_key(self, script: bytes, secret: int) -> None:
+        """importblindingkey: the key of ``script``, and the outputs to it the wallet already
+        holds open with it (elementsd's MarkDirty: amounts are recomputed with the new key,
+        so a watch-only auditor sees what it could not before)."""
         self.blinding_keys[script] = secret
-        self.commit(blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
+        reopened: dict[bytes, WalletTx] = {}
+        for wtx in self.ledger.txs.values():
+            for n, out in enumerate(wtx.tx.outputs):
+                if out.script_pubkey != script or n in wtx.mine or n in wtx.known:
+                    continue
+                opened = self.wallet.open_output(out, secret)
+                if opened is not None:
+                    wtx.known[n] = Opening(*opened)
+                    reopened[wtx.txid] = wtx
+        self.commit(list(reopened.values()),
+                    blinding_keys={script: secret.to_bytes(32, "big")}, sync=True)
 
 
 

@@ -41,7 +41,7 @@ from ctplugin.script.sighash import (
     taproot_sighash,
 )
 from ctplugin.script.taproot import leaf_hash, tweak_hash
-from ctplugin.secp256k1 import ct
+from ctplugin.secp256k1 import ct, libsecp
 from regtest.wallet.keys import (
     P2PKH,
     P2SH_P2WPKH,
@@ -197,6 +197,39 @@ def sign_multisig_input(pre: PrecomputedTransaction, index: int, witness_script:
     digest = segwit_v0_sighash(pre, index, witness_script, pre.spent[index].value, hash_type,
                                rangeproof=True)
     return ct.ecdsa_sign(secret, digest) + bytes((hash_type,))
+
+
+def combine_multisig_witness(pre: PrecomputedTransaction, index: int, witness_script: bytes,
+                             witness: Sequence[bytes], secrets: Mapping[bytes, int]
+                             ) -> tuple[tuple[bytes, ...], bool]:
+    """Input ``index``'s P2WSH multisig witness with this party's signatures added to those it
+    already carries (another party's, from an earlier signrawtransactionwithwallet), and
+    whether it is complete. As Core's SignStep / DataFromTransaction (src/script/sign.cpp): a
+    carried signature counts when it verifies under one of the script's keys; an incomplete
+    witness is ``[<empty>, sig…, <empty>…, witness_script]`` with empty placeholders up to
+    m signatures. ``secrets``: public key → secret of the keys this party holds."""
+    m, keys = multisig_keys(witness_script)
+    if pre.spent is None:
+        raise SigningError("the spent outputs are needed to sign")
+    digest = segwit_v0_sighash(pre, index, witness_script, pre.spent[index].value,
+                               SIGHASH_ALL, rangeproof=True)
+    signatures: dict[bytes, bytes] = {}
+    carried = [w for w in witness[1:-1] if w] if witness and witness[-1] == witness_script \
+        else []
+    for sig in carried:
+        for key in keys:
+            if key not in signatures and libsecp.ecdsa_verify(key, sig[:-1], digest):
+                signatures[key] = sig
+                break
+    for key in keys:
+        secret = secrets.get(key)
+        if secret is not None and key not in signatures:
+            signatures[key] = sign_multisig_input(pre, index, witness_script, secret)
+    complete = finalize_multisig(witness_script, signatures)
+    if complete is not None:
+        return complete, True
+    chosen = [signatures[k] for k in keys if k in signatures]
+    return (b"", *chosen, *([b""] * (m - len(chosen))), witness_script), False
 
 
 def finalize_multisig(witness_script: bytes, signatures: Mapping[bytes, bytes]

@@ -162,14 +162,20 @@ class Payment:
 @dataclass(frozen=True, slots=True)
 class Issuance:
     """A new asset issuance on the first input: ``amount`` of the asset and ``tokens``
-    reissuance tokens, paid to the wallet's own new addresses. With ``blind_amount`` the issued
-    amount is a Pedersen commitment under the unblinded asset generator with a Bulletproof whose
-    extra commit is empty (Elements' issuance rule); the token amount stays explicit."""
+    reissuance tokens (either may be 0, not both), paid to the wallet's own new addresses.
+    With ``blind_amount`` both issued amounts are Pedersen commitments under the unblinded
+    asset (token) generator with a range proof whose extra commit is empty (Elements' issuance
+    rule); a token-only issuance then commits to an asset amount of 0, unblinded it leaves the
+    asset amount null (Elements' CreateTransactionInternal, src/wallet/spend.cpp)."""
 
     amount: int
     tokens: int = 0
     contract_hash: bytes = _ZERO32
     blind_amount: bool = False
+
+    def __post_init__(self) -> None:
+        if self.amount < 0 or self.tokens < 0 or not (self.amount or self.tokens):
+            raise WalletError("an issuance needs a positive asset or token amount")
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +256,19 @@ class _Plan:
                        or (self.blind_change and bool(self.change)))
         return blinded_in and not blinded_out
 
+    @property
+    def lone_explicit(self) -> bool:
+        """Nothing blinded comes in and just one output would be blinded: its blind would
+        follow from the explicit rest, so it stays explicit (Elements' fillBlindDetails,
+        src/wallet/spend.cpp: the lone change, or the lone payment, loses its blinding key)."""
+        if any(c.abf or c.vbf for c in self.coins):
+            return False
+        if self.issuance is not None and self.issuance.blind_amount:
+            return False  # blinded issuance values are blinds of their own
+        outputs = (sum(p.address is not None for p in self.payments)
+                   + (len(self.change) if self.blind_change else 0))
+        return outputs == 1
+
     def vsize(self) -> int:
         """The finished transaction's virtual size, from a skeleton with placeholders of the
         exact sizes (commitments 33 bytes, Bulletproofs and surjection proofs fixed-size)."""
@@ -258,13 +277,18 @@ class _Plan:
         for i, coin in enumerate(self.coins):
             record = None
             proof = b""
+            token_proof = b""
             if i == 0 and self.issuance is not None:
-                n_targets += 2 if self.issuance.tokens else 1
-                amount: int | bytes = self.issuance.amount
-                if self.issuance.blind_amount:
+                blind = self.issuance.blind_amount
+                amount: int | bytes | None = self.issuance.amount or None
+                tokens: int | bytes | None = self.issuance.tokens or None
+                if blind:
                     amount, proof = _COMMITMENT, bytes(self.wallet.issuance_proof_size())
-                record = AssetIssuance(_ZERO32, self.issuance.contract_hash, amount,
-                                       self.issuance.tokens or None)
+                    if tokens is not None:
+                        tokens = _COMMITMENT
+                        token_proof = bytes(self.wallet.issuance_proof_size())
+                n_targets += (amount is not None) + (tokens is not None)
+                record = AssetIssuance(_ZERO32, self.issuance.contract_hash, amount, tokens)
             if i == 0 and self.reissuance is not None:
                 n_targets += 1
                 reissued: int | bytes = self.reissuance.amount
@@ -273,6 +297,7 @@ class _Plan:
                 record = AssetIssuance(b"\x01" * 32, _ZERO32, reissued, None)
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index, issuance=record,
                               issuance_amount_rangeproof=proof,
+                              inflation_keys_rangeproof=token_proof,
                               script_sig=self.wallet.script_sig_estimate(coin),
                               script_witness=self.wallet.witness_estimate(coin)))
         surjection_size = serialized_size(n_targets, min(WALLET_USED_INPUTS, n_targets))
@@ -283,10 +308,11 @@ class _Plan:
                          surjection_proof=bytes(surjection_size),
                          range_proof=bytes(self.wallet.output_proof_size(script)))
 
-        outs = [blinded(p.script) if p.address is not None
+        lone = self.lone_explicit
+        outs = [blinded(p.script) if p.address is not None and not lone
                 else TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script)
                 for p in self.payments]
-        outs += [blinded(change_script) if self.blind_change
+        outs += [blinded(change_script) if self.blind_change and not lone
                  else TxOut(asset=asset, value=amount, script_pubkey=change_script)
                  for asset, amount in self.change]
         if self.dummy:
@@ -621,6 +647,17 @@ class Wallet:
                 asset, exp=self.ct_exponent, min_bits=self.ct_bits)
         return prove_output(value, vbf, asset_gen, nonce, b"")
 
+    def _issued(self, value: int, asset: bytes, blind: bool,
+                blinding_key: int) -> tuple[int | bytes | None, int, bytes]:
+        """An issued amount of a new issuance as its record carries it, with its value blind and
+        range proof: blinded, a commitment (to 0 too: a blinded token-only issuance commits to
+        no asset); explicit, the value, or null for 0."""
+        if not blind:
+            return (value or None), 0, b""
+        vbf = self._random_scalar()
+        return (commit(value, vbf, generator_generate(asset)).serialize(), vbf,
+                self._issuance_proof(value, vbf, asset, blinding_key))
+
     def open_issuance(self, amount: bytes, proof: bytes, asset: bytes,
                       blinding_key: int) -> tuple[int, int] | None:
         """(value, value blind) of a blinded issuance amount under ``blinding_key``, or None."""
@@ -949,11 +986,34 @@ class Wallet:
                 planned = plan_with(chosen, exact)
                 break
             except _Short as short:
+                changeless = (None if subtract
+                              else self._changeless(plan_with, preset, chosen, payments, rate))
+                if changeless is not None:  # Core: no change then, the surplus is the fee
+                    return changeless
                 shortfall += short.amount
                 chosen = choose(shortfall)
         else:
             raise WalletError("insufficient funds: could not select coins for the fee")
         return self._drop_change(planned, rate)
+
+    def _changeless(self, plan_with: Callable[[list[OwnedCoin], int], _Plan],
+                    preset: list[OwnedCoin], chosen: list[OwnedCoin], payments: list[Payment],
+                    rate: int) -> _Plan | None:
+        """The chosen coins without policy-asset change, their surplus all fee, when that pays
+        the rate: Core makes no change output when the change would not cover its own cost
+        (``GetChange``), and without it the one output left to blind may stay explicit (a
+        much smaller transaction). None when the surplus is short of that fee too."""
+        surplus = (sum(c.value for c in preset + chosen if c.asset == self.policy_asset)
+                   - sum(p.amount for p in payments if p.asset == self.policy_asset))
+        if surplus <= 0:
+            return None
+        try:
+            planned = plan_with(chosen, surplus)
+        except _Short:
+            return None
+        if coinselection.fee_at(rate, planned.vsize()) > surplus:
+            return None
+        return planned
 
     def _drop_change(self, planned: _Plan, fee_rate: int) -> _Plan:
         """Policy-asset change at or below the cost of change, or dust at the discard rate,
@@ -1022,28 +1082,28 @@ class Wallet:
         issued: Opening | None = None
         for i, coin in enumerate(plan.coins):
             record = None
-            amount_proof = b""
+            amount_proof = token_proof = b""
             targets.append(_InSpec(coin.asset, coin.abf, coin.generator, coin.value, coin.vbf))
             if i == 0 and issuance is not None:
                 entropy = issuance_entropy(coin.txid, coin.index, issuance.contract_hash)
                 asset = issuance_asset_id(entropy)
                 token = reissuance_token_id(entropy, issuance.blind_amount)
-                asset_gen = generator_generate(asset)
-                issued_amount: int | bytes = issuance.amount
-                issue_vbf = 0
-                if issuance.blind_amount:
-                    issue_vbf = self._random_scalar()
-                    issued_amount = commit(issuance.amount, issue_vbf, asset_gen).serialize()
-                    amount_proof = self._issuance_proof(
-                        issuance.amount, issue_vbf, asset,
-                        self.keys.issuance_blinding_secret(coin.txid, coin.index))
-                record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount,
-                                       issuance.tokens or None)
+                key = self.keys.issuance_blinding_secret(coin.txid, coin.index)
+                issued_amount, issue_vbf, amount_proof = self._issued(
+                    issuance.amount, asset, issuance.blind_amount, key)
+                tokens, token_vbf, token_proof = (
+                    self._issued(issuance.tokens, token, issuance.blind_amount, key)
+                    if issuance.tokens else (None, 0, b""))
+                record = AssetIssuance(_ZERO32, issuance.contract_hash, issued_amount, tokens)
                 issued = Opening(asset, issuance.amount, 0, issue_vbf)
                 self.learn_issuance(asset, token, entropy)
-                targets.append(_InSpec(asset, 0, asset_gen, issuance.amount, issue_vbf))
-                if issuance.tokens:
-                    targets.append(_InSpec(token, 0, generator_generate(token)))
+                # the surjection targets VerifyAmounts lists: the non-null issued amounts
+                if issued_amount is not None:
+                    targets.append(_InSpec(asset, 0, generator_generate(asset), issuance.amount,
+                                           issue_vbf))
+                if tokens is not None:
+                    targets.append(_InSpec(token, 0, generator_generate(token), issuance.tokens,
+                                           token_vbf))
             if i == 0 and reissuance is not None:
                 entropy = self.entropy[reissuance.asset]
                 asset_gen = generator_generate(reissuance.asset)
@@ -1060,10 +1120,12 @@ class Wallet:
                 targets.append(_InSpec(reissuance.asset, 0, asset_gen, reissuance.amount,
                                        reissue_vbf))
             txins.append(TxIn(prevout_hash=coin.txid, prevout_index=coin.index,
-                              issuance=record, issuance_amount_rangeproof=amount_proof))
+                              issuance=record, issuance_amount_rangeproof=amount_proof,
+                              inflation_keys_rangeproof=token_proof))
 
+        lone = plan.lone_explicit
         outs = [_OutSpec(p.script, p.asset, p.amount,
-                         p.address.blinding_pubkey if p.address else None)
+                         p.address.blinding_pubkey if p.address and not lone else None)
                 for p in plan.payments]
         change_indexes = []
         # Elements' issueasset / reissueasset pay what they create to new receiving addresses
@@ -1079,11 +1141,13 @@ class Wallet:
             if not fresh:
                 change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
-                                 address.blinding_pubkey if plan.blind_change else None))
-        if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it
+                                 address.blinding_pubkey if plan.blind_change and not lone
+                                 else None))
+        outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
+        if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it; last,
+            # after the fee, where Elements' fillBlindDetails appends it (src/wallet/spend.cpp)
             dummy_key = self.new_address(self.change_kind, change=True).blinding_pubkey
             outs.append(_OutSpec(OP_RETURN, self.policy_asset, 0, dummy_key))
-        outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
 
         txouts, openings = self._blind_outputs(outs, targets)
         tx = Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts), locktime=0)
@@ -1107,12 +1171,15 @@ class Wallet:
         outs = [TxOut(asset=p.asset, value=p.amount, script_pubkey=p.script,
                       nonce=p.address.blinding_pubkey if p.address else b"")
                 for p in plan.payments]
+        lone = plan.lone_explicit  # its blinding key is dropped (fillBlindDetails)
+        if lone and not plan.change:
+            outs = [replace(o, nonce=b"") for o in outs]
         change = []
         for asset, amount in plan.change:
             address = self.new_address(self.change_kind, change=True)
             change.append(len(outs))
             outs.append(TxOut(asset=asset, value=amount, script_pubkey=address.script_pubkey,
-                              nonce=address.blinding_pubkey))
+                              nonce=b"" if lone else address.blinding_pubkey))
         if plan.dummy:  # for blindrawtransaction to balance the blinded inputs with
             key = self.new_address(self.change_kind, change=True).blinding_pubkey
             outs.append(TxOut(asset=self.policy_asset, value=0, script_pubkey=OP_RETURN,
@@ -1179,8 +1246,18 @@ class Wallet:
                 raise WalletError(f"input {i}: asset commitment: {exc}") from None
             targets.append(_InSpec(_ZERO32, 0, generator, known=False))
             return
-        generator = (generator_generate_blinded(opening.asset, opening.abf.to_bytes(32, "big"))
-                     if opening.abf else generator_generate(opening.asset))
+        if generators is not None and i < len(generators):
+            # the caller's list is the surjection target list for every input, ours too
+            # (BlindTransaction's auxiliary generators): a wrong one makes a proof that fails
+            # verification, as elementsd's does, rather than a refusal here
+            try:
+                generator = Generator.parse(generators[i])
+            except CtpluginError as exc:
+                raise WalletError(f"input {i}: asset commitment: {exc}") from None
+        else:
+            generator = (generator_generate_blinded(opening.asset,
+                                                    opening.abf.to_bytes(32, "big"))
+                         if opening.abf else generator_generate(opening.asset))
         targets.append(_InSpec(opening.asset, opening.abf, generator, opening.value,
                                opening.vbf))
 
@@ -1252,6 +1329,13 @@ class Wallet:
             nonce = rewind_nonce(e, o.blinding_pubkey)  # type: ignore[arg-type]
             abf = asset_blinding_factor(nonce)
             if position == len(blinded) - 1:
+                if o.amount == 0 and (blinding_total(inputs_terms)
+                                      == blinding_total(out_terms)):
+                    # The blinded inputs balance by themselves (their transaction's other
+                    # outputs came back whole): a zero-value last output would need a zero
+                    # blind, so it stays explicit, as BlindTransaction leaves it
+                    # (src/blind.cpp, the "diff_zero" early return)
+                    continue
                 vbf = final_value_blind(inputs_terms, out_terms, o.amount, abf)
             else:
                 vbf = self._random_scalar()

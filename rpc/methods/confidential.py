@@ -21,6 +21,7 @@ import coincurve
 from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.elements.address import Destination, decode_destination
 from ctplugin.elements.issuance import input_issuance_ids, reissuance_token_id
+from ctplugin.elements.script import push_data
 from ctplugin.errors import CtpluginError, EncodingError
 from ctplugin.script.checker import checker_for
 from ctplugin.script.errors import ScriptError
@@ -34,7 +35,12 @@ from regtest.wallet.address import ConfidentialAddress
 from regtest.wallet.keys import slip77_blinding_secret
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
-from regtest.wallet.signing import SigningError, sign_transaction
+from regtest.wallet.signing import (
+    SigningError,
+    combine_multisig_witness,
+    multisig_keys,
+    sign_transaction,
+)
 from regtest.wallet.wallet import Opening, OwnedCoin, Wallet
 from rpc.context import Call
 from rpc.errors import RpcCode, RpcError
@@ -79,8 +85,11 @@ def _input_openings(call: Call, wallet: NodeWallet, tx: Transaction,
     openings: list[Opening | None] = []
     for i, txin in enumerate(tx.inputs):
         parent = wallet.ledger.get(txin.prevout_hash)
-        if parent is not None and txin.prevout_index in parent.mine:
-            openings.append(parent.mine[txin.prevout_index])
+        # any output the wallet opened, watched ones too (elementsd reads the blinders of
+        # every wallet transaction's output it unblinded, ours to spend or not)
+        opened = parent.opening(txin.prevout_index) if parent is not None else None
+        if opened is not None:
+            openings.append(opened)
             continue
         if parent is not None and txin.prevout_index >= len(parent.tx.outputs):
             raise RpcError(RpcCode.INVALID_PARAMETER,
@@ -171,9 +180,6 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
         for t in tx.inputs if t.issuance is not None)
     if not to_blind and not issuance_values and not blinded_inputs:
         return tx.hex()
-    if not to_blind and issuance_values and not blinded_inputs:
-        # BlindTransaction blinds issuances only against an output it blinds
-        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
     if blinded_inputs and not to_blind:
         if not tx.outputs:
             raise RpcError(RpcCode.INVALID_PARAMETER, "Unable to blind transaction: transaction "
@@ -198,6 +204,9 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
                          for o in tx.outputs)
         return Transaction(version=tx.version, inputs=tx.inputs, outputs=stripped,
                            locktime=tx.locktime).hex()
+    elif not to_blind and not blinded_inputs:
+        # issuance values alone: BlindTransaction blinds them only against an output it blinds
+        raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
     with wallet.lock:  # an output asset no input (or issuance) has fails its surjection
         try:
             blinded, output_openings = wallet.wallet.blind(
@@ -381,6 +390,9 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
             except SigningError as exc:
                 raise RpcError(RpcCode.WALLET_ERROR, str(exc)) from None
             wallet.commit(state=True)
+    partial: set[int] = set()
+    if all(o is not None for o in spent):
+        signed, partial = _sign_shared_multisig(wallet, signed, spent, failed)
     errors = []
     for i in sorted(failed):
         txin, out = signed.inputs[i], spent[i]
@@ -388,6 +400,9 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
             problem = "Input not found or already spent"
         elif _input_is_signed(signed, spent, i, wallet.wallet.genesis_hash):
             continue  # another party's input it already signed: complete
+        elif i in partial:
+            problem = ("CHECK(MULTI)SIG failing with non-zero signature (possibly need more "
+                       "signatures)")
         else:
             problem = "Unable to sign input, invalid stack size (possibly missing key)"
         errors.append({"txid": txin.prevout_txid_hex, "vout": txin.prevout_index,
@@ -397,6 +412,37 @@ def signrawtransactionwithwallet(call: Call, hexstring: str, prevtxs: list[Any] 
     if errors:
         return {"hex": signed.hex(), "complete": False, "errors": errors}
     return {"hex": signed.hex(), "complete": True}
+
+
+def _sign_shared_multisig(wallet: NodeWallet, tx: Transaction, spent: list[TxOut | None],
+                          inputs: set[int]) -> tuple[Transaction, set[int]]:
+    """Core's SignTransaction on an m-of-n P2WSH (or P2SH-P2WSH) input whose script the wallet
+    knows (addmultisigaddress) but holds only some keys of: its signatures join those already
+    there (``combine_multisig_witness``). Returns the transaction and the inputs still short of
+    signatures."""
+    outs = [o for o in spent if o is not None]
+    pre = PrecomputedTransaction(tx, outs, wallet.wallet.genesis_hash)
+    txins = list(tx.inputs)
+    short: set[int] = set()
+    for i in sorted(inputs):
+        redeem, witness_script = wallet.redeem_scripts.get(outs[i].script_pubkey, (None, None))
+        if witness_script is None:
+            continue
+        try:
+            m_keys = multisig_keys(witness_script)[1]
+        except SigningError:
+            continue
+        secrets = {k: s for k in m_keys
+                   if (s := wallet.wallet.keys.secret_of(k)) is not None}
+        if not secrets:
+            continue
+        witness, complete = combine_multisig_witness(pre, i, witness_script,
+                                                     txins[i].script_witness, secrets)
+        txins[i] = replace(txins[i], script_witness=witness,
+                           script_sig=push_data(redeem) if redeem is not None else b"")
+        if not complete:
+            short.add(i)
+    return replace(tx, inputs=tuple(txins)), short
 
 
 def _input_is_signed(tx: Transaction, spent: list[TxOut | None], index: int,
@@ -530,9 +576,6 @@ def issueasset(call: Call, assetamount: Any, tokenamount: Any, blind: bool,
     tokens = amount_from_value(tokenamount)
     if amount == 0 and tokens == 0:
         raise RpcError(RpcCode.TYPE_ERROR, "Issuance must have one non-zero component")
-    if amount == 0:
-        raise RpcError(RpcCode.INVALID_PARAMETER, "Token-only issuance is not supported by this "
-                                                  "wallet (give an asset amount)")
     contract = bytes(32)
     if contract_hash is not None:
         raw = parse_hex(contract_hash, "contract_hash")
@@ -583,6 +626,11 @@ def reissueasset(call: Call, asset: str, assetamount: Any) -> dict[str, Any]:
     built = build_and_send(call, [], fee_rate=choose_fee_rate(call, None, None).rate,
                            reissuance=Reissuance(asset_id, amount, blind_amount=blinded))
     return {"txid": built.tx.txid_hex, "vin": 0}
+
+
+_UNKNOWN_AMOUNT = -1
+"""listissuances' amount of a blinded issuance no key opens: the number -1 itself, not -1
+satoshi (src/wallet/rpc/elements.cpp pushes ``-1``, not ``ValueFromAmount(-1)``)."""
 
 
 @rpc("wallet", args=[optional("asset", Kind.STR, None, "The asset whose issaunces you wish to "
@@ -639,18 +687,18 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
                 opened = open_issuance_amount(wallet, txin)
                 if opened is not None:
                     known = Opening(ids.asset, opened[0], 0, opened[1])
-            if isinstance(issuance.amount, int):
-                entry["assetamount"] = amount_json(issuance.amount)
+            if not isinstance(issuance.amount, bytes):  # explicit, or null (0) beside tokens
+                entry["assetamount"] = amount_json(issuance.amount or 0)
             else:
-                entry["assetamount"] = amount_json(known.value) if known else amount_json(-1)
+                entry["assetamount"] = amount_json(known.value) if known else _UNKNOWN_AMOUNT
             token_blind = 0
             if not issuance.is_reissuance:
                 tokens = issuance.inflation_keys
                 if isinstance(tokens, bytes):  # blinded: -1 unless a key opens it (elements.cpp)
                     opened_tokens = open_issuance_amount(wallet, txin, tokens=True)
-                    token_amount = opened_tokens[0] if opened_tokens else -1
                     token_blind = opened_tokens[1] if opened_tokens else 0
-                    entry["tokenamount"] = amount_json(token_amount)
+                    entry["tokenamount"] = (amount_json(opened_tokens[0]) if opened_tokens
+                                            else _UNKNOWN_AMOUNT)
                 else:
                     entry["tokenamount"] = amount_json(tokens or 0)
             entry["isreissuance"] = issuance.is_reissuance

@@ -238,6 +238,15 @@ def _reject_details(exc: ValidationError) -> str:
     return str(exc)
 
 
+def _reject_message(exc: ValidationError) -> str:
+    """sendrawtransaction's -26 message: elementsd's reason (``reasons.elementsd_reason``) with
+    its debug text, as Core's "reason, debug"; a folded check keeps its own name after it."""
+    reason = reasons.elementsd_reason(exc.reason)
+    if reason == exc.reason:
+        return str(exc)
+    return f"{reason}, value in != value out ({exc})"
+
+
 @rpc("rawtransactions",
      args=[required("rawtxs", Kind.ARR, "An array of hex strings of raw transactions."),
            optional("maxfeerate", Kind.AMOUNT, None, "Reject transactions whose fee rate is "
@@ -281,7 +290,8 @@ def testmempoolaccept(call: Call, rawtxs: list[Any], maxfeerate: Any) -> list[di
         try:
             entry = call.node.test_accept_transaction(tx)
         except ValidationError as exc:
-            result.update({"allowed": False, "reject-reason": exc.reason})
+            result.update({"allowed": False,
+                           "reject-reason": reasons.elementsd_reason(exc.reason)})
             if exc.detail or exc.output_index is not None or exc.input_index is not None:
                 result["reject-details"] = _reject_details(exc)
         else:
@@ -313,7 +323,7 @@ def submit_transaction(call: Call, tx: Transaction) -> MempoolEntry:
         if exc.reason == reasons.TXN_ALREADY_IN_MEMPOOL:
             raise RpcError(RpcCode.VERIFY_ALREADY_IN_CHAIN,
                            reasons.TXN_ALREADY_IN_MEMPOOL) from None
-        raise RpcError(RpcCode.VERIFY_REJECTED, str(exc)) from None
+        raise RpcError(RpcCode.VERIFY_REJECTED, _reject_message(exc)) from None
 
 
 @rpc("rawtransactions",

@@ -37,7 +37,7 @@ from regtest.wallet.keys import (
     format_path,
     p2wpkh_script,
 )
-from regtest.wallet.ledger import Coin, TxState, WalletTx
+from regtest.wallet.ledger import Coin, TxState, WalletTx, watched_openings
 from regtest.wallet.node_wallet import NodeWallet
 from regtest.wallet.signing import SigningError, multisig_keys
 from regtest.wallet.wallet import BuiltTransaction, Opening
@@ -84,13 +84,24 @@ def asset_from_label(call: Call, label: str | None, *, strict: bool = True) -> b
 
 
 def amount_map(call: Call, totals: dict[bytes, int]) -> dict[str, Decimal]:
-    """AmountMapToUniv: the policy asset always present, then the others."""
+    """AmountMapToUniv (Elements' src/rpc/util.cpp): the policy asset always present, then
+    every other asset of the map, a zero one too (gettransaction's net of a reissuance shows
+    the token that went out and came back as 0); the null asset of an output the wallet
+    cannot open is left out."""
     policy = policy_asset(call)
     out = {policy_label(call): amount_json(totals.get(policy, 0))}
     for asset, amount in sorted(totals.items()):
-        if asset != policy and amount != 0:
+        if asset != policy and asset != bytes(32):
             out[asset[::-1].hex()] = amount_json(amount)
     return out
+
+
+def watch_only_included(wallet: NodeWallet, include_watchonly: bool | None) -> bool:
+    """Core's ParseIncludeWatchonly (src/wallet/rpc/util.cpp): as asked, else true exactly
+    for a wallet without private keys."""
+    if include_watchonly is None:
+        return not wallet.wallet.private_keys
+    return include_watchonly
 
 
 def blinder_hex(value: int) -> str:
@@ -784,8 +795,9 @@ def coin_json(call: Call, wallet: NodeWallet, coin: Coin) -> dict[str, Any]:
     depth = wtx.depth(wallet.tip_height)
     entry["confirmations"] = depth
     pair = wallet.wallet.keys.owner_of(out.script_pubkey)
-    entry["spendable"] = True
-    entry["solvable"] = True
+    ours = coin.n in wtx.mine  # else watched without keys (importaddress): listed, not spendable
+    entry["spendable"] = ours
+    entry["solvable"] = ours
     if pair is not None:
         entry["desc"] = key_descriptor(pair)
     entry["parent_descs"] = []
@@ -865,7 +877,7 @@ def listunspent(call: Call, minconf: int, maxconf: int, addresses: list[Any] | N
              else None)
     immature = bool(options.get("include_immature_coinbase", False))
     coins = wallet.ledger.coins(wallet.tip_height, min_depth=minconf, max_depth=maxconf,
-                                include_immature=immature)
+                                include_immature=immature, watch_only=wallet.watch_only)
     result = []
     total = 0
     for coin in sorted(coins, key=lambda c: (c.wtx.order, c.n)):
@@ -1120,8 +1132,9 @@ def _amount_fields(opening: Opening | None, negative: bool) -> dict[str, Any]:
 
 
 @rpc("wallet", args=[required("txid", Kind.STR, "The transaction id"),
-                     optional("include_watchonly", Kind.BOOL, True, "Whether to include watch-"
-                              "only addresses in balance calculation and details[]"),
+                     optional("include_watchonly", Kind.BOOL, None, "Whether to include watch-"
+                              "only addresses in balance calculation and details[]",
+                              "true for watch-only wallets, otherwise false"),
                      optional("verbose", Kind.BOOL, False, "Whether to include a `decoded` "
                                                            "field containing the decoded "
                                                            "transaction"),
@@ -1139,13 +1152,16 @@ def _amount_fields(opening: Opening | None, negative: bool) -> dict[str, Any]:
      examples=['"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d"',
                '"1075db55d416d3ca199f55b6084e2115b9345e16c5cf302fc80e9d5fbf5d48d" true false '
                '"bitcoin"'])
-def gettransaction(call: Call, txid: str, include_watchonly: bool,
+def gettransaction(call: Call, txid: str, include_watchonly: bool | None,
                    verbose: bool, assetlabel: str | None) -> dict[str, Any]:
     wallet = call.wallet
     wtx = wallet.ledger.get(parse_hash(txid, "txid"))
     if wtx is None:
         raise RpcError(RpcCode.INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
     credit = wallet.ledger.credit(wtx)
+    if watch_only_included(wallet, include_watchonly):  # CachedTxGetCredit, ISMINE_WATCH_ONLY
+        for opening in watched_openings(wtx, wallet.watch_only).values():
+            credit[opening.asset] = credit.get(opening.asset, 0) + opening.value
     debit = wallet.ledger.debit(wtx)
     fees = wtx.tx.fees() if debit else {}
     net: dict[bytes, int] = {}
@@ -1319,11 +1335,13 @@ def abandontransaction(call: Call, txid: str) -> None:
 
 
 def _tally(call: Call, wallet: NodeWallet, min_depth: int, include_immature: bool,
-           script: bytes | None = None, asset: bytes | None = None
+           script: bytes | None = None, asset: bytes | None = None,
+           watch_only: bool = False
            ) -> dict[bytes, tuple[dict[bytes, int], int, list[str]]]:
-    """Core's ``ListReceived`` tally: per script of ours, the amounts per asset it received in
-    transactions of at least ``min_depth``, the least depth and the txids (only outputs the
-    wallet can open count: Elements skips amounts it cannot unblind)."""
+    """Core's ``ListReceived`` tally: per script of ours (``watch_only``: and per script
+    watched without keys), the amounts per asset it received in transactions of at least
+    ``min_depth``, the least depth and the txids (only outputs the wallet can open count:
+    Elements skips amounts it cannot unblind)."""
     tally: dict[bytes, tuple[dict[bytes, int], int, list[str]]] = {}
     for wtx in wallet.ledger.by_time():
         depth = wtx.depth(wallet.tip_height)
@@ -1336,6 +1354,8 @@ def _tally(call: Call, wallet: NodeWallet, min_depth: int, include_immature: boo
             if out.is_fee or (script is not None and out.script_pubkey != script):
                 continue
             opening = wtx.mine.get(n)
+            if opening is None and watch_only and out.script_pubkey in wallet.watch_only:
+                opening = wtx.known.get(n)
             if opening is None or (asset is not None and opening.asset != asset):
                 continue
             amounts, least, txids = tally.get(out.script_pubkey, ({}, 1 << 31, []))
@@ -1398,7 +1418,8 @@ def listreceivedbyaddress(call: Call, minconf: int, include_empty: bool,
         except EncodingError:
             raise RpcError(RpcCode.WALLET_ERROR, "address_filter parameter was invalid") from None
     asset = asset_from_label(call, assetlabel, strict=False) if assetlabel else None
-    tally = _tally(call, wallet, minconf, include_immature_coinbase, wanted, asset)
+    tally = _tally(call, wallet, minconf, include_immature_coinbase, wanted, asset,
+                   watch_only_included(wallet, include_watchonly))
     rows = []
     for script, label in wallet.labels.items():
         if wanted is not None and script != wanted:

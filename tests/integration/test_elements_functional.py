@@ -27,6 +27,14 @@ FUNCTIONAL_TESTS: list[tuple[str, tuple[str, ...]]] = [
     ("rpc_calcfastmerkleroot.py", ()),
     ("feature_connect_genesis_outputs.py", ("--legacy-wallet",)),
     ("feature_connect_genesis_outputs.py", ("--descriptors",)),
+    ("example_elements_code_tutorial.py", ("--legacy-wallet",)),
+    ("example_elements_code_tutorial.py", ("--descriptors",)),
+    ("wallet_elements_regression_fundrawtransaction.py", ("--legacy-wallet",)),
+    ("wallet_elements_regression_fundrawtransaction.py", ("--descriptors",)),
+    # Elements' test_runner.py runs it with --legacy-wallet only: it needs dumpwallet and
+    # sethdseed, which a descriptor wallet refuses ("Only legacy wallets are supported by this
+    # command")
+    ("feature_confidential_transactions.py", ("--legacy-wallet",)),
 ]
 
 WRAPPER = """#!/bin/sh

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,54 @@ def test_rejects_carry_elements_reasons(node: NodeProcess) -> None:
     assert code_of(chain.testmempoolaccept, ["00"]) == -22
 
 
+def test_amount_checks_are_reported_as_elementsd_folds_them(node: NodeProcess) -> None:
+    """A missing surjection proof fails VerifyAmounts: elementsd says ``bad-txns-in-ne-out``;
+    our details still name the check."""
+    alice, chain = w(node, ""), node.proxy()
+    raw = chain.createrawtransaction([], [{alice.getnewaddress(): Decimal("1")}])
+    tx = parse_transaction(bytes.fromhex(
+        alice.blindrawtransaction(alice.fundrawtransaction(raw)["hex"])))
+    assert tx.outputs[0].surjection_proof
+    bare = replace(tx, outputs=(replace(tx.outputs[0], surjection_proof=b""), *tx.outputs[1:]))
+    signed = alice.signrawtransactionwithwallet(bare.serialize().hex())["hex"]
+    [verdict] = chain.testmempoolaccept([signed])
+    assert verdict["reject-reason"] == "bad-txns-in-ne-out"
+    assert verdict["reject-details"].startswith("bad-txns-surjectionproof-missing (output 0)")
+    with pytest.raises(JSONRPCException) as info:
+        chain.sendrawtransaction(signed)
+    assert info.value.code == -26
+    assert info.value.message.startswith("bad-txns-in-ne-out, value in != value out")
+
+
+def test_a_lone_output_to_blind_stays_explicit(node: NodeProcess) -> None:
+    """Nothing blinded in and one output to blind: its blind would follow from the explicit
+    rest, so fundrawtransaction and a send leave the change explicit (fillBlindDetails) and
+    blindrawtransaction returns a transaction whose only blindable value is an issuance
+    unblinded (ignoreblindfail)."""
+    alice, chain = w(node, ""), node.proxy()
+    chain.createwallet("erin")
+    erin = w(node, "erin")
+    plain = erin.validateaddress(erin.getnewaddress())["unconfidential"]
+    alice.sendtoaddress(plain, Decimal("10"))
+    chain.generatetoaddress(1, alice.getnewaddress())
+    raw = chain.createrawtransaction([], [{plain: Decimal("1")}])
+    funded = parse_transaction(bytes.fromhex(erin.fundrawtransaction(raw)["hex"]))
+    assert len(funded.outputs) == 3 and all(o.nonce == b"" for o in funded.outputs)
+    issued = erin.rawissueasset(funded.serialize().hex(), [
+        {"asset_amount": 1, "asset_address": plain, "blind": False}])[0]["hex"]
+    again = parse_transaction(bytes.fromhex(erin.blindrawtransaction(issued)))
+    assert all(isinstance(o.value, int) for o in again.outputs)
+    assert again.inputs[0].issuance is not None
+    assert again.inputs[0].issuance.amount == 100_000_000
+    # a send alike: from the explicit coin to an unconfidential address, the change is the one
+    # output to blind, so it stays explicit too
+    txid = erin.sendtoaddress(alice.validateaddress(alice.getnewaddress())["unconfidential"],
+                              Decimal("2"))
+    sent = parse_transaction(bytes.fromhex(chain.getrawtransaction(txid)))
+    assert len(sent.outputs) == 3 and all(isinstance(o.value, int) for o in sent.outputs)
+    chain.unloadwallet("erin")
+
+
 def test_issue_reissue_and_list(node: NodeProcess) -> None:
     alice, chain = w(node, ""), node.proxy()
     issued = alice.issueasset(Decimal("1000"), Decimal("5"))
@@ -123,6 +172,10 @@ def test_issue_reissue_and_list(node: NodeProcess) -> None:
     reissued = alice.reissueasset(issued["asset"], Decimal("250"))
     chain.generatetoaddress(1, alice.getnewaddress())
     assert alice.getbalance("*", 0, False, False, issued["asset"]) == Decimal("1250")
+    # AmountMapToUniv keeps every asset the transaction moves: the token went out and came
+    # back, so its net is 0 and still listed (a reissuance's history shows it)
+    assert alice.gettransaction(reissued["txid"])["amount"] == {
+        "bitcoin": 0, issued["token"]: 0, issued["asset"]: Decimal("250")}
     listed = alice.listissuances(issued["asset"])
     assert [(e["txid"], e["isreissuance"]) for e in listed] == [
         (issued["txid"], False), (reissued["txid"], True)]
@@ -163,6 +216,32 @@ def test_blinding_keys(node: NodeProcess) -> None:
         "confidential_key"])
     assert blinded == address
     chain.generatetoaddress(1, alice.getnewaddress())
+
+
+def test_an_auditor_sees_watched_coins_once_it_has_their_blinding_key(node: NodeProcess
+                                                                        ) -> None:
+    """importaddress watches carol's address without keys; its amounts stay hidden until
+    importblindingkey (elementsd's MarkDirty reopens the outputs already held): then
+    listunspent lists the coin (not spendable) and gettransaction counts it when watch-only
+    is included (by default only in a wallet without private keys)."""
+    alice, carol, chain = w(node, ""), w(node, "carol"), node.proxy()
+    chain.createwallet("auditor", False, False, "", False, False)  # legacy: importaddress
+    auditor = w(node, "auditor")
+    address = carol.getnewaddress("", "blech32")
+    txid = alice.sendtoaddress(address, Decimal("0.25"))
+    chain.generatetoaddress(1, alice.getnewaddress())
+    auditor.importaddress(address)
+    assert auditor.listunspent() == []
+    auditor.importblindingkey(address, carol.dumpblindingkey(address))
+    [coin] = auditor.listunspent()
+    assert (coin["txid"], coin["amount"], coin["spendable"]) == (txid, Decimal("0.25"), False)
+    assert auditor.gettransaction(txid, True)["amount"]["bitcoin"] == Decimal("0.25")
+    assert auditor.gettransaction(txid)["amount"]["bitcoin"] == 0
+    [row] = auditor.listreceivedbyaddress(1, False, True)
+    assert row["amount"] == {"bitcoin": Decimal("0.25")}
+    assert auditor.listreceivedbyaddress(1, False, False) == []
+    assert auditor.getbalance()["bitcoin"] == 0  # watched coins are not the wallet's balance
+    chain.unloadwallet("auditor")
 
 
 def test_block_templates_and_submission(node: NodeProcess) -> None:

@@ -21,7 +21,7 @@ from ctplugin.secp256k1 import KIND_PEDERSEN, Point
 from ctplugin.secp256k1.params import N
 from regtest.builder import ChainBuilder, build_demo_chain, make_block
 from regtest.params import CTREGTEST, GENESIS_TIME, POLICY_ASSET, REGTEST_SEED, select_chain
-from regtest.wallet import Issuance, Payment, Reissuance, Wallet
+from regtest.wallet import Issuance, Payment, Reissuance, Wallet, WalletError
 from regtest.wallet.blinding import rewind_nonce
 from tests.conftest import (
     connect_block,
@@ -422,9 +422,58 @@ def test_blinded_issuance_amount_is_range_checked(tmp_path: Path) -> None:
         assert (err.reason, err.tx_index, err.input_index) == ("bad-txns-rangeproof-invalid", 1, 0)
         chain.add(issue)
         report = connect_block(node, chain.mine().serialize())
-        assert report.n_range_proofs == 1 + sum(1 for o in issue.outputs if not o.is_fee)
+        # the asset amount's proof and the token amount's (both blinded, as elementsd's wallet)
+        assert report.n_range_proofs == 2 + sum(1 for o in issue.outputs if not o.is_fee)
     (asset, token), = alice.token_of.items()
     assert alice.balance(asset) == 9_999 and alice.balance(token) == 1
+
+
+def test_an_issuance_needs_witness_data(tmp_path: Path) -> None:
+    """Elements' VerifyAmounts fails an issuance in a transaction with no witness data at all,
+    explicit amounts too (the bug its feature_issuance test relies on): a fully explicit
+    issuance whose input's witness is stripped is refused for that, not for its script."""
+    alice = Wallet(REGTEST_SEED)
+    chain = ChainBuilder([alice])
+    plain = alice.new_address().script_pubkey
+    coin_tx = chain.add(alice.build_transaction([Payment(COIN, script_pubkey=plain)], fee=500,
+                                                height=1))
+    chain.mine()
+    coin = alice.coins[(coin_tx.txid, 0)]
+    issue = alice.build_transaction([], fee=400, height=2, blind_change=False, inputs=[coin],
+                                    issuance=Issuance(amount=5, tokens=1))
+    assert not any(o.range_proof or o.surjection_proof for o in issue.outputs)
+    bare = replace(issue, inputs=tuple(replace(t, script_witness=()) for t in issue.inputs))
+    assert not bare.has_witness
+    with Node.open(tmp_path / "n", PARAMS) as node:
+        connect_block(node, chain.blocks[1].serialize())
+        with pytest.raises(ValidationError) as err:
+            node.accept_transaction(bare.serialize())
+        assert (err.value.reason, err.value.input_index) == ("bad-txns-issuance-invalid", 0)
+        node.accept_transaction(issue.serialize())
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_token_only_issuance(tmp_path: Path, blind: bool) -> None:
+    """Elements' wallet issues tokens alone: unblinded the asset amount is null, blinded it is a
+    commitment to 0 with its proof (src/wallet/spend.cpp); the validator takes both."""
+    alice = Wallet(REGTEST_SEED)
+    chain = ChainBuilder([alice])
+    issue = chain.add(alice.build_transaction(
+        [], fee=400, height=1, issuance=Issuance(amount=0, tokens=6, blind_amount=blind)))
+    record = issue.inputs[0].issuance
+    assert record is not None
+    if blind:
+        assert record.amount_is_blinded and record.inflation_keys_are_blinded
+        assert issue.inputs[0].issuance_amount_rangeproof
+        assert issue.inputs[0].inflation_keys_rangeproof
+    else:
+        assert record.amount is None and record.inflation_keys == 6
+    with Node.open(tmp_path / "n", PARAMS) as node:
+        connect_block(node, chain.mine().serialize())
+    (asset, token), = alice.token_of.items()
+    assert alice.balance(asset) == 0 and alice.balance(token) == 6
+    with pytest.raises(WalletError):
+        Issuance(amount=0, tokens=0)
 
 
 def test_several_bad_items_name_the_first(node: Node, demo: ChainBuilder) -> None:

@@ -19,7 +19,11 @@ from ctplugin.script.interpreter import p2wpkh_script_code
 from ctplugin.script.sighash import PrecomputedTransaction, legacy_sighash, segwit_v0_sighash
 from ctplugin.secp256k1 import ct
 from regtest.params import POLICY_ASSET
-from regtest.wallet.signing import finalize_multisig, sign_multisig_input
+from regtest.wallet.signing import (
+    combine_multisig_witness,
+    finalize_multisig,
+    sign_multisig_input,
+)
 from tests.conftest import connect_block
 from tests.unit.test_validator_scripts import (
     GENESIS,
@@ -163,6 +167,29 @@ def test_block_verifies_every_script_itself(chain: Chain) -> None:
     # deferred: P2PKH 1, P2SH-P2WPKH 1, P2SH-P2WSH 2, bare 2-of-2 2; the 1-of-2's signature is
     # checked as the script runs (its failure would only move CHECKMULTISIG to the next key)
     assert report.items["ecdsa"] == 6
+
+
+def test_two_parties_sign_a_shared_multisig_in_turn(chain: Chain) -> None:
+    """Each holder of one key of a 2-of-2 P2SH-P2WSH signs in turn (two wallets'
+    signrawtransactionwithwallet): the first leaves a placeholder for the missing signature,
+    the second keeps the first's and completes the witness, which the mempool accepts."""
+    tx, (coin,) = fund(chain, [SCRIPTS["p2sh-p2wsh"]])
+    connect_block(chain.node, chain.block([tx]))
+
+    def in_turn(pre: PrecomputedTransaction, n: int, secret: int
+                ) -> tuple[bytes, tuple[bytes, ...]]:
+        half, complete = combine_multisig_witness(pre, n, MULTISIG_2_OF_2, (),
+                                                  {pub(OTHER): OTHER})
+        # Core's SignStep: the signatures in key order, then empty placeholders up to m
+        assert not complete and half[0] == half[2] == b"" and half[3] == MULTISIG_2_OF_2
+        whole, complete = combine_multisig_witness(pre, n, MULTISIG_2_OF_2, half,
+                                                   {pub(KEY): KEY})
+        assert complete and whole[2] == half[1]  # the other party's signature is kept
+        again, complete = combine_multisig_witness(pre, n, MULTISIG_2_OF_2, whole, {})
+        assert complete and again == whole  # nothing to add: the same witness
+        return push(P2WSH_REDEEM), whole
+
+    chain.node.accept_transaction(spend([coin], [in_turn]).serialize())
 
 
 EVAL_FALSE = "Script evaluated without error but finished with a false/empty top stack element"
