@@ -43,6 +43,7 @@ from bench.common import Row, make_row
 from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.timing import measure_t_us
 from net import ConnectionManager, NetSettings
+from net.permissions import Whitelist
 from regtest.params import DEFAULT_CHAIN
 from rpc.process import free_port
 from validator import ChainListener, Node
@@ -88,9 +89,12 @@ class _Pair:
         self.a_lock, self.b_lock = threading.RLock(), threading.RLock()
         self.port = free_port()
         magic = a.params.network_magic
+        # B is noban at A, as Core's functional tests whitelist their peers for fast relay
+        # (noban_tx_relay): the row measures the transfer, not the trickle delay that hides a
+        # transaction's origin (a Poisson timer of 5 s mean for inbound peers)
         self.a_net = ConnectionManager(a, self.a_lock, NetSettings(
-            magic=magic, user_agent="/bench-a/", listen=True, bind=(("127.0.0.1", self.port),)),
-            self.port)
+            magic=magic, user_agent="/bench-a/", listen=True, bind=(("127.0.0.1", self.port),),
+            whitelist=(Whitelist.parse("noban@127.0.0.1"),)), self.port)
         self.b_net = ConnectionManager(b, self.b_lock, NetSettings(
             magic=magic, user_agent="/bench-b/"), self.port)
 

@@ -27,6 +27,7 @@ import contextlib
 import functools
 import itertools
 import logging
+import random
 import secrets
 import threading
 import time
@@ -80,6 +81,12 @@ ADDED_NODE_RETRY = 60.0  # Core's ThreadOpenAddedConnections: 60 s after a try, 
 ADDED_NODE_IDLE = 2.0
 CONNECT_RETRY = 0.5  # Core's ThreadOpenConnections with -connect: its 500 ms pause
 MAINTENANCE_INTERVAL = 0.5  # seconds between the timeout checks
+INBOUND_INVENTORY_BROADCAST_INTERVAL = 5.0
+OUTBOUND_INVENTORY_BROADCAST_INTERVAL = 2.0
+"""Core's mean delays (net_processing.cpp) before queued transaction announcements go out: a
+Poisson timer per outbound peer and one shared by all inbound peers, so a transaction's origin
+is harder to tell by timing; noban peers get them at the next send pass."""
+SEND_INTERVAL = 0.1  # Core's message handler wakes every 100 ms
 OTHER = "*other*"
 
 
@@ -181,6 +188,9 @@ class Peer:
     oldest forgotten beyond ``MAX_KNOWN_INVENTORY``: not announced to it again."""
     misbehaving: str | None = None
     closing: bool = False
+    tx_queue: dict[bytes, tuple[int, bytes]] = field(default_factory=dict)
+    """Transactions to announce, wtxid -> inv item (Core's m_tx_inventory_to_send)."""
+    next_inv_send: float = 0.0  # ``ConnectionManager.now`` when the queue may go out next
 
     def has(self, permission: str) -> bool:
         return permission in self.permissions
@@ -256,6 +266,8 @@ class ConnectionManager(ChainListener):
         self._loop_thread = 0
         self._orphans: dict[bytes, Transaction] = {}  # txid -> tx, under the chain lock
         self._wtxids: dict[bytes, bytes] = {}  # wtxid -> txid of the mempool's transactions
+        self._rng = random.SystemRandom()  # announcement timers: not predictable by peers
+        self._next_inv_inbound = 0.0  # the one timer of all inbound peers
         self._in_flight: dict[bytes, int] = {}  # block hash -> the peer it is asked of
         self._connecting: set[str] = set()  # added nodes being connected to right now
         self._stalling_timeout = BLOCK_STALLING_TIMEOUT_DEFAULT
@@ -284,6 +296,7 @@ class ConnectionManager(ChainListener):
             self._spawn(self._connect_loop())
         self._spawn(self._added_nodes_loop())
         self._spawn(self._maintenance_loop())
+        self._spawn(self._trickle_loop())
 
     async def _ping_loop(self) -> None:
         """Core's PING_INTERVAL: every peer is pinged every 2 minutes (pingtime stays fresh and
@@ -340,6 +353,37 @@ class ConnectionManager(ChainListener):
                 self.check_timeouts(self.now())
             except Exception:  # a bug here must not stop the checks for good
                 log.exception("P2P: timeout checks")
+
+    async def _trickle_loop(self) -> None:
+        while True:
+            await asyncio.sleep(SEND_INTERVAL)
+            try:
+                self.send_queued_invs(self.now())
+            except Exception:  # a bug here must not stop relay for good
+                log.exception("P2P: transaction announcements")
+
+    def send_queued_invs(self, now: float) -> None:
+        """Core's SendMessages trickle: a peer's queued transaction announcements go out once
+        its timer has passed (noban peers get them at once: ``_announce_tx``), those still in
+        the mempool only; then the timer is drawn again, exponentially distributed around 2 s
+        for an outbound peer and 5 s, one timer for all of them, for inbound ones."""
+        for peer in list(self.peers.values()):
+            if not peer.tx_queue:
+                continue
+            if now < peer.next_inv_send:
+                continue
+            items = [item for wtxid, item in peer.tx_queue.items() if wtxid in self._wtxids]
+            peer.tx_queue.clear()
+            for start in range(0, len(items), m.MAX_INV_SIZE):
+                self.send(peer, "inv", m.encode_inv(items[start:start + m.MAX_INV_SIZE]))
+            if peer.inbound:
+                if now >= self._next_inv_inbound:
+                    self._next_inv_inbound = now + self._rng.expovariate(
+                        1 / INBOUND_INVENTORY_BROADCAST_INTERVAL)
+                peer.next_inv_send = self._next_inv_inbound
+            else:
+                peer.next_inv_send = now + self._rng.expovariate(
+                    1 / OUTBOUND_INVENTORY_BROADCAST_INTERVAL)
 
     def check_timeouts(self, now: float) -> None:
         """Disconnect peers that do not finish their handshake within -peertimeout, stay
@@ -1053,14 +1097,18 @@ class ConnectionManager(ChainListener):
                 self.send(peer, "inv", m.encode_inv([(m.MSG_BLOCK, header.hash)]))
 
     def _announce_tx(self, wtxid: bytes, txid: bytes, fee: int, vsize: int) -> None:
-        """To every peer that relays, does not know it and whose feefilter it meets (Core
-        skips a transaction paying less than the peer's feefilter for its vsize)."""
+        """Queued for every peer that relays, does not know it and whose feefilter it meets
+        (Core skips a transaction paying less than the peer's feefilter for its vsize); sent
+        by ``send_queued_invs``."""
         self._wtxids[wtxid] = txid
         for peer in list(self.peers.values()):
             if peer.got_verack and peer.relaytxes and pays_feefilter(peer, fee, vsize) \
                     and peer.learn(wtxid):
                 item = (m.MSG_WTX, wtxid) if peer.wtxidrelay else (m.MSG_TX, txid)
-                self.send(peer, "inv", m.encode_inv([item]))
+                if peer.has(perms.NOBAN):  # Core trickles to them at its next send pass
+                    self.send(peer, "inv", m.encode_inv([item]))
+                else:
+                    peer.tx_queue[wtxid] = item
 
     # --- RPC views -----------------------------------------------------------------------
 

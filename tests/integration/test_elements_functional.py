@@ -35,6 +35,7 @@ FUNCTIONAL_TESTS: list[tuple[str, tuple[str, ...]]] = [
     # sethdseed, which a descriptor wallet refuses ("Only legacy wallets are supported by this
     # command")
     ("feature_confidential_transactions.py", ("--legacy-wallet",)),
+    ("feature_issuance.py", ("--legacy-wallet",)),  # the same: legacy only in test_runner.py
 ]
 
 WRAPPER = """#!/bin/sh

@@ -314,3 +314,41 @@ def test_inbound_slots_are_maxconnections_less_the_outbound_core_reserves(node: 
             client.close()
 
     run(node, discouraged, max_connections=13)
+
+
+def test_transaction_announcements_wait_for_the_peers_poisson_timer(node: Node) -> None:
+    """Core's trickle: an announcement to an inbound peer waits in its queue until the shared
+    inbound timer passes, goes out at the first send pass after it (if the transaction is still
+    in the mempool), and the timer is drawn again; one that left the mempool is never sent."""
+    async def body(manager: ConnectionManager, port: int) -> None:
+        client = await Client.open(port)
+        await until(lambda: len(manager.peers) == 1 and only_peer(manager).got_verack)
+        peer = only_peer(manager)
+        now = manager.now()
+        peer.next_inv_send = now + 60  # a timer far off: nothing goes out on its own
+        sent = peer.sent_per_msg.get("inv", 0)
+        manager._announce_tx(b"\x01" * 32, b"\x02" * 32, 10_000, 100)
+        manager._announce_tx(b"\x03" * 32, b"\x04" * 32, 10_000, 100)
+        manager._forget_tx(b"\x03" * 32)  # mined or evicted before its turn
+        manager.send_queued_invs(now + 1)
+        assert peer.sent_per_msg.get("inv", 0) == sent and len(peer.tx_queue) == 2
+        manager.send_queued_invs(now + 61)
+        assert peer.sent_per_msg["inv"] > sent and not peer.tx_queue
+        assert peer.next_inv_send > now + 61  # drawn again
+        client.close()
+
+    run(node, body)
+
+
+def test_noban_peers_get_announcements_at_once(node: Node) -> None:
+    async def body(manager: ConnectionManager, port: int) -> None:
+        client = await Client.open(port)
+        await until(lambda: len(manager.peers) == 1 and only_peer(manager).got_verack)
+        peer = only_peer(manager)
+        peer.next_inv_send = manager.now() + 60
+        sent = peer.sent_per_msg.get("inv", 0)
+        manager._announce_tx(b"\x01" * 32, b"\x02" * 32, 10_000, 100)
+        assert peer.sent_per_msg["inv"] > sent and not peer.tx_queue
+        client.close()
+
+    run(node, body, whitelist=(Whitelist.parse("noban@127.0.0.1"),))
