@@ -342,7 +342,9 @@ class ConnectionManager(ChainListener):
 
     def now(self) -> float:
         """Monotonic seconds moved by as much as ``clock`` is ahead of the wall clock: what
-        the timeouts measure against (steady, yet setmocktime brings them forward)."""
+        the timeouts measure against (steady, yet setmocktime brings them forward; under a
+        mock clock they stand still, as Core's mockable GetTime). ``clock`` must keep
+        sub-second steps (an int clock would make every interval within a second 0)."""
         return time.monotonic() + self.clock() - time.time()
 
     async def _maintenance_loop(self) -> None:

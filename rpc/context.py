@@ -166,6 +166,11 @@ class NodeContext:
         """The node's clock in Unix seconds: setmocktime's, else the wall clock."""
         return self.mocktime or int(time.time())
 
+    def clock(self) -> float:
+        """``now`` without the rounding: what the P2P layer measures intervals against (ping
+        times, the trickle timers), so an unmocked clock keeps its sub-second steps."""
+        return float(self.mocktime) if self.mocktime else time.time()
+
     def abort(self, exc: StoreFatalError) -> None:
         """Core's AbortNode (src/node/abort.cpp): a durable write failed or a store turned out
         damaged (any thread) — the error in debug.log once, then a clean shutdown that writes

@@ -260,7 +260,7 @@ async def start_network(ctx: NodeContext) -> None:
     config = ctx.config
     node = ctx.node
     manager = ConnectionManager(node, ctx.chain_lock, net_settings(config,
-                                node.params.network_magic), config.port, clock=ctx.now)
+                                node.params.network_magic), config.port, clock=ctx.clock)
     try:
         await manager.start()
     except OSError as exc:
