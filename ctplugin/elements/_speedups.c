@@ -474,7 +474,15 @@ static PyObject *walk_tx(Rd *r) {
     v[TX_LOCKTIME] = PyLong_FromUnsignedLong(locktime);
     v[TX_RAW] = bytes_at(r, start, r->pos - start);
     v[TX_LTEND] = PyLong_FromSsize_t(locktime_end - start);
-    Py_INCREF(Py_None); v[TX_TXID] = Py_None;
+    /* The txid here, while the bytes are hot: every parsed transaction's is asked for (block
+     * checks, mempool lookups, Merkle root), and the lazy property's first call costs more in
+     * Python than the hash itself (same preimage as py_txid, docs/elements-format.md §1.2). */
+    {
+        uint8_t id[32], zero = 0;
+        const uint8_t *tx = r->p + start;
+        sha256d3(tx, 4, &zero, 1, tx + 5, (size_t)(locktime_end - start - 5), id);
+        v[TX_TXID] = PyBytes_FromStringAndSize((const char *)id, 32);
+    }
     Py_INCREF(Py_None); v[TX_WTXID] = Py_None;
     Py_INCREF(Py_None); v[TX_WITHASH] = Py_None;
     return build(K_TX, v);
