@@ -300,7 +300,7 @@ class BlockValidator:
         for i in unknown:
             if txs[i].is_coinbase:
                 raise ValidationError(reasons.BAD_CB_MULTIPLE, tx_index=i)
-        txids = [tx.txid for tx in txs]
+        txids = list(map(_txid, txs))
         root, mutated = block.compute_merkle_root()
         if mutated:
             raise ValidationError(reasons.BAD_TXNS_DUPLICATE, detail="mutated Merkle tree")

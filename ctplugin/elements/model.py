@@ -666,6 +666,7 @@ class BlockHeader:
 
 
 _locktime_end_of = attrgetter("_locktime_end")
+_txid_of = attrgetter("txid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -719,7 +720,7 @@ class Block:
     def compute_merkle_root(self) -> tuple[bytes, bool]:
         """Bitcoin Merkle root over the txids, and whether the tree is "mutated"
         (duplicate siblings, CVE-2012-2459)."""
-        return _speedups.merkle_root(b"".join(t.txid for t in self.transactions))
+        return _speedups.merkle_root(b"".join(map(_txid_of, self.transactions)))
 
     def merkle_root_matches(self) -> bool:
         root, _ = self.compute_merkle_root()
