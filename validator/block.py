@@ -381,13 +381,10 @@ class BlockValidator:
         """Every UTXO entry the block creates, in block order (a mempool transaction's own
         when it was made for this height)."""
         height = block.header.height
-        created: list[tuple[Outpoint, UtxoEntry]] = []
-        for i, (tx, known) in enumerate(zip(block.transactions, knowns)):
-            if known is not None and known.height == height:
-                created += known.created
-            else:
-                created += created_entries(tx, height, i == 0)
-        return created
+        return list(chain_items([
+            known.created if known is not None and known.height == height
+            else created_entries(tx, height, i == 0)
+            for i, (tx, known) in enumerate(zip(block.transactions, knowns))]))
 
     def _resolve_in_order(self, block: Block, points: list[tuple[Outpoint, ...]],
                           spent_points: list[Outpoint],
