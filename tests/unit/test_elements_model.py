@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import pickle
 
 import pytest
@@ -98,6 +99,19 @@ def test_wallycore_reads_what_we_write(tx: Transaction) -> None:
         # wally drops the peg-in flag when re-serializing an input that also has an issuance
         # (python-elementstx and Elements keep both flags, as we do)
         assert bytes(wallycore.tx_get_txid(wtx)) == tx.txid
+
+
+@settings(max_examples=200, deadline=None)
+@given(transactions)
+def test_parser_hashes_the_txid_while_walking(tx: Transaction) -> None:
+    """The C walker sets each parsed transaction's txid (docs/elements-format.md §1.2: sha256d
+    of the serialization without witness, flag byte 0) instead of leaving it to the lazy
+    property: it must be the one the model computes from its fields."""
+    preimage = tx.serialize_without_witness()
+    expected = hashlib.sha256(hashlib.sha256(preimage).digest()).digest()
+    parsed = parse_transaction(tx.serialize())
+    assert parsed._txid == expected  # set by the walker, before any txid access
+    assert parsed.txid == tx.txid == expected
 
 
 dynafed_entries = st.one_of(
