@@ -579,14 +579,14 @@ class Chainstate(LevelDbHandle):
             existing = known  # read only from here on
         entries = list(map(existing.__getitem__, spent))
         spent_in_block: set[Outpoint] = set()
-        spent_from_set: list[tuple[Outpoint, UtxoEntry]]
-        if all(entries):
-            spent_from_set = list(zip(spent, cast(list[UtxoEntry], entries)))
-        else:
-            spent_from_set = []
+        from_set: Sequence[Outpoint] = spent
+        from_set_entries = cast(list[UtxoEntry], entries)
+        if not all(entries):
+            from_set, from_set_entries = [], []
             for outpoint, entry in zip(spent, entries):
                 if entry is not None:
-                    spent_from_set.append((outpoint, entry))
+                    from_set.append(outpoint)
+                    from_set_entries.append(entry)
                 elif outpoint in created_here:
                     spent_in_block.add(outpoint)
                 else:
@@ -597,41 +597,41 @@ class Chainstate(LevelDbHandle):
             net_points = tuple(map(_point_of, net_created))
         else:
             net_created, net_points = list(created_here.items()), tuple(created_here)
-        self._spend_many(spent_from_set)
+        self._spend_many(from_set, from_set_entries)
         # none of them is an unspent coin (checked above); with ``in_cache`` False none is in
         # the cache even as a spent marker: ``_spend_many`` marks only outpoints of the UTXO
         # set, none of which is created here (that would have been a clash)
         self._add_fresh_many(net_created, net_points, in_cache)
-        self._undo[block_hash] = BlockUndo(height, prev_hash, tuple(spent_from_set), net_points)
+        self._undo[block_hash] = BlockUndo(height, prev_hash,
+                                           tuple(zip(from_set, from_set_entries)), net_points)
         new_tip = BlockRef(block_hash, height)
         self._tip = new_tip
         self._generation += 1
         self.blocks_since_flush += 1
         return new_tip
 
-    def _spend_many(self, spent: Sequence[tuple[Outpoint, UtxoEntry]]) -> None:
+    def _spend_many(self, points: Sequence[Outpoint], entries: Sequence[UtxoEntry]) -> None:
         """``_spend`` of each outpoint, given with its cached entry (as just read: every
         entry ``get_many`` or a current ``read_view`` returns is the cache's own)."""
         coins = self._coins
-        points = [o for o, _ in spent]
         fresh = self._fresh.intersection(points)
         if fresh:  # created since the last flush: forgotten
             every = len(fresh) == len(points)  # a block on a recent tip: no filtering
-            gone = list(map(_entry_of, spent)) if every else [e for o, e in spent if o in fresh]
+            gone = entries if every else [e for o, e in zip(points, entries) if o in fresh]
             deque(map(coins.__delitem__, fresh), maxlen=0)
             self._fresh -= fresh
             self._dirty -= fresh
             self._usage -= COIN_OVERHEAD * len(gone) + sum(map(len, map(_txout_of, gone)))
             if every:
                 return
-            spent = [(o, e) for o, e in spent if o not in fresh]
-            points = [o for o, _ in spent]
-        if not spent:
+            kept = [(o, e) for o, e in zip(points, entries) if o not in fresh]
+            points, entries = list(map(_point_of, kept)), list(map(_entry_of, kept))
+        if not points:
             return
         coins.update(zip(points, repeat(None)))
         self._dirty.update(points)
-        self._usage += ((SPENT_OVERHEAD - COIN_OVERHEAD) * len(spent)
-                        - sum(map(len, map(_txout_of, map(_entry_of, spent)))))
+        self._usage += ((SPENT_OVERHEAD - COIN_OVERHEAD) * len(points)
+                        - sum(map(len, map(_txout_of, entries))))
 
     def _add_fresh_many(self, created: Sequence[tuple[Outpoint, UtxoEntry]],
                         points: Sequence[Outpoint], in_cache: bool = True) -> None:
