@@ -300,7 +300,7 @@ class BlockValidator:
         for i in unknown:
             if txs[i].is_coinbase:
                 raise ValidationError(reasons.BAD_CB_MULTIPLE, tx_index=i)
-        txids = list(map(_txid, txs))
+        txids = block.txids()
         root, mutated = block.compute_merkle_root()
         if mutated:
             raise ValidationError(reasons.BAD_TXNS_DUPLICATE, detail="mutated Merkle tree")
@@ -718,6 +718,7 @@ class BlockValidator:
         """Per transaction, what mempool acceptance computed for it (None: not known; the
         coinbase never is)."""
         knowns: list[KnownTransaction | None] = [None] * len(block.transactions)
+        block.txids()  # every txid hashed in one call: the lookups below and check_block use them
         if self.known is not None:
             knowns[1:] = self.known(block.transactions[1:])
         return knowns
