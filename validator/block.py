@@ -114,6 +114,7 @@ def relabel(plan: AmountPlan, tx_index: int) -> AmountPlan:
 
 
 _txid_of = itemgetter(0)
+_txid = attrgetter("txid")
 _coinbase_of = attrgetter("coinbase")
 chain_items = chain.from_iterable
 
@@ -185,6 +186,26 @@ _check_keys_of = itemgetter(1)
 def _balance_claim(plan: AmountPlan, tx_index: int) -> Claim:
     """The plan's balance claim labelled for the transaction at ``tx_index``."""
     return plan.balance if plan.tx_index == tx_index else relabel(plan, tx_index).balance
+
+
+def _fee_totals(fees: Sequence[dict[bytes, int]]) -> dict[bytes, int]:
+    """The block's fees per asset, from each non-coinbase transaction's (in block order);
+    ``bad-txns-accumulated-fee-outofrange`` names the transaction whose fee takes a total
+    above MAX_MONEY. Every fee is positive (``rules.check_fees``), so the running totals only
+    grow: the transactions are walked one by one only when a final total is out of range."""
+    totals: dict[bytes, int] = {}
+    for tx_fees in fees:
+        for asset, fee in tx_fees.items():
+            totals[asset] = totals.get(asset, 0) + fee
+    if any(total > MAX_MONEY for total in totals.values()):
+        running: dict[bytes, int] = {}
+        for i, tx_fees in enumerate(fees, 1):
+            for asset, fee in tx_fees.items():
+                running[asset] = total = running.get(asset, 0) + fee
+                if total > MAX_MONEY:
+                    raise ValidationError(reasons.BAD_TXNS_ACCUMULATED_FEE_OUTOFRANGE,
+                                          tx_index=i)
+    return totals
 
 
 def _misses(items: list[tuple[Item, int]], hits: Sequence[bool] | None) -> list[Item]:
@@ -279,7 +300,7 @@ class BlockValidator:
         for i in unknown:
             if txs[i].is_coinbase:
                 raise ValidationError(reasons.BAD_CB_MULTIPLE, tx_index=i)
-        txids = [tx.txid for tx in txs]
+        txids = block.txids()
         root, mutated = block.compute_merkle_root()
         if mutated:
             raise ValidationError(reasons.BAD_TXNS_DUPLICATE, detail="mutated Merkle tree")
@@ -342,16 +363,16 @@ class BlockValidator:
                    else tuple([trusted(t.prevout_hash, t.prevout_index) for t in tx.inputs])
                    for tx, k in zip(txs[1:], knowns[1:])]
         spent_points = list(chain_items(points))
-        position = {tx.txid: i for i, tx in enumerate(txs)}
+        txids = set(map(_txid, txs))
         if len(set(spent_points)) != len(spent_points) \
-                or not position.keys().isdisjoint(map(_txid_of, spent_points)):
-            return self._resolve_in_order(block, points, spent_points, position, knowns)
+                or not txids.isdisjoint(map(_txid_of, spent_points)):
+            return self._resolve_in_order(block, points, spent_points, knowns)
         view = self.chainstate.read_view(spent_points)
         coins = list(map(view.entries.__getitem__, spent_points))
         if not all(coins) or (any(map(_coinbase_of, coins)) and any(
                 height - c.height < self.params.coinbase_maturity
                 for c in coins if c is not None and c.coinbase)):
-            return self._resolve_in_order(block, points, spent_points, position, knowns)
+            return self._resolve_in_order(block, points, spent_points, knowns)
         return ResolvedInputs(SpentOutputs(points, view.entries, {}), spent_points,
                               self._created(block, knowns), view)
 
@@ -360,16 +381,13 @@ class BlockValidator:
         """Every UTXO entry the block creates, in block order (a mempool transaction's own
         when it was made for this height)."""
         height = block.header.height
-        created: list[tuple[Outpoint, UtxoEntry]] = []
-        for i, (tx, known) in enumerate(zip(block.transactions, knowns)):
-            if known is not None and known.height == height:
-                created += known.created
-            else:
-                created += created_entries(tx, height, i == 0)
-        return created
+        return list(chain_items([
+            known.created if known is not None and known.height == height
+            else created_entries(tx, height, i == 0)
+            for i, (tx, known) in enumerate(zip(block.transactions, knowns))]))
 
     def _resolve_in_order(self, block: Block, points: list[tuple[Outpoint, ...]],
-                          spent_points: list[Outpoint], position: dict[bytes, int],
+                          spent_points: list[Outpoint],
                           knowns: Sequence[KnownTransaction | None]) -> ResolvedInputs:
         """``resolve_inputs`` input by input, in block order: the first failing input is
         named (spent twice in the block, missing, an immature coinbase output — the block's
@@ -377,6 +395,7 @@ class BlockValidator:
         txs = block.transactions
         height = block.header.height
         n_txs = len(txs)
+        position = {tx.txid: i for i, tx in enumerate(txs)}
         view = self.chainstate.read_view(
             [o for o in spent_points if position.get(o[0], n_txs) >= n_txs])
         from_db = view.entries
@@ -420,24 +439,15 @@ class BlockValidator:
         txs = block.transactions
         knowns = _padded(knowns, len(txs))
         made = self._plans(block, spent, [i for i in range(1, len(txs)) if knowns[i] is None])
-        plans: list[AmountPlan | None] = []
-        counts: list[PlanCounts] = []
-        block_fees: dict[bytes, int] = {}
-        for i in range(1, len(txs)):
-            known = knowns[i]
-            plan = made.get(i)
-            if known is not None:
-                fees, count = known.fees, known.counts
-            else:
-                assert plan is not None
-                fees, count = plan.fees, plan_counts(plan)
-            for asset, fee in fees.items():
-                total = block_fees.get(asset, 0) + fee
-                if total > MAX_MONEY:
-                    raise ValidationError(reasons.BAD_TXNS_ACCUMULATED_FEE_OUTOFRANGE, tx_index=i)
-                block_fees[asset] = total
-            plans.append(plan)
-            counts.append(count)
+        tail = knowns[1:]
+        plans: list[AmountPlan | None] = (list(map(made.get, range(1, len(txs)))) if made
+                                          else [None] * len(tail))
+        counts: list[PlanCounts] = [
+            known.counts if known is not None else plan_counts(cast(AmountPlan, plan))
+            for known, plan in zip(tail, plans)]
+        fees = [known.fees if known is not None else cast(AmountPlan, plan).fees
+                for known, plan in zip(tail, plans)]
+        block_fees = _fee_totals(fees)
         check_coinbase_outputs(txs[0], block_fees, self.params.policy_asset,
                                self.params.block_subsidy_at(block.header.height))
         known_keys = [None if k is None else k.keys for k in knowns[1:]]
@@ -708,6 +718,7 @@ class BlockValidator:
         """Per transaction, what mempool acceptance computed for it (None: not known; the
         coinbase never is)."""
         knowns: list[KnownTransaction | None] = [None] * len(block.transactions)
+        block.txids()  # every txid hashed in one call: the lookups below and check_block use them
         if self.known is not None:
             knowns[1:] = self.known(block.transactions[1:])
         return knowns

@@ -73,6 +73,7 @@ def _spent_points(entry: MempoolEntry) -> Sequence[Outpoint]:
 
 
 _tx_of = attrgetter("tx")
+_txid = attrgetter("txid")
 
 
 REMOVED_BLOCK = "block"  # confirmed by a connected block
@@ -252,14 +253,10 @@ class Mempool:
 
     def known_transactions(self, txs: Sequence[Transaction]) -> list[KnownTransaction | None]:
         """``known_transaction`` of each of ``txs``."""
-        get = self.entries.get
-        knowns: list[KnownTransaction | None] = []
-        for tx in txs:
-            entry = get(tx.txid)
-            # Byte equality of the full serializations = same wtxid, without hashing 2 KB.
-            knowns.append(entry.known if entry is not None
-                          and entry.tx.serialize() == tx.serialize() else None)
-        return knowns
+        entries = list(map(self.entries.get, map(_txid, txs)))
+        # Byte equality of the full serializations = same wtxid, without hashing 2 KB.
+        return [entry.known if entry is not None and entry.tx.serialize() == tx.serialize()
+                else None for entry, tx in zip(entries, txs)]
 
     def remove(self, txids: Iterable[bytes]) -> list[Transaction]:
         """Drop transactions and, recursively, everything spending their outputs; returns
@@ -293,7 +290,7 @@ class Mempool:
         other transactions can conflict."""
         txs = block.transactions[1:]
         spent_by = self.spent_by
-        popped = list(map(self.entries.pop, [tx.txid for tx in txs], repeat(None)))
+        popped = list(map(self.entries.pop, map(_txid, txs), repeat(None)))
         pooled = list(filter(None, popped))
         others = ([tx for tx, entry in zip(txs, popped) if entry is None]
                   if len(pooled) != len(popped) else [])

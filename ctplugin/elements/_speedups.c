@@ -679,6 +679,51 @@ static PyObject *py_txid(PyObject *self, PyObject *args) {
     return PyBytes_FromStringAndSize((const char *)out, 32);
 }
 
+/* Set the txid slot of every parsed transaction of a sequence that has none yet, in one call:
+ * a block's path asks for every txid (mempool lookups, Merkle root, duplicates), and the lazy
+ * property's first call costs more in Python than the hash (same preimage as py_txid).  A
+ * transaction not serialized yet (built in Python: no kept bytes) is left to the property. */
+static PyObject *py_fill_txids(PyObject *self, PyObject *seq) {
+    (void)self;
+    Kind *kind = &KINDS[K_TX];
+    if (!kind->type) return PyErr_Format(PyExc_RuntimeError, "model class %s not registered",
+                                         kind->name);
+    PyObject *fast = PySequence_Fast(seq, "fill_txids expects a sequence of transactions");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *tx = items[i];
+        if (Py_TYPE(tx) != kind->type) {
+            Py_DECREF(fast);
+            return PyErr_Format(PyExc_TypeError, "fill_txids: item %zd is not a Transaction", i);
+        }
+        PyObject *txid = *(PyObject **)((char *)tx + kind->offset[TX_TXID]);
+        PyObject *raw = *(PyObject **)((char *)tx + kind->offset[TX_RAW]);
+        PyObject *end = *(PyObject **)((char *)tx + kind->offset[TX_LTEND]);
+        if ((txid && txid != Py_None) || !raw || !PyBytes_Check(raw) || !end || !PyLong_Check(end))
+            continue;
+        Py_ssize_t e = PyLong_AsSsize_t(end);
+        if (e < 5 || e > PyBytes_GET_SIZE(raw)) {
+            Py_DECREF(fast);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "locktime end outside the transaction");
+            return NULL;
+        }
+        const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(raw);
+        uint8_t out[32], zero = 0;
+        sha256d3(p, 4, &zero, 1, p + 5, (size_t)(e - 5), out);
+        PyObject *id = PyBytes_FromStringAndSize((const char *)out, 32);
+        if (!id) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+        set_slot(K_TX, tx, TX_TXID, id);
+    }
+    Py_DECREF(fast);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_sha256d(PyObject *self, PyObject *data) {
     (void)self;
     Py_buffer view;
@@ -932,6 +977,7 @@ static PyMethodDef methods[] = {
     {"parse_block_header", py_parse_block_header, METH_O, "Walk one whole block header."},
     {"parse_txout", py_parse_txout, METH_O, "Walk one output (non-witness serialization)."},
     {"txid", py_txid, METH_VARARGS, "txid(raw, locktime_end) -> 32 bytes."},
+    {"fill_txids", py_fill_txids, METH_O, "Set the missing txids of parsed transactions."},
     {"withash", py_withash, METH_O, "withash(raw transaction) -> 32 bytes."},
     {"sha256d", py_sha256d, METH_O, "Double SHA-256."},
     {"merkle_root", py_merkle_root, METH_O, "Bitcoin Merkle root -> (root, mutated)."},

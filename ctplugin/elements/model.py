@@ -666,6 +666,7 @@ class BlockHeader:
 
 
 _locktime_end_of = attrgetter("_locktime_end")
+_txid_of = attrgetter("txid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -716,10 +717,17 @@ class Block:
     def hash_hex(self) -> str:
         return self.header.hash_hex
 
+    def txids(self) -> list[bytes]:
+        """Every transaction's txid, in block order; those not known yet are hashed in one
+        native call (``_speedups.fill_txids``) rather than one property call each."""
+        txs = self.transactions
+        _speedups.fill_txids(txs)
+        return list(map(_txid_of, txs))
+
     def compute_merkle_root(self) -> tuple[bytes, bool]:
         """Bitcoin Merkle root over the txids, and whether the tree is "mutated"
         (duplicate siblings, CVE-2012-2459)."""
-        return _speedups.merkle_root(b"".join(t.txid for t in self.transactions))
+        return _speedups.merkle_root(b"".join(self.txids()))
 
     def merkle_root_matches(self) -> bool:
         root, _ = self.compute_merkle_root()

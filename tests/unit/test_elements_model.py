@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import pickle
 
 import pytest
@@ -20,6 +21,7 @@ from ctplugin.elements import (
     Transaction,
     TxIn,
     TxOut,
+    _speedups,
     parse_block,
     parse_transaction,
 )
@@ -98,6 +100,26 @@ def test_wallycore_reads_what_we_write(tx: Transaction) -> None:
         # wally drops the peg-in flag when re-serializing an input that also has an issuance
         # (python-elementstx and Elements keep both flags, as we do)
         assert bytes(wallycore.tx_get_txid(wtx)) == tx.txid
+
+
+@settings(max_examples=200, deadline=None)
+@given(transactions)
+def test_fill_txids_sets_the_txid_the_model_computes(tx: Transaction) -> None:
+    """``_speedups.fill_txids`` (behind ``Block.txids``) hashes the txid of every parsed
+    transaction in one call (docs/elements-format.md §1.2: sha256d of the serialization without
+    witness, flag byte 0); one built in Python and never serialized keeps it lazy."""
+    built = dataclasses.replace(tx)  # same fields, nothing cached
+    parsed = parse_transaction(tx.serialize())
+    _speedups.fill_txids([parsed, built])
+    expected = hashlib.sha256(hashlib.sha256(tx.serialize_without_witness()).digest()).digest()
+    assert parsed._txid == expected  # set by the call, before any txid access
+    assert built._txid is None
+    assert parsed.txid == built.txid == expected
+
+
+def test_fill_txids_refuses_what_is_not_a_transaction() -> None:
+    with pytest.raises(TypeError):
+        _speedups.fill_txids([b"\x00" * 60])
 
 
 dynafed_entries = st.one_of(

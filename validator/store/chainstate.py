@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -64,7 +65,7 @@ _PREFIX_COIN = b"c"
 _NULL_HASH = bytes(32)
 _NO_HEIGHT = 0xFFFFFFFF
 _U32 = struct.Struct("<I")
-_OUTPOINT = struct.Struct("<32sI")  # txid ‖ u32 index
+_OUTPOINT_FORMAT = "32sI"  # txid ‖ u32 index
 _UNDO_SPENT_HEAD = struct.Struct("<32sIII?")  # outpoint ‖ u32 entry length ‖ entry's height, flag
 DEFAULT_CACHE_BUDGET = 64 << 20  # bytes of coins cache before a flush is due
 DEFAULT_BATCH_BYTES = 16 << 20  # Core's -dbbatchsize
@@ -196,11 +197,16 @@ class BlockUndo:
         """u32 height ‖ prev hash ‖ u32 n_spent ‖ n × (txid ‖ u32 index ‖ u32 len ‖ entry)
         ‖ u32 n_created ‖ n × (txid ‖ u32 index)."""
         head = _UNDO_SPENT_HEAD.pack
+        created = self.created
+        # the created outpoints (fixed size) in ONE pack call: per outpoint it was most of
+        # the encoding's time (a warm block's undo record is written on its critical path)
         return b"".join([
             _U32.pack(self.height), self.prev_hash, _U32.pack(len(self.spent)),
             *[head(txid, index, 5 + len(entry.txout), entry.height, entry.coinbase)
               + entry.txout for (txid, index), entry in self.spent],
-            _U32.pack(len(self.created)), *itertools.starmap(_OUTPOINT.pack, self.created)])
+            _U32.pack(len(created)),
+            struct.pack(f"<{_OUTPOINT_FORMAT * len(created)}",
+                        *itertools.chain.from_iterable(created))])
 
     @classmethod
     def decode(cls, data: bytes) -> BlockUndo:
@@ -552,8 +558,12 @@ class Chainstate(LevelDbHandle):
             unread[:0] = created_here
         existing = self.get_many(unread) if unread else {}
         coins = self._coins
+        # check_created=False: one pass answers both "is any created outpoint an unspent
+        # coin" and "may they be added without looking at each" (``_add_fresh_many``) when
+        # none is in the cache at all, the usual case
+        in_cache = True if check_created else any(map(coins.__contains__, created_here))
         lookup = existing.get if check_created else coins.get
-        clash = next(filter(None, map(lookup, created_here)), None)
+        clash = next(filter(None, map(lookup, created_here)), None) if in_cache else None
         if clash is not None:
             outpoint = next(o for o in created_here if lookup(o) is not None)
             raise DuplicateOutputError(outpoint, f"{outpoint} already exists")
@@ -569,58 +579,67 @@ class Chainstate(LevelDbHandle):
             existing = known  # read only from here on
         entries = list(map(existing.__getitem__, spent))
         spent_in_block: set[Outpoint] = set()
-        spent_from_set: list[tuple[Outpoint, UtxoEntry]]
-        if all(entries):
-            spent_from_set = list(zip(spent, cast(list[UtxoEntry], entries)))
-        else:
-            spent_from_set = []
+        from_set: Sequence[Outpoint] = spent
+        from_set_entries = cast(list[UtxoEntry], entries)
+        if not all(entries):
+            from_set, from_set_entries = [], []
             for outpoint, entry in zip(spent, entries):
                 if entry is not None:
-                    spent_from_set.append((outpoint, entry))
+                    from_set.append(outpoint)
+                    from_set_entries.append(entry)
                 elif outpoint in created_here:
                     spent_in_block.add(outpoint)
                 else:
                     raise MissingInputError(outpoint, f"{outpoint} is not in the UTXO set")
 
-        net_created = ([(o, e) for o, e in created_here.items() if o not in spent_in_block]
-                       if spent_in_block else list(created_here.items()))
-        self._spend_many(spent_from_set)
-        self._add_fresh_many(net_created)  # none of them is an unspent coin (checked above)
-        self._undo[block_hash] = BlockUndo(height, prev_hash, tuple(spent_from_set),
-                                           tuple(o for o, _ in net_created))
+        if spent_in_block:
+            net_created = [(o, e) for o, e in created_here.items() if o not in spent_in_block]
+            net_points = tuple(map(_point_of, net_created))
+        else:
+            net_created, net_points = list(created_here.items()), tuple(created_here)
+        self._spend_many(from_set, from_set_entries)
+        # none of them is an unspent coin (checked above); with ``in_cache`` False none is in
+        # the cache even as a spent marker: ``_spend_many`` marks only outpoints of the UTXO
+        # set, none of which is created here (that would have been a clash)
+        self._add_fresh_many(net_created, net_points, in_cache)
+        self._undo[block_hash] = BlockUndo(height, prev_hash,
+                                           tuple(zip(from_set, from_set_entries)), net_points)
         new_tip = BlockRef(block_hash, height)
         self._tip = new_tip
         self._generation += 1
         self.blocks_since_flush += 1
         return new_tip
 
-    def _spend_many(self, spent: Sequence[tuple[Outpoint, UtxoEntry]]) -> None:
+    def _spend_many(self, points: Sequence[Outpoint], entries: Sequence[UtxoEntry]) -> None:
         """``_spend`` of each outpoint, given with its cached entry (as just read: every
         entry ``get_many`` or a current ``read_view`` returns is the cache's own)."""
         coins = self._coins
-        points = [o for o, _ in spent]
         fresh = self._fresh.intersection(points)
         if fresh:  # created since the last flush: forgotten
-            gone = [e for o, e in spent if o in fresh]
-            for outpoint in fresh:
-                del coins[outpoint]
+            every = len(fresh) == len(points)  # a block on a recent tip: no filtering
+            gone = entries if every else [e for o, e in zip(points, entries) if o in fresh]
+            deque(map(coins.__delitem__, fresh), maxlen=0)
             self._fresh -= fresh
             self._dirty -= fresh
             self._usage -= COIN_OVERHEAD * len(gone) + sum(map(len, map(_txout_of, gone)))
-            spent = [(o, e) for o, e in spent if o not in fresh]
-            points = [o for o, _ in spent]
-        if not spent:
+            if every:
+                return
+            kept = [(o, e) for o, e in zip(points, entries) if o not in fresh]
+            points, entries = list(map(_point_of, kept)), list(map(_entry_of, kept))
+        if not points:
             return
         coins.update(zip(points, repeat(None)))
         self._dirty.update(points)
-        self._usage += ((SPENT_OVERHEAD - COIN_OVERHEAD) * len(spent)
-                        - sum(map(len, map(_txout_of, map(_entry_of, spent)))))
+        self._usage += ((SPENT_OVERHEAD - COIN_OVERHEAD) * len(points)
+                        - sum(map(len, map(_txout_of, entries))))
 
-    def _add_fresh_many(self, created: Sequence[tuple[Outpoint, UtxoEntry]]) -> None:
-        """``_add(..., fresh=True)`` of each entry; none of them is a cached unspent coin."""
+    def _add_fresh_many(self, created: Sequence[tuple[Outpoint, UtxoEntry]],
+                        points: Sequence[Outpoint], in_cache: bool = True) -> None:
+        """``_add(..., fresh=True)`` of each entry (``points``: their outpoints); none of them
+        is a cached unspent coin. ``in_cache=False``: the caller saw that none is in the
+        cache at all."""
         coins = self._coins
-        points = [o for o, _ in created]
-        if any(map(coins.__contains__, points)):  # spent in memory, still in LevelDB
+        if in_cache and any(map(coins.__contains__, points)):  # spent in memory, still in LevelDB
             for outpoint, entry in created:
                 self._add(outpoint, entry, fresh=True)
             return
@@ -764,4 +783,5 @@ class Chainstate(LevelDbHandle):
 
 _ABSENT = UtxoEntry(0, False, b"absent")  # sentinel of ``dict.get``, compared by identity
 _txout_of = attrgetter("txout")
+_point_of = itemgetter(0)
 _entry_of = itemgetter(1)
