@@ -146,11 +146,14 @@ class Mode(Closeable, ABC):
         now = time.perf_counter()
         ReplayReport.share_time([p.record for p in blocks], now - self._last_done)
         self._last_done = now
-        rss = current_rss_mib()
         for p in blocks:
-            p.record.rss_mib = rss
-            self.report.add_block(p.record)
+            self._record(p)
             self.progress.block_done(p.tip)
+
+    def _record(self, block: Pending) -> None:
+        """``block`` into the report, with the driver's resident memory now."""
+        block.record.rss_mib = current_rss_mib()
+        self.report.add_block(block.record)
 
     def fail(self, failed: Pending, exc: ValidationError) -> ReplayError:
         """``failed``'s proofs failed: the blocks before it verified (verdicts name the first
@@ -320,8 +323,7 @@ class PoolMode(DeferredMode):
             if self.draining is not None:
                 self.draining.append(p)
             else:
-                p.record.rss_mib = current_rss_mib()
-                self.report.add_block(p.record)
+                self._record(p)
 
     def submit_group(self) -> None:
         if not self.group:
@@ -375,10 +377,8 @@ class PoolMode(DeferredMode):
             now = time.perf_counter()
             ReplayReport.share_time([p.record for p in drained], now - self._last_done)
             self._last_done = now
-            rss = current_rss_mib()
             for p in drained:
-                p.record.rss_mib = rss
-                self.report.add_block(p.record)
+                self._record(p)
 
     def describe(self, report: ReplayReport) -> None:
         report.worker_restarts = getattr(self.pool, "replaced", 0)
