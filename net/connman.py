@@ -365,19 +365,17 @@ class ConnectionManager(ChainListener):
                 log.exception("P2P: transaction announcements")
 
     def send_queued_invs(self, now: float) -> None:
-        """Core's SendMessages trickle: a peer's queued transaction announcements go out once
-        its timer has passed (noban peers get them at once: ``_announce_tx``), those still in
-        the mempool only; then the timer is drawn again, exponentially distributed around 2 s
-        for an outbound peer and 5 s, one timer for all of them, for inbound ones."""
+        """Core's SendMessages trickle: every pass, a peer whose timer has passed draws it again
+        (exponentially distributed around 2 s for an outbound peer; 5 s, one timer for all of
+        them, for inbound ones) and its queued announcements, those still in the mempool, go
+        out (noban peers get them at once: ``_announce_tx``).
+
+        The timer is redrawn whether or not anything waits, as in Core: a transaction queued
+        after a quiet spell then waits the timer's remainder (memoryless, so the same mean),
+        never goes out at the next pass because the timer ran out long ago."""
         for peer in list(self.peers.values()):
-            if not peer.tx_queue:
+            if now < peer.next_inv_send or not peer.got_verack:
                 continue
-            if now < peer.next_inv_send:
-                continue
-            items = [item for wtxid, item in peer.tx_queue.items() if wtxid in self._wtxids]
-            peer.tx_queue.clear()
-            for start in range(0, len(items), m.MAX_INV_SIZE):
-                self.send(peer, "inv", m.encode_inv(items[start:start + m.MAX_INV_SIZE]))
             if peer.inbound:
                 if now >= self._next_inv_inbound:
                     self._next_inv_inbound = now + self._rng.expovariate(
@@ -386,6 +384,12 @@ class ConnectionManager(ChainListener):
             else:
                 peer.next_inv_send = now + self._rng.expovariate(
                     1 / OUTBOUND_INVENTORY_BROADCAST_INTERVAL)
+            if not peer.tx_queue:
+                continue
+            items = [item for wtxid, item in peer.tx_queue.items() if wtxid in self._wtxids]
+            peer.tx_queue.clear()
+            for start in range(0, len(items), m.MAX_INV_SIZE):
+                self.send(peer, "inv", m.encode_inv(items[start:start + m.MAX_INV_SIZE]))
 
     def check_timeouts(self, now: float) -> None:
         """Disconnect peers that do not finish their handshake within -peertimeout, stay

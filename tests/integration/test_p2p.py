@@ -303,7 +303,9 @@ class RawPeer:
 
     def __init__(self, node: NodeProcess, magic: bytes) -> None:
         self.magic = magic
-        self.sock = socket.create_connection(("127.0.0.1", node.p2p_port), timeout=10)  # type: ignore[attr-defined]
+        # 60 s: an inbound peer's announcements wait for Core's shared 5 s Poisson timer,
+        # which passes 10 s one time in eight and 60 s about once in 160,000
+        self.sock = socket.create_connection(("127.0.0.1", node.p2p_port), timeout=60)  # type: ignore[attr-defined]
         self.buffer = b""
 
     def send(self, command: str, payload: bytes = b"") -> None:

@@ -340,6 +340,29 @@ def test_transaction_announcements_wait_for_the_peers_poisson_timer(node: Node) 
     run(node, body)
 
 
+def test_a_timer_that_ran_out_in_a_quiet_spell_is_drawn_again(node: Node) -> None:
+    """As Core's SendMessages, a pass redraws a timer that has passed even with nothing queued:
+    a transaction announced after a quiet spell waits for the new timer, not the next pass."""
+    async def body(manager: ConnectionManager, port: int) -> None:
+        client = await Client.open(port)
+        await until(lambda: len(manager.peers) == 1 and only_peer(manager).got_verack)
+        peer = only_peer(manager)
+        now = manager.now()
+        peer.next_inv_send = manager._next_inv_inbound = now - 30  # ran out long ago
+        manager.send_queued_invs(now)
+        assert peer.next_inv_send > now and not peer.tx_queue
+        sent = peer.sent_per_msg.get("inv", 0)
+        manager._announce_tx(b"\x01" * 32, b"\x02" * 32, 10_000, 100)
+        manager.send_queued_invs(now + 0.001)
+        if peer.next_inv_send > now + 0.001:  # the draw was not (almost) zero
+            assert peer.sent_per_msg.get("inv", 0) == sent and len(peer.tx_queue) == 1
+        manager.send_queued_invs(peer.next_inv_send + 0.001)
+        assert peer.sent_per_msg["inv"] > sent and not peer.tx_queue
+        client.close()
+
+    run(node, body)
+
+
 def test_noban_peers_get_announcements_at_once(node: Node) -> None:
     async def body(manager: ConnectionManager, port: int) -> None:
         client = await Client.open(port)
