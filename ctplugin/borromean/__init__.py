@@ -6,7 +6,8 @@
   ``verify_many(claims, threads)`` checks many at once on the ring kernel (every ring of every
   proof in waves, across cores).
 - ``rewind(proof, commitment, generator, extra_commit, nonce)`` → value, blinding factor,
-  message (``RewindResult``), the opening checked.
+  message (``RewindResult``), the opening checked; ``rewind_known_valid`` the same for a proof
+  the caller knows verifies (only the challenges the recovery needs are computed).
 - ``sign(value, blind, nonce, generator, ...)``: byte-identical to ``secp256k1_rangeproof_sign``.
 - ``elements``: Elements' use: ECDH nonces, unblinding outputs (asset ‖ abf message), the
   wallet's proof parameters, issuance and blind-value (exact) proofs.
@@ -27,7 +28,7 @@ from ctplugin.borromean.format import (
     proof_len,
     ring_sizes,
 )
-from ctplugin.borromean.rewind import RewindResult, rewind
+from ctplugin.borromean.rewind import RewindResult, rewind, rewind_known_valid
 from ctplugin.borromean.sign import ProveParams, prove_params, sign
 from ctplugin.borromean.verify import (
     RangeProofClaim,
@@ -55,6 +56,7 @@ __all__ = [
     "proof_len",
     "prove_params",
     "rewind",
+    "rewind_known_valid",
     "ring_sizes",
     "sign",
     "verify",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import coincurve
 
 from ctplugin.borromean.format import U64_MAX
-from ctplugin.borromean.rewind import rewind
+from ctplugin.borromean.rewind import rewind, rewind_known_valid
 from ctplugin.borromean.sign import sign
 from ctplugin.borromean.verify import RangeProofClaim, verify
 from ctplugin.elements.issuance import input_issuance_ids
@@ -61,11 +61,19 @@ class UnblindedOutput:
 
 
 def unblind_with_nonce(nonce: bytes, proof: bytes, value_commitment: bytes,
-                       asset_commitment: bytes, script_pubkey: bytes) -> UnblindedOutput | None:
+                       asset_commitment: bytes, script_pubkey: bytes, *,
+                       known_valid: bool = False) -> UnblindedOutput | None:
     """Rewind an output's proof with its nonce and check the asset commitment it reveals
     (wally's ``asset_unblind_with_nonce``): None unless the proof verifies, the nonce opens
-    it, it carries a 64-byte message and generator_generate_blinded(asset, abf) matches."""
-    result = rewind(proof, value_commitment, asset_commitment, script_pubkey, nonce)
+    it, it carries a 64-byte message and generator_generate_blinded(asset, abf) matches.
+
+    ``known_valid``: the caller knows the proof verifies (a transaction the node accepted), so
+    it is not verified again (``rewind_known_valid``; the openings are still checked)."""
+    if known_valid:
+        result = rewind_known_valid(proof, value_commitment, asset_commitment, script_pubkey,
+                                    nonce, message_len=64)
+    else:
+        result = rewind(proof, value_commitment, asset_commitment, script_pubkey, nonce)
     if result is None or len(result.message) < 64:
         return None
     asset, abf = result.message[:32], result.message[32:64]

@@ -274,25 +274,27 @@ class NodeWallet(ChainListener, Closeable):
     # --- recognising transactions ---------------------------------------------------------------
 
     def _openings(self, tx: Transaction) -> tuple[dict[int, Opening], dict[int, Opening]]:
-        """(ours, others we can open) among the outputs of ``tx``."""
+        """(ours, others we can open) among the outputs of ``tx``, a transaction the node
+        accepted (mempool or block): its range proofs are known to verify."""
         mine: dict[int, Opening] = {}
         known: dict[int, Opening] = {}
         for n, out in enumerate(tx.outputs):
             if self.wallet.keys.owner_of(out.script_pubkey) is not None:
-                opened = self.wallet.unblind(out)
+                opened = self.wallet.unblind(out, known_valid=True)
                 if opened is not None:
                     mine[n] = Opening(*opened)
                 continue
             if self.wallet.keys.multisig_of(out.script_pubkey) is not None:
                 secret = self.blinding_secret(out.script_pubkey)
                 assert secret is not None  # a multisig of ours has a blinding key
-                opened = self.wallet.open_output(out, secret)
+                opened = self.wallet.open_output(out, secret, known_valid=True)
                 if opened is not None:
                     mine[n] = Opening(*opened)
                 continue
             if self._anyone_can_spend(out.script_pubkey):
                 # blinded to our key for that script (as Elements' wallet blinds to itself)
-                opened = self.wallet.open_output(out, self._op_true_blinding_secret())
+                opened = self.wallet.open_output(out, self._op_true_blinding_secret(),
+                                                   known_valid=True)
                 if opened is not None:
                     mine[n] = Opening(*opened)
                 continue
@@ -300,7 +302,7 @@ class NodeWallet(ChainListener, Closeable):
             if secret is None and out.script_pubkey in self.watch_only:
                 secret = self._master_blinding_secret(out.script_pubkey)
             if secret is not None:
-                opened = self.wallet.open_output(out, secret)
+                opened = self.wallet.open_output(out, secret, known_valid=True)
                 if opened is not None:
                     known[n] = Opening(*opened)
         return mine, known

@@ -544,16 +544,22 @@ class Wallet:
 
     # --- scanning --------------------------------------------------------------------------
 
-    def unblind(self, out: TxOut) -> tuple[bytes, int, int, int] | None:
+    def unblind(self, out: TxOut, *, known_valid: bool = False
+                ) -> tuple[bytes, int, int, int] | None:
         """(asset id, value, abf, vbf) of an output paying one of our scripts, else None."""
         pair = self.keys.owner_of(out.script_pubkey)
         if pair is None:
             return None
-        return self.open_output(out, pair.blinding_secret)
+        return self.open_output(out, pair.blinding_secret, known_valid=known_valid)
 
-    def open_output(self, out: TxOut, blinding_secret: int) -> tuple[bytes, int, int, int] | None:
+    def open_output(self, out: TxOut, blinding_secret: int, *, known_valid: bool = False
+                    ) -> tuple[bytes, int, int, int] | None:
         """(asset id, value, abf, vbf) of ``out`` opened with a blinding key (ours, or one
-        imported for someone else's address), or None when it does not open."""
+        imported for someone else's address), or None when it does not open.
+
+        ``known_valid``: ``out`` is in a transaction the node accepted, so its range proof is
+        known to verify and is not verified again (``borromean.rewind_known_valid``: Elements'
+        chain; openings are checked either way)."""
         if isinstance(out.value, int):
             if len(out.asset) != 32:
                 return None  # explicit value under a blinded asset: not made by this wallet
@@ -567,7 +573,7 @@ class Wallet:
         value_gen = (out.asset if len(out.asset) == 33
                      else generator_generate(out.asset).serialize())
         if self.range_proofs == RangeProofKind.BORROMEAN:
-            return self._unblind_borromean(out, nonce, value_gen)
+            return self._unblind_borromean(out, nonce, value_gen, known_valid)
         try:
             opened = rewind_output(out.range_proof, out.value, value_gen, nonce,
                                    out.script_pubkey)
@@ -590,20 +596,21 @@ class Wallet:
             return None
         return asset, opened.value, abf, vbf
 
-    def _unblind_borromean(self, out: TxOut, nonce: bytes,
-                           value_gen: bytes) -> tuple[bytes, int, int, int] | None:
+    def _unblind_borromean(self, out: TxOut, nonce: bytes, value_gen: bytes,
+                           known_valid: bool) -> tuple[bytes, int, int, int] | None:
         """Elements' unblinding: the proof's message is asset ‖ abf, checked against the
         output's asset commitment (an explicit asset has abf 0 and no check)."""
         assert isinstance(out.value, bytes)
         try:
             if len(out.asset) == 32:
-                opened = borromean.rewind(out.range_proof, out.value, value_gen,
-                                          out.script_pubkey, nonce)
+                rewind = borromean.rewind_known_valid if known_valid else borromean.rewind
+                opened = rewind(out.range_proof, out.value, value_gen, out.script_pubkey, nonce)
                 if opened is None:
                     return None
                 return out.asset, opened.value, 0, int.from_bytes(opened.blind, "big")
             found = borromean.elements.unblind_with_nonce(nonce, out.range_proof, out.value,
-                                                          out.asset, out.script_pubkey)
+                                                          out.asset, out.script_pubkey,
+                                                          known_valid=known_valid)
         except CtpluginError:
             return None
         if found is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import wallycore
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ctplugin import borromean
@@ -66,6 +66,56 @@ def test_zkp_fixed_vectors_verify_and_rewind(vector: dict[str, Any]) -> None:
     # another generator, a wrong nonce: no verdict / no opening
     assert borromean.verify(proof, c, generator_generate(bytes(32))) is False
     assert borromean.rewind(proof, c, H, b"", bytes(32)) is None
+
+
+@pytest.mark.parametrize("vector", VECTORS["zkp_fixed"], ids=lambda v: v["name"])
+def test_rewinding_a_known_valid_proof_recovers_what_rewind_does(vector: dict[str, Any]) -> None:
+    """rewind_known_valid (the wallet's path for accepted transactions) computes only the
+    challenges it needs, and recovers the same value, blind and message; a wrong nonce opens
+    nothing."""
+    proof, c, nonce = hx(vector["proof"]), hx(vector["commitment"]), hx(vector["nonce"])
+    full = borromean.rewind(proof, c, H, b"", nonce)
+    assert borromean.rewind_known_valid(proof, c, H, b"", nonce) == full
+    assert full is not None
+    for length in (0, 1, 32, 64, 100):
+        part = borromean.rewind_known_valid(proof, c, H, b"", nonce, message_len=length)
+        assert part is not None
+        assert part.message == full.message[:length]
+        assert (part.value, part.blind) == (full.value, full.blind)
+    assert borromean.rewind_known_valid(proof, c, H, b"", bytes(32)) is None
+    # the precondition broken (a damaged proof): still None or a true opening of C, never a
+    # wrong value
+    for at in range(0, len(proof), max(1, len(proof) // 23)):
+        damaged = bytearray(proof)
+        damaged[at] ^= 0x04
+        try:
+            got = borromean.rewind_known_valid(bytes(damaged), c, H, b"", nonce)
+        except ProofError:
+            continue
+        assert got is None or commit(got.value, got.blind, H_GENERATOR).serialize() == c
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_rewind_known_valid_agrees_with_rewind(data: st.DataObject) -> None:
+    case = _random_case(data, 12)
+    blind = int.from_bytes(case["blind"], "big")
+    assume(0 < blind < N)
+    gen = generator_generate(case["asset"])
+    c = commit(case["value"], case["blind"], gen)
+    message = data.draw(st.binary(max_size=200), label="message")
+    try:
+        proof = borromean.sign(case["value"], case["blind"], case["nonce"], gen,
+                               min_value=case["min_value"], exp=case["exp"],
+                               min_bits=case["min_bits"], message=message,
+                               extra_commit=case["extra"])
+    except ProofError:
+        return
+    full = borromean.rewind(proof, c, gen, case["extra"], case["nonce"])
+    assert full is not None
+    assert borromean.rewind_known_valid(proof, c, gen, case["extra"], case["nonce"]) == full
+    wrong = bytes(b ^ 1 for b in case["nonce"])
+    assert borromean.rewind_known_valid(proof, c, gen, case["extra"], wrong) is None
 
 
 def test_exact_value_vector_is_73_bytes_with_min_equal_max() -> None:
@@ -298,6 +348,8 @@ def test_elements_outputs_agree_with_wallycore(value: int, asset: bytes, seed: b
     assert ours == proof
     unblinded = elements.unblind_output(receiver, ephemeral_pub, proof, c, gen, script)
     assert unblinded is not None
+    assert elements.unblind_with_nonce(nonce, proof, c, gen, script,
+                                       known_valid=True) == unblinded
     assert (unblinded.value, unblinded.asset, unblinded.asset_blind, unblinded.value_blind) == \
         tuple(bytes(x) if isinstance(x, bytearray) else x for x in wallycore.asset_unblind(
             ephemeral_pub, receiver, proof, c, script, gen))
