@@ -36,7 +36,7 @@ from validator import Node, StoreFatalError
 if TYPE_CHECKING:
     from net import ConnectionManager
     from rpc.config import NodeConfig
-    from rpc.events import NodeEvents
+    from rpc.events import NodeEvents, QueuedListener
     from rpc.txindex import TxIndex
     from rpc.wallets import NodeWallet, WalletManager
     from rpc.zmqpub import ZmqPublisher
@@ -89,6 +89,7 @@ class NodeContext:
         self._node: Node | None = None
         self.events: NodeEvents | None = None
         self._wallets: WalletManager | None = None
+        self.wallet_events: QueuedListener | None = None  # the wallets' event queue
         self.zmq: ZmqPublisher | None = None
         self.net: ConnectionManager | None = None  # the P2P side, once warm-up is over
         self.txindex: TxIndex | None = None
@@ -235,6 +236,8 @@ class NodeContext:
             raise RpcError(RpcCode.METHOD_NOT_FOUND, "Method not found")
         args = method.bind(params)
         call = Call(self, uri_wallet, method_name)
+        if self.wallet_events is not None and (method.wallet or method.category == "wallet"):
+            self.wallet_events.sync()  # the wallets have heard of everything before this call
         with self._tracking(method_name):
             try:
                 if method.locking is Locking.SELF:

@@ -24,7 +24,7 @@ from regtest.wallet.node_wallet import WalletSettings
 from rpc.chainlog import ChainLog
 from rpc.config import NodeConfig
 from rpc.context import NodeContext
-from rpc.events import NodeEvents
+from rpc.events import NodeEvents, QueuedListener
 from rpc.txindex import TxIndex
 from rpc.wallets import WalletManager
 from rpc.zmqpub import ZmqPublisher
@@ -125,7 +125,8 @@ def _attach(ctx: NodeContext, node: Node) -> None:
         wallets = WalletManager(node, config.netdir, ctx.wallet_settings)
         ctx.wallets = wallets
         wallets.start(config.wallets, nowallet=config.nowallet)
-        node.subscribe(wallets)
+        ctx.wallet_events = QueuedListener(wallets, ctx.chain_lock)
+        node.subscribe(ctx.wallet_events)
     ctx.set_warmup("Verifying blocks…")
     ctx.node = node
 
@@ -172,13 +173,19 @@ def _detach(ctx: NodeContext, node: Node) -> None:
             stack.callback(ctx.zmq.close)
         if ctx.has_wallets:
             stack.callback(ctx.wallets.close)
+        if ctx.wallet_events is not None:  # first: what is queued reaches the open wallets
+            stack.callback(ctx.wallet_events.close)
     ctx.node = None
+    ctx.wallet_events = None
     ctx.txindex = None
     ctx.zmq = None
     ctx.clear_wallets()
 
 
 def close_node(ctx: NodeContext) -> None:
+    if ctx.wallet_events is not None:
+        # delivered before the chain lock is taken: each queued event runs under it
+        ctx.wallet_events.close()
     with ctx.chain_lock:
         node = ctx.node_or_none
         if node is not None:
