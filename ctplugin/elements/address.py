@@ -114,14 +114,24 @@ BLECH32_CONST = 1
 BLECH32M_CONST = 0x455972A3350F7A1
 
 
+def _xor_of_generators(top: int) -> int:
+    out = 0
+    for i, generator in enumerate(_BLECH32_GENERATORS):
+        if (top >> i) & 1:
+            out ^= generator
+    return out
+
+
+_BLECH32_TABLE = tuple(_xor_of_generators(top) for top in range(32))
+"""The generators XORed together for each value of the five bits shifted out: one lookup
+per character instead of five tests (the polynomial is linear over GF(2))."""
+
+
 def _blech32_polymod(values: list[int]) -> int:
     chk = 1
+    table = _BLECH32_TABLE
     for value in values:
-        top = chk >> 55
-        chk = ((chk & 0x7FFFFFFFFFFFFF) << 5) ^ value
-        for i, generator in enumerate(_BLECH32_GENERATORS):
-            if (top >> i) & 1:
-                chk ^= generator
+        chk = ((chk & 0x7FFFFFFFFFFFFF) << 5) ^ value ^ table[chk >> 55]
     return chk
 
 
