@@ -60,7 +60,8 @@ class _FlaggedPoint:
     def serialize(self) -> bytes:
         if self.point.is_infinity:
             raise EncodingError("the point at infinity cannot be serialized", reason="infinity")
-        return bytes([self.PREFIX | (0 if self.point.has_square_y() else 1)]) + self.point.xonly()
+        # the kernel's encoder: the same flag (y a square or not) without Python's 256-bit pow
+        return kernel.backend.encode_points_var(self.point.packed, self.KIND)
 
 
 @dataclass(frozen=True, slots=True)
