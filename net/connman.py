@@ -32,7 +32,7 @@ import secrets
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -264,6 +264,11 @@ class ConnectionManager(ChainListener):
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
+        # node events for the loop, in order; one wake-up of the loop per batch, not per event
+        # (a 1000-transaction block removes 1000 pool transactions: 1000 self-pipe writes)
+        self._inbox: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+        self._inbox_lock = threading.Lock()
+        self._inbox_scheduled = False
         self._orphans: dict[bytes, Transaction] = {}  # txid -> tx, under the chain lock
         self._wtxids: dict[bytes, bytes] = {}  # wtxid -> txid of the mempool's transactions
         self._rng = random.SystemRandom()  # announcement timers: not predictable by peers
@@ -1075,9 +1080,31 @@ class ConnectionManager(ChainListener):
     # --- announcements (ChainListener: the node's thread, chain lock held) ----------------
 
     def _from_node(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn(*args)`` on the loop, after the node events queued before it."""
         loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(fn, *args)
+        if loop is None or loop.is_closed():
+            return
+        with self._inbox_lock:
+            self._inbox.append((fn, args))
+            if self._inbox_scheduled:
+                return
+            self._inbox_scheduled = True
+        try:
+            loop.call_soon_threadsafe(self._drain_inbox)
+        except RuntimeError:  # the loop closed meanwhile: nobody is left to tell
+            with self._inbox_lock:
+                self._inbox.clear()
+                self._inbox_scheduled = False
+
+    def _drain_inbox(self) -> None:
+        with self._inbox_lock:
+            batch, self._inbox = self._inbox, []
+            self._inbox_scheduled = False
+        for fn, args in batch:
+            try:
+                fn(*args)
+            except Exception:  # one bad event must not lose the others
+                log.exception("P2P: node event %s", getattr(fn, "__name__", fn))
 
     def block_connected(self, block: Block, height: int) -> None:
         self._from_node(self._announce_block, block.header, height)
@@ -1089,8 +1116,15 @@ class ConnectionManager(ChainListener):
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
         self._from_node(self._forget_tx, tx.wtxid)
 
+    def mempool_removed_for_block(self, txs: Sequence[Transaction], height: int) -> None:
+        self._from_node(self._forget_txs, [tx.wtxid for tx in txs])
+
     def _forget_tx(self, wtxid: bytes) -> None:
         self._wtxids.pop(wtxid, None)
+
+    def _forget_txs(self, wtxids: list[bytes]) -> None:
+        for wtxid in wtxids:
+            self._wtxids.pop(wtxid, None)
 
     def _announce_block(self, header: BlockHeader, height: int) -> None:
         self._last_tip_update = self.now()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Sequence
 
 from ctplugin.elements import Block, Transaction
 from validator import ChainListener
@@ -39,6 +40,9 @@ class NodeEvents(ChainListener):
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
         self.mempool_sequence += 1
+
+    def mempool_removed_for_block(self, txs: Sequence[Transaction], height: int) -> None:
+        self.mempool_sequence += len(txs)  # Core counts every removal, reported or not
 
 
 class QueuedListener(ChainListener):
@@ -119,3 +123,6 @@ class QueuedListener(ChainListener):
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
         self._put("transaction_removed", tx, reason)
+
+    def mempool_removed_for_block(self, txs: Sequence[Transaction], height: int) -> None:
+        self._put("mempool_removed_for_block", txs, height)

@@ -280,10 +280,12 @@ class Mempool:
                     pending.append(child)
         return removed
 
-    def remove_for_block(self, block: Block) -> list[tuple[Transaction, str]]:
+    def remove_for_block(self, block: Block
+                         ) -> tuple[list[Transaction], list[tuple[Transaction, str]]]:
         """After connecting ``block``: drop its transactions (their children stay, now spending
-        confirmed outputs) and every pool transaction that conflicts with it. Returns the
-        removed transactions with ``REMOVED_BLOCK`` or ``REMOVED_CONFLICT``.
+        confirmed outputs) and every pool transaction that conflicts with it. Returns the pool
+        transactions it confirmed (``REMOVED_BLOCK``) and the conflicts removed, each with
+        ``REMOVED_CONFLICT``.
 
         The pool spends each outpoint at most once, so an outpoint a confirmed pool
         transaction spent is spent by no other pool transaction: only the inputs of the block's
@@ -296,13 +298,13 @@ class Mempool:
                   if len(pooled) != len(popped) else [])
         deque(map(spent_by.pop, chain.from_iterable(map(_spent_points, pooled)), repeat(None)),
               maxlen=0)
-        removed = list(zip(map(_tx_of, pooled), repeat(REMOVED_BLOCK)))
-        self.sequence += len(removed)
+        confirmed = list(map(_tx_of, pooled))
+        self.sequence += len(confirmed)
         conflicts = [other for tx in others for outpoint in _outpoints(tx)
                      if (other := spent_by.get(outpoint)) is not None] if spent_by else []
-        if conflicts:
-            removed += [(tx, REMOVED_CONFLICT) for tx in self.remove(conflicts)]
-        return removed
+        removed = ([(tx, REMOVED_CONFLICT) for tx in self.remove(conflicts)] if conflicts
+                   else [])
+        return confirmed, removed
 
     def reorganize(self, disconnected: Sequence[Transaction]
                    ) -> tuple[list[Transaction], list[tuple[Transaction, str]]]:

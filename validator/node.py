@@ -35,7 +35,7 @@ import os
 import shutil
 import struct
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -318,7 +318,14 @@ class ChainListener:
         """``tx`` entered the mempool (accepted, or returned there by a reorganisation)."""
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
-        """``tx`` left the mempool: "block" (confirmed), "conflict", "reorg" or "removed"."""
+        """``tx`` left the mempool: "conflict", "reorg" or "removed" (never "block": those go
+        to ``mempool_removed_for_block`` at once)."""
+
+    def mempool_removed_for_block(self, txs: Sequence[Transaction], height: int) -> None:
+        """The pool transactions the block at ``height`` confirmed left the mempool, before
+        its ``block_connected``: one event per block, not one per transaction (Core's
+        MempoolTransactionsRemovedForBlock; Core sends no TransactionRemovedFromMempool for
+        MemPoolRemovalReason::BLOCK either)."""
 
 
 _U32 = struct.Struct("<I")
@@ -448,7 +455,9 @@ class Node(Closeable):
                 disconnected[:0] = block.transactions[1:]  # lower blocks first, block order
                 events.append(("block_disconnected", (block, height)))
             else:
-                events += zip(repeat("transaction_removed"), self.mempool.remove_for_block(block))
+                confirmed, conflicts = self.mempool.remove_for_block(block)
+                events.append(("mempool_removed_for_block", (confirmed, height)))
+                events += zip(repeat("transaction_removed"), conflicts)
                 events.append(("block_connected", (block, height)))
         if reorganized:
             added, dropped = self.mempool.reorganize(disconnected)

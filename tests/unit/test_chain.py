@@ -5,6 +5,8 @@ against an independent model (``tests.chaintrees``), on real LevelDB data direct
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,9 @@ class Recorder(ChainListener):
 
     def transaction_removed(self, tx: object, reason: str) -> None:
         self.events.append((f"removed:{reason}", tx.txid))  # type: ignore[attr-defined]
+
+    def mempool_removed_for_block(self, txs: Sequence[Any], height: int) -> None:
+        self.events.append(("confirmed", tuple(tx.txid for tx in txs)))
 
 
 # --- the property test --------------------------------------------------------------------
@@ -197,6 +202,24 @@ def test_longer_branch_wins_and_reorg_returns_transactions_to_the_mempool(node: 
     assert tips[tree.blocks[a2].hash].branchlen == 2
     info = node.block_info(tree.blocks[a1].hash)
     assert not info.in_active_chain and info.confirmations == -1
+
+
+def test_a_block_confirming_pool_transactions_is_one_event_before_its_own(node: Node) -> None:
+    """The pool transactions a block confirms are reported once, together, just before the
+    block (Core's MempoolTransactionsRemovedForBlock), never as one transaction_removed
+    ("block") each; the mempool sequence counts each of them."""
+    tree = TreeBuilder()
+    a1 = tree.add(0, "spend", random.Random(4))
+    block = tree.blocks[a1].block
+    for tx in block.transactions[1:]:
+        node.accept_transaction(tx.serialize())
+    sequence = node.mempool.sequence
+    recorder = Recorder()
+    node.subscribe(recorder)
+    assert node.submit_block(block.serialize()).accepted
+    txids = tuple(tx.txid for tx in block.transactions[1:])
+    assert txids and recorder.events == [("confirmed", txids), ("connected", block.hash)]
+    assert node.mempool.sequence == sequence + len(txids)
 
 
 def test_conflicting_branch_drops_the_conflicts(node: Node) -> None:
