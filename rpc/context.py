@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ctplugin.elements import Block
 from ctplugin.errors import CtpluginError
 from regtest.wallet.node_wallet import WalletSettings
 from rpc.errors import RpcCode, RpcError
@@ -105,7 +106,7 @@ class NodeContext:
         self.max_tx_fee = amount_from_value(config.maxtxfee)  # satoshis (-maxtxfee)
         self.mocktime = 0  # setmocktime: 0 = the wall clock
         self.left_ibd = False  # Core's latch: once out of initial block download, never back
-        self.last_block: tuple[int, int] | None = None  # (weight, transactions): getmininginfo
+        self.last_block: Block | None = None  # the last block assembled: getmininginfo
         self.wallet_settings = WalletSettings()  # the chain's, once the node opens
 
     # --- state -------------------------------------------------------------------------------

@@ -254,8 +254,10 @@ class Mempool:
     def known_transactions(self, txs: Sequence[Transaction]) -> list[KnownTransaction | None]:
         """``known_transaction`` of each of ``txs``."""
         entries = list(map(self.entries.get, map(_txid, txs)))
-        # Byte equality of the full serializations = same wtxid, without hashing 2 KB.
-        return [entry.known if entry is not None and entry.tx.serialize() == tx.serialize()
+        # The same object (a block assembled from the pool) or byte equality of the full
+        # serializations = same wtxid, without hashing 2 KB.
+        return [entry.known if entry is not None and (entry.tx is tx
+                                                      or entry.tx.serialize() == tx.serialize())
                 else None for entry, tx in zip(entries, txs)]
 
     def remove(self, txids: Iterable[bytes]) -> list[Transaction]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
