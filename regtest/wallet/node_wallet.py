@@ -42,7 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ctplugin.closing import Closeable
-from ctplugin.elements import Block, Transaction, parse_block
+from ctplugin.elements import Block, Transaction, TxIn, parse_block
 from ctplugin.elements.address import Destination, has_address
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.secp256k1 import ct
@@ -756,18 +756,20 @@ class NodeWallet(ChainListener, Closeable):
             return imported
         return self.wallet.keys.issuance_blinding_secret(prevout_hash, prevout_index)
 
-    def issuance_opening(self, tx: Transaction, vin: int) -> Opening | None:
-        """The issued amount and its blind of a blinded issuance on input ``vin``, when the
-        wallet's (or an imported) issuance blinding key opens it."""
-        txin = tx.inputs[vin]
+    def open_issuance_amount(self, txin: TxIn, *, tokens: bool = False
+                             ) -> tuple[int, int] | None:
+        """(amount, blind) of the blinded issuance amount on ``txin`` (``tokens``: its
+        reissuance tokens) when the wallet's own or an imported issuance blinding key opens it,
+        else None (also for an explicit amount or no issuance)."""
+        issuance = txin.issuance
+        value = None if issuance is None else issuance.inflation_keys if tokens else issuance.amount
         ids = input_issuance_ids(txin)
-        amount = txin.issuance.amount if txin.issuance is not None else None
-        if ids is None or not isinstance(amount, bytes):
+        if ids is None or not isinstance(value, bytes):
             return None
-        opened = self.wallet.open_issuance(
-            amount, txin.issuance_amount_rangeproof, ids.asset,
+        proof = txin.inflation_keys_rangeproof if tokens else txin.issuance_amount_rangeproof
+        return self.wallet.open_issuance(
+            value, proof, ids.token if tokens else ids.asset,
             self.issuance_blinding_secret(txin.prevout_hash, txin.prevout_index))
-        return None if opened is None else Opening(ids.asset, opened[0], 0, opened[1])
 
     def import_blinding_key(self, script: bytes, secret: int) -> None:
         """importblindingkey: the key of ``script``, and the outputs to it the wallet already

@@ -18,7 +18,7 @@ from typing import Any
 
 import coincurve
 
-from ctplugin.elements import Transaction, TxIn, TxOut
+from ctplugin.elements import Transaction, TxOut
 from ctplugin.elements.address import Destination, decode_destination
 from ctplugin.elements.issuance import input_issuance_ids, reissuance_token_id
 from ctplugin.elements.script import push_data
@@ -209,9 +209,11 @@ def blindrawtransaction(call: Call, hexstring: str, ignoreblindfail: bool,
         raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND)
     with wallet.lock:  # an output asset no input (or issuance) has fails its surjection
         try:
+            key = wallet.issuance_blinding_secret  # imported, else the wallet's own
             blinded, output_openings = wallet.wallet.blind(
                 tx, openings, generators or None,
-                (lambda txin: issuance_key(wallet, txin)) if blind_issuances else None)
+                (lambda txin: key(txin.prevout_hash, txin.prevout_index))
+                if blind_issuances else None)
         except WalletError:
             raise RpcError(RpcCode.INVALID_PARAMETER, CANNOT_BLIND) from None
         wallet.remember_blinded(blinded.txid, output_openings)
@@ -525,28 +527,6 @@ def _is_hex(text: str) -> bool:
     return len(text) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
-def issuance_key(wallet: NodeWallet, txin: TxIn) -> int:
-    """The blinding key of the issuance on ``txin``: imported (importissuanceblindingkey),
-    else the wallet's own (``NodeWallet.issuance_blinding_secret``)."""
-    return wallet.issuance_blinding_secret(txin.prevout_hash, txin.prevout_index)
-
-
-def open_issuance_amount(wallet: NodeWallet, txin: TxIn,
-                         tokens: bool = False) -> tuple[int, int] | None:
-    """(amount, blind) of a blinded issuance amount (``tokens``: its reissuance tokens) the
-    wallet's keys open, else None."""
-    issuance = txin.issuance
-    value = None if issuance is None else issuance.inflation_keys if tokens else issuance.amount
-    if not isinstance(value, bytes):
-        return None
-    ids = input_issuance_ids(txin)
-    if ids is None:
-        return None
-    proof = txin.inflation_keys_rangeproof if tokens else txin.issuance_amount_rangeproof
-    return wallet.wallet.open_issuance(value, proof, ids.token if tokens else ids.asset,
-                                       issuance_key(wallet, txin))
-
-
 # --- issuance -----------------------------------------------------------------------------------
 
 
@@ -684,7 +664,7 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
             known = wtx.issuance if wtx.issuance is not None and wtx.issuance.asset == ids.asset \
                 else None
             if known is None:  # someone else's issuance whose key was imported, or a restart
-                opened = open_issuance_amount(wallet, txin)
+                opened = wallet.open_issuance_amount(txin)
                 if opened is not None:
                     known = Opening(ids.asset, opened[0], 0, opened[1])
             if not isinstance(issuance.amount, bytes):  # explicit, or null (0) beside tokens
@@ -695,7 +675,7 @@ def listissuances(call: Call, asset: str | None) -> list[dict[str, Any]]:
             if not issuance.is_reissuance:
                 tokens = issuance.inflation_keys
                 if isinstance(tokens, bytes):  # blinded: -1 unless a key opens it (elements.cpp)
-                    opened_tokens = open_issuance_amount(wallet, txin, tokens=True)
+                    opened_tokens = wallet.open_issuance_amount(txin, tokens=True)
                     token_blind = opened_tokens[1] if opened_tokens else 0
                     entry["tokenamount"] = (amount_json(opened_tokens[0]) if opened_tokens
                                             else _UNKNOWN_AMOUNT)

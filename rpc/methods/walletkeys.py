@@ -774,7 +774,8 @@ def dumpissuanceblindingkey(call: Call, txid: str, vin: int) -> str:
     wtx, vin = _issuance_input(call, wallet, txid, vin)
     txin = wtx.tx.inputs[vin]
     assert txin.issuance is not None  # _issuance_input checked it
-    opened = isinstance(txin.issuance.amount, int) or wallet.issuance_opening(wtx.tx, vin)
+    opened = (isinstance(txin.issuance.amount, int)
+              or wallet.open_issuance_amount(txin) is not None)
     if not opened:
         raise RpcError(RpcCode.WALLET_ERROR,
                        "Unable to unblind issuance with wallet blinding key.")
