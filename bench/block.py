@@ -133,7 +133,7 @@ ELEMENTS_BENCH_OPTIONS = {"initialfreecoins": "2100000000000000"}
 option Elements' default."""
 ELEMENTSREGTEST_BENCH = "elementsregtest"
 ELEMENTS_MAX_TXS = 300
-ELEMENTS_CACHE_VERSION = 2  # 2: half the inputs P2SH-P2WPKH
+ELEMENTS_CACHE_VERSION = 3  # 2: half the inputs P2SH-P2WPKH; 3: their scriptSigs kept
 
 
 def bench_params(chain_name: str) -> ChainParams:
@@ -190,10 +190,11 @@ def wrap_odd_outputs(params: ChainParams, wallet: Wallet, claim: Transaction,
                      ) -> tuple[Transaction, list[Transaction]]:
     """The fan-out with its odd (explicit) outputs paying the P2SH-wrapped form of the same
     P2WPKH script, and the spends of it with those inputs P2SH-P2WPKH: the redeem script in the
-    scriptSig, every input re-signed for the fan-out's new txid. The wallet signs only P2WPKH
-    (another room's concern), and it can sign these too: BIP143's digest covers the scriptCode
-    (the key's P2WPKH code either way) and the amount, not the spent scriptPubKey, so the
-    wallet signs each wrapped input as the P2WPKH spend it wraps."""
+    scriptSig, every input re-signed for the fan-out's new txid. The wallet's keys here are
+    P2WPKH ones, and it can sign these too: BIP143's digest covers the scriptCode (the key's
+    P2WPKH code either way) and the amount, not the spent scriptPubKey nor the scriptSig, so
+    the wallet signs each wrapped input as the P2WPKH spend it wraps (which leaves the scriptSig
+    empty) and the redeem script push goes back in after."""
     keys, genesis = wallet.keys, params.genesis_hash
     outs = list(fanned.outputs)
     redeem: dict[int, bytes] = {}
@@ -213,8 +214,11 @@ def wrap_odd_outputs(params: ChainParams, wallet: Wallet, claim: Transaction,
                                if t.prevout_index in redeem else t.script_sig)
                        for t in tx.inputs)
         as_p2wpkh = [fanned.outputs[t.prevout_index] for t in inputs]
-        wrapped.append(sign_transaction(replace(tx, inputs=inputs), as_p2wpkh, keys, genesis,
-                                        _no_aux))
+        signed = sign_transaction(replace(tx, inputs=inputs), as_p2wpkh, keys, genesis, _no_aux)
+        # signed as P2WPKH spends, the wallet left every scriptSig empty: the redeem scripts go
+        # back (BIP143's digest does not cover the scriptSig, so the signatures stand)
+        wrapped.append(replace(signed, inputs=tuple(
+            replace(s, script_sig=t.script_sig) for s, t in zip(signed.inputs, inputs))))
     return fan, wrapped
 
 
