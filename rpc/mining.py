@@ -35,7 +35,7 @@ def select_transactions(entries: Sequence[MempoolEntry], policy_asset: bytes,
     """Mempool transactions for the next block (module docstring), in a valid order, and the
     fees they pay per asset. When the whole mempool fits, it is the block, in acceptance order
     (the same set the selection would pick, parents before children)."""
-    if sum(entry.tx.weight for entry in entries) <= max_weight:
+    if sum(entry.weight for entry in entries) <= max_weight:
         fees: dict[bytes, int] = {}
         for entry in entries:
             for asset, amount in entry.fees.items():
@@ -51,7 +51,7 @@ def select_transactions(entries: Sequence[MempoolEntry], policy_asset: bytes,
         parents.append(tuple({index[t.prevout_hash] for t in tx.inputs
                               if t.prevout_hash in index and index[t.prevout_hash] != i}))
         fee.append(entry.fees.get(policy_asset, 0))
-        weight.append(tx.weight)
+        weight.append(entry.weight)
     vsize = [(w + 3) // 4 for w in weight]
     selected = [False] * len(entries)
     failed = [False] * len(entries)

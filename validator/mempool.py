@@ -53,14 +53,11 @@ class MempoolEntry:
     n_surjection_cached: int
     known: KnownTransaction | None = None
     time: float = 0.0
-
-    @property
-    def weight(self) -> int:
-        return self.tx.weight
+    weight: int = 0  # the transaction's, kept: block assembly sums a whole pool of them
 
     @property
     def vsize(self) -> int:
-        return self.tx.vsize
+        return (self.weight + 3) // 4
 
 
 def _outpoints(tx: Transaction) -> list[Outpoint]:
@@ -162,7 +159,7 @@ class Mempool:
                              reason=reasons.NON_BIP68_FINAL)
         plan, keys, sigops, counts = self._verify(tx, spent, bypass_limits)
         if not add:
-            return MempoolEntry(tx, plan.fees, *counts)
+            return MempoolEntry(tx, plan.fees, *counts, weight=tx.weight)
         script_key = balance_key = None
         if self.cache is not None and keys is not None:
             # the script entry under the block flags: valid under the (stricter) policy flags
@@ -173,7 +170,7 @@ class Mempool:
             self.cache.insert_many([*range_keys, *check_keys, script_key, balance_key])
         known = KnownTransaction.of(tx, plan, outpoints, sigops, height, keys, script_key,
                                     balance_key)
-        entry = MempoolEntry(tx, plan.fees, *counts, known, time.time())
+        entry = MempoolEntry(tx, plan.fees, *counts, known, time.time(), tx.weight)
         self.entries[txid] = entry
         for outpoint in outpoints:
             self.spent_by[outpoint] = txid
