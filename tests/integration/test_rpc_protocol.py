@@ -200,7 +200,7 @@ def test_block_template_by_ancestor_fee_rate() -> None:
     low, high = tx(1), tx(2)
     parent = tx(3)
     child = tx(4, parent)  # a poor parent with a rich child: the package goes in together
-    entries = [SimpleNamespace(tx=t, fees={asset: fee}) for t, fee in
+    entries = [SimpleNamespace(tx=t, fees={asset: fee}, weight=t.weight) for t, fee in
                ((low, 10), (high, 500), (parent, 1), (child, 5000))]
     chosen, fees = select_transactions(entries, asset)  # type: ignore[arg-type]
     assert chosen == [low, high, parent, child]  # everything fits: the pool, in its order
