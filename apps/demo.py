@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from apps.extras import Extra, missing_message
+from apps.tempdirs import scratch_directory
 from ctplugin.elements import Block, Transaction, parse_block
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
@@ -84,11 +84,11 @@ def run(n_blocks: int, txs_per_block: int, out: TextIO = sys.stdout) -> int:
     t_us = measure_t_us()
     say(f"ctplugin demo  (native kernel: {kernel.IS_NATIVE}; t = {t_us:.1f} µs, the time of one "
         "secp256k1 point multiplication (coincurve's PublicKey.multiply) on this machine now)")
-    with tempfile.TemporaryDirectory(prefix="ctplugin-demo-") as tmp:
-        raw_blocks = _build_chain(Path(tmp) / "regtest-chain.dat", n_blocks, txs_per_block, say)
+    with scratch_directory("ctplugin-demo-") as tmp:
+        raw_blocks = _build_chain(tmp / "regtest-chain.dat", n_blocks, txs_per_block, say)
         if raw_blocks is None:
             return 1
-        with Node.open(Path(tmp) / "node", select_chain(DEFAULT_CHAIN)) as node:
+        with Node.open(tmp / "node", select_chain(DEFAULT_CHAIN)) as node:
             reports = _connect_cold(node, raw_blocks[1:], t_us, say)
             if reports is None:
                 return 1

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, TextIO
 
+from apps.tempdirs import scratch_directory
 from ctplugin.dlc.messages import announcement_json, attestation_json
 from ctplugin.dlc.oracle import DigitDecompositionEvent, Oracle
 from rpc.helpformat import UserHelpFormatter
@@ -74,8 +73,8 @@ def run(outcome: int = 613, out: TextIO = sys.stdout) -> int:
     def say(text: str) -> None:
         print(text, file=out, flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="ctplugin-dlc-demo-") as tmp:
-        node = NodeProcess(Path(tmp) / "node").start()
+    with scratch_directory("ctplugin-dlc-demo-") as tmp:
+        node = NodeProcess(tmp / "node").start()
         try:
             return _life(node, outcome, say)
         finally:
