@@ -92,7 +92,7 @@ RANGE_T_REF = 6.6  # C reference: batch of 1000 single proofs, t per range (docs
 SURJECTION_T_REF = 3.2  # C reference: one surjection proof with two inputs
 BORROMEAN_US_REF = 3870.0  # C reference: one 52-bit Borromean verify (docs/design.md), in us
 ELEMENTS_MAX_TXS = 300
-ELEMENTS_CACHE_VERSION = 3  # 2: half the inputs P2SH-P2WPKH; 3: their scriptSigs kept
+ELEMENTS_CACHE_VERSION = 4  # 2: half the inputs P2SH-P2WPKH; 4: the wallet's own P2SH-P2WPKH keys
 
 
 def ecdsa_ref_us(samples: int = 500) -> float:

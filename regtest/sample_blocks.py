@@ -8,16 +8,12 @@ measures nothing). Everything is a function of the seeds: the same blocks on eve
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ctplugin.elements import Transaction
 from ctplugin.elements.consensus import COIN
-from ctplugin.hashes import hash160
-from regtest.builder import BLOCK_INTERVAL, ChainBuilder, genesis_claim, make_block
+from regtest.builder import ChainBuilder, genesis_claim
 from regtest.elements import elements_chain, elements_chain_options
 from regtest.params import DEFAULT_CHAIN, POLICY_ASSET, REGTEST_SEED, select_chain
 from regtest.wallet import OwnedCoin, Payment, Wallet
-from regtest.wallet.signing import sign_transaction
+from regtest.wallet.keys import P2SH_P2WPKH, P2WPKH
 from validator import ChainParams
 
 OP_TRUE = b"\x51"  # the anyone-can-spend half of the fan-out (nothing to sign)
@@ -67,85 +63,29 @@ def bench_params(chain_name: str) -> ChainParams:
 
 def build_elements_blocks(n_tx: int) -> list[bytes]:
     """[genesis, fan-out, benchmark block] on elementsregtest: the fan-out block claims the
-    genesis free coins and fans them out to 2·n_tx coins of the wallet's keys, half P2WPKH, half
-    P2SH-P2WPKH (``wrap_odd_outputs``); each benchmark transaction spends one of each into a
-    blinded payment and blinded change (Borromean proofs, as Elements' wallet makes them) and a
-    fee."""
+    genesis free coins and fans them out to 2·n_tx coins of the wallet's keys, alternately
+    P2WPKH and P2SH-P2WPKH; each benchmark transaction spends one of each into a blinded
+    payment and blinded change (Borromean proofs, as Elements' wallet makes them) and a fee."""
     params = bench_params(ELEMENTSREGTEST_BENCH)
     alice = Wallet.for_chain(REGTEST_SEED, params)
     bob = Wallet.for_chain(b"bench/block receiver seed", params)
-    miner = alice.new_address().script_pubkey
-    chain = ChainBuilder([alice], miner_script=miner, params=params)
-    claim = genesis_claim(params, alice.new_address(kind="p2wpkh").script_pubkey, 10_000)
+    chain = ChainBuilder([alice], miner_script=alice.new_address().script_pubkey, params=params)
+    claim = genesis_claim(params, alice.new_address(kind=P2WPKH).script_pubkey, 10_000)
     assert claim is not None
     chain.add(claim)
     coin_value = 2 * COIN
-    fanout = [Payment(coin_value, script_pubkey=alice.new_address(kind="p2wpkh").script_pubkey,
-                      asset=params.policy_asset) for _ in range(2 * n_tx)]
+    kinds = (P2WPKH, P2SH_P2WPKH)
+    scripts = [alice.new_address(kind=kinds[j % 2]).script_pubkey for j in range(2 * n_tx)]
+    fanout = [Payment(coin_value, script_pubkey=script, asset=params.policy_asset)
+              for script in scripts]
     chain.add(alice.build_transaction(fanout, fee=10_000, height=1, blind_change=False))
     chain.mine()
     fanned = chain.blocks[1].transactions[2]
-    receiver = bob.new_address(kind="p2wpkh")
-    spends = []
+    receiver = bob.new_address(kind=P2WPKH)
     for i in range(n_tx):
         coins = [alice.coins[(fanned.txid, 2 * i)], alice.coins[(fanned.txid, 2 * i + 1)]]
-        spends.append(alice.build_transaction([Payment(3 * COIN, receiver,
-                                                       asset=params.policy_asset)],
-                                              fee=2000, height=2, inputs=coins))
-    fan, spends = wrap_odd_outputs(params, alice, claim, fanned, spends)
-    block1 = make_block(params.genesis_hash, 1, chain.blocks[1].header.time, [claim, fan],
-                        miner, params=params)
-    block2 = make_block(block1.hash, 2, block1.header.time + BLOCK_INTERVAL, spends, miner,
-                        params=params)
-    return [b.serialize() for b in (params.genesis, block1, block2)]
-
-
-def p2sh_p2wpkh(p2wpkh: bytes) -> bytes:
-    """OP_HASH160 <HASH160(redeem)> OP_EQUAL around a P2WPKH redeem script (BIP141's
-    P2SH-wrapped witness program)."""
-    return b"\xa9\x14" + hash160(p2wpkh) + b"\x87"
-
-
-def wrap_odd_outputs(params: ChainParams, wallet: Wallet, claim: Transaction,
-                     fanned: Transaction, spends: list[Transaction]
-                     ) -> tuple[Transaction, list[Transaction]]:
-    """The fan-out with its odd (explicit) outputs paying the P2SH-wrapped form of the same
-    P2WPKH script, and the spends of it with those inputs P2SH-P2WPKH: the redeem script in the
-    scriptSig, every input re-signed for the fan-out's new txid. The wallet's keys here are
-    P2WPKH ones, and it can sign these too: BIP143's digest covers the scriptCode (the key's
-    P2WPKH code either way) and the amount, not the spent scriptPubKey nor the scriptSig, so
-    the wallet signs each wrapped input as the P2WPKH spend it wraps (which leaves the scriptSig
-    empty) and the redeem script push goes back in after."""
-    keys, genesis = wallet.keys, params.genesis_hash
-    outs = list(fanned.outputs)
-    redeem: dict[int, bytes] = {}
-    for j in range(1, 2 * len(spends), 2):
-        assert isinstance(outs[j].value, int)  # explicit: no proof commits to the script
-        redeem[j] = outs[j].script_pubkey
-        outs[j] = replace(outs[j], script_pubkey=p2sh_p2wpkh(redeem[j]))
-    coins = {(tx.txid, n): out for tx in (*params.genesis.transactions, claim)
-             for n, out in enumerate(tx.outputs)}
-    claimed = [coins[(t.prevout_hash, t.prevout_index)] for t in fanned.inputs]
-    fan = sign_transaction(replace(fanned, outputs=tuple(outs)), claimed, keys, genesis,
-                           _no_aux)
-    wrapped = []
-    for tx in spends:
-        inputs = tuple(replace(t, prevout_hash=fan.txid,
-                               script_sig=_push(redeem[t.prevout_index])
-                               if t.prevout_index in redeem else t.script_sig)
-                       for t in tx.inputs)
-        as_p2wpkh = [fanned.outputs[t.prevout_index] for t in inputs]
-        signed = sign_transaction(replace(tx, inputs=inputs), as_p2wpkh, keys, genesis, _no_aux)
-        # signed as P2WPKH spends, the wallet left every scriptSig empty: the redeem scripts go
-        # back (BIP143's digest does not cover the scriptSig, so the signatures stand)
-        wrapped.append(replace(signed, inputs=tuple(
-            replace(s, script_sig=t.script_sig) for s, t in zip(signed.inputs, inputs))))
-    return fan, wrapped
-
-
-def _push(data: bytes) -> bytes:
-    return bytes((len(data),)) + data  # a direct push (data below 76 bytes)
-
-
-def _no_aux() -> bytes:  # BIP340 auxiliary randomness: no taproot input is signed here
-    raise AssertionError("no Schnorr signature expected")
+        chain.add(alice.build_transaction([Payment(3 * COIN, receiver,
+                                                   asset=params.policy_asset)],
+                                          fee=2000, height=2, inputs=coins))
+    chain.mine()
+    return [b.serialize() for b in chain.blocks]
