@@ -176,19 +176,16 @@ def _recover(claim: RangeProofClaim, prepared: PreparedRangeProof, nonce: bytes,
             blind = (recover_x(rings - 1, true_last, base + true_last) - secs[-1]) % N
             value = v * head.scale + head.min_value
             chunks: list[bytes] = []
-            k = 0
-            for i, size in enumerate(sizes):
-                digit = (v >> (2 * i)) & 3
-                for j in range(size):
-                    if message_len is not None and 32 * len(chunks) >= message_len:
-                        break
-                    if k not in (base + slot, base + true_last):
-                        word = s_at(k)
-                        if j == digit:
-                            word = ((parsed.scalar(k) + secs[i] * e_at(i, j, k)) % N
-                                    ).to_bytes(32, "big")
-                        chunks.append(_xor(word, words[k]))
-                    k += 1
+            for k in range(len(words)):  # flat member k is (ring k // 4, member k % 4)
+                if message_len is not None and 32 * len(chunks) >= message_len:
+                    break
+                if k in (base + slot, base + true_last):
+                    continue
+                i, j = divmod(k, 4)
+                word = s_at(k)
+                if j == (v >> (2 * i)) & 3:  # the ring's true member
+                    word = ((parsed.scalar(k) + secs[i] * e_at(i, j, k)) % N).to_bytes(32, "big")
+                chunks.append(_xor(word, words[k]))
             message = b"".join(chunks)[:message_len]  # [:None]: all of it
         opened = commit(value, blind, Generator.parse(claim.generator))
     except EncodingError:
