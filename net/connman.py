@@ -1114,13 +1114,10 @@ class ConnectionManager(ChainListener):
         self._from_node(self._announce_tx, tx.wtxid, tx.txid, fee, tx.vsize)
 
     def transaction_removed(self, tx: Transaction, reason: str) -> None:
-        self._from_node(self._forget_tx, tx.wtxid)
+        self._from_node(self._forget_txs, [tx.wtxid])
 
     def mempool_removed_for_block(self, txs: Sequence[Transaction], height: int) -> None:
         self._from_node(self._forget_txs, [tx.wtxid for tx in txs])
-
-    def _forget_tx(self, wtxid: bytes) -> None:
-        self._wtxids.pop(wtxid, None)
 
     def _forget_txs(self, wtxids: list[bytes]) -> None:
         for wtxid in wtxids:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from operator import attrgetter
 
@@ -53,7 +53,10 @@ class MempoolEntry:
     n_surjection_cached: int
     known: KnownTransaction | None = None
     time: float = 0.0
-    weight: int = 0  # the transaction's, kept: block assembly sums a whole pool of them
+    weight: int = field(init=False)  # the transaction's, kept: block assembly sums the pool's
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weight", self.tx.weight)
 
     @property
     def vsize(self) -> int:
@@ -159,7 +162,7 @@ class Mempool:
                              reason=reasons.NON_BIP68_FINAL)
         plan, keys, sigops, counts = self._verify(tx, spent, bypass_limits)
         if not add:
-            return MempoolEntry(tx, plan.fees, *counts, weight=tx.weight)
+            return MempoolEntry(tx, plan.fees, *counts)
         script_key = balance_key = None
         if self.cache is not None and keys is not None:
             # the script entry under the block flags: valid under the (stricter) policy flags
@@ -170,7 +173,7 @@ class Mempool:
             self.cache.insert_many([*range_keys, *check_keys, script_key, balance_key])
         known = KnownTransaction.of(tx, plan, outpoints, sigops, height, keys, script_key,
                                     balance_key)
-        entry = MempoolEntry(tx, plan.fees, *counts, known, time.time(), tx.weight)
+        entry = MempoolEntry(tx, plan.fees, *counts, known, time.time())
         self.entries[txid] = entry
         for outpoint in outpoints:
             self.spent_by[outpoint] = txid

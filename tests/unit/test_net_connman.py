@@ -329,7 +329,7 @@ def test_transaction_announcements_wait_for_the_peers_poisson_timer(node: Node) 
         sent = peer.sent_per_msg.get("inv", 0)
         manager._announce_tx(b"\x01" * 32, b"\x02" * 32, 10_000, 100)
         manager._announce_tx(b"\x03" * 32, b"\x04" * 32, 10_000, 100)
-        manager._forget_tx(b"\x03" * 32)  # mined or evicted before its turn
+        manager._forget_txs([b"\x03" * 32])  # mined or evicted before its turn
         manager.send_queued_invs(now + 1)
         assert peer.sent_per_msg.get("inv", 0) == sent and len(peer.tx_queue) == 2
         manager.send_queued_invs(now + 61)
