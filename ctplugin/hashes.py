@@ -58,7 +58,7 @@ def ripemd160(data: bytes) -> bytes:
     return _ripemd160_impl()(bytes(data))
 
 
-def hash160(data: bytes) -> bytes:
+def hash160(data: bytes | bytearray) -> bytes:
     """Bitcoin's HASH160 = RIPEMD-160(SHA-256(data)) (P2WPKH / P2PKH key hashes)."""
     return _ripemd160_impl()(hashlib.sha256(data).digest())
 

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from typing import Literal
 
 from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.oracle import MessageHash, OracleInfo, outcome_message
+from ctplugin.parallel import pool
 from ctplugin.secp256k1 import Point, kernel
 from ctplugin.secp256k1.params import N
 
@@ -47,16 +47,6 @@ Entry = tuple[tuple[int, tuple[int, ...]], ...]
 Strategy = Literal["naive", "factorized", "precompute", "memo", "memo_parallel"]
 STRATEGIES: tuple[Strategy, ...] = ("naive", "factorized", "precompute", "memo", "memo_parallel")
 _ONE = (1).to_bytes(32, "big")
-
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dlc-points")
-    return _POOL
-
 
 class DigitPoints:
     """The signature points S_ij(d) of a set of oracles (digit events in one base), packed for
@@ -304,7 +294,7 @@ def _memo_blob(points: DigitPoints, paths: list[list[int]], chunks: int) -> byte
     else:
         size = -(-len(sorted_paths) // chunks)
         parts = [sorted_paths[c: c + size] for c in range(0, len(sorted_paths), size)]
-        futures = [_pool().submit(_k.subset_sums_var, table, part) for part in parts[1:]]
+        futures = [pool().submit(_k.subset_sums_var, table, part) for part in parts[1:]]
         packed = _k.subset_sums_var(table, parts[0]) + b"".join(f.result() for f in futures)
     if ordered:
         return packed

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import coincurve
@@ -34,6 +33,7 @@ import coincurve
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import sha256, tagged_hash
+from ctplugin.parallel import pool
 from ctplugin.secp256k1 import KIND_COMPRESSED, G, Point, ct, decode_points, g_table, kernel
 from ctplugin.secp256k1.params import N
 
@@ -167,16 +167,6 @@ def encrypt(secret_key: bytes, enc_point: Point, msg32: bytes, *, aux_rand: byte
                         aux_rands=None if aux_rand is None else [aux_rand])[0]
 
 
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dlc-adaptor")
-    return _POOL
-
-
 def encrypt_many(secret_key: bytes, items: Sequence[tuple[Point, bytes]], *,
                  deterministic: bool = False, aux_rands: Sequence[bytes] | None = None,
                  threads: int = 1) -> list[AdaptorSignature]:
@@ -192,7 +182,7 @@ def encrypt_many(secret_key: bytes, items: Sequence[tuple[Point, bytes]], *,
         raise DlcError("bad-aux", "one auxiliary randomness per item")
     if threads > 1 and len(items) >= 8:
         half = len(items) // 2
-        future = _pool().submit(_nonce_parts, x32, items[half:], deterministic,
+        future = pool().submit(_nonce_parts, x32, items[half:], deterministic,
                                 None if aux_rands is None else aux_rands[half:])
         partial = _nonce_parts(x32, items[:half], deterministic,
                                None if aux_rands is None else aux_rands[:half])

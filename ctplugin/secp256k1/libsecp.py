@@ -22,10 +22,12 @@ import os
 from functools import cache
 
 import bitcointx
+import bitcointx.core
 import coincurve
 from coincurve._libsecp256k1 import ffi, lib
 from coincurve.context import GLOBAL_CONTEXT
 
+from ctplugin.hashes import hash160
 from ctplugin.secp256k1.params import N
 
 _CTX = GLOBAL_CONTEXT.ctx
@@ -37,7 +39,14 @@ def share_with_bitcointx() -> None:
     at the one coincurve ships (same library, same symbols), so its signatures, script checks
     and BIP32 derivations do not depend on what the system has installed. Called once, right
     before python-bitcointx's first use (never at import: importing the library has no side
-    effects); a path the application set itself is kept."""
+    effects); a path the application set itself is kept.
+
+    It also gives python-bitcointx our HASH160 (``ctplugin.hashes``: OpenSSL's RIPEMD-160 where
+    hashlib has it). Version 1.1.5 always hashes with its pure-Python RIPEMD-160
+    (bitcointx/core/serialize.py, ``Hash160``), and it hashes every key it builds
+    (bitcointx/core/key.py, ``CPubKey.__new__``: the key id), which made one BIP32 derivation
+    cost 0.5 ms. Same digests; the library looks the function up at each call."""
+    bitcointx.core.Hash160 = hash160
     if bitcointx.get_custom_secp256k1_path():
         return
     bundled = glob.glob(os.path.join(os.path.dirname(coincurve.__file__), "_libsecp256k1*.so"))

@@ -53,7 +53,9 @@ from ctplugin.elements.issuance import (
 from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ProofError
 from ctplugin.hashes import tagged_hash
+from ctplugin.parallel import side_by_side
 from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
+from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
 from ctplugin.surjection import WALLET_USED_INPUTS, serialized_size
 from regtest.params import (
@@ -1352,6 +1354,16 @@ class Wallet:
         input_assets = [t.asset for t in targets]
         input_blinds = [t.abf.to_bytes(32, "big") for t in targets]
         input_gens = [t.generator for t in targets]
+        generators = {j: generator_generate_blinded(outs[j].asset, plans[j][2].to_bytes(32, "big"))
+                      for j in plans}
+        # The range proofs (most of a send's time) are pure functions of their inputs and run
+        # mostly without the GIL, so the outputs are proved side by side on the kernel's
+        # threads; the bytes are those of proving one after the other.
+        proofs = dict(zip(plans, side_by_side(
+            lambda j: self._output_proof(outs[j].amount, plans[j][3], outs[j].asset,
+                                         plans[j][2].to_bytes(32, "big"), generators[j],
+                                         plans[j][1], outs[j].script),
+            list(plans), kernel.threads())))
         result = []
         openings: dict[int, Opening] = {}
         for j, o in enumerate(outs):
@@ -1359,17 +1371,14 @@ class Wallet:
                 result.append(TxOut(asset=o.asset, value=o.amount, script_pubkey=o.script))
                 openings[j] = Opening(o.asset, o.amount, 0, 0)
                 continue
-            e, nonce, abf, vbf = plans[j]
-            abf_bytes = abf.to_bytes(32, "big")
-            asset_gen = generator_generate_blinded(o.asset, abf_bytes)
-            commitment = commit(o.amount, vbf, asset_gen)
-            proof = self._output_proof(o.amount, vbf, o.asset, abf_bytes, asset_gen, nonce,
-                                       o.script)
-            surj = self._surjection(input_assets, input_blinds, input_gens, o.asset, abf_bytes,
-                                    asset_gen)
-            result.append(TxOut(asset=asset_gen.serialize(), value=commitment.serialize(),
+            e, _, abf, vbf = plans[j]
+            asset_gen = generators[j]
+            surj = self._surjection(input_assets, input_blinds, input_gens, o.asset,
+                                    abf.to_bytes(32, "big"), asset_gen)
+            result.append(TxOut(asset=asset_gen.serialize(),
+                                value=commit(o.amount, vbf, asset_gen).serialize(),
                                 nonce=ephemeral_pubkey(e), script_pubkey=o.script,
-                                surjection_proof=surj, range_proof=proof))
+                                surjection_proof=surj, range_proof=proofs[j]))
             openings[j] = Opening(o.asset, o.amount, abf, vbf)
         return result, openings
 

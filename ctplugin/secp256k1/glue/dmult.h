@@ -76,13 +76,12 @@ static PyObject *py_double_mult_many_var(PyObject *self, PyObject *args, PyObjec
     size_t parts = (size_t)cfg.threads;
     if (parts > n / DM_LANES) parts = n / DM_LANES ? n / DM_LANES : 1;
     dmult_job_ job = {r, redo, s, e, fin, n, lanes};
-    if (n >= GIL_RELEASE_MIN) {
-        Py_BEGIN_ALLOW_THREADS
-        parallel_run(dmult_part_, &job, parts);
-        Py_END_ALLOW_THREADS
-    } else {
-        parallel_run(dmult_part_, &job, parts);
-    }
+    /* Always without the GIL: one double multiplication (~10 µs) costs far more than a GIL
+     * switch, and the Borromean signer's waves (one member per ring, about 26) are what two
+     * wallet threads proving two outputs run side by side. */
+    Py_BEGIN_ALLOW_THREADS
+    parallel_run(dmult_part_, &job, parts);
+    Py_END_ALLOW_THREADS
     /* affine with one shared inversion (fin and e are done with: fin holds the results) */
     fe *scratch = malloc((2 * n + 1) * sizeof *scratch);
     if (!scratch) {

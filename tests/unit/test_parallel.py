@@ -1,0 +1,67 @@
+"""``ctplugin.parallel``: work spread over the shared threads gives the plain loop's results and
+errors, and a wallet proving its outputs side by side builds the bytes it builds alone."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctplugin.elements.chainparams import RangeProofKind
+from ctplugin.elements.consensus import COIN
+from ctplugin.parallel import side_by_side
+from ctplugin.secp256k1 import kernel
+from regtest.params import CTREGTEST, REGTEST_SEED, select_chain
+from regtest.wallet import Payment, Wallet
+
+
+@given(st.lists(st.integers(), max_size=12), st.integers(0, 5))
+def test_results_are_the_plain_loops(items: list[int], threads: int) -> None:
+    assert side_by_side(lambda x: x * x - 1, items, threads) == [x * x - 1 for x in items]
+
+
+def test_the_first_failing_item_in_order_is_raised_after_every_item_ran() -> None:
+    ran: list[int] = []
+    lock = threading.Lock()
+
+    def work(x: int) -> int:
+        with lock:
+            ran.append(x)
+        if x in (3, 4):
+            raise ValueError(x)
+        return x
+
+    with pytest.raises(ValueError) as raised:
+        side_by_side(work, list(range(8)), 3)
+    assert raised.value.args == (3,)
+    assert sorted(ran) == list(range(8))
+
+
+def test_the_first_item_runs_in_the_calling_thread() -> None:
+    caller = threading.get_ident()
+    where = side_by_side(lambda _: threading.get_ident(), [0, 1], 2)
+    assert where[0] == caller
+
+
+@pytest.fixture
+def kernel_threads() -> Iterator[None]:
+    previous = kernel.set_threads(0)
+    yield
+    kernel.set_threads(previous)
+
+
+@pytest.mark.parametrize("kind", [RangeProofKind.BULLETPROOF, RangeProofKind.BORROMEAN])
+def test_a_send_proves_the_same_bytes_on_one_thread_or_several(kind: RangeProofKind,
+                                                               kernel_threads: None) -> None:
+    def build(threads: int) -> bytes:
+        kernel.set_threads(threads)
+        payer = Wallet(REGTEST_SEED, range_proofs=kind)
+        payer.scan_block(select_chain(CTREGTEST).genesis)
+        payee = Wallet(b"payee seed for the parallel test", range_proofs=kind)
+        return payer.build_transaction([Payment(5 * COIN, payee.new_address())], fee=900,
+                                       height=1).serialize()
+
+    assert build(1) == build(2)
