@@ -34,6 +34,11 @@ _CTX = GLOBAL_CONTEXT.ctx
 
 
 @cache
+def _bitcointx_hash160(msg: bytes | bytearray) -> bytes:
+    """``bitcointx.core.Hash160``'s signature over ``ctplugin.hashes.hash160``."""
+    return hash160(msg)
+
+
 def share_with_bitcointx() -> None:
     """python-bitcointx reaches libsecp256k1 through ctypes, loaded on its first use: point it
     at the one coincurve ships (same library, same symbols), so its signatures, script checks
@@ -46,7 +51,7 @@ def share_with_bitcointx() -> None:
     (bitcointx/core/serialize.py, ``Hash160``), and it hashes every key it builds
     (bitcointx/core/key.py, ``CPubKey.__new__``: the key id), which made one BIP32 derivation
     cost 0.5 ms. Same digests; the library looks the function up at each call."""
-    bitcointx.core.Hash160 = hash160
+    bitcointx.core.Hash160 = _bitcointx_hash160
     if bitcointx.get_custom_secp256k1_path():
         return
     bundled = glob.glob(os.path.join(os.path.dirname(coincurve.__file__), "_libsecp256k1*.so"))
