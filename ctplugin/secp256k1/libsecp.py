@@ -33,12 +33,12 @@ from ctplugin.secp256k1.params import N
 _CTX = GLOBAL_CONTEXT.ctx
 
 
-@cache
 def _bitcointx_hash160(msg: bytes | bytearray) -> bytes:
     """``bitcointx.core.Hash160``'s signature over ``ctplugin.hashes.hash160``."""
     return hash160(msg)
 
 
+@cache
 def share_with_bitcointx() -> None:
     """python-bitcointx reaches libsecp256k1 through ctypes, loaded on its first use: point it
     at the one coincurve ships (same library, same symbols), so its signatures, script checks
