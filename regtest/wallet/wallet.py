@@ -54,7 +54,13 @@ from ctplugin.elements.script import is_unspendable
 from ctplugin.errors import CtpluginError, ProofError
 from ctplugin.hashes import tagged_hash
 from ctplugin.parallel import side_by_side
-from ctplugin.pedersen import Generator, commit, generator_generate, generator_generate_blinded
+from ctplugin.pedersen import (
+    Commitment,
+    Generator,
+    commit,
+    generator_generate,
+    generator_generate_blinded,
+)
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
 from ctplugin.surjection import WALLET_USED_INPUTS, serialized_size
@@ -621,12 +627,13 @@ class Wallet:
                 int.from_bytes(found.value_blind, "big"))
 
     def _output_proof(self, value: int, vbf: int, asset: bytes, abf: bytes, asset_gen: Generator,
-                      nonce: bytes, script: bytes) -> bytes:
-        """The range proof of a blinded output, of this wallet's kind."""
+                      nonce: bytes, script: bytes, commitment: Commitment | None = None) -> bytes:
+        """The range proof of a blinded output, of this wallet's kind (``commitment``: its
+        value commitment when the caller has it already)."""
         if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.output_rangeproof(
                 value, nonce, asset, abf, vbf.to_bytes(32, "big"),
-                commit(value, vbf, asset_gen), asset_gen, script,
+                commitment or commit(value, vbf, asset_gen), asset_gen, script,
                 min_value=0 if is_unspendable(script) else 1, exp=self.ct_exponent,
                 min_bits=self.ct_bits)
         return prove_output(value, vbf, asset_gen, nonce, script, message=asset[:20])
@@ -1356,13 +1363,14 @@ class Wallet:
         input_gens = [t.generator for t in targets]
         generators = {j: generator_generate_blinded(outs[j].asset, plans[j][2].to_bytes(32, "big"))
                       for j in plans}
+        commitments = {j: commit(outs[j].amount, plans[j][3], generators[j]) for j in plans}
         # The range proofs (most of a send's time) are pure functions of their inputs and run
         # mostly without the GIL, so the outputs are proved side by side on the kernel's
         # threads; the bytes are those of proving one after the other.
         proofs = dict(zip(plans, side_by_side(
             lambda j: self._output_proof(outs[j].amount, plans[j][3], outs[j].asset,
                                          plans[j][2].to_bytes(32, "big"), generators[j],
-                                         plans[j][1], outs[j].script),
+                                         plans[j][1], outs[j].script, commitments[j]),
             list(plans), kernel.threads())))
         result = []
         openings: dict[int, Opening] = {}
@@ -1375,8 +1383,7 @@ class Wallet:
             asset_gen = generators[j]
             surj = self._surjection(input_assets, input_blinds, input_gens, o.asset,
                                     abf.to_bytes(32, "big"), asset_gen)
-            result.append(TxOut(asset=asset_gen.serialize(),
-                                value=commit(o.amount, vbf, asset_gen).serialize(),
+            result.append(TxOut(asset=asset_gen.serialize(), value=commitments[j].serialize(),
                                 nonce=ephemeral_pubkey(e), script_pubkey=o.script,
                                 surjection_proof=surj, range_proof=proofs[j]))
             openings[j] = Opening(o.asset, o.amount, abf, vbf)

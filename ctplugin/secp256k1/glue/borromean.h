@@ -16,12 +16,12 @@
 #ifndef CTPLUGIN_GLUE_BORROMEAN_H
 #define CTPLUGIN_GLUE_BORROMEAN_H
 
-#include <pthread.h>
+#include "../native/threads.h"
 
 #include "common.h"
 #include "../native/borromean.h"
 
-#define BORRO_MAX_THREADS 64
+#define BORRO_MAX_THREADS KERNEL_MAX_THREADS
 #define BORRO_RANGE_RING_MAX 4 /* a range proof's ring: one base-4 digit */
 
 /* Lanes from the layouts: lanes[k] for every ring of every proof, proof_lane[p] = index of
@@ -85,10 +85,10 @@ typedef struct {
     int ok;
 } borro_task_;
 
-static void *borro_task_run_(void *arg) {
-    borro_task_ *t = arg;
+static void borro_task_part_(void *ctx, size_t part, size_t nparts) {
+    (void)nparts;
+    borro_task_ *t = (borro_task_ *)ctx + part;
     t->ok = borromean_lanes_var(t->job, t->lo, t->hi);
-    return NULL;
 }
 
 /* Fewer ring members than this per thread do not pay for starting one: a few double
@@ -104,8 +104,6 @@ static int borro_run_threads_(const borro_job *job, size_t nlanes, size_t member
     if ((size_t)threads > members / BORRO_MIN_MEMBERS_PER_THREAD)
         threads = (int)(members / BORRO_MIN_MEMBERS_PER_THREAD ? members / BORRO_MIN_MEMBERS_PER_THREAD : 1);
     borro_task_ tasks[BORRO_MAX_THREADS];
-    pthread_t ids[BORRO_MAX_THREADS];
-    int started[BORRO_MAX_THREADS] = {0};
     size_t lo = 0, done = 0;
     for (int t = 0; t < threads; t++) {
         size_t goal = members * (size_t)(t + 1) / (size_t)threads, hi = lo;
@@ -113,15 +111,9 @@ static int borro_run_threads_(const borro_job *job, size_t nlanes, size_t member
         tasks[t] = (borro_task_){job, lo, hi, 0};
         lo = hi;
     }
-    for (int t = 1; t < threads; t++)
-        started[t] = pthread_create(&ids[t], NULL, borro_task_run_, &tasks[t]) == 0;
-    borro_task_run_(&tasks[0]);
-    int ok = tasks[0].ok;
-    for (int t = 1; t < threads; t++) {
-        if (started[t]) pthread_join(ids[t], NULL);
-        else borro_task_run_(&tasks[t]); /* no thread: run it here */
-        ok &= tasks[t].ok;
-    }
+    parallel_run(borro_task_part_, tasks, (size_t)threads);
+    int ok = 1;
+    for (int t = 0; t < threads; t++) ok &= tasks[t].ok;
     return ok;
 }
 
