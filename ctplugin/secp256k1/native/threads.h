@@ -32,40 +32,45 @@ typedef struct {
     parallel_fn fn;
     void *ctx;
     size_t part, nparts;
+#if defined(__linux__) && defined(CPU_SET)
+    const cpu_set_t *widen; /* the process's CPUs, given back once the part runs; or NULL */
+#endif
 } parallel_job_;
 
 static void *parallel_trampoline_(void *arg) {
     parallel_job_ *job = arg;
+#if defined(__linux__) && defined(CPU_SET)
+    if (job->widen) (void)pthread_setaffinity_np(pthread_self(), sizeof *job->widen, job->widen);
+#endif
     job->fn(job->ctx, job->part, job->nparts);
     return NULL;
 }
 
-/* Thread attributes that keep a new part off the caller's CPU (Linux; elsewhere the defaults).
+/* Thread attributes that start a new part off the caller's CPU (Linux; elsewhere the defaults);
+ * `all` receives the process's CPUs, which the part takes back as it starts.
  *
  * Why: in a KVM guest a vCPU that has been idle long enough is descheduled by the host and
  * reported as preempted, so the scheduler does not count it as idle and starts the new thread
  * on the caller's CPU.  The two halves of the work then run one after the other (measured on a
  * 2-vCPU EPYC guest: a 2-thread ring verification took 6.3 ms instead of 3.5 ms in about half
- * the calls after a pause).  Allowing every CPU of the process but the caller's current one
- * keeps the parts apart; with one allowed CPU nothing changes.  Returns 1 when attr was set. */
-static int parallel_attr_(pthread_attr_t *attr) {
+ * the calls after a pause).  Only the start is placed: a part kept off the caller's CPU for its
+ * whole run could not move to it when the process's other threads take its own CPU, or once
+ * the caller's part is done.  Returns 1 when attr was set. */
 #if defined(__linux__) && defined(CPU_SET)
-    cpu_set_t allowed;
+static int parallel_attr_(pthread_attr_t *attr, cpu_set_t *all) {
+    cpu_set_t others;
     const int here = sched_getcpu();
-    if (here < 0 || here >= CPU_SETSIZE || sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return 0;
-    CPU_CLR(here, &allowed);
-    if (CPU_COUNT(&allowed) == 0 || pthread_attr_init(attr) != 0) return 0;
-    if (pthread_attr_setaffinity_np(attr, sizeof allowed, &allowed) != 0) {
+    if (here < 0 || here >= CPU_SETSIZE || sched_getaffinity(0, sizeof *all, all) != 0) return 0;
+    others = *all;
+    CPU_CLR(here, &others);
+    if (CPU_COUNT(&others) == 0 || pthread_attr_init(attr) != 0) return 0;
+    if (pthread_attr_setaffinity_np(attr, sizeof others, &others) != 0) {
         pthread_attr_destroy(attr);
         return 0;
     }
     return 1;
-#else
-    (void)attr;
-    return 0;
-#endif
 }
+#endif
 
 /* Run fn for parts 0 .. nparts-1 (nparts <= KERNEL_MAX_THREADS), parts 1.. on new threads and
  * part 0 on the caller's, and return when all are done.  A thread that cannot be created has
@@ -80,9 +85,18 @@ static void parallel_run(parallel_fn fn, void *ctx, size_t nparts) {
     parallel_job_ jobs[KERNEL_MAX_THREADS];
     int started[KERNEL_MAX_THREADS] = {0};
     pthread_attr_t attr;
-    const int placed = parallel_attr_(&attr);
+#if defined(__linux__) && defined(CPU_SET)
+    cpu_set_t all;
+    const int placed = parallel_attr_(&attr, &all);
+#else
+    const int placed = 0;
+#endif
     for (size_t p = 1; p < nparts; p++) {
-        jobs[p] = (parallel_job_){fn, ctx, p, nparts};
+        jobs[p] = (parallel_job_){fn, ctx, p, nparts
+#if defined(__linux__) && defined(CPU_SET)
+                                  , placed ? &all : NULL
+#endif
+        };
         started[p] = pthread_create(&tid[p], placed ? &attr : NULL, parallel_trampoline_,
                                     &jobs[p]) == 0;
     }
