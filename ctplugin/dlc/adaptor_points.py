@@ -37,7 +37,7 @@ from typing import Literal
 
 from ctplugin.dlc.errors import DlcError
 from ctplugin.dlc.oracle import MessageHash, OracleInfo, outcome_message
-from ctplugin.parallel import pool
+from ctplugin.parallel import side_by_side
 from ctplugin.secp256k1 import Point, kernel
 from ctplugin.secp256k1.params import N
 
@@ -294,8 +294,8 @@ def _memo_blob(points: DigitPoints, paths: list[list[int]], chunks: int) -> byte
     else:
         size = -(-len(sorted_paths) // chunks)
         parts = [sorted_paths[c: c + size] for c in range(0, len(sorted_paths), size)]
-        futures = [pool().submit(_k.subset_sums_var, table, part) for part in parts[1:]]
-        packed = _k.subset_sums_var(table, parts[0]) + b"".join(f.result() for f in futures)
+        packed = b"".join(side_by_side(lambda part: _k.subset_sums_var(table, part), parts,
+                                       len(parts)))
     if ordered:
         return packed
     unsorted = bytearray(len(packed))

@@ -33,7 +33,7 @@ import coincurve
 from ctplugin.dlc.errors import DlcError
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import sha256, tagged_hash
-from ctplugin.parallel import pool
+from ctplugin.parallel import side_by_side
 from ctplugin.secp256k1 import KIND_COMPRESSED, G, Point, ct, decode_points, g_table, kernel
 from ctplugin.secp256k1.params import N
 
@@ -182,11 +182,11 @@ def encrypt_many(secret_key: bytes, items: Sequence[tuple[Point, bytes]], *,
         raise DlcError("bad-aux", "one auxiliary randomness per item")
     if threads > 1 and len(items) >= 8:
         half = len(items) // 2
-        future = pool().submit(_nonce_parts, x32, items[half:], deterministic,
-                                None if aux_rands is None else aux_rands[half:])
-        partial = _nonce_parts(x32, items[:half], deterministic,
-                               None if aux_rands is None else aux_rands[:half])
-        partial += future.result()
+        halves = side_by_side(
+            lambda part: _nonce_parts(x32, items[part], deterministic,
+                                      None if aux_rands is None else aux_rands[part]),
+            [slice(0, half), slice(half, None)], 2)
+        partial = halves[0] + halves[1]
     else:
         partial = _nonce_parts(x32, items, deterministic, aux_rands)
     return _finish(_int(x32), items, partial)
