@@ -3,6 +3,7 @@ errors, and a wallet proving its outputs side by side builds the bytes it builds
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 
@@ -65,3 +66,13 @@ def test_a_send_proves_the_same_bytes_on_one_thread_or_several(kind: RangeProofK
                                        height=1).serialize()
 
     assert build(1) == build(2)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity (not Linux)")
+def test_the_caller_gets_its_cpus_back_and_shares_run_on_allowed_cpus() -> None:
+    before = os.sched_getaffinity(0)
+    seen = side_by_side(lambda _: os.sched_getaffinity(0), [0, 1, 2, 3], 2)
+    assert os.sched_getaffinity(0) == before
+    # the caller's share ran on the first CPU only when there is a second one for the workers
+    assert seen[0] == ({min(before)} if len(before) > 1 else before)
+    assert all(cpus <= before for cpus in seen)
