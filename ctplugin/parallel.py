@@ -36,11 +36,22 @@ def _cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
 
+def _set_cpus(cpus: set[int]) -> bool:
+    """Keep the calling thread to ``cpus`` (Linux: pid 0 = this thread); False when the system
+    refuses (a CPU taken offline, a cpuset changed meanwhile): placement is only a hint."""
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError:
+        return False
+    return True
+
+
 def _place_worker() -> None:
-    """Keep pool worker k to the process's CPU k + 1 (modulo the others), never the first."""
+    """Keep pool worker k to the process's CPU k + 1 (modulo the others), never the first (an
+    initializer that raised would break the pool, so a refusal leaves the worker unplaced)."""
     cpus = _cpus()
     if len(cpus) > 1:
-        os.sched_setaffinity(0, {cpus[1 + next(_WORKERS_PLACED) % (len(cpus) - 1)]})
+        _set_cpus({cpus[1 + next(_WORKERS_PLACED) % (len(cpus) - 1)]})
 
 
 def pool() -> ThreadPoolExecutor:
@@ -75,15 +86,14 @@ def side_by_side(work: Callable[[T], R], items: Sequence[T], threads: int) -> li
 
     futures = [pool().submit(run, items[c::width]) for c in range(1, width)]
     cpus = _cpus()
-    if len(cpus) > 1:  # the caller's share on the CPU the workers leave to it
-        everywhere = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, {cpus[0]})  # 0: this thread only
-        try:
-            columns = [run(items[0::width])]
-        finally:
-            os.sched_setaffinity(0, everywhere)
-    else:
+    # the caller's share on the CPU the workers leave to it
+    everywhere = os.sched_getaffinity(0) if len(cpus) > 1 else None
+    placed = everywhere is not None and _set_cpus({cpus[0]})
+    try:
         columns = [run(items[0::width])]
+    finally:
+        if placed and everywhere is not None:
+            _set_cpus(everywhere)
     columns += [future.result() for future in futures]
     results: list[R] = []
     for i in range(len(items)):

@@ -76,3 +76,13 @@ def test_the_caller_gets_its_cpus_back_and_shares_run_on_allowed_cpus() -> None:
     # the caller's share ran on the first CPU only when there is a second one for the workers
     assert seen[0] == ({min(before)} if len(before) > 1 else before)
     assert all(cpus <= before for cpus in seen)
+
+
+def test_a_refused_placement_changes_nothing_but_the_placement(monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    def refuse(pid: int, cpus: object) -> None:
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert side_by_side(lambda x: -x, [1, 2, 3], 2) == [-1, -2, -3]
