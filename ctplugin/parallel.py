@@ -3,7 +3,8 @@ calls release it, and so does coincurve: cffi drops it around every libsecp256k1
 
 One shared pool serves them all, so a process never holds more idle threads than it has cores.
 A task run on the pool must not itself wait on the pool (it could wait for a thread that is
-waiting for it); ``side_by_side`` therefore runs its first item in the calling thread.
+waiting for it): ``side_by_side`` therefore runs its first share in the calling thread, and
+called from a pool worker it runs everything there, as a plain loop.
 
 Placement (Linux): pool worker k keeps to the process's CPU k + 1 (modulo the others), and
 ``side_by_side`` runs its caller's share on the first CPU. Why: in a KVM guest a vCPU idle for a
@@ -29,6 +30,7 @@ R = TypeVar("R")
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 _WORKERS_PLACED = itertools.count()
+_WORKER = threading.local()  # .is_worker: set in the pool's own threads
 
 
 def _cpus() -> list[int]:
@@ -49,6 +51,7 @@ def _set_cpus(cpus: set[int]) -> bool:
 def _place_worker() -> None:
     """Keep pool worker k to the process's CPU k + 1 (modulo the others), never the first (an
     initializer that raised would break the pool, so a refusal leaves the worker unplaced)."""
+    _WORKER.is_worker = True
     cpus = _cpus()
     if len(cpus) > 1:
         _set_cpus({cpus[1 + next(_WORKERS_PLACED) % (len(cpus) - 1)]})
@@ -68,10 +71,11 @@ def pool() -> ThreadPoolExecutor:
 
 def side_by_side(work: Callable[[T], R], items: Sequence[T], threads: int) -> list[R]:
     """``[work(item) for item in items]``, with up to ``threads`` items running at once: the
-    first share in the calling thread, the others on the shared pool. The results, and the
+    first share in the calling thread, the others on the shared pool (all in the calling thread
+    when that is a pool worker: nested calls cannot wait on each other). The results, and the
     exception raised (that of the first item in order that raised), are the plain loop's; every
     item has finished when the call returns or raises."""
-    if threads <= 1 or len(items) <= 1:
+    if threads <= 1 or len(items) <= 1 or getattr(_WORKER, "is_worker", False):
         return [work(item) for item in items]
     width = min(threads, len(items))
 

@@ -86,3 +86,15 @@ def test_a_refused_placement_changes_nothing_but_the_placement(monkeypatch: pyte
     monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert side_by_side(lambda x: -x, [1, 2, 3], 2) == [-1, -2, -3]
+
+
+def test_a_nested_call_from_a_pool_task_runs_there_instead_of_waiting_on_the_pool() -> None:
+    def inner(x: int) -> list[int]:
+        return side_by_side(lambda y: x * 10 + y, [0, 1, 2], 2)
+
+    result: list[list[list[int]]] = []
+    runner = threading.Thread(target=lambda: result.append(side_by_side(inner, [1, 2, 3], 3)),
+                              daemon=True)
+    runner.start()
+    runner.join(30)  # a pool worker waiting on the pool it occupies would never return
+    assert result == [[[10, 11, 12], [20, 21, 22], [30, 31, 32]]]
