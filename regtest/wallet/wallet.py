@@ -633,9 +633,9 @@ class Wallet:
         if self.range_proofs == RangeProofKind.BORROMEAN:
             return borromean.elements.output_rangeproof(
                 value, nonce, asset, abf, vbf.to_bytes(32, "big"),
-                commitment or commit(value, vbf, asset_gen), asset_gen, script,
-                min_value=0 if is_unspendable(script) else 1, exp=self.ct_exponent,
-                min_bits=self.ct_bits)
+                commit(value, vbf, asset_gen) if commitment is None else commitment,
+                asset_gen, script, min_value=0 if is_unspendable(script) else 1,
+                exp=self.ct_exponent, min_bits=self.ct_bits)
         return prove_output(value, vbf, asset_gen, nonce, script, message=asset[:20])
 
     def output_proof_size(self, script: bytes) -> int:
@@ -1364,14 +1364,16 @@ class Wallet:
         generators = {j: generator_generate_blinded(outs[j].asset, plans[j][2].to_bytes(32, "big"))
                       for j in plans}
         commitments = {j: commit(outs[j].amount, plans[j][3], generators[j]) for j in plans}
+
+        def prove(j: int) -> bytes:
+            _, nonce, abf, vbf = plans[j]
+            return self._output_proof(outs[j].amount, vbf, outs[j].asset, abf.to_bytes(32, "big"),
+                                      generators[j], nonce, outs[j].script, commitments[j])
+
         # The range proofs (most of a send's time) are pure functions of their inputs and run
         # mostly without the GIL, so the outputs are proved side by side on the kernel's
         # threads; the bytes are those of proving one after the other.
-        proofs = dict(zip(plans, side_by_side(
-            lambda j: self._output_proof(outs[j].amount, plans[j][3], outs[j].asset,
-                                         plans[j][2].to_bytes(32, "big"), generators[j],
-                                         plans[j][1], outs[j].script, commitments[j]),
-            list(plans), kernel.threads())))
+        proofs = dict(zip(plans, side_by_side(prove, list(plans), kernel.threads())))
         result = []
         openings: dict[int, Opening] = {}
         for j, o in enumerate(outs):
