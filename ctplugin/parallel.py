@@ -34,7 +34,8 @@ _WORKER = threading.local()  # .is_worker: set in the pool's own threads
 
 
 def _cpus() -> list[int]:
-    """The process's CPUs in order (Linux), else an empty list (no placement)."""
+    """The CPUs the calling thread may run on, in order (Linux: the process's unless placed),
+    else an empty list (no placement)."""
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
 
@@ -91,13 +92,12 @@ def side_by_side(work: Callable[[T], R], items: Sequence[T], threads: int) -> li
     futures = [pool().submit(run, items[c::width]) for c in range(1, width)]
     cpus = _cpus()
     # the caller's share on the CPU the workers leave to it
-    everywhere = os.sched_getaffinity(0) if len(cpus) > 1 else None
-    placed = everywhere is not None and _set_cpus({cpus[0]})
+    placed = len(cpus) > 1 and _set_cpus({cpus[0]})
     try:
         columns = [run(items[0::width])]
     finally:
-        if placed and everywhere is not None:
-            _set_cpus(everywhere)
+        if placed:
+            _set_cpus(set(cpus))
     columns += [future.result() for future in futures]
     results: list[R] = []
     for i in range(len(items)):

@@ -21,7 +21,6 @@ import glob
 import os
 from functools import cache
 
-import bitcointx
 import bitcointx.core
 import coincurve
 from coincurve._libsecp256k1 import ffi, lib

@@ -195,9 +195,10 @@ class DlcParty:
         asset = wallet.policy_asset
         abf_bytes = abf.to_bytes(32, "big")
         generator = generator_generate_blinded(asset, abf_bytes)
+        commitment = commit(value, vbf, generator)
         proof = wallet._output_proof(value, vbf, asset, abf_bytes, generator, nonce,
-                                     address.script_pubkey)
-        return TxOut(asset=generator.serialize(), value=commit(value, vbf, generator).serialize(),
+                                     address.script_pubkey, commitment)
+        return TxOut(asset=generator.serialize(), value=commitment.serialize(),
                      nonce=ephemeral_pubkey(e), script_pubkey=address.script_pubkey,
                      range_proof=proof)
 
