@@ -14,6 +14,8 @@ first derivation, never at import.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass, field
 
 from bitcointx.core.key import CExtKey, CExtPubKey
@@ -22,6 +24,7 @@ from ctplugin.elements.address import base58check_decode, base58check_encode
 from ctplugin.elements.chainparams import AddressParams
 from ctplugin.errors import EncodingError
 from ctplugin.secp256k1.libsecp import share_with_bitcointx
+from ctplugin.secp256k1.params import N
 
 HARDENED = 0x8000_0000
 EXTKEY_SIZE = 74  # python-bitcointx's raw form: the serialization without its version bytes
@@ -120,6 +123,22 @@ class ExtKey:
     def derive(self, index: int) -> ExtKey:
         child = self._key.derive(index)
         return ExtKey(bytes(child), [child])
+
+    def child_secret(self, index: int) -> int:
+        """The private key of child ``index`` alone: ``derive(index).secret`` without the
+        child's extended key (whose public key and fingerprint python-bitcointx computes on
+        every derivation; a keypool derives thousands of children of one parent).
+
+        BIP32 CKDpriv: I = HMAC-SHA512(c_par, 0x00 ‖ ser256(k_par) ‖ ser32(i)) for a hardened
+        i, HMAC-SHA512(c_par, serP(K_par) ‖ ser32(i)) otherwise; k_i = parse256(I_L) + k_par
+        (mod n). The rare invalid child (I_L ≥ n or k_i = 0) is left to the library."""
+        chain_code = self.raw[9:41]
+        data = (self.raw[41:74] if index & HARDENED else self.pubkey) + index.to_bytes(4, "big")
+        tweak = int.from_bytes(hmac.digest(chain_code, data, hashlib.sha512)[:32], "big")
+        secret = (tweak + self.secret) % N
+        if tweak >= N or secret == 0:
+            return self.derive(index).secret
+        return secret
 
     def derive_path(self, path: tuple[int, ...]) -> ExtKey:
         key = self

@@ -17,6 +17,7 @@ Reject reasons carry no transaction index here (there is no block); output/input
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -29,6 +30,7 @@ from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import transaction_sigop_cost
 from validator import policy, reasons
+from validator.ahead import AheadChecks
 from validator.cachekeys import CacheKeys, cache_keys, check_items, script_cache_key
 from validator.coins import decode_txout, encode_txout
 from validator.known import KnownTransaction
@@ -87,6 +89,10 @@ def _without_tx_index(error: ValidationError) -> ValidationError:
                            input_index=error.input_index, detail=error.detail)
 
 
+AHEAD_KEPT = 8
+"""Transactions whose proofs ``Mempool.verify_ahead`` keeps in flight at most."""
+
+
 class Mempool:
     """Unconfirmed transactions that passed every consensus check against the current tip."""
 
@@ -106,6 +112,9 @@ class Mempool:
         # Bumped on every addition and removal (ZMQ "sequence", getrawmempool's
         # mempool_sequence), as Core's mempool sequence number.
         self.sequence = 0
+        # wtxid -> its proofs being verified ahead (``verify_ahead``), newest last
+        self._ahead: dict[bytes, AheadChecks] = {}
+        self._ahead_lock = threading.Lock()  # the callers of verify_ahead hold no chain lock
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -116,6 +125,23 @@ class Mempool:
     def transactions(self) -> list[Transaction]:
         """In acceptance order (parents before children)."""
         return [e.tx for e in self.entries.values()]
+
+    def verify_ahead(self, tx: Transaction) -> None:
+        """Start verifying ``tx``'s Borromean output proofs now, on the shared pool, for an
+        ``accept`` of this very transaction soon after (``validator.ahead``): a wallet calls it
+        as soon as it has made a transaction, before writing it. Without a proof cache (the
+        items are matched by their cache keys) nothing starts. At most ``AHEAD_KEPT`` are kept;
+        an older one is forgotten (its transaction is then verified in full)."""
+        if self.cache is None:
+            return
+        ahead = AheadChecks.start(tx, self.params, self.cache)
+        if ahead is None:
+            return
+        with self._ahead_lock:
+            self._ahead.pop(tx.wtxid, None)
+            self._ahead[tx.wtxid] = ahead
+            while len(self._ahead) > AHEAD_KEPT:
+                del self._ahead[next(iter(self._ahead))]
 
     def accept(self, tx: Transaction) -> MempoolEntry:
         """Validate ``tx`` against the tip and the pool, cache its proofs, add it to the pool."""
@@ -225,20 +251,31 @@ class Mempool:
         checks = check_items(plan)
         cache = self.cache
         keys = None if cache is None else cache_keys(cache, plan)
+        with self._ahead_lock:
+            ahead = self._ahead.pop(tx.wtxid, None)
+        check_missing = [True] * len(checks)
         if cache is None or keys is None:
-            to_verify, checks_to_verify = list(plan.ranges), list(checks)
+            to_verify = list(plan.ranges)
         else:
             range_keys, check_keys = keys
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
-            checks_to_verify = [c for c, k in zip(checks, check_keys) if k not in cache]
+            check_missing = [k not in cache for k in check_keys]
         # scripts under the policy flags; their signatures join this transaction's batch
         sigops = transaction_sigop_cost(tx, spent)
         policy.check_fees(tx, plan.fees.get(params.policy_asset, 0), sigops, settings,
                           params.policy_asset, bypass_limits)
         pre, deferred = run_scripts(tx, 0, spent, self.params.genesis_hash, MEMPOOL_FLAGS)
         scripts = items_of([(0, pre, deferred)], MEMPOOL_FLAGS)
+        # proofs verified ahead and found valid count as verified here; they are waited for
+        # only now, so everything above ran beside them
+        done_ahead = [False] * len(checks)
+        if ahead is not None and keys is not None:
+            valid = ahead.valid_keys()
+            done_ahead = [m and k in valid for m, k in zip(check_missing, keys[1])]
+        checks_to_verify = [c for c, m, d in zip(checks, check_missing, done_ahead) if m and not d]
         verify(ProofWork([plan.balance], [*to_verify, *scripts.batch],
                          [*checks_to_verify, *scripts.checks]))
+        checks_to_verify += [c for c, d in zip(checks, done_ahead) if d]
         # Bulletproofs and Borromean proofs both count as range proofs
         n_ranges = len(plan.ranges) + len(plan.borromeans)
         n_range_verified = len(to_verify) + sum(c.family == "borromean" for c in checks_to_verify)

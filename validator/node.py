@@ -726,6 +726,12 @@ class Node(Closeable):
         self._emit("transaction_added", tx)
         return entry
 
+    def verify_ahead(self, tx: Transaction) -> None:
+        """Start verifying the proofs of a transaction about to be submitted
+        (``Mempool.verify_ahead``): its ``accept_transaction`` then waits for them instead of
+        verifying them again."""
+        self.mempool.verify_ahead(tx)
+
     def test_accept_transaction(self, data: bytes | Transaction) -> MempoolEntry:
         """``accept_transaction``'s checks without adding it (testmempoolaccept)."""
         tx = data if isinstance(data, Transaction) else parse_transaction(data)

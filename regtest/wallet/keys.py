@@ -289,7 +289,7 @@ class KeyChain:
         if parent is None:
             parent = self._master.derive_path(path[:-1])
             self._accounts[parent_of] = parent
-        return parent.derive(path[-1]).secret, path
+        return parent.child_secret(path[-1]), path
 
     def _pair(self, index: int | None, secret: int, kind: AddressKind,
               path: tuple[int, ...] | None, internal: bool = False) -> KeyPair:

@@ -1361,19 +1361,27 @@ class Wallet:
         input_assets = [t.asset for t in targets]
         input_blinds = [t.abf.to_bytes(32, "big") for t in targets]
         input_gens = [t.generator for t in targets]
-        generators = {j: generator_generate_blinded(outs[j].asset, plans[j][2].to_bytes(32, "big"))
-                      for j in plans}
-        commitments = {j: commit(outs[j].amount, plans[j][3], generators[j]) for j in plans}
+        # each output's first surjection seed, drawn in output order as proving one output
+        # after the other draws them; a seed that fails is redrawn below, in that order too
+        seeds = {j: self._random() for j in plans}
 
-        def prove(j: int) -> bytes:
+        def prove(j: int) -> tuple[Generator, Commitment, bytes, bytes | None]:
+            """Output j's asset generator, value commitment, range proof and surjection proof
+            (None if its first seed fails)."""
             _, nonce, abf, vbf = plans[j]
-            return self._output_proof(outs[j].amount, vbf, outs[j].asset, abf.to_bytes(32, "big"),
-                                      generators[j], nonce, outs[j].script, commitments[j])
+            abf_bytes = abf.to_bytes(32, "big")
+            generator = generator_generate_blinded(outs[j].asset, abf_bytes)
+            commitment = commit(outs[j].amount, vbf, generator)
+            proof = self._output_proof(outs[j].amount, vbf, outs[j].asset, abf_bytes, generator,
+                                       nonce, outs[j].script, commitment)
+            surj = _surjection_proof(input_assets, input_blinds, input_gens, outs[j].asset,
+                                     abf_bytes, generator, seeds[j])
+            return generator, commitment, proof, surj
 
         # The range proofs (most of a send's time) are pure functions of their inputs and run
-        # mostly without the GIL, so the outputs are proved side by side on the kernel's
+        # mostly without the GIL, so each output's proofs are made side by side on the kernel's
         # threads; the bytes are those of proving one after the other.
-        proofs = dict(zip(plans, side_by_side(prove, list(plans), kernel.threads())))
+        proven = dict(zip(plans, side_by_side(prove, list(plans), kernel.threads())))
         result = []
         openings: dict[int, Opening] = {}
         for j, o in enumerate(outs):
@@ -1382,12 +1390,13 @@ class Wallet:
                 openings[j] = Opening(o.asset, o.amount, 0, 0)
                 continue
             e, _, abf, vbf = plans[j]
-            asset_gen = generators[j]
-            surj = self._surjection(input_assets, input_blinds, input_gens, o.asset,
-                                    abf.to_bytes(32, "big"), asset_gen)
-            result.append(TxOut(asset=asset_gen.serialize(), value=commitments[j].serialize(),
+            asset_gen, commitment, proof, surj = proven[j]
+            if surj is None:
+                surj = self._surjection(input_assets, input_blinds, input_gens, o.asset,
+                                        abf.to_bytes(32, "big"), asset_gen)
+            result.append(TxOut(asset=asset_gen.serialize(), value=commitment.serialize(),
                                 nonce=ephemeral_pubkey(e), script_pubkey=o.script,
-                                surjection_proof=surj, range_proof=proofs[j]))
+                                surjection_proof=surj, range_proof=proof))
             openings[j] = Opening(o.asset, o.amount, abf, vbf)
         return result, openings
 
@@ -1395,14 +1404,25 @@ class Wallet:
                     input_gens: list[Generator], asset: bytes, abf: bytes,
                     asset_gen: Generator) -> bytes:
         for _ in range(16):  # a seed can fail (ring selection): retry with a fresh one
-            try:
-                return surjection.generate(
-                    input_assets=input_assets, input_blinds=input_blinds,
-                    input_generators=input_gens, output_asset=asset, output_blind=abf,
-                    seed=self._random(), output_generator=asset_gen).serialize()
-            except ProofError:
-                continue
+            proof = _surjection_proof(input_assets, input_blinds, input_gens, asset, abf,
+                                      asset_gen, self._random())
+            if proof is not None:
+                return proof
         raise WalletError("could not build a surjection proof for this output")
+
+
+def _surjection_proof(input_assets: list[bytes], input_blinds: list[bytes],
+                      input_gens: list[Generator], asset: bytes, abf: bytes,
+                      asset_gen: Generator, seed: bytes) -> bytes | None:
+    """The serialized surjection proof of an output of ``asset`` (blind ``abf``) over the
+    inputs, from ``seed``; None if that seed's ring selection fails."""
+    try:
+        return surjection.generate(
+            input_assets=input_assets, input_blinds=input_blinds, input_generators=input_gens,
+            output_asset=asset, output_blind=abf, seed=seed,
+            output_generator=asset_gen).serialize()
+    except ProofError:
+        return None
 
 
 def _with_height(coin: OwnedCoin, height: int) -> OwnedCoin:

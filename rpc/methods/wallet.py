@@ -246,6 +246,8 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
         if built.fee > call.context.max_tx_fee:  # Core's wallet: -maxtxfee, before anything is kept
             wallet.sync_coins()
             raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS, MAX_FEE_EXCEEDED)
+        # the range proofs are final: the node verifies them while the wallet writes
+        call.node.verify_ahead(built.tx)
         wallet.add_own(built, comment, comment_to)
     send_built(call, wallet, built)
     return built

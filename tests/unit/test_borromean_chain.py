@@ -5,9 +5,12 @@ output; the proof cache covers Borromean proofs; each profile refuses the other'
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +29,7 @@ from regtest.params import CTREGTEST, CTREGTEST_BORROMEAN, POLICY_ASSET, select_
 from regtest.wallet import Issuance, Payment, Wallet
 from regtest.wallet.blinding import rewind_nonce
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
+from validator.ahead import AheadChecks
 from validator.node import Node
 
 PARAMS = select_chain(CTREGTEST_BORROMEAN)
@@ -201,3 +205,69 @@ def test_the_wallet_receives_borromean_payments(chain: ChainBuilder) -> None:
                                  height=chain.next_height)
     fresh.scan_transaction(tx, None)
     assert fresh.balance(POLICY_ASSET) == 12_345
+
+
+def _ring_calls(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], threading.Event]:
+    """The names of the threads that run the ring kernel from now on, and an event set when
+    the first call starts."""
+    calls: list[str] = []
+    started = threading.Event()
+    real = borromean.verify_many
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        started.set()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(borromean, "verify_many", counted)
+    return calls, started
+
+
+def test_proofs_verified_ahead_are_not_verified_again(bnode: Node, chain: ChainBuilder,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wallet send's ``verify_ahead``: the pool's worker runs the ring kernel over the
+    transaction's output proofs; its acceptance then counts them verified without running the
+    kernel itself (issuance proofs are left to it)."""
+    connect_upto(bnode, chain, 1)
+    tx = chain.blocks[2].transactions[1]
+    calls, started = _ring_calls(monkeypatch)
+    bnode.verify_ahead(tx)
+    assert started.wait(30)  # (an ahead check not started yet is called off: see below)
+    entry = bnode.accept_transaction(tx)
+    assert entry.n_range_verified == 2 and entry.n_range_cached == 0
+    assert calls == ["ctplugin-parallel_0"]  # only the pool's worker ran the kernel
+
+
+def test_a_bad_proof_verified_ahead_is_named_by_the_acceptance(
+        bnode: Node, chain: ChainBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proof that fails ahead is verified again by the acceptance, which names it and gives
+    the reason it gives without ``verify_ahead``; the good proof's verdict is still used."""
+    connect_upto(bnode, chain, 1)
+    tx = chain.blocks[2].transactions[1]
+    proof = bytearray(tx.outputs[1].range_proof)
+    proof[-1] ^= 1
+    bad = with_output(tx, 1, range_proof=bytes(proof))
+    calls, started = _ring_calls(monkeypatch)
+    bnode.verify_ahead(bad)
+    assert started.wait(30)
+    with pytest.raises(ValidationError) as err:
+        bnode.accept_transaction(bad)
+    assert (err.value.reason, err.value.output_index) == ("bad-txns-rangeproof-invalid", 1)
+    assert calls == ["ctplugin-parallel_0", "MainThread"]
+    assert len(bnode.mempool) == 0
+
+
+def test_an_ahead_check_that_never_ran_or_raised_counts_for_nothing() -> None:
+    """Not started (the pool's worker busy elsewhere): called off, the acceptance verifies
+    itself; raised: nothing passed."""
+    pending: Future[list[bool]] = Future()
+    assert AheadChecks([b"k" * 32], pending).valid_keys() == set()
+    assert pending.cancelled()
+    failed: Future[list[bool]] = Future()
+    failed.set_running_or_notify_cancel()
+    failed.set_exception(MemoryError())
+    assert AheadChecks([b"k" * 32], failed).valid_keys() == set()
+    done: Future[list[bool]] = Future()
+    done.set_running_or_notify_cancel()
+    done.set_result([True, False])
+    assert AheadChecks([b"a" * 32, b"b" * 32], done).valid_keys() == {b"a" * 32}

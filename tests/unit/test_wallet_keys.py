@@ -10,7 +10,8 @@ import hmac
 
 import pytest
 
-from ctplugin.bip32 import decode_extkey, master_key, parse_path
+from ctplugin import bip32
+from ctplugin.bip32 import HARDENED, decode_extkey, master_key, parse_path
 from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.elements.address import (
     BITCOIN_MAIN,
@@ -25,6 +26,7 @@ from ctplugin.script.checker import checker_for
 from ctplugin.script.interpreter import verify_input
 from ctplugin.script.sighash import PrecomputedTransaction
 from ctplugin.secp256k1 import ct
+from ctplugin.secp256k1.params import N
 from regtest.params import select_chain
 from regtest.wallet.keys import (
     P2PKH,
@@ -190,3 +192,26 @@ def test_multisig_outputs_of_our_keys_are_signed(kind: str) -> None:
     signed = sign_transaction(tx, [spent], keys, ELEMENTS.genesis_hash, lambda: bytes(32))
     pre = PrecomputedTransaction(signed, [spent], ELEMENTS.genesis_hash)
     verify_input(pre, 0, int(flags.STANDARD), checker_for(pre, 0, int(flags.STANDARD)))
+
+
+def test_child_secrets_are_the_library_s_children() -> None:
+    """``ExtKey.child_secret`` (the keypool's fast path: one HMAC, no child key object) gives
+    the secret of the library's derivation, hardened and not, at the index range's edges."""
+    parent = master_key(SEED1).derive_path(parse_path("m/0'/1"))
+    for index in (0, 1, 2, 1000000000, HARDENED - 1, HARDENED, HARDENED + 7, 2**32 - 1):
+        assert parent.child_secret(index) == parent.derive(index).secret
+
+
+def test_an_invalid_child_is_left_to_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    """BIP32: I_L >= n makes the child invalid; child_secret then answers as the library
+    does rather than with a reduced key of its own."""
+    parent = master_key(SEED1)
+    expected = parent.derive(5).secret
+
+    class _Overflowing:
+        @staticmethod
+        def digest(key: bytes, msg: bytes, digest: object) -> bytes:
+            return N.to_bytes(32, "big") + bytes(32)  # I_L = n
+
+    monkeypatch.setattr(bip32, "hmac", _Overflowing)
+    assert parent.child_secret(5) == expected

@@ -8,7 +8,7 @@
  * fails) / one scalar (< N) per member, all proofs concatenated.  Returns one byte per proof
  * (1 valid, 0 not) and, with challenges=True, every member's challenge e (32 bytes; zeros where
  * a failed ring stopped early), else b"".  threads is clamped to [1, BORRO_MAX_THREADS]; lanes
- * (rings) are split between threads by member count, so even one proof uses them.  Errors
+ * (rings) are shared out among the threads in chunks, so even one proof uses them.  Errors
  * (EncodingError): `length` for e0m or a malformed layout, point and scalar errors as in
  * parse_points / parse_scalars, `count-mismatch` when the layouts' members differ from the
  * points or scalars given, `too-large` beyond 2^31 members.
@@ -79,16 +79,29 @@ bad:
     return kernel_error(KERR_LENGTH, "borromean: ring sizes do not describe the proofs");
 }
 
+/* The lanes shared out among a call's threads: each takes the next `chunk` lanes not taken yet
+ * until none are left, so a thread whose core is also busy with other work (the interpreter of
+ * the calling process: a wallet writing while its transaction's proofs are verified, a block's
+ * scripts beside its proofs) takes fewer chunks instead of finishing last.  A lane's result
+ * does not depend on which chunk or thread ran it, so the verdicts are the same for any split. */
 typedef struct {
     const borro_job *job;
-    size_t lo, hi;
-    int ok;
-} borro_task_;
+    size_t nlanes, chunk;
+    size_t next; /* the first lane not taken yet (atomic) */
+    int ok[BORRO_MAX_THREADS];
+} borro_share_;
 
-static void borro_task_part_(void *ctx, size_t part, size_t nparts) {
+static void borro_share_part_(void *ctx, size_t part, size_t nparts) {
     (void)nparts;
-    borro_task_ *t = (borro_task_ *)ctx + part;
-    t->ok = borromean_lanes_var(t->job, t->lo, t->hi);
+    borro_share_ *share = ctx;
+    int ok = 1;
+    for (;;) {
+        const size_t lo = __atomic_fetch_add(&share->next, share->chunk, __ATOMIC_RELAXED);
+        if (lo >= share->nlanes) break;
+        const size_t hi = share->nlanes - lo < share->chunk ? share->nlanes : lo + share->chunk;
+        ok &= borromean_lanes_var(share->job, lo, hi);
+    }
+    share->ok[part] = ok;
 }
 
 /* Fewer ring members than this per thread do not pay for starting one: a few double
@@ -97,23 +110,27 @@ static void borro_task_part_(void *ctx, size_t part, size_t nparts) {
  * threads on the loaded 2-core machine, 0.05 ms on one). */
 #define BORRO_MIN_MEMBERS_PER_THREAD 64
 
-/* Run all lanes on up to `threads` threads (the caller's thread included), splitting the lanes
- * into contiguous ranges of about equal member counts.  Returns 0 on allocation failure. */
+/* Lanes per chunk at most: a wave's double multiplications run as one batch (16 lanes of the
+ * IFMA backend), and its affine conversion shares one inversion. */
+#define BORRO_CHUNK_MAX 16
+/* Chunks per thread at least (when there are lanes enough): the granularity of the sharing. */
+#define BORRO_CHUNKS_PER_THREAD 2
+
+/* Run all lanes on up to `threads` threads (the caller's thread included), shared out in chunks
+ * (borro_share_).  Returns 0 on allocation failure. */
 static int borro_run_threads_(const borro_job *job, size_t nlanes, size_t members, int threads) {
     if ((size_t)threads > nlanes) threads = (int)(nlanes ? nlanes : 1);
     if ((size_t)threads > members / BORRO_MIN_MEMBERS_PER_THREAD)
         threads = (int)(members / BORRO_MIN_MEMBERS_PER_THREAD ? members / BORRO_MIN_MEMBERS_PER_THREAD : 1);
-    borro_task_ tasks[BORRO_MAX_THREADS];
-    size_t lo = 0, done = 0;
-    for (int t = 0; t < threads; t++) {
-        size_t goal = members * (size_t)(t + 1) / (size_t)threads, hi = lo;
-        while (hi < nlanes && (t == threads - 1 || done < goal)) done += job->lanes[hi++].size;
-        tasks[t] = (borro_task_){job, lo, hi, 0};
-        lo = hi;
-    }
-    parallel_run(borro_task_part_, tasks, (size_t)threads);
+    if (threads == 1) return borromean_lanes_var(job, 0, nlanes);
+    size_t chunk = (nlanes + (size_t)threads * BORRO_CHUNKS_PER_THREAD - 1)
+                   / ((size_t)threads * BORRO_CHUNKS_PER_THREAD);
+    if (chunk > BORRO_CHUNK_MAX) chunk = BORRO_CHUNK_MAX;
+    if (chunk == 0) chunk = 1;
+    borro_share_ share = {job, nlanes, chunk, 0, {0}};
+    parallel_run(borro_share_part_, &share, (size_t)threads);
     int ok = 1;
-    for (int t = 0; t < threads; t++) ok &= tasks[t].ok;
+    for (int t = 0; t < threads; t++) ok &= share.ok[t];
     return ok;
 }
 

@@ -55,12 +55,17 @@ static void *parallel_trampoline_(void *arg) {
  * 2-vCPU EPYC guest: a 2-thread ring verification took 6.3 ms instead of 3.5 ms in about half
  * the calls after a pause).  Only the start is placed: a part kept off the caller's CPU for its
  * whole run could not move to it when the process's other threads take its own CPU, or once
- * the caller's part is done.  Returns 1 when attr was set. */
+ * the caller's part is done.  Returns 1 when attr was set.
+ *
+ * The process's CPUs are the caller's together with the main thread's: a caller kept to one CPU
+ * (a worker of ctplugin.parallel's pool is) would otherwise start every part on its own CPU, and
+ * the parts would take turns there. */
 #if defined(__linux__) && defined(CPU_SET)
 static int parallel_attr_(pthread_attr_t *attr, cpu_set_t *all) {
-    cpu_set_t others;
+    cpu_set_t others, main_cpus;
     const int here = sched_getcpu();
     if (here < 0 || here >= CPU_SETSIZE || sched_getaffinity(0, sizeof *all, all) != 0) return 0;
+    if (sched_getaffinity(getpid(), sizeof main_cpus, &main_cpus) == 0) CPU_OR(all, all, &main_cpus);
     others = *all;
     CPU_CLR(here, &others);
     if (CPU_COUNT(&others) == 0 || pthread_attr_init(attr) != 0) return 0;

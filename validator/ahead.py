@@ -1,0 +1,83 @@
+"""Verifying a transaction's Borromean output proofs ahead of its mempool acceptance.
+
+A wallet send makes its transaction, then writes it to the wallet, then submits it
+(``Mempool.accept``), whose ring kernel over the range proofs is most of the acceptance. The
+proofs are final as soon as the transaction is made, so ``AheadChecks.start`` hands them to the
+shared pool's worker at once (``ctplugin.parallel.pool``): the ring kernel releases the GIL and
+runs on every core while the caller's Python goes on (the wallet write, the acceptance's own
+planning, policy and script checks). The acceptance then takes each proof found valid here as a
+cache hit would be taken, and verifies everything else itself.
+
+Nothing here judges: an item is "valid" only if the validator's own check of it
+(``BorromeanItem.prepare`` and ``check``, the mempool's code) passed; a proof that failed, or a
+check that raised or never started, is simply verified again by the acceptance, which names the
+culprit and the reason as it always does. Items are matched by their proof-cache keys (salted
+hashes of proof, commitment, value generator and extra commit), so a transaction that changed in
+between (another object, other bytes) cannot borrow a verdict.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+from ctplugin.elements import Transaction
+from ctplugin.elements.chainparams import ChainParams, RangeProofKind, range_proof_kind
+from ctplugin.errors import ValidationError
+from ctplugin.parallel import pool
+from ctplugin.secp256k1 import kernel
+from validator.items import KIND_OUTPUT, BorromeanItem, ItemLabel, VerifyContext
+from validator.store import ProofCache
+
+
+def _verdicts(items: list[BorromeanItem]) -> list[bool]:
+    """Whether each item passes the validator's check (one ring-kernel call for all)."""
+    ctx = VerifyContext()
+    BorromeanItem.prepare(items, ctx)
+    passed = []
+    for item in items:
+        try:
+            item.check(ctx)
+        except ValidationError:
+            passed.append(False)
+        else:
+            passed.append(True)
+    return passed
+
+
+class AheadChecks:
+    """The Borromean output proofs of one transaction, being verified on the shared pool."""
+
+    __slots__ = ("_future", "keys")
+
+    def __init__(self, keys: list[bytes], future: Future[list[bool]]) -> None:
+        self.keys = keys
+        self._future = future
+
+    @classmethod
+    def start(cls, tx: Transaction, params: ChainParams,
+              cache: ProofCache) -> AheadChecks | None:
+        """Start verifying the Borromean range proofs of ``tx``'s blinded outputs (those with
+        an asset commitment, as wallets make them); None if it has none, or when the kernel
+        is kept to one thread (``kernel.set_threads``: no helper thread then)."""
+        if RangeProofKind.BORROMEAN not in params.range_proofs or kernel.threads() <= 1:
+            return None
+        items = [BorromeanItem(ItemLabel(0, KIND_OUTPUT, j), out.range_proof, out.value,
+                               out.asset, out.script_pubkey)
+                 for j, out in enumerate(tx.outputs)
+                 if isinstance(out.value, bytes) and len(out.asset) == 33 and out.range_proof
+                 and range_proof_kind(out.range_proof, params.range_proofs)
+                 == RangeProofKind.BORROMEAN]
+        if not items:
+            return None
+        keys = [item.cache_key(cache) for item in items]
+        return cls(keys, pool().submit(_verdicts, items))
+
+    def valid_keys(self) -> set[bytes]:
+        """The keys of the items that passed, waiting for the check if it runs. A check that
+        has not started is called off (the pool's worker is busy elsewhere: the caller is
+        better off verifying itself), and a check that raised counts as none passed."""
+        if self._future.cancel():
+            return set()
+        if self._future.exception() is not None:
+            return set()
+        return {key for key, ok in zip(self.keys, self._future.result()) if ok}
