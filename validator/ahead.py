@@ -1,26 +1,28 @@
-"""Verifying a transaction's Borromean output proofs ahead of its mempool acceptance.
+"""Verifying Borromean output proofs ahead of their transaction's mempool acceptance.
 
-A wallet send makes its transaction, then writes it to the wallet, then submits it
-(``Mempool.accept``), whose ring kernel over the range proofs is most of the acceptance. The
-proofs are final as soon as the transaction is made, so ``AheadChecks.start`` hands them to the
+A wallet send proves its outputs, signs, writes the transaction to the wallet and submits it
+(``Mempool.accept``), whose ring kernel over the range proofs is most of the acceptance. An
+output's range proof is final as soon as it is made, so ``AheadChecks.start`` hands it to the
 shared pool's worker at once (``ctplugin.parallel.pool``): the ring kernel releases the GIL and
-runs on every core while the caller's Python goes on (the wallet write, the acceptance's own
-planning, policy and script checks). The acceptance then takes each proof found valid here as a
-cache hit would be taken, and verifies everything else itself.
+runs on every core while the caller's Python goes on (the other outputs, the signatures, the
+wallet write, the acceptance's own planning, policy and script checks). The acceptance then
+takes each proof found valid here as a cache hit would be taken, and verifies everything else
+itself.
 
 Nothing here judges: an item is "valid" only if the validator's own check of it
 (``BorromeanItem.prepare`` and ``check``, the mempool's code) passed; a proof that failed, or a
 check that raised or never started, is simply verified again by the acceptance, which names the
 culprit and the reason as it always does. Items are matched by their proof-cache keys (salted
 hashes of proof, commitment, value generator and extra commit), so a transaction that changed in
-between (another object, other bytes) cannot borrow a verdict.
+between (other bytes) cannot borrow a verdict.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future
 
-from ctplugin.elements import Transaction
+from ctplugin.elements import TxOut
 from ctplugin.elements.chainparams import ChainParams, RangeProofKind, range_proof_kind
 from ctplugin.errors import ValidationError
 from ctplugin.parallel import pool
@@ -45,7 +47,7 @@ def _verdicts(items: list[BorromeanItem]) -> list[bool]:
 
 
 class AheadChecks:
-    """The Borromean output proofs of one transaction, being verified on the shared pool."""
+    """Borromean output proofs being verified on the shared pool."""
 
     __slots__ = ("_future", "keys")
 
@@ -54,16 +56,17 @@ class AheadChecks:
         self._future = future
 
     @classmethod
-    def start(cls, tx: Transaction, params: ChainParams,
+    def start(cls, outputs: Sequence[TxOut], params: ChainParams,
               cache: ProofCache) -> AheadChecks | None:
-        """Start verifying the Borromean range proofs of ``tx``'s blinded outputs (those with
-        an asset commitment, as wallets make them); None if it has none, or when the kernel
-        is kept to one thread (``kernel.set_threads``: no helper thread then)."""
+        """Start verifying the Borromean range proofs of the blinded ``outputs`` (those with
+        an asset commitment, as wallets make them); None if there are none, or when the kernel
+        is kept to one thread (``kernel.set_threads``: no helper thread then). The items'
+        labels are placeholders: a verdict is only ever used as a pass."""
         if RangeProofKind.BORROMEAN not in params.range_proofs or kernel.threads() <= 1:
             return None
         items = [BorromeanItem(ItemLabel(0, KIND_OUTPUT, j), out.range_proof, out.value,
                                out.asset, out.script_pubkey)
-                 for j, out in enumerate(tx.outputs)
+                 for j, out in enumerate(outputs)
                  if isinstance(out.value, bytes) and len(out.asset) == 33 and out.range_proof
                  and range_proof_kind(out.range_proof, params.range_proofs)
                  == RangeProofKind.BORROMEAN]

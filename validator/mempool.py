@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from operator import attrgetter
 
-from ctplugin.elements import Block, Transaction
+from ctplugin.elements import Block, Transaction, TxOut
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ValidationError
 from ctplugin.script.sigops import transaction_sigop_cost
@@ -89,8 +89,8 @@ def _without_tx_index(error: ValidationError) -> ValidationError:
                            input_index=error.input_index, detail=error.detail)
 
 
-AHEAD_KEPT = 8
-"""Transactions whose proofs ``Mempool.verify_ahead`` keeps in flight at most."""
+AHEAD_KEPT = 16
+"""Proofs ``Mempool.verify_ahead`` keeps in flight at most."""
 
 
 class Mempool:
@@ -112,7 +112,7 @@ class Mempool:
         # Bumped on every addition and removal (ZMQ "sequence", getrawmempool's
         # mempool_sequence), as Core's mempool sequence number.
         self.sequence = 0
-        # wtxid -> its proofs being verified ahead (``verify_ahead``), newest last
+        # cache key -> its proof's check running ahead (``verify_ahead``), newest last
         self._ahead: dict[bytes, AheadChecks] = {}
         self._ahead_lock = threading.Lock()  # the callers of verify_ahead hold no chain lock
 
@@ -126,20 +126,21 @@ class Mempool:
         """In acceptance order (parents before children)."""
         return [e.tx for e in self.entries.values()]
 
-    def verify_ahead(self, tx: Transaction) -> None:
-        """Start verifying ``tx``'s Borromean output proofs now, on the shared pool, for an
-        ``accept`` of this very transaction soon after (``validator.ahead``): a wallet calls it
-        as soon as it has made a transaction, before writing it. Without a proof cache (the
-        items are matched by their cache keys) nothing starts. At most ``AHEAD_KEPT`` are kept;
-        an older one is forgotten (its transaction is then verified in full)."""
+    def verify_ahead(self, outputs: Sequence[TxOut]) -> None:
+        """Start verifying the Borromean range proofs of ``outputs`` now, on the shared pool,
+        for the acceptance of their transaction soon after (``validator.ahead``): a wallet
+        calls it with each output as soon as its range proof is made. Without a proof cache
+        (proofs are matched by their cache keys) nothing starts. At most ``AHEAD_KEPT`` are
+        kept; an older one is forgotten (its transaction verifies it in full)."""
         if self.cache is None:
             return
-        ahead = AheadChecks.start(tx, self.params, self.cache)
+        ahead = AheadChecks.start(outputs, self.params, self.cache)
         if ahead is None:
             return
         with self._ahead_lock:
-            self._ahead.pop(tx.wtxid, None)
-            self._ahead[tx.wtxid] = ahead
+            for key in ahead.keys:
+                self._ahead.pop(key, None)
+                self._ahead[key] = ahead
             while len(self._ahead) > AHEAD_KEPT:
                 del self._ahead[next(iter(self._ahead))]
 
@@ -251,8 +252,6 @@ class Mempool:
         checks = check_items(plan)
         cache = self.cache
         keys = None if cache is None else cache_keys(cache, plan)
-        with self._ahead_lock:
-            ahead = self._ahead.pop(tx.wtxid, None)
         check_missing = [True] * len(checks)
         if cache is None or keys is None:
             to_verify = list(plan.ranges)
@@ -260,6 +259,8 @@ class Mempool:
             range_keys, check_keys = keys
             to_verify = [r for r, k in zip(plan.ranges, range_keys) if k not in cache]
             check_missing = [k not in cache for k in check_keys]
+            with self._ahead_lock:
+                pending = [self._ahead.pop(k, None) for k in check_keys]
         # scripts under the policy flags; their signatures join this transaction's batch
         sigops = transaction_sigop_cost(tx, spent)
         policy.check_fees(tx, plan.fees.get(params.policy_asset, 0), sigops, settings,
@@ -269,8 +270,10 @@ class Mempool:
         # proofs verified ahead and found valid count as verified here; they are waited for
         # only now, so everything above ran beside them
         done_ahead = [False] * len(checks)
-        if ahead is not None and keys is not None:
-            valid = ahead.valid_keys()
+        if keys is not None and any(pending):
+            valid: set[bytes] = set()
+            for ahead in {id(a): a for a in pending if a is not None}.values():
+                valid |= ahead.valid_keys()
             done_ahead = [m and k in valid for m, k in zip(check_missing, keys[1])]
         checks_to_verify = [c for c, m, d in zip(checks, check_missing, done_ahead) if m and not d]
         verify(ProofWork([plan.balance], [*to_verify, *scripts.batch],

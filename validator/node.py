@@ -40,7 +40,14 @@ from dataclasses import dataclass
 from itertools import repeat
 
 from ctplugin.closing import Closeable
-from ctplugin.elements import Block, BlockHeader, Transaction, parse_block, parse_transaction
+from ctplugin.elements import (
+    Block,
+    BlockHeader,
+    Transaction,
+    TxOut,
+    parse_block,
+    parse_transaction,
+)
 from ctplugin.elements.chainparams import ChainParams
 from ctplugin.errors import ParseError, ValidationError
 from validator.block import BlockValidator, bip34_implies_bip30_limit
@@ -726,11 +733,11 @@ class Node(Closeable):
         self._emit("transaction_added", tx)
         return entry
 
-    def verify_ahead(self, tx: Transaction) -> None:
-        """Start verifying the proofs of a transaction about to be submitted
-        (``Mempool.verify_ahead``): its ``accept_transaction`` then waits for them instead of
-        verifying them again."""
-        self.mempool.verify_ahead(tx)
+    def verify_ahead(self, outputs: Sequence[TxOut]) -> None:
+        """Start verifying the proofs of outputs whose transaction is about to be submitted
+        (``Mempool.verify_ahead``; any thread): its ``accept_transaction`` then waits for them
+        instead of verifying them again."""
+        self.mempool.verify_ahead(outputs)
 
     def test_accept_transaction(self, data: bytes | Transaction) -> MempoolEntry:
         """``accept_transaction``'s checks without adding it (testmempoolaccept)."""

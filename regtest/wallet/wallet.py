@@ -908,7 +908,8 @@ class Wallet:
               issuance: Issuance | None = None, reissuance: Reissuance | None = None,
               blind_change: bool = True, inputs: Sequence[OwnedCoin] | None = None,
               fee_rate: int | None = None,
-              subtract_fee_from: Sequence[int] = ()) -> BuiltTransaction:
+              subtract_fee_from: Sequence[int] = (),
+              proven: Callable[[list[TxOut]], None] | None = None) -> BuiltTransaction:
         """A complete, blinded transaction paying ``payments`` plus an explicit fee output.
 
         The fee is ``fee`` satoshis, or ``fee_rate`` satoshis per 1000 virtual bytes of the
@@ -917,14 +918,16 @@ class Wallet:
         their amount (equal shares, the remainder on the first). ``height`` is the height of
         the block that will include it (coin maturity). Change goes to new own addresses
         (blinded unless ``blind_change`` is False). The transaction is applied to the wallet at
-        once (see the module docstring).
+        once (see the module docstring). ``proven`` is called with the blinded outputs as soon
+        as their range proofs are made (a surjection proof may still be missing), before the
+        signatures: a node starts verifying them then (``Node.verify_ahead``).
         """
         if (fee is None) == (fee_rate is None):
             raise WalletError("give exactly one of fee and fee_rate")
         return self._realize(self._select_and_plan(
             list(payments), fee=fee, fee_rate=fee_rate, height=height, issuance=issuance,
             reissuance=reissuance, blind_change=blind_change, inputs=inputs,
-            subtract_fee_from=tuple(subtract_fee_from)))
+            subtract_fee_from=tuple(subtract_fee_from)), proven)
 
     def _preselected(self, reissuance: Reissuance | None, inputs: Sequence[OwnedCoin] | None,
                      height: int) -> list[OwnedCoin]:
@@ -1090,7 +1093,8 @@ class Wallet:
             planned = replace(planned, dummy=True)
         return planned
 
-    def _realize(self, plan: _Plan) -> BuiltTransaction:
+    def _realize(self, plan: _Plan, proven: Callable[[list[TxOut]], None] | None = None
+                 ) -> BuiltTransaction:
         """Draw the randomness, make the proofs, apply the transaction to the wallet."""
         issuance, reissuance = plan.issuance, plan.reissuance
         txins: list[TxIn] = []
@@ -1165,7 +1169,7 @@ class Wallet:
             dummy_key = self.new_address(self.change_kind, change=True).blinding_pubkey
             outs.append(_OutSpec(OP_RETURN, self.policy_asset, 0, dummy_key))
 
-        txouts, openings = self._blind_outputs(outs, targets)
+        txouts, openings = self._blind_outputs(outs, targets, proven)
         tx = Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts), locktime=0)
         tx = sign_transaction(tx, [c.out for c in plan.coins], self.keys, self.genesis_hash,
                               self._random)
@@ -1328,11 +1332,13 @@ class Wallet:
         self.entropy[token] = entropy
         self.token_of[asset] = token
 
-    def _blind_outputs(self, outs: Sequence[_OutSpec], targets: Sequence[_InSpec]
+    def _blind_outputs(self, outs: Sequence[_OutSpec], targets: Sequence[_InSpec],
+                       proven: Callable[[list[TxOut]], None] | None = None
                        ) -> tuple[list[TxOut], dict[int, Opening]]:
         """Blinding factors, commitments, range proofs and surjection proofs for the outputs
         that carry a blinding key; explicit outputs as they are (``blinding`` docstring).
-        Returns the outputs and every output's opening (asset, value, abf, vbf)."""
+        Returns the outputs and every output's opening (asset, value, abf, vbf). ``proven``
+        (``build``) hears of the blinded outputs once their range proofs are made."""
         blinded = [j for j, o in enumerate(outs) if o.blinding_pubkey is not None]
         inputs_terms = [(t.value, t.abf, t.vbf) for t in targets if t.known]
         if not blinded and blinding_total(inputs_terms):
@@ -1365,23 +1371,28 @@ class Wallet:
         # after the other draws them; a seed that fails is redrawn below, in that order too
         seeds = {j: self._random() for j in plans}
 
-        def prove(j: int) -> tuple[Generator, Commitment, bytes, bytes | None]:
-            """Output j's asset generator, value commitment, range proof and surjection proof
-            (None if its first seed fails)."""
-            _, nonce, abf, vbf = plans[j]
+        def prove(j: int) -> tuple[TxOut, Generator]:
+            """Output j with its range proof and surjection proof (none if its first seed
+            fails), and its asset generator."""
+            e, nonce, abf, vbf = plans[j]
             abf_bytes = abf.to_bytes(32, "big")
             generator = generator_generate_blinded(outs[j].asset, abf_bytes)
             commitment = commit(outs[j].amount, vbf, generator)
             proof = self._output_proof(outs[j].amount, vbf, outs[j].asset, abf_bytes, generator,
                                        nonce, outs[j].script, commitment)
+            out = TxOut(asset=generator.serialize(), value=commitment.serialize(),
+                        nonce=ephemeral_pubkey(e), script_pubkey=outs[j].script,
+                        range_proof=proof)
             surj = _surjection_proof(input_assets, input_blinds, input_gens, outs[j].asset,
                                      abf_bytes, generator, seeds[j])
-            return generator, commitment, proof, surj
+            return (out if surj is None else replace(out, surjection_proof=surj)), generator
 
         # The range proofs (most of a send's time) are pure functions of their inputs and run
         # mostly without the GIL, so each output's proofs are made side by side on the kernel's
         # threads; the bytes are those of proving one after the other.
-        proven = dict(zip(plans, side_by_side(prove, list(plans), kernel.threads())))
+        made = dict(zip(plans, side_by_side(prove, list(plans), kernel.threads())))
+        if proven is not None and made:
+            proven([out for out, _ in made.values()])
         result = []
         openings: dict[int, Opening] = {}
         for j, o in enumerate(outs):
@@ -1389,14 +1400,13 @@ class Wallet:
                 result.append(TxOut(asset=o.asset, value=o.amount, script_pubkey=o.script))
                 openings[j] = Opening(o.asset, o.amount, 0, 0)
                 continue
-            e, _, abf, vbf = plans[j]
-            asset_gen, commitment, proof, surj = proven[j]
-            if surj is None:
-                surj = self._surjection(input_assets, input_blinds, input_gens, o.asset,
-                                        abf.to_bytes(32, "big"), asset_gen)
-            result.append(TxOut(asset=asset_gen.serialize(), value=commitment.serialize(),
-                                nonce=ephemeral_pubkey(e), script_pubkey=o.script,
-                                surjection_proof=surj, range_proof=proof))
+            _, _, abf, vbf = plans[j]
+            out, asset_gen = made[j]
+            if not out.surjection_proof:
+                out = replace(out, surjection_proof=self._surjection(
+                    input_assets, input_blinds, input_gens, o.asset, abf.to_bytes(32, "big"),
+                    asset_gen))
+            result.append(out)
             openings[j] = Opening(o.asset, o.amount, abf, vbf)
         return result, openings
 

@@ -237,17 +237,18 @@ def build_and_send(call: Call, payments: list[Payment], *, fee_rate: int,
     with wallet.lock:
         height = call.node.tip.height + 1
         try:
+            # the node verifies the range proofs as soon as they are made, while the wallet
+            # goes on (signing, writing)
             built = wallet.wallet.build(payments, fee_rate=fee_rate, height=height,
                                         issuance=issuance, reissuance=reissuance,
-                                        subtract_fee_from=tuple(subtract))
+                                        subtract_fee_from=tuple(subtract),
+                                        proven=call.node.verify_ahead)
         except WalletError as exc:
             wallet.sync_coins()
             raise wallet_errors(exc) from None
         if built.fee > call.context.max_tx_fee:  # Core's wallet: -maxtxfee, before anything is kept
             wallet.sync_coins()
             raise RpcError(RpcCode.WALLET_INSUFFICIENT_FUNDS, MAX_FEE_EXCEEDED)
-        # the range proofs are final: the node verifies them while the wallet writes
-        call.node.verify_ahead(built.tx)
         wallet.add_own(built, comment, comment_to)
     send_built(call, wallet, built)
     return built

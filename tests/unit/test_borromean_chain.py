@@ -231,7 +231,7 @@ def test_proofs_verified_ahead_are_not_verified_again(bnode: Node, chain: ChainB
     connect_upto(bnode, chain, 1)
     tx = chain.blocks[2].transactions[1]
     calls, started = _ring_calls(monkeypatch)
-    bnode.verify_ahead(tx)
+    bnode.verify_ahead(tx.outputs)
     assert started.wait(30)  # (an ahead check not started yet is called off: see below)
     entry = bnode.accept_transaction(tx)
     assert entry.n_range_verified == 2 and entry.n_range_cached == 0
@@ -248,7 +248,7 @@ def test_a_bad_proof_verified_ahead_is_named_by_the_acceptance(
     proof[-1] ^= 1
     bad = with_output(tx, 1, range_proof=bytes(proof))
     calls, started = _ring_calls(monkeypatch)
-    bnode.verify_ahead(bad)
+    bnode.verify_ahead(bad.outputs)
     assert started.wait(30)
     with pytest.raises(ValidationError) as err:
         bnode.accept_transaction(bad)
