@@ -89,7 +89,7 @@ def _without_tx_index(error: ValidationError) -> ValidationError:
                            input_index=error.input_index, detail=error.detail)
 
 
-AHEAD_KEPT = 16
+AHEAD_KEPT = 256
 """Proofs ``Mempool.verify_ahead`` keeps in flight at most."""
 
 
