@@ -470,13 +470,10 @@ class Wallet:
             if 0 < value < N:
                 return value
 
-    def new_address(self, kind: AddressKind = P2TR, *, change: bool = False,
-                    top_up: bool = True) -> ConfidentialAddress:
+    def new_address(self, kind: AddressKind = P2TR, *, change: bool = False) -> ConfidentialAddress:
         """The next unused key's address of ``kind``; ``change``: a change address (the next
         key of an HD chain's internal chain, else marked among the others). ``WalletError``
-        with elementsd's words from a watch-only or blank wallet. ``top_up=False`` leaves
-        deriving the keypool's new far end to a later ``_top_up`` (a send's, once its proofs
-        are made: it is not needed before)."""
+        with elementsd's words from a watch-only or blank wallet."""
         if not self.private_keys:
             raise WalletError("Error: Private keys are disabled for this wallet")
         if self.blank:
@@ -484,20 +481,14 @@ class Wallet:
         if change and self.keys.has_internal_chain:
             pair = self.keys.key(self._next_change, kind, internal=True)
             self._next_change += 1
-        else:
-            pair = self.keys.key(self._next_key, kind)
-            if change:
-                self.change_keys.add(self._next_key)
-            self._next_key += 1
-        if top_up:
-            self._top_up()
-        return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
-
-    def _top_up(self) -> None:
-        """Derive the keypool: ``lookahead`` keys beyond the last one handed out on each
-        chain (Core's TopUp)."""
+            self.keys.extend(self._next_change + self.lookahead, internal=True)
+            return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
+        pair = self.keys.key(self._next_key, kind)
+        if change:
+            self.change_keys.add(self._next_key)
+        self._next_key += 1
         self.keys.extend(self._next_key + self.lookahead)
-        self.keys.extend(self._next_change + self.lookahead, internal=True)
+        return ConfidentialAddress(pair.script_pubkey, pair.blinding_pubkey)
 
     def address(self, index: int, kind: AddressKind = P2TR) -> ConfidentialAddress:
         """The address of key ``index`` (key 0 of ``REGTEST_SEED`` owns the genesis coins, at
@@ -1166,7 +1157,7 @@ class Wallet:
                 created.add(self.token_of[issued.asset])
         for asset, amount in plan.change:
             fresh = asset in created
-            address = self.new_address(self.change_kind, change=not fresh, top_up=False)
+            address = self.new_address(self.change_kind, change=not fresh)
             if not fresh:
                 change_indexes.append(len(outs))
             outs.append(_OutSpec(address.script_pubkey, asset, amount,
@@ -1175,15 +1166,10 @@ class Wallet:
         outs.append(_OutSpec(b"", self.policy_asset, plan.fee, None, fee=True))
         if plan.dummy:  # blinded to a fresh change key: only balancing is asked of it; last,
             # after the fee, where Elements' fillBlindDetails appends it (src/wallet/spend.cpp)
-            dummy_key = self.new_address(self.change_kind, change=True,
-                                         top_up=False).blinding_pubkey
+            dummy_key = self.new_address(self.change_kind, change=True).blinding_pubkey
             outs.append(_OutSpec(OP_RETURN, self.policy_asset, 0, dummy_key))
 
-        try:
-            txouts, openings = self._blind_outputs(outs, targets, proven)
-        finally:
-            # the keypool's new far end, derived while the node verifies the proofs (``proven``)
-            self._top_up()
+        txouts, openings = self._blind_outputs(outs, targets, proven)
         tx = Transaction(version=2, inputs=tuple(txins), outputs=tuple(txouts), locktime=0)
         tx = sign_transaction(tx, [c.out for c in plan.coins], self.keys, self.genesis_hash,
                               self._random)
