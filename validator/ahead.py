@@ -1,11 +1,11 @@
 """Verifying Borromean output proofs ahead of their transaction's mempool acceptance.
 
 A wallet send proves its outputs, signs, writes the transaction to the wallet and submits it
-(``Mempool.accept``), whose ring kernel over the range proofs is most of the acceptance. An
-output's range proof is final as soon as it is made, so ``AheadChecks.start`` hands it to the
+(``Mempool.accept``), whose ring kernel over the range proofs is most of the acceptance. The
+range proofs are final as soon as they are made, so ``AheadChecks.start`` hands them to the
 shared pool's worker at once (``ctplugin.parallel.pool``): the ring kernel releases the GIL and
-runs on every core while the caller's Python goes on (the other outputs, the signatures, the
-wallet write, the acceptance's own planning, policy and script checks). The acceptance then
+runs on every core while the caller's Python goes on (the signatures, the wallet write, the
+acceptance's own planning, policy and script checks). The acceptance then
 takes each proof found valid here as a cache hit would be taken, and verifies everything else
 itself.
 

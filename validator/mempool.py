@@ -129,9 +129,10 @@ class Mempool:
     def verify_ahead(self, outputs: Sequence[TxOut]) -> None:
         """Start verifying the Borromean range proofs of ``outputs`` now, on the shared pool,
         for the acceptance of their transaction soon after (``validator.ahead``): a wallet
-        calls it with each output as soon as its range proof is made. Without a proof cache
-        (proofs are matched by their cache keys) nothing starts. At most ``AHEAD_KEPT`` are
-        kept; an older one is forgotten (its transaction verifies it in full)."""
+        calls it with a send's outputs as soon as their range proofs are made. Without a
+        proof cache (proofs are matched by their cache keys) nothing starts. At most
+        ``AHEAD_KEPT`` are kept; an older one is forgotten (its transaction verifies it in
+        full)."""
         if self.cache is None:
             return
         ahead = AheadChecks.start(outputs, self.params, self.cache)
@@ -253,6 +254,7 @@ class Mempool:
         cache = self.cache
         keys = None if cache is None else cache_keys(cache, plan)
         check_missing = [True] * len(checks)
+        pending: list[AheadChecks | None] = []
         if cache is None or keys is None:
             to_verify = list(plan.ranges)
         else:
@@ -270,11 +272,11 @@ class Mempool:
         # proofs verified ahead and found valid count as verified here; they are waited for
         # only now, so everything above ran beside them
         done_ahead = [False] * len(checks)
-        if keys is not None and any(pending):
+        if any(pending):
             valid: set[bytes] = set()
             for ahead in {id(a): a for a in pending if a is not None}.values():
                 valid |= ahead.valid_keys()
-            done_ahead = [m and k in valid for m, k in zip(check_missing, keys[1])]
+            done_ahead = [m and k in valid for m, k in zip(check_missing, check_keys)]
         checks_to_verify = [c for c, m, d in zip(checks, check_missing, done_ahead) if m and not d]
         verify(ProofWork([plan.balance], [*to_verify, *scripts.batch],
                          [*checks_to_verify, *scripts.checks]))
