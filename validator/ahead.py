@@ -19,7 +19,7 @@ between (other bytes) cannot borrow a verdict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 
 from ctplugin.elements import TxOut
@@ -31,9 +31,11 @@ from validator.items import KIND_OUTPUT, BorromeanItem, ItemLabel, VerifyContext
 from validator.store import ProofCache
 
 
-def _verdicts(items: list[BorromeanItem]) -> list[bool]:
-    """Whether each item passes the validator's check (one ring-kernel call for all)."""
-    ctx = VerifyContext()
+def _verdicts(items: list[BorromeanItem],
+              ring_points: Mapping[bytes, bytes]) -> list[bool]:
+    """Whether each item passes the validator's check (one ring-kernel call for all, or one
+    multi-scalar multiplication for those with their signer's ring points)."""
+    ctx = VerifyContext(ring_points=ring_points)
     BorromeanItem.prepare(items, ctx)
     passed = []
     for item in items:
@@ -56,12 +58,13 @@ class AheadChecks:
         self._future = future
 
     @classmethod
-    def start(cls, outputs: Sequence[TxOut], params: ChainParams,
-              cache: ProofCache) -> AheadChecks | None:
+    def start(cls, outputs: Sequence[TxOut], params: ChainParams, cache: ProofCache,
+              ring_points: Mapping[bytes, bytes] | None = None) -> AheadChecks | None:
         """Start verifying the Borromean range proofs of the blinded ``outputs`` (those with
         an asset commitment, as wallets make them); None if there are none, or when the kernel
-        is kept to one thread (``kernel.set_threads``: no helper thread then). The items'
-        labels are placeholders: a verdict is only ever used as a pass."""
+        is kept to one thread (``kernel.set_threads``: no helper thread then). ``ring_points``:
+        the signer's ring points by proof (``VerifyContext.ring_points``). The items' labels
+        are placeholders: a verdict is only ever used as a pass."""
         if RangeProofKind.BORROMEAN not in params.range_proofs or kernel.threads() <= 1:
             return None
         items = [BorromeanItem(ItemLabel(0, KIND_OUTPUT, j), out.range_proof, out.value,
@@ -73,7 +76,7 @@ class AheadChecks:
         if not items:
             return None
         keys = [item.cache_key(cache) for item in items]
-        return cls(keys, pool().submit(_verdicts, items))
+        return cls(keys, pool().submit(_verdicts, items, dict(ring_points or {})))
 
     def valid_keys(self) -> set[bytes]:
         """The keys of the items that passed, waiting for the check if it runs. A check that

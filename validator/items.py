@@ -128,14 +128,19 @@ class VerifyContext:
     ``signature_verdicts``: those of the ECDSA items (``validator.scripts.EcdsaItem.prepare``);
     ``surjection_verdicts``: those of the well-formed surjection items
     (``SurjectionItem.prepare``); ``threads``: cores the ring kernel and the signature checks
-    may use (default: the kernel setting, ``kernel.set_threads``: all cores unless set).
+    may use (default: the kernel setting, ``kernel.set_threads``: all cores unless set);
+    ``ring_points``: the signer's ring points of Borromean proofs, by proof, where a wallet
+    handed them over (``validator.ahead``): ``verify_borromean`` checks those proofs with them
+    in one multi-scalar multiplication, the same verdicts.
     """
 
-    __slots__ = ("decoded", "ring_verdicts", "signature_verdicts", "surjection_verdicts",
-                 "threads")
+    __slots__ = ("decoded", "ring_points", "ring_verdicts", "signature_verdicts",
+                 "surjection_verdicts", "threads")
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None,
+                 ring_points: Mapping[bytes, bytes] | None = None) -> None:
         self.decoded: dict[bytes, bytes] = {}
+        self.ring_points: Mapping[bytes, bytes] = ring_points or {}
         self.ring_verdicts: dict[BorromeanItem, borromean.RangeProofVerdict] = {}
         self.signature_verdicts: dict[object, str | None] = {}
         self.surjection_verdicts: dict[SurjectionItem, bool] = {}
@@ -357,8 +362,13 @@ class BorromeanItem(NamedTuple):
 
 def verify_borromean(items: list[BorromeanItem], ctx: VerifyContext) -> None:
     """Every Borromean item's verdict into ``ctx.ring_verdicts``: ONE ring-kernel call (every
-    ring of every proof in waves, on ``ctx.threads`` cores)."""
-    verdicts = borromean.verify_many([item.claim_of() for item in items], threads=ctx.threads)
+    ring of every proof in waves, on ``ctx.threads`` cores); the items whose signer's ring
+    points ``ctx.ring_points`` has are shown valid first by one multi-scalar multiplication
+    (``borromean.verify_many``), if they are."""
+    points = ([ctx.ring_points.get(item.proof) for item in items] if ctx.ring_points
+              else None)
+    verdicts = borromean.verify_many([item.claim_of() for item in items], threads=ctx.threads,
+                                     ring_points=points)
     ctx.ring_verdicts.update(zip(items, verdicts))
 
 

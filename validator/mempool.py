@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from operator import attrgetter
@@ -126,16 +126,18 @@ class Mempool:
         """In acceptance order (parents before children)."""
         return [e.tx for e in self.entries.values()]
 
-    def verify_ahead(self, outputs: Sequence[TxOut]) -> None:
+    def verify_ahead(self, outputs: Sequence[TxOut],
+                     ring_points: Mapping[bytes, bytes] | None = None) -> None:
         """Start verifying the Borromean range proofs of ``outputs`` now, on the shared pool,
         for the acceptance of their transaction soon after (``validator.ahead``): a wallet
-        calls it with a send's outputs as soon as their range proofs are made. Without a
-        proof cache (proofs are matched by their cache keys) nothing starts. At most
-        ``AHEAD_KEPT`` are kept; an older one is forgotten (its transaction verifies it in
-        full)."""
+        calls it with a send's outputs as soon as their range proofs are made, and with the
+        signer's ring points of the proofs (by proof), which let the check run as one
+        multi-scalar multiplication. Without a proof cache (proofs are matched by their cache
+        keys) nothing starts. At most ``AHEAD_KEPT`` are kept; an older one is forgotten (its
+        transaction verifies it in full)."""
         if self.cache is None:
             return
-        ahead = AheadChecks.start(outputs, self.params, self.cache)
+        ahead = AheadChecks.start(outputs, self.params, self.cache, ring_points)
         if ahead is None:
             return
         with self._ahead_lock:

@@ -35,7 +35,7 @@ import os
 import shutil
 import struct
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -733,11 +733,14 @@ class Node(Closeable):
         self._emit("transaction_added", tx)
         return entry
 
-    def verify_ahead(self, outputs: Sequence[TxOut]) -> None:
+    def verify_ahead(self, outputs: Sequence[TxOut],
+                     ring_points: Mapping[bytes, bytes] | None = None) -> None:
         """Start verifying the proofs of outputs whose transaction is about to be submitted
         (``Mempool.verify_ahead``; any thread): its ``accept_transaction`` then waits for them
-        instead of verifying them again."""
-        self.mempool.verify_ahead(outputs)
+        instead of verifying them again. ``ring_points``: the signer's ring points of
+        Borromean range proofs, by proof (``borromean.SignedRangeProof``), which make it
+        faster."""
+        self.mempool.verify_ahead(outputs, ring_points)
 
     def test_accept_transaction(self, data: bytes | Transaction) -> MempoolEntry:
         """``accept_transaction``'s checks without adding it (testmempoolaccept)."""

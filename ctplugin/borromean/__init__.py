@@ -8,7 +8,9 @@
 - ``rewind(proof, commitment, generator, extra_commit, nonce)`` → value, blinding factor,
   message (``RewindResult``), the opening checked; ``rewind_known_valid`` the same for a proof
   the caller knows verifies (only the challenges the recovery needs are computed).
-- ``sign(value, blind, nonce, generator, ...)``: byte-identical to ``secp256k1_rangeproof_sign``.
+- ``sign(value, blind, nonce, generator, ...)``: byte-identical to ``secp256k1_rangeproof_sign``;
+  ``sign.sign_with_ring_points`` also keeps every member's R (``SignedRangeProof``), which
+  ``verify_many(..., ring_points=...)`` checks in one multi-scalar multiplication.
 - ``elements``: Elements' use: ECDH nonces, unblinding outputs (asset ‖ abf message), the
   wallet's proof parameters, issuance and blind-value (exact) proofs.
 
@@ -29,7 +31,7 @@ from ctplugin.borromean.format import (
     ring_sizes,
 )
 from ctplugin.borromean.rewind import RewindResult, rewind, rewind_known_valid
-from ctplugin.borromean.sign import ProveParams, prove_params, sign
+from ctplugin.borromean.sign import ProveParams, SignedRangeProof, prove_params, sign
 from ctplugin.borromean.verify import (
     RangeProofClaim,
     RangeProofVerdict,
@@ -49,6 +51,7 @@ __all__ = [
     "RangeProofInfo",
     "RangeProofVerdict",
     "RewindResult",
+    "SignedRangeProof",
     "default_threads",
     "elements",
     "info",

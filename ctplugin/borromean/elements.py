@@ -25,7 +25,7 @@ import coincurve
 
 from ctplugin.borromean.format import U64_MAX
 from ctplugin.borromean.rewind import rewind, rewind_known_valid
-from ctplugin.borromean.sign import sign
+from ctplugin.borromean.sign import SignedRangeProof, sign, sign_with_ring_points
 from ctplugin.borromean.verify import RangeProofClaim, verify
 from ctplugin.elements.issuance import input_issuance_ids
 from ctplugin.elements.model import Transaction
@@ -101,9 +101,21 @@ def output_rangeproof(value: int, nonce: bytes, asset: bytes, asset_blind: bytes
                       min_bits: int = DEFAULT_MIN_BITS) -> bytes:
     """An output's proof as Elements' wallet makes it (wally's ``asset_rangeproof_with_nonce``):
     message asset ‖ abf, extra commit = scriptPubKey, gen = the asset commitment."""
-    return sign(value, value_blind, nonce, asset_commitment, min_value=min_value, exp=exp,
-                min_bits=min_bits, message=bytes(asset) + bytes(asset_blind),
-                extra_commit=script_pubkey, commitment=value_commitment)
+    return output_rangeproof_with_ring_points(
+        value, nonce, asset, asset_blind, value_blind, value_commitment, asset_commitment,
+        script_pubkey, min_value=min_value, exp=exp, min_bits=min_bits).proof
+
+
+def output_rangeproof_with_ring_points(
+        value: int, nonce: bytes, asset: bytes, asset_blind: bytes, value_blind: bytes,
+        value_commitment: Commitment, asset_commitment: Generator, script_pubkey: bytes, *,
+        min_value: int = DEFAULT_MIN_VALUE, exp: int = DEFAULT_EXP,
+        min_bits: int = DEFAULT_MIN_BITS) -> SignedRangeProof:
+    """``output_rangeproof`` with the signer's ring points (``sign.SignedRangeProof``)."""
+    return sign_with_ring_points(value, value_blind, nonce, asset_commitment,
+                                 min_value=min_value, exp=exp, min_bits=min_bits,
+                                 message=bytes(asset) + bytes(asset_blind),
+                                 extra_commit=script_pubkey, commitment=value_commitment)
 
 
 def issuance_generator(asset_id: bytes) -> Generator:

@@ -151,6 +151,18 @@ def _secret(value: int) -> bytes:
     return value.to_bytes(32, "big")
 
 
+@dataclass(frozen=True, slots=True)
+class SignedRangeProof:
+    """A proof with its ring points: every member's R as the signer computed it (packed, in
+    member order), which ``verify.verify_many`` can take to check the proof in one
+    multi-scalar multiplication instead of the ring kernel's chain (``docs/borromean.md`` §5
+    "Verifying with the signer's ring points"). The points are public: R is what the verifier
+    recomputes."""
+
+    proof: bytes
+    ring_points: bytes
+
+
 def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_value: int = 0,
          exp: int = 0, min_bits: int = 0, message: bytes = b"", extra_commit: bytes = b"",
          commitment: Commitment | None = None) -> bytes:
@@ -160,6 +172,16 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
     proof. Deterministic in its inputs. Bad inputs raise ``ProofError`` (``sign-parameters``,
     ``sign-message-too-long``; ``sign-retry`` with probability about 2^-100).
     """
+    return sign_with_ring_points(value, blind, nonce, generator, min_value=min_value, exp=exp,
+                                 min_bits=min_bits, message=message, extra_commit=extra_commit,
+                                 commitment=commitment).proof
+
+
+def sign_with_ring_points(value: int, blind: bytes, nonce: bytes, generator: Generator, *,
+                          min_value: int = 0, exp: int = 0, min_bits: int = 0,
+                          message: bytes = b"", extra_commit: bytes = b"",
+                          commitment: Commitment | None = None) -> SignedRangeProof:
+    """``sign``, keeping the ring points it computed on the way (``SignedRangeProof``)."""
     if len(nonce) != 32 or len(blind) != 32:
         raise proof_error("sign-parameters", "nonce and blind must be 32 bytes")
     blind_int = int.from_bytes(blind, "big")
@@ -186,11 +208,14 @@ def sign(value: int, blind: bytes, nonce: bytes, generator: Generator, *, min_va
         h.update(encoded[33 * i: 33 * i + 33])
     h.update(extra_commit)
     m = h.digest()
+    ring_points = [b""] * len(s_values)
     e0 = _close_rings(params, m, secs, nonces, s_values, starts,
-                      expand_members(digits, bases, sizes))
+                      expand_members(digits, bases, sizes), ring_points)
     sign_field = sign_bits.to_bytes((rings + 6) >> 3, "little")
     xs = b"".join(encoded[33 * i + 1: 33 * i + 33] for i in range(rings - 1))
-    return header + sign_field + xs + e0 + b"".join(s.to_bytes(32, "big") for s in s_values)
+    return SignedRangeProof(
+        header + sign_field + xs + e0 + b"".join(s.to_bytes(32, "big") for s in s_values),
+        b"".join(ring_points))
 
 
 def _draw(params: ProveParams, nonce: bytes, c_enc: bytes, gen_enc: bytes, header: bytes,
@@ -247,10 +272,12 @@ def _digit_commitments(params: ProveParams, secs: list[int], gen_packed: bytes,
 
 
 def _close_rings(params: ProveParams, m: bytes, secs: list[int], nonces: list[int],
-                 s_values: list[int], starts: list[int], pubs: bytes) -> bytes:
+                 s_values: list[int], starts: list[int], pubs: bytes,
+                 ring_points: list[bytes]) -> bytes:
     """The Borromean ring signature over every ring's members ``pubs``: from each real member,
     forge the members after it up to the shared closing hash e0, then from e0 forge the members
-    before it and close the ring (its s value replaces the nonce in ``s_values``). Returns e0.
+    before it and close the ring (its s value replaces the nonce in ``s_values``). Returns e0;
+    every member's R (packed) goes into ``ring_points`` (flat member order).
 
     The rings are independent chains, so both walks advance every ring by one member per wave
     and forge the wave's members R = s·G + e·P (public) in one ``double_mult_many_var`` call."""
@@ -266,11 +293,16 @@ def _close_rings(params: ProveParams, m: bytes, secs: list[int], nonces: list[in
         points = [out[64 * w: 64 * w + 64] for w in range(len(work))]
         if _INFINITY in points:
             raise proof_error("sign-retry")
+        for (_, k, _), r in zip(work, points):
+            ring_points[k] = r
         return [_ser33(r) for r in points]
 
     # from R = k_i·G at the true member d_i on to the ring's last member
-    r_encs = [_ser33(_packed(coincurve.PublicKey.from_secret(_secret(nonces[i]))))
-              for i in range(rings)]
+    r_encs = []
+    for i in range(rings):
+        r = _packed(coincurve.PublicKey.from_secret(_secret(nonces[i])))
+        ring_points[starts[i] + digits[i]] = r
+        r_encs.append(_ser33(r))
     for step in range(1, max(sizes)):
         work = [(i, starts[i] + digits[i] + step,
                  _ring_hash(r_encs[i], m, i, digits[i] + step))

@@ -73,6 +73,9 @@ static PyMethodDef METHODS[] = {
     {"borromean_verify_var", (PyCFunction)(void (*)(void))py_borromean_verify_var,
      METH_VARARGS | METH_KEYWORDS,
      "borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False) -> (verdicts, challenges)."},
+    {"borromean_verify_points_var", (PyCFunction)(void (*)(void))py_borromean_verify_points_var,
+     METH_VARARGS | METH_KEYWORDS,
+     "borromean_verify_points_var(sizes, pubs, scalars, e0m, points, weights, threads=1) -> bool: the proofs shown valid by their signer's ring points."},
     {"borromean_members_var", py_borromean_members_var, METH_VARARGS,
      "borromean_members_var(sizes, commitments, generators, digits, min_values, scales) -> (pubs, ok): range proofs' ring members."},
     /* glue/dmult.h */

@@ -570,6 +570,51 @@ def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
     return bytes(verdicts), bytes(evalues)
 
 
+def borromean_verify_points_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
+                                points: bytes, weights: bytes, threads: int = 1) -> bool:
+    """True iff the signer's ring points ``points`` (one R per member) show every proof valid:
+    each challenge hashed from the points as ``borromean_verify_var`` hashes its own R (every e
+    and s in [1, n), no P or R at infinity, the rings closing on e0), and R = s·G + e·P for
+    every member. Checked here member by member; the native kernel checks the last part for all
+    members at once with the random 128-bit ``weights`` (16 bytes per member), which it may get
+    wrong with probability at most 2^-128. Errors as ``borromean_verify_var``, plus
+    ``count-mismatch`` for points and ``length`` for weights."""
+    if len(e0m) % 64:
+        raise EncodingError("borromean: e0m length is not a multiple of 64", reason="length")
+    layouts = _borromean_layouts(sizes, len(e0m) // 64)
+    members = _points(pubs)
+    s_values = _unpack_scalars(scalars)
+    signer = _points(points)
+    total = sum(sum(ring) for ring in layouts)
+    if len(members) != total or len(s_values) != total or len(signer) != total:
+        raise EncodingError("borromean: member counts differ from the ring sizes",
+                            reason="count-mismatch")
+    if len(weights) != 16 * total:
+        raise EncodingError("borromean: weights are not 16 bytes per member", reason="length")
+    member = 0
+    for index, layout in enumerate(layouts):
+        e0, m = e0m[64 * index: 64 * index + 32], e0m[64 * index + 32: 64 * index + 64]
+        closing = hashlib.sha256()
+        for ring_index, size in enumerate(layout):
+            tag = ring_index.to_bytes(4, "big")
+            data = e0
+            for j in range(size):
+                e = int.from_bytes(hashlib.sha256(data + m + tag + j.to_bytes(4, "big")).digest(),
+                                   "big")
+                r, point, s = signer[member], members[member], s_values[member]
+                member += 1
+                if not 0 < e < N or s == 0 or point is None or r is None:
+                    return False
+                if _double_mult(s, e, point) != r:
+                    return False
+                data = _ser33(r)
+            closing.update(data)
+        closing.update(m)
+        if closing.digest() != e0:
+            return False
+    return True
+
+
 def borromean_members_var(sizes: bytes, commitments: bytes, generators: bytes, digits: bytes,
                           min_values: bytes, scales: bytes) -> tuple[bytes, bytes]:
     """Range proofs' ring members (``rangeproof_pub_expand``): per proof, the last digit

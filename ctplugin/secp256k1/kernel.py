@@ -118,6 +118,18 @@ Scalar vectors (mod N):
     (e0m, a malformed layout), the point and scalar errors, ``count-mismatch``, ``too-large``
     (more than 2^31 members).
 
+``borromean_verify_points_var(sizes, pubs, scalars, e0m, points, weights, threads=1) -> bool``
+    True iff the signer's ring points show every proof valid (``docs/borromean.md`` §5): the
+    arguments of ``borromean_verify_var`` plus ``points``, one R per member (64 bytes each, as
+    the signer computed it), and ``weights``, 16 bytes per member, uniformly random and unknown
+    to whoever made the points. The challenges are hashed from the points (with every check of
+    ``borromean_verify_var`` on e, s, P and R), and R = s·G + e·P for all members at once:
+    (Σ z·s)·G + Σ (z·e)·P − Σ z·R = O in one MSM, which a false member passes with probability
+    at most 2^-128. False says nothing about which proof is wrong. Native: the hashes, then
+    the MSM (``threads``, clamped to [1, 64]), the GIL released; the pure-Python twin checks
+    member by member. Errors: those of ``borromean_verify_var``, ``count-mismatch`` for points,
+    ``length`` for weights.
+
 ``borromean_members_var(sizes, commitments, generators, digits, min_values, scales)``
     -> ``(pubs, ok)``: range proofs' ring members for ``borromean_verify_var``
     (``rangeproof_pub_expand``), many proofs at once. Per proof: its layout in ``sizes`` (as

@@ -103,6 +103,11 @@ chains' wallets; elementsd's keypool on elementsregtest is ``-keypool``, default
 ``DEFAULT_KEYPOOL_SIZE``)."""
 DEFAULT_KEYPOOL_SIZE = 1000  # Core's src/wallet/scriptpubkeyman.h
 
+Proven = Callable[[list[TxOut], Mapping[bytes, bytes]], None]
+"""What ``Wallet.build`` calls once a transaction's range proofs are made: with its blinded
+outputs and the signer's ring points of each Borromean range proof, by proof
+(``Node.verify_ahead``)."""
+
 
 class WalletError(CtpluginError):
     """The wallet cannot do what was asked (insufficient funds, unknown asset, ...)."""
@@ -630,13 +635,22 @@ class Wallet:
                       nonce: bytes, script: bytes, commitment: Commitment | None = None) -> bytes:
         """The range proof of a blinded output, of this wallet's kind (``commitment``: its
         value commitment when the caller has it already)."""
+        return self._output_proof_signed(value, vbf, asset, abf, asset_gen, nonce, script,
+                                         commitment)[0]
+
+    def _output_proof_signed(self, value: int, vbf: int, asset: bytes, abf: bytes,
+                             asset_gen: Generator, nonce: bytes, script: bytes,
+                             commitment: Commitment | None = None) -> tuple[bytes, bytes | None]:
+        """``_output_proof`` and, for a Borromean proof, its signer's ring points
+        (``borromean.SignedRangeProof``: a node verifies the proof with them faster)."""
         if self.range_proofs == RangeProofKind.BORROMEAN:
-            return borromean.elements.output_rangeproof(
+            signed = borromean.elements.output_rangeproof_with_ring_points(
                 value, nonce, asset, abf, vbf.to_bytes(32, "big"),
                 commit(value, vbf, asset_gen) if commitment is None else commitment,
                 asset_gen, script, min_value=0 if is_unspendable(script) else 1,
                 exp=self.ct_exponent, min_bits=self.ct_bits)
-        return prove_output(value, vbf, asset_gen, nonce, script, message=asset[:20])
+            return signed.proof, signed.ring_points
+        return prove_output(value, vbf, asset_gen, nonce, script, message=asset[:20]), None
 
     def output_proof_size(self, script: bytes) -> int:
         """Bytes of the range proof ``_output_proof`` makes for an output paying ``script``
@@ -909,7 +923,7 @@ class Wallet:
               blind_change: bool = True, inputs: Sequence[OwnedCoin] | None = None,
               fee_rate: int | None = None,
               subtract_fee_from: Sequence[int] = (),
-              proven: Callable[[list[TxOut]], None] | None = None) -> BuiltTransaction:
+              proven: Proven | None = None) -> BuiltTransaction:
         """A complete, blinded transaction paying ``payments`` plus an explicit fee output.
 
         The fee is ``fee`` satoshis, or ``fee_rate`` satoshis per 1000 virtual bytes of the
@@ -920,7 +934,8 @@ class Wallet:
         (blinded unless ``blind_change`` is False). The transaction is applied to the wallet at
         once (see the module docstring). ``proven`` is called with the blinded outputs as soon
         as their range proofs are made (a surjection proof may still be missing), before the
-        signatures: a node starts verifying them then (``Node.verify_ahead``).
+        signatures, and with the signer's ring points of each Borromean proof (by proof): a
+        node starts verifying them then (``Node.verify_ahead``).
         """
         if (fee is None) == (fee_rate is None):
             raise WalletError("give exactly one of fee and fee_rate")
@@ -1093,7 +1108,7 @@ class Wallet:
             planned = replace(planned, dummy=True)
         return planned
 
-    def _realize(self, plan: _Plan, proven: Callable[[list[TxOut]], None] | None = None
+    def _realize(self, plan: _Plan, proven: Proven | None = None
                  ) -> BuiltTransaction:
         """Draw the randomness, make the proofs, apply the transaction to the wallet."""
         issuance, reissuance = plan.issuance, plan.reissuance
@@ -1333,7 +1348,7 @@ class Wallet:
         self.token_of[asset] = token
 
     def _blind_outputs(self, outs: Sequence[_OutSpec], targets: Sequence[_InSpec],
-                       proven: Callable[[list[TxOut]], None] | None = None
+                       proven: Proven | None = None
                        ) -> tuple[list[TxOut], dict[int, Opening]]:
         """Blinding factors, commitments, range proofs and surjection proofs for the outputs
         that carry a blinding key; explicit outputs as they are (``blinding`` docstring).
@@ -1371,28 +1386,32 @@ class Wallet:
         # after the other draws them; a seed that fails is redrawn below, in that order too
         seeds = {j: self._random() for j in plans}
 
-        def prove(j: int) -> tuple[TxOut, Generator]:
+        def prove(j: int) -> tuple[TxOut, Generator, bytes | None]:
             """Output j with its range proof and surjection proof (none if its first seed
-            fails), and its asset generator."""
+            fails), its asset generator and the range proof's ring points (Borromean)."""
             e, nonce, abf, vbf = plans[j]
             abf_bytes = abf.to_bytes(32, "big")
             generator = generator_generate_blinded(outs[j].asset, abf_bytes)
             commitment = commit(outs[j].amount, vbf, generator)
-            proof = self._output_proof(outs[j].amount, vbf, outs[j].asset, abf_bytes, generator,
-                                       nonce, outs[j].script, commitment)
+            proof, ring_points = self._output_proof_signed(
+                outs[j].amount, vbf, outs[j].asset, abf_bytes, generator, nonce, outs[j].script,
+                commitment)
             out = TxOut(asset=generator.serialize(), value=commitment.serialize(),
                         nonce=ephemeral_pubkey(e), script_pubkey=outs[j].script,
                         range_proof=proof)
             surj = _surjection_proof(input_assets, input_blinds, input_gens, outs[j].asset,
                                      abf_bytes, generator, seeds[j])
-            return (out if surj is None else replace(out, surjection_proof=surj)), generator
+            return ((out if surj is None else replace(out, surjection_proof=surj)), generator,
+                    ring_points)
 
         # The range proofs (most of a send's time) are pure functions of their inputs and run
         # mostly without the GIL, so each output's proofs are made side by side on the kernel's
         # threads; the bytes are those of proving one after the other.
         made = dict(zip(plans, side_by_side(prove, list(plans), kernel.threads())))
         if proven is not None and made:
-            proven([out for out, _ in made.values()])
+            proven([out for out, _, _ in made.values()],
+                   {out.range_proof: points for out, _, points in made.values()
+                    if points is not None})
         result = []
         openings: dict[int, Opening] = {}
         for j, o in enumerate(outs):
@@ -1401,7 +1420,7 @@ class Wallet:
                 openings[j] = Opening(o.asset, o.amount, 0, 0)
                 continue
             _, _, abf, vbf = plans[j]
-            out, asset_gen = made[j]
+            out, asset_gen, _ = made[j]
             if not out.surjection_proof:
                 out = replace(out, surjection_proof=self._surjection(
                     input_assets, input_blinds, input_gens, o.asset, abf.to_bytes(32, "big"),

@@ -5,6 +5,8 @@ output; the proof cache covers Borromean proofs; each profile refuses the other'
 
 from __future__ import annotations
 
+import copy
+import importlib
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -31,6 +33,8 @@ from regtest.wallet.blinding import rewind_nonce
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.ahead import AheadChecks
 from validator.node import Node
+
+verify_module = importlib.import_module("ctplugin.borromean.verify")
 
 PARAMS = select_chain(CTREGTEST_BORROMEAN)
 
@@ -271,3 +275,47 @@ def test_an_ahead_check_that_never_ran_or_raised_counts_for_nothing() -> None:
     done.set_running_or_notify_cancel()
     done.set_result([True, False])
     assert AheadChecks([b"a" * 32, b"b" * 32], done).valid_keys() == {b"a" * 32}
+
+
+def test_a_sends_ring_points_verify_it_ahead_without_the_ring_kernel(
+        bnode: Node, chain: ChainBuilder, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """A wallet's ``proven`` hands the node its proofs with their signer's ring points: the
+    pool's worker checks them in one multi-scalar multiplication (no ring kernel anywhere), and
+    the acceptance counts them verified; with a wrong point the worker's ring kernel decides."""
+    connect_upto(bnode, chain, len(chain.blocks) - 1)
+    alice = copy.deepcopy(chain.wallets[0])  # (the fixture's wallet stays as it is)
+    handed: list[tuple[list[Any], dict[bytes, bytes]]] = []
+    built = alice.build([Payment(5_000, alice.new_address())], fee=1000,
+                        height=chain.next_height,
+                        proven=lambda outs, points: handed.append((outs, dict(points))))
+    [(outputs, points)] = handed
+    assert set(points) == {o.range_proof for o in outputs} and len(points) == 2
+    ringed: list[str] = []
+    real = verify_module.run_rings
+
+    def counted(prepared: Any, *args: Any, **kwargs: Any) -> Any:
+        if prepared:
+            ringed.append(threading.current_thread().name)
+        return real(prepared, *args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "run_rings", counted)
+    calls, started = _ring_calls(monkeypatch)
+    bnode.verify_ahead(outputs, points)
+    assert started.wait(30)
+    entry = bnode.accept_transaction(built.tx)
+    assert entry.n_range_verified == 2 and entry.n_range_cached == 0
+    assert calls == ["ctplugin-parallel_0"] and ringed == []
+    # the same outputs with one point wrong, on a node that has not seen them: verified by
+    # the worker's ring kernel instead
+    proof = outputs[0].range_proof
+    wrong = {**points, proof: points[proof][64:128] + points[proof][:64] + points[proof][128:]}
+    with Node.open(tmp_path / "other", PARAMS) as other:
+        connect_upto(other, chain, len(chain.blocks) - 1)
+        ringed.clear()
+        started.clear()
+        other.verify_ahead(outputs, wrong)
+        assert started.wait(30)
+        entry = other.accept_transaction(built.tx)
+    assert entry.n_range_verified == 2 and entry.n_range_cached == 0
+    assert ringed == ["ctplugin-parallel_0"]

@@ -3,6 +3,8 @@
  *   borromean_verify_var(sizes, pubs, scalars, e0m, threads=1, challenges=False)
  *       -> (verdicts, challenges)
  *
+ *   borromean_verify_points_var(sizes, pubs, scalars, e0m, points, weights, threads=1) -> bool
+ *
  * Per proof: e0m holds e0 ‖ m (64 bytes); sizes its layout (u16 LE ring count >= 1, then each
  * ring's size >= 1, u16 LE); pubs / scalars one packed point (64 zero bytes = infinity: the proof
  * fails) / one scalar (< N) per member, all proofs concatenated.  Returns one byte per proof
@@ -201,6 +203,91 @@ done:
     PyBuffer_Release(&bpubs);
     PyBuffer_Release(&bscalars);
     PyBuffer_Release(&be0m);
+    return result;
+}
+
+/* borromean_verify_points_var(sizes, pubs, scalars, e0m, points, weights, threads=1) -> bool:
+ * True iff the signer's ring points show every proof valid (native/borromean.h, "verification
+ * with the signer's ring points"): points holds one point per member (its R), weights 16 bytes
+ * per member (uniformly random, drawn by the caller, unknown to whoever made the points).  False
+ * says only that they do not: some proof may be invalid, or merely a point wrong.  The other
+ * arguments and their errors are borromean_verify_var's; points and weights must have as many
+ * members as the layouts (`count-mismatch`, `length` for weights). */
+static PyObject *py_borromean_verify_points_var(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"sizes", "pubs", "scalars", "e0m", "points", "weights", "threads",
+                             NULL};
+    Py_buffer bsizes, bpubs, bscalars, be0m, bpoints, bweights;
+    int threads = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*y*y*|i", kwlist, &bsizes, &bpubs,
+                                     &bscalars, &be0m, &bpoints, &bweights, &threads))
+        return NULL;
+    PyObject *result = NULL;
+    borro_lane *lanes = NULL;
+    size_t *proof_lane = NULL;
+    ge *pubs = NULL, *R = NULL, *pts = NULL;
+    sc *s = NULL, *ks = NULL;
+    size_t nlanes = 0, npubs = 0, nscalars = 0, npoints = 0;
+    if (be0m.len % 64) {
+        kernel_error(KERR_LENGTH, "borromean: e0m length is not a multiple of 64");
+        goto done;
+    }
+    const size_t nproofs = (size_t)be0m.len / 64;
+    Py_ssize_t members = borro_parse_layout_(&bsizes, nproofs, &lanes, &proof_lane, &nlanes);
+    if (members < 0) goto done;
+    if (parse_points(&bpubs, &pubs, &npubs) < 0 || parse_scalars(&bscalars, &s, &nscalars) < 0 ||
+        parse_points(&bpoints, &R, &npoints) < 0)
+        goto done;
+    if (npubs != (size_t)members || nscalars != (size_t)members || npoints != (size_t)members) {
+        kernel_error(KERR_COUNT_MISMATCH, "borromean: member counts differ from the ring sizes");
+        goto done;
+    }
+    if ((size_t)bweights.len != 16 * (size_t)members) {
+        kernel_error(KERR_LENGTH, "borromean: weights are not 16 bytes per member");
+        goto done;
+    }
+    if (threads < 1) threads = 1;
+    if (threads > BORRO_MAX_THREADS) threads = BORRO_MAX_THREADS;
+    const size_t n = 1 + 2 * (size_t)members;
+    pts = malloc(n * sizeof *pts);
+    ks = malloc(n * sizeof *ks);
+    if (!pts || !ks || !dmult_scalar_tables()) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const msm_config cfg = settings_snapshot_for(threads);
+    int ok = 1, valid = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (borromean_point_terms_var(pts, ks, be0m.buf, pubs, s, R, bweights.buf, lanes, proof_lane,
+                                  nproofs)) {
+        gej sum;
+        ok = msm_var(&sum, pts, ks, n, &cfg);
+        if (ok) { /* O as every MSM result is read (gej_bytes) */
+            ge aff;
+            ge_set_gej_var(&aff, &sum);
+            valid = aff.inf;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBool_FromLong(valid);
+done:
+    free(lanes);
+    free(proof_lane);
+    free(pubs);
+    free(s);
+    free(R);
+    free(pts);
+    free(ks);
+    PyBuffer_Release(&bsizes);
+    PyBuffer_Release(&bpubs);
+    PyBuffer_Release(&bscalars);
+    PyBuffer_Release(&be0m);
+    PyBuffer_Release(&bpoints);
+    PyBuffer_Release(&bweights);
     return result;
 }
 

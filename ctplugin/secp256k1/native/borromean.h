@@ -187,6 +187,77 @@ static int borromean_close_var(const borro_job *job, size_t p, size_t lo, size_t
     return memcmp(out, e0m, 32) == 0;
 }
 
+/* --- verification with the signer's ring points ---------------------------------------------
+ *
+ * The signer computes every member's R on its way (k_i·G at the true member, s·G + e·P at the
+ * forged ones), so it can hand them over.  Given those points R, every challenge follows from
+ * hashes alone, and what is left of the ring kernel's work is the linear statement
+ * R_ij = s_ij·G + e_ij·P_ij for each member.  With independent random weights z_ij < 2^128 one
+ * multi-scalar multiplication checks them all:
+ *
+ *     (Σ z_ij·s_ij)·G + Σ (z_ij·e_ij)·P_ij − Σ z_ij·R_ij = O.
+ *
+ * If one statement is false, the sum is O for at most one residue of its z (the group has prime
+ * order), so a weight drawn uniformly from [0, 2^128) and unknown to whoever chose the points
+ * lets a false one through with probability at most 2^-128.  When the sum is O and every hash
+ * check below passes, the ring kernel recomputes exactly these R along each ring (by induction
+ * over the members: the same R give the same next challenge), so it finds every proof valid;
+ * when it is not O, nothing is known about which proof is wrong and the caller runs the kernel.
+ *
+ * borromean_point_terms_var: the hash checks of every proof (each e in [1, n), every P, R finite,
+ * every s nonzero, H(ser33(last R of each ring) ‖ m) = e0) and the sum's terms, into
+ * pts[0 .. 1 + 2·members) and ks: G first, then P and R per member.  Returns 0 as soon as a
+ * check fails.  Preconditions: dmult_scalar_tables() succeeded (G is its first entry); points
+ * on the curve or flagged infinity; scalars canonical; weights 16 bytes (big-endian) per member.
+ * No allocation. */
+static int borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, const ge *pubs,
+                                     const sc *s, const ge *R, const unsigned char *weights,
+                                     const borro_lane *lanes, const size_t *proof_lane,
+                                     size_t nproofs) {
+    sc gsum = SC_ZERO;
+    size_t at = 1;
+    for (size_t p = 0; p < nproofs; p++) {
+        const unsigned char *e0 = e0m + 64 * p, *m = e0 + 32;
+        sha256_ctx close;
+        sha256_init(&close);
+        for (size_t k = proof_lane[p]; k < proof_lane[p + 1]; k++) {
+            const borro_lane *lane = &lanes[k];
+            sc e;
+            unsigned char eb[32];
+            if (!borro_challenge_(&e, eb, e0, 32, m, lane->ring, 0)) return 0;
+            for (uint32_t j = 0; j < lane->size; j++) {
+                const size_t member = (size_t)lane->first + j;
+                const ge *r = &R[member];
+                if (pubs[member].inf || r->inf || sc_is_zero(&s[member])) return 0;
+                unsigned char zb[32] = {0};
+                memcpy(zb + 16, weights + 16 * member, 16);
+                sc z, t;
+                sc_set_b32(&z, zb); /* below 2^128: never overflows */
+                sc_mul(&t, &z, &s[member]);
+                sc_add(&gsum, &gsum, &t);
+                sc_mul(&ks[at], &z, &e);
+                pts[at++] = pubs[member];
+                sc_neg(&ks[at], &z);
+                pts[at++] = *r;
+                unsigned char ser[33];
+                ser[0] = (unsigned char)(2 | fe_is_odd(&r->y));
+                fe_get_b32(ser + 1, &r->x);
+                if (j + 1 == lane->size) sha256_write(&close, ser, 33);
+                else if (!borro_challenge_(&e, eb, ser, 33, m, lane->ring, j + 1)) return 0;
+            }
+        }
+        unsigned char out[32];
+        sha256_write(&close, m, 32);
+        sha256_final(&close, out);
+        if (memcmp(out, e0, 32) != 0) return 0;
+    }
+    pts[0].inf = 0;
+    pts[0].x = dms_g_tab[0].x;
+    pts[0].y = dms_g_tab[0].y;
+    ks[0] = gsum;
+    return 1;
+}
+
 /* --- the ring members of range proofs (rangeproof_pub_expand) -------------------------------
  *
  * A range proof of r rings stores r - 1 digit commitments D_i; the last one is derived,
