@@ -7,7 +7,10 @@ shared pool's worker at once (``ctplugin.parallel.pool``): the ring kernel relea
 runs on every core while the caller's Python goes on (the signatures, the wallet write, the
 acceptance's own planning, policy and script checks). The acceptance then
 takes each proof found valid here as a cache hit would be taken, and verifies everything else
-itself.
+itself. When the wallet also hands over its signer's ring points (``borromean.SignedRangeProof``),
+the check here is one multi-scalar multiplication instead of the ring kernel
+(``docs/borromean.md`` §5), and the ring kernel runs only if the points do not show the proofs
+valid.
 
 Nothing here judges: an item is "valid" only if the validator's own check of it
 (``BorromeanItem.prepare`` and ``check``, the mempool's code) passed; a proof that failed, or a
@@ -35,7 +38,10 @@ def _verdicts(items: list[BorromeanItem],
               ring_points: Mapping[bytes, bytes]) -> list[bool]:
     """Whether each item passes the validator's check (one ring-kernel call for all, or one
     multi-scalar multiplication for those with their signer's ring points)."""
-    ctx = VerifyContext(ring_points=ring_points)
+    # with every proof's ring points the check is one small MSM: on one thread it stays off
+    # the core of the caller's Python, which it runs beside (the ring kernel takes them all)
+    shown = all(item.proof in ring_points for item in items)
+    ctx = VerifyContext(threads=1 if shown else None, ring_points=ring_points)
     BorromeanItem.prepare(items, ctx)
     passed = []
     for item in items:

@@ -258,10 +258,11 @@ static PyObject *py_borromean_verify_points_var(PyObject *self, PyObject *args, 
     const msm_config cfg = settings_snapshot_for(threads);
     int ok = 1, valid = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (borromean_point_terms_var(pts, ks, be0m.buf, pubs, s, R, bweights.buf, lanes, proof_lane,
-                                  nproofs)) {
+    const size_t terms = borromean_point_terms_var(pts, ks, be0m.buf, pubs, s, R, bweights.buf,
+                                                   lanes, proof_lane, nproofs);
+    if (terms) {
         gej sum;
-        ok = msm_var(&sum, pts, ks, n, &cfg);
+        ok = msm_var(&sum, pts, ks, terms, &cfg);
         if (ok) { /* O as every MSM result is read (gej_bytes) */
             ge aff;
             ge_set_gej_var(&aff, &sum);

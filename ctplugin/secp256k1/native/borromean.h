@@ -204,16 +204,50 @@ static int borromean_close_var(const borro_job *job, size_t p, size_t lo, size_t
  * over the members: the same R give the same next challenge), so it finds every proof valid;
  * when it is not O, nothing is known about which proof is wrong and the caller runs the kernel.
  *
- * borromean_point_terms_var: the hash checks of every proof (each e in [1, n), every P, R finite,
- * every s nonzero, H(ser33(last R of each ring) ‖ m) = e0) and the sum's terms, into
- * pts[0 .. 1 + 2·members) and ks: G first, then P and R per member.  Returns 0 as soon as a
- * check fails.  Preconditions: dmult_scalar_tables() succeeded (G is its first entry); points
- * on the curve or flagged infinity; scalars canonical; weights 16 bytes (big-endian) per member.
- * No allocation. */
-static int borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, const ge *pubs,
-                                     const sc *s, const ge *R, const unsigned char *weights,
-                                     const borro_lane *lanes, const size_t *proof_lane,
-                                     size_t nproofs) {
+ * A range proof's ring members are evenly spaced, P_ij = P_i0 + j·(P_i1 − P_i0) (its members
+ * are the digit commitment minus j·4^i·scale·gen), so a ring's terms fold into two points:
+ * Σ_j c_j·P_ij = (Σ_j (1 − j)·c_j)·P_i0 + (Σ_j j·c_j)·P_i1 — half the MSM's 256-bit terms.  The
+ * spacing is checked, not assumed (P_ij + P_i,j−2 = 2·P_i,j−1 for j >= 2); a ring without it
+ * keeps one term per member. */
+
+/* a = b for finite Jacobian points (X1·Z2² = X2·Z1², Y1·Z2³ = Y2·Z1³). */
+static int borro_gej_equal_(const gej *a, const gej *b) {
+    fe za2, zb2, za3, zb3, l, r;
+    fe_sqr(&za2, &a->z);
+    fe_sqr(&zb2, &b->z);
+    fe_mul(&l, &a->x, &zb2);
+    fe_mul(&r, &b->x, &za2);
+    if (!fe_equal(&l, &r)) return 0;
+    fe_mul(&za3, &za2, &a->z);
+    fe_mul(&zb3, &zb2, &b->z);
+    fe_mul(&l, &a->y, &zb3);
+    fe_mul(&r, &b->y, &za3);
+    return fe_equal(&l, &r);
+}
+
+/* 1 iff the finite members p[0 .. size) are evenly spaced (size >= 3). */
+static int borro_evenly_spaced_(const ge *p, uint32_t size) {
+    for (uint32_t j = 2; j < size; j++) {
+        gej sum, twice;
+        gej_set_ge(&sum, &p[j]);
+        gej_add_ge_var(&sum, &sum, &p[j - 2]);
+        gej_set_ge(&twice, &p[j - 1]);
+        gej_double_var(&twice, &twice);
+        if (sum.inf || !borro_gej_equal_(&sum, &twice)) return 0;
+    }
+    return 1;
+}
+
+/* borromean_point_terms_var: the hash checks of every proof (each e in [1, n), every P, R finite,
+ * every s nonzero, H(ser33(last R of each ring) ‖ m) = e0) and the sum's terms, into pts and ks
+ * (at most 1 + 2·members of them): G first, then per ring its P terms (two when evenly spaced)
+ * and its R.  Returns the number of terms, 0 as soon as a check fails.  Preconditions:
+ * dmult_scalar_tables() succeeded (G is its first entry); points on the curve or flagged
+ * infinity; scalars canonical; weights 16 bytes (big-endian) per member.  No allocation. */
+static size_t borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, const ge *pubs,
+                                        const sc *s, const ge *R, const unsigned char *weights,
+                                        const borro_lane *lanes, const size_t *proof_lane,
+                                        size_t nproofs) {
     sc gsum = SC_ZERO;
     size_t at = 1;
     for (size_t p = 0; p < nproofs; p++) {
@@ -222,21 +256,38 @@ static int borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, 
         sha256_init(&close);
         for (size_t k = proof_lane[p]; k < proof_lane[p + 1]; k++) {
             const borro_lane *lane = &lanes[k];
+            const ge *members = &pubs[lane->first];
+            for (uint32_t j = 0; j < lane->size; j++) {
+                if (members[j].inf || R[lane->first + j].inf || sc_is_zero(&s[lane->first + j]))
+                    return 0;
+            }
+            const int fold = lane->size >= 3 && borro_evenly_spaced_(members, lane->size);
+            sc c0 = SC_ZERO, c1 = SC_ZERO; /* the folded coefficients of P_i0 and P_i1 */
             sc e;
             unsigned char eb[32];
             if (!borro_challenge_(&e, eb, e0, 32, m, lane->ring, 0)) return 0;
             for (uint32_t j = 0; j < lane->size; j++) {
                 const size_t member = (size_t)lane->first + j;
                 const ge *r = &R[member];
-                if (pubs[member].inf || r->inf || sc_is_zero(&s[member])) return 0;
                 unsigned char zb[32] = {0};
                 memcpy(zb + 16, weights + 16 * member, 16);
-                sc z, t;
+                sc z, t, c;
                 sc_set_b32(&z, zb); /* below 2^128: never overflows */
                 sc_mul(&t, &z, &s[member]);
                 sc_add(&gsum, &gsum, &t);
-                sc_mul(&ks[at], &z, &e);
-                pts[at++] = pubs[member];
+                sc_mul(&c, &z, &e);
+                if (fold) { /* c·P_ij = (c − j·c)·P_i0 + (j·c)·P_i1 */
+                    const sc jj = {{j, 0, 0, 0}};
+                    sc jc, neg;
+                    sc_mul(&jc, &c, &jj);
+                    sc_add(&c1, &c1, &jc);
+                    sc_neg(&neg, &jc);
+                    sc_add(&c0, &c0, &c);
+                    sc_add(&c0, &c0, &neg);
+                } else {
+                    ks[at] = c;
+                    pts[at++] = members[j];
+                }
                 sc_neg(&ks[at], &z);
                 pts[at++] = *r;
                 unsigned char ser[33];
@@ -244,6 +295,12 @@ static int borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, 
                 fe_get_b32(ser + 1, &r->x);
                 if (j + 1 == lane->size) sha256_write(&close, ser, 33);
                 else if (!borro_challenge_(&e, eb, ser, 33, m, lane->ring, j + 1)) return 0;
+            }
+            if (fold) {
+                ks[at] = c0;
+                pts[at++] = members[0];
+                ks[at] = c1;
+                pts[at++] = members[1];
             }
         }
         unsigned char out[32];
@@ -255,7 +312,7 @@ static int borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, 
     pts[0].x = dms_g_tab[0].x;
     pts[0].y = dms_g_tab[0].y;
     ks[0] = gsum;
-    return 1;
+    return at;
 }
 
 /* --- the ring members of range proofs (rangeproof_pub_expand) -------------------------------
