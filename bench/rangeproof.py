@@ -11,6 +11,9 @@ this same run, with commitment and generator parsed beforehand):
   one thread, time per proof; target <= 0.65x the reference.
 - ``borromean_verify_many_threads``: the same on every core, wall time per proof; target <= 0.4x
   on 2 cores.
+- ``borromean_verify_ring_points``: the same proof checked with its signer's ring points (one
+  MSM instead of the ring kernel: what a wallet's own send costs its node, docs/borromean.md
+  §5), one thread; no target of its own (a send's row is ``bench rpcsend``).
 - ``borromean_rewind`` / ``_ref``: rewind with the signer's nonce (verify included); target
   <= 1.0x.
 - ``borromean_sign`` / ``_ref``: sign the same statement (the outputs are byte-identical:
@@ -28,7 +31,7 @@ from collections.abc import Callable
 
 from bench.common import Row, make_row
 from ctplugin import borromean
-from ctplugin.borromean.elements import output_rangeproof
+from ctplugin.borromean.elements import output_rangeproof, output_rangeproof_with_ring_points
 from ctplugin.pedersen import commit, generator_generate_blinded
 from ctplugin.timing import interleaved_times
 from harness.zkp import rangeproof
@@ -53,6 +56,11 @@ class _Case:
     def sign(self) -> bytes:
         return output_rangeproof(self.value, self.nonce, self.asset, self.abf, self.vbf,
                                  self.commitment, self.gen, SCRIPT)
+
+    def ring_points(self) -> bytes:
+        return output_rangeproof_with_ring_points(
+            self.value, self.nonce, self.asset, self.abf, self.vbf, self.commitment, self.gen,
+            SCRIPT).ring_points
 
     def claim(self, proof: bytes) -> borromean.RangeProofClaim:
         return borromean.RangeProofClaim(proof, self.c_enc, self.g_enc, SCRIPT)
@@ -85,8 +93,11 @@ def run(quick: bool, t_us: float) -> list[Row]:
     proof = case.sign()
     assert len(proof) == 4174 and borromean.verify(proof, case.commitment, case.gen, SCRIPT)
     ref = rangeproof()
+    claim, points = case.claim(proof), case.ring_points()
+    assert isinstance(borromean.verify_many([claim], 1, [points])[0], tuple)
     ours: dict[str, Callable[[], object]] = {
         "verify": lambda: borromean.verify(proof, case.c_enc, case.g_enc, SCRIPT),
+        "verify_ring_points": lambda: borromean.verify_many([claim], 1, [points]),
         "rewind": lambda: borromean.rewind(proof, case.c_enc, case.g_enc, SCRIPT, case.nonce),
         "sign": case.sign,
     }
@@ -119,11 +130,14 @@ def run(quick: bool, t_us: float) -> list[Row]:
         rows.append(row)
 
     def cpu_note(name: str, cpu: float) -> str:
-        if f"{name}_ref" not in timed:
+        ref_name = "verify_ref" if name == "verify_ring_points" else f"{name}_ref"
+        if ref_name not in timed:
             return ""
-        return f"; CPU {cpu / timed[f'{name}_ref'][1]:.2f}x ref"
+        return f"; CPU {cpu / timed[ref_name][1]:.2f}x ref"
 
+    ref_t["verify_ring_points"] = ref_t["verify"]
     targets = {"verify": "one thread; target <= 0.9x ref",
+               "verify_ring_points": "with the signer's ring points, one thread (vs verify_ref)",
                "rewind": "verify + DRBG + opening check; target <= 1.0x ref",
                "sign": "byte-identical to the reference; target <= 1.0x ref"}
     for name in ours:
@@ -144,6 +158,7 @@ def run(quick: bool, t_us: float) -> list[Row]:
                          note=f"{threads} threads ({os.cpu_count()} cores), wall per proof; "
                               "target <= 0.4x ref on 2 cores"))
     order = ["borromean_verify", "borromean_verify_ref", "borromean_verify_many",
-             "borromean_verify_many_threads", "borromean_rewind", "borromean_rewind_ref",
+             "borromean_verify_many_threads", "borromean_verify_ring_points",
+             "borromean_rewind", "borromean_rewind_ref",
              "borromean_sign", "borromean_sign_ref"]
     return sorted(rows, key=lambda r: order.index(r.name))
