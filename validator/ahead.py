@@ -38,10 +38,7 @@ def _verdicts(items: list[BorromeanItem],
               ring_points: Mapping[bytes, bytes]) -> list[bool]:
     """Whether each item passes the validator's check (one ring-kernel call for all, or one
     multi-scalar multiplication for those with their signer's ring points)."""
-    # with every proof's ring points the check is one small MSM: on one thread it stays off
-    # the core of the caller's Python, which it runs beside (the ring kernel takes them all)
-    shown = all(item.proof in ring_points for item in items)
-    ctx = VerifyContext(threads=1 if shown else None, ring_points=ring_points)
+    ctx = VerifyContext(ring_points=ring_points)
     BorromeanItem.prepare(items, ctx)
     passed = []
     for item in items:

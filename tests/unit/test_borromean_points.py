@@ -134,37 +134,48 @@ def test_any_wrong_input_says_no(signed_pair: list[tuple[SignedRangeProof, bytes
         assert both(*corrupted, _weights(members)) == (False, False), what
 
 
-def _fake_ring(offset: int, ks: tuple[int, ...]) -> tuple[bytes, ...]:
-    """One ring of three members with known discrete logs, signed by knowing them all: R_j =
-    r_j·G, P_j = k_j·G, s_j = r_j − e_j·k_j; then member 0's R moved by +offset·G and member 1's
-    s by +offset, so the members' errors cancel in an unweighted sum."""
-    rs = [11, 13, 17]
+def _fake_proof(offset: int, rings: tuple[tuple[int, ...], ...]) -> tuple[bytes, ...]:
+    """Rings of members P_ij = k_ij·G with known discrete logs, signed by knowing them all: R_ij
+    = r_ij·G, s_ij = r_ij − e_ij·k_ij; then the first member's R moved by +offset·G and the
+    second's s by +offset, so their errors cancel in an unweighted sum."""
     m = bytes(32)
-    points = [_reference.mul(r, G) for r in rs]
-    points[0] = _reference.mul(rs[0] + offset, G)
-    ser = [_reference._ser33(p) for p in points]  # type: ignore[arg-type]
-    e0 = hashlib.sha256(ser[-1] + m).digest()
-    s_values, data = [], e0
-    for j in range(3):
-        e = int.from_bytes(hashlib.sha256(data + m + bytes(4) + j.to_bytes(4, "big")).digest(),
-                           "big")
-        s_values.append((rs[j] - e * ks[j] + (offset if j == 1 else 0)) % N)
-        data = ser[j]
-    pubs = b"".join(_reference._pack_point(_reference.mul(k, G)) for k in ks)
-    return (b"\x01\x00\x03\x00", pubs, b"".join(s.to_bytes(32, "big") for s in s_values),
-            e0 + m, b"".join(_reference._pack_point(p) for p in points))
+    rs = [[11 + 7 * i + j for j in range(len(ks))] for i, ks in enumerate(rings)]
+    rs[0][0] += offset
+    points = [[_reference.mul(r, G) for r in ring] for ring in rs]
+    rs[0][0] -= offset
+    sers = [[_reference._ser33(p) for p in ring] for ring in points]  # type: ignore[arg-type]
+    e0 = hashlib.sha256(b"".join(ring[-1] for ring in sers) + m).digest()
+    s_values = []
+    for i, ks in enumerate(rings):
+        data = e0
+        for j, k in enumerate(ks):
+            e = int.from_bytes(hashlib.sha256(data + m + i.to_bytes(4, "big")
+                                              + j.to_bytes(4, "big")).digest(), "big")
+            s_values.append((rs[i][j] - e * k + (offset if (i, j) == (0, 1) else 0)) % N)
+            data = sers[i][j]
+    sizes = b"".join(v.to_bytes(2, "little") for v in (len(rings), *map(len, rings)))
+    pubs = b"".join(_reference._pack_point(_reference.mul(k, G)) for ks in rings for k in ks)
+    return (sizes, pubs, b"".join(s.to_bytes(32, "big") for s in s_values), e0 + m,
+            b"".join(_reference._pack_point(p) for ring in points for p in ring))
 
 
-@pytest.mark.parametrize("ks", [(3, 5, 7), (3, 5, 11)], ids=["evenly-spaced", "uneven"])
-def test_the_weights_keep_errors_from_cancelling(ks: tuple[int, ...]) -> None:
-    """(Evenly spaced members, as a range proof's, fold into two MSM terms; others do not.)"""
-    honest = _fake_ring(0, ks)
-    assert both(*honest, _weights(3)) == (True, True)
-    forged = _fake_ring(1, ks)
-    ones = (bytes(15) + b"\x01") * 3
+@pytest.mark.parametrize("rings", [
+    ((3, 5, 7),),                        # evenly spaced: two MSM terms
+    ((3, 5, 11),),                       # uneven: one term per member
+    ((3, 5, 7, 9), (20, 28, 36), (1,)),  # steps 2, 4·2, one member: one term per ring + B
+    ((3, 5, 7, 9), (20, 21, 22)),        # evenly spaced, steps not 4^i·B: two terms per ring
+], ids=["spaced", "uneven", "range-proof-like", "other-steps"])
+def test_the_weights_keep_errors_from_cancelling(rings: tuple[tuple[int, ...], ...]) -> None:
+    """(Members as a range proof's fold into fewer MSM terms: every shape must give the same
+    answers.)"""
+    members = sum(map(len, rings))
+    honest = _fake_proof(0, rings)
+    assert both(*honest, _weights(members)) == (True, True)
+    forged = _fake_proof(1, rings)
+    ones = (bytes(15) + b"\x01") * members
     # with equal weights the two errors cancel: that is why the weights are random
     assert native.borromean_verify_points_var(*forged, ones) is True
-    assert both(*forged, _weights(3)) == (False, False)
+    assert both(*forged, _weights(members)) == (False, False)
     assert native.borromean_verify_var(*forged[:4])[0] == b"\x00"  # the ring kernel agrees
 
 

@@ -206,9 +206,12 @@ static int borromean_close_var(const borro_job *job, size_t p, size_t lo, size_t
  *
  * A range proof's ring members are evenly spaced, P_ij = P_i0 + j·(P_i1 − P_i0) (its members
  * are the digit commitment minus j·4^i·scale·gen), so a ring's terms fold into two points:
- * Σ_j c_j·P_ij = (Σ_j (1 − j)·c_j)·P_i0 + (Σ_j j·c_j)·P_i1 — half the MSM's 256-bit terms.  The
- * spacing is checked, not assumed (P_ij + P_i,j−2 = 2·P_i,j−1 for j >= 2); a ring without it
- * keeps one term per member. */
+ * Σ_j c_j·P_ij = (Σ_j (1 − j)·c_j)·P_i0 + (Σ_j j·c_j)·P_i1.  And the steps of its rings are
+ * powers of 4 times one step B = P_01 − P_00 (P_i1 − P_i0 = 4^i·B), so the second points fold
+ * too: (Σ_j c_j)·P_i0 per ring and (Σ_i 4^i·Σ_j j·c_ij)·B once — one 256-bit term per ring
+ * instead of four.  Both are checked, not assumed (P_ij + P_i,j−2 = 2·P_i,j−1 for j >= 2;
+ * P_i0 + 4^i·B = P_i1): a proof without the steps keeps two terms per evenly spaced ring, a
+ * ring without the spacing one per member. */
 
 /* a = b for finite Jacobian points (X1·Z2² = X2·Z1², Y1·Z2³ = Y2·Z1³). */
 static int borro_gej_equal_(const gej *a, const gej *b) {
@@ -238,10 +241,39 @@ static int borro_evenly_spaced_(const ge *p, uint32_t size) {
     return 1;
 }
 
+/* The step B = P_01 − P_00 of the rings [lo, hi) (affine, into *b) if every ring of two members
+ * or more has P_i1 = P_i0 + 4^i·B, else 0 (also when the first ring has one member). */
+static int borro_common_step_(ge *b, const ge *pubs, const borro_lane *lanes, size_t lo,
+                              size_t hi) {
+    if (lanes[lo].size < 2) return 0;
+    const ge *first = &pubs[lanes[lo].first];
+    ge neg;
+    gej step;
+    ge_neg(&neg, &first[0]);
+    gej_set_ge(&step, &first[1]);
+    gej_add_ge_var(&step, &step, &neg);
+    if (step.inf) return 0;
+    for (size_t k = lo + 1; k < hi; k++) {
+        gej_double_var(&step, &step);
+        gej_double_var(&step, &step);
+        if (lanes[k].size < 2) continue;
+        const ge *p = &pubs[lanes[k].first];
+        gej sum, want;
+        gej_set_ge(&sum, &p[0]);
+        gej_add_var(&sum, &sum, &step);
+        gej_set_ge(&want, &p[1]);
+        if (sum.inf || !borro_gej_equal_(&sum, &want)) return 0;
+    }
+    gej_set_ge(&step, &first[1]);
+    gej_add_ge_var(&step, &step, &neg);
+    ge_set_gej_var(b, &step);
+    return 1;
+}
+
 /* borromean_point_terms_var: the hash checks of every proof (each e in [1, n), every P, R finite,
  * every s nonzero, H(ser33(last R of each ring) ‖ m) = e0) and the sum's terms, into pts and ks
- * (at most 1 + 2·members of them): G first, then per ring its P terms (two when evenly spaced)
- * and its R.  Returns the number of terms, 0 as soon as a check fails.  Preconditions:
+ * (at most 1 + 2·members of them): G first, then per ring its P terms (folded as above) and its
+ * R, and per proof with a common step that step.  Returns the number of terms, 0 as soon as a check fails.  Preconditions:
  * dmult_scalar_tables() succeeded (G is its first entry); points on the curve or flagged
  * infinity; scalars canonical; weights 16 bytes (big-endian) per member.  No allocation. */
 static size_t borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, const ge *pubs,
@@ -256,12 +288,22 @@ static size_t borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0
         sha256_init(&close);
         for (size_t k = proof_lane[p]; k < proof_lane[p + 1]; k++) {
             const borro_lane *lane = &lanes[k];
-            const ge *members = &pubs[lane->first];
             for (uint32_t j = 0; j < lane->size; j++) {
-                if (members[j].inf || R[lane->first + j].inf || sc_is_zero(&s[lane->first + j]))
-                    return 0;
+                const size_t member = (size_t)lane->first + j;
+                if (pubs[member].inf || R[member].inf || sc_is_zero(&s[member])) return 0;
             }
-            const int fold = lane->size >= 3 && borro_evenly_spaced_(members, lane->size);
+        }
+        int spaced = 1; /* every ring of the proof evenly spaced */
+        for (size_t k = proof_lane[p]; spaced && k < proof_lane[p + 1]; k++)
+            spaced = lanes[k].size < 3 || borro_evenly_spaced_(&pubs[lanes[k].first], lanes[k].size);
+        ge step;
+        const int common = spaced && borro_common_step_(&step, pubs, lanes, proof_lane[p],
+                                                        proof_lane[p + 1]);
+        sc bsum = SC_ZERO, pow4 = SC_ONE; /* the step's coefficient; 4^i */
+        for (size_t k = proof_lane[p]; k < proof_lane[p + 1]; k++) {
+            const borro_lane *lane = &lanes[k];
+            const ge *members = &pubs[lane->first];
+            const int fold = common || (lane->size >= 3 && borro_evenly_spaced_(members, lane->size));
             sc c0 = SC_ZERO, c1 = SC_ZERO; /* the folded coefficients of P_i0 and P_i1 */
             sc e;
             unsigned char eb[32];
@@ -296,12 +338,24 @@ static size_t borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0
                 if (j + 1 == lane->size) sha256_write(&close, ser, 33);
                 else if (!borro_challenge_(&e, eb, ser, 33, m, lane->ring, j + 1)) return 0;
             }
-            if (fold) {
+            if (common) { /* c0·P_i0 + c1·(P_i0 + 4^i·B) */
+                sc t;
+                sc_add(&ks[at], &c0, &c1);
+                pts[at++] = members[0];
+                sc_mul(&t, &c1, &pow4);
+                sc_add(&bsum, &bsum, &t);
+            } else if (fold) {
                 ks[at] = c0;
                 pts[at++] = members[0];
                 ks[at] = c1;
                 pts[at++] = members[1];
             }
+            sc_add(&pow4, &pow4, &pow4);
+            sc_add(&pow4, &pow4, &pow4);
+        }
+        if (common) {
+            ks[at] = bsum;
+            pts[at++] = step;
         }
         unsigned char out[32];
         sha256_write(&close, m, 32);
