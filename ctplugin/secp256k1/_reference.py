@@ -503,6 +503,21 @@ def _borromean_layouts(sizes: bytes, n_proofs: int) -> list[list[int]]:
     return layouts
 
 
+def _borromean_rings(sizes: bytes, pubs: bytes, scalars: bytes,
+                     e0m: bytes) -> tuple[list[list[int]], list[Affine], list[int]]:
+    """What both verification entries take, checked: (layouts, members, s values)."""
+    if len(e0m) % 64:
+        raise EncodingError("borromean: e0m length is not a multiple of 64", reason="length")
+    layouts = _borromean_layouts(sizes, len(e0m) // 64)
+    members = _points(pubs)
+    s_values = _unpack_scalars(scalars)
+    total = sum(sum(ring) for ring in layouts)
+    if len(members) != total or len(s_values) != total:
+        raise EncodingError("borromean: member counts differ from the ring sizes",
+                            reason="count-mismatch")
+    return layouts, members, s_values
+
+
 def _borromean_ring(ring: int, size: int, first: int, e0: bytes, m: bytes,
                     points: list[Affine], s_values: list[int],
                     evalues: bytearray | None) -> bytes | None:
@@ -541,15 +556,8 @@ def borromean_verify_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: bytes,
     infinity. Returns (one byte 1/0 per proof, every member's challenge e (32 bytes, zeros
     where a failed ring stopped) if asked, else b""). ``threads`` does not change results.
     """
-    if len(e0m) % 64:
-        raise EncodingError("borromean: e0m length is not a multiple of 64", reason="length")
-    layouts = _borromean_layouts(sizes, len(e0m) // 64)
-    points = _points(pubs)
-    s_values = _unpack_scalars(scalars)
-    total = sum(sum(ring) for ring in layouts)
-    if len(points) != total or len(s_values) != total:
-        raise EncodingError("borromean: member counts differ from the ring sizes",
-                            reason="count-mismatch")
+    layouts, points, s_values = _borromean_rings(sizes, pubs, scalars, e0m)
+    total = len(points)
     verdicts = bytearray()
     evalues = bytearray(32 * total if challenges else 0)
     member = 0
@@ -579,15 +587,11 @@ def borromean_verify_points_var(sizes: bytes, pubs: bytes, scalars: bytes, e0m: 
     members at once with the random 128-bit ``weights`` (16 bytes per member), which it may get
     wrong with probability at most 2^-128. Errors as ``borromean_verify_var``, plus
     ``count-mismatch`` for points and ``length`` for weights."""
-    if len(e0m) % 64:
-        raise EncodingError("borromean: e0m length is not a multiple of 64", reason="length")
-    layouts = _borromean_layouts(sizes, len(e0m) // 64)
-    members = _points(pubs)
-    s_values = _unpack_scalars(scalars)
+    layouts, members, s_values = _borromean_rings(sizes, pubs, scalars, e0m)
+    total = len(members)
     signer = _points(points)
-    total = sum(sum(ring) for ring in layouts)
-    if len(members) != total or len(s_values) != total or len(signer) != total:
-        raise EncodingError("borromean: member counts differ from the ring sizes",
+    if len(signer) != total:
+        raise EncodingError("borromean: ring points differ from the ring sizes",
                             reason="count-mismatch")
     if len(weights) != 16 * total:
         raise EncodingError("borromean: weights are not 16 bytes per member", reason="length")

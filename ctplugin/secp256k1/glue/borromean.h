@@ -136,6 +136,30 @@ static int borro_run_threads_(const borro_job *job, size_t nlanes, size_t member
     return ok;
 }
 
+/* The inputs both verification entries take: e0m, the layouts, the members' points and scalars.
+ * Returns the member count, or -1 with an exception; the outputs are the caller's to free
+ * either way. */
+static Py_ssize_t borro_parse_rings_(const Py_buffer *be0m, const Py_buffer *bsizes,
+                                     const Py_buffer *bpubs, const Py_buffer *bscalars,
+                                     size_t *nproofs, borro_lane **lanes, size_t **proof_lane,
+                                     size_t *nlanes, ge **pubs, sc **s) {
+    if (be0m->len % 64) {
+        kernel_error(KERR_LENGTH, "borromean: e0m length is not a multiple of 64");
+        return -1;
+    }
+    *nproofs = (size_t)be0m->len / 64;
+    Py_ssize_t members = borro_parse_layout_(bsizes, *nproofs, lanes, proof_lane, nlanes);
+    if (members < 0) return -1;
+    size_t npubs = 0, nscalars = 0;
+    if (parse_points(bpubs, pubs, &npubs) < 0 || parse_scalars(bscalars, s, &nscalars) < 0)
+        return -1;
+    if (npubs != (size_t)members || nscalars != (size_t)members) {
+        kernel_error(KERR_COUNT_MISMATCH, "borromean: member counts differ from the ring sizes");
+        return -1;
+    }
+    return members;
+}
+
 static PyObject *py_borromean_verify_var(PyObject *self, PyObject *args, PyObject *kwds) {
     (void)self;
     static char *kwlist[] = {"sizes", "pubs", "scalars", "e0m", "threads", "challenges", NULL};
@@ -150,20 +174,10 @@ static PyObject *py_borromean_verify_var(PyObject *self, PyObject *args, PyObjec
     ge *pubs = NULL;
     sc *s = NULL;
     unsigned char *closing = NULL, *failed = NULL, *evalues = NULL, *verdicts = NULL;
-    size_t nlanes = 0, npubs = 0, nscalars = 0;
-    if (be0m.len % 64) {
-        kernel_error(KERR_LENGTH, "borromean: e0m length is not a multiple of 64");
-        goto done;
-    }
-    const size_t nproofs = (size_t)be0m.len / 64;
-    Py_ssize_t members = borro_parse_layout_(&bsizes, nproofs, &lanes, &proof_lane, &nlanes);
+    size_t nlanes = 0, nproofs = 0;
+    const Py_ssize_t members = borro_parse_rings_(&be0m, &bsizes, &bpubs, &bscalars, &nproofs,
+                                                  &lanes, &proof_lane, &nlanes, &pubs, &s);
     if (members < 0) goto done;
-    if (parse_points(&bpubs, &pubs, &npubs) < 0 || parse_scalars(&bscalars, &s, &nscalars) < 0)
-        goto done;
-    if (npubs != (size_t)members || nscalars != (size_t)members) {
-        kernel_error(KERR_COUNT_MISMATCH, "borromean: member counts differ from the ring sizes");
-        goto done;
-    }
     if (threads < 1) threads = 1;
     if (threads > BORRO_MAX_THREADS) threads = BORRO_MAX_THREADS;
     closing = malloc(33 * nlanes + 1);
@@ -227,19 +241,12 @@ static PyObject *py_borromean_verify_points_var(PyObject *self, PyObject *args, 
     size_t *proof_lane = NULL;
     ge *pubs = NULL, *R = NULL, *pts = NULL;
     sc *s = NULL, *ks = NULL;
-    size_t nlanes = 0, npubs = 0, nscalars = 0, npoints = 0;
-    if (be0m.len % 64) {
-        kernel_error(KERR_LENGTH, "borromean: e0m length is not a multiple of 64");
-        goto done;
-    }
-    const size_t nproofs = (size_t)be0m.len / 64;
-    Py_ssize_t members = borro_parse_layout_(&bsizes, nproofs, &lanes, &proof_lane, &nlanes);
-    if (members < 0) goto done;
-    if (parse_points(&bpubs, &pubs, &npubs) < 0 || parse_scalars(&bscalars, &s, &nscalars) < 0 ||
-        parse_points(&bpoints, &R, &npoints) < 0)
-        goto done;
-    if (npubs != (size_t)members || nscalars != (size_t)members || npoints != (size_t)members) {
-        kernel_error(KERR_COUNT_MISMATCH, "borromean: member counts differ from the ring sizes");
+    size_t nlanes = 0, nproofs = 0, npoints = 0;
+    const Py_ssize_t members = borro_parse_rings_(&be0m, &bsizes, &bpubs, &bscalars, &nproofs,
+                                                  &lanes, &proof_lane, &nlanes, &pubs, &s);
+    if (members < 0 || parse_points(&bpoints, &R, &npoints) < 0) goto done;
+    if (npoints != (size_t)members) {
+        kernel_error(KERR_COUNT_MISMATCH, "borromean: ring points differ from the ring sizes");
         goto done;
     }
     if ((size_t)bweights.len != 16 * (size_t)members) {
