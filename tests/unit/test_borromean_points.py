@@ -249,5 +249,7 @@ def test_verify_many_takes_the_points_and_falls_back_without_them(
     # a claim the points do not match (another extra commit: another m) is invalid, and says so
     other = [_claim(signed_pair[0][0], signed_pair[0][1], b"other"), claims[1]]
     assert borromean.verify_many(other, threads=1, ring_points=points) == [False, want[1]]
-    # points of the wrong length are no points at all
+    # points of the wrong length, or off the curve, are no points at all
     assert borromean.verify_many(claims, threads=1, ring_points=[b"x", points[1][:-64]]) == want
+    off_curve = (5).to_bytes(32, "big") * 2 + points[1][64:]
+    assert borromean.verify_many(claims, threads=1, ring_points=[points[0], off_curve]) == want
