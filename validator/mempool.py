@@ -282,11 +282,11 @@ class Mempool:
         checks_to_verify = [c for c, m, d in zip(checks, check_missing, done_ahead) if m and not d]
         verify(ProofWork([plan.balance], [*to_verify, *scripts.batch],
                          [*checks_to_verify, *scripts.checks]))
-        checks_to_verify += [c for c, d in zip(checks, done_ahead) if d]
+        verified = [c for c, m in zip(checks, check_missing) if m]  # here or ahead
         # Bulletproofs and Borromean proofs both count as range proofs
         n_ranges = len(plan.ranges) + len(plan.borromeans)
-        n_range_verified = len(to_verify) + sum(c.family == "borromean" for c in checks_to_verify)
-        n_surj_verified = len(checks_to_verify) - (n_range_verified - len(to_verify))
+        n_range_verified = len(to_verify) + sum(c.family == "borromean" for c in verified)
+        n_surj_verified = len(verified) - (n_range_verified - len(to_verify))
         return plan, keys, sigops, (n_range_verified, n_ranges - n_range_verified, n_surj_verified,
                             len(plan.surjections) - n_surj_verified)
 

@@ -248,11 +248,12 @@ static int borro_common_step_(ge *b, const ge *pubs, const borro_lane *lanes, si
     if (lanes[lo].size < 2) return 0;
     const ge *first = &pubs[lanes[lo].first];
     ge neg;
-    gej step;
+    gej b0, step;
     ge_neg(&neg, &first[0]);
-    gej_set_ge(&step, &first[1]);
-    gej_add_ge_var(&step, &step, &neg);
-    if (step.inf) return 0;
+    gej_set_ge(&b0, &first[1]);
+    gej_add_ge_var(&b0, &b0, &neg);
+    if (b0.inf) return 0;
+    step = b0;
     for (size_t k = lo + 1; k < hi; k++) {
         gej_double_var(&step, &step);
         gej_double_var(&step, &step);
@@ -264,18 +265,17 @@ static int borro_common_step_(ge *b, const ge *pubs, const borro_lane *lanes, si
         gej_set_ge(&want, &p[1]);
         if (sum.inf || !borro_gej_equal_(&sum, &want)) return 0;
     }
-    gej_set_ge(&step, &first[1]);
-    gej_add_ge_var(&step, &step, &neg);
-    ge_set_gej_var(b, &step);
+    ge_set_gej_var(b, &b0);
     return 1;
 }
 
 /* borromean_point_terms_var: the hash checks of every proof (each e in [1, n), every P, R finite,
  * every s nonzero, H(ser33(last R of each ring) ‖ m) = e0) and the sum's terms, into pts and ks
  * (at most 1 + 2·members of them): G first, then per ring its P terms (folded as above) and its
- * R, and per proof with a common step that step.  Returns the number of terms, 0 as soon as a check fails.  Preconditions:
- * dmult_scalar_tables() succeeded (G is its first entry); points on the curve or flagged
- * infinity; scalars canonical; weights 16 bytes (big-endian) per member.  No allocation. */
+ * R, and per proof with a common step that step.  Returns the number of terms, 0 as soon as a
+ * check fails.  Preconditions: dmult_scalar_tables() succeeded (G is its first entry); points
+ * on the curve or flagged infinity; scalars canonical; weights 16 bytes (big-endian) per
+ * member.  No allocation. */
 static size_t borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0m, const ge *pubs,
                                         const sc *s, const ge *R, const unsigned char *weights,
                                         const borro_lane *lanes, const size_t *proof_lane,
@@ -295,7 +295,8 @@ static size_t borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0
         }
         int spaced = 1; /* every ring of the proof evenly spaced */
         for (size_t k = proof_lane[p]; spaced && k < proof_lane[p + 1]; k++)
-            spaced = lanes[k].size < 3 || borro_evenly_spaced_(&pubs[lanes[k].first], lanes[k].size);
+            spaced = lanes[k].size < 3 ||
+                     borro_evenly_spaced_(&pubs[lanes[k].first], lanes[k].size);
         ge step;
         const int common = spaced && borro_common_step_(&step, pubs, lanes, proof_lane[p],
                                                         proof_lane[p + 1]);
@@ -303,7 +304,9 @@ static size_t borromean_point_terms_var(ge *pts, sc *ks, const unsigned char *e0
         for (size_t k = proof_lane[p]; k < proof_lane[p + 1]; k++) {
             const borro_lane *lane = &lanes[k];
             const ge *members = &pubs[lane->first];
-            const int fold = common || (lane->size >= 3 && borro_evenly_spaced_(members, lane->size));
+            /* (a proof found spaced is not checked again, ring by ring) */
+            const int fold = common || (lane->size >= 3 &&
+                                        (spaced || borro_evenly_spaced_(members, lane->size)));
             sc c0 = SC_ZERO, c1 = SC_ZERO; /* the folded coefficients of P_i0 and P_i1 */
             sc e;
             unsigned char eb[32];
