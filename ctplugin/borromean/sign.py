@@ -15,9 +15,9 @@ chooses the header", §3 "What the signer does with it"):
    R of every ring into e0, walk again from e0 up to the true member and close it with
    s = k_i − e·sec_i.
 
-Secrets (value, digits, blinding factors, ring nonces) meet points only through coincurve
-(libsecp256k1, constant time); forged members s·G + e·P are public and use the kernel. Scalar
-arithmetic on secrets is Python integers, as in the Bulletproof prover.
+Secrets (value, digits, blinding factors, ring nonces) meet points only through ``ct``
+(coincurve's libsecp256k1, constant time); forged members s·G + e·P are public and use the
+kernel. Scalar arithmetic on secrets is Python integers, as in the Bulletproof prover.
 """
 
 from __future__ import annotations
@@ -25,14 +25,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cache
-
-import coincurve
+from typing import cast
 
 from ctplugin.borromean.drbg import prover_stream, rpser
 from ctplugin.borromean.format import MAX_MESSAGE_LEN, U64_MAX, proof_error, ring_sizes
 from ctplugin.borromean.verify import scalar_bytes
 from ctplugin.pedersen import Commitment, Generator, commit
-from ctplugin.secp256k1 import KIND_XQR, kernel
+from ctplugin.secp256k1 import KIND_XQR, ct, kernel
 from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
@@ -135,14 +134,6 @@ def _ring_hash(data: bytes, message: bytes, ring: int, member: int) -> int:
     if not 0 < e < N:
         raise proof_error("sign-retry")
     return e
-
-
-def _packed(key: coincurve.PublicKey) -> bytes:
-    return key.format(compressed=False)[1:]
-
-
-def _key(packed: bytes) -> coincurve.PublicKey:
-    return coincurve.PublicKey(b"\x04" + packed)
 
 
 def _secret(value: int) -> bytes:
@@ -251,18 +242,15 @@ def _digit_commitments(params: ProveParams, secs: list[int], gen_packed: bytes,
     """The digit commitments C_i = sec_i·G + d_i·u_i·gen with u_i = 4^i·scale (packed), the
     first rings − 1 of them QR-encoded, and their sign bits. With −u_i·gen = B_i, (d_i + 1)·u_i
     is never zero, so C_i = sec_i·G + ((d_i + 1)·u_i)·gen + B_i without a branch on the secret
-    digit (constant-time coincurve multiplications)."""
+    digit (constant-time multiplications, ``ct.commit_packed``)."""
     rings = len(params.ring_sizes)
-    gen_key = _key(gen_packed)
-    digit_points = []
-    for i in range(rings):
-        weight = (params.digits[i] + 1) * params.scale << (2 * i)
-        terms = [coincurve.PublicKey.from_secret(_secret(secs[i])),
-                 gen_key.multiply(_secret(weight % N)), _key(bases[i])]
-        try:
-            digit_points.append(_packed(coincurve.PublicKey.combine_keys(terms)))
-        except ValueError:  # the sum is infinity
-            raise proof_error("sign-retry") from None
+    weights = [_secret(((params.digits[i] + 1) * params.scale << (2 * i)) % N)
+               for i in range(rings)]
+    sums = ct.commit_packed([_secret(sec) for sec in secs[:rings]], weights, gen_packed,
+                            bases[:rings])
+    if None in sums:  # a sum is infinity
+        raise proof_error("sign-retry")
+    digit_points = cast(list[bytes], sums)
     digits = b"".join(digit_points)
     encoded = _k.encode_points_var(digits[: 64 * (rings - 1)], KIND_XQR) if rings > 1 else b""
     sign_bits = 0
@@ -299,8 +287,7 @@ def _close_rings(params: ProveParams, m: bytes, secs: list[int], nonces: list[in
 
     # from R = k_i·G at the true member d_i on to the ring's last member
     r_encs = []
-    for i in range(rings):
-        r = _packed(coincurve.PublicKey.from_secret(_secret(nonces[i])))
+    for i, r in enumerate(ct.base_mul_packed([_secret(k) for k in nonces[:rings]])):
         ring_points[starts[i] + digits[i]] = r
         r_encs.append(_ser33(r))
     for step in range(1, max(sizes)):

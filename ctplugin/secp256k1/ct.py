@@ -6,7 +6,10 @@ never sees a secret. Inputs and outputs are our ``Point``; secrets are 32-byte s
 
 from __future__ import annotations
 
+from typing import Any
+
 import coincurve
+from coincurve._libsecp256k1 import ffi, lib
 
 from ctplugin.errors import EncodingError
 from ctplugin.secp256k1.params import N
@@ -73,8 +76,6 @@ def schnorr_sign(secret: int | bytes, digest: bytes, aux_rand: bytes) -> bytes:
 def taproot_tweak_secret(secret: int | bytes, tweak: bytes) -> bytes:
     """BIP341's tweaked secret: d negated if d·G has odd y, plus t, negated again if the sum's
     point has odd y (libsecp256k1 ``keypair_xonly_tweak_add``), as 32 bytes."""
-    from coincurve._libsecp256k1 import ffi, lib
-
     ctx = coincurve.context.GLOBAL_CONTEXT.ctx
     keypair = ffi.new("secp256k1_keypair *")
     if not lib.secp256k1_keypair_create(ctx, keypair, secret_bytes(secret)):
@@ -87,3 +88,63 @@ def taproot_tweak_secret(secret: int | bytes, tweak: bytes) -> bytes:
     out = ffi.new("unsigned char[32]")
     lib.secp256k1_keypair_sec(ctx, out, keypair)
     return bytes(ffi.buffer(out, 32))
+
+
+# --- packed points (x ‖ y, 64 bytes: the kernel's form) for the provers' loops --------------
+#
+# The same libsecp256k1 calls as above, straight through coincurve's cffi binding: a Borromean
+# signature makes about eighty of these, and coincurve's key objects around each call cost
+# about a quarter of the multiplication itself.
+
+def _parse_packed(packed: bytes) -> Any:
+    key = ffi.new("secp256k1_pubkey *")
+    if len(packed) != 64 or not lib.secp256k1_ec_pubkey_parse(
+            coincurve.context.GLOBAL_CONTEXT.ctx, key, b"\x04" + packed, 65):
+        raise EncodingError("not a point (64 bytes x ‖ y on the curve)", reason="point")
+    return key
+
+
+def _serialize_packed(key: Any) -> bytes:
+    out = ffi.new("unsigned char[65]")
+    size = ffi.new("size_t *", 65)
+    lib.secp256k1_ec_pubkey_serialize(coincurve.context.GLOBAL_CONTEXT.ctx, out, size, key,
+                                      lib.SECP256K1_EC_UNCOMPRESSED)
+    return bytes(ffi.buffer(out, 65))[1:]
+
+
+def base_mul_packed(secrets: list[bytes]) -> list[bytes]:
+    """secret·G (ecmult_gen, constant time) for each 32-byte secret, as 64 bytes x ‖ y; a
+    secret outside [1, N) gives ``EncodingError``."""
+    ctx = coincurve.context.GLOBAL_CONTEXT.ctx
+    key = ffi.new("secp256k1_pubkey *")
+    out = []
+    for secret in secrets:
+        if len(secret) != 32 or not lib.secp256k1_ec_pubkey_create(ctx, key, secret):
+            raise EncodingError("secret scalar must be 32 bytes in [1, N)", reason="scalar-range")
+        out.append(_serialize_packed(key))
+    return out
+
+
+def commit_packed(blinds: list[bytes], values: list[bytes], point: bytes,
+                  offsets: list[bytes]) -> list[bytes | None]:
+    """blind_i·G + value_i·point + offset_i for each i (packed points; ecmult_gen and
+    ecmult_const, constant time in the secrets blind_i and value_i, each 32 bytes in [1, N),
+    else ``EncodingError``); None where the sum is the point at infinity."""
+    if not len(blinds) == len(values) == len(offsets):
+        raise EncodingError("one value and one offset per blind", reason="length")
+    ctx = coincurve.context.GLOBAL_CONTEXT.ctx
+    base = _parse_packed(point)
+    terms = ffi.new("secp256k1_pubkey[3]")
+    pointers = ffi.new("secp256k1_pubkey *[3]", [terms + 0, terms + 1, terms + 2])
+    total = ffi.new("secp256k1_pubkey *")
+    out: list[bytes | None] = []
+    for blind, value, offset in zip(blinds, values, offsets):
+        terms[1] = base[0]
+        if (len(blind) != 32 or len(value) != 32
+                or not lib.secp256k1_ec_pubkey_create(ctx, terms + 0, blind)
+                or not lib.secp256k1_ec_pubkey_tweak_mul(ctx, terms + 1, value)):
+            raise EncodingError("secret scalar must be 32 bytes in [1, N)", reason="scalar-range")
+        terms[2] = _parse_packed(offset)[0]
+        out.append(_serialize_packed(total)
+                   if lib.secp256k1_ec_pubkey_combine(ctx, total, pointers, 3) else None)
+    return out

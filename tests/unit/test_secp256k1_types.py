@@ -115,3 +115,52 @@ def test_infinity_cannot_be_encoded_and_off_curve_rejected() -> None:
         Point.from_xonly(bytes(32))
     with pytest.raises(EncodingError):
         ct.mul(0, G)
+
+
+def _packed(point: Point) -> bytes:
+    return point.to_bytes(compressed=False)[1:]
+
+
+@settings(max_examples=25, deadline=None)
+@given(blinds=st.lists(scalars, min_size=1, max_size=4), values=st.lists(scalars, min_size=4,
+                                                                         max_size=4),
+       h=scalars, offsets=st.lists(scalars, min_size=4, max_size=4))
+def test_packed_constant_time_ops_match_the_point_ops(blinds: list[int], values: list[int],
+                                                      h: int, offsets: list[int]) -> None:
+    """The provers' packed forms give what ct.base_mul / ct.mul and point addition give."""
+    def key(k: int) -> bytes:
+        return k.to_bytes(32, "big")
+
+    n = len(blinds)
+    assert ct.base_mul_packed([key(b) for b in blinds]) == [_packed(ct.base_mul(b))
+                                                           for b in blinds]
+    base, offset_points = G.mul_var(h), [G.mul_var(o) for o in offsets[:n]]
+    sums = ct.commit_packed([key(b) for b in blinds], [key(v) for v in values[:n]],
+                            _packed(base), [_packed(p) for p in offset_points])
+    expected = [ct.base_mul(b) + ct.mul(v, base) + p
+                for b, v, p in zip(blinds, values, offset_points)]
+    assert sums == [None if e.is_infinity else _packed(e) for e in expected]
+
+
+def test_packed_ops_refuse_bad_secrets_and_points_and_report_infinity() -> None:
+    one, two = (1).to_bytes(32, "big"), (2).to_bytes(32, "big")
+    g = _packed(G)
+    for bad in (bytes(32), N.to_bytes(32, "big"), b"\x01" * 31):
+        with pytest.raises(EncodingError):
+            ct.base_mul_packed([one, bad])
+        with pytest.raises(EncodingError):
+            ct.commit_packed([bad], [one], g, [g])
+        with pytest.raises(EncodingError):
+            ct.commit_packed([one], [bad], g, [g])
+    off_curve = bytes(31) + b"\x01" + bytes(31) + b"\x01"
+    for bad_point in (off_curve, g[:63]):
+        with pytest.raises(EncodingError):
+            ct.commit_packed([one], [one], bad_point, [g])
+        with pytest.raises(EncodingError):
+            ct.commit_packed([one], [one], g, [bad_point])
+    with pytest.raises(EncodingError):
+        ct.commit_packed([one], [one, one], g, [g])
+    # 1·G + 2·G + (−3·G) is infinity; the next sum is still computed
+    minus_three = _packed(-G.mul_var(3))
+    assert ct.commit_packed([one, one], [two, two], g, [minus_three, g]) == [
+        None, _packed(G.mul_var(4))]
