@@ -243,11 +243,13 @@ class Measured:
 
 def measure(n_tx: int, repeats: int, sync: bool = True,
             chain_name: str = DEFAULT_CHAIN, warm_repeats: int | None = None,
-            threads_repeats: int = 0) -> Measured:
+            threads_repeats: int = 0, warm_up: bool = True) -> Measured:
     """Every run submits the block to a fresh data directory that holds genesis and the fan-out
     block, as the next block on its tip; cold runs on one kernel thread and on every core
     (``kernel.set_threads(0)``) take turns, so both see the same load; warm runs first accept
-    the block's transactions into the mempool."""
+    the block's transactions into the mempool. ``warm_up=False``: skip the untimed first
+    connect (generator tables, lazy imports), for a caller that measured in this process
+    before."""
     blocks = load_blocks(n_tx, chain_name)
     bench_block = parse_block(blocks[2])
     params = bench_params(chain_name)
@@ -255,8 +257,9 @@ def measure(n_tx: int, repeats: int, sync: bool = True,
     cold, warm, flushes = runs.cold, runs.warm, runs.flushes
     with tempfile.TemporaryDirectory(prefix="ctplugin-bench-block-") as tmp:
         root = Path(tmp)
-        with _fresh_node(root, "warm-up", blocks, sync, params) as node:
-            node.submit_block(blocks[2])  # generator tables, lazy imports, caches
+        if warm_up:
+            with _fresh_node(root, "warm-up", blocks, sync, params) as node:
+                node.submit_block(blocks[2])  # generator tables, lazy imports, caches
         for i in range(max(repeats, threads_repeats)):
             if i < repeats:
                 with _fresh_node(root, f"cold-{i}", blocks, sync, params) as node:

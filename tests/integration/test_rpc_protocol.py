@@ -290,3 +290,23 @@ def test_par_sets_the_kernel_threads_as_cores_par(tmp_path: Path,
             close_node(ctx)
     finally:
         kernel.set_threads(previous)
+
+
+def test_process_setup_shortens_the_gil_switch_interval() -> None:
+    """A node's process (``setup_process``, run first by every command that starts one) keeps
+    the GIL's hand-offs to 1 ms, so a busy thread cannot hold a reply up for Python's 5 ms;
+    umask 077 as bitcoind."""
+    import os
+    import sys
+
+    from rpc.daemon import SWITCH_INTERVAL, setup_process
+
+    interval, mask = sys.getswitchinterval(), os.umask(0o022)
+    try:
+        sys.setswitchinterval(0.005)
+        setup_process()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) == pytest.approx(0.001)
+        assert os.umask(0o077) == 0o077
+    finally:
+        sys.setswitchinterval(interval)
+        os.umask(mask)
