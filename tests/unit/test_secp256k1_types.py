@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import coincurve
 import pytest
 from hypothesis import given, settings
@@ -145,21 +147,21 @@ def test_packed_constant_time_ops_match_the_point_ops(blinds: list[int], values:
 def test_packed_ops_refuse_bad_secrets_and_points_and_report_infinity() -> None:
     one, two = (1).to_bytes(32, "big"), (2).to_bytes(32, "big")
     g = _packed(G)
+    def reason(fn: Any, *args: Any) -> str:
+        with pytest.raises(EncodingError) as info:
+            fn(*args)
+        return info.value.reason
+
     for bad in (bytes(32), N.to_bytes(32, "big"), b"\x01" * 31):
-        with pytest.raises(EncodingError):
-            ct.base_mul_packed([one, bad])
-        with pytest.raises(EncodingError):
-            ct.commit_packed([bad], [one], g, [g])
-        with pytest.raises(EncodingError):
-            ct.commit_packed([one], [bad], g, [g])
+        assert reason(ct.base_mul_packed, [one, bad]) == "scalar-range"
+        assert reason(ct.commit_packed, [bad], [one], g, [g]) == "scalar-range"
+        assert reason(ct.commit_packed, [one], [bad], g, [g]) == "scalar-range"
     off_curve = bytes(31) + b"\x01" + bytes(31) + b"\x01"
-    for bad_point in (off_curve, g[:63]):
-        with pytest.raises(EncodingError):
-            ct.commit_packed([one], [one], bad_point, [g])
-        with pytest.raises(EncodingError):
-            ct.commit_packed([one], [one], g, [bad_point])
-    with pytest.raises(EncodingError):
-        ct.commit_packed([one], [one, one], g, [g])
+    for bad_point, why in ((off_curve, "off-curve"), (P.to_bytes(32, "big") * 2, "off-curve"),
+                           (g[:63], "length")):
+        assert reason(ct.commit_packed, [one], [one], bad_point, [g]) == why
+        assert reason(ct.commit_packed, [one], [one], g, [bad_point]) == why
+    assert reason(ct.commit_packed, [one], [one, one], g, [g]) == "length"
     # 1·G + 2·G + (−3·G) is infinity; the next sum is still computed
     minus_three = _packed(-G.mul_var(3))
     assert ct.commit_packed([one, one], [two, two], g, [minus_three, g]) == [
