@@ -23,6 +23,7 @@ kernel. Scalar arithmetic on secrets is Python integers, as in the Bulletproof p
 from __future__ import annotations
 
 import hashlib
+import struct
 from dataclasses import dataclass
 from functools import cache
 from typing import cast
@@ -36,6 +37,7 @@ from ctplugin.secp256k1.params import N
 
 _k = kernel.backend
 _INFINITY = kernel.INFINITY
+_TAIL = struct.Struct(">II")  # a ring challenge's BE32 ring ‖ BE32 member
 I64_MAX = 2**63 - 1
 
 
@@ -129,8 +131,7 @@ def _ser33(packed: bytes) -> bytes:
 
 
 def _ring_hash(data: bytes, message: bytes, ring: int, member: int) -> int:
-    digest = hashlib.sha256(data + message + ring.to_bytes(4, "big") + member.to_bytes(4, "big"))
-    e = int.from_bytes(digest.digest(), "big")
+    e = int.from_bytes(hashlib.sha256(data + message + _TAIL.pack(ring, member)).digest(), "big")
     if not 0 < e < N:
         raise proof_error("sign-retry")
     return e
@@ -225,12 +226,14 @@ def _draw(params: ProveParams, nonce: bytes, c_enc: bytes, gen_enc: bytes, heade
         at = ((rings - 1) * 4 + slot) * 32
         scratch[at: at + 32] = b"\x80" + bytes(7) + params.v.to_bytes(8, "big") * 3
     secs, words = prover_stream(nonce, c_enc, gen_enc, header, sizes)
-    s_values: list[int] = []
-    for k, word in enumerate(words):  # flat member k is (ring k // 4, member k % 4)
-        masked = int.from_bytes(word, "big") ^ int.from_bytes(scratch[32 * k: 32 * k + 32], "big")
-        if not 0 < masked < N:
-            raise proof_error("sign-retry")
-        s_values.append(masked)
+    # every member's word XOR its scratch word at once (flat member k is (ring k // 4,
+    # member k % 4)), then one scalar per member
+    n = len(words)
+    masked = (int.from_bytes(b"".join(words), "big")
+              ^ int.from_bytes(scratch[: 32 * n], "big")).to_bytes(32 * n, "big")
+    s_values = [int.from_bytes(masked[32 * k: 32 * k + 32], "big") for k in range(n)]
+    if not all(0 < s < N for s in s_values):
+        raise proof_error("sign-retry")
     secs[-1] = (secs[-1] + blind) % N
     if secs[-1] == 0:
         raise proof_error("sign-retry")
