@@ -2,6 +2,8 @@
 
 Everything that multiplies a point by a secret scalar goes through here; the variable-time kernel
 never sees a secret. Inputs and outputs are our ``Point``; secrets are 32-byte strings or ints.
+The ``*_packed`` functions at the end take and give the kernel's packed points instead, for
+provers' loops.
 """
 
 from __future__ import annotations
