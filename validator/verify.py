@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ctplugin.batch import BatchVerifier, Claim, ClaimGroup
 from ctplugin.bulletproofs import consensus_generators
@@ -62,6 +62,32 @@ class ProofWork:
     def n_claims(self) -> int:
         """Claims in the batch (one per prebuilt claim and per batch item)."""
         return len(self.claims) + len(self.batch)
+
+    def __reduce__(self) -> tuple[Any, tuple[_PlainWork]]:
+        """Pickle as plain tuples: each claim's fields, each item as (its class, its label's
+        fields, its other fields). Pickling thousands of named tuples calls Python for each
+        (``__getnewargs__``), plain tuples pickle in C: a 250-transaction block of ``bench
+        replay`` packs for a worker in 2.4 ms instead of 6.6 and unpacks in 2.6 instead of 3.3
+        (collector paused, ``replay.tasks``). Items are named tuples with ``label`` first (the rule for
+        a kind, ``validator.items``); other field values pickle as they are."""
+        return _unreduce_work, ((
+            [(tuple(cast(ItemLabel, c.label)), c.base, c.fixed, c.free_scalars, c.free_points,
+              c.shared, c.fixed_const) for c in self.claims],
+            [(type(i), tuple(i.label), *i[1:]) for i in self.batch],  # type: ignore[index]
+            [(type(i), tuple(i.label), *i[1:]) for i in self.checks],  # type: ignore[index]
+        ),)
+
+
+_PlainWork = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+_new_tuple = tuple.__new__  # a named tuple from its fields, without ``_make``'s Python call
+
+
+def _unreduce_work(plain: _PlainWork) -> ProofWork:
+    claims, batch, checks = plain
+    return ProofWork(
+        [Claim.trusted(_new_tuple(ItemLabel, c[0]), *c[1:]) for c in claims],
+        [_new_tuple(c[0], (_new_tuple(ItemLabel, c[1]), *c[2:])) for c in batch],
+        [_new_tuple(c[0], (_new_tuple(ItemLabel, c[1]), *c[2:])) for c in checks])
 
 
 class BlockLabel(NamedTuple):

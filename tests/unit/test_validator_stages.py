@@ -95,6 +95,32 @@ def test_work_pickles_and_verifies_in_another_process(uncached: Node,
             good.n_claims, ("bad-txns-rangeproof-invalid", 2, 1)]
 
 
+def _fields(item: object) -> tuple[object, ...]:
+    """An item as (class, label class, field values), a surjection item's targets as encodings."""
+    values = tuple(getattr(v, "encodings", v) for v in item)  # type: ignore[attr-defined]
+    return (type(item), type(item.label), *values)  # type: ignore[attr-defined]
+
+
+def test_work_pickles_to_the_same_values(uncached: Node, demo: ChainBuilder) -> None:
+    """ProofWork pickles as plain tuples (``ProofWork.__reduce__``); it unpickles to items of
+    the same classes and values, and the outputs of one transaction keep sharing one target
+    list (decoded once per transaction in the worker)."""
+    connect_upto(uncached, demo, 1)
+    work = work_of(uncached, demo.blocks[2])
+    kinds = {type(i).__name__ for i in (*work.batch, *work.checks)}
+    assert {"RangeItem", "SurjectionItem"} <= kinds
+    copy = pickle.loads(pickle.dumps(work, protocol=pickle.HIGHEST_PROTOCOL))
+    assert copy.claims == work.claims
+    assert [type(c.label) for c in copy.claims] == [type(c.label) for c in work.claims]
+    assert [_fields(i) for i in copy.batch] == [_fields(i) for i in work.batch]
+    assert [_fields(i) for i in copy.checks] == [_fields(i) for i in work.checks]
+    by_tx: dict[int, set[int]] = {}
+    for item in copy.checks:
+        by_tx.setdefault(item.label.tx_index, set()).add(id(item.targets))
+    assert by_tx and all(len(ids) == 1 for ids in by_tx.values())
+    assert verify(copy) == verify(work) == work.n_claims
+
+
 def test_errors_survive_pickling() -> None:
     err = ValidationError("bad-txns-in-ne-out", tx_index=3, input_index=1, detail="x")
     copy = pickle.loads(pickle.dumps(err))
