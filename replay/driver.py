@@ -10,6 +10,7 @@ it was connected.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from replay.modes import make_mode
 from replay.progress import ReplayProgress, peak_rss_mib
 from replay.report import ReplayReport
 from replay.sources import BlockSource, SourceBlock, SourceError, prefetch
+from validator import tune_collector
 
 
 def same_chain(source: BlockSource, engine: Engine,
@@ -100,6 +102,7 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
                                   cache_mib=engine.coins_cache_mib,
                                   utxos=utxos, log_every=config.log_every)
         previous_par = kernel.set_threads(config.par)
+        previous_gc = tune_collector()
         report.kernel_threads = kernel.threads()
         consensus_generators()  # built once per process: not part of the first block's time
         began = time.perf_counter()
@@ -144,4 +147,5 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
             report.utxo_set_hash = engine.utxo_summary().hash_hex
             report.peak_rss_mib = peak_rss_mib()
             kernel.set_threads(previous_par)
+            gc.set_threshold(*previous_gc)
     return report

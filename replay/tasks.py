@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.errors import ValidationError
 from ctplugin.secp256k1 import kernel
-from validator import ProofWork, StageTimer, verify_blocks
+from validator import ProofWork, StageTimer, tune_collector, verify_blocks
 
 Verdict = tuple[tuple[int, ValidationError] | None, dict[str, float]]
 
@@ -64,6 +64,8 @@ def verify_task(payload: bytes) -> bytes:
 
 
 def warm(_: bytes = b"") -> bytes:
-    """Build the per-process state before the first task (the Bulletproof generator set)."""
+    """Build the per-process state before the first task (the Bulletproof generator set, the
+    collector's thresholds for validation)."""
+    tune_collector()
     consensus_generators()
     return b""

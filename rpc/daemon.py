@@ -19,7 +19,8 @@ so everything the node writes (data directory, wallets and their seeds, cookie, 
 its owner's only, and the soft file-descriptor limit raised toward the hard one
 (``RaiseFileDescriptorLimit``); the HTTP server's connection bound is what that limit leaves
 after the node's own files and P2P peers (docs/node-rpc.md §2.8). It also shortens the GIL's
-switch interval to 1 ms (``SWITCH_INTERVAL``), so that a reply is not held up by a busy thread.
+switch interval to 1 ms (``SWITCH_INTERVAL``), so that a reply is not held up by a busy thread,
+and sets the garbage collector's thresholds for validation (``validator.tune_collector``).
 
 ``--chain NAME`` (elementsd's ``-chain=NAME``) selects one of our chains
 (``regtest.params.select_chain``, ``ctregtest`` by default); a data directory made for another
@@ -51,7 +52,7 @@ from rpc.context import NodeContext
 from rpc.logs import readable
 from rpc.server import HttpConfig, RpcHttpServer, parse_allowip
 from rpc.startup import close_node, open_node
-from validator import StoreError
+from validator import StoreError, tune_collector
 
 log = logging.getLogger("ctplugin.rpc")
 
@@ -100,10 +101,11 @@ def raise_fd_limit(wanted: int = WANTED_FDS) -> int:
 
 
 def setup_process() -> int:
-    """umask 077, the raised fd limit and the GIL's switch interval (module docstring); the
-    soft fd limit."""
+    """umask 077, the raised fd limit, the GIL's switch interval and the garbage collector's
+    thresholds for validation (module docstring); the soft fd limit."""
     os.umask(PRIVATE_UMASK)
     sys.setswitchinterval(SWITCH_INTERVAL)
+    tune_collector()
     return raise_fd_limit()
 
 

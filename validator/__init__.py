@@ -70,6 +70,8 @@ Modules (data flow of ``docs/design.md`` §1):
   chain files (``write_chain`` / ``read_chain``); errors are ``RecordError`` (a
   ``BlockFileError`` and a ``ParseError``, naming file and offset).
 - ``coins``: UTXO records (``decode_txout`` reads a stored output back).
+- ``collector``: the garbage collector's thresholds for a validating process
+  (``tune_collector``: the node's, a replay's and its workers').
 - ``audit``: ``audit_transactions(txs, prevouts, policy_asset)`` re-validates real Elements /
   Liquid transactions (every range proof; surjection proofs and balances where the spent
   outputs are known), trusting no cache (``ctplugin audit``).
@@ -88,6 +90,7 @@ from validator import reasons
 from validator.audit import TransactionAudit, UtxoAudit, audit_transactions, audit_utxo_set
 from validator.chain import DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL
 from validator.coins import decode_txout
+from validator.collector import VALIDATING_THRESHOLDS, tune_collector
 from validator.mempool import (
     REMOVED_BLOCK,
     REMOVED_BY_CALLER,
@@ -166,6 +169,7 @@ __all__ = [
     "REMOVED_BY_CALLER",
     "REMOVED_CONFLICT",
     "REMOVED_REORG",
+    "VALIDATING_THRESHOLDS",
     "XOR_FILE",
     "XOR_KEY_SIZE",
     "BadFrame",
@@ -215,6 +219,7 @@ __all__ = [
     "read_chain",
     "read_xor_key",
     "reasons",
+    "tune_collector",
     "unwritable",
     "verify",
     "verify_blocks",

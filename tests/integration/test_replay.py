@@ -11,6 +11,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,6 +101,36 @@ def test_stop_at_height_then_resume_in_another_mode(
     assert first.height == 3 and (first.tip, first.utxo_set_hash) == reference[3]
     rest = replay(ChainFileSource(sources["chain file"]), tmp_path / "d", config("workers"))
     assert rest.start_height == 4 and (rest.tip, rest.utxo_set_hash) == reference[-1]
+
+
+def test_a_replay_validates_at_the_collectors_thresholds_and_restores_them(
+        sources: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver (for the replay's duration) and each worker process (its warm-up) run the
+    collector at ``VALIDATING_THRESHOLDS``; the caller's thresholds are back afterwards."""
+    import gc
+
+    import replay.driver as driver
+    from replay.tasks import warm
+    from validator import VALIDATING_THRESHOLDS
+
+    seen: list[tuple[int, int, int]] = []
+    make_mode = driver.make_mode
+
+    def recording(*args: Any) -> Any:
+        seen.append(gc.get_threshold())
+        return make_mode(*args)
+
+    monkeypatch.setattr(driver, "make_mode", recording)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        replay(ChainFileSource(sources["chain file"]), tmp_path / "d",
+               config("block", stop_at_height=2))
+        assert seen == [VALIDATING_THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
+        warm()
+        assert gc.get_threshold() == VALIDATING_THRESHOLDS
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_resuming_checks_the_data_directory_holds_the_sources_chain(

@@ -295,18 +295,23 @@ def test_par_sets_the_kernel_threads_as_cores_par(tmp_path: Path,
 def test_process_setup_shortens_the_gil_switch_interval() -> None:
     """A node's process (``setup_process``, run first by every command that starts one) keeps
     the GIL's hand-offs to 1 ms, so a busy thread cannot hold a reply up for Python's 5 ms;
-    umask 077 as bitcoind."""
+    the collector runs at validation's thresholds; umask 077 as bitcoind."""
+    import gc
     import os
     import sys
 
     from rpc.daemon import SWITCH_INTERVAL, setup_process
+    from validator import VALIDATING_THRESHOLDS
 
-    interval, mask = sys.getswitchinterval(), os.umask(0o022)
+    interval, mask, thresholds = sys.getswitchinterval(), os.umask(0o022), gc.get_threshold()
     try:
         sys.setswitchinterval(0.005)
+        gc.set_threshold(700, 10, 10)
         setup_process()
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) == pytest.approx(0.001)
+        assert gc.get_threshold() == VALIDATING_THRESHOLDS == (50_000, 10, 10)
         assert os.umask(0o077) == 0o077
     finally:
         sys.setswitchinterval(interval)
         os.umask(mask)
+        gc.set_threshold(*thresholds)
