@@ -4,29 +4,40 @@
 and, failing that, at exit (a finalizer registered when it is made). Only one moment is
 unguarded: a SIGINT between ``mkdir`` inside ``mkdtemp`` and that registration raises
 ``KeyboardInterrupt`` with the directory made and nobody holding it. ``scratch_directory``
-holds SIGINT back (blocks it) for that moment; a Ctrl-C pressed then arrives right after,
-when the directory is already owned.
+holds SIGINT back for that moment; a Ctrl-C pressed then takes effect right after, when the
+directory is already owned. It swaps the Python-level handler rather than blocking the signal
+in the main thread: the kernel hands a process-directed signal to any thread that does not
+block it (a thread pool's, say), and Python then runs its handler in the main thread at once.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 
 @contextmanager
 def scratch_directory(prefix: str) -> Iterator[Path]:
     """A temporary directory (removed on the way out, Ctrl-C included) as a ``Path``."""
-    guard = threading.current_thread() is threading.main_thread()  # signals go to main only
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if guard else None
+    guard = threading.current_thread() is threading.main_thread()  # handlers live in main only
+    pending: list[FrameType | None] = []
+    previous = signal.signal(signal.SIGINT, lambda _n, frame: pending.append(frame)) \
+        if guard else None
     try:
         scratch = tempfile.TemporaryDirectory(prefix=prefix)
     finally:
-        if held is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if guard:
+            signal.signal(signal.SIGINT, previous)
     with scratch as name:
+        if pending:  # the Ctrl-C held back, now that the directory is owned and removed on exit
+            if callable(previous):
+                previous(signal.SIGINT, pending[0])
+            elif previous == signal.SIG_DFL:
+                os.kill(os.getpid(), signal.SIGINT)
         yield Path(name)
