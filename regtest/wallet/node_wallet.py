@@ -135,6 +135,11 @@ class NodeWallet(ChainListener, Closeable):
         self.params = params
         self.settings = settings if settings is not None else WalletSettings()
         wallet.change_kind = self.settings.address_kind  # change as the default addresses
+        # Coin selection spends what the balance counts: Core's wallet (GetBlocksToMaturity)
+        # wants maturity + 1 confirmations of a coinbase (``Ledger.is_immature``), one block
+        # more than consensus, so a coin spent in the next block (the wallet's tip + 1) needs
+        # maturity + 1 blocks between its coinbase and that block
+        wallet.coinbase_maturity = params.coinbase_maturity + 1
         self.ledger = Ledger(params.coinbase_maturity)
         self.labels: dict[bytes, str] = {}
         self.blinding_keys: dict[bytes, int] = {}

@@ -145,11 +145,12 @@ class OwnedCoin:
             return Generator.parse(self.out.asset)
         return generator_generate(self.out.asset)
 
-    def mature_at(self, height: int) -> bool:
-        """Spendable in a block at ``height`` (coinbase outputs need COINBASE_MATURITY)."""
+    def mature_at(self, height: int, maturity: int = COINBASE_MATURITY) -> bool:
+        """Spendable in a block at ``height``: a coinbase output once ``maturity`` blocks
+        (consensus: COINBASE_MATURITY) separate that block from the coinbase's."""
         if not self.coinbase:
             return True
-        return self.height is not None and height - self.height >= COINBASE_MATURITY
+        return self.height is not None and height - self.height >= maturity
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,6 +442,10 @@ class Wallet:
         self.genesis_hash = (genesis_hash if genesis_hash is not None
                              else select_chain(DEFAULT_CHAIN).genesis_hash)
         self.coins: dict[tuple[bytes, int], OwnedCoin] = {}
+        self.coinbase_maturity = COINBASE_MATURITY
+        """Blocks between a coinbase and the block that may spend it, for coin selection:
+        consensus' COINBASE_MATURITY here; a node's wallet waits one block more, as Core's
+        (``NodeWallet``), so that it spends exactly the coins its balance counts."""
         self.locked: set[tuple[bytes, int]] = set()
         """Coins that coin selection leaves alone (committed to a DLC not funded yet); they
         still count in balances, as Core's locked coins do."""
@@ -550,7 +555,8 @@ class Wallet:
     def spendable(self, asset: bytes, height: int) -> list[OwnedCoin]:
         """Coins of ``asset`` spendable in a block at ``height``, largest first (deterministic),
         locked ones left out."""
-        coins = [c for c in self.coins.values() if c.asset == asset and c.mature_at(height)
+        coins = [c for c in self.coins.values()
+                 if c.asset == asset and c.mature_at(height, self.coinbase_maturity)
                  and (c.txid, c.index) not in self.locked]
         coins.sort(key=lambda c: (-c.value, c.txid, c.index))
         return coins
@@ -981,15 +987,24 @@ class Wallet:
             targets[c.asset] = targets.get(c.asset, 0) - c.value
         if reissuance is not None:
             targets[reissuance.asset] = targets.get(reissuance.asset, 0) - reissuance.amount
-        blinded_outputs = sum(p.address is not None for p in payments) + (1 if blind_change
-                                                                           else 0)
+        # Elements' may_need_blinded_dummy (spend.cpp CreateTransactionInternal): with no
+        # payment blinded, blinded inputs will need the blinded dummy output (unless blinded
+        # change takes its place, as the outputs an issuance creates always do), so the
+        # selection target pays for it; left out, a blinded coin just covering the explicit
+        # rest was chosen again and again and the send failed for want of the fee
+        may_need_dummy = (not any(p.address is not None for p in payments)
+                          and not (blind_change and (issuance is not None
+                                                     or reissuance is not None)))
+        blinded_outputs = (sum(p.address is not None for p in payments)
+                           + (1 if blind_change or may_need_dummy else 0))
         if fixed:
             assert fee is not None
             base_fee = fee
         elif subtract:
             base_fee = 0
         else:
-            skeleton = _Plan(self, preset, payments, 1, issuance, reissuance, [], blind_change)
+            skeleton = _Plan(self, preset, payments, 1, issuance, reissuance, [], blind_change,
+                             dummy=may_need_dummy)
             base_fee = coinselection.fee_at(rate, skeleton.vsize())
             base_fee -= sum(coinselection.fee_at(rate, self.input_vsize(c, blinded_outputs))
                             for c in preset)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ctplugin.elements.chainparams import RangeProofKind
 from regtest.builder import ChainBuilder
-from regtest.params import DEFAULT_CHAIN, REGTEST_SEED, select_chain
+from regtest.params import CTREGTEST_BORROMEAN, DEFAULT_CHAIN, REGTEST_SEED, select_chain
 from regtest.wallet import Payment, Wallet
 from regtest.wallet.coinselection import (
     CHANGE_LOWER,
@@ -286,3 +287,28 @@ def test_blinded_inputs_paid_out_explicitly_get_a_blinded_op_return(tmp_path: Pa
     with Node.open(tmp_path / "node", chain.params) as node:  # the blinds balance: valid
         for block in chain.blocks[1:]:
             assert node.submit_block(block.serialize()).status == "connected"
+
+
+def test_the_selection_target_of_an_explicit_payment_pays_for_the_blinded_dummy() -> None:
+    """Regression (elementsd's feature_issuance.py, flaky at its line 503, "Insufficient
+    funds"): an explicit payment's selection target left out the blinded dummy output that
+    blinded inputs need (Elements' may_need_blinded_dummy), so BnB took a lone blinded coin
+    that covered the payment and the fee of a transaction without it, without change or
+    with it the coin fell short of the fee, and every retry chose the same coin again. With
+    Borromean proofs (elementsregtest's) the dummy is some 1150 virtual bytes."""
+    params = select_chain(CTREGTEST_BORROMEAN)
+    alice = Wallet(REGTEST_SEED, range_proofs=RangeProofKind.BORROMEAN,
+                   genesis_hash=params.genesis_hash)
+    alice.scan_block(params.genesis)
+    values = range(60_000, 100_000, 1000)  # blinded coins to alice just above the payment
+    fanout = alice.build([Payment(v, alice.new_address()) for v in values], fee=10_000,
+                         height=1)
+    small = {c.value: c for c in alice.coins.values() if c.txid == fanout.tx.txid}
+    [large] = [c for c in alice.coins.values() if c.txid == fanout.tx.txid
+               and c.value not in values]  # the change: plenty for any of these payments
+    rate = 20_000
+    for value in values:
+        alice.coins = {(c.txid, c.index): c for c in (small[value], large)}
+        built = alice.build([Payment(50_000, script_pubkey=b"\x51")], fee_rate=rate,
+                            height=2)
+        assert built.fee >= fee_at(rate, built.tx.vsize)

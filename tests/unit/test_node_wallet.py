@@ -12,7 +12,7 @@ from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.elements.consensus import COIN
 from regtest.builder import make_block
 from regtest.params import CTREGTEST, REGTEST_SEED, select_chain
-from regtest.wallet import Payment, Wallet
+from regtest.wallet import Payment, Wallet, WalletError
 from regtest.wallet.db import WalletDB, WalletDBError
 from regtest.wallet.ledger import TxState
 from regtest.wallet.node_wallet import NodeWallet
@@ -130,3 +130,41 @@ def test_persistence_round_trip(tmp_path: Path) -> None:
         WalletDB.open(path, create=True)
     with pytest.raises(WalletDBError):
         WalletDB.open(str(tmp_path / "missing"), create=False)
+
+
+def test_coin_selection_spends_the_coinbases_the_balance_counts(tmp_path: Path) -> None:
+    """Regression (elementsd's feature_issuance.py, flaky at its line 285): a node wallet's
+    coin selection took a coinbase as mature one block before its balance did (consensus'
+    100 blocks, against Core's wallet rule of 101 confirmations), so a sweep of getbalance's
+    amount could spend a coinbase the balance left out in place of a coin it counted (the
+    test's fresh change), leaving that coin unspent and a stray change output behind."""
+    genesis = PARAMS.genesis
+    alice = NodeWallet.create(str(tmp_path / "alice"), "alice", REGTEST_SEED, PARAMS)
+    miner = NodeWallet.create(str(tmp_path / "miner"), "miner", b"maturity miner", PARAMS)
+    for w in (alice, miner):
+        w.block_connected(genesis, 0)
+    # Block 1 pays its transaction's fee to the miner: the miner's one coin is a coinbase
+    paying = alice.wallet.build([Payment(COIN, script_pubkey=b"\x51")], fee=5 * COIN, height=1)
+    alice.add_own(paying)
+    script = miner.new_destination().script_pubkey
+    blocks = [_block(genesis, [paying.tx], script)]
+    while len(blocks) < PARAMS.coinbase_maturity + 1:
+        blocks.append(_block(blocks[-1], [], b"\x51"))
+    for height, block in enumerate(blocks[:PARAMS.coinbase_maturity], start=1):
+        miner.block_connected(block, height)
+    tip = miner.tip_height
+    assert tip == PARAMS.coinbase_maturity  # the coinbase has 100 confirmations
+    balances = miner.ledger.balances(tip)
+    assert balances.trusted == {} and balances.immature == {PARAMS.policy_asset: 5 * COIN}
+    assert miner.wallet.spendable(PARAMS.policy_asset, tip + 1) == []
+    with pytest.raises(WalletError, match="insufficient funds"):
+        miner.wallet.build([Payment(COIN, script_pubkey=b"\x51")], fee_rate=1000,
+                           height=tip + 1)
+    # One block more (101 confirmations): counted and spendable alike
+    miner.block_connected(blocks[-1], tip + 1)
+    assert miner.ledger.balances(tip + 1).trusted == {PARAMS.policy_asset: 5 * COIN}
+    [coin] = miner.wallet.spendable(PARAMS.policy_asset, tip + 2)
+    assert coin.value == 5 * COIN
+    miner.wallet.build([Payment(COIN, script_pubkey=b"\x51")], fee_rate=1000, height=tip + 2)
+    for w in (alice, miner):
+        w.close()
