@@ -25,7 +25,10 @@ from types import FrameType
 @contextmanager
 def scratch_directory(prefix: str) -> Iterator[Path]:
     """A temporary directory (removed on the way out, Ctrl-C included) as a ``Path``."""
-    guard = threading.current_thread() is threading.main_thread()  # handlers live in main only
+    # Handlers live in the main thread only; one installed from C (getsignal: None) cannot be
+    # put back from Python, so it is left alone
+    guard = (threading.current_thread() is threading.main_thread()
+             and signal.getsignal(signal.SIGINT) is not None)
     pending: list[FrameType | None] = []
     previous = signal.signal(signal.SIGINT, lambda _n, frame: pending.append(frame)) \
         if guard else None

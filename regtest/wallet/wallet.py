@@ -145,7 +145,7 @@ class OwnedCoin:
             return Generator.parse(self.out.asset)
         return generator_generate(self.out.asset)
 
-    def mature_at(self, height: int, maturity: int = COINBASE_MATURITY) -> bool:
+    def mature_at(self, height: int, maturity: int) -> bool:
         """Spendable in a block at ``height``: a coinbase output once ``maturity`` blocks
         (consensus: COINBASE_MATURITY) separate that block from the coinbase's."""
         if not self.coinbase:
