@@ -4,7 +4,7 @@ Every C extension of the project is listed here; an extension whose source does 
 skipped, so a partial tree still installs.  ``make native`` rebuilds them in place through an
 editable reinstall (``pip install -e .``; never a deprecated ``setup.py`` command); set
 CTPLUGIN_ONLY_EXT to a comma-separated list of extension names to rebuild just those (handy
-while editing one kernel).
+while editing one kernel); CTPLUGIN_NO_IFMA=1 leaves the AVX-512 IFMA lanes out (see below).
 
 Each extension is ONE translation unit (its module file #includes its headers, as libsecp256k1
 does).  Headers shared by several extensions live in ctplugin/native/ and are included by their
@@ -40,9 +40,13 @@ def _depends(src: str) -> list[str]:
 
 
 only = {name for name in os.environ.get("CTPLUGIN_ONLY_EXT", "").split(",") if name}
+# CTPLUGIN_NO_IFMA=1 builds the kernel without its AVX-512 IFMA lanes (a build flag, not a run-time
+# switch: the library never reads the environment), so that an IFMA machine measures the scalar
+# paths an AVX2-only CPU takes; the kernel's IFMA_BUILT says which build is installed.
+macros = [("CTP_NO_IFMA", "1")] if os.environ.get("CTPLUGIN_NO_IFMA") == "1" else []
 ext_modules = [
     Extension(name, sources=[src], include_dirs=["."], extra_compile_args=CFLAGS,
-              depends=_depends(src))
+              define_macros=macros, depends=_depends(src))
     for name, src in EXTENSIONS.items()
     if (ROOT / src).exists() and (not only or name in only)
 ]

@@ -47,12 +47,40 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+CPU_FEATURES = ("avx2", "bmi2", "adx", "sha_ni", "avx512f", "avx512ifma")
+"""The CPU flags the kernel's builds and backends depend on (docs/borromean.md §5)."""
+
+
+def machine() -> dict[str, str]:
+    """What the figures ran on: the CPU's model and those of its features the kernel uses, and
+    the kernel build with the backend each lane-parallel path chose (a CTPLUGIN_NO_IFMA=1 build
+    reports ``ifma_built: no`` and runs the scalar paths on any CPU)."""
+    from ctplugin.secp256k1 import kernel
+
+    cpuinfo = Path("/proc/cpuinfo")
+    text = cpuinfo.read_text() if cpuinfo.exists() else ""
+    model = next((line.split(":", 1)[1].strip() for line in text.splitlines()
+                  if line.startswith("model name")), os.uname().machine)
+    flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines()
+                  if line.startswith("flags")), set())
+    info = {"cpu": model, "cores": str(os.cpu_count() or 1),
+            "features": " ".join(f for f in CPU_FEATURES if f in flags) or "-"}
+    backend = kernel.backend
+    if not kernel.IS_NATIVE:
+        return {**info, "kernel": "pure-Python reference"}
+    return {**info, "kernel": backend.__name__.rsplit(".", 1)[1],
+            "field": backend.FIELD_BACKEND, "ifma_built": "yes" if backend.IFMA_BUILT else "no",
+            "ring": backend._dmult_backend(), "sqrt": backend._sqrt_backend(),
+            "buckets": backend._bucket_backend()}
+
+
 def report(bench: str, t_us: float, rows: list[Row], as_json: bool) -> str:
     """Render rows as the docs/design.md JSON object or as a printed table."""
     if as_json:
-        return json.dumps({"bench": bench, "unit_t_us": round(t_us, 3),
+        return json.dumps({"bench": bench, "unit_t_us": round(t_us, 3), "machine": machine(),
                            "rows": [asdict(r) for r in rows]})
     lines = [f"{bench}: t = {t_us:.2f} us (one coincurve PublicKey.multiply, this run)",
+             "machine: " + ", ".join(f"{k} {v}" for k, v in machine().items()),
              f"{'name':<28}{'n':>8}{'us/item':>14}{'t/item':>10}{'ref t':>9}{'vs ref':>8}"
              f"{'target t':>10}{'met':>5}  note"]
     for r in rows:

@@ -160,6 +160,14 @@ static const struct {
 #define KERNEL_INIT_(m) PyInit_##m
 #define KERNEL_INIT(m) KERNEL_INIT_(m)
 
+/* 1 iff this build holds the AVX-512 IFMA lanes (native/field_batch.h): 0 off x86-64 and in a
+ * CTPLUGIN_NO_IFMA=1 build.  Whether they run is the backend switches' business (CPUID). */
+#ifdef FE_HAVE_IFMA_CODE
+#define IFMA_BUILT 1
+#else
+#define IFMA_BUILT 0
+#endif
+
 static PyObject *py_cpu_supported(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -183,7 +191,8 @@ PyMODINIT_FUNC KERNEL_INIT(KERNEL_MODULE)(void) {
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     if (PyModule_AddFunctions(m, MODULE_METHODS) < 0 ||
-        PyModule_AddStringConstant(m, "FIELD_BACKEND", FIELD_BACKEND) < 0) {
+        PyModule_AddStringConstant(m, "FIELD_BACKEND", FIELD_BACKEND) < 0 ||
+        PyModule_AddIntConstant(m, "IFMA_BUILT", IFMA_BUILT) < 0) {
         Py_DECREF(m);
         return NULL;
     }

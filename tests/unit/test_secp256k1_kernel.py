@@ -1179,7 +1179,11 @@ def test_ifma_rounds_pass_their_self_test_where_the_cpu_has_ifma() -> None:
     flags = cpuinfo.read_text() if cpuinfo.exists() else ""
     if "avx512ifma" not in flags:
         pytest.skip("no AVX-512 IFMA on this CPU")
+    if not nat.IFMA_BUILT:  # type: ignore[attr-defined]
+        pytest.skip("kernel built with CTPLUGIN_NO_IFMA=1")
     assert "ifma" in _bucket_backends()
+    assert "ifma" in _sqrt_backends()
+    assert nat._dmult_backend() == "ifma"  # type: ignore[attr-defined]
 
 
 @FAST

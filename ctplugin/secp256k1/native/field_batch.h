@@ -26,7 +26,10 @@
 
 #include "field.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+/* The AVX-512 IFMA lanes are compiled on x86-64 with GCC or Clang and chosen at run time by
+ * CPUID; CTP_NO_IFMA (setup.py sets it when CTPLUGIN_NO_IFMA=1 at build time) leaves them out,
+ * so that an IFMA machine can measure the scalar paths that other CPUs run. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(CTP_NO_IFMA)
 #include <cpuid.h>
 #include <immintrin.h>
 #define FE_HAVE_IFMA_CODE 1
