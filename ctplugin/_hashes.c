@@ -63,6 +63,51 @@ static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
     return PyBytes_FromStringAndSize((const char *)out, 32);
 }
 
+/* length_prefixed_sha256(prefix, fields): SHA256(prefix ‖ u32be(len f) ‖ f ‖ …) over the fields
+ * in order (each a bytes-like object of at most 2^32 - 1 bytes): the proof cache's key, one
+ * call instead of a join and a hashlib state copy per key. */
+static PyObject *py_length_prefixed_sha256(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer prefix;
+    PyObject *fields;
+    if (!PyArg_ParseTuple(args, "y*O:length_prefixed_sha256", &prefix, &fields)) return NULL;
+    PyObject *fast = PySequence_Fast(fields, "length_prefixed_sha256: fields must be a sequence");
+    if (!fast) {
+        PyBuffer_Release(&prefix);
+        return NULL;
+    }
+    sha256_ctx ctx;
+    sha256_init(&ctx);
+    sha256_write(&ctx, prefix.buf, (size_t)prefix.len);
+    PyBuffer_Release(&prefix);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(items[i], &view, PyBUF_SIMPLE) < 0) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+        if ((uint64_t)view.len > 0xffffffffu) {
+            PyBuffer_Release(&view);
+            Py_DECREF(fast);
+            ctp_raise_reasoned(EncodingErrorType, "too-large",
+                               "length_prefixed_sha256: a field exceeds 2^32 - 1 bytes");
+            return NULL;
+        }
+        uint32_t len = (uint32_t)view.len;
+        uint8_t be[4] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+                         (uint8_t)len};
+        sha256_write(&ctx, be, 4);
+        sha256_write(&ctx, view.buf, (size_t)view.len);
+        PyBuffer_Release(&view);
+    }
+    Py_DECREF(fast);
+    uint8_t out[32];
+    sha256_final(&ctx, out);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
 /* The most 32-byte outputs one rfc6979_hmac_sha256 call returns (32 MiB). */
 #define RFC6979_MAX_BLOCKS ((Py_ssize_t)1 << 20)
 
@@ -92,6 +137,8 @@ static PyMethodDef methods[] = {
      "rfc6979_hmac_sha256(seed, blocks) -> 32*blocks bytes: the RFC 6979 HMAC-SHA256 stream."},
     {"sha256_midstate", py_sha256_midstate, METH_O,
      "sha256_midstate(block) -> 32 bytes: SHA-256 compression of one 64-byte block from the IV."},
+    {"length_prefixed_sha256", py_length_prefixed_sha256, METH_VARARGS,
+     "length_prefixed_sha256(prefix, fields) -> SHA256(prefix || u32be(len f) || f ...)."},
     {"fast_merkle_root", py_fast_merkle_root, METH_O,
      "fast_merkle_root(leaves) -> 32 bytes: Elements' fast Merkle root of concatenated leaves."},
     SHA256_BACKEND_METHODS

@@ -5,7 +5,8 @@ no finalization), as used by Elements' "fast Merkle root" (FMR) for withash and 
 hashlib cannot expose it: ``ctplugin._hashes`` (C, the SHA-256 of ``ctplugin/native/sha256.h``
 shared with the parser and the secp256k1 kernel) serves it and ``fast_merkle_root`` when built;
 the pure-Python definitions below are the specification it is tested against and the fallback.
-The same goes for ``rfc6979_hmac_sha256``, libsecp256k1's deterministic nonce generator (the
+The same goes for ``length_prefixed_sha256`` (the proof cache's keys) and
+``rfc6979_hmac_sha256``, libsecp256k1's deterministic nonce generator (the
 rangeproof signer's stream; secret data: the C is constant time, the fallback is OpenSSL's HMAC).
 """
 
@@ -160,6 +161,28 @@ def fast_merkle_root(leaves: Sequence[bytes]) -> bytes:
     if _native is not None and all(len(leaf) == 32 for leaf in leaves):
         return _native.fast_merkle_root(b"".join(leaves))
     return _fast_merkle_root_py(leaves)
+
+
+_U32BE = struct.Struct(">I")
+
+
+def _length_prefixed_sha256_py(prefix: bytes, fields: Sequence[bytes]) -> bytes:
+    h = hashlib.sha256(prefix)
+    for data in fields:
+        if len(data) > 0xFFFF_FFFF:
+            raise EncodingError("length_prefixed_sha256: a field exceeds 2^32 - 1 bytes",
+                                reason="too-large")
+        h.update(_U32BE.pack(len(data)) + data)
+    return h.digest()
+
+
+def length_prefixed_sha256(prefix: bytes, fields: Sequence[bytes]) -> bytes:
+    """SHA256(prefix ‖ u32be(len f₀) ‖ f₀ ‖ u32be(len f₁) ‖ f₁ ‖ …): an unambiguous hash of a
+    list of byte strings after a fixed prefix (the proof cache's keys). One C call when built;
+    ``_length_prefixed_sha256_py`` is its definition."""
+    if _native is not None:
+        return _native.length_prefixed_sha256(prefix, fields)
+    return _length_prefixed_sha256_py(prefix, fields)
 
 
 _RFC6979_MAX_BLOCKS = 1 << 20

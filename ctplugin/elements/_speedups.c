@@ -926,6 +926,213 @@ done:
     return result;
 }
 
+/* The transaction-level hash streams of Elements' signature digests (docs/sighash.md §1.1, §2.2),
+ * in one walk of a full serialization (with its witness section when the flag says so):
+ *   0 sha_prevouts            SHA256(prevout hash ‖ u32 index without its flag bits, per input)
+ *   1 sha_sequences           SHA256(u32 nSequence, per input)
+ *   2 sha_issuances           SHA256(the input's asset issuance as serialized, or 0x00, per input)
+ *   3 sha_outputs             SHA256(the outputs' non-witness serialization: its span of the bytes)
+ *   4 sha_outpoint_flags      SHA256(one byte per input: 0x80 issuance | 0x40 peg-in)
+ *   5 sha_issuance_rangeproofs SHA256(var amount proof ‖ var inflation-keys proof, per input)
+ *   6 sha_output_witnesses    SHA256(var surjection proof ‖ var range proof, per output)
+ * Streams 3 and 6 are contiguous spans of the serialization (6: the witness section's tail), so
+ * they are hashed in place.  (v0's hashRangeproofs, the same proofs in the other order, is left
+ * to Python: only SIGHASH_RANGEPROOF signatures read it, and hashing every proof twice would
+ * cost the common digests a third more.)  Without a witness section every proof is empty (0x00 0x00 each).
+ * Walks bytes the walker accepted before (bounds are still checked: ParseError otherwise). */
+static PyObject *py_sighash_streams(PyObject *self, PyObject *data) {
+    (void)self;
+    static const uint8_t empty_pair[2] = {0, 0};
+    Py_buffer view;
+    uint8_t d[7][32], flag, pre;
+    uint32_t u32;
+    uint64_t n_in = 0, n_out = 0;
+    Py_ssize_t s, n, outputs_at = 0, outputs_end = 0, wit_out_at = 0;
+    sha256_ctx prevouts, sequences, issuances, flags_ctx, issuance_proofs;
+    PyObject *result = NULL;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Rd r = {(const uint8_t *)view.buf, view.len, 0, NULL, 0};
+    sha256_init(&prevouts);
+    sha256_init(&sequences);
+    sha256_init(&issuances);
+    sha256_init(&flags_ctx);
+    sha256_init(&issuance_proofs);
+    if (rd_u32(&r, &u32, "truncated version") < 0 || rd_u8(&r, &flag, "truncated flags") < 0 ||
+        rd_compact(&r, &n_in) < 0)
+        goto done;
+    if (n_in > (uint64_t)(LEFT(&r) / MIN_TXIN_SIZE)) { fail_at(&r, r.pos, "bad input count"); goto done; }
+    for (uint64_t i = 0; i < n_in; i++) {
+        uint8_t point[36], op_flag = 0;
+        if (LEFT(&r) < 36) { fail_at(&r, r.pos, "truncated prevout"); goto done; }
+        memcpy(point, r.p + r.pos, 36);
+        uint32_t idx = le32(point + 32);
+        if (idx != 0xffffffffu) { /* as the walker: no flags on a null (coinbase) prevout */
+            op_flag = (uint8_t)(((idx >> 31) & 1) << 7 | ((idx >> 30) & 1) << 6);
+            idx &= 0x3fffffffu;
+            point[32] = (uint8_t)idx; point[33] = (uint8_t)(idx >> 8);
+            point[34] = (uint8_t)(idx >> 16); point[35] = (uint8_t)(idx >> 24);
+        }
+        r.pos += 36;
+        sha256_write(&prevouts, point, 36);
+        sha256_write(&flags_ctx, &op_flag, 1);
+        if (rd_span(&r, &s, &n, "truncated scriptSig") < 0) goto done;
+        if (LEFT(&r) < 4) { fail_at(&r, r.pos, "truncated sequence"); goto done; }
+        sha256_write(&sequences, r.p + r.pos, 4);
+        r.pos += 4;
+        if (op_flag & 0x80) {
+            Py_ssize_t at = r.pos;
+            if (LEFT(&r) < 64) { fail_at(&r, r.pos, "truncated issuance"); goto done; }
+            r.pos += 64;
+            for (int j = 0; j < 2; j++) {
+                if (rd_u8(&r, &pre, "truncated issuance value") < 0) goto done;
+                Py_ssize_t extra = pre == 0 ? 0 : pre == 1 ? 8 : 32;
+                if (LEFT(&r) < extra) { fail_at(&r, r.pos, "truncated issuance value"); goto done; }
+                r.pos += extra;
+            }
+            sha256_write(&issuances, r.p + at, (size_t)(r.pos - at));
+        } else {
+            sha256_write(&issuances, empty_pair, 1);
+        }
+    }
+    if (rd_compact(&r, &n_out) < 0) goto done;
+    if (n_out > (uint64_t)(LEFT(&r) / MIN_TXOUT_SIZE)) { fail_at(&r, r.pos, "bad output count"); goto done; }
+    outputs_at = r.pos;
+    if (withash_walk_outputs(&r, n_out) < 0) goto done;
+    outputs_end = r.pos;
+    if (rd_u32(&r, &u32, "locktime") < 0) goto done;
+    if (flag & 1) {
+        for (uint64_t i = 0; i < n_in; i++) {
+            Py_ssize_t at = r.pos;
+            if (rd_span(&r, &s, &n, "rp") < 0 || rd_span(&r, &s, &n, "rp") < 0) goto done;
+            sha256_write(&issuance_proofs, r.p + at, (size_t)(r.pos - at));
+            if (skip_stack(&r) < 0 || skip_stack(&r) < 0) goto done;
+        }
+        wit_out_at = r.pos;
+        for (uint64_t i = 0; i < n_out; i++)
+            if (rd_span(&r, &s, &n, "surjection proof") < 0 ||
+                rd_span(&r, &s, &n, "rangeproof") < 0)
+                goto done;
+    } else {
+        for (uint64_t i = 0; i < n_in; i++) sha256_write(&issuance_proofs, empty_pair, 2);
+    }
+    if (r.pos != r.len) { fail_at(&r, r.pos, "trailing bytes after transaction"); goto done; }
+    sha256_final(&prevouts, d[0]);
+    sha256_final(&sequences, d[1]);
+    sha256_final(&issuances, d[2]);
+    sha256_ctx one;
+    sha256_init(&one);
+    sha256_write(&one, r.p + outputs_at, (size_t)(outputs_end - outputs_at));
+    sha256_final(&one, d[3]);
+    sha256_final(&flags_ctx, d[4]);
+    sha256_final(&issuance_proofs, d[5]);
+    sha256_init(&one);
+    if (flag & 1) {
+        sha256_write(&one, r.p + wit_out_at, (size_t)(r.len - wit_out_at));
+    } else {
+        for (uint64_t i = 0; i < n_out; i++) sha256_write(&one, empty_pair, 2);
+    }
+    sha256_final(&one, d[6]);
+    result = PyTuple_New(7);
+    for (int i = 0; result && i < 7; i++) {
+        PyObject *b = PyBytes_FromStringAndSize((const char *)d[i], 32);
+        if (!b) Py_CLEAR(result);
+        else PyTuple_SET_ITEM(result, i, b);
+    }
+done:
+    PyBuffer_Release(&view);
+    if (!result && !PyErr_Occurred()) raise_parse_error(&r);
+    return result;
+}
+
+/* Write one confidential asset (32 bytes explicit: 0x01 prefix; else as stored) and value
+ * (int: 0x01 ‖ u64 BE; bytes: as stored; None: 0x00) as serialize_conf_asset /
+ * serialize_conf_value do.  0, or -1 (no exception) for a field of another type or an int
+ * outside [0, 2^64): the caller leaves that output to the Python serializers, which raise the
+ * typed error. */
+static int write_asset_value(sha256_ctx *c, PyObject *asset, PyObject *value) {
+    static const uint8_t one = 1, zero = 0;
+    if (!PyBytes_Check(asset)) return -1;
+    if (PyBytes_GET_SIZE(asset) == 32) sha256_write(c, &one, 1);
+    sha256_write(c, (const uint8_t *)PyBytes_AS_STRING(asset), (size_t)PyBytes_GET_SIZE(asset));
+    if (value == Py_None) {
+        sha256_write(c, &zero, 1);
+    } else if (PyLong_CheckExact(value)) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(value);
+        if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        uint8_t b[9] = {1};
+        for (int i = 0; i < 8; i++) b[1 + i] = (uint8_t)(v >> (56 - 8 * i));
+        sha256_write(c, b, 9);
+    } else if (PyBytes_Check(value)) {
+        sha256_write(c, (const uint8_t *)PyBytes_AS_STRING(value), (size_t)PyBytes_GET_SIZE(value));
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* Bitcoin CompactSize of n into b (1, 3, 5 or 9 bytes); returns its length. */
+static size_t put_compact(uint8_t b[9], uint64_t n) {
+    if (n < 253) { b[0] = (uint8_t)n; return 1; }
+    size_t k = n <= 0xffff ? 2 : n <= 0xffffffffu ? 4 : 8;
+    b[0] = k == 2 ? 253 : k == 4 ? 254 : 255;
+    for (size_t i = 0; i < k; i++) b[1 + i] = (uint8_t)(n >> (8 * i));
+    return 1 + k;
+}
+
+/* The taproot streams of the spent outputs (one per input, in input order; any objects with
+ * asset, value and script_pubkey): (sha_spent_asset_amounts, sha_spent_scripts), or None when
+ * a field is of a type or range only the Python serializers handle (they raise its error). */
+static PyObject *py_spent_streams(PyObject *self, PyObject *seq) {
+    (void)self;
+    static PyObject *s_asset, *s_value, *s_spk;
+    if (!s_asset && !(s_asset = PyUnicode_InternFromString("asset"))) return NULL;
+    if (!s_value && !(s_value = PyUnicode_InternFromString("value"))) return NULL;
+    if (!s_spk && !(s_spk = PyUnicode_InternFromString("script_pubkey"))) return NULL;
+    PyObject *fast = PySequence_Fast(seq, "spent_streams expects a sequence of outputs");
+    if (!fast) return NULL;
+    Kind *txout = &KINDS[K_TXOUT];
+    sha256_ctx amounts, scripts;
+    sha256_init(&amounts);
+    sha256_init(&scripts);
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok && i < count; i++) {
+        PyObject *o = items[i], *f[3];
+        int owned = !(txout->type && Py_TYPE(o) == txout->type);
+        if (!owned) { /* the parsed class: its slots directly */
+            f[0] = *(PyObject **)((char *)o + txout->offset[OUT_ASSET]);
+            f[1] = *(PyObject **)((char *)o + txout->offset[OUT_VALUE]);
+            f[2] = *(PyObject **)((char *)o + txout->offset[OUT_SPK]);
+        } else {
+            f[0] = PyObject_GetAttr(o, s_asset);
+            f[1] = f[0] ? PyObject_GetAttr(o, s_value) : NULL;
+            f[2] = f[1] ? PyObject_GetAttr(o, s_spk) : NULL;
+        }
+        if (!f[0] || !f[1] || !f[2]) {
+            ok = -1;  /* an attribute error: raised as it is */
+        } else if (write_asset_value(&amounts, f[0], f[1]) < 0 || !PyBytes_Check(f[2])) {
+            ok = 0;
+        } else {
+            uint8_t b[9];
+            sha256_write(&scripts, b, put_compact(b, (uint64_t)PyBytes_GET_SIZE(f[2])));
+            sha256_write(&scripts, (const uint8_t *)PyBytes_AS_STRING(f[2]),
+                         (size_t)PyBytes_GET_SIZE(f[2]));
+        }
+        if (owned) for (int j = 0; j < 3; j++) Py_XDECREF(f[j]);
+    }
+    Py_DECREF(fast);
+    if (ok < 0) return NULL;
+    if (!ok) Py_RETURN_NONE;
+    uint8_t a[32], b[32];
+    sha256_final(&amounts, a);
+    sha256_final(&scripts, b);
+    return Py_BuildValue("y#y#", (const char *)a, (Py_ssize_t)32, (const char *)b, (Py_ssize_t)32);
+}
+
 /* Public header of a Borromean (secp256k1-zkp "rangeproof") proof, as secp256k1_rangeproof_info:
  * byte 0 = flags (bit 7 must be 0; bit 6: exponent/mantissa present; bit 5: min value present),
  * exponent = flags & 31 (<= 18), mantissa = byte 1 + 1 (<= 64), then 8-byte BE min value.
@@ -981,6 +1188,10 @@ static PyMethodDef methods[] = {
     {"withash", py_withash, METH_O, "withash(raw transaction) -> 32 bytes."},
     {"sha256d", py_sha256d, METH_O, "Double SHA-256."},
     {"merkle_root", py_merkle_root, METH_O, "Bitcoin Merkle root -> (root, mutated)."},
+    {"sighash_streams", py_sighash_streams, METH_O,
+     "The 7 transaction-level hash streams of the signature digests (one walk)."},
+    {"spent_streams", py_spent_streams, METH_O,
+     "(sha_spent_asset_amounts, sha_spent_scripts) of the spent outputs."},
     {"rangeproof_info", py_rangeproof_info, METH_O, "Borromean rangeproof header or None."},
     SHA256_BACKEND_METHODS
     {NULL, NULL, 0, NULL},

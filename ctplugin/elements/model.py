@@ -446,6 +446,14 @@ class Transaction:
             object.__setattr__(self, "_withash", _speedups.withash(self.serialize()))
         return self._withash  # type: ignore[return-value]
 
+    def sighash_streams(self) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes]:
+        """The transaction-level hash streams of Elements' signature digests, from one walk of
+        the serialization (docs/sighash.md §1.1, §2.2): (sha_prevouts, sha_sequences,
+        sha_issuances, sha_outputs, sha_outpoint_flags, sha_issuance_rangeproofs,
+        sha_output_witnesses). ``ctplugin.script.sighash`` reads them; its
+        ``reference_streams`` is their field-by-field definition."""
+        return _speedups.sighash_streams(self.serialize())
+
     @property
     def txid_hex(self) -> str:
         return self.txid[::-1].hex()
@@ -785,6 +793,14 @@ def parse_block(data: bytes | bytearray | memoryview) -> Block:
 def parse_block_header(data: bytes | bytearray | memoryview) -> BlockHeader:
     """Parse exactly one Elements block header (with its solution / signblock witness)."""
     return _speedups.parse_block_header(data)
+
+
+def spent_streams(spent: Sequence[Any]) -> tuple[bytes, bytes] | None:
+    """Taproot's (sha_spent_asset_amounts, sha_spent_scripts) over the outputs an input list
+    spends (anything with ``asset``, ``value`` and ``script_pubkey``), in one native pass; None
+    when a field is of a type or range only ``serialize_conf_value`` handles (the caller's
+    field-by-field path then raises its typed error)."""
+    return _speedups.spent_streams(spent)
 
 
 _speedups.register_types({

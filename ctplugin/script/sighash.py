@@ -47,6 +47,7 @@ from ctplugin.elements.model import (
     TxOut,
     serialize_conf_asset,
     serialize_conf_value,
+    spent_streams,
 )
 from ctplugin.errors import EncodingError
 from ctplugin.hashes import tagged_hasher
@@ -132,19 +133,47 @@ class SpentOutput(Protocol):
     def script_pubkey(self) -> bytes: ...
 
 
+def reference_streams(tx: Transaction) -> tuple[bytes, ...]:
+    """The transaction-level streams of ``PrecomputedTransaction`` in the order
+    ``Transaction.sighash_streams`` returns them, computed field by field from the model: the
+    specification the native walk is cross-tested against (tests/unit/test_script_sighash.py).
+    (sha_prevouts, sha_sequences, sha_issuances, sha_outputs, sha_outpoint_flags,
+    sha_issuance_rangeproofs, sha_output_witnesses)."""
+    inputs, outputs = tx.inputs, tx.outputs
+    return (
+        _sha256(b"".join(t.prevout_hash + t.prevout_index.to_bytes(4, "little")
+                         for t in inputs)),
+        _sha256(b"".join(t.sequence.to_bytes(4, "little") for t in inputs)),
+        _sha256(b"".join(_issuance_bytes(t.issuance) for t in inputs)),
+        _sha256(b"".join(output_bytes(o) for o in outputs)),
+        _sha256(bytes(_outpoint_flag(tx, i) for i in range(len(inputs)))),
+        _sha256(b"".join(_issuance_proofs(tx, i) for i in range(len(inputs)))),
+        _sha256(b"".join(_output_witness(o) for o in outputs)),
+    )
+
+
+def reference_spent_streams(spent: Sequence[SpentOutput]) -> tuple[bytes, bytes]:
+    """(sha_spent_asset_amounts, sha_spent_scripts) field by field: the specification of
+    ``model.spent_streams``, and its fallback for a field only Python serializes (it
+    raises the typed error of a value out of range)."""
+    return (_sha256(b"".join(spent_asset_amount(o) for o in spent)),
+            _sha256(b"".join(_var(o.script_pubkey) for o in spent)))
+
+
 class PrecomputedTransaction:
     """The hash streams of one transaction, computed on first use and shared by all its inputs.
 
     ``spent`` (one output per input, in input order) and ``genesis_hash`` (internal byte order)
     are needed for taproot digests only. The transaction must not change after construction
     (witnesses included: taproot digests commit to output witnesses and issuance proofs).
+
+    The transaction-level streams come from one native walk of its serialization
+    (``Transaction.sighash_streams``: contiguous spans such as the outputs and the output
+    witnesses are hashed in place); ``reference_streams`` is their definition.
     """
 
-    __slots__ = (
-        "_issuances", "_outpoint_flags", "_output_witnesses", "_outputs", "_prevouts",
-        "_rangeproofs_v0", "_sequences", "_spent_amounts", "_spent_scripts", "_tap_prefix",
-        "_tap_rangeproofs", "_v0", "genesis_hash", "spent", "tx",
-    )
+    __slots__ = ("_rangeproofs_v0", "_spent_streams", "_streams", "_tap_prefix", "_v0",
+                 "genesis_hash", "spent", "tx")
 
     def __init__(self, tx: Transaction, spent: Sequence[SpentOutput] | None = None,
                  genesis_hash: bytes | None = None) -> None:
@@ -156,47 +185,35 @@ class PrecomputedTransaction:
         self.spent: tuple[SpentOutput, ...] | None = (
             tuple(spent) if spent is not None else None)
         self.genesis_hash = genesis_hash
-        self._prevouts: bytes | None = None
-        self._sequences: bytes | None = None
-        self._issuances: bytes | None = None
-        self._outputs: bytes | None = None
+        self._streams: tuple[bytes, ...] | None = None
+        self._spent_streams: tuple[bytes, bytes] | None = None
         self._v0: tuple[bytes, bytes, bytes, bytes] | None = None
         self._rangeproofs_v0: bytes | None = None
-        self._outpoint_flags: bytes | None = None
-        self._spent_amounts: bytes | None = None
-        self._spent_scripts: bytes | None = None
-        self._tap_rangeproofs: bytes | None = None
-        self._output_witnesses: bytes | None = None
         self._tap_prefix: dict[int, hashlib._Hash] = {}
+
+    def _stream(self, i: int) -> bytes:
+        streams = self._streams
+        if streams is None:
+            streams = self._streams = self.tx.sighash_streams()
+        return streams[i]
 
     # --- single-SHA256 streams shared by v0 and taproot -----------------------------------
 
     @property
     def sha_prevouts(self) -> bytes:
-        if self._prevouts is None:
-            self._prevouts = _sha256(b"".join(
-                t.prevout_hash + t.prevout_index.to_bytes(4, "little") for t in self.tx.inputs))
-        return self._prevouts
+        return self._stream(0)
 
     @property
     def sha_sequences(self) -> bytes:
-        if self._sequences is None:
-            self._sequences = _sha256(b"".join(
-                t.sequence.to_bytes(4, "little") for t in self.tx.inputs))
-        return self._sequences
+        return self._stream(1)
 
     @property
     def sha_issuances(self) -> bytes:
-        if self._issuances is None:
-            self._issuances = _sha256(b"".join(
-                _issuance_bytes(t.issuance) for t in self.tx.inputs))
-        return self._issuances
+        return self._stream(2)
 
     @property
     def sha_outputs(self) -> bytes:
-        if self._outputs is None:
-            self._outputs = _sha256(b"".join(output_bytes(o) for o in self.tx.outputs))
-        return self._outputs
+        return self._stream(3)
 
     # --- segwit v0 -------------------------------------------------------------------------
 
@@ -209,7 +226,8 @@ class PrecomputedTransaction:
 
     @property
     def hash_rangeproofs(self) -> bytes:
-        """v0's hashRangeproofs: sha256d over every output's range proof then surjection proof."""
+        """v0's hashRangeproofs: sha256d over every output's range proof then surjection proof
+        (only SIGHASH_RANGEPROOF signatures read it: not among the native streams)."""
         if self._rangeproofs_v0 is None:
             self._rangeproofs_v0 = _sha256d(b"".join(
                 _rangeproof_pair(o) for o in self.tx.outputs))
@@ -222,40 +240,33 @@ class PrecomputedTransaction:
             raise ScriptError(ScriptErrorCode.UNKNOWN_ERROR, "taproot digest without spent outputs")
         return self.spent
 
+    def _spent_stream(self, i: int) -> bytes:
+        streams = self._spent_streams
+        if streams is None:
+            spent = self._spent()
+            streams = spent_streams(spent) or reference_spent_streams(spent)
+            self._spent_streams = streams
+        return streams[i]
+
     @property
     def sha_outpoint_flags(self) -> bytes:
-        if self._outpoint_flags is None:
-            tx = self.tx
-            self._outpoint_flags = _sha256(bytes(
-                _outpoint_flag(tx, i) for i in range(len(tx.inputs))))
-        return self._outpoint_flags
+        return self._stream(4)
 
     @property
     def sha_spent_asset_amounts(self) -> bytes:
-        if self._spent_amounts is None:
-            self._spent_amounts = _sha256(b"".join(spent_asset_amount(o) for o in self._spent()))
-        return self._spent_amounts
+        return self._spent_stream(0)
 
     @property
     def sha_spent_scripts(self) -> bytes:
-        if self._spent_scripts is None:
-            self._spent_scripts = _sha256(b"".join(_var(o.script_pubkey) for o in self._spent()))
-        return self._spent_scripts
+        return self._spent_stream(1)
 
     @property
     def sha_issuance_rangeproofs(self) -> bytes:
-        if self._tap_rangeproofs is None:
-            tx = self.tx
-            self._tap_rangeproofs = _sha256(b"".join(
-                _issuance_proofs(tx, i) for i in range(len(tx.inputs))))
-        return self._tap_rangeproofs
+        return self._stream(5)
 
     @property
     def sha_output_witnesses(self) -> bytes:
-        if self._output_witnesses is None:
-            self._output_witnesses = _sha256(b"".join(
-                _output_witness(o) for o in self.tx.outputs))
-        return self._output_witnesses
+        return self._stream(6)
 
     def _taproot_prefix(self, hash_type: int) -> hashlib._Hash:
         """SHA-256 state after the tag prefix, genesis ×2, hash type, version, locktime and the

@@ -119,6 +119,28 @@ def test_rfc6979_stream_bad_sizes_are_typed() -> None:
         _hashes.rfc6979_hmac_sha256("not bytes", 1)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=100), st.lists(st.binary(max_size=150), max_size=6))
+def test_length_prefixed_sha256_matches_reference(prefix: bytes, fields: list[bytes]) -> None:
+    """The proof cache's key hash: the C one is the definition's, on every SHA-256 backend and
+    for any bytes-like field; a field that is not bytes-like is a TypeError."""
+    want = hashes._length_prefixed_sha256_py(prefix, fields)
+    assert want == hashlib.sha256(prefix + b"".join(
+        len(f).to_bytes(4, "big") + f for f in fields)).digest()
+    original = _hashes.sha_backend()
+    try:
+        for name in _backends(_hashes):
+            _hashes.set_sha_backend(name)
+            assert _hashes.length_prefixed_sha256(prefix, fields) == want
+            assert _hashes.length_prefixed_sha256(
+                memoryview(prefix), [bytearray(f) for f in fields]) == want
+    finally:
+        _hashes.set_sha_backend(original)
+    assert hashes.length_prefixed_sha256(prefix, tuple(fields)) == want
+    with pytest.raises(TypeError):
+        _hashes.length_prefixed_sha256(prefix, [*fields, "text"])
+
+
 def test_fast_merkle_root_promotes_odd_nodes(backend: str) -> None:
     a, b, c = (bytes([i]) * 32 for i in (1, 2, 3))
     node = hashes.sha256_midstate

@@ -23,13 +23,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctplugin.elements import AssetIssuance, Transaction, TxIn, TxOut
-from ctplugin.elements.model import serialize_conf_asset, serialize_conf_value
-from ctplugin.errors import EncodingError
+from ctplugin.elements import AssetIssuance, Transaction, TxIn, TxOut, _speedups
+from ctplugin.elements.model import serialize_conf_asset, serialize_conf_value, spent_streams
+from ctplugin.errors import EncodingError, ParseError
 from ctplugin.script.errors import ScriptError, ScriptErrorCode
 from ctplugin.script.sighash import (
     PrecomputedTransaction,
     legacy_sighash,
+    reference_spent_streams,
+    reference_streams,
     segwit_v0_sighash,
     taproot_sighash,
 )
@@ -44,8 +46,9 @@ from ctplugin.script.taproot import (
     tree_paths,
     tweak_hash,
 )
+from harness.elements_vectors import load_entries
 from harness.interop import to_elementstx, to_wally
-from tests.conftest import FIXTURES, load_json
+from tests.conftest import FIXTURES, load_json, shared_if_present
 
 RUST = load_json(FIXTURES / "sighash" / "rust_elements_sighash.json")
 LIQUIDJS = load_json(FIXTURES / "sighash" / "liquidjs_taproot_sighash.json")["vectors"]
@@ -409,3 +412,88 @@ def test_digests_match_python_elementstx_where_it_is_right(
         codeseparator_pos=-1 if codesep == 0xFFFFFFFF else codesep, genesis_block_hash=genesis)
     assert taproot_sighash(PrecomputedTransaction(tx, spent, genesis), index, tap_type,
                            leaf_hash=leaf, codesep_pos=codesep) == theirs_tap
+
+
+# --- the native streams against their field-by-field definition ------------------------------
+
+def _real_transactions() -> list[Transaction]:
+    paths = [FIXTURES / "elements_transactions.json"]
+    shared = shared_if_present("elements-vectors", "transactions.json")
+    if shared is not None:
+        paths.append(shared)
+    return [Transaction.from_hex(e["hex"]) for e in load_entries(paths, "transactions")]
+
+
+def test_native_streams_equal_the_reference_on_real_transactions() -> None:
+    """Liquid's own transactions (issuances, peg-ins, coinbases, blinded outputs): the one-walk
+    streams are the field-by-field ones, and a taproot digest reads them."""
+    txs = _real_transactions()
+    assert len(txs) >= 10
+    kinds = set()
+    for tx in txs:
+        assert tx.sighash_streams() == reference_streams(tx)
+        kinds |= {"issuance" for t in tx.inputs if t.issuance} | {
+            "pegin" for t in tx.inputs if t.is_pegin} | {"witness" for _ in [0] if tx.has_witness}
+        assert spent_streams(tx.outputs) == reference_spent_streams(tx.outputs)
+    assert {"issuance", "pegin", "witness"} <= kinds
+
+
+@st.composite
+def _any_tx(draw: st.DrawFn) -> Transaction:
+    inputs = [replace(t, is_pegin=draw(st.booleans())) for t in
+              draw(st.lists(_txin(), min_size=0, max_size=4))]
+    if draw(st.booleans()):  # a null (coinbase) prevout: its index carries no flags
+        inputs.append(TxIn(prevout_hash=bytes(32), prevout_index=0xFFFF_FFFF,
+                           script_sig=draw(_script)))
+    return Transaction(version=2, inputs=inputs, outputs=draw(st.lists(_txout(), max_size=4)),
+                       locktime=draw(st.integers(0, 2**32 - 1)))
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(_any_tx())
+def test_native_streams_equal_the_reference_on_random_transactions(tx: Transaction) -> None:
+    """With and without a witness section, empty input or output lists, peg-in and issuance
+    flags, a null prevout; spent outputs explicit and blinded."""
+    assert tx.sighash_streams() == reference_streams(tx)
+    stripped = Transaction(version=tx.version, locktime=tx.locktime, outputs=[
+        replace(o, surjection_proof=b"", range_proof=b"") for o in tx.outputs], inputs=[
+        replace(t, issuance_amount_rangeproof=b"", inflation_keys_rangeproof=b"",
+                script_witness=(), pegin_witness=()) for t in tx.inputs])
+    assert not stripped.has_witness
+    assert stripped.sighash_streams() == reference_streams(stripped)
+    assert spent_streams(tx.outputs) == reference_spent_streams(tx.outputs)
+
+
+def test_native_streams_refuse_damaged_bytes() -> None:
+    """Every truncation of a real transaction, and one trailing byte, is a ParseError."""
+    tx = next(t for t in _real_transactions() if t.has_witness and len(t.serialize()) < 4000)
+    raw = tx.serialize()
+    for cut in range(len(raw)):
+        with pytest.raises(ParseError):
+            _speedups.sighash_streams(raw[:cut])
+    with pytest.raises(ParseError):
+        _speedups.sighash_streams(raw + b"\x00")
+
+
+def test_spent_streams_leave_odd_fields_to_the_typed_python_error() -> None:
+    """A spent output of another class reads through its attributes; a value the C pass does
+    not serialize (out of range, a bool) gives None, and the digest path raises the typed
+    EncodingError of ``serialize_conf_value``."""
+    out = TxOut(asset=bytes(32), value=5, script_pubkey=b"\x51")
+
+    class Record:
+        asset, value, script_pubkey = out.asset, out.value, out.script_pubkey
+
+    assert spent_streams([Record()]) == reference_spent_streams([out])
+    Record.value = 2**64
+    assert spent_streams([Record()]) is None
+    tx = Transaction(version=2, inputs=[TxIn(prevout_hash=bytes(32), prevout_index=0)],
+                     outputs=[out])
+    pre = PrecomputedTransaction(tx, [Record()], bytes(32))
+    with pytest.raises(EncodingError):
+        taproot_sighash(pre, 0, 0)
+    Record.value = True
+    assert spent_streams([Record()]) is None
+    del Record.script_pubkey
+    with pytest.raises(AttributeError):
+        spent_streams([Record()])
