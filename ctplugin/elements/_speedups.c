@@ -1133,6 +1133,43 @@ static PyObject *py_spent_streams(PyObject *self, PyObject *seq) {
     return Py_BuildValue("y#y#", (const char *)a, (Py_ssize_t)32, (const char *)b, (Py_ssize_t)32);
 }
 
+/* CScript::GetSigOpCount (ctplugin/script/sigops.py, whose _sigop_count_py is the definition):
+ * CHECKSIG(VERIFY) 0xac/0xad and CHECKSIGFROMSTACK(VERIFY) 0xc1/0xc2 count 1, CHECKMULTISIG
+ * (VERIFY) 0xae/0xaf the key count of a preceding OP_1..OP_16 when `accurate`, else 20; the walk
+ * stops at a push that runs past the end (GetOp failing). */
+static PyObject *py_sigop_count(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    int accurate;
+    if (!PyArg_ParseTuple(args, "y*p:sigop_count", &view, &accurate)) return NULL;
+    const uint8_t *p = view.buf;
+    const size_t len = (size_t)view.len;
+    size_t pos = 0;
+    long n = 0;
+    unsigned last = 0xff;
+    while (pos < len) {
+        unsigned op = p[pos++];
+        if (op <= 0x4e) {
+            size_t size = op, width = op == 0x4c ? 1 : op == 0x4d ? 2 : op == 0x4e ? 4 : 0;
+            if (width) {
+                if (len - pos < width) break;
+                size = 0;
+                for (size_t i = width; i-- > 0;) size = (size << 8) | p[pos + i];
+                pos += width;
+            }
+            if (len - pos < size) break;
+            pos += size;
+        } else if (op == 0xac || op == 0xad || op == 0xc1 || op == 0xc2) {
+            n += 1;
+        } else if (op == 0xae || op == 0xaf) {
+            n += accurate && last >= 0x51 && last <= 0x60 ? (long)(last - 0x50) : 20;
+        }
+        last = op;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromLong(n);
+}
+
 /* Public header of a Borromean (secp256k1-zkp "rangeproof") proof, as secp256k1_rangeproof_info:
  * byte 0 = flags (bit 7 must be 0; bit 6: exponent/mantissa present; bit 5: min value present),
  * exponent = flags & 31 (<= 18), mantissa = byte 1 + 1 (<= 64), then 8-byte BE min value.
@@ -1192,6 +1229,8 @@ static PyMethodDef methods[] = {
      "The 7 transaction-level hash streams of the signature digests (one walk)."},
     {"spent_streams", py_spent_streams, METH_O,
      "(sha_spent_asset_amounts, sha_spent_scripts) of the spent outputs."},
+    {"sigop_count", py_sigop_count, METH_VARARGS,
+     "sigop_count(script, accurate) -> CScript::GetSigOpCount."},
     {"rangeproof_info", py_rangeproof_info, METH_O, "Borromean rangeproof header or None."},
     SHA256_BACKEND_METHODS
     {NULL, NULL, 0, NULL},

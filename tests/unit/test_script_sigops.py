@@ -4,9 +4,18 @@ in P2SH counts as a bare one, and a scriptSig that is not push-only hides its re
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ctplugin.elements import Transaction, TxIn, TxOut
 from ctplugin.hashes import hash160, sha256
-from ctplugin.script.sigops import p2sh_sigops, transaction_sigop_cost, witness_sigops
+from ctplugin.script.sigops import (
+    _sigop_count_py,
+    p2sh_sigops,
+    sigop_count,
+    transaction_sigop_cost,
+    witness_sigops,
+)
 
 ASSET = bytes(32)
 KEY = b"\x02" + bytes(32)
@@ -41,3 +50,26 @@ def test_witness_programs_nested_in_p2sh_count_as_bare_ones() -> None:
     assert transaction_sigop_cost(_spend(push, witness), [prev]) == 3  # the P2SH part: none
     wpkh = b"\x00\x14" + bytes(20)
     assert witness_sigops(_p2sh(wpkh), (b"s", KEY), bytes((22,)) + wpkh) == 1
+
+
+_OPS = st.sampled_from([0x00, 0x01, 0x02, 0x4C, 0x4D, 0x4E, 0x51, 0x53, 0x60, 0x61, 0xAC, 0xAD,
+                        0xAE, 0xAF, 0xC1, 0xC2, 0xFF])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_OPS.map(lambda op: bytes((op,))), st.binary(max_size=6)),
+                max_size=30).map(b"".join), st.booleans())
+def test_native_sigop_count_is_the_opcode_walk(script: bytes, accurate: bool) -> None:
+    """The native count walks exactly as GetOp does: pushes skipped (their bytes never
+    counted), truncated pushes stop it, multisig reads the opcode just before it."""
+    assert sigop_count(script, accurate) == _sigop_count_py(script, accurate)
+
+
+def test_native_sigop_count_edges() -> None:
+    assert sigop_count(MULTISIG, True) == 3
+    assert sigop_count(MULTISIG, False) == 20
+    assert sigop_count(b"\x01\xac\xac", True) == 1  # the first 0xac is pushed data
+    assert sigop_count(b"\xac\x4d\x01", True) == 1  # PUSHDATA2 without its length: stop
+    assert sigop_count(b"\xac\x4e\xff\xff\xff\xff\xac", True) == 1  # a push past the end
+    assert sigop_count(b"\x60\xaf", True) == 16 and sigop_count(b"\x61\xaf", True) == 20
+    assert sigop_count(bytearray(b"\xc1\xc2"), False) == 2
