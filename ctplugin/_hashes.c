@@ -64,14 +64,14 @@ static PyObject *py_fast_merkle_root(PyObject *self, PyObject *data) {
 }
 
 /* length_prefixed_sha256(prefix, fields): SHA256(prefix ‖ u32be(len f) ‖ f ‖ …) over the fields
- * in order (each a bytes-like object of at most 2^32 - 1 bytes): the proof cache's key, one
+ * in order (any iterable of bytes-like objects of at most 2^32 - 1 bytes each): the proof cache's key, one
  * call instead of a join and a hashlib state copy per key. */
 static PyObject *py_length_prefixed_sha256(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer prefix;
     PyObject *fields;
     if (!PyArg_ParseTuple(args, "y*O:length_prefixed_sha256", &prefix, &fields)) return NULL;
-    PyObject *fast = PySequence_Fast(fields, "length_prefixed_sha256: fields must be a sequence");
+    PyObject *fast = PySequence_Fast(fields, "length_prefixed_sha256: fields must be iterable");
     if (!fast) {
         PyBuffer_Release(&prefix);
         return NULL;

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from types import ModuleType
 
@@ -166,7 +166,7 @@ def fast_merkle_root(leaves: Sequence[bytes]) -> bytes:
 _U32BE = struct.Struct(">I")
 
 
-def _length_prefixed_sha256_py(prefix: bytes, fields: Sequence[bytes]) -> bytes:
+def _length_prefixed_sha256_py(prefix: bytes, fields: Iterable[bytes]) -> bytes:
     h = hashlib.sha256(prefix)
     for data in fields:
         if len(data) > 0xFFFF_FFFF:
@@ -176,7 +176,7 @@ def _length_prefixed_sha256_py(prefix: bytes, fields: Sequence[bytes]) -> bytes:
     return h.digest()
 
 
-def length_prefixed_sha256(prefix: bytes, fields: Sequence[bytes]) -> bytes:
+def length_prefixed_sha256(prefix: bytes, fields: Iterable[bytes]) -> bytes:
     """SHA256(prefix ‖ u32be(len f₀) ‖ f₀ ‖ u32be(len f₁) ‖ f₁ ‖ …): an unambiguous hash of a
     list of byte strings after a fixed prefix (the proof cache's keys). One C call when built;
     ``_length_prefixed_sha256_py`` is its definition."""

@@ -939,18 +939,21 @@ done:
  * they are hashed in place.  (v0's hashRangeproofs, the same proofs in the other order, is left
  * to Python: only SIGHASH_RANGEPROOF signatures read it, and hashing every proof twice would
  * cost the common digests a third more.)  Without a witness section every proof is empty (0x00 0x00 each).
+ * `taproot` false: streams 4..6 (taproot's own) are None, and no witness byte is hashed -- a
+ * segwit v0 digest reads only 0..3, and the witnesses (range proofs) are most of the bytes.
  * Walks bytes the walker accepted before (bounds are still checked: ParseError otherwise). */
-static PyObject *py_sighash_streams(PyObject *self, PyObject *data) {
+static PyObject *py_sighash_streams(PyObject *self, PyObject *args) {
     (void)self;
     static const uint8_t empty_pair[2] = {0, 0};
     Py_buffer view;
+    int taproot = 1;
     uint8_t d[7][32], flag, pre;
     uint32_t u32;
     uint64_t n_in = 0, n_out = 0;
     Py_ssize_t s, n, outputs_at = 0, outputs_end = 0, wit_out_at = 0;
     sha256_ctx prevouts, sequences, issuances, flags_ctx, issuance_proofs;
     PyObject *result = NULL;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "y*|p:sighash_streams", &view, &taproot)) return NULL;
     Rd r = {(const uint8_t *)view.buf, view.len, 0, NULL, 0};
     sha256_init(&prevouts);
     sha256_init(&sequences);
@@ -1004,7 +1007,7 @@ static PyObject *py_sighash_streams(PyObject *self, PyObject *data) {
         for (uint64_t i = 0; i < n_in; i++) {
             Py_ssize_t at = r.pos;
             if (rd_span(&r, &s, &n, "rp") < 0 || rd_span(&r, &s, &n, "rp") < 0) goto done;
-            sha256_write(&issuance_proofs, r.p + at, (size_t)(r.pos - at));
+            if (taproot) sha256_write(&issuance_proofs, r.p + at, (size_t)(r.pos - at));
             if (skip_stack(&r) < 0 || skip_stack(&r) < 0) goto done;
         }
         wit_out_at = r.pos;
@@ -1023,18 +1026,21 @@ static PyObject *py_sighash_streams(PyObject *self, PyObject *data) {
     sha256_init(&one);
     sha256_write(&one, r.p + outputs_at, (size_t)(outputs_end - outputs_at));
     sha256_final(&one, d[3]);
-    sha256_final(&flags_ctx, d[4]);
-    sha256_final(&issuance_proofs, d[5]);
-    sha256_init(&one);
-    if (flag & 1) {
-        sha256_write(&one, r.p + wit_out_at, (size_t)(r.len - wit_out_at));
-    } else {
-        for (uint64_t i = 0; i < n_out; i++) sha256_write(&one, empty_pair, 2);
+    if (taproot) {
+        sha256_final(&flags_ctx, d[4]);
+        sha256_final(&issuance_proofs, d[5]);
+        sha256_init(&one);
+        if (flag & 1) {
+            sha256_write(&one, r.p + wit_out_at, (size_t)(r.len - wit_out_at));
+        } else {
+            for (uint64_t i = 0; i < n_out; i++) sha256_write(&one, empty_pair, 2);
+        }
+        sha256_final(&one, d[6]);
     }
-    sha256_final(&one, d[6]);
     result = PyTuple_New(7);
     for (int i = 0; result && i < 7; i++) {
-        PyObject *b = PyBytes_FromStringAndSize((const char *)d[i], 32);
+        PyObject *b = i >= 4 && !taproot ? (Py_INCREF(Py_None), Py_None)
+                                         : PyBytes_FromStringAndSize((const char *)d[i], 32);
         if (!b) Py_CLEAR(result);
         else PyTuple_SET_ITEM(result, i, b);
     }
@@ -1225,8 +1231,8 @@ static PyMethodDef methods[] = {
     {"withash", py_withash, METH_O, "withash(raw transaction) -> 32 bytes."},
     {"sha256d", py_sha256d, METH_O, "Double SHA-256."},
     {"merkle_root", py_merkle_root, METH_O, "Bitcoin Merkle root -> (root, mutated)."},
-    {"sighash_streams", py_sighash_streams, METH_O,
-     "The 7 transaction-level hash streams of the signature digests (one walk)."},
+    {"sighash_streams", py_sighash_streams, METH_VARARGS,
+     "sighash_streams(raw, taproot=True): the 7 transaction-level digest streams (one walk)."},
     {"spent_streams", py_spent_streams, METH_O,
      "(sha_spent_asset_amounts, sha_spent_scripts) of the spent outputs."},
     {"sigop_count", py_sigop_count, METH_VARARGS,

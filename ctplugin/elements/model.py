@@ -446,13 +446,14 @@ class Transaction:
             object.__setattr__(self, "_withash", _speedups.withash(self.serialize()))
         return self._withash  # type: ignore[return-value]
 
-    def sighash_streams(self) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes]:
+    def sighash_streams(self, taproot: bool = True) -> tuple[bytes | None, ...]:
         """The transaction-level hash streams of Elements' signature digests, from one walk of
         the serialization (docs/sighash.md §1.1, §2.2): (sha_prevouts, sha_sequences,
         sha_issuances, sha_outputs, sha_outpoint_flags, sha_issuance_rangeproofs,
-        sha_output_witnesses). ``ctplugin.script.sighash`` reads them; its
-        ``reference_streams`` is their field-by-field definition."""
-        return _speedups.sighash_streams(self.serialize())
+        sha_output_witnesses). ``taproot=False``: the last three (taproot's own) are None and
+        no witness byte is hashed, for segwit v0 digests. ``ctplugin.script.sighash`` reads
+        them; its ``reference_streams`` is their field-by-field definition."""
+        return _speedups.sighash_streams(self.serialize(), taproot)
 
     @property
     def txid_hex(self) -> str:

@@ -185,17 +185,21 @@ class PrecomputedTransaction:
         self.spent: tuple[SpentOutput, ...] | None = (
             tuple(spent) if spent is not None else None)
         self.genesis_hash = genesis_hash
-        self._streams: tuple[bytes, ...] | None = None
+        self._streams: tuple[bytes | None, ...] | None = None
         self._spent_streams: tuple[bytes, bytes] | None = None
         self._v0: tuple[bytes, bytes, bytes, bytes] | None = None
         self._rangeproofs_v0: bytes | None = None
         self._tap_prefix: dict[int, hashlib._Hash] = {}
 
     def _stream(self, i: int) -> bytes:
+        """Stream ``i`` of ``Transaction.sighash_streams``: the v0 ones (0..3) without hashing
+        the witnesses, until a taproot one (4..6) is asked for."""
         streams = self._streams
-        if streams is None:
-            streams = self._streams = self.tx.sighash_streams()
-        return streams[i]
+        if streams is None or streams[i] is None:
+            streams = self._streams = self.tx.sighash_streams(taproot=i >= 4)
+        stream = streams[i]
+        assert stream is not None
+        return stream
 
     # --- single-SHA256 streams shared by v0 and taproot -----------------------------------
 

@@ -432,8 +432,11 @@ def test_native_streams_equal_the_reference_on_real_transactions() -> None:
     kinds = set()
     for tx in txs:
         assert tx.sighash_streams() == reference_streams(tx)
-        kinds |= {"issuance" for t in tx.inputs if t.issuance} | {
-            "pegin" for t in tx.inputs if t.is_pegin} | {"witness" for _ in [0] if tx.has_witness}
+        assert tx.sighash_streams(taproot=False) == (*reference_streams(tx)[:4], None, None, None)
+        kinds |= {"issuance" for t in tx.inputs if t.issuance}
+        kinds |= {"pegin" for t in tx.inputs if t.is_pegin}
+        if tx.has_witness:
+            kinds.add("witness")
         assert spent_streams(tx.outputs) == reference_spent_streams(tx.outputs)
     assert {"issuance", "pegin", "witness"} <= kinds
 
@@ -455,6 +458,7 @@ def test_native_streams_equal_the_reference_on_random_transactions(tx: Transacti
     """With and without a witness section, empty input or output lists, peg-in and issuance
     flags, a null prevout; spent outputs explicit and blinded."""
     assert tx.sighash_streams() == reference_streams(tx)
+    assert tx.sighash_streams(taproot=False)[:4] == reference_streams(tx)[:4]
     stripped = Transaction(version=tx.version, locktime=tx.locktime, outputs=[
         replace(o, surjection_proof=b"", range_proof=b"") for o in tx.outputs], inputs=[
         replace(t, issuance_amount_rangeproof=b"", inflation_keys_rangeproof=b"",
@@ -470,7 +474,7 @@ def test_native_streams_refuse_damaged_bytes() -> None:
     raw = tx.serialize()
     for cut in range(len(raw)):
         with pytest.raises(ParseError):
-            _speedups.sighash_streams(raw[:cut])
+            _speedups.sighash_streams(raw[:cut], cut % 2 == 0)
     with pytest.raises(ParseError):
         _speedups.sighash_streams(raw + b"\x00")
 

@@ -112,8 +112,7 @@ def _prefix_bytes(salt: bytes, domain: bytes) -> bytes:
 def _key_from(prefix: bytes, fields: Iterable[bytes]) -> bytes:
     """``cache_key`` with salt ‖ lp(domain) given: the length-prefixed fields hashed after it
     in one native call (``ctplugin.hashes.length_prefixed_sha256``)."""
-    return length_prefixed_sha256(prefix, fields if isinstance(fields, tuple | list)
-                                  else tuple(fields))
+    return length_prefixed_sha256(prefix, fields)
 
 
 @dataclass(frozen=True, slots=True)
