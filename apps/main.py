@@ -13,6 +13,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -61,6 +62,14 @@ def _usage() -> str:
 INTERRUPTED = 128 + signal.SIGINT  # 130: a shell's status of a command ended by Ctrl-C
 
 
+def ignore_further_interrupts() -> None:
+    """A command is ending because of a Ctrl-C: another one (a double tap) has nothing left to
+    stop and would only raise a second ``KeyboardInterrupt`` somewhere in the way out, with a
+    traceback. Main thread only (where handlers live)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -69,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Ctrl-C wherever a command does not handle it itself: one line, the shell's status,
         # no traceback. What a command must undo on the way out it does in ``finally``.
+        ignore_further_interrupts()
         name = f"ctplugin {args[0]}" if args and args[0] in COMMANDS else "ctplugin"
         print(f"{name}: interrupted", file=sys.stderr)
         return INTERRUPTED

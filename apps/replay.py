@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from apps.extras import Extra, missing_message
+from apps.main import ignore_further_interrupts
 from ctplugin.errors import CtpluginError
 from ctplugin.secp256k1 import kernel
 from regtest.elements import CHAIN_OPTION_HELP, chain_from_words
@@ -263,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ctplugin replay: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
+        ignore_further_interrupts()
         print("ctplugin replay: interrupted; the data directory is at its last verified block "
               "(run the same command again to resume)", file=sys.stderr)
         return 130

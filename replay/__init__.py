@@ -7,6 +7,7 @@ verifies their proofs in one of several modes, with progress, a report and plots
 - ``sources``: chain files, Core / Elements ``blocks/`` directories, a node over JSON-RPC.
 - ``driver``: ``replay(source, datadir, ReplayConfig)`` → ``ReplayReport``; ``ReplayError``.
 - ``engine``: the driver's one view of the validator (pending = committed, not yet verified).
+- ``stopping``: Ctrl-C as a stop between blocks (a second one abandons the node as a kill would).
 - ``modes``: single | block | window | workers | dask.
 - ``tasks``: the stateless task workers and Dask run (packed proof work → verdict).
 - ``workers``: a bounded pool of worker processes (back-pressure, replacement, retry).

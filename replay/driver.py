@@ -14,6 +14,7 @@ import gc
 import os
 import time
 from collections.abc import Iterator
+from contextlib import closing
 
 from ctplugin.bulletproofs import consensus_generators
 from ctplugin.secp256k1 import kernel
@@ -29,6 +30,7 @@ from replay.modes import make_mode
 from replay.progress import ReplayProgress, peak_rss_mib
 from replay.report import ReplayReport
 from replay.sources import BlockSource, SourceBlock, SourceError, prefetch
+from replay.stopping import StopRequest
 from validator import tune_collector
 
 
@@ -84,10 +86,25 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     ``ReplayError`` for a rejected block, ``SourceError`` / ``StoreError`` for I/O trouble;
     either way every block before the failure stays connected (and verified)."""
     config = config or ReplayConfig()
+    # Ctrl-C asks for a stop that is honoured between blocks (replay.stopping); a second one
+    # abandons the data directory as a kill would, once it is open
+    opened: list[Engine] = []
 
+    def abandon() -> None:
+        for engine in opened:
+            engine.abandon()
+
+    with StopRequest(on_force=abandon) as stop:
+        return _replay(source, datadir, config, stop, opened)
+
+
+def _replay(source: BlockSource, datadir: str | os.PathLike[str], config: ReplayConfig,
+            stop: StopRequest, opened: list[Engine]) -> ReplayReport:
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
     with Engine.open(datadir, chain_from_words(config.chain, config.chain_options)) as engine:
+        opened.append(engine)
         engine.recover()
+        stop.check()
         start = engine.node.tip.height + 1
         if config.stop_at_height is not None:
             last = config.stop_at_height if last is None else min(last, config.stop_at_height)
@@ -118,9 +135,11 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
                 try:
                     stream = same_chain(source, engine, chain_height)
                     if last is None or start <= last:
-                        blocks = prefetch(stream, config.prefetch)
-                        for block in Timed(blocks, report, config.stop_at_height):
-                            mode.feed(block)
+                        with closing(prefetch(stream, config.prefetch,
+                                              check=stop.check)) as blocks:
+                            for block in Timed(blocks, report, config.stop_at_height):
+                                stop.check()  # the node is consistent here: stop if asked
+                                mode.feed(block)
                 except SourceError:
                     mode.finish()  # verify what was connected; an earlier culprit comes first
                     raise
@@ -132,8 +151,11 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
             raise
         except BaseException as exc:
             # Workers lost, interrupted, I/O trouble: blocks committed before their proofs
-            # were verified must not stay (the node holds them pending: take them out).
-            engine.recover()
+            # were verified must not stay (the node holds them pending: take them out). An
+            # abandoned node (a forced Ctrl-C, maybe mid-block) is not touched again: the next
+            # open recovers from disk.
+            if not engine.abandoned:
+                engine.recover()
             if isinstance(exc, SourceError):
                 raise SourceError(f"{exc} (replay stopped with the chainstate at height "
                                   f"{engine.node.tip.height})") from None
@@ -141,10 +163,11 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
         finally:
             if not report.seconds:
                 report.seconds = time.perf_counter() - began
-            tip = engine.node.tip
-            report.height = tip.height
-            report.tip = tip.hash[::-1].hex()
-            report.utxo_set_hash = engine.utxo_summary().hash_hex
+            if not engine.abandoned:
+                tip = engine.node.tip
+                report.height = tip.height
+                report.tip = tip.hash[::-1].hex()
+                report.utxo_set_hash = engine.utxo_summary().hash_hex
             report.peak_rss_mib = peak_rss_mib()
             kernel.set_threads(previous_par)
             gc.set_threshold(*previous_gc)

@@ -15,6 +15,8 @@ the few summaries the driver prints.
   resumes from the last verified block.
 - What the node does not say in one call: ``chain_transactions``, ``coins_cache_mib``,
   ``utxo_summary``.
+- ``abandon``: a forced Ctrl-C (``replay.stopping``) may land in the middle of a block's
+  connection; the node then writes nothing more, and the next open recovers as after a kill.
 """
 
 from __future__ import annotations
@@ -71,6 +73,15 @@ class Engine(Closeable):
         with contextlib.suppress(FileNotFoundError):
             (self.datadir / LEGACY_MARKER).unlink()
         return self.node.abort_pending()
+
+    def abandon(self) -> None:
+        """A forced interrupt: write nothing more (``Node.abandon``); the next open recovers
+        from disk as after a kill."""
+        self.node.abandon()
+
+    @property
+    def abandoned(self) -> bool:
+        return self.node.abandoned
 
     def utxo_summary(self) -> UtxoSummary:
         """Count and hash of the whole UTXO set (``Node.utxo_stats``: identical sets hash the

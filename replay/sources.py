@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -453,10 +453,14 @@ def open_source(spec: str, genesis_hash: bytes, *, rpc_auth: tuple[str, str] | N
 _DONE = object()
 
 
-def prefetch(blocks: Iterator[SourceBlock], depth: int = 8) -> Iterator[SourceBlock]:
+def prefetch(blocks: Iterator[SourceBlock], depth: int = 8, *,
+             check: Callable[[], None] | None = None) -> Generator[SourceBlock, None, None]:
     """``blocks`` read on a background thread, at most ``depth`` blocks ahead (back-pressure:
     the reader waits while the queue is full, so memory stays at ``depth`` blocks). Errors are
-    re-raised in the consumer, in order."""
+    re-raised in the consumer, in order. ``check`` runs every 0.1 s while the consumer waits
+    for a block (``StopRequest.check``: a slow source does not delay a requested stop). Close
+    the generator when done with it (``contextlib.closing``): that stops and joins the reader
+    now, not whenever the generator is collected."""
     slots: queue.Queue[object] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -483,7 +487,12 @@ def prefetch(blocks: Iterator[SourceBlock], depth: int = 8) -> Iterator[SourceBl
     thread.start()
     try:
         while True:
-            item = slots.get()
+            try:
+                item = slots.get(timeout=0.1)
+            except queue.Empty:
+                if check is not None:
+                    check()
+                continue
             if item is _DONE:
                 return
             if isinstance(item, BaseException):
@@ -492,4 +501,7 @@ def prefetch(blocks: Iterator[SourceBlock], depth: int = 8) -> Iterator[SourceBl
             yield item
     finally:
         stop.set()
-        thread.join()
+        # The reader notices ``stop`` within 0.1 s unless a read of the source itself is
+        # slow (a node over RPC): a daemon thread is not waited for past that, the source is
+        # closed under it and its error is dropped (``put`` refuses once ``stop`` is set).
+        thread.join(timeout=1.0)

@@ -373,6 +373,7 @@ class Node(Closeable):
         self.chain = Chain(data, self.validator, params, params.genesis, policy)
         self._listeners: list[ChainListener] = []
         self._closed = False
+        self._abandoned = False
         self.reindexed = 0  # blocks read back from the block files by a -reindex
         _log.info("Verifying last %d blocks at level %d", check_blocks, check_level)  # Core's
         self.checked_blocks = self.chain.verify(check_blocks, check_level)
@@ -770,15 +771,26 @@ class Node(Closeable):
         """Write everything to disk now (the chainstate with its best block)."""
         self.chain.flush()
 
+    def abandon(self) -> None:
+        """Write nothing more, as if the process had been killed now: for an owner interrupted
+        in the middle of a call (a forced Ctrl-C), after which the in-memory state may be
+        half-changed. ``close`` then only closes the stores; the next start recovers from what
+        is on disk, as after a crash (docs/durability.md)."""
+        self._abandoned = True
+
+    @property
+    def abandoned(self) -> bool:
+        return self._abandoned
+
     def close(self) -> None:
         """Flush and close (once); pending blocks (proofs never confirmed) are dropped first."""
         if self._closed:
             return
         self._closed = True
         try:
-            if self.data.guard.failure is not None:
-                # a write failed or a store is damaged: write nothing more (Core's AbortNode);
-                # the next start recovers from what is on disk, or refuses
+            if self._abandoned or self.data.guard.failure is not None:
+                # abandoned, a write failed or a store is damaged: write nothing more (Core's
+                # AbortNode); the next start recovers from what is on disk, or refuses
                 return
             if self.chain.pending:
                 self.abort_pending()

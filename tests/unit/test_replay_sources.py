@@ -246,7 +246,7 @@ def test_prefetch_stops_its_thread_when_abandoned() -> None:
     before = threading.active_count()
     stream = prefetch(endless(), depth=2)  # type: ignore[arg-type]
     next(stream)
-    stream.close()  # type: ignore[attr-defined]
+    stream.close()
     assert threading.active_count() == before
 
 
