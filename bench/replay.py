@@ -18,8 +18,8 @@ per block), in the t of this run, the median of the repeats (the modes interleav
   node's default);
 - ``replay_window``: one batch per W = 10 blocks. Target ≤ 0.85 × block;
 - ``replay_workers``: the proof work in 2 worker processes (2 cores, one kernel thread each),
-  wall time. Target ≤ 0.6 × block;
-- ``replay_dask``: the same on a Dask LocalCluster of 2 worker processes. Target ≤ 0.7 × block;
+  wall time. Target ≤ 0.55 × block;
+- ``replay_dask``: the same on a Dask LocalCluster of 2 worker processes. Target ≤ 0.65 × block;
 - ``replay_single_ref``: what the C reference (secp256k1-zkp) spends on the same proofs one by
   one: 63 t per Bulletproof (docs/design.md; wallycore's secp256k1-zkp has no Bulletproof verifier)
   plus the block's surjection proofs verified through wallycore's secp256k1-zkp in this run

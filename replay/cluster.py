@@ -22,6 +22,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,10 +38,18 @@ class DaskError(CtpluginError):
     """The cluster could not run a task (KilledWorker, scheduler gone, task raised)."""
 
 
-def _prepare_worker(target: str, warmup: str | None) -> None:
+def _prepare_worker(target: str, warmup: str | None, ignore_interrupts: bool = False) -> None:
     """Run on every worker when the pool starts: import the task function (and with it this
     package) and build its per-process state (``warmup``), so that no task pays for them — the
-    first task of a fresh worker process would otherwise spend about a second importing."""
+    first task of a fresh worker process would otherwise spend about a second importing.
+
+    ``ignore_interrupts`` (a LocalCluster's workers, children of the driver): a terminal's
+    Ctrl-C reaches the whole process group, and a worker killed by it would leave the driver
+    waiting for verdicts no one computes; the driver alone handles it, as ``WorkerPool``'s
+    workers leave it to the driver. ``client.run`` calls this on the worker's event loop, in
+    its main thread, where handlers can be set."""
+    if ignore_interrupts and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     resolve_target(target)
     if warmup:
         resolve_target(warmup)(b"")
@@ -113,7 +123,7 @@ class DaskPool(Closeable):
                 raise DaskError(f"the Dask scheduler {scheduler} has no workers (none joined "
                                 f"within {connect_timeout})") from None
         try:
-            self.client.run(_prepare_worker, self.target, warmup)
+            self.client.run(_prepare_worker, self.target, warmup, self._cluster is not None)
         except Exception as exc:
             raise DaskError(f"the Dask workers cannot run {self.target}: "
                             f"{type(exc).__name__}: {exc} (every worker needs this package "

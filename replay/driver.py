@@ -144,6 +144,7 @@ def _replay(source: BlockSource, datadir: str | os.PathLike[str], config: Replay
                     mode.finish()  # verify what was connected; an earlier culprit comes first
                     raise
                 mode.finish()
+                stop.check()  # asked while the last verdicts came in: still a stop (status 130)
                 report.seconds = time.perf_counter() - began  # not closing workers / clusters
                 mode.describe(report)
         except ReplayError as exc:

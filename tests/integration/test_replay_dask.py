@@ -56,6 +56,31 @@ def test_killed_worker_is_a_clear_error() -> None:
             list(pool.drain())
 
 
+def test_a_local_clusters_workers_leave_ctrl_c_to_the_driver() -> None:
+    """A terminal's Ctrl-C reaches the whole process group: a LocalCluster worker it killed
+    left the replay waiting for verdicts no one computed (it hung). They ignore it now."""
+    import signal
+    import time
+
+    with DaskPool(f"{FAULTS}:digest", n_workers=1, processes=True) as pool:
+        pids = list(pool.client.run(os.getpid).values())
+        for pid in pids:
+            os.kill(pid, signal.SIGINT)
+        time.sleep(1.0)  # a worker that took it would be gone by now
+        assert all(_alive(pid) for pid in pids)
+        pool.submit(1, b"abc")
+        assert [r.result for r in pool.drain()] == [hashlib.sha256(b"abc").digest()]
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def _free_port() -> int:
     import socket
 
