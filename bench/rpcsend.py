@@ -11,8 +11,9 @@ row per chain, each against the proving it does measured in the same run:
   docs/elements-regtest.md §7). Reference: two such Borromean proofs and two surjection proofs.
 
 Each reference is timed in this process alternating with the sends (medians of each), so both
-see the same machine load, and each starts on a quiet node; target ≤ 1.3 × the proving cost
-(reference_t = the proving cost).
+see the same machine load, and each starts on a quiet node (reference_t = the proving cost).
+Targets (``TARGETS``, × the proving cost): ≤ 1.2 for ``rpc_sendtoaddress`` (the speed issue's),
+≤ 1.3 for ``rpc_sendtoaddress_elementsregtest`` (the Elements-chain issue's).
 Each row is expressed in the t measured around its own measurement (the machine is shared).
 """
 
@@ -37,6 +38,7 @@ ELEMENTS_OPTIONS = ("-chain=elementsregtest", "-initialfreecoins=210000000000000
                     "-anyonecanspendaremine=1", "-blindedaddresses=1", "-fallbackfee=0.0002")
 """feature_confidential_transactions.py's options (docs/elements-regtest.md §9)."""
 P2WPKH = b"\x00\x14" + bytes(20)
+TARGETS = {"rpc_sendtoaddress": 1.2, "rpc_sendtoaddress_elementsregtest": 1.3}
 
 
 def _surjections(asset: bytes, abf_in: bytes, r: int, k: int, gen_abf: bytes) -> None:
@@ -107,10 +109,11 @@ def bench_sendtoaddress(node: NodeProcess, payer: str, sends: int,
 
 
 def _row(name: str, sends: int, send: float, prove: float, t_here: float, what: str) -> Row:
+    factor = TARGETS[name]
     return make_row(name, sends, send, t_here, reference_t=prove * 1e6 / t_here,
-                    target_t=1.3 * prove * 1e6 / t_here,
+                    target_t=factor * prove * 1e6 / t_here,
                     note=f"proving {what}: {prove * 1e3:.1f} ms here; send/prove = "
-                         f"{send / prove:.2f} (target <= 1.3)")
+                         f"{send / prove:.2f} (target <= {factor})")
 
 
 def run(quick: bool, t_us: float) -> list[Row]:
