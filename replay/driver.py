@@ -86,23 +86,16 @@ def replay(source: BlockSource, datadir: str | os.PathLike[str],
     ``ReplayError`` for a rejected block, ``SourceError`` / ``StoreError`` for I/O trouble;
     either way every block before the failure stays connected (and verified)."""
     config = config or ReplayConfig()
-    # Ctrl-C asks for a stop that is honoured between blocks (replay.stopping); a second one
-    # abandons the data directory as a kill would, once it is open
-    opened: list[Engine] = []
-
-    def abandon() -> None:
-        for engine in opened:
-            engine.abandon()
-
-    with StopRequest(on_force=abandon) as stop:
-        return _replay(source, datadir, config, stop, opened)
+    # Ctrl-C asks for a stop that is honoured between blocks (replay.stopping)
+    with StopRequest() as stop:
+        return _replay(source, datadir, config, stop)
 
 
 def _replay(source: BlockSource, datadir: str | os.PathLike[str], config: ReplayConfig,
-            stop: StopRequest, opened: list[Engine]) -> ReplayReport:
+            stop: StopRequest) -> ReplayReport:
     last = chain_height = source.last_height()  # an unreachable source fails before the datadir
     with Engine.open(datadir, chain_from_words(config.chain, config.chain_options)) as engine:
-        opened.append(engine)
+        stop.on_force = engine.abandon  # a second Ctrl-C: write nothing more, as a kill
         engine.recover()
         stop.check()
         start = engine.node.tip.height + 1

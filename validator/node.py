@@ -68,6 +68,7 @@ from validator.store import (
     DEFAULT_MAX_ENTRIES,
     FAILED_MASK,
     VALID,
+    AbandonedError,
     BlockIndexEntry,
     BlockRef,
     BlockUndo,
@@ -373,7 +374,6 @@ class Node(Closeable):
         self.chain = Chain(data, self.validator, params, params.genesis, policy)
         self._listeners: list[ChainListener] = []
         self._closed = False
-        self._abandoned = False
         self.reindexed = 0  # blocks read back from the block files by a -reindex
         _log.info("Verifying last %d blocks at level %d", check_blocks, check_level)  # Core's
         self.checked_blocks = self.chain.verify(check_blocks, check_level)
@@ -774,13 +774,15 @@ class Node(Closeable):
     def abandon(self) -> None:
         """Write nothing more, as if the process had been killed now: for an owner interrupted
         in the middle of a call (a forced Ctrl-C), after which the in-memory state may be
-        half-changed. ``close`` then only closes the stores; the next start recovers from what
-        is on disk, as after a crash (docs/durability.md)."""
-        self._abandoned = True
+        half-changed. The data directory's write guard stops as after a failed write
+        (``AbandonedError``): every later durable write is refused and ``close`` only closes
+        the stores; the next start recovers from what is on disk, as after a crash
+        (docs/durability.md)."""
+        self.data.guard.fatal(AbandonedError())
 
     @property
     def abandoned(self) -> bool:
-        return self._abandoned
+        return isinstance(self.data.guard.failure, AbandonedError)
 
     def close(self) -> None:
         """Flush and close (once); pending blocks (proofs never confirmed) are dropped first."""
@@ -788,9 +790,10 @@ class Node(Closeable):
             return
         self._closed = True
         try:
-            if self._abandoned or self.data.guard.failure is not None:
-                # abandoned, a write failed or a store is damaged: write nothing more (Core's
-                # AbortNode); the next start recovers from what is on disk, or refuses
+            if self.data.guard.failure is not None:
+                # a write failed, a store is damaged or the node was abandoned: write nothing
+                # more (Core's AbortNode); the next start recovers from what is on disk, or
+                # refuses
                 return
             if self.chain.pending:
                 self.abort_pending()

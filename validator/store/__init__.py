@@ -38,6 +38,7 @@ from validator.store.chainstate import (
 from validator.store.datadir import DataDir, read_or_create_salt
 from validator.store.durability import FAULT_ENV, WRITE_SITES, WriteGuard
 from validator.store.errors import (
+    AbandonedError,
     BlockFileError,
     BlockFilesCorruptError,
     BlockIndexCorruptError,
@@ -79,6 +80,7 @@ __all__ = [
     "HAVE_UNDO",
     "VALID",
     "WRITE_SITES",
+    "AbandonedError",
     "BlockChanges",
     "BlockFileError",
     "BlockFiles",

@@ -72,6 +72,16 @@ class DiskWriteError(StoreFatalError):
         return f"{head} (writing the {self.site}: {self.detail}); the node stops"
 
 
+class AbandonedError(StoreFatalError):
+    """The owner gave up on the data directory in the middle of a change (a forced Ctrl-C,
+    ``Node.abandon``): its in-memory state may be half-changed, so nothing more is written, as
+    if the process had been killed; the next start recovers from disk as after a kill."""
+
+    def __init__(self) -> None:
+        super().__init__("the data directory was abandoned mid-change (interrupted): nothing "
+                         "more is written", recovery="a restart (it recovers as after a kill)")
+
+
 class UnwritableDataDirError(StoreError):
     """The data directory cannot be written (permissions, a read-only file system): Core's
     "Cannot write to data directory '...'; check permissions." (src/init.cpp)."""
