@@ -164,6 +164,32 @@ class ClaimGroup:
         group.labels = tuple(labels)
         return group
 
+    def subset(self, indices: Sequence[int]) -> ClaimGroup:
+        """The members at ``indices`` (in that order) as a group of their own, over the same
+        prepared data (a verifier that prepared more claims than it ended up needing)."""
+        if len(indices) == len(self.labels) and list(indices) == list(range(len(indices))):
+            return self
+        return _Members(self, indices)
+
+
+class _Members(ClaimGroup):
+    """``ClaimGroup.subset``: member k is member ``index[k]`` of ``group``."""
+
+    __slots__ = ("_index", "group")
+
+    def __init__(self, group: ClaimGroup, indices: Sequence[int]) -> None:
+        if any(not 0 <= i < len(group.labels) for i in indices):
+            raise EncodingError("subset: member index out of range", reason="index-range")
+        super().__init__(group.base, [group.labels[i] for i in indices])
+        self.group = group
+        self._index = array("I", indices)
+
+    def terms(self, acc: Any, members: bytes, weights: bytes) -> GroupTerms:
+        mine = array("I")
+        mine.frombytes(members)  # little-endian u32 (the kernel's order; x86-64 and arm64)
+        index = self._index
+        return self.group.terms(acc, array("I", [index[k] for k in mine]).tobytes(), weights)
+
 
 _Item = Claim | tuple[ClaimGroup, int]
 """A batch entry: a claim, or member i of a group."""

@@ -3,10 +3,12 @@
 ``BlockValidator.connect(raw)`` runs its stages, each one method, timed by one ``StageTimer``
 (``ConnectReport.timings``: parse, check, resolve, plan, cache, scripts, claims, msm, with more
 than one kernel thread prefetch, then one per check family (surjection, ecdsa, ...), commit).
-The proof cache's lookup (4) runs before the scripts (3b), so that with more than one kernel
-thread the proof work left that needs nothing from the scripts — the Bulletproof setup, the
-surjection and Borromean rings — starts at once on a helper thread (``verify.Prefetch``) and
-runs beside the scripts' Python and then the batch's MSM; the verdicts are the same:
+With more than one kernel thread the proof work that needs nothing from the scripts starts
+early on a helper thread (``verify.Prefetch``), the verdicts the same: the Bulletproof setup of
+the transactions the mempool did not know right after the checks (1), beside stages 2–4 and
+the scripts' Python, their surjection rings beside the batch's MSM; without such Bulletproofs
+(Elements' chain) the planned items after the plan (3), and for a block of mempool
+transactions what the cache lookup (4, before the scripts 3b) left:
 
 1. ``check_block`` — context-free block checks (after parsing with the C walker) and the
    header's link to the tip: prev block, height, challenge ``OP_TRUE`` with an empty solution,
@@ -75,7 +77,7 @@ from validator.cachekeys import (
     script_cache_key,
 )
 from validator.coins import decode_txout
-from validator.items import KIND_BALANCE, Family, Item, ItemLabel
+from validator.items import KIND_BALANCE, BatchItem, Family, Item, ItemLabel
 from validator.known import KnownTransaction, PlanCounts, created_entries, plan_counts
 from validator.prepared import ConnectReport, PreparedBlock, ResolvedInputs, SpentOutputs
 from validator.rules import (
@@ -84,6 +86,7 @@ from validator.rules import (
     check_coinbase_outputs,
     check_transaction,
     decode_commitments,
+    foreseen_ranges,
     plan_amounts,
     value_commitments,
 )
@@ -206,6 +209,12 @@ def _fee_totals(fees: Sequence[dict[bytes, int]]) -> dict[bytes, int]:
                     raise ValidationError(reasons.BAD_TXNS_ACCUMULATED_FEE_OUTOFRANGE,
                                           tx_index=i)
     return totals
+
+
+def _prefetch(work: ProofWork, threads: int | None = None) -> Prefetch | None:
+    """``work``'s script-independent part started on a helper thread whose kernels use
+    ``threads`` cores (None: the kernel setting); None if there is none."""
+    return Prefetch(work, threads) if work.batch or work.checks else None
 
 
 def _misses(items: list[tuple[Item, int]], hits: Sequence[bool] | None) -> list[Item]:
@@ -678,21 +687,33 @@ class BlockValidator:
         the cache keys hit; nothing consumed or written. ``raw``: the block's bytes, carried
         for a caller that stores them (``PreparedBlock.raw``). ``early``: start the proof work
         that needs nothing from the scripts (``verify.Prefetch``: the Bulletproof setup, the
-        surjection and Borromean rings) on a helper thread right after the cache pass, to run
-        beside the scripts stage (``PreparedBlock.prefetch``: pass it to ``verify``)."""
+        surjection and Borromean rings) on a helper thread as soon as it is known (the module
+        docstring), to run beside the stages that follow (``PreparedBlock.prefetch``: pass it
+        to ``verify``)."""
         with timer.stage(Stage.CHECK):
             knowns = self.known_transactions(block)
             self.check_block(block, tip, knowns)
-        with timer.stage(Stage.RESOLVE):
-            inputs = self.resolve_inputs(block, knowns)
-        with timer.stage(Stage.PLAN):
-            plan = self.plan(block, inputs.spent, knowns)
+            # The transactions the mempool did not know are rarely in the proof cache: their
+            # Bulletproofs' claims start now, from the transactions alone, on a helper thread
+            # beside the inputs, the plan, the cache pass and the scripts (what the cache then
+            # vouches for is left out by verify). Without such Bulletproofs the planned proof
+            # work starts once planned; a block of mempool transactions starts what the cache
+            # pass leaves (verify.Prefetch). Timed with the checks, which it follows.
+            prefetch = self._prefetch_ranges(block, knowns) if early else None
         consumed: list[bytes] = []
-        with timer.stage(Stage.CACHE):
-            cached = self.cache_pass(plan, self.balance_keys(block, inputs, knowns))
-        prefetch = Prefetch(cached.work) if early and (cached.work.batch or
-                                                       cached.work.checks) else None
         try:
+            with timer.stage(Stage.RESOLVE):
+                inputs = self.resolve_inputs(block, knowns)
+            with timer.stage(Stage.PLAN):
+                plan = self.plan(block, inputs.spent, knowns)
+            if early and prefetch is None:
+                made = [p for p in plan.txs if p is not None]
+                prefetch = _prefetch(ProofWork([], [r for p in made for r in p.ranges],
+                                               [c for p in made for c in check_items(p)]))
+            with timer.stage(Stage.CACHE):
+                cached = self.cache_pass(plan, self.balance_keys(block, inputs, knowns))
+            if early and prefetch is None:
+                prefetch = _prefetch(cached.work)
             with timer.stage(Stage.SCRIPTS):
                 scripts = self.script_pass(block, inputs, consumed, knowns)
         except BaseException:
@@ -713,6 +734,20 @@ class BlockValidator:
             items[Family.ECDSA] = sum(len(c.checks) for c in scripts.work.checks)
         return PreparedBlock(block, raw, tip, timer, inputs, work, consumed, items,
                              cached_counts, len(plan.txs), prefetch)
+
+    def _prefetch_ranges(self, block: Block, knowns: Sequence[KnownTransaction | None]
+                         ) -> Prefetch | None:
+        """A prefetch of the Bulletproofs ``foreseen_ranges`` finds in the transactions the
+        mempool did not know (None if there are none), on one core fewer than the kernel may
+        use: the block's Python keeps its own."""
+        kinds = self.params.range_proofs
+        txs = block.transactions
+        ranges: list[BatchItem] = [r for i in range(1, len(txs)) if knowns[i] is None
+                                   for r in foreseen_ranges(txs[i], i, kinds)]
+        if not ranges:
+            return None
+        return Prefetch(ProofWork([], ranges, []), max(1, kernel.threads() - 1),
+                        checks_later=True)
 
     def known_transactions(self, block: Block) -> list[KnownTransaction | None]:
         """Per transaction, what mempool acceptance computed for it (None: not known; the

@@ -292,7 +292,8 @@ class RangeItem(NamedTuple):
             return [], []
         labels, proofs, commitments, value_gens, extras, points = zip(*items, strict=True)
         group = output_range_proof_claims(proofs, commitments, value_gens, extras, labels,
-                                          None if points.count(None) == len(points) else points)
+                                          None if points.count(None) == len(points) else points,
+                                          threads=ctx.threads)
         ctx.decoded.update(group.generator_points)
         malformed: Malformed = []
         for label, exc in group.failures:

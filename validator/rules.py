@@ -54,6 +54,7 @@ from validator.items import (
 )
 
 _k = kernel.backend
+_new_tuple = tuple.__new__  # a named tuple from its fields, without its Python __new__
 _INT64_MAX = (1 << 63) - 1
 BULLETPROOF_ONLY = frozenset({RangeProofKind.BULLETPROOF})
 
@@ -212,6 +213,27 @@ def decode_commitments(encodings: Iterable[bytes]) -> dict[bytes, bytes]:
     except EncodingError:
         return {}
     return {e: points[64 * i: 64 * i + 64] for i, e in enumerate(distinct)}
+
+
+def foreseen_ranges(tx: Transaction, tx_index: int,
+                    range_proofs: frozenset[RangeProofKind] = BULLETPROOF_ONLY
+                    ) -> list[RangeItem]:
+    """The Bulletproof range items ``plan_amounts`` will make for ``tx``'s outputs with a
+    blinded amount and an asset commitment, from the transaction alone (no spent output
+    needed, no commitment decoded): what proof work can start on before the amounts are
+    planned (``validator.verify.Prefetch``). A forecast, never a verdict: the planner decides,
+    and ``Prefetch.take`` uses only the items the plan made the same."""
+    items: list[RangeItem] = []
+    every_one = range_proofs == BULLETPROOF_ONLY  # (range_proof_kind's answer for all)
+    for j, out in enumerate(tx.outputs):
+        value, asset, proof = out.value, out.asset, out.range_proof
+        if value.__class__ is bytes and len(asset) == 33 and proof and (
+                every_one or range_proof_kind(proof, range_proofs) == RangeProofKind.BULLETPROOF):
+            # (the named tuples built without their Python __new__: this runs on the block's
+            # critical path, before the helper it feeds can start)
+            items.append(_new_tuple(RangeItem, (_new_tuple(ItemLabel, (tx_index, KIND_OUTPUT, j)),
+                                                proof, value, asset, out.script_pubkey, None)))
+    return items
 
 
 def plan_amounts(tx: Transaction, tx_index: int, spent: Sequence[SpentOutput],

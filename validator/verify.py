@@ -17,10 +17,12 @@ validating process, in a worker process (the work pickles) or on a Dask cluster.
    the kernel's threads), the ECDSA signatures over threads; their checks read those verdicts.
 
 ``Prefetch(work)``: the part of a block's work that needs nothing from its scripts (the
-Bulletproof claims, the check kinds' verdicts) started on a helper thread as soon as the cache
-pass is done; ``verify(work, timer, prefetch)`` uses its results (the batch waits for the
-claims; the checks for the verdicts, computed beside the MSM). Block connection does this with
-more than one kernel thread; the verdicts and culprits are those of ``verify(work)``.
+Bulletproof claims, the check kinds' verdicts) started on a helper thread as soon as the items
+are planned, before the cache pass; ``verify(work, timer, prefetch)`` uses its results for the
+items of ``work`` (the batch waits for the claims; the checks for the verdicts, computed beside
+the MSM); what it computed for items the cache then vouched for is left out. Block connection
+does this with more than one kernel thread; the verdicts and culprits are those of
+``verify(work)``.
 
 ``verify_blocks(works)`` does the same for several blocks in ONE batch (replay windows) and
 names the first failing block: its culprit is what ``verify`` would report for it alone.
@@ -28,6 +30,7 @@ names the first failing block: its culprit is what ``verify`` would report for i
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Sequence
@@ -43,6 +46,7 @@ from validator.items import (
     CheckItem,
     ItemLabel,
     Malformed,
+    RangeItem,
     VerifyContext,
 )
 from validator.timing import StageTimer
@@ -99,42 +103,73 @@ class BlockLabel(NamedTuple):
 
 class Prefetch:
     """The part of a block's stage 5 that needs nothing from its scripts stage, started early
-    on a helper thread: the claims of the cache pass's batch items (``RangeItem.claims``: the
-    Bulletproofs' one kernel call) and the verdicts of its check items (``prepare``: the
-    surjection and Borromean proofs' one ring-kernel call). The kernels release the GIL, so this
-    runs beside the scripts stage's Python on another core. ``verify(work, timer, prefetch)``
-    takes the results as they are: its verdicts and culprit are those of ``verify(work)``.
+    on a helper thread: the claims of batch items (``RangeItem.claims``: the Bulletproofs' one
+    kernel call), then the verdicts of check items (``prepare``: the surjection and Borromean
+    proofs' one ring-kernel call each). The kernels release the GIL, so this runs beside the
+    block's Python on another core. ``verify(work, timer, prefetch)`` takes the results for the
+    items of ``work``: its verdicts and culprit are those of ``verify(work)``.
 
-    Made by ``BlockValidator.prepare(..., early=True)`` from the work the cache pass left (a
-    snapshot of its items; items added later are verified by ``verify`` as usual), when the
-    kernel may use more than one thread. ``seconds``: the helper's wall time per part
+    Made by ``BlockValidator.prepare(..., early=True)`` when the kernel may use more than one
+    thread, as soon as there is work: right after the block checks, the Bulletproofs of the
+    transactions the mempool did not know (the items ``rules.foreseen_ranges`` finds in them;
+    ``threads``: one core fewer than the kernel may use, so that the block's Python keeps its
+    own; their check items are left to ``verify``, which prepares them on every core once the
+    Python is done: a helper preparing them beside the Python would contend with it for the
+    GIL); with no such Bulletproofs, the planned items once planned, or what the cache pass
+    left. The block's work may hold fewer of these items — the cache vouched for some, which
+    ``take`` leaves out — and more: items not foreseen, which ``verify`` builds as usual.
+    ``ctx`` is the one ``verify`` continues with (every core); the helper's kernels use
+    ``threads`` (None: the kernel setting). ``seconds``: the helper's wall time per part
     ("claims", then each prepared family), for profiles (overlapped, so not a stage)."""
 
-    __slots__ = ("_claimed", "_error", "_thread", "batch", "checks", "claims", "ctx",
-                 "malformed", "prepared", "seconds")
+    __slots__ = ("_checks_given", "_claimed", "_error", "_thread", "_threads", "batch",
+                 "checks", "claims", "ctx", "malformed", "prepared", "seconds")
 
-    def __init__(self, work: ProofWork) -> None:
+    def __init__(self, work: ProofWork, threads: int | None = None, *,
+                 checks_later: bool = False) -> None:
         self.ctx = VerifyContext()
         self.batch = list(work.batch)
-        self.checks = list(work.checks)
-        self.prepared = {type(item) for item in self.checks}
+        self.checks: list[CheckItem] = []
+        self.prepared: set[type] = set()
         self.claims: list[Claim | ClaimGroup] = []
         self.malformed: Malformed = []
         self.seconds: dict[str, float] = {}
+        self._threads = threads
         self._error: BaseException | None = None
         self._claimed = threading.Event()  # the claims are built (the batch may start)
+        self._checks_given = threading.Event()
+        if not checks_later:
+            self.add_checks(work.checks)
         self._thread = threading.Thread(target=self._run, name="ctplugin-verify-prefetch",
                                         daemon=True)
         self._thread.start()
 
+    @property
+    def wants_checks(self) -> bool:
+        """Made with ``checks_later`` and not given its check items yet."""
+        return not self._checks_given.is_set()
+
+    def add_checks(self, checks: Sequence[CheckItem]) -> None:
+        """Hand over the check items (once): the helper prepares their verdicts after the
+        claims."""
+        if self._checks_given.is_set():
+            raise RuntimeError("the prefetch's check items were already given")
+        self.checks = list(checks)
+        self.prepared = {type(item) for item in self.checks}
+        self._checks_given.set()
+
     def _run(self) -> None:
         timer = StageTimer()
+        ctx = self.ctx
+        if self._threads is not None:
+            ctx = copy.copy(ctx)  # the same decoded points and verdicts, its own core count
+            ctx.threads = self._threads
         try:
             with timer.stage("claims"):
-                self.claims, self.malformed = _build_claims(ProofWork([], self.batch, []),
-                                                            self.ctx)
+                self.claims, self.malformed = _build_claims(ProofWork([], self.batch, []), ctx)
             self._claimed.set()
-            _prepare_checks(self.checks, self.ctx, timer)  # beside the batch's MSM
+            self._checks_given.wait()
+            _prepare_checks(self.checks, ctx, timer)  # beside the batch's MSM
         except BaseException as exc:  # handed to the verifying thread by wait()
             self._error = exc
         finally:
@@ -154,14 +189,54 @@ class Prefetch:
             raise self._error
 
     def join(self) -> None:
-        """Block until the helper is done (its results unused: the block failed earlier)."""
+        """Block until the helper is done (its results unused: the block failed earlier; if
+        its check items were never given, it has none)."""
+        if self.wants_checks:
+            self.add_checks(())
         self._thread.join()
+
+    def take(self, batch: Sequence[BatchItem]
+             ) -> tuple[list[Claim | ClaimGroup], Malformed, list[BatchItem]]:
+        """Once the claims are built: the claims and malformed entries of the items of
+        ``batch`` built here, and the items of ``batch`` not built here (in their order). An
+        item is built here if one with its label and the same proof inputs was (the fields
+        after the label but the decoded commitment, ``RangeItem``'s last, which only saves a
+        square root). Claims of items not in ``batch`` are left out (a group keeps only the
+        wanted members, over the same prepared data)."""
+        self.wait_claims()
+        early = {item.label: item for item in self.batch}
+        wanted: set[ItemLabel] = set()
+        rest: list[BatchItem] = []
+        for item in batch:
+            mine = early.get(item.label)
+            if mine is not None and _proof_inputs(mine) == _proof_inputs(item):
+                wanted.add(item.label)
+            else:
+                rest.append(item)
+        if len(wanted) == len(self.batch):  # every item built here is wanted
+            return list(self.claims), list(self.malformed), rest
+        claims: list[Claim | ClaimGroup] = []
+        for claim in self.claims:
+            if isinstance(claim, ClaimGroup):
+                keep = [k for k, label in enumerate(claim.labels) if label in wanted]
+                if keep:
+                    claims.append(claim.subset(keep))
+            elif claim.label in wanted:
+                claims.append(claim)
+        return claims, [m for m in self.malformed if m[0] in wanted], rest
 
     def done_kinds(self, checks: Sequence[CheckItem]) -> set[type]:
         """The check kinds whose verdicts are all in ``ctx``: prepared here, and no item of
         theirs in ``checks`` came after the snapshot."""
         mine = {id(item) for item in self.checks}
         return self.prepared - {type(item) for item in checks if id(item) not in mine}
+
+
+def _proof_inputs(item: BatchItem) -> tuple[Any, ...]:
+    """What a batch item's claim is made of: its fields after the label, up to a
+    ``RangeItem``'s decoded commitment (a function of its commitment)."""
+    fields: tuple[Any, ...] = tuple(item)  # type: ignore[arg-type]  # named tuples
+    return fields[1:5] if isinstance(item, RangeItem) else fields[1:]
 
 
 def verify(work: ProofWork, timer: StageTimer | None = None,
@@ -178,12 +253,13 @@ def verify(work: ProofWork, timer: StageTimer | None = None,
         if prefetch is None:
             claims, malformed = _build_claims(work, ctx)
         else:
-            prefetch.wait_claims()  # (the check verdicts may still be computing: beside the MSM)
-            done = {id(item) for item in prefetch.batch}
-            rest = ProofWork(work.claims, [i for i in work.batch if id(i) not in done], [])
-            claims, malformed = _build_claims(rest, ctx)
-            claims += prefetch.claims
-            malformed += prefetch.malformed
+            if prefetch.wants_checks:  # prepared on the helper beside the MSM
+                prefetch.add_checks(work.checks)
+            # (the check verdicts may still be computing: beside the MSM)
+            early, early_malformed, rest = prefetch.take(work.batch)
+            claims, malformed = _build_claims(ProofWork(work.claims, rest, []), ctx)
+            claims += early
+            malformed += early_malformed
     with timer.stage("msm"):
         failing = _first_failing_claim(claims)
     culprits: list[tuple[ItemLabel, ValidationError | None]] = list(malformed)

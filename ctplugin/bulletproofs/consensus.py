@@ -49,15 +49,16 @@ def output_range_proof_claims(proofs: Sequence[bytes], commitments: Sequence[byt
                               asset_generators: Sequence[bytes],
                               script_pubkeys: Sequence[bytes], labels: Sequence[Label],
                               commitment_points: Sequence[bytes | None] | None = None,
-                              ) -> RangeProofClaims:
+                              threads: int = 0) -> RangeProofClaims:
     """The batch claims of many outputs' range proofs, as one group (one kernel call): each
     output's proof (675 bytes), commitment and asset generator (33-byte encodings) and
     scriptPubKey, with its label. Malformed ones are in ``failures`` (label, ProofError).
     ``commitment_points``: commitments as already decoded by the kernel (optional, per output;
-    saves one square root each)."""
+    saves one square root each). ``threads``: cores the kernel may use (0: the kernel
+    setting)."""
     return prepare_claims(consensus_generators(), CONSENSUS_NBITS, CONSENSUS_M, proofs,
                           commitments, asset_generators, script_pubkeys, labels,
-                          commitment_points=commitment_points)
+                          commitment_points=commitment_points, threads=threads)
 
 
 def output_range_proof_claim(proof: bytes, commitment: bytes, asset_generator: bytes,

@@ -167,11 +167,13 @@ def prepare_claims(
     min_values: Sequence[int | None] | None = None,
     commitment_points: Sequence[bytes | None] | None = None,
     failures: Sequence[tuple[int, ProofError]] = (),
+    threads: int = 0,
 ) -> RangeProofClaims:
     """The byte-level path: each commitment entry is the proof's m encodings joined (33·m
     bytes), each value generator its 33-byte encoding. ``failures`` (input index, error) are
     proofs the caller already found malformed: they are left out. ProofError (raised) only for
-    parameters that concern every proof (shape, generator set too small)."""
+    parameters that concern every proof (shape, generator set too small). ``threads``: cores
+    the kernel may use (0: the kernel setting)."""
     lay = layout(nbits, m)
     if lay.n > gens.capacity:
         raise proof_error("generators",
@@ -202,7 +204,8 @@ def prepare_claims(
             commitment_points = [commitment_points[i] for i in keep]
     records, packed, gen_points, kernel_failures = _bk.bulletproof_prepare_var(
         nbits, m, proofs, commitments, b"".join(encodings),
-        struct.pack(f"<{len(index)}I", *index), extra_commits, min_values, commitment_points)
+        struct.pack(f"<{len(index)}I", *index), extra_commits, min_values, commitment_points,
+        threads)
     if kernel_failures:
         bad_kept = set()
         for k, code, detail in kernel_failures:

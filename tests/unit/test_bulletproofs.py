@@ -368,6 +368,29 @@ def test_claim_group_relabelled_and_added_twice() -> None:
     assert batch.labels == (0, 1, 2, "a", "b", "c")
 
 
+def test_claim_group_subset_keeps_the_chosen_members_only() -> None:
+    """A subset is its own group over the same prepared data: a false member left out no
+    longer fails the batch, one kept still does, and is still the one named."""
+    proofs, commits = _group_items(4)
+    commits[2] = [make(5)[1]]  # well-formed, false
+    group = range_proof_claims(proofs, commits, [HG] * 4, None, 64, GENS,
+                               labels=["a", "b", "c", "d"])
+    assert group.subset([0, 1, 2, 3]) is group
+    without = group.subset([3, 0, 1])
+    assert without.labels == ("d", "a", "b") and len(without) == 3
+    batch = BatchVerifier(GENS.fixed)
+    batch.add(without)
+    assert batch.verify()
+    kept = group.subset([1, 2])
+    batch = BatchVerifier(GENS.fixed)
+    batch.extend([kept, without])
+    assert not batch.verify()
+    assert batch.first_failure() == "c" and batch.failures() == ["c"]
+    assert kept.relabelled(["x", "y"]).labels == ("x", "y")
+    with pytest.raises(ValueError):
+        group.subset([4])
+
+
 def test_range_proof_claims_mixed_m_and_unsupported_min_value() -> None:
     proofs, commits = _group_items(3)
     commits[1] = commits[1] * 2

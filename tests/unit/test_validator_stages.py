@@ -12,6 +12,7 @@ import pytest
 
 from ctplugin.batch import Claim
 from ctplugin.elements import Block
+from ctplugin.elements.chainparams import RangeProofKind
 from ctplugin.errors import ParseError, ValidationError
 from ctplugin.secp256k1 import kernel
 from ctplugin.secp256k1.params import N
@@ -19,6 +20,7 @@ from regtest.builder import ChainBuilder, build_demo_chain
 from regtest.params import CTREGTEST, select_chain
 from tests.conftest import connect_block, connect_upto, rebuild, with_output
 from validator.node import Node
+from validator.rules import foreseen_ranges
 from validator.timing import StageTimer
 from validator.verify import Prefetch, ProofWork, verify, verify_blocks
 
@@ -344,6 +346,56 @@ def test_prefetch_gives_the_culprit_of_verify_alone(uncached: Node, demo: ChainB
     assert _where(err.value) == ("bad-txns-surjectionproof-invalid", 2, 1)
     assert prefetch.done_kinds(work.checks) == prefetch.prepared and prefetch.prepared
     assert _connect_where(uncached, block, 2) == 8
+
+
+def test_a_prefetch_uses_only_the_items_the_work_still_holds(uncached: Node,
+                                                             demo: ChainBuilder) -> None:
+    """A prefetch starts before the cache pass, so it may have built claims the work no longer
+    holds (the cache vouched for those items) and miss items the work has; and its items are
+    a forecast (``rules.foreseen_ranges``), so one may differ from the plan's. ``verify`` takes
+    from it only members whose label and proof inputs are the work's own, and builds the rest:
+    its verdicts are those of ``verify`` alone."""
+    connect_upto(uncached, demo, 1)
+    bad = bad_range(demo.blocks[2], 2, 1)
+    work = work_of(uncached, bad)
+    false = [i for i in work.batch if (i.label.tx_index, i.label.index) == (2, 1)]
+    assert len(false) == 1 and len(work.batch) == 4
+    # the false proof "cached": not in the work any more, yet built by the prefetch
+    rest = [i for i in work.batch if i not in false]
+    held = ProofWork(work.claims, rest, work.checks)
+    prefetch = Prefetch(ProofWork([], work.batch, []), 1)
+    assert verify(held, None, prefetch) == verify(ProofWork(work.claims, rest, work.checks))
+    # the prefetch built only part of the work, and the false proof is among the rest
+    prefetch = Prefetch(ProofWork([], rest[:2], []), 1, checks_later=True)
+    with pytest.raises(ValidationError) as err:
+        verify(work, None, prefetch)
+    assert _where(err.value) == ("bad-txns-rangeproof-invalid", 2, 1)
+    assert not prefetch.wants_checks and prefetch.done_kinds(work.checks) == prefetch.prepared
+    # a forecast of the false proof's label that differs from the plan's item (here: the
+    # proof as it should be) is not taken for it
+    good = work_of(uncached, demo.blocks[2])
+    honest = [i for i in good.batch if (i.label.tx_index, i.label.index) == (2, 1)]
+    prefetch = Prefetch(ProofWork([], honest, []), 1)
+    with pytest.raises(ValidationError) as err:
+        verify(work, None, prefetch)
+    assert _where(err.value) == ("bad-txns-rangeproof-invalid", 2, 1)
+    # a prefetch whose block failed before stage 5 is joined without its check items
+    Prefetch(ProofWork([], rest, []), 1, checks_later=True).join()
+
+
+def test_foreseen_ranges_are_the_planned_ones(uncached: Node, demo: ChainBuilder) -> None:
+    """The Bulletproofs a block's prefetch starts on before the plan are the plan's items, up
+    to the decoded commitment the planner adds."""
+    connect_upto(uncached, demo, 1)
+    block = demo.blocks[2]
+    planned = work_of(uncached, block).batch
+    kinds = uncached.validator.params.range_proofs
+    foreseen = [r for i, tx in enumerate(block.transactions) if i
+                for r in foreseen_ranges(tx, i, kinds)]
+    assert [r[:5] for r in foreseen] == [r[:5] for r in planned] and len(planned) == 4
+    assert all(r.commitment_point is None for r in foreseen)
+    assert foreseen_ranges(block.transactions[1], 1,
+                           frozenset({RangeProofKind.BORROMEAN})) == []
 
 
 def test_the_cache_pass_without_balance_keys_keeps_every_balance(node: Node,

@@ -42,6 +42,29 @@ static const char KERR_TYPE[] = "type";                 /* a container element o
 /* Above this many elements a computation releases the GIL (below, the switch costs more). */
 #define GIL_RELEASE_MIN 32
 
+/* Above this many elements a cheap per-element computation (a point decoding or encoding, a
+ * scalar product, a subset sum) releases the GIL.  Why a bound at all: a thread that releases
+ * the GIL while another thread runs Python gets it back only when that thread yields it, after
+ * up to the interpreter's switch interval (5 ms), so a helper thread making thousands of
+ * one-point calls beside the main thread's Python crawls (measured: 2000 one-point decodings,
+ * 1.4 s instead of a few ms).  256 elements are about a millisecond of work. */
+#define GIL_RELEASE_CHEAP 256
+
+/* The same bound for scalar arithmetic, about 50 ns an element: 8192 are under half a
+ * millisecond. */
+#define GIL_RELEASE_SCALARS 8192
+
+/* Run `stmt` without the GIL when `release` holds, with it otherwise. */
+#define KERNEL_MAYBE_NOGIL(release, ...)                                                    \
+    do {                                                                                    \
+        if (release) {                                                                      \
+            Py_BEGIN_ALLOW_THREADS __VA_ARGS__;                                             \
+            Py_END_ALLOW_THREADS                                                            \
+        } else {                                                                            \
+            __VA_ARGS__;                                                                    \
+        }                                                                                   \
+    } while (0)
+
 /* ctplugin.errors.EncodingError, loaded once by the module init (module_init_errors). */
 static PyObject *EncodingErrorType;
 

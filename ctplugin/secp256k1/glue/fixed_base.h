@@ -104,9 +104,9 @@ static PyObject *fbt_msm_var(FixedBaseTableObject *self, PyObject *args, PyObjec
     if (fbt_choose_path(self, nk, ne, &cfg, &path)) goto done;
     gej r;
     int ok;
-    Py_BEGIN_ALLOW_THREADS
-    ok = fixed_msm_with_extra_var(&r, &self->tab, path, ks, nk, eks, eps, ne, &cfg);
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(nk + ne >= GIL_RELEASE_MIN,
+                       ok = fixed_msm_with_extra_var(&r, &self->tab, path, ks, nk, eks, eps, ne,
+                                                     &cfg));
     res = ok ? gej_bytes(&r) : PyErr_NoMemory();
 done:
     free(ks);

@@ -19,8 +19,8 @@ static int decode_error(decode_status status, size_t i, const unsigned char *enc
     return kernel_error(KERR_OFF_CURVE, "point %zu: not on the curve", i);
 }
 
-/* decode_points_var (native/decode.h) over a copy of the input, the GIL released, as a bytes
- * object of 64n bytes. */
+/* decode_points_var (native/decode.h) over a copy of the input, the GIL released for
+ * GIL_RELEASE_CHEAP points or more, as a bytes object of 64n bytes. */
 static PyObject *decode_points_bytes(const Py_buffer *b, size_t n, size_t width, int kind,
                                      const Py_buffer *flags) {
     size_t nflags = flags ? (size_t)flags->len : 0;
@@ -39,11 +39,12 @@ static PyObject *decode_points_bytes(const Py_buffer *b, size_t n, size_t width,
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
     decode_status status;
     size_t bad = 0;
-    Py_BEGIN_ALLOW_THREADS
-    status = decode_points_var(pts, copy, n, width, kind, flags ? copy + b->len : NULL, &bad);
-    if (status == DECODE_OK)
-        for (size_t i = 0; i < n; i++) point_to_64(out + 64 * i, &pts[i]);
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(n >= GIL_RELEASE_CHEAP, {
+        status = decode_points_var(pts, copy, n, width, kind, flags ? copy + b->len : NULL,
+                                   &bad);
+        if (status == DECODE_OK)
+            for (size_t i = 0; i < n; i++) point_to_64(out + 64 * i, &pts[i]);
+    });
     if (status != DECODE_OK) {
         Py_CLEAR(res);
         decode_error(status, bad, copy + width * bad);
@@ -128,9 +129,7 @@ static PyObject *py_encode_points_var(PyObject *self, PyObject *args) {
     res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(kind_width(kind) * n));
     if (!res) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
-    Py_BEGIN_ALLOW_THREADS
-    encode_run_(out, pts, n, kind);
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(n >= GIL_RELEASE_CHEAP, encode_run_(out, pts, n, kind));
 done:
     free(pts);
     PyBuffer_Release(&b);

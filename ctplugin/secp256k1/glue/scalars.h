@@ -35,12 +35,12 @@ static PyObject *py_scalar_powers(PyObject *self, PyObject *args) {
     if (!res) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
     sc acc = SC_ONE;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        sc_get_b32(out + 32 * i, &acc);
-        sc_mul(&acc, &acc, &x);
-    }
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(n >= GIL_RELEASE_SCALARS, {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            sc_get_b32(out + 32 * i, &acc);
+            sc_mul(&acc, &acc, &x);
+        }
+    });
 done:
     PyBuffer_Release(&bx);
     return res;
@@ -59,9 +59,7 @@ static PyObject *py_scalar_batch_inverse(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_BEGIN_ALLOW_THREADS
-    sc_inv_all_var(out, v, n, out);
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(n >= GIL_RELEASE_SCALARS, sc_inv_all_var(out, v, n, out));
     res = scalars_bytes(out, n);
 done:
     free(v);
@@ -103,9 +101,8 @@ static PyObject *py_scalar_challenge_products(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_BEGIN_ALLOW_THREADS
-    challenge_products_(out, xinv, x, k);
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(((size_t)1 << k) >= GIL_RELEASE_SCALARS,
+                       challenge_products_(out, xinv, x, k));
     res = scalars_bytes(out, (size_t)1 << k);
 done:
     free(x);
@@ -145,14 +142,14 @@ static PyObject *pairwise(PyObject *args, const char *fmt, pair_op op) {
     if (!res) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
     /* the new bytes object is private until returned: safe to fill without the GIL */
-    Py_BEGIN_ALLOW_THREADS
-    for (size_t i = 0; i < n; i++) {
-        sc r;
-        if (op == OP_MUL) sc_mul(&r, &a[i], &b[i]);
-        else sc_add(&r, &a[i], &b[i]);
-        sc_get_b32(out + 32 * i, &r);
-    }
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(n >= GIL_RELEASE_SCALARS, {
+        for (size_t i = 0; i < n; i++) {
+            sc r;
+            if (op == OP_MUL) sc_mul(&r, &a[i], &b[i]);
+            else sc_add(&r, &a[i], &b[i]);
+            sc_get_b32(out + 32 * i, &r);
+        }
+    });
 done:
     free(a);
     free(b);
@@ -182,13 +179,13 @@ static PyObject *py_scalar_vec_scale(PyObject *self, PyObject *args) {
     res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * n));
     if (!res) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(res);
-    Py_BEGIN_ALLOW_THREADS
-    for (size_t i = 0; i < n; i++) {
-        sc r;
-        sc_mul(&r, &a[i], &k);
-        sc_get_b32(out + 32 * i, &r);
-    }
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(n >= GIL_RELEASE_SCALARS, {
+        for (size_t i = 0; i < n; i++) {
+            sc r;
+            sc_mul(&r, &a[i], &k);
+            sc_get_b32(out + 32 * i, &r);
+        }
+    });
 done:
     free(a);
     PyBuffer_Release(&ba);

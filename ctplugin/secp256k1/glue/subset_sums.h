@@ -128,9 +128,9 @@ static PyObject *py_subset_sums_var(PyObject *self, PyObject *args) {
         goto done;
     }
     int ok;
-    Py_BEGIN_ALLOW_THREADS
-    ok = subset_sums_var(out, table, nt, pb.idx, pb.off, pb.npaths, pb.maxlen);
-    Py_END_ALLOW_THREADS
+    KERNEL_MAYBE_NOGIL(pb.npaths >= GIL_RELEASE_CHEAP,
+                       ok = subset_sums_var(out, table, nt, pb.idx, pb.off, pb.npaths,
+                                            pb.maxlen));
     if (!ok) {
         PyErr_NoMemory();
         goto done;

@@ -524,6 +524,41 @@ static void pip_windows_part_(void *ctx, size_t part, size_t nparts) {
 /* Fewer points than this per thread do not pay for starting one. */
 #define PIP_MIN_POINTS_PER_THREAD 128
 
+/* The threads a run over nt terms in `windows` windows uses (each takes whole windows). */
+static size_t pip_parts_(size_t nt, int windows, int threads) {
+    size_t parts = threads > 0 ? (size_t)threads : 1;
+    if (parts > (size_t)windows) parts = (size_t)windows;
+    if (parts > nt / 2 / PIP_MIN_POINTS_PER_THREAD) parts = nt / 2 / PIP_MIN_POINTS_PER_THREAD;
+    return parts ? parts : 1;
+}
+
+/* The window for nt terms of at most maxbits bits on `threads` threads: pippenger_best_window's
+ * for one thread; with more, that one or a neighbour whose windows split more evenly among the
+ * threads, since each thread takes whole windows and the call lasts as long as the busiest.  The
+ * cost of a thread is modelled as its windows times (terms + 4/3 buckets), buckets = 2^(c-1)
+ * (the 4/3 fitted to one-thread runs at c = 11..13).  Why: at 18000 points, c = 12 gives 11
+ * windows (6 + 5 on two threads); measured on a 2-core EPYC, two threads took 38.0 ms at
+ * c = 12 and 35.6 at c = 13 (10 windows), and at 30000 points 66.2 and 52.0 ms.  The result
+ * is the same point for every window. */
+static int pippenger_window_for_(size_t nt, int maxbits, int threads) {
+    const int base = pippenger_best_window(nt / 2);
+    if (threads <= 1) return base;
+    int best = base;
+    unsigned long long best_cost = 0;
+    for (int c = base - 1; c <= base + 1; c++) {
+        if (c < 2 || c > DIGITS_MAX_WINDOW) continue;
+        const int windows = (maxbits + 1 + c - 1) / c;
+        const size_t parts = pip_parts_(nt, windows, threads);
+        const unsigned long long per_thread = (unsigned long long)((windows + parts - 1) / parts);
+        const unsigned long long cost = per_thread * (3ULL * nt + 4ULL * (1ULL << (c - 1)));
+        if (best_cost == 0 || cost < best_cost || (cost == best_cost && c == base)) {
+            best = c;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
 /* r = Σ m_t·P_t over prepared terms with window width c (2 <= c <= DIGITS_MAX_WINDOW), on up to
  * `threads` threads (each a range of windows; the window sums are combined in order, so the
  * result does not depend on the thread count). */
@@ -543,10 +578,7 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
         else signed_digits_var(d, windows, &terms[t].m, c);
     }
     pip_job_ job = {terms, nt, c, windows, digits, wsum, 0};
-    size_t parts = threads > 0 ? (size_t)threads : 1;
-    if (parts > (size_t)windows) parts = (size_t)windows;
-    if (parts > nt / 2 / PIP_MIN_POINTS_PER_THREAD) parts = nt / 2 / PIP_MIN_POINTS_PER_THREAD;
-    parallel_run(pip_windows_part_, &job, parts ? parts : 1);
+    parallel_run(pip_windows_part_, &job, pip_parts_(nt, windows, threads));
     if (job.failed) goto done;
     *r = wsum[windows - 1];
     for (int w = windows - 2; w >= 0; w--) {
@@ -560,14 +592,14 @@ done:
     return ok;
 }
 
-/* r = Σ k_i·P_i by Pippenger with window c (0 = pippenger_best_window), on up to `threads`
- * threads. */
+/* r = Σ k_i·P_i by Pippenger with window c (0 = pippenger_window_for_ the thread count), on up
+ * to `threads` threads. */
 static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n, int c, int threads) {
     int owned;
     msm_term *terms = scratch_take(SCRATCH_TERMS, (2 * n + 1) * sizeof *terms, &owned);
     if (!terms) return 0;
     int maxbits = msm_expand_glv_(terms, pts, ks, n);
-    if (c == 0) c = pippenger_best_window(n);
+    if (c == 0) c = pippenger_window_for_(2 * n, maxbits, threads);
     int ok = msm_pippenger_terms_var(r, terms, 2 * n, maxbits, c, threads);
     scratch_release(terms, owned);
     return ok;
