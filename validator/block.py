@@ -5,10 +5,10 @@
 than one kernel thread prefetch, then one per check family (surjection, ecdsa, ...), commit).
 With more than one kernel thread the proof work that needs nothing from the scripts starts
 early on a helper thread (``verify.Prefetch``), the verdicts the same: the Bulletproof setup of
-the transactions the mempool did not know right after the checks (1), beside stages 2–4 and
-the scripts' Python, their surjection rings beside the batch's MSM; without such Bulletproofs
-(Elements' chain) the planned items after the plan (3), and for a block of mempool
-transactions what the cache lookup (4, before the scripts 3b) left:
+the transactions the mempool did not know right after the checks (1), beside stages 2–4, their
+surjection rings after the cache lookup (4), beside the scripts (3b) and the batch's MSM;
+without such Bulletproofs (Elements' chain, a block of mempool transactions) what the cache
+lookup left, after it:
 
 1. ``check_block`` — context-free block checks (after parsing with the C walker) and the
    header's link to the tip: prev block, height, challenge ``OP_TRUE`` with an empty solution,
@@ -695,10 +695,10 @@ class BlockValidator:
             self.check_block(block, tip, knowns)
             # The transactions the mempool did not know are rarely in the proof cache: their
             # Bulletproofs' claims start now, from the transactions alone, on a helper thread
-            # beside the inputs, the plan, the cache pass and the scripts (what the cache then
-            # vouches for is left out by verify). Without such Bulletproofs the planned proof
-            # work starts once planned; a block of mempool transactions starts what the cache
-            # pass leaves (verify.Prefetch). Timed with the checks, which it follows.
+            # beside the inputs, the plan and the cache pass (what the cache then vouches for
+            # is left out by verify), their surjection rings beside the scripts. Without such
+            # Bulletproofs (Elements' chain, a block of mempool transactions) what the cache
+            # pass leaves starts after it (verify.Prefetch). Timed with the checks.
             prefetch = self._prefetch_ranges(block, knowns) if early else None
         consumed: list[bytes] = []
         try:
@@ -706,12 +706,11 @@ class BlockValidator:
                 inputs = self.resolve_inputs(block, knowns)
             with timer.stage(Stage.PLAN):
                 plan = self.plan(block, inputs.spent, knowns)
-            if early and prefetch is None:
-                made = [p for p in plan.txs if p is not None]
-                prefetch = _prefetch(ProofWork([], [r for p in made for r in p.ranges],
-                                               [c for p in made for c in check_items(p)]))
             with timer.stage(Stage.CACHE):
                 cached = self.cache_pass(plan, self.balance_keys(block, inputs, knowns))
+                if prefetch is not None and prefetch.wants_checks:
+                    # their Python here, their rings on the helper beside the scripts
+                    prefetch.add_checks(cached.work.checks)
             if early and prefetch is None:
                 prefetch = _prefetch(cached.work)
             with timer.stage(Stage.SCRIPTS):

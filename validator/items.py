@@ -28,7 +28,7 @@ EVERY verification input, docs/design.md "Proof caches"). Signature items
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar, cast
 
@@ -42,7 +42,7 @@ from ctplugin.secp256k1 import KIND_GENERATOR, Point, kernel
 from ctplugin.surjection import (
     PreparedTargets,
     SurjectionProof,
-    verify_many_prepared,
+    rings_of_many_prepared,
     verify_prepared,
 )
 from validator import reasons
@@ -461,6 +461,14 @@ class SurjectionItem(NamedTuple):
         """The verdicts of every well-formed item at once (``verify_many_prepared``: all rings
         in one ring-kernel call), for their checks; a malformed item gets none (its check
         names the problem)."""
+        cls.staged(items, ctx)(ctx.threads)
+
+    @classmethod
+    def staged(cls, items: list[SurjectionItem], ctx: VerifyContext) -> Callable[[int], None]:
+        """``prepare`` in two parts: its Python now (parsing the proofs, the ring keys and
+        messages: ``rings_of_many_prepared``), and the returned call, which runs the ring
+        kernel on as many threads as it is given and puts the verdicts into ``ctx``: it can run
+        on a helper thread beside this thread's Python (``verify.Prefetch``)."""
         cases: list[tuple[SurjectionProof, PreparedTargets, bytes]] = []
         ready: list[SurjectionItem] = []
         decoded = ctx.decoded
@@ -475,7 +483,12 @@ class SurjectionItem(NamedTuple):
                 continue
             cases.append((proof, targets, output))
             ready.append(item)
-        ctx.surjection_verdicts.update(zip(ready, verify_many_prepared(cases, ctx.threads)))
+        rings = rings_of_many_prepared(cases)
+
+        def verdicts(threads: int) -> None:
+            ctx.surjection_verdicts.update(zip(ready, rings(threads)))
+
+        return verdicts
 
     def check(self, ctx: VerifyContext | None = None) -> None:
         """Verify the proof (a ValidationError naming the output otherwise): the verdict

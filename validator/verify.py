@@ -33,7 +33,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
@@ -110,19 +110,22 @@ class Prefetch:
     items of ``work``: its verdicts and culprit are those of ``verify(work)``.
 
     Made by ``BlockValidator.prepare(..., early=True)`` when the kernel may use more than one
-    thread, as soon as there is work: right after the block checks, the Bulletproofs of the
-    transactions the mempool did not know (the items ``rules.foreseen_ranges`` finds in them;
-    ``threads``: one core fewer than the kernel may use, so that the block's Python keeps its
-    own; their check items are left to ``verify``, which prepares them on every core once the
-    Python is done: a helper preparing them beside the Python would contend with it for the
-    GIL); with no such Bulletproofs, the planned items once planned, or what the cache pass
-    left. The block's work may hold fewer of these items — the cache vouched for some, which
-    ``take`` leaves out — and more: items not foreseen, which ``verify`` builds as usual.
-    ``ctx`` is the one ``verify`` continues with (every core); the helper's kernels use
-    ``threads`` (None: the kernel setting). ``seconds``: the helper's wall time per part
-    ("claims", then each prepared family), for profiles (overlapped, so not a stage)."""
+    thread. Right after the block checks, from the Bulletproofs of the transactions the mempool
+    did not know (the items ``rules.foreseen_ranges`` finds in them), with ``checks_later``
+    and ``threads`` one core fewer than the kernel may use, so that the block's Python keeps a
+    core: the check items come with ``add_checks`` after the cache pass, which does the Python
+    of the kinds that prepare in two parts (``staged``: the surjection proofs) in the caller's
+    thread, leaving the helper only their kernels (two threads running Python contend for the
+    GIL, and the block's Python is its critical path). Without such Bulletproofs (Elements'
+    chain: a ring kernel that wants every core; a block of mempool transactions), from what the
+    cache pass left, all of it on the helper. The block's work may hold fewer of the items —
+    the cache vouched for some, which ``take`` leaves out — and more: items not foreseen, which
+    ``verify`` builds as usual. ``ctx`` is the one ``verify`` continues with (every core); the
+    helper's kernels use ``threads`` (None: the kernel setting). ``seconds``: the helper's wall
+    time per part ("claims", then each prepared family), for profiles (overlapped, so not a
+    stage)."""
 
-    __slots__ = ("_checks_given", "_claimed", "_error", "_thread", "_threads", "batch",
+    __slots__ = ("_checks_given", "_claimed", "_error", "_jobs", "_thread", "_threads", "batch",
                  "checks", "claims", "ctx", "malformed", "prepared", "seconds")
 
     def __init__(self, work: ProofWork, threads: int | None = None, *,
@@ -138,11 +141,12 @@ class Prefetch:
         self._error: BaseException | None = None
         self._claimed = threading.Event()  # the claims are built (the batch may start)
         self._checks_given = threading.Event()
-        if not checks_later:
-            self.add_checks(work.checks)
+        self._jobs: list[tuple[str, Callable[[int], None]]] = []
         self._thread = threading.Thread(target=self._run, name="ctplugin-verify-prefetch",
                                         daemon=True)
         self._thread.start()
+        if not checks_later:
+            self._give(work.checks, here=False)
 
     @property
     def wants_checks(self) -> bool:
@@ -151,11 +155,25 @@ class Prefetch:
 
     def add_checks(self, checks: Sequence[CheckItem]) -> None:
         """Hand over the check items (once): the helper prepares their verdicts after the
-        claims."""
+        claims. Kinds that prepare in two parts (``staged``: the surjection proofs) do their
+        Python here, in the caller's thread, once the claims are built (they decoded the
+        output generators the rings need), so that the helper only runs their kernels."""
+        self._give(checks, here=True)
+
+    def _give(self, checks: Sequence[CheckItem], here: bool) -> None:
+        """``add_checks``; ``here``: staged kinds do their Python in the caller's thread (else
+        all of it on the helper)."""
         if self._checks_given.is_set():
             raise RuntimeError("the prefetch's check items were already given")
+        kinds: dict[type[CheckItem], list[CheckItem]] = {}
+        for item in checks:
+            kinds.setdefault(type(item), []).append(item)
+        if kinds and here:
+            self._claimed.wait()
+        self._jobs = [(items[0].family, _staged(kind, items, self.ctx, here))
+                      for kind, items in kinds.items()]
         self.checks = list(checks)
-        self.prepared = {type(item) for item in self.checks}
+        self.prepared = set(kinds)
         self._checks_given.set()
 
     def _run(self) -> None:
@@ -169,7 +187,9 @@ class Prefetch:
                 self.claims, self.malformed = _build_claims(ProofWork([], self.batch, []), ctx)
             self._claimed.set()
             self._checks_given.wait()
-            _prepare_checks(self.checks, ctx, timer)  # beside the batch's MSM
+            for family, job in self._jobs:  # beside the scripts, then the batch's MSM
+                with timer.stage(family):
+                    job(ctx.threads)
         except BaseException as exc:  # handed to the verifying thread by wait()
             self._error = exc
         finally:
@@ -230,6 +250,23 @@ class Prefetch:
         theirs in ``checks`` came after the snapshot."""
         mine = {id(item) for item in self.checks}
         return self.prepared - {type(item) for item in checks if id(item) not in mine}
+
+
+def _staged(kind: type[CheckItem], items: list[CheckItem], ctx: VerifyContext,
+            here: bool) -> Callable[[int], None]:
+    """``kind.prepare(items, ctx)`` as a call taking the thread count. ``here`` and a kind with
+    ``staged`` (two parts): its Python is done now and the call runs its kernel; otherwise the
+    call does all of it."""
+    staged = getattr(kind, "staged", None)
+    if here and staged is not None:
+        return cast(Callable[[int], None], staged(items, ctx))
+
+    def prepare(threads: int) -> None:
+        own = copy.copy(ctx)  # the same verdict dictionaries, the given core count
+        own.threads = threads
+        kind.prepare(items, own)
+
+    return prepare
 
 
 def _proof_inputs(item: BatchItem) -> tuple[Any, ...]:

@@ -4,7 +4,8 @@
 - ``verify(proof, input_generators, output_generator) -> bool``: public data, variable time;
   ``verify_prepared(proof, PreparedTargets(input_generators), output_packed)`` when several
   proofs (a transaction's outputs) share one target list; ``verify_many_prepared`` for many
-  proofs at once (a block's: one ring-kernel call).
+  proofs at once (a block's: one ring-kernel call), ``rings_of_many_prepared`` the same in two
+  parts (the ring kernel's call left to run on another thread).
 - ``generate(...)``: wallet side, deterministic from a caller-provided 32-byte seed.
 """
 
@@ -18,6 +19,7 @@ from ctplugin.surjection.proof import (
 from ctplugin.surjection.prover import generate, select_inputs
 from ctplugin.surjection.verifier import (
     PreparedTargets,
+    rings_of_many_prepared,
     surjection_message,
     verify,
     verify_bytes,
@@ -32,6 +34,7 @@ __all__ = [
     "PreparedTargets",
     "SurjectionProof",
     "generate",
+    "rings_of_many_prepared",
     "select_inputs",
     "serialized_size",
     "surjection_message",

@@ -19,7 +19,7 @@ signatures" 2015; secp256k1-zkp ``borromean_verify``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from ctplugin.pedersen import Generator
@@ -164,12 +164,24 @@ def verify_many_prepared(cases: Sequence[tuple[SurjectionProof, PreparedTargets,
     one batch inversion per wave, on ``threads`` threads, 0 = the kernel setting), and every ring
     key P_j = A − T_j of every proof from one ``subset_sums_var`` call (one shared inversion)
     over a table of the distinct target lists' −T_i followed by the outputs."""
+    return rings_of_many_prepared(cases)(threads)
+
+
+def rings_of_many_prepared(cases: Sequence[tuple[SurjectionProof, PreparedTargets, bytes]]
+                           ) -> Callable[[int], list[bool]]:
+    """``verify_many_prepared`` in two parts: everything but the ring kernel now (the ring
+    keys, messages and scalars), and the returned call runs the ring kernel on its ``threads``
+    argument (0 = the kernel setting) and returns the verdicts. The call holds the GIL only to
+    start and to finish: another thread can run it beside this thread's Python."""
     verdicts = [False] * len(cases)
     ready = [k for k, (proof, targets, output) in enumerate(cases)
              if proof.n_inputs == len(targets.packed)
              and not any(targets.packed[i] == output for i in proof.used)]  # else P_j = ∞
     if not ready:
-        return verdicts
+        def none_ready(threads: int = 0) -> list[bool]:
+            return verdicts
+
+        return none_ready
     table: list[bytes] = []
     first: dict[int, int] = {}  # id(targets) -> table index of its −T_0
     for k in ready:
@@ -191,11 +203,16 @@ def verify_many_prepared(cases: Sequence[tuple[SurjectionProof, PreparedTargets,
         scalars += proof.s
         e0m += (proof.e0, targets.message(output))
     pubs = _k.subset_sums_var(b"".join(table), paths)
-    ok, _ = _k.borromean_verify_var(b"".join(sizes), pubs, b"".join(scalars), b"".join(e0m),
-                                    threads or kernel.threads())
-    for k, flag in zip(ready, ok):
-        verdicts[k] = flag == 1
-    return verdicts
+    packed = (b"".join(sizes), b"".join(scalars), b"".join(e0m))
+
+    def rings(threads: int = 0) -> list[bool]:
+        ok, _ = _k.borromean_verify_var(packed[0], pubs, packed[1], packed[2],
+                                        threads or kernel.threads())
+        for k, flag in zip(ready, ok):
+            verdicts[k] = flag == 1
+        return verdicts
+
+    return rings
 
 
 def verify_bytes(proof: bytes, input_generators: Sequence[Generator],

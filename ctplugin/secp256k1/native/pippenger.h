@@ -474,13 +474,16 @@ static void pip_scatter_group_(void *ctx, pip_buckets *bk, size_t b0, size_t b1)
     }
 }
 
-/* The work of one Pippenger call, shared by its threads (each takes a range of windows). */
+/* The work of one Pippenger call, shared by its threads (each takes runs of `unit` windows from
+ * `next` until none is left). */
 typedef struct {
     const msm_term *terms;
     size_t nt;
     int c, windows;
     const int16_t *digits; /* digits[t·windows + w] */
-    gej *wsum;             /* wsum[w] = Σ_j j·B_{w,j}, written by the thread owning window w */
+    gej *wsum;             /* wsum[w] = Σ_j j·B_{w,j}, written by the thread that took window w */
+    int unit;              /* windows a thread takes at a time */
+    int next;              /* the first window nobody has taken (atomic) */
     int failed;            /* some thread could not allocate its scratch */
 } pip_job_;
 
@@ -514,11 +517,22 @@ static int pip_windows_(pip_job_ *job, int w_lo, int w_hi) {
     return ok;
 }
 
+/* One thread's share: runs of windows taken as it becomes free, so a thread whose core is also
+ * running something else (the interpreter, a helper's ring kernel) takes fewer of them instead
+ * of finishing last. */
 static void pip_windows_part_(void *ctx, size_t part, size_t nparts) {
+    (void)part;
+    (void)nparts;
     pip_job_ *job = ctx;
-    size_t lo, hi;
-    parallel_range((size_t)job->windows, part, nparts, &lo, &hi);
-    if (lo < hi && !pip_windows_(job, (int)lo, (int)hi)) __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+    for (;;) {
+        const int w0 = __atomic_fetch_add(&job->next, job->unit, __ATOMIC_RELAXED);
+        if (w0 >= job->windows) return;
+        const int w1 = w0 + job->unit < job->windows ? w0 + job->unit : job->windows;
+        if (!pip_windows_(job, w0, w1)) {
+            __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
 }
 
 /* Fewer points than this per thread do not pay for starting one. */
@@ -530,33 +544,6 @@ static size_t pip_parts_(size_t nt, int windows, int threads) {
     if (parts > (size_t)windows) parts = (size_t)windows;
     if (parts > nt / 2 / PIP_MIN_POINTS_PER_THREAD) parts = nt / 2 / PIP_MIN_POINTS_PER_THREAD;
     return parts ? parts : 1;
-}
-
-/* The window for nt terms of at most maxbits bits on `threads` threads: pippenger_best_window's
- * for one thread; with more, that one or a neighbour whose windows split more evenly among the
- * threads, since each thread takes whole windows and the call lasts as long as the busiest.  The
- * cost of a thread is modelled as its windows times (terms + 4/3 buckets), buckets = 2^(c-1)
- * (the 4/3 fitted to one-thread runs at c = 11..13).  Why: at 18000 points, c = 12 gives 11
- * windows (6 + 5 on two threads); measured on a 2-core EPYC, two threads took 38.0 ms at
- * c = 12 and 35.6 at c = 13 (10 windows), and at 30000 points 66.2 and 52.0 ms.  The result
- * is the same point for every window. */
-static int pippenger_window_for_(size_t nt, int maxbits, int threads) {
-    const int base = pippenger_best_window(nt / 2);
-    if (threads <= 1) return base;
-    int best = base;
-    unsigned long long best_cost = 0;
-    for (int c = base - 1; c <= base + 1; c++) {
-        if (c < 2 || c > DIGITS_MAX_WINDOW) continue;
-        const int windows = (maxbits + 1 + c - 1) / c;
-        const size_t parts = pip_parts_(nt, windows, threads);
-        const unsigned long long per_thread = (unsigned long long)((windows + parts - 1) / parts);
-        const unsigned long long cost = per_thread * (3ULL * nt + 4ULL * (1ULL << (c - 1)));
-        if (best_cost == 0 || cost < best_cost || (cost == best_cost && c == base)) {
-            best = c;
-            best_cost = cost;
-        }
-    }
-    return best;
 }
 
 /* r = Σ m_t·P_t over prepared terms with window width c (2 <= c <= DIGITS_MAX_WINDOW), on up to
@@ -577,8 +564,14 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
         if (terms[t].p.inf) memset(d, 0, (size_t)windows * sizeof *d);
         else signed_digits_var(d, windows, &terms[t].m, c);
     }
-    pip_job_ job = {terms, nt, c, windows, digits, wsum, 0};
-    parallel_run(pip_windows_part_, &job, pip_parts_(nt, windows, threads));
+    /* a run is one group of pip_windows_ (the windows whose bucket sums share inversions), but
+     * short enough that each thread can take at least two */
+    const size_t parts = pip_parts_(nt, windows, threads);
+    size_t unit = PIP_MAX_GROUP_ENTRIES / nt;
+    if (unit > (size_t)windows / (2 * parts)) unit = (size_t)windows / (2 * parts);
+    if (parts == 1 || unit < 1) unit = parts == 1 ? (size_t)windows : 1;
+    pip_job_ job = {terms, nt, c, windows, digits, wsum, (int)unit, 0, 0};
+    parallel_run(pip_windows_part_, &job, parts);
     if (job.failed) goto done;
     *r = wsum[windows - 1];
     for (int w = windows - 2; w >= 0; w--) {
@@ -592,14 +585,14 @@ done:
     return ok;
 }
 
-/* r = Σ k_i·P_i by Pippenger with window c (0 = pippenger_window_for_ the thread count), on up
- * to `threads` threads. */
+/* r = Σ k_i·P_i by Pippenger with window c (0 = pippenger_best_window), on up to `threads`
+ * threads. */
 static int msm_pippenger_var(gej *r, const ge *pts, const sc *ks, size_t n, int c, int threads) {
     int owned;
     msm_term *terms = scratch_take(SCRATCH_TERMS, (2 * n + 1) * sizeof *terms, &owned);
     if (!terms) return 0;
     int maxbits = msm_expand_glv_(terms, pts, ks, n);
-    if (c == 0) c = pippenger_window_for_(2 * n, maxbits, threads);
+    if (c == 0) c = pippenger_best_window(n);
     int ok = msm_pippenger_terms_var(r, terms, 2 * n, maxbits, c, threads);
     scratch_release(terms, owned);
     return ok;
