@@ -496,6 +496,26 @@ def test_encode_decode_match_reference(ds: list[int], kind: int) -> None:
         assert dec == points
 
 
+@pytest.mark.parametrize("n", [1, 255, 256, 257])
+def test_batch_calls_agree_either_side_of_the_gil_bound(n: int) -> None:
+    """Point decodings, encodings and scalar products keep the GIL below a size and release it
+    from there (glue/common.h, GIL_RELEASE_CHEAP / GIL_RELEASE_SCALARS): the answers are the
+    same on both sides, and the same as one element at a time."""
+    rng = random.Random(n)
+    points = pts([rng.randrange(1, N) for _ in range(n)])
+    for kind in KINDS:
+        enc = nat.encode_points_var(points, kind)
+        width = len(enc) // n
+        assert enc == b"".join(nat.encode_points_var(points[64 * i: 64 * i + 64], kind)
+                               for i in range(n))
+        assert nat.decode_points_var(enc, kind) == b"".join(
+            nat.decode_points_var(enc[width * i: width * (i + 1)], kind) for i in range(n))
+    a, b = ([rng.randrange(N) for _ in range(8192 + n)] for _ in range(2))
+    want = scs([x * y % N for x, y in zip(a, b)])
+    assert nat.scalar_vec_mul(scs(a), scs(b)) == want
+    assert nat.scalar_vec_mul(scs(a[:n]), scs(b[:n])) == want[:32 * n]
+
+
 def test_compressed_matches_coincurve() -> None:
     rng = random.Random(5)
     ds = [rng.randrange(1, N) for _ in range(200)]

@@ -5,6 +5,7 @@ secp256k1-zkp (libwally's ``asset_surjectionproof`` for generation, its bundled
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -18,6 +19,7 @@ from ctplugin.surjection import (
     PreparedTargets,
     SurjectionProof,
     generate,
+    rings_of_many_prepared,
     select_inputs,
     serialized_size,
     surjection_message,
@@ -412,3 +414,8 @@ def test_verify_many_prepared_agrees_with_verify_prepared(seed: int, n_tx: int,
     for threads in (1, 2, 3):
         assert verify_many_prepared(cases, threads) == want
     assert verify_many_prepared([]) == []
+    # the two-part form: its ring kernel's call run on another thread gives the same verdicts
+    rings = rings_of_many_prepared(cases)
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(rings, 2).result() == want
+    assert rings_of_many_prepared([])(1) == []
