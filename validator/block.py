@@ -211,12 +211,6 @@ def _fee_totals(fees: Sequence[dict[bytes, int]]) -> dict[bytes, int]:
     return totals
 
 
-def _prefetch(work: ProofWork, threads: int | None = None) -> Prefetch | None:
-    """``work``'s script-independent part started on a helper thread whose kernels use
-    ``threads`` cores (None: the kernel setting); None if there is none."""
-    return Prefetch(work, threads) if work.batch or work.checks else None
-
-
 def _misses(items: list[tuple[Item, int]], hits: Sequence[bool] | None) -> list[Item]:
     """The items the cache did not vouch for, labelled with their transaction's position."""
     kept = items if hits is None else compress(items, [not h for h in hits])
@@ -711,8 +705,8 @@ class BlockValidator:
                 if prefetch is not None and prefetch.wants_checks:
                     # their Python here, their rings on the helper beside the scripts
                     prefetch.add_checks(cached.work.checks)
-            if early and prefetch is None:
-                prefetch = _prefetch(cached.work)
+            if early and prefetch is None and (cached.work.batch or cached.work.checks):
+                prefetch = Prefetch(cached.work)
             with timer.stage(Stage.SCRIPTS):
                 scripts = self.script_pass(block, inputs, consumed, knowns)
         except BaseException:

@@ -17,12 +17,12 @@ validating process, in a worker process (the work pickles) or on a Dask cluster.
    the kernel's threads), the ECDSA signatures over threads; their checks read those verdicts.
 
 ``Prefetch(work)``: the part of a block's work that needs nothing from its scripts (the
-Bulletproof claims, the check kinds' verdicts) started on a helper thread as soon as the items
-are planned, before the cache pass; ``verify(work, timer, prefetch)`` uses its results for the
-items of ``work`` (the batch waits for the claims; the checks for the verdicts, computed beside
-the MSM); what it computed for items the cache then vouched for is left out. Block connection
-does this with more than one kernel thread; the verdicts and culprits are those of
-``verify(work)``.
+Bulletproof claims, the check kinds' verdicts) started early on a helper thread (block
+connection with more than one kernel thread: right after the block checks, or after the cache
+pass); ``verify(work, timer, prefetch)`` uses its results for the items of ``work`` (the batch
+waits for the claims; the checks for the verdicts, computed beside the scripts and the MSM);
+what it computed for items the cache then vouched for is left out. The verdicts and culprits
+are those of ``verify(work)``.
 
 ``verify_blocks(works)`` does the same for several blocks in ONE batch (replay windows) and
 names the first failing block: its culprit is what ``verify`` would report for it alone.

@@ -538,17 +538,9 @@ static void pip_windows_part_(void *ctx, size_t part, size_t nparts) {
 /* Fewer points than this per thread do not pay for starting one. */
 #define PIP_MIN_POINTS_PER_THREAD 128
 
-/* The threads a run over nt terms in `windows` windows uses (each takes whole windows). */
-static size_t pip_parts_(size_t nt, int windows, int threads) {
-    size_t parts = threads > 0 ? (size_t)threads : 1;
-    if (parts > (size_t)windows) parts = (size_t)windows;
-    if (parts > nt / 2 / PIP_MIN_POINTS_PER_THREAD) parts = nt / 2 / PIP_MIN_POINTS_PER_THREAD;
-    return parts ? parts : 1;
-}
-
 /* r = Σ m_t·P_t over prepared terms with window width c (2 <= c <= DIGITS_MAX_WINDOW), on up to
- * `threads` threads (each a range of windows; the window sums are combined in order, so the
- * result does not depend on the thread count). */
+ * `threads` threads (each takes windows as it becomes free; the window sums are combined in
+ * order, so the result does not depend on the thread count). */
 static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int maxbits, int c,
                                    int threads) {
     gej_set_inf(r);
@@ -564,14 +556,19 @@ static int msm_pippenger_terms_var(gej *r, const msm_term *terms, size_t nt, int
         if (terms[t].p.inf) memset(d, 0, (size_t)windows * sizeof *d);
         else signed_digits_var(d, windows, &terms[t].m, c);
     }
-    /* a run is one group of pip_windows_ (the windows whose bucket sums share inversions), but
-     * short enough that each thread can take at least two */
-    const size_t parts = pip_parts_(nt, windows, threads);
-    size_t unit = PIP_MAX_GROUP_ENTRIES / nt;
-    if (unit > (size_t)windows / (2 * parts)) unit = (size_t)windows / (2 * parts);
-    if (parts == 1 || unit < 1) unit = parts == 1 ? (size_t)windows : 1;
+    size_t parts = threads > 0 ? (size_t)threads : 1;
+    if (parts > (size_t)windows) parts = (size_t)windows;
+    if (parts > nt / 2 / PIP_MIN_POINTS_PER_THREAD) parts = nt / 2 / PIP_MIN_POINTS_PER_THREAD;
+    /* one thread takes every window at once (pip_windows_ groups them); with more, a run is at
+     * most one such group, and short enough that each thread can take at least two */
+    size_t unit = (size_t)windows;
+    if (parts > 1) {
+        unit = PIP_MAX_GROUP_ENTRIES / nt;
+        if (unit > (size_t)windows / (2 * parts)) unit = (size_t)windows / (2 * parts);
+        if (unit < 1) unit = 1;
+    }
     pip_job_ job = {terms, nt, c, windows, digits, wsum, (int)unit, 0, 0};
-    parallel_run(pip_windows_part_, &job, parts);
+    parallel_run(pip_windows_part_, &job, parts ? parts : 1);
     if (job.failed) goto done;
     *r = wsum[windows - 1];
     for (int w = windows - 2; w >= 0; w--) {
