@@ -28,8 +28,9 @@ Each event is one database commit, including the last block the wallet processed
 that lost, then scanning forward — so a wallet is consistent with its node after any crash.
 
 The spendable coin view of ``Wallet`` (``Wallet.coins``, used by coin selection) is kept equal
-to the ledger's trusted coins. Callers hold ``lock`` around every call (the node calls events
-under its chain lock, then this lock).
+to the ledger's trusted coins: remade when next read after a change, not at every event.
+Callers hold ``lock`` around every call (the node calls events under its chain lock, then this
+lock).
 """
 
 from __future__ import annotations
@@ -265,16 +266,23 @@ class NodeWallet(ChainListener, Closeable):
 
     def sync_coins(self) -> None:
         """``Wallet.coins`` := the ledger's trusted, unspent coins (immature ones included:
-        coin selection checks maturity at the spending height)."""
-        coins = {}
-        for coin in self.ledger.coins(self.tip_height, trusted_only=True, include_immature=True):
-            wtx = coin.wtx
-            out = wtx.tx.outputs[coin.n]
-            o = coin.opening
-            height = wtx.height if wtx.state is TxState.CONFIRMED else None
-            coins[coin.outpoint] = OwnedCoin(wtx.txid, coin.n, out, o.asset, o.value, o.abf,
-                                             o.vbf, height, wtx.is_coinbase)
-        self.wallet.coins = coins
+        coin selection checks maturity at the spending height), as the ledger is when they
+        are next read: every change of the ledger calls this, and a burst of events makes
+        the view once."""
+        self.wallet.coins_from(self._trusted_coins)
+
+    def _trusted_coins(self) -> dict[Outpoint, OwnedCoin]:
+        with self.lock:  # a reader outside the events' lock still sees a ledger at rest
+            coins = {}
+            for coin in self.ledger.coins(self.tip_height, trusted_only=True,
+                                          include_immature=True):
+                wtx = coin.wtx
+                out = wtx.tx.outputs[coin.n]
+                o = coin.opening
+                height = wtx.height if wtx.state is TxState.CONFIRMED else None
+                coins[coin.outpoint] = OwnedCoin(wtx.txid, coin.n, out, o.asset, o.value,
+                                                 o.abf, o.vbf, height, wtx.is_coinbase)
+            return coins
 
     # --- recognising transactions ---------------------------------------------------------------
 

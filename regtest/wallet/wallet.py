@@ -441,7 +441,8 @@ class Wallet:
         self.ct_exponent = ct_exponent
         self.genesis_hash = (genesis_hash if genesis_hash is not None
                              else select_chain(DEFAULT_CHAIN).genesis_hash)
-        self.coins: dict[tuple[bytes, int], OwnedCoin] = {}
+        self._coins: dict[tuple[bytes, int], OwnedCoin] = {}
+        self._coins_source: Callable[[], dict[tuple[bytes, int], OwnedCoin]] | None = None
         self.coinbase_maturity = COINBASE_MATURITY
         """Blocks between a coinbase and the block that may spend it, for coin selection:
         consensus' COINBASE_MATURITY here; a node's wallet waits one block more, as Core's
@@ -760,6 +761,27 @@ class Wallet:
             wallet.keys.extend(wallet._next_key + lookahead)
             wallet.keys.extend(state.next_change + lookahead, internal=True)
         return wallet
+
+    @property
+    def coins(self) -> dict[tuple[bytes, int], OwnedCoin]:
+        """The coins coin selection may spend, by outpoint (``coins_from``: made from their
+        source when first read after it was named)."""
+        source = self._coins_source
+        if source is not None:
+            self._coins = source()
+            self._coins_source = None
+        return self._coins
+
+    @coins.setter
+    def coins(self, coins: dict[tuple[bytes, int], OwnedCoin]) -> None:
+        self._coins = coins
+        self._coins_source = None
+
+    def coins_from(self, source: Callable[[], dict[tuple[bytes, int], OwnedCoin]]) -> None:
+        """The coins are ``source()`` from now on, computed when next read: a node's wallet
+        hears of each pool transaction on its own, and making the view once per event would
+        cost a pass over the whole ledger each time (quadratic in a burst of sends)."""
+        self._coins_source = source
 
     def scan_transaction(self, tx: Transaction, height: int | None = None,
                          openings: Mapping[int, Opening] | None = None) -> list[OwnedCoin]:

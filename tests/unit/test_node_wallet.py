@@ -102,6 +102,42 @@ def test_ledger_follows_confirmations_conflicts_and_reorgs(tmp_path: Path) -> No
         w.close()
 
 
+def test_a_burst_of_events_makes_the_coin_view_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every event changes the ledger, but the spendable view is a pass over the whole ledger:
+    made at every event, a burst of n events costs n passes over a growing ledger. It is made
+    when coin selection next reads it, from the ledger as it is then."""
+    genesis = select_chain(CTREGTEST).genesis
+    alice = NodeWallet.create(str(tmp_path / "alice"), "alice", REGTEST_SEED, PARAMS)
+    bob = NodeWallet.create(str(tmp_path / "bob"), "bob", b"coin view bob", PARAMS)
+    for w in (alice, bob):
+        w.block_connected(genesis, 0)
+    passes = []
+    ledger_coins = bob.ledger.coins
+    monkeypatch.setattr(bob.ledger, "coins",
+                        lambda *a, **k: passes.append(1) or ledger_coins(*a, **k))
+    tip, blocks = genesis, []
+    for amount in (COIN, 2 * COIN, 3 * COIN):
+        built = alice.wallet.build([Payment(amount, bob.wallet.new_address())], fee=1000,
+                                   height=tip.header.height + 1)
+        alice.add_own(built)
+        bob.transaction_added(built.tx)
+        tip = _block(tip, [built.tx], b"\x51")
+        bob.block_connected(tip, tip.header.height)
+        blocks.append(tip)
+    assert passes == []
+    view = bob.wallet.coins
+    assert passes == [1]
+    assert sorted(c.value for c in view.values()) == [COIN, 2 * COIN, 3 * COIN]
+    assert bob.wallet.coins is view and passes == [1]  # read again: not made again
+    bob.block_disconnected(blocks[-1], 3)
+    bob.block_disconnected(blocks[-2], 2)
+    assert sorted(c.value for c in bob.wallet.coins.values()) == [COIN]
+    assert passes == [1, 1]
+    for w in (alice, bob):
+        w.close()
+
+
 def test_persistence_round_trip(tmp_path: Path) -> None:
     genesis = select_chain(CTREGTEST).genesis
     path = str(tmp_path / "w")
